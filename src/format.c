@@ -1,0 +1,415 @@
+/*
+ * format.c - the stream format: error reporting, decoding and validating the
+ * file header, and the geometry that follows from it.  Everything here is a
+ * pure function over bytes; no I/O.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <isa-l/crc.h>
+
+/* ---- errors ---- */
+
+static const struct {
+	int code;
+	const char *name;
+	const char *text;
+} errors[] = {
+#define PARLOAD_ERRNO_ROW_(name, value, text) { value, "PARLOAD_" #name, text },
+	PARLOAD_ERRNO_MAP(PARLOAD_ERRNO_ROW_)
+#undef PARLOAD_ERRNO_ROW_
+};
+
+static int error_row(int code)
+{
+	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
+		if (errors[i].code == code)
+			return (int)i;
+	return -1;
+}
+
+const char *parload_strerror(int code)
+{
+	int row;
+
+	if (code == 0)
+		return "success";
+	row = error_row(code);
+	return row < 0 ? "unknown error" : errors[row].text;
+}
+
+const char *parload_err_name(int code)
+{
+	int row;
+
+	if (code == 0)
+		return "PARLOAD_OK";
+	row = error_row(code);
+	return row < 0 ? "PARLOAD_EUNKNOWN" : errors[row].name;
+}
+
+int parload__fail(parload_error *err, int code, int sys_errno,
+		  const char *path, uint64_t view, uint64_t offset,
+		  const char *fmt, ...)
+{
+	char *m;
+	size_t cap, n = 0;
+
+	if (!err)
+		return code;
+	err->code = code;
+	err->sys_errno = sys_errno;
+	err->view = view;
+	err->offset = offset;
+	m = err->message;
+	cap = sizeof(err->message);
+
+/* Append to the message, keeping n within the buffer however long the
+ * parts are: a message is cut, never overrun. */
+#define APPEND(...)                                                            \
+	do {                                                                   \
+		if (n < cap) {                                                 \
+			int k_ = snprintf(m + n, cap - n, __VA_ARGS__);        \
+			n = k_ < 0 ? cap : PARLOAD__MIN(cap, n + (size_t)k_);  \
+		}                                                              \
+	} while (0)
+
+	if (path)
+		APPEND("%s: ", path);
+	if (fmt) {
+		va_list ap;
+
+		va_start(ap, fmt);
+		if (n < cap) {
+			int k = vsnprintf(m + n, cap - n, fmt, ap);
+
+			n = k < 0 ? cap : PARLOAD__MIN(cap, n + (size_t)k);
+		}
+		va_end(ap);
+	} else {
+		APPEND("%s", parload_strerror(code));
+	}
+	if (sys_errno)
+		APPEND(": %s", strerror(sys_errno));
+	if (view != PARLOAD_NONE && offset != PARLOAD_NONE)
+		APPEND(" (view %" PRIu64 ", byte offset %" PRIu64 ")", view,
+		       offset);
+	else if (view != PARLOAD_NONE)
+		APPEND(" (view %" PRIu64 ")", view);
+	else if (offset != PARLOAD_NONE)
+		APPEND(" (byte offset %" PRIu64 ")", offset);
+#undef APPEND
+	return code;
+}
+
+/* ---- pixel types ---- */
+
+static const struct {
+	const char *name;
+	unsigned size;
+} pixel_types[] = {
+	[PARLOAD_PIXEL_U8] = { "u8", 1 },   [PARLOAD_PIXEL_U16] = { "u16", 2 },
+	[PARLOAD_PIXEL_I16] = { "i16", 2 }, [PARLOAD_PIXEL_U32] = { "u32", 4 },
+	[PARLOAD_PIXEL_I32] = { "i32", 4 }, [PARLOAD_PIXEL_F32] = { "f32", 4 },
+	[PARLOAD_PIXEL_F64] = { "f64", 8 },
+};
+
+static bool pixel_known(int t)
+{
+	return t >= PARLOAD_PIXEL_U8 && t <= PARLOAD_PIXEL_F64;
+}
+
+unsigned parload_pixel_size(int pixel_type)
+{
+	return pixel_known(pixel_type) ? pixel_types[pixel_type].size : 0;
+}
+
+const char *parload_pixel_name(int pixel_type)
+{
+	return pixel_known(pixel_type) ? pixel_types[pixel_type].name : NULL;
+}
+
+int parload_pixel_from_name(const char *name)
+{
+	for (int t = PARLOAD_PIXEL_U8; name && t <= PARLOAD_PIXEL_F64; t++)
+		if (strcmp(name, pixel_types[t].name) == 0)
+			return t;
+	return 0;
+}
+
+/* ---- the file header ---- */
+
+static uint16_t le16(const unsigned char *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)le16(p) | (uint32_t)le16(p + 2) << 16;
+}
+
+static uint64_t le64(const unsigned char *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+int parload_file_header_init(parload_file_header *h, uint64_t view_count,
+			     uint32_t width, uint32_t height, int pixel_type,
+			     uint32_t flags)
+{
+	unsigned bpp = parload_pixel_size(pixel_type);
+	uint64_t payload;
+
+	if (!h)
+		return PARLOAD_EINVAL;
+	memset(h, 0, sizeof(*h));
+	if (!bpp)
+		return PARLOAD_EPIXTYPE;
+	if (!width || !height)
+		return PARLOAD_EGEOMETRY;
+	if (flags & ~PARLOAD_FLAGS_KNOWN)
+		return PARLOAD_EFLAGS;
+	/* width * height fits in 64 bits; times at most 8 it may not. */
+	payload = (uint64_t)width * height;
+	if (payload > UINT64_MAX / bpp)
+		return PARLOAD_EOVERFLOW;
+	memcpy(h->magic, PARLOAD_MAGIC, sizeof(h->magic));
+	h->version_major = PARLOAD_FORMAT_MAJOR;
+	h->version_minor = PARLOAD_FORMAT_MINOR;
+	h->file_header_size = PARLOAD_FILE_HEADER_SIZE;
+	h->view_header_size = PARLOAD_VIEW_HEADER_SIZE;
+	h->view_count = view_count;
+	h->width = width;
+	h->height = height;
+	h->pixel_type = (uint16_t)pixel_type;
+	h->bytes_per_pixel = (uint16_t)bpp;
+	h->flags = flags;
+	h->payload_size = payload * bpp;
+	{
+		uint64_t size;
+
+		if (parload_file_size(h, &size) != 0) {
+			memset(h, 0, sizeof(*h));
+			return PARLOAD_EOVERFLOW;
+		}
+	}
+	return 0;
+}
+
+int parload_file_size(const parload_file_header *h, uint64_t *size)
+{
+	uint64_t record;
+
+	if (h->payload_size > UINT64_MAX - PARLOAD_VIEW_HEADER_SIZE)
+		return PARLOAD_EOVERFLOW;
+	record = PARLOAD_VIEW_HEADER_SIZE + h->payload_size;
+	if (h->view_count &&
+	    record > (UINT64_MAX - PARLOAD_FILE_HEADER_SIZE) / h->view_count)
+		return PARLOAD_EOVERFLOW;
+	*size = PARLOAD_FILE_HEADER_SIZE + h->view_count * record;
+	return 0;
+}
+
+int parload_parse_file_header(const void *bytes, size_t len, const char *path,
+			      parload_file_header *out, parload_error *err)
+{
+	const unsigned char *b = bytes;
+	parload_file_header h;
+	uint64_t size, pixels;
+	unsigned bpp;
+
+	if (!bytes || !out)
+		return parload__fail(err, PARLOAD_EINVAL, 0, path, PARLOAD_NONE,
+				     PARLOAD_NONE, NULL);
+	memset(out, 0, sizeof(*out));
+	if (len < PARLOAD_FILE_HEADER_SIZE)
+		return parload__fail(err, PARLOAD_ETRUNCATED, 0, path,
+				     PARLOAD_NONE, PARLOAD_NONE,
+				     "file is %zu bytes, shorter than the "
+				     "%d-byte file header",
+				     len, PARLOAD_FILE_HEADER_SIZE);
+	/* Decode field by field: the on-disk layout is little-endian. */
+	memcpy(h.magic, b, 8);
+	h.version_major = le16(b + 8);
+	h.version_minor = le16(b + 10);
+	h.file_header_size = le16(b + 12);
+	h.view_header_size = le16(b + 14);
+	h.view_count = le64(b + 16);
+	h.width = le32(b + 24);
+	h.height = le32(b + 28);
+	h.pixel_type = le16(b + 32);
+	h.bytes_per_pixel = le16(b + 34);
+	h.flags = le32(b + 36);
+	h.payload_size = le64(b + 40);
+	memcpy(h.reserved, b + 48, 16);
+
+	if (memcmp(h.magic, PARLOAD_MAGIC, 8) != 0)
+		return parload__fail(err, PARLOAD_EMAGIC, 0, path, PARLOAD_NONE,
+				     0,
+				     "bad magic: not a raw image stream "
+				     "(found %02x %02x %02x %02x %02x %02x %02x %02x)",
+				     b[0], b[1], b[2], b[3], b[4], b[5], b[6],
+				     b[7]);
+	if (h.version_major != PARLOAD_FORMAT_MAJOR)
+		return parload__fail(err, PARLOAD_EVERSION, 0, path,
+				     PARLOAD_NONE, 8,
+				     "unsupported format version %u.%u "
+				     "(this reader knows major version %d)",
+				     h.version_major, h.version_minor,
+				     PARLOAD_FORMAT_MAJOR);
+	if (h.file_header_size != PARLOAD_FILE_HEADER_SIZE)
+		return parload__fail(err, PARLOAD_EHDRSIZE, 0, path,
+				     PARLOAD_NONE, 12,
+				     "bad header sizes: file_header_size is "
+				     "%u, expected %d",
+				     h.file_header_size,
+				     PARLOAD_FILE_HEADER_SIZE);
+	if (h.view_header_size != PARLOAD_VIEW_HEADER_SIZE)
+		return parload__fail(err, PARLOAD_EHDRSIZE, 0, path,
+				     PARLOAD_NONE, 14,
+				     "bad header sizes: view_header_size is "
+				     "%u, expected %d",
+				     h.view_header_size,
+				     PARLOAD_VIEW_HEADER_SIZE);
+	if (h.width == 0 || h.height == 0)
+		return parload__fail(err, PARLOAD_EGEOMETRY, 0, path,
+				     PARLOAD_NONE, h.width ? 28 : 24,
+				     "bad dimensions %" PRIu32 " x %" PRIu32
+				     ": width and height must be > 0",
+				     h.width, h.height);
+	bpp = parload_pixel_size(h.pixel_type);
+	if (!bpp)
+		return parload__fail(err, PARLOAD_EPIXTYPE, 0, path,
+				     PARLOAD_NONE, 32,
+				     "unknown pixel type %u", h.pixel_type);
+	if (h.bytes_per_pixel != bpp)
+		return parload__fail(err, PARLOAD_EGEOMETRY, 0, path,
+				     PARLOAD_NONE, 34,
+				     "bytes_per_pixel is %u, but pixel type "
+				     "%s has %u",
+				     h.bytes_per_pixel,
+				     parload_pixel_name(h.pixel_type), bpp);
+	if (h.flags & ~PARLOAD_FLAGS_KNOWN)
+		return parload__fail(err, PARLOAD_EFLAGS, 0, path, PARLOAD_NONE,
+				     36,
+				     "unsupported flags 0x%08" PRIx32
+				     " (known: 0x%08x)",
+				     h.flags, PARLOAD_FLAGS_KNOWN);
+	/* width * height cannot overflow 64 bits; times bpp (<= 8) can. */
+	pixels = (uint64_t)h.width * h.height;
+	if (pixels > UINT64_MAX / bpp)
+		return parload__fail(err, PARLOAD_EOVERFLOW, 0, path,
+				     PARLOAD_NONE, 24,
+				     "sizes overflow: %" PRIu32 " x %" PRIu32
+				     " pixels of %u bytes",
+				     h.width, h.height, bpp);
+	if (h.payload_size != pixels * bpp)
+		return parload__fail(err, PARLOAD_EGEOMETRY, 0, path,
+				     PARLOAD_NONE, 40,
+				     "payload_size is %" PRIu64 ", but %" PRIu32
+				     " x %" PRIu32 " pixels of %u bytes make %"
+				     PRIu64,
+				     h.payload_size, h.width, h.height, bpp,
+				     pixels * bpp);
+	if (parload_file_size(&h, &size) != 0)
+		return parload__fail(err, PARLOAD_EOVERFLOW, 0, path,
+				     PARLOAD_NONE, 16,
+				     "sizes overflow: %" PRIu64 " views of %"
+				     PRIu64 " bytes do not fit in 64 bits",
+				     h.view_count,
+				     h.payload_size + PARLOAD_VIEW_HEADER_SIZE);
+	*out = h;
+	return 0;
+}
+
+int parload__check_file_size(const parload_file_header *h, uint64_t file_size,
+			     const char *path, parload_error *err)
+{
+	uint64_t want;
+
+	if (parload_file_size(h, &want) != 0)
+		return parload__fail(err, PARLOAD_EOVERFLOW, 0, path,
+				     PARLOAD_NONE, PARLOAD_NONE, NULL);
+	if (file_size < want) {
+		uint64_t whole = file_size < PARLOAD_FILE_HEADER_SIZE ? 0 :
+			(file_size - PARLOAD_FILE_HEADER_SIZE) /
+			parload__record_size(h);
+
+		return parload__fail(err, PARLOAD_ETRUNCATED, 0, path,
+				     PARLOAD_NONE, file_size,
+				     "file is truncated: the header promises %"
+				     PRIu64 " views (%" PRIu64 " bytes), the "
+				     "file has %" PRIu64 " bytes and holds %"
+				     PRIu64 " complete views",
+				     h->view_count, want, file_size, whole);
+	}
+	if (file_size > want)
+		return parload__fail(err, PARLOAD_ETRAILING, 0, path,
+				     PARLOAD_NONE, want,
+				     "file has %" PRIu64 " bytes after the last "
+				     "of its %" PRIu64 " views (%" PRIu64
+				     " bytes expected, %" PRIu64 " found)",
+				     file_size - want, h->view_count, want,
+				     file_size);
+	return 0;
+}
+
+uint32_t parload_crc32c(uint32_t crc, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	/* isa-l takes an int length and works on the un-inverted register. */
+	crc = ~crc;
+	while (len) {
+		size_t n = PARLOAD__MIN(len, (size_t)1 << 30);
+
+		crc = crc32_iscsi((unsigned char *)p, (int)n, crc);
+		p += n;
+		len -= n;
+	}
+	return ~crc;
+}
+
+int parload__check_views(const parload_file_header *h,
+			 const parload_view_header *vh, const void *pixels,
+			 uint64_t first, uint64_t n, bool verify_crc,
+			 const char *path, parload_error *err)
+{
+	const unsigned char *pix = pixels;
+
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t i = first + k;
+
+		if (vh[k].view_index != i)
+			return parload__fail(err, PARLOAD_EVIEWINDEX, 0, path,
+					     i, parload__view_offset(h, i),
+					     "view header says view_index %"
+					     PRIu64 ", but it is view %" PRIu64
+					     " of the file",
+					     vh[k].view_index, i);
+		if (verify_crc && (h->flags & PARLOAD_FLAG_CRC32C)) {
+			uint32_t crc = parload_crc32c(
+				0, pix + k * h->payload_size, h->payload_size);
+
+			if (crc != vh[k].crc32c)
+				return parload__fail(
+					err, PARLOAD_ECRC, 0, path, i,
+					parload__view_offset(h, i) +
+						PARLOAD_VIEW_HEADER_SIZE,
+					"payload CRC-32C is 0x%08" PRIx32
+					", the view header says 0x%08" PRIx32,
+					crc, vh[k].crc32c);
+		}
+	}
+	return 0;
+}
+
+const char *parload_version(void)
+{
+	return PACKAGE_VERSION;
+}

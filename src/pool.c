@@ -1,0 +1,206 @@
+/*
+ * pool.c - persistent worker threads.
+ *
+ * A loader reads many files, often small ones, so its workers are created
+ * once and reused: starting threads for every load would cost more than
+ * reading a small file.  Each call to parload__pool_run() is one
+ * "generation": the caller publishes the job and bumps the generation
+ * counter under the pool's mutex, every worker runs the job once when it
+ * sees a generation it has not run yet, and the last to finish wakes the
+ * caller.  The caller waits for all of them before returning, so at most
+ * one generation is ever in flight and a worker cannot miss or repeat one.
+ * All shared state is touched under the one mutex.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+
+struct parload__worker {
+	struct parload__pool *pool;
+	unsigned index;
+	pthread_t thread;
+};
+
+struct parload__pool {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;   /* workers: a new generation, or stop */
+	pthread_cond_t done;   /* the caller: the generation is finished */
+	unsigned long generation;
+	unsigned remaining;    /* workers yet to finish this generation */
+	bool stop;
+	parload__job_fn fn;
+	void *arg;
+
+	parload__start_fn start;
+	void *start_arg;
+	unsigned n;
+	struct parload__worker *workers;
+};
+
+static void *worker_main(void *p)
+{
+	struct parload__worker *self = p;
+	struct parload__pool *pool = self->pool;
+	unsigned long seen = 0;
+
+	if (pool->start)
+		pool->start(pool->start_arg, self->index);
+
+	pthread_mutex_lock(&pool->lock);
+	for (;;) {
+		parload__job_fn fn;
+		void *arg;
+
+		while (!pool->stop && pool->generation == seen)
+			pthread_cond_wait(&pool->wake, &pool->lock);
+		if (pool->stop)
+			break;
+		seen = pool->generation;
+		fn = pool->fn;
+		arg = pool->arg;
+		pthread_mutex_unlock(&pool->lock);
+
+		fn(arg, self->index);
+
+		pthread_mutex_lock(&pool->lock);
+		if (--pool->remaining == 0)
+			pthread_cond_signal(&pool->done);
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return NULL;
+}
+
+/* Tell the started workers to leave and wait for them. */
+static void stop_workers(struct parload__pool *p, unsigned started)
+{
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(p->workers[i].thread, NULL);
+}
+
+static void destroy(struct parload__pool *p)
+{
+	pthread_cond_destroy(&p->done);
+	pthread_cond_destroy(&p->wake);
+	pthread_mutex_destroy(&p->lock);
+	free(p->workers);
+	free(p);
+}
+
+int parload__pool_new(parload__pool **out, unsigned n,
+		      parload__start_fn start, void *start_arg,
+		      parload_error *err)
+{
+	struct parload__pool *p;
+	sigset_t all, saved;
+	unsigned started = 0;
+	int e = 0;
+
+	*out = NULL;
+	if (n == 0)
+		return parload__fail(err, PARLOAD_EINVAL, 0, NULL,
+				     PARLOAD_NONE, PARLOAD_NONE,
+				     "a pool needs at least one worker");
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return parload__fail(err, PARLOAD_ENOMEM, ENOMEM, NULL,
+				     PARLOAD_NONE, PARLOAD_NONE, NULL);
+	p->workers = calloc(n, sizeof(*p->workers));
+	if (!p->workers) {
+		free(p);
+		return parload__fail(err, PARLOAD_ENOMEM, ENOMEM, NULL,
+				     PARLOAD_NONE, PARLOAD_NONE, NULL);
+	}
+	e = pthread_mutex_init(&p->lock, NULL);
+	if (e) {
+		free(p->workers);
+		free(p);
+		return parload__fail(err, PARLOAD_ETHREAD, e, NULL,
+				     PARLOAD_NONE, PARLOAD_NONE, NULL);
+	}
+	e = pthread_cond_init(&p->wake, NULL);
+	if (e) {
+		pthread_mutex_destroy(&p->lock);
+		free(p->workers);
+		free(p);
+		return parload__fail(err, PARLOAD_ETHREAD, e, NULL,
+				     PARLOAD_NONE, PARLOAD_NONE, NULL);
+	}
+	e = pthread_cond_init(&p->done, NULL);
+	if (e) {
+		pthread_cond_destroy(&p->wake);
+		pthread_mutex_destroy(&p->lock);
+		free(p->workers);
+		free(p);
+		return parload__fail(err, PARLOAD_ETHREAD, e, NULL,
+				     PARLOAD_NONE, PARLOAD_NONE, NULL);
+	}
+	p->n = n;
+	p->start = start;
+	p->start_arg = start_arg;
+
+	/*
+	 * Workers start with asynchronous signals blocked (a new thread
+	 * inherits its creator's mask, so there is no moment when one is
+	 * open), leaving the application's handlers to run on its own
+	 * threads.  Signals raised by a fault in the thread itself stay
+	 * open: the kernel would otherwise kill the process outright
+	 * instead of running a handler.
+	 */
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
+	sigdelset(&all, SIGTRAP);
+	sigdelset(&all, SIGSYS);
+	pthread_sigmask(SIG_SETMASK, &all, &saved);
+	for (; started < n; started++) {
+		struct parload__worker *w = &p->workers[started];
+
+		w->pool = p;
+		w->index = started;
+		e = pthread_create(&w->thread, NULL, worker_main, w);
+		if (e)
+			break;
+	}
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+
+	if (started < n) {
+		stop_workers(p, started);
+		destroy(p);
+		return parload__fail(err, PARLOAD_ETHREAD, e, NULL,
+				     PARLOAD_NONE, PARLOAD_NONE,
+				     "cannot start worker thread %u of %u",
+				     started + 1, n);
+	}
+	*out = p;
+	return 0;
+}
+
+void parload__pool_run(parload__pool *p, parload__job_fn fn, void *arg)
+{
+	pthread_mutex_lock(&p->lock);
+	p->fn = fn;
+	p->arg = arg;
+	p->remaining = p->n;
+	p->generation++;
+	pthread_cond_broadcast(&p->wake);
+	while (p->remaining > 0)
+		pthread_cond_wait(&p->done, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void parload__pool_free(parload__pool *p)
+{
+	if (!p)
+		return;
+	stop_workers(p, p->n);
+	destroy(p);
+}

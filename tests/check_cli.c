@@ -1,0 +1,1245 @@
+/*
+ * check_cli.c - the parload command, run as a user runs it: exit statuses,
+ * messages, output formats, gen, info and the embedded default.
+ *
+ * The command under test is $PARLOAD_BIN (set by `make check`); without it
+ * the suite is skipped (exit 77).  Every test gets a scratch directory of
+ * its own, and the command's $TMPDIR is a folder inside it that must be
+ * empty again when the command has finished.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <dirent.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static const char *bin;
+static char scratch[1024]; /* this test's directory */
+static char tmpdir[1100];  /* the command's $TMPDIR */
+
+/* ---------------------------------------------------------------------
+ * Fixture: a scratch directory per test
+ * ------------------------------------------------------------------- */
+
+static void setup(void)
+{
+	const char *base = getenv("TMPDIR");
+
+	if (!base || !*base)
+		base = "/tmp";
+	snprintf(scratch, sizeof(scratch), "%s/check_cli-XXXXXX", base);
+	ck_assert_msg(mkdtemp(scratch) != NULL, "mkdtemp %s: %s", scratch,
+		      strerror(errno));
+	snprintf(tmpdir, sizeof(tmpdir), "%s/tmp", scratch);
+	ck_assert_int_eq(mkdir(tmpdir, 0700), 0);
+	ck_assert_int_eq(setenv("TMPDIR", tmpdir, 1), 0);
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag,
+		      struct FTW *ftw)
+{
+	remove(path);
+	return 0;
+}
+
+static void teardown(void)
+{
+	nftw(scratch, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A path in the scratch directory; a few stay valid at once. */
+static const char *P(const char *name)
+{
+	static char bufs[8][1200];
+	static unsigned next;
+	char *b = bufs[next++ % 8];
+
+	snprintf(b, sizeof(bufs[0]), "%s/%s", scratch, name);
+	return b;
+}
+
+/* ---------------------------------------------------------------------
+ * Running the command
+ * ------------------------------------------------------------------- */
+
+typedef struct result {
+	int status; /* exit status, or 128 + signal */
+	char *out;
+	char *err;
+} result;
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	ck_assert_msg(f != NULL, "open %s", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	ck_assert(buf != NULL);
+	ck_assert_int_eq(fread(buf, 1, (size_t)n, f), n);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* Start the command with args (NULL-terminated), its stdout and stderr
+ * going to files in the scratch directory, its stdin /dev/null. */
+static pid_t start(const char *const *args)
+{
+	const char *argv[64];
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int n = 0, rc;
+
+	argv[n++] = bin;
+	for (; *args; args++) {
+		ck_assert(n < 63);
+		argv[n++] = *args;
+	}
+	argv[n] = NULL;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, P(".stdout"),
+					 O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	posix_spawn_file_actions_addopen(&fa, 2, P(".stderr"),
+					 O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	rc = posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	ck_assert_msg(rc == 0, "posix_spawn %s: %s", bin, strerror(rc));
+	return pid;
+}
+
+static void finish(pid_t pid, result *r)
+{
+	int ws;
+
+	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	r->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	r->out = slurp(P(".stdout"));
+	r->err = slurp(P(".stderr"));
+}
+
+static void run_args(result *r, const char *const *args)
+{
+	finish(start(args), r);
+}
+
+#define RUN(r, ...) run_args((r), (const char *const[]){ __VA_ARGS__, NULL })
+
+static void result_free(result *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+/* Write a small stream with `parload gen`: 10 views of 16 x 8 u16 unless
+ * the extra arguments say otherwise (later options win). */
+#define GEN(name, ...)                                                     \
+	do {                                                               \
+		result g_;                                                 \
+		RUN(&g_, "gen", "--views", "10", "--width", "16",          \
+		    "--height", "8", ##__VA_ARGS__, P(name));              \
+		ck_assert_msg(g_.status == 0, "gen %s: %s", name, g_.err); \
+		result_free(&g_);                                          \
+	} while (0)
+
+/* ---------------------------------------------------------------------
+ * Small helpers for assertions
+ * ------------------------------------------------------------------- */
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static unsigned count_lines(const char *s)
+{
+	unsigned n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* The value of "key:" in info's human output, up to the end of its line
+ * (NULL if there is no such line).  Static storage. */
+static const char *field(const char *out, const char *key)
+{
+	static char val[256];
+	size_t klen = strlen(key);
+	const char *line = out;
+
+	while (line && *line) {
+		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+			const char *v = line + klen + 1;
+			size_t n;
+
+			v += strspn(v, " ");
+			n = strcspn(v, "\n");
+			if (n >= sizeof(val))
+				n = sizeof(val) - 1;
+			memcpy(val, v, n);
+			val[n] = '\0';
+			return val;
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return NULL;
+}
+
+/* The unsigned number after "key": in a JSON line. */
+static uint64_t json_u64(const char *json, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(json, pat);
+	ck_assert_msg(p != NULL, "no %s in %s", pat, json);
+	return strtoull(p + strlen(pat), NULL, 10);
+}
+
+static bool dir_is_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	bool empty = true;
+
+	ck_assert(d != NULL);
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			empty = false;
+	closedir(d);
+	return empty;
+}
+
+static void patch(const char *path, off_t offset, const void *data,
+		  size_t len)
+{
+	int fd = open(path, O_WRONLY);
+
+	ck_assert(fd >= 0);
+	ck_assert_int_eq(pwrite(fd, data, len, offset), (ssize_t)len);
+	close(fd);
+}
+
+/* Every line parses as JSON, when python3 is there to say so. */
+static void assert_json_lines(const char *text)
+{
+	const char *py = getenv("PYTHON3");
+	char cmd[2048];
+	FILE *f;
+
+	if (!py || !*py)
+		return;
+	f = fopen(P(".json"), "w");
+	ck_assert(f != NULL);
+	fputs(text, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' -c 'import json,sys\n"
+		 "for l in open(sys.argv[1], encoding=\"utf-8\"): json.loads(l)"
+		 "' '%s'", py, P(".json"));
+	ck_assert_msg(system(cmd) == 0, "not JSON lines: %s", text);
+}
+
+/* ---------------------------------------------------------------------
+ * Usage
+ * ------------------------------------------------------------------- */
+
+static const char *const documented[] = {
+	"--threads", "--strategy", "--io", "--buffer", "--max-read",
+	"--no-bind", "--no-hugepages", "--verify-seed", "--json", "--quiet",
+	"--help", "--version", "gen", "info", "--views", "--width", "--height",
+	"--type", "--crc", "--seed", "Exit status",
+};
+
+START_TEST(test_help)
+{
+	result r;
+
+	RUN(&r, "--help");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	ck_assert(starts_with(r.out, "Usage: parload"));
+	for (size_t i = 0; i < sizeof(documented) / sizeof(*documented); i++)
+		ck_assert_msg(strstr(r.out, documented[i]),
+			      "--help does not mention %s", documented[i]);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_help_forms_agree)
+{
+	result a, b, c;
+
+	RUN(&a, "--help");
+	RUN(&b, "-h");
+	RUN(&c, "help");
+	ck_assert_int_eq(b.status, 0);
+	ck_assert_int_eq(c.status, 0);
+	ck_assert_str_eq(a.out, b.out);
+	ck_assert_str_eq(a.out, c.out);
+	result_free(&a);
+	result_free(&b);
+	result_free(&c);
+}
+END_TEST
+
+START_TEST(test_help_wins_over_files)
+{
+	result r;
+
+	RUN(&r, P("absent.raw"), "--help");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_version)
+{
+	const char *forms[] = { "--version", "-V" };
+
+	for (int i = 0; i < 2; i++) {
+		result r;
+
+		RUN(&r, forms[i]);
+		ck_assert_int_eq(r.status, 0);
+		ck_assert(starts_with(r.out, "parload "));
+		ck_assert(r.out[8] >= '0' && r.out[8] <= '9');
+		ck_assert_int_eq(count_lines(r.out), 1);
+		ck_assert_str_eq(r.err, "");
+		result_free(&r);
+	}
+}
+END_TEST
+
+/* Each usage error: its arguments, the message it must give. */
+static const struct {
+	const char *args[4];
+	const char *message;
+} usage_errors[] = {
+	{ { "--bogus" }, "parload: unknown option '--bogus'\n" },
+	{ { "-z" }, "parload: unknown option '-z'\n" },
+	{ { "--no" }, "parload: ambiguous option '--no'\n" },
+	{ { "--json=yes" }, "parload: option '--json' takes no argument\n" },
+	{ { "--threads" }, "parload: option '--threads' requires an argument\n" },
+	{ { "-t" }, "parload: option '-t' requires an argument\n" },
+	{ { "--strategy", "x" }, "parload: unknown strategy 'x'\n" },
+	{ { "--strategy", "" }, "parload: unknown strategy ''\n" },
+	{ { "--io", "mmap" }, "parload: unknown I/O API 'mmap'\n" },
+	{ { "--verify-seed", "-1" }, "parload: invalid seed '-1'\n" },
+	{ { "--verify-seed", "18446744073709551616" }, "invalid seed" },
+	{ { "--max-read", "1X" }, "parload: invalid read size '1X'\n" },
+	{ { "-t", "abc" }, "parload: invalid thread count 'abc'" },
+	{ { "-t", "-1" }, "invalid thread count" },
+	{ { "-t", "+2" }, "invalid thread count" },
+	{ { "-t", " 2" }, "invalid thread count" },
+	{ { "-t", "2x" }, "invalid thread count" },
+	{ { "-t", "" }, "invalid thread count" },
+	{ { "-t", "4097" }, "invalid thread count" },
+	{ { "--threads", "99999999999999999999" }, "invalid thread count" },
+	{ { "--buffer", "abc" }, "parload: invalid buffer size 'abc'\n" },
+	{ { "--buffer", "" }, "invalid buffer size" },
+	{ { "--buffer", "-1" }, "invalid buffer size" },
+	{ { "--buffer", "1.5M" }, "invalid buffer size" },
+	{ { "--buffer", "1KK" }, "invalid buffer size" },
+	{ { "--buffer", "1 K" }, "invalid buffer size" },
+	{ { "--buffer", "0x10" }, "invalid buffer size" },
+	{ { "--buffer", "1Kb" }, "invalid buffer size" },
+	{ { "--buffer", "K" }, "invalid buffer size" },
+	{ { "--buffer", "18446744073709551616" }, "invalid buffer size" },
+	{ { "--buffer", "17179869184G" }, "invalid buffer size" },
+	{ { "--buffer", "16777216T" }, "invalid buffer size" },
+};
+
+START_TEST(test_usage_error)
+{
+	const char *args[6] = { NULL };
+	result r;
+	int n = 0;
+
+	/* A good file first: nothing may be loaded. */
+	GEN("a.raw");
+	args[n++] = P("a.raw");
+	for (int i = 0; i < 4 && usage_errors[_i].args[i]; i++)
+		args[n++] = usage_errors[_i].args[i];
+	run_args(&r, args);
+	ck_assert_msg(r.status == 2, "%s: status %d", args[1], r.status);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_msg(strstr(r.err, usage_errors[_i].message),
+		      "expected '%s' in '%s'", usage_errors[_i].message,
+		      r.err);
+	ck_assert_msg(strstr(r.err, "Try 'parload --help'.\n"), "%s", r.err);
+	result_free(&r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------
+ * Loading
+ * ------------------------------------------------------------------- */
+
+START_TEST(test_gen_then_load)
+{
+	char prefix[1300];
+	result r;
+
+	RUN(&r, "gen", "--views", "10", "--width", "16", "--height", "8",
+	    P("a.raw"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_str_eq(r.err, "");
+	result_free(&r);
+
+	RUN(&r, P("a.raw"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	/* 64 + 10 * (32 + 16 * 8 * 2) = 2944 bytes */
+	snprintf(prefix, sizeof(prefix), "%s: 10 views 16x8 u16, 2.9 kB in ",
+		 P("a.raw"));
+	ck_assert_msg(starts_with(r.out, prefix), "%s", r.out);
+	ck_assert(strstr(r.out, " s, "));
+	ck_assert(strstr(r.out, " GB/s, "));
+	ck_assert(strstr(r.out, "(parallel)\n"));
+	ck_assert_int_eq(count_lines(r.out), 1);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_threads_reported)
+{
+	result r;
+
+	GEN("a.raw");
+	RUN(&r, "-t", "1", P("a.raw"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, ", 1 thread (parallel)\n"), "%s", r.out);
+	result_free(&r);
+	RUN(&r, "--threads", "3", P("a.raw"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, ", 3 threads (parallel)\n"), "%s", r.out);
+	result_free(&r);
+}
+END_TEST
+
+static const char *const strategies[] = {
+	"parallel", "bulk", "sequential", "two-pass", "mmap",
+};
+
+/* Every strategy with each I/O API loads, verifies, and says which it was
+ * (the API only where the strategy uses it). */
+START_TEST(test_strategy)
+{
+	const char *s = strategies[_i / 2];
+	const char *io = _i % 2 ? "stdio" : "posix";
+	bool uses_io = strcmp(s, "parallel") && strcmp(s, "mmap");
+	char want[64];
+	result r;
+
+	GEN("a.raw", "--seed", "5");
+	RUN(&r, "--strategy", s, "--io", io, "--verify-seed", "5", P("a.raw"));
+	ck_assert_msg(r.status == 0, "%s/%s: %s", s, io, r.err);
+	if (uses_io)
+		snprintf(want, sizeof(want), "(%s, %s)\n", s, io);
+	else
+		snprintf(want, sizeof(want), "(%s)\n", s);
+	ck_assert_msg(strstr(r.out, want), "want %s in %s", want, r.out);
+	result_free(&r);
+}
+END_TEST
+
+static const char *const good_sizes[] = {
+	"0", "1", "4096", "4K", "4k", "64KiB", "1M", "1m", "1MiB",
+};
+
+START_TEST(test_buffer_sizes)
+{
+	result r;
+
+	GEN("a.raw");
+	RUN(&r, "--strategy", "sequential", "--io", _i % 2 ? "stdio" : "posix",
+	    "--buffer", good_sizes[_i], "--verify-seed", "1", P("a.raw"));
+	ck_assert_msg(r.status == 0, "--buffer %s: %s", good_sizes[_i], r.err);
+	result_free(&r);
+}
+END_TEST
+
+/* Large sizes parse (the parallel strategy does not allocate a buffer). */
+START_TEST(test_large_sizes_parse)
+{
+	result r;
+
+	GEN("a.raw");
+	RUN(&r, "--buffer", "1G", "--max-read", "1GiB", P("a.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	result_free(&r);
+	RUN(&r, "--buffer", "2T", P("a.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	result_free(&r);
+}
+END_TEST
+
+/* --max-read reaches the loader: smaller requests, more of them. */
+START_TEST(test_max_read)
+{
+	result a, b;
+
+	/* 10 views of 100 x 50 u16: 10,000-byte payloads. */
+	GEN("a.raw", "--width", "100", "--height", "50");
+	RUN(&a, "--json", "--strategy", "sequential", P("a.raw"));
+	RUN(&b, "--json", "--strategy", "sequential", "--max-read", "1K",
+	    "--verify-seed", "1", P("a.raw"));
+	ck_assert_int_eq(a.status, 0);
+	ck_assert_int_eq(b.status, 0);
+	ck_assert_uint_ge(json_u64(b.out, "read_calls"),
+			  json_u64(a.out, "read_calls") + 10 * 9);
+	result_free(&a);
+	result_free(&b);
+}
+END_TEST
+
+START_TEST(test_no_bind_no_hugepages)
+{
+	result r;
+
+	GEN("a.raw");
+	RUN(&r, "--no-bind", "--no-hugepages", "--verify-seed", "1",
+	    P("a.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_json)
+{
+	static const char *const keys[] = {
+		"\"views\":10,", "\"width\":16,", "\"height\":8,",
+		"\"pixel_type\":\"u16\"", "\"bytes_per_pixel\":2,",
+		"\"bytes\":2944,", "\"bytes_read\":", "\"read_calls\":",
+		"\"seconds\":", "\"gbps\":", "\"threads\":2,",
+		"\"strategy\":\"parallel\"", "\"io\":\"posix\"",
+		"\"crc32c\":false", "\"verified\":true",
+	};
+	char file[1300];
+	result r;
+	char *second;
+
+	GEN("a.raw");
+	GEN("b.raw");
+	RUN(&r, "--json", "-t", "2", "--verify-seed", "1", P("a.raw"),
+	    P("b.raw"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	ck_assert_int_eq(count_lines(r.out), 2);
+	snprintf(file, sizeof(file), "{\"file\":\"%s\",", P("a.raw"));
+	ck_assert_msg(starts_with(r.out, file), "%s", r.out);
+	second = strchr(r.out, '\n') + 1;
+	snprintf(file, sizeof(file), "{\"file\":\"%s\",", P("b.raw"));
+	ck_assert_msg(starts_with(second, file), "%s", second);
+	ck_assert(second[-2] == '}');
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
+		ck_assert_msg(strstr(second, keys[i]), "no %s in %s", keys[i],
+			      second);
+	assert_json_lines(r.out);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_json_not_verified)
+{
+	result r;
+
+	GEN("a.raw");
+	RUN(&r, "--json", "--strategy", "two-pass", "--io", "stdio",
+	    P("a.raw"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert(strstr(r.out, "\"verified\":false"));
+	ck_assert(strstr(r.out, "\"strategy\":\"two-pass\""));
+	ck_assert(strstr(r.out, "\"io\":\"stdio\""));
+	ck_assert(strstr(r.out, "\"threads\":1,"));
+	result_free(&r);
+}
+END_TEST
+
+/* Quotes, backslashes, control characters and bytes that are not UTF-8 in
+ * a file name still make a JSON line. */
+START_TEST(test_json_escapes)
+{
+	const char *name = "q\"b\\s\x01\xff\xc3\xa9.raw";
+	char want[1400];
+	result r;
+
+	GEN(name);
+	RUN(&r, "--json", P(name));
+	ck_assert_int_eq(r.status, 0);
+	snprintf(want, sizeof(want),
+		 "{\"file\":\"%s/q\\\"b\\\\s\\u0001\\ufffd\xc3\xa9.raw\",",
+		 scratch);
+	ck_assert_msg(starts_with(r.out, want), "want %s got %s", want, r.out);
+	assert_json_lines(r.out);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_quiet)
+{
+	result r;
+
+	GEN("a.raw");
+	RUN(&r, "-q", P("a.raw"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_str_eq(r.err, "");
+	result_free(&r);
+	RUN(&r, "--quiet", "--json", P("a.raw"), P("absent.raw"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_str_eq(r.out, "");
+	ck_assert(strstr(r.err, P("absent.raw")));
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_verify_seed)
+{
+	result r;
+
+	GEN("a.raw", "--seed", "7");
+	RUN(&r, "--verify-seed", "7", P("a.raw"));
+	ck_assert_int_eq(r.status, 0);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_verify_seed_wrong)
+{
+	char want[1300];
+	result r;
+
+	GEN("a.raw", "--seed", "7");
+	RUN(&r, "--verify-seed", "8", P("a.raw"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_str_eq(r.out, "");
+	snprintf(want, sizeof(want), "parload: %s: view 0: ", P("a.raw"));
+	ck_assert_msg(starts_with(r.err, want), "%s", r.err);
+	result_free(&r);
+}
+END_TEST
+
+/* A payload byte changed behind the loader's back: verification names the
+ * view. */
+START_TEST(test_verify_names_view)
+{
+	char want[1300];
+	result r;
+
+	GEN("a.raw");
+	/* view 3's payload: 64 + 3 * 288 + 32 */
+	patch(P("a.raw"), 64 + 3 * 288 + 32 + 5, "\x5a\xa5", 2);
+	RUN(&r, "--verify-seed", "1", P("a.raw"));
+	ck_assert_int_eq(r.status, 1);
+	snprintf(want, sizeof(want), "parload: %s: view 3: payload ",
+		 P("a.raw"));
+	ck_assert_msg(starts_with(r.err, want), "%s", r.err);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_empty_and_single)
+{
+	result r;
+
+	GEN("empty.raw", "--views", "0");
+	GEN("one.raw", "--views", "1", "--width", "1", "--height", "1",
+	    "--type", "u8");
+	RUN(&r, "--verify-seed", "1", P("empty.raw"), P("one.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, ": 0 views 16x8 u16, 64 B in "), "%s",
+		      r.out);
+	ck_assert_msg(strstr(r.out, ": 1 view 1x1 u8, 97 B in "), "%s", r.out);
+	result_free(&r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------
+ * Failures
+ * ------------------------------------------------------------------- */
+
+START_TEST(test_missing_file)
+{
+	char want[1300];
+	result r;
+
+	RUN(&r, P("absent.raw"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_str_eq(r.out, "");
+	snprintf(want, sizeof(want), "parload: %s: ", P("absent.raw"));
+	ck_assert_msg(starts_with(r.err, want), "%s", r.err);
+	ck_assert_int_eq(count_lines(r.err), 1);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_bad_magic)
+{
+	char want[1300];
+	result r;
+
+	GEN("a.raw");
+	patch(P("a.raw"), 1, "X", 1);
+	RUN(&r, P("a.raw"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_str_eq(r.out, "");
+	snprintf(want, sizeof(want), "parload: %s: ", P("a.raw"));
+	ck_assert_msg(starts_with(r.err, want), "%s", r.err);
+	ck_assert_msg(strstr(r.err, "magic"), "%s", r.err);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_truncated)
+{
+	char want[1300];
+	result r;
+
+	GEN("a.raw");
+	ck_assert_int_eq(truncate(P("a.raw"), 2944 - 100), 0);
+	RUN(&r, P("a.raw"));
+	ck_assert_int_eq(r.status, 1);
+	snprintf(want, sizeof(want), "parload: %s: ", P("a.raw"));
+	ck_assert_msg(starts_with(r.err, want), "%s", r.err);
+	result_free(&r);
+}
+END_TEST
+
+/* A failed file does not stop the others, and costs exit status 1. */
+START_TEST(test_good_and_bad)
+{
+	char want[1300];
+	result r;
+
+	GEN("good.raw");
+	RUN(&r, P("bad.raw"), P("good.raw"));
+	ck_assert_int_eq(r.status, 1);
+	snprintf(want, sizeof(want), "%s: 10 views 16x8 u16, ", P("good.raw"));
+	ck_assert_msg(starts_with(r.out, want), "%s", r.out);
+	ck_assert_int_eq(count_lines(r.out), 1);
+	snprintf(want, sizeof(want), "parload: %s: ", P("bad.raw"));
+	ck_assert_msg(starts_with(r.err, want), "%s", r.err);
+	result_free(&r);
+}
+END_TEST
+
+/* '-' is not stdin (yet): it is a file name like any other. */
+START_TEST(test_dash_is_a_path)
+{
+	result r;
+
+	RUN(&r, "-");
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(starts_with(r.err, "parload: -: "), "%s", r.err);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_directory)
+{
+	char want[1300];
+	result r;
+
+	RUN(&r, scratch);
+	ck_assert_int_eq(r.status, 1);
+	snprintf(want, sizeof(want), "parload: %s: ", scratch);
+	ck_assert_msg(starts_with(r.err, want), "%s", r.err);
+	result_free(&r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------
+ * gen
+ * ------------------------------------------------------------------- */
+
+static const char *const types[] = {
+	"u8", "u16", "i16", "u32", "i32", "f32", "f64",
+};
+static const unsigned type_sizes[] = { 1, 2, 2, 4, 4, 4, 8 };
+
+START_TEST(test_gen_type)
+{
+	char want[64], size[32];
+	result r;
+
+	GEN("a.raw", "--views", "3", "--width", "5", "--height", "3",
+	    "--type", types[_i]);
+	RUN(&r, "--verify-seed", "1", P("a.raw"));
+	ck_assert_msg(r.status == 0, "%s: %s", types[_i], r.err);
+	snprintf(want, sizeof(want), ": 3 views 5x3 %s, ", types[_i]);
+	ck_assert_msg(strstr(r.out, want), "%s", r.out);
+	result_free(&r);
+
+	RUN(&r, "info", P("a.raw"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert(starts_with(field(r.out, "pixel_type"), types[_i]));
+	snprintf(size, sizeof(size), "%u", type_sizes[_i]);
+	ck_assert_str_eq(field(r.out, "bytes_per_pixel"), size);
+	snprintf(size, sizeof(size), "%u", 15 * type_sizes[_i]);
+	ck_assert_str_eq(field(r.out, "payload_size"), size);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_gen_crc)
+{
+	result r;
+
+	GEN("a.raw", "--crc");
+	RUN(&r, "info", P("a.raw"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(field(r.out, "flags"), "0x1 (crc32c)");
+	result_free(&r);
+	RUN(&r, "--json", "--verify-seed", "1", P("a.raw"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert(strstr(r.out, "\"crc32c\":true"));
+	result_free(&r);
+}
+END_TEST
+
+/* Same arguments, same bytes; another seed, other bytes. */
+START_TEST(test_gen_deterministic)
+{
+	char cmd[4000];
+
+	GEN("a.raw", "--seed", "3");
+	GEN("b.raw", "--seed", "3");
+	GEN("c.raw", "--seed", "4");
+	snprintf(cmd, sizeof(cmd), "cmp -s '%s' '%s'", P("a.raw"), P("b.raw"));
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "cmp -s '%s' '%s'", P("a.raw"), P("c.raw"));
+	ck_assert_int_ne(system(cmd), 0);
+}
+END_TEST
+
+/* Each of gen's usage errors; OUT follows the arguments unless an option
+ * lacks its value (OUT would become the value). */
+static const struct {
+	const char *args[6];
+	const char *message;
+} gen_errors[] = {
+	{ { "--type", "u64" }, "parload: unknown pixel type 'u64'\n" },
+	{ { "--width", "0" }, "parload: invalid width '0'" },
+	{ { "--height", "0" }, "parload: invalid height '0'" },
+	{ { "--width", "4294967296" }, "invalid width" },
+	{ { "--views", "-1" }, "parload: invalid view count '-1'\n" },
+	{ { "--seed", "x" }, "parload: invalid seed 'x'\n" },
+	{ { "--threads", "2" }, "parload: unknown option '--threads'\n" },
+	{ { "--crc=1" }, "parload: option '--crc' takes no argument\n" },
+	/* payload_size overflows 64 bits */
+	{ { "--width", "4294967295", "--height", "4294967295", "--type", "f64" },
+	  "parload: gen: cannot describe " },
+};
+
+START_TEST(test_gen_usage_error)
+{
+	const char *args[9] = { "gen" };
+	result r;
+	int n = 1;
+
+	for (int i = 0; i < 6 && gen_errors[_i].args[i]; i++)
+		args[n++] = gen_errors[_i].args[i];
+	args[n++] = P("a.raw");
+	run_args(&r, args);
+	ck_assert_msg(r.status == 2, "%s: %d", args[1], r.status);
+	ck_assert_msg(strstr(r.err, gen_errors[_i].message), "want %s got %s",
+		      gen_errors[_i].message, r.err);
+	ck_assert(strstr(r.err, "Try 'parload --help'."));
+	ck_assert_int_ne(access(P("a.raw"), F_OK), 0);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_gen_needs_one_output)
+{
+	result r;
+
+	RUN(&r, "gen");
+	ck_assert_int_eq(r.status, 2);
+	ck_assert(strstr(r.err, "parload: gen: missing output file\n"));
+	result_free(&r);
+	RUN(&r, "gen", P("a.raw"), P("b.raw"));
+	ck_assert_int_eq(r.status, 2);
+	ck_assert(strstr(r.err, "one output file only"));
+	ck_assert_int_ne(access(P("a.raw"), F_OK), 0);
+	result_free(&r);
+	RUN(&r, "gen", "--views");
+	ck_assert_int_eq(r.status, 2);
+	ck_assert(strstr(r.err,
+			 "parload: option '--views' requires an argument\n"));
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_gen_cannot_write)
+{
+	char want[1300];
+	result r;
+
+	RUN(&r, "gen", "--views", "1", P("no/such/dir.raw"));
+	ck_assert_int_eq(r.status, 1);
+	snprintf(want, sizeof(want), "parload: %s: ", P("no/such/dir.raw"));
+	ck_assert_msg(starts_with(r.err, want), "%s", r.err);
+	result_free(&r);
+}
+END_TEST
+
+/* A write that fails half way (no space left) fails the command. */
+START_TEST(test_gen_disk_full)
+{
+	result r;
+
+	if (access("/dev/full", W_OK) != 0)
+		return;
+	RUN(&r, "gen", "--views", "100", "/dev/full");
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(starts_with(r.err, "parload: /dev/full: "), "%s", r.err);
+	result_free(&r);
+}
+END_TEST
+
+/* gen's defaults are the article's reference stream: 2000 views of 896 x 64
+ * u16, seed 1, no CRCs.  Checked one override at a time to keep the files
+ * small. */
+START_TEST(test_gen_defaults)
+{
+	result r;
+
+	RUN(&r, "gen", "--views", "2", P("a.raw"));
+	ck_assert_int_eq(r.status, 0);
+	result_free(&r);
+	RUN(&r, "info", P("a.raw"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(field(r.out, "width"), "896");
+	ck_assert_str_eq(field(r.out, "height"), "64");
+	ck_assert_str_eq(field(r.out, "pixel_type"), "u16 (2)");
+	ck_assert_str_eq(field(r.out, "flags"), "0x0");
+	result_free(&r);
+	RUN(&r, "-q", "--verify-seed", "1", P("a.raw"));
+	ck_assert_int_eq(r.status, 0);
+	result_free(&r);
+
+	RUN(&r, "gen", "--width", "1", "--height", "1", P("b.raw"));
+	ck_assert_int_eq(r.status, 0);
+	result_free(&r);
+	RUN(&r, "info", P("b.raw"));
+	ck_assert_str_eq(field(r.out, "view_count"), "2000");
+	/* 64 + 2000 * (32 + 2) */
+	ck_assert_str_eq(field(r.out, "file_size"), "68064");
+	result_free(&r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------
+ * info
+ * ------------------------------------------------------------------- */
+
+START_TEST(test_info_valid)
+{
+	result r;
+
+	GEN("a.raw");
+	RUN(&r, "info", P("a.raw"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	ck_assert_str_eq(field(r.out, "file"), P("a.raw"));
+	ck_assert_str_eq(field(r.out, "magic"), "ok");
+	ck_assert_str_eq(field(r.out, "version"), "1.0");
+	ck_assert_str_eq(field(r.out, "file_header_size"), "64");
+	ck_assert_str_eq(field(r.out, "view_header_size"), "32");
+	ck_assert_str_eq(field(r.out, "view_count"), "10");
+	ck_assert_str_eq(field(r.out, "width"), "16");
+	ck_assert_str_eq(field(r.out, "height"), "8");
+	ck_assert_str_eq(field(r.out, "pixel_type"), "u16 (2)");
+	ck_assert_str_eq(field(r.out, "bytes_per_pixel"), "2");
+	ck_assert_str_eq(field(r.out, "flags"), "0x0");
+	ck_assert_str_eq(field(r.out, "payload_size"), "256");
+	ck_assert_str_eq(field(r.out, "expected_size"), "2944");
+	ck_assert_str_eq(field(r.out, "file_size"), "2944");
+	ck_assert_str_eq(field(r.out, "valid"), "yes");
+	result_free(&r);
+}
+END_TEST
+
+/* A file cut short still shows its header, and says it is not valid. */
+START_TEST(test_info_truncated)
+{
+	char want[1300];
+	result r;
+
+	GEN("a.raw");
+	ck_assert_int_eq(truncate(P("a.raw"), 1000), 0);
+	RUN(&r, "info", P("a.raw"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_str_eq(field(r.out, "view_count"), "10");
+	ck_assert_str_eq(field(r.out, "file_size"), "1000");
+	ck_assert_str_eq(field(r.out, "valid"), "no");
+	snprintf(want, sizeof(want), "parload: %s: ", P("a.raw"));
+	ck_assert_msg(starts_with(r.err, want), "%s", r.err);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_info_bad_magic)
+{
+	result r;
+
+	GEN("a.raw");
+	patch(P("a.raw"), 0, "GIF8", 4);
+	RUN(&r, "info", P("a.raw"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_ptr_null(field(r.out, "view_count"));
+	ck_assert_str_eq(field(r.out, "valid"), "no");
+	ck_assert(strstr(r.err, "magic"));
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_info_json)
+{
+	result r;
+
+	GEN("a.raw", "--crc");
+	GEN("b.raw");
+	ck_assert_int_eq(truncate(P("b.raw"), 2000), 0);
+	RUN(&r, "info", "--json", P("a.raw"), P("b.raw"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_int_eq(count_lines(r.out), 2);
+	ck_assert(strstr(r.out, "\"valid\":true,\"version_major\":1,"));
+	ck_assert(strstr(r.out, "\"view_count\":10,"));
+	ck_assert(strstr(r.out, "\"pixel_type\":\"u16\""));
+	ck_assert(strstr(r.out, "\"crc32c\":true"));
+	ck_assert(strstr(r.out, "\"expected_size\":2944,\"file_size\":2944}"));
+	ck_assert(strstr(r.out, "\"valid\":false,"));
+	ck_assert(strstr(r.out, "\"file_size\":2000,\"error\":\""));
+	assert_json_lines(r.out);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_info_usage)
+{
+	result r;
+
+	RUN(&r, "info");
+	ck_assert_int_eq(r.status, 2);
+	ck_assert(strstr(r.err, "parload: info: missing file\n"));
+	result_free(&r);
+	RUN(&r, "info", "--bogus", P("a.raw"));
+	ck_assert_int_eq(r.status, 2);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_info_missing)
+{
+	result r;
+
+	GEN("a.raw");
+	RUN(&r, "info", P("absent.raw"), P("a.raw"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert(strstr(r.err, P("absent.raw")));
+	ck_assert(strstr(r.out, "valid:             yes"));
+	ck_assert(strstr(r.out, "valid:             no"));
+	result_free(&r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------
+ * The embedded default (writes and loads 229 MB: a few seconds)
+ * ------------------------------------------------------------------- */
+
+START_TEST(test_default)
+{
+	result r;
+
+	RUN(&r, "-t", "2");
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(starts_with(r.out, "reference stream: 2000 views "
+					 "896x64 u16, 229.4 MB in "),
+		      "%s", r.out);
+	ck_assert(strstr(r.out, ", 2 threads (parallel)\n"));
+	ck_assert_int_eq(count_lines(r.out), 1);
+	ck_assert_str_eq(r.err, "");
+	ck_assert_msg(dir_is_empty(tmpdir), "temporary file left behind");
+	result_free(&r);
+}
+END_TEST
+
+/* A failed verification still removes the temporary file. */
+START_TEST(test_default_fails_clean)
+{
+	result r;
+
+	RUN(&r, "--verify-seed", "2", "--strategy", "mmap");
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_msg(strstr(r.err, ": view 0: "), "%s", r.err);
+	ck_assert_msg(dir_is_empty(tmpdir), "temporary file left behind");
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_default_no_tmpdir)
+{
+	result r;
+
+	ck_assert_int_eq(setenv("TMPDIR", P("absent"), 1), 0);
+	RUN(&r, "--json");
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_msg(strstr(r.err, "cannot create a temporary file"), "%s",
+		      r.err);
+	result_free(&r);
+}
+END_TEST
+
+/* Killed while it works, it still removes the temporary file. */
+START_TEST(test_default_signal)
+{
+	struct timespec ts = { 0, 150 * 1000 * 1000 };
+	const char *args[] = { NULL };
+	result r;
+	pid_t pid;
+
+	pid = start(args);
+	nanosleep(&ts, NULL);
+	kill(pid, SIGTERM);
+	finish(pid, &r);
+	ck_assert_msg(r.status == 128 + SIGTERM || r.status == 0, "status %d",
+		      r.status);
+	ck_assert_msg(dir_is_empty(tmpdir), "temporary file left behind");
+	result_free(&r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------
+ * Suite
+ * ------------------------------------------------------------------- */
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static Suite *cli_suite(void)
+{
+	Suite *s = suite_create("cli");
+	TCase *tc;
+
+	tc = tcase_create("usage");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_help);
+	tcase_add_test(tc, test_help_forms_agree);
+	tcase_add_test(tc, test_help_wins_over_files);
+	tcase_add_test(tc, test_version);
+	tcase_add_loop_test(tc, test_usage_error, 0, N(usage_errors));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("load");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_gen_then_load);
+	tcase_add_test(tc, test_threads_reported);
+	tcase_add_loop_test(tc, test_strategy, 0, 2 * N(strategies));
+	tcase_add_loop_test(tc, test_buffer_sizes, 0, N(good_sizes));
+	tcase_add_test(tc, test_large_sizes_parse);
+	tcase_add_test(tc, test_max_read);
+	tcase_add_test(tc, test_no_bind_no_hugepages);
+	tcase_add_test(tc, test_json);
+	tcase_add_test(tc, test_json_not_verified);
+	tcase_add_test(tc, test_json_escapes);
+	tcase_add_test(tc, test_quiet);
+	tcase_add_test(tc, test_verify_seed);
+	tcase_add_test(tc, test_verify_seed_wrong);
+	tcase_add_test(tc, test_verify_names_view);
+	tcase_add_test(tc, test_empty_and_single);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("failures");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_missing_file);
+	tcase_add_test(tc, test_bad_magic);
+	tcase_add_test(tc, test_truncated);
+	tcase_add_test(tc, test_good_and_bad);
+	tcase_add_test(tc, test_dash_is_a_path);
+	tcase_add_test(tc, test_directory);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("gen");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, test_gen_type, 0, N(types));
+	tcase_add_test(tc, test_gen_crc);
+	tcase_add_test(tc, test_gen_deterministic);
+	tcase_add_loop_test(tc, test_gen_usage_error, 0, N(gen_errors));
+	tcase_add_test(tc, test_gen_needs_one_output);
+	tcase_add_test(tc, test_gen_cannot_write);
+	tcase_add_test(tc, test_gen_disk_full);
+	tcase_add_test(tc, test_gen_defaults);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("info");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_info_valid);
+	tcase_add_test(tc, test_info_truncated);
+	tcase_add_test(tc, test_info_bad_magic);
+	tcase_add_test(tc, test_info_json);
+	tcase_add_test(tc, test_info_usage);
+	tcase_add_test(tc, test_info_missing);
+	suite_add_tcase(s, tc);
+
+	/* 229 MB written and read per test: give them time on slow disks. */
+	tc = tcase_create("default");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_default);
+	tcase_add_test(tc, test_default_fails_clean);
+	tcase_add_test(tc, test_default_no_tmpdir);
+	tcase_add_test(tc, test_default_signal);
+	suite_add_tcase(s, tc);
+
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	bin = getenv("PARLOAD_BIN");
+	if (!bin || !*bin) {
+		fputs("check_cli: PARLOAD_BIN is not set; skipped\n", stderr);
+		return 77;
+	}
+	sr = srunner_create(cli_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

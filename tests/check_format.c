@@ -1,0 +1,425 @@
+/*
+ * check_format.c - the format: header decoding, every validation error and
+ * its message, the file-size checks, and the error table.
+ *
+ * The header cases are data: each row patches one field of a valid header
+ * and names the code and the words its message must carry.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+static void valid_header(unsigned char b[64], uint64_t views)
+{
+	parload_file_header h;
+
+	ck_assert_int_eq(parload_file_header_init(&h, views, 4, 3,
+						  PARLOAD_PIXEL_U16, 0), 0);
+	memcpy(b, &h, 64);
+}
+
+static void put(unsigned char *b, size_t off, uint64_t v, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		b[off + i] = (unsigned char)(v >> (8 * i));
+}
+
+struct header_case {
+	const char *what;
+	size_t offset;     /* field to patch */
+	size_t len;        /* its size */
+	uint64_t value;
+	int code;          /* expected */
+	const char *words; /* expected in the message */
+	uint64_t err_off;  /* expected byte offset in the error */
+};
+
+static const struct header_case header_cases[] = {
+	{ "magic", 0, 1, 0x88, PARLOAD_EMAGIC, "bad magic", 0 },
+	{ "magic, last byte", 7, 1, 0x00, PARLOAD_EMAGIC, "found 89 52", 0 },
+	{ "major version 2", 8, 2, 2, PARLOAD_EVERSION, "version 2.0", 8 },
+	{ "major version 0", 8, 2, 0, PARLOAD_EVERSION, "unsupported", 8 },
+	{ "file header size", 12, 2, 65, PARLOAD_EHDRSIZE,
+	  "file_header_size is 65", 12 },
+	{ "view header size", 14, 2, 16, PARLOAD_EHDRSIZE,
+	  "view_header_size is 16", 14 },
+	{ "width 0", 24, 4, 0, PARLOAD_EGEOMETRY, "width and height", 24 },
+	{ "height 0", 28, 4, 0, PARLOAD_EGEOMETRY, "width and height", 28 },
+	{ "pixel type 0", 32, 2, 0, PARLOAD_EPIXTYPE, "pixel type 0", 32 },
+	{ "pixel type 8", 32, 2, 8, PARLOAD_EPIXTYPE, "pixel type 8", 32 },
+	{ "bytes per pixel", 34, 2, 4, PARLOAD_EGEOMETRY,
+	  "bytes_per_pixel is 4, but pixel type u16 has 2", 34 },
+	{ "payload size", 40, 8, 25, PARLOAD_EGEOMETRY,
+	  "payload_size is 25", 40 },
+	{ "flag bit 1", 36, 4, 2, PARLOAD_EFLAGS, "unsupported flags", 36 },
+	{ "flag bit 31", 36, 4, 0x80000001u, PARLOAD_EFLAGS,
+	  "0x80000001", 36 },
+	{ "view count overflows the file size", 16, 8, UINT64_MAX / 8,
+	  PARLOAD_EOVERFLOW, "do not fit in 64 bits", 16 },
+};
+
+START_TEST(test_header_case)
+{
+	const struct header_case *c = &header_cases[_i];
+	unsigned char b[64];
+	parload_file_header h;
+	parload_error err;
+
+	valid_header(b, 10);
+	put(b, c->offset, c->value, c->len);
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(parload_parse_file_header(b, 64, "f.raw", &h, &err),
+			 c->code);
+	ck_assert_int_eq(err.code, c->code);
+	ck_assert_msg(strstr(err.message, c->words) != NULL,
+		      "%s: message '%s' lacks '%s'", c->what, err.message,
+		      c->words);
+	ck_assert_msg(strncmp(err.message, "f.raw: ", 7) == 0,
+		      "%s: message '%s' does not name the file", c->what,
+		      err.message);
+	ck_assert_uint_eq(err.offset, c->err_off);
+	ck_assert_uint_eq(err.view, PARLOAD_NONE);
+}
+END_TEST
+
+START_TEST(test_dimensions_overflow)
+{
+	unsigned char b[64];
+	parload_file_header h;
+	parload_error err;
+
+	valid_header(b, 1);
+	put(b, 24, 0xffffffffu, 4);
+	put(b, 28, 0xffffffffu, 4);
+	put(b, 32, PARLOAD_PIXEL_F64, 2);
+	put(b, 34, 8, 2);
+	ck_assert_int_eq(parload_parse_file_header(b, 64, "f", &h, &err),
+			 PARLOAD_EOVERFLOW);
+}
+END_TEST
+
+START_TEST(test_minor_version_and_reserved_ignored)
+{
+	unsigned char b[64];
+	parload_file_header h;
+
+	valid_header(b, 3);
+	put(b, 10, 9, 2);
+	memset(b + 48, 0xab, 16);
+	ck_assert_int_eq(parload_parse_file_header(b, 64, NULL, &h, NULL), 0);
+	ck_assert_uint_eq(h.version_minor, 9);
+	ck_assert_uint_eq(h.view_count, 3);
+	ck_assert_uint_eq(h.payload_size, 24);
+}
+END_TEST
+
+START_TEST(test_short_buffer)
+{
+	unsigned char b[64];
+	parload_file_header h;
+	parload_error err;
+
+	valid_header(b, 3);
+	ck_assert_int_eq(parload_parse_file_header(b, 63, "x", &h, &err),
+			 PARLOAD_ETRUNCATED);
+	ck_assert_ptr_nonnull(strstr(err.message, "63 bytes"));
+}
+END_TEST
+
+START_TEST(test_header_init_rejects)
+{
+	parload_file_header h;
+
+	ck_assert_int_eq(parload_file_header_init(&h, 1, 0, 1, 1, 0),
+			 PARLOAD_EGEOMETRY);
+	ck_assert_int_eq(parload_file_header_init(&h, 1, 1, 1, 9, 0),
+			 PARLOAD_EPIXTYPE);
+	ck_assert_int_eq(parload_file_header_init(&h, 1, 1, 1, 1, 4),
+			 PARLOAD_EFLAGS);
+	ck_assert_int_eq(parload_file_header_init(&h, UINT64_MAX, 64, 64, 2,
+						  0),
+			 PARLOAD_EOVERFLOW);
+}
+END_TEST
+
+START_TEST(test_pixel_types)
+{
+	static const unsigned sizes[] = { 0, 1, 2, 2, 4, 4, 4, 8 };
+
+	for (int t = 1; t <= 7; t++) {
+		ck_assert_uint_eq(parload_pixel_size(t), sizes[t]);
+		ck_assert_int_eq(parload_pixel_from_name(parload_pixel_name(t)),
+				 t);
+	}
+	ck_assert_uint_eq(parload_pixel_size(0), 0);
+	ck_assert_uint_eq(parload_pixel_size(8), 0);
+	ck_assert_ptr_null(parload_pixel_name(8));
+	ck_assert_int_eq(parload_pixel_from_name("u12"), 0);
+}
+END_TEST
+
+/* ---- whole files ---- */
+
+static parload_error load_err;
+
+static int load(const char *path, unsigned threads)
+{
+	parload_options o;
+	parload_dataset ds;
+	int rc;
+
+	parload_options_init(&o);
+	o.threads = threads;
+	o.error = &load_err;
+	memset(&load_err, 0, sizeof(load_err));
+	memset(&ds, 0xa5, sizeof(ds));
+	rc = parload_load(path, &o, &ds);
+	if (rc) {
+		/* Nothing may be left owned by a failed load. */
+		ck_assert_ptr_null(ds.headers);
+		ck_assert_ptr_null(ds.pixels);
+		ck_assert_ptr_null(ds.internal_[0]);
+	} else {
+		parload_dataset_free(&ds);
+	}
+	return rc;
+}
+
+static void assert_message(const char *path, const char *words)
+{
+	ck_assert_msg(strncmp(load_err.message, path, strlen(path)) == 0,
+		      "message '%s' does not start with the file",
+		      load_err.message);
+	ck_assert_msg(strstr(load_err.message, words) != NULL,
+		      "message '%s' lacks '%s'", load_err.message, words);
+}
+
+START_TEST(test_missing_file)
+{
+	char *p = tu_path("does-not-exist.raw");
+
+	ck_assert_int_eq(load(p, 1), PARLOAD_EOPEN);
+	assert_message(p, "No such file");
+	free(p);
+}
+END_TEST
+
+START_TEST(test_directory)
+{
+	char *p = tu_path("a-directory");
+
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	ck_assert_int_eq(load(p, 2), PARLOAD_ENOTREG);
+	assert_message(p, "directory");
+	free(p);
+}
+END_TEST
+
+START_TEST(test_empty_file)
+{
+	char *p = tu_path("empty.raw");
+
+	tu_write_file(p, "", 0);
+	ck_assert_int_eq(load(p, 1), PARLOAD_ETRUNCATED);
+	assert_message(p, "shorter than the 64-byte file header");
+	free(p);
+}
+END_TEST
+
+START_TEST(test_bad_magic_file)
+{
+	char *p = tu_path("magic.raw");
+
+	tu_write_stream(p, 3, 4, 4, PARLOAD_PIXEL_U8, 0, 1);
+	tu_patch(p, 1, "X", 1);
+	ck_assert_int_eq(load(p, 2), PARLOAD_EMAGIC);
+	assert_message(p, "bad magic");
+	free(p);
+}
+END_TEST
+
+START_TEST(test_truncated_counts_views)
+{
+	char *p = tu_path("short.raw");
+
+	/* Records of 32 + 16 bytes: cut inside view 5. */
+	tu_write_stream(p, 10, 4, 4, PARLOAD_PIXEL_U8, 0, 1);
+	tu_truncate(p, 64 + 5 * 48 + 20);
+	ck_assert_int_eq(load(p, 2), PARLOAD_ETRUNCATED);
+	assert_message(p, "holds 5 complete views");
+	ck_assert_uint_eq(load_err.offset, 64 + 5 * 48 + 20);
+	free(p);
+}
+END_TEST
+
+START_TEST(test_header_only)
+{
+	char *p = tu_path("header-only.raw");
+
+	tu_write_stream(p, 10, 4, 4, PARLOAD_PIXEL_U8, 0, 1);
+	tu_truncate(p, 64);
+	ck_assert_int_eq(load(p, 1), PARLOAD_ETRUNCATED);
+	assert_message(p, "holds 0 complete views");
+	free(p);
+}
+END_TEST
+
+START_TEST(test_trailing_bytes)
+{
+	char *p = tu_path("long.raw");
+
+	tu_write_stream(p, 10, 4, 4, PARLOAD_PIXEL_U8, 0, 1);
+	tu_truncate(p, 64 + 10 * 48 + 3);
+	ck_assert_int_eq(load(p, 2), PARLOAD_ETRAILING);
+	assert_message(p, "3 bytes after the last of its 10 views");
+	free(p);
+}
+END_TEST
+
+START_TEST(test_view_index_mismatch)
+{
+	char *p = tu_path("index.raw");
+	uint64_t seven = 7;
+
+	/* View 4's header claims to be view 7. */
+	tu_write_stream(p, 10, 4, 4, PARLOAD_PIXEL_U8, 0, 1);
+	tu_patch(p, 64 + 4 * 48, &seven, 8);
+	for (unsigned t = 1; t <= 3; t++) {
+		ck_assert_int_eq(load(p, t), PARLOAD_EVIEWINDEX);
+		assert_message(p, "view_index 7, but it is view 4");
+		ck_assert_uint_eq(load_err.view, 4);
+		ck_assert_uint_eq(load_err.offset, 64 + 4 * 48);
+		ck_assert_ptr_nonnull(
+			strstr(load_err.message, "(view 4, byte offset 256)"));
+	}
+	free(p);
+}
+END_TEST
+
+START_TEST(test_read_header_reports_size)
+{
+	char *p = tu_path("info.raw");
+	parload_file_header h;
+	parload_error err;
+
+	tu_write_stream(p, 10, 4, 4, PARLOAD_PIXEL_U8, 0, 1);
+	ck_assert_int_eq(parload_read_header(p, &h, &err), 0);
+	ck_assert_uint_eq(h.view_count, 10);
+	tu_truncate(p, 100);
+	ck_assert_int_eq(parload_read_header(p, &h, &err), PARLOAD_ETRUNCATED);
+	/* The decoded header stays available for reporting. */
+	ck_assert_uint_eq(h.view_count, 10);
+	free(p);
+}
+END_TEST
+
+/* ---- the error table and messages ---- */
+
+START_TEST(test_error_table)
+{
+	for (int c = -1; c > PARLOAD_ERRNO_LAST_; c--) {
+		ck_assert_str_ne(parload_strerror(c), "unknown error");
+		ck_assert_str_ne(parload_err_name(c), "PARLOAD_EUNKNOWN");
+		for (int d = c - 1; d > PARLOAD_ERRNO_LAST_; d--)
+			ck_assert_str_ne(parload_strerror(c),
+					 parload_strerror(d));
+	}
+	ck_assert_str_eq(parload_err_name(PARLOAD_EMAGIC), "PARLOAD_EMAGIC");
+	ck_assert_str_eq(parload_strerror(0), "success");
+	ck_assert_str_eq(parload_strerror(-999), "unknown error");
+	ck_assert_str_eq(parload_strerror(1), "unknown error");
+}
+END_TEST
+
+START_TEST(test_message_format)
+{
+	parload_error err;
+
+	ck_assert_int_eq(parload__fail(&err, PARLOAD_EIO, 5, "a.raw", 3, 99,
+				       "read failed"),
+			 PARLOAD_EIO);
+	ck_assert_str_eq(err.message, "a.raw: read failed: "
+				      "Input/output error (view 3, byte offset 99)");
+	parload__fail(&err, PARLOAD_ENOMEM, 0, NULL, PARLOAD_NONE,
+		      PARLOAD_NONE, NULL);
+	ck_assert_str_eq(err.message, "out of memory");
+	ck_assert_int_eq(parload__fail(NULL, PARLOAD_EIO, 0, "x", 0, 0, NULL),
+			 PARLOAD_EIO);
+}
+END_TEST
+
+START_TEST(test_message_cut_not_overrun)
+{
+	char path[2000];
+	parload_error err;
+
+	memset(path, 'p', sizeof(path) - 1);
+	path[sizeof(path) - 1] = 0;
+	parload__fail(&err, PARLOAD_EIO, 5, path, 1, 2, "read failed");
+	ck_assert_uint_eq(strlen(err.message), sizeof(err.message) - 1);
+}
+END_TEST
+
+START_TEST(test_crc32c_check_value)
+{
+	/* The standard check value of CRC-32C, and chaining. */
+	ck_assert_uint_eq(parload_crc32c(0, "123456789", 9), 0xe3069283u);
+	ck_assert_uint_eq(parload_crc32c(parload_crc32c(0, "1234", 4),
+					 "56789", 5),
+			  0xe3069283u);
+	ck_assert_uint_eq(parload_crc32c(0, "", 0), 0);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("format");
+	TCase *t = tcase_create("header");
+
+	tcase_add_loop_test(t, test_header_case, 0,
+			    sizeof(header_cases) / sizeof(header_cases[0]));
+	tcase_add_test(t, test_dimensions_overflow);
+	tcase_add_test(t, test_minor_version_and_reserved_ignored);
+	tcase_add_test(t, test_short_buffer);
+	tcase_add_test(t, test_header_init_rejects);
+	tcase_add_test(t, test_pixel_types);
+	suite_add_tcase(s, t);
+
+	t = tcase_create("files");
+	tcase_add_test(t, test_missing_file);
+	tcase_add_test(t, test_directory);
+	tcase_add_test(t, test_empty_file);
+	tcase_add_test(t, test_bad_magic_file);
+	tcase_add_test(t, test_truncated_counts_views);
+	tcase_add_test(t, test_header_only);
+	tcase_add_test(t, test_trailing_bytes);
+	tcase_add_test(t, test_view_index_mismatch);
+	tcase_add_test(t, test_read_header_reports_size);
+	suite_add_tcase(s, t);
+
+	t = tcase_create("errors");
+	tcase_add_test(t, test_error_table);
+	tcase_add_test(t, test_message_format);
+	tcase_add_test(t, test_message_cut_not_overrun);
+	tcase_add_test(t, test_crc32c_check_value);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *r = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

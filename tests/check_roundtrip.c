@@ -1,0 +1,349 @@
+/*
+ * check_roundtrip.c - writer -> loader round trips.  Every load, over many
+ * shapes and thread counts, must equal an independent serial reading of
+ * the same file byte for byte.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+#include "internal.h"
+#include "testutil.h"
+
+static const struct shape {
+	uint64_t views;
+	uint32_t width, height;
+	int type;
+	uint32_t flags;
+} shapes[] = {
+	{ 0, 16, 16, PARLOAD_PIXEL_U16, 0 },
+	{ 1, 16, 16, PARLOAD_PIXEL_U16, 0 },
+	{ 1, 1, 1, PARLOAD_PIXEL_U8, 0 },
+	{ 40, 1, 1, PARLOAD_PIXEL_U8, 0 },
+	{ 13, 7, 3, PARLOAD_PIXEL_U8, PARLOAD_FLAG_CRC32C },
+	{ 9, 5, 5, PARLOAD_PIXEL_I16, 0 },
+	{ 6, 31, 3, PARLOAD_PIXEL_U32, 0 },
+	{ 6, 3, 31, PARLOAD_PIXEL_I32, PARLOAD_FLAG_CRC32C },
+	{ 5, 17, 9, PARLOAD_PIXEL_F32, 0 },
+	{ 4, 9, 17, PARLOAD_PIXEL_F64, 0 },
+	{ 2000, 16, 8, PARLOAD_PIXEL_U8, 0 },
+	{ 3, 1024, 700, PARLOAD_PIXEL_U16, 0 }, /* few large views */
+};
+
+static const unsigned thread_counts[] = { 1, 2, 3, 7, 16, 0 };
+
+static void load_and_compare(const char *path, const parload_options *base,
+			     const tu_soa *ref)
+{
+	parload_options o = *base;
+	parload_error err;
+	parload_dataset ds;
+	int rc;
+
+	o.error = &err;
+	rc = parload_load(path, &o, &ds);
+	ck_assert_msg(rc == 0, "threads %u: %s", o.threads, err.message);
+	tu_assert_same(&ds, ref);
+	ck_assert_uint_eq(ds.stats.strategy, PARLOAD_STRATEGY_PARALLEL);
+	if (o.threads)
+		ck_assert_uint_eq(ds.stats.threads, o.threads);
+	ck_assert_uint_eq(ds.stats.bytes_read,
+			  64 + ref->view_count * (32 + ref->payload_size));
+	ck_assert(ds.stats.seconds >= 0);
+	parload_dataset_free(&ds);
+	ck_assert_ptr_null(ds.pixels);
+}
+
+START_TEST(test_shape_every_thread_count)
+{
+	const struct shape *s = &shapes[_i];
+	char name[64];
+	char *path;
+	tu_soa ref;
+	parload_options o;
+
+	snprintf(name, sizeof(name), "shape%d.raw", _i);
+	path = tu_path(name);
+	tu_write_stream(path, s->views, s->width, s->height, s->type, s->flags,
+			100 + (uint64_t)_i);
+	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
+	parload_options_init(&o);
+	for (size_t k = 0; k < sizeof(thread_counts) / sizeof(*thread_counts);
+	     k++) {
+		o.threads = thread_counts[k];
+		load_and_compare(path, &o, &ref);
+	}
+	tu_soa_free(&ref);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_tiny_reads_exercise_chunking)
+{
+	/* A cap of a few bytes per read system call forces every loop that
+	 * splits, resumes and stitches reads. */
+	static const size_t caps[] = { 1, 7, 31, 33, 4096 };
+	char *path = tu_path("chunks.raw");
+	parload_options o;
+	tu_soa ref;
+
+	tu_write_stream(path, 11, 13, 3, PARLOAD_PIXEL_U16, 0, 5);
+	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
+	parload_options_init(&o);
+	for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++)
+		for (unsigned t = 1; t <= 3; t++) {
+			parload_dataset ds;
+
+			o.threads = t;
+			o.max_read = caps[c];
+			ck_assert_int_eq(parload_load(path, &o, &ds), 0);
+			tu_assert_same(&ds, &ref);
+			if (caps[c] == 1)
+				ck_assert_uint_ge(ds.stats.read_calls,
+						  ds.stats.bytes_read);
+			parload_dataset_free(&ds);
+		}
+	tu_soa_free(&ref);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_loader_reused)
+{
+	char *a = tu_path("a.raw"), *b = tu_path("b.raw");
+	parload_loader *l;
+	parload_options o;
+	tu_soa ra, rb;
+
+	tu_write_stream(a, 30, 8, 8, PARLOAD_PIXEL_U16, 0, 1);
+	tu_write_stream(b, 7, 100, 3, PARLOAD_PIXEL_F32, 0, 2);
+	ck_assert_int_eq(tu_serial_read(a, &ra), 0);
+	ck_assert_int_eq(tu_serial_read(b, &rb), 0);
+	parload_options_init(&o);
+	o.threads = 3;
+	ck_assert_int_eq(parload_loader_new(&l, &o, NULL), 0);
+	ck_assert_uint_eq(parload_loader_threads(l), 3);
+	for (int i = 0; i < 200; i++) {
+		parload_dataset ds;
+		const char *p = i % 2 ? b : a;
+
+		ck_assert_int_eq(parload_loader_load(l, p, &ds, NULL), 0);
+		tu_assert_same(&ds, i % 2 ? &rb : &ra);
+		parload_dataset_free(&ds);
+	}
+	/* A failed load leaves the loader ready for the next. */
+	{
+		parload_dataset ds;
+		parload_error err;
+		char *missing = tu_path("missing.raw");
+
+		ck_assert_int_eq(parload_loader_load(l, missing, &ds, &err),
+				 PARLOAD_EOPEN);
+		ck_assert_int_eq(parload_loader_load(l, a, &ds, &err), 0);
+		tu_assert_same(&ds, &ra);
+		parload_dataset_free(&ds);
+		free(missing);
+	}
+	parload_loader_free(l);
+	tu_soa_free(&ra);
+	tu_soa_free(&rb);
+	free(a);
+	free(b);
+}
+END_TEST
+
+START_TEST(test_options_flags)
+{
+	char *path = tu_path("flags.raw");
+	parload_options o;
+	parload_dataset ds;
+	tu_soa ref;
+
+	tu_write_stream(path, 3, 1024, 1024, PARLOAD_PIXEL_U8, 0, 9);
+	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
+	parload_options_init(&o);
+	o.threads = 2;
+	o.flags = PARLOAD_OPT_NO_BIND | PARLOAD_OPT_NO_HUGEPAGES;
+	ck_assert_int_eq(parload_load(path, &o, &ds), 0);
+	tu_assert_same(&ds, &ref);
+	parload_dataset_free(&ds);
+	o.flags = 0x100;
+	ck_assert_int_eq(parload_load(path, &o, &ds), PARLOAD_EINVAL);
+	parload_options_init(&o);
+	o.strategy = (parload_strategy)42;
+	ck_assert_int_eq(parload_load(path, &o, &ds), PARLOAD_EINVAL);
+	tu_soa_free(&ref);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_defaults_with_null_options)
+{
+	char *path = tu_path("null.raw");
+	parload_dataset ds;
+	tu_soa ref;
+
+	tu_write_stream(path, 5, 10, 10, PARLOAD_PIXEL_U8, 0, 3);
+	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
+	ck_assert_int_eq(parload_load(path, NULL, &ds), 0);
+	tu_assert_same(&ds, &ref);
+	ck_assert_uint_ge(ds.stats.threads, 1);
+	parload_dataset_free(&ds);
+	parload_dataset_free(&ds); /* freeing twice is harmless */
+	parload_dataset_free(NULL);
+	ck_assert_int_eq(parload_load(NULL, NULL, &ds), PARLOAD_EINVAL);
+	ck_assert_int_eq(parload_load(path, NULL, NULL), PARLOAD_EINVAL);
+	tu_soa_free(&ref);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_synthetic_numa_machine)
+{
+	/* A made-up machine of 4 NUMA nodes and 8 cores: the default thread
+	 * count follows it and the load is unchanged (nothing is bound on a
+	 * topology that is not this machine's). */
+	char *path = tu_path("numa.raw");
+	parload_loader *l;
+	parload_dataset ds;
+	tu_soa ref;
+
+	tu_write_stream(path, 100, 64, 33, PARLOAD_PIXEL_U16, 0, 4);
+	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
+	setenv("HWLOC_SYNTHETIC", "pack:2 numa:2 core:2 pu:2", 1);
+	ck_assert_int_eq(parload_loader_new(&l, NULL, NULL), 0);
+	unsetenv("HWLOC_SYNTHETIC");
+	ck_assert_uint_eq(parload_loader_threads(l), 8);
+	ck_assert_int_eq(parload_loader_load(l, path, &ds, NULL), 0);
+	tu_assert_same(&ds, &ref);
+	ck_assert_uint_eq(ds.stats.threads, 8);
+	parload_dataset_free(&ds);
+	parload_loader_free(l);
+	tu_soa_free(&ref);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_writer_counts_views)
+{
+	char *path = tu_path("count.raw");
+	parload_file_header h;
+	parload_writer *w;
+	parload_error err;
+	unsigned char px[4] = { 1, 2, 3, 4 };
+
+	ck_assert_int_eq(parload_file_header_init(&h, 2, 2, 2, PARLOAD_PIXEL_U8,
+						  0), 0);
+	ck_assert_int_eq(parload_writer_open(&w, path, &h, &err), 0);
+	ck_assert_int_eq(parload_writer_add(w, NULL, px, &err), 0);
+	ck_assert_int_eq(parload_writer_close(w, &err), PARLOAD_ECOUNT);
+	ck_assert_ptr_nonnull(strstr(err.message, "1 views written"));
+
+	ck_assert_int_eq(parload_writer_open(&w, path, &h, &err), 0);
+	ck_assert_int_eq(parload_writer_add(w, NULL, px, &err), 0);
+	ck_assert_int_eq(parload_writer_add(w, NULL, px, &err), 0);
+	ck_assert_int_eq(parload_writer_add(w, NULL, px, &err), PARLOAD_ECOUNT);
+	ck_assert_int_eq(parload_writer_close(w, &err), 0);
+
+	/* An invalid header is refused before anything is created. */
+	h.pixel_type = 99;
+	ck_assert_int_eq(parload_writer_open(&w, path, &h, &err),
+			 PARLOAD_EPIXTYPE);
+	ck_assert_ptr_null(w);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_writer_fills_index_and_crc)
+{
+	char *path = tu_path("crc.raw");
+	parload_file_header h;
+	parload_writer *w;
+	parload_view_header vh;
+	parload_dataset ds;
+	unsigned char px[6] = { 9, 8, 7, 6, 5, 4 };
+
+	ck_assert_int_eq(parload_file_header_init(&h, 2, 3, 1,
+						  PARLOAD_PIXEL_U16,
+						  PARLOAD_FLAG_CRC32C), 0);
+	ck_assert_int_eq(parload_writer_open(&w, path, &h, NULL), 0);
+	memset(&vh, 0, sizeof(vh));
+	vh.view_index = 77; /* the writer knows better */
+	vh.timestamp_ns = 123;
+	vh.angle_deg = 1.5f;
+	ck_assert_int_eq(parload_writer_add(w, &vh, px, NULL), 0);
+	ck_assert_int_eq(parload_writer_add(w, &vh, px, NULL), 0);
+	ck_assert_int_eq(parload_writer_close(w, NULL), 0);
+	ck_assert_int_eq(parload_load(path, NULL, &ds), 0);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_uint_eq(ds.headers[i].view_index, (uint64_t)i);
+		ck_assert_uint_eq(ds.headers[i].timestamp_ns, 123);
+		ck_assert(ds.headers[i].angle_deg == 1.5f);
+		ck_assert_uint_eq(ds.headers[i].crc32c,
+				  parload_crc32c(0, px, 6));
+	}
+	parload_dataset_free(&ds);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_generator_verifies)
+{
+	char *path = tu_path("gen.raw");
+	parload_dataset ds;
+	uint64_t bad;
+	bool bad_header;
+
+	tu_write_stream(path, 20, 9, 9, PARLOAD_PIXEL_U16, PARLOAD_FLAG_CRC32C,
+			42);
+	ck_assert_int_eq(parload_load(path, NULL, &ds), 0);
+	ck_assert(parload_gen_verify(&ds, 42, &bad, &bad_header));
+	ck_assert(!parload_gen_verify(&ds, 43, &bad, &bad_header));
+	ck_assert_uint_eq(bad, 0);
+	((unsigned char *)ds.pixels)[13 * 162 + 5] ^= 1;
+	ck_assert(!parload_gen_verify(&ds, 42, &bad, &bad_header));
+	ck_assert_uint_eq(bad, 13);
+	ck_assert(!bad_header);
+	parload_dataset_free(&ds);
+	free(path);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("roundtrip");
+	TCase *t = tcase_create("shapes");
+
+	tcase_set_timeout(t, 60);
+	tcase_add_loop_test(t, test_shape_every_thread_count, 0,
+			    sizeof(shapes) / sizeof(shapes[0]));
+	tcase_add_test(t, test_tiny_reads_exercise_chunking);
+	suite_add_tcase(s, t);
+
+	t = tcase_create("api");
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, test_loader_reused);
+	tcase_add_test(t, test_options_flags);
+	tcase_add_test(t, test_defaults_with_null_options);
+	tcase_add_test(t, test_synthetic_numa_machine);
+	tcase_add_test(t, test_writer_counts_views);
+	tcase_add_test(t, test_writer_fills_index_and_crc);
+	tcase_add_test(t, test_generator_verifies);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *r = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,715 @@
+/*
+ * check_topology.c - worker placement over known topologies, and the
+ * persistent worker pool.
+ *
+ * Placement is tested on synthetic hwloc topologies (several NUMA nodes,
+ * nodes of unequal size, nodes that do not contain whole cores), which
+ * describe machines other than this one; the real machine is only asked
+ * for what holds everywhere.
+ */
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <hwloc.h>
+
+/* ---- helpers ---- */
+
+static hwloc_topology_t load_synthetic(const char *desc)
+{
+	hwloc_topology_t h;
+
+	ck_assert_int_eq(hwloc_topology_init(&h), 0);
+	ck_assert_int_eq(hwloc_topology_set_synthetic(h, desc), 0);
+	ck_assert_int_eq(hwloc_topology_load(h), 0);
+	return h;
+}
+
+/* Wrap a synthetic topology; *h keeps a (borrowed) handle on it. */
+static parload__topology *synthetic(const char *desc, hwloc_topology_t *h)
+{
+	parload__topology *t = NULL;
+	parload_error err;
+	hwloc_topology_t hh = load_synthetic(desc);
+
+	ck_assert_int_eq(parload__topology_wrap(&t, hh, &err), 0);
+	ck_assert_ptr_nonnull(t);
+	if (h)
+		*h = hh;
+	return t;
+}
+
+static parload__place *place(parload__topology *t, unsigned n)
+{
+	parload__place *p = calloc(n, sizeof(*p));
+
+	ck_assert_ptr_nonnull(p);
+	parload__topology_place(t, n, p);
+	return p;
+}
+
+/* The first `cores` places name each core once, and each on its node. */
+static void assert_each_core_once_on_its_node(hwloc_topology_t h,
+					      const parload__place *p,
+					      unsigned cores)
+{
+	unsigned char *used = calloc(cores, 1);
+
+	ck_assert_ptr_nonnull(used);
+	for (unsigned w = 0; w < cores; w++) {
+		hwloc_obj_t core, node;
+
+		ck_assert_int_ge(p[w].core, 0);
+		ck_assert_int_lt(p[w].core, (int)cores);
+		ck_assert_msg(!used[p[w].core], "core %d placed twice",
+			      p[w].core);
+		used[p[w].core] = 1;
+		core = hwloc_get_obj_by_type(h, HWLOC_OBJ_CORE, p[w].core);
+		node = hwloc_get_obj_by_type(h, HWLOC_OBJ_NUMANODE, p[w].node);
+		ck_assert_ptr_nonnull(core);
+		ck_assert_ptr_nonnull(node);
+		ck_assert_msg(hwloc_bitmap_isincluded(core->cpuset,
+						      node->cpuset),
+			      "worker %u: core %d is not on node %d", w,
+			      p[w].core, p[w].node);
+	}
+	free(used);
+}
+
+/* ---- placement on synthetic topologies ---- */
+
+START_TEST(test_counts_two_packages)
+{
+	parload__topology *t = synthetic("pack:2 numa:2 core:4 pu:2", NULL);
+
+	ck_assert_uint_eq(parload__topology_cores(t), 16);
+	ck_assert_uint_eq(parload__topology_nodes(t), 4);
+	ck_assert(!parload__topology_is_this_system(t));
+	parload__topology_close(t);
+}
+END_TEST
+
+START_TEST(test_workers_rotate_over_nodes)
+{
+	hwloc_topology_t h;
+	parload__topology *t = synthetic("pack:2 numa:2 core:4 pu:2", &h);
+	parload__place *p = place(t, 16);
+
+	/* node 0, 1, 2, 3, 0, 1, ...: one core of each node per round */
+	for (unsigned w = 0; w < 16; w++)
+		ck_assert_int_eq(p[w].node, (int)(w % 4));
+	assert_each_core_once_on_its_node(h, p, 16);
+	/* within a node, cores are taken in order */
+	for (unsigned w = 4; w < 16; w++)
+		ck_assert_int_eq(p[w].core, p[w - 4].core + 1);
+	free(p);
+	parload__topology_close(t);
+}
+END_TEST
+
+START_TEST(test_fewer_workers_than_nodes_use_distinct_nodes)
+{
+	parload__topology *t = synthetic("numa:4 core:3 pu:1", NULL);
+	parload__place *p = place(t, 3);
+
+	ck_assert_uint_eq(parload__topology_cores(t), 12);
+	ck_assert_uint_eq(parload__topology_nodes(t), 4);
+	ck_assert_int_eq(p[0].node, 0);
+	ck_assert_int_eq(p[1].node, 1);
+	ck_assert_int_eq(p[2].node, 2);
+	free(p);
+	parload__topology_close(t);
+}
+END_TEST
+
+START_TEST(test_more_workers_than_cores_wrap)
+{
+	hwloc_topology_t h;
+	parload__topology *t = synthetic("numa:4 core:3 pu:1", &h);
+	parload__place *p = place(t, 40);
+
+	assert_each_core_once_on_its_node(h, p, 12);
+	for (unsigned w = 12; w < 40; w++) {
+		ck_assert_int_eq(p[w].core, p[w % 12].core);
+		ck_assert_int_eq(p[w].node, p[w % 12].node);
+	}
+	free(p);
+	parload__topology_close(t);
+}
+END_TEST
+
+START_TEST(test_one_worker)
+{
+	parload__topology *t = synthetic("numa:4 core:3 pu:1", NULL);
+	parload__place p = { -1, -1 };
+
+	parload__topology_place(t, 1, &p);
+	ck_assert_int_eq(p.core, 0);
+	ck_assert_int_eq(p.node, 0);
+	parload__topology_close(t);
+}
+END_TEST
+
+START_TEST(test_single_node)
+{
+	hwloc_topology_t h;
+	parload__topology *t = synthetic("core:2 pu:2", &h);
+	parload__place *p = place(t, 3);
+
+	ck_assert_uint_eq(parload__topology_cores(t), 2);
+	ck_assert_uint_eq(parload__topology_nodes(t), 1);
+	assert_each_core_once_on_its_node(h, p, 2);
+	ck_assert_int_eq(p[0].core, 0);
+	ck_assert_int_eq(p[1].core, 1);
+	ck_assert_int_eq(p[2].core, 0);
+	for (unsigned w = 0; w < 3; w++)
+		ck_assert_int_eq(p[w].node, 0);
+	free(p);
+	parload__topology_close(t);
+}
+END_TEST
+
+/* Three nodes of 4, 1 and 3 cores: a node that runs out drops out of the
+ * rotation, the others go on taking turns, and no core is used twice. */
+START_TEST(test_unequal_nodes)
+{
+	hwloc_topology_t h = load_synthetic("numa:3 core:4 pu:1");
+	hwloc_bitmap_t keep = hwloc_bitmap_alloc();
+	parload__topology *t = NULL;
+	parload_error err;
+	parload__place *p;
+	const int nodes[8] = { 0, 1, 2, 0, 2, 0, 2, 0 };
+
+	ck_assert_ptr_nonnull(keep);
+	hwloc_bitmap_set_range(keep, 0, 4);   /* node 0: all 4, node 1: one */
+	hwloc_bitmap_set_range(keep, 8, 10);  /* node 2: three of 4 */
+	ck_assert_int_eq(hwloc_topology_restrict(h, keep, 0), 0);
+	hwloc_bitmap_free(keep);
+	ck_assert_int_eq(parload__topology_wrap(&t, h, &err), 0);
+
+	ck_assert_uint_eq(parload__topology_cores(t), 8);
+	ck_assert_uint_eq(parload__topology_nodes(t), 3);
+	p = place(t, 8);
+	for (unsigned w = 0; w < 8; w++)
+		ck_assert_int_eq(p[w].node, nodes[w]);
+	assert_each_core_once_on_its_node(h, p, 8);
+	free(p);
+	parload__topology_close(t);
+}
+END_TEST
+
+/* Here each PU has its own NUMA node, so no node holds a whole core: a
+ * core is placed on the first node it shares a CPU with. */
+START_TEST(test_nodes_smaller_than_cores)
+{
+	hwloc_topology_t h;
+	parload__topology *t = synthetic("core:2 pu:2 [numa]", &h);
+	parload__place *p = place(t, 2);
+
+	ck_assert_int_eq(hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_NUMANODE), 4);
+	ck_assert_uint_eq(parload__topology_cores(t), 2);
+	ck_assert_uint_eq(parload__topology_nodes(t), 2);
+	for (unsigned w = 0; w < 2; w++) {
+		hwloc_obj_t core =
+			hwloc_get_obj_by_type(h, HWLOC_OBJ_CORE, p[w].core);
+		hwloc_obj_t node = hwloc_get_obj_by_type(
+			h, HWLOC_OBJ_NUMANODE, p[w].node);
+
+		ck_assert(hwloc_bitmap_intersects(core->cpuset, node->cpuset));
+	}
+	ck_assert_int_ne(p[0].core, p[1].core);
+	ck_assert_int_ne(p[0].node, p[1].node);
+	free(p);
+	parload__topology_close(t);
+}
+END_TEST
+
+/* A synthetic topology is another machine: binding does nothing. */
+START_TEST(test_synthetic_binds_nothing)
+{
+	parload__topology *t = synthetic("pack:2 numa:2 core:4 pu:2", NULL);
+	parload__place p = { 7, 3 };
+	cpu_set_t before, after;
+	static char buf[1 << 16];
+
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(before), &before), 0);
+	ck_assert_int_eq(parload__topology_bind_thread(t, &p), 0);
+	ck_assert_int_eq(parload__topology_bind_memory(t, &p, buf,
+						       sizeof(buf)), 0);
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(after), &after), 0);
+	ck_assert(CPU_EQUAL(&before, &after));
+	parload__topology_close(t);
+}
+END_TEST
+
+START_TEST(test_wrap_null_fails_with_message)
+{
+	parload__topology *t = (parload__topology *)&t;
+	parload_error err;
+
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(parload__topology_wrap(&t, NULL, &err),
+			 PARLOAD_EINVAL);
+	ck_assert_ptr_null(t);
+	ck_assert_int_eq(err.code, PARLOAD_EINVAL);
+	ck_assert_str_ne(err.message, "");
+	ck_assert_ptr_null(strstr(err.message, "NULL"));
+	ck_assert_ptr_null(strstr(err.message, "(null)"));
+}
+END_TEST
+
+/* ---- this machine, and the environment ---- */
+
+START_TEST(test_this_system)
+{
+	parload__topology *t = NULL;
+	parload_error err;
+	unsigned cores;
+	parload__place *p;
+
+	ck_assert_int_eq(parload__topology_open(&t, &err), 0);
+	ck_assert(parload__topology_is_this_system(t));
+	cores = parload__topology_cores(t);
+	ck_assert_uint_ge(cores, 1);
+	ck_assert_uint_ge(parload__topology_nodes(t), 1);
+	ck_assert_uint_le(parload__topology_nodes(t), cores);
+	p = place(t, cores);
+	for (unsigned a = 0; a < cores; a++)
+		for (unsigned b = a + 1; b < cores; b++)
+			ck_assert_int_ne(p[a].core, p[b].core);
+	free(p);
+	parload__topology_close(t);
+}
+END_TEST
+
+struct bind_check {
+	parload__topology *t;
+	parload__place place;
+	int ret;
+	cpu_set_t after;
+};
+
+static void *bind_in_thread(void *arg)
+{
+	struct bind_check *b = arg;
+
+	b->ret = parload__topology_bind_thread(b->t, &b->place);
+	sched_getaffinity(0, sizeof(b->after), &b->after);
+	return NULL;
+}
+
+/* Binding a thread to the last worker's core leaves it only that core's
+ * CPUs (checked against an independent hwloc view of the machine). */
+START_TEST(test_bind_thread_this_system)
+{
+	struct bind_check b;
+	parload_error err;
+	pthread_t th;
+	hwloc_topology_t h;
+	hwloc_obj_t core;
+	unsigned cores;
+
+	memset(&b, 0, sizeof(b));
+	ck_assert_int_eq(parload__topology_open(&b.t, &err), 0);
+	cores = parload__topology_cores(b.t);
+	{
+		parload__place *p = place(b.t, cores);
+
+		b.place = p[cores - 1];
+		free(p);
+	}
+	ck_assert_int_eq(pthread_create(&th, NULL, bind_in_thread, &b), 0);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(b.ret, 0);
+
+	ck_assert_int_eq(hwloc_topology_init(&h), 0);
+	ck_assert_int_eq(hwloc_topology_load(h), 0);
+	core = hwloc_get_obj_by_type(h, HWLOC_OBJ_CORE, b.place.core);
+	ck_assert_ptr_nonnull(core);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &b.after))
+			ck_assert_msg(hwloc_bitmap_isset(core->cpuset, cpu),
+				      "cpu %d is outside core %d", cpu,
+				      b.place.core);
+	ck_assert_int_gt(CPU_COUNT(&b.after), 0);
+	hwloc_topology_destroy(h);
+
+	/* One node here at most matters: binding memory is then a no-op,
+	 * and on several nodes it must at least not fail on a mapping. */
+	{
+		static char buf[1 << 16];
+
+		ck_assert_int_eq(parload__topology_bind_memory(
+					 b.t, &b.place, buf, sizeof(buf)),
+				 0);
+	}
+	parload__topology_close(b.t);
+}
+END_TEST
+
+START_TEST(test_env_synthetic_honoured)
+{
+	parload__topology *t = NULL;
+	parload_error err;
+
+	ck_assert_int_eq(setenv("HWLOC_SYNTHETIC", "numa:3 core:2 pu:1", 1),
+			 0);
+	ck_assert_int_eq(parload__topology_open(&t, &err), 0);
+	unsetenv("HWLOC_SYNTHETIC");
+	ck_assert_uint_eq(parload__topology_nodes(t), 3);
+	ck_assert_uint_eq(parload__topology_cores(t), 6);
+	ck_assert(!parload__topology_is_this_system(t));
+	parload__topology_close(t);
+}
+END_TEST
+
+START_TEST(test_env_xmlfile_honoured)
+{
+	hwloc_topology_t h = load_synthetic("pack:5 core:2 pu:2");
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	parload__topology *t = NULL;
+	parload_error err;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/check_topology_XXXXXX",
+		 dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(hwloc_topology_export_xml(h, path, 0), 0);
+	hwloc_topology_destroy(h);
+
+	ck_assert_int_eq(setenv("HWLOC_XMLFILE", path, 1), 0);
+	ck_assert_int_eq(parload__topology_open(&t, &err), 0);
+	unsetenv("HWLOC_XMLFILE");
+	unlink(path);
+	ck_assert_uint_eq(parload__topology_cores(t), 10);
+	ck_assert_uint_eq(parload__topology_nodes(t), 1);
+	ck_assert(!parload__topology_is_this_system(t));
+	parload__topology_close(t);
+}
+END_TEST
+
+/* ---- the pool ---- */
+
+#define RUNS 10000
+
+struct counter {
+	unsigned n;
+	unsigned long run;       /* set by the caller before each run */
+	unsigned long *count;    /* runs done, per worker */
+	unsigned *started;       /* start callbacks, per worker */
+	unsigned bad;            /* jobs that saw something wrong */
+	pthread_mutex_t lock;
+};
+
+static void counter_init(struct counter *c, unsigned n)
+{
+	memset(c, 0, sizeof(*c));
+	c->n = n;
+	c->count = calloc(n, sizeof(*c->count));
+	c->started = calloc(n, sizeof(*c->started));
+	ck_assert_ptr_nonnull(c->count);
+	ck_assert_ptr_nonnull(c->started);
+	pthread_mutex_init(&c->lock, NULL);
+}
+
+static void counter_free(struct counter *c)
+{
+	free(c->count);
+	free(c->started);
+	pthread_mutex_destroy(&c->lock);
+}
+
+static void count_start(void *arg, unsigned w)
+{
+	struct counter *c = arg;
+
+	pthread_mutex_lock(&c->lock);
+	if (w >= c->n)
+		c->bad++;
+	else
+		c->started[w]++;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Each worker writes only its own slot; the run number was written before
+ * the run started, so both are race-free if the pool is. */
+static void count_job(void *arg, unsigned w)
+{
+	struct counter *c = arg;
+	bool ok = w < c->n;
+
+	if (ok) {
+		ok = c->count[w] == c->run;
+		c->count[w]++;
+	}
+	if (!ok) {
+		pthread_mutex_lock(&c->lock);
+		c->bad++;
+		pthread_mutex_unlock(&c->lock);
+	}
+}
+
+static void run_many(unsigned n, unsigned long runs)
+{
+	struct counter c;
+	parload__pool *p = NULL;
+	parload_error err;
+
+	counter_init(&c, n);
+	ck_assert_int_eq(parload__pool_new(&p, n, count_start, &c, &err), 0);
+	for (c.run = 0; c.run < runs; c.run++) {
+		parload__pool_run(p, count_job, &c);
+		/* every worker has finished this run when run returns */
+		for (unsigned w = 0; w < n; w++)
+			ck_assert_uint_eq(c.count[w], c.run + 1);
+	}
+	parload__pool_free(p);
+	ck_assert_uint_eq(c.bad, 0);
+	for (unsigned w = 0; w < n; w++) {
+		ck_assert_uint_eq(c.count[w], runs);
+		ck_assert_uint_eq(c.started[w], 1);
+	}
+	counter_free(&c);
+}
+
+static unsigned long runs_wanted(void)
+{
+	/* fewer under valgrind or a sanitizer, where each run is slow */
+	const char *s = getenv("PARLOAD_TEST_POOL_RUNS");
+
+	return s ? strtoul(s, NULL, 10) : RUNS;
+}
+
+START_TEST(test_pool_each_worker_once_per_run_8)
+{
+	run_many(8, runs_wanted());
+}
+END_TEST
+
+START_TEST(test_pool_each_worker_once_per_run_1)
+{
+	run_many(1, runs_wanted());
+}
+END_TEST
+
+START_TEST(test_pool_free_without_run)
+{
+	struct counter c;
+	parload__pool *p = NULL;
+	parload_error err;
+
+	counter_init(&c, 8);
+	ck_assert_int_eq(parload__pool_new(&p, 8, count_start, &c, &err), 0);
+	parload__pool_free(p);
+	for (unsigned w = 0; w < 8; w++)
+		ck_assert_uint_eq(c.started[w], 1);
+	ck_assert_uint_eq(c.bad, 0);
+	counter_free(&c);
+}
+END_TEST
+
+START_TEST(test_pool_without_start_callback)
+{
+	struct counter c;
+	parload__pool *p = NULL;
+	parload_error err;
+
+	counter_init(&c, 3);
+	ck_assert_int_eq(parload__pool_new(&p, 3, NULL, NULL, &err), 0);
+	parload__pool_run(p, count_job, &c);
+	parload__pool_free(p);
+	for (unsigned w = 0; w < 3; w++)
+		ck_assert_uint_eq(c.count[w], 1);
+	counter_free(&c);
+}
+END_TEST
+
+START_TEST(test_pool_zero_workers_refused)
+{
+	parload__pool *p = (parload__pool *)&p;
+	parload_error err;
+
+	ck_assert_int_eq(parload__pool_new(&p, 0, NULL, NULL, &err),
+			 PARLOAD_EINVAL);
+	ck_assert_ptr_null(p);
+}
+END_TEST
+
+struct masks {
+	pthread_mutex_t lock;
+	unsigned int_open, segv_blocked;
+};
+
+static void check_mask(void *arg, unsigned w)
+{
+	struct masks *m = arg;
+	sigset_t cur;
+
+	pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	pthread_mutex_lock(&m->lock);
+	if (!sigismember(&cur, SIGINT) || !sigismember(&cur, SIGTERM) ||
+	    !sigismember(&cur, SIGUSR1))
+		m->int_open++;
+	if (sigismember(&cur, SIGSEGV) || sigismember(&cur, SIGBUS))
+		m->segv_blocked++;
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* Workers keep asynchronous signals away from themselves (the
+ * application's threads handle them) but not fault signals; the caller's
+ * own mask is left as it was. */
+START_TEST(test_pool_workers_block_signals)
+{
+	struct masks m = { PTHREAD_MUTEX_INITIALIZER, 0, 0 };
+	parload__pool *p = NULL;
+	parload_error err;
+	sigset_t before, after;
+
+	pthread_sigmask(SIG_BLOCK, NULL, &before);
+	ck_assert(!sigismember(&before, SIGUSR1));
+	ck_assert_int_eq(parload__pool_new(&p, 4, NULL, NULL, &err), 0);
+	pthread_sigmask(SIG_BLOCK, NULL, &after);
+	ck_assert(!sigismember(&after, SIGUSR1));
+	ck_assert(!sigismember(&after, SIGINT));
+	parload__pool_run(p, check_mask, &m);
+	parload__pool_free(p);
+	ck_assert_uint_eq(m.int_open, 0);
+	ck_assert_uint_eq(m.segv_blocked, 0);
+}
+END_TEST
+
+static unsigned threads_now(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	unsigned n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+static unsigned long vm_size_bytes(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	unsigned long kb = 0;
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %lu kB", &kb) == 1)
+			break;
+	fclose(f);
+	ck_assert_uint_gt(kb, 0);
+	return kb * 1024;
+}
+
+/* When a thread cannot be created (here: the address space limit leaves
+ * room for a few 8 MiB stacks, not for 64), the pool fails with ETHREAD
+ * and no thread is left behind.  Skipped where the limit cannot be used
+ * (sanitizers and valgrind map their own memory). */
+START_TEST(test_pool_thread_failure_leaves_nothing)
+{
+	struct rlimit saved, lim, stack;
+	struct counter c;
+	parload__pool *p = (parload__pool *)&p;
+	parload_error err;
+	unsigned before;
+	int ret;
+
+	if (getenv("PARLOAD_TEST_NO_RLIMIT"))
+		return;
+	ck_assert_int_eq(getrlimit(RLIMIT_STACK, &stack), 0);
+	if (stack.rlim_cur == RLIM_INFINITY || stack.rlim_cur < (1 << 20))
+		return; /* stacks too small to exhaust the space quickly */
+
+	counter_init(&c, 64);
+	before = threads_now();
+	ck_assert_int_eq(getrlimit(RLIMIT_AS, &saved), 0);
+	lim = saved;
+	lim.rlim_cur = vm_size_bytes() + 3 * stack.rlim_cur;
+	if (saved.rlim_cur != RLIM_INFINITY && saved.rlim_cur < lim.rlim_cur)
+		lim.rlim_cur = saved.rlim_cur;
+	ck_assert_int_eq(setrlimit(RLIMIT_AS, &lim), 0);
+	memset(&err, 0, sizeof(err));
+	ret = parload__pool_new(&p, 64, count_start, &c, &err);
+	ck_assert_int_eq(setrlimit(RLIMIT_AS, &saved), 0);
+
+	ck_assert_int_eq(ret, PARLOAD_ETHREAD);
+	ck_assert_ptr_null(p);
+	ck_assert_int_eq(err.code, PARLOAD_ETHREAD);
+	ck_assert_int_ne(err.sys_errno, 0);
+	ck_assert_ptr_nonnull(strstr(err.message, "worker thread"));
+	ck_assert_uint_eq(threads_now(), before);
+	/* the threads that did start ran their start callback and left */
+	for (unsigned w = 0; w < 64; w++)
+		ck_assert_uint_le(c.started[w], 1);
+	ck_assert_uint_eq(c.bad, 0);
+	counter_free(&c);
+}
+END_TEST
+
+static Suite *topology_suite(void)
+{
+	Suite *s = suite_create("topology");
+	TCase *tc;
+
+	tc = tcase_create("placement");
+	tcase_add_test(tc, test_counts_two_packages);
+	tcase_add_test(tc, test_workers_rotate_over_nodes);
+	tcase_add_test(tc, test_fewer_workers_than_nodes_use_distinct_nodes);
+	tcase_add_test(tc, test_more_workers_than_cores_wrap);
+	tcase_add_test(tc, test_one_worker);
+	tcase_add_test(tc, test_single_node);
+	tcase_add_test(tc, test_unequal_nodes);
+	tcase_add_test(tc, test_nodes_smaller_than_cores);
+	tcase_add_test(tc, test_synthetic_binds_nothing);
+	tcase_add_test(tc, test_wrap_null_fails_with_message);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("machine");
+	tcase_add_test(tc, test_this_system);
+	tcase_add_test(tc, test_bind_thread_this_system);
+	tcase_add_test(tc, test_env_synthetic_honoured);
+	tcase_add_test(tc, test_env_xmlfile_honoured);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("pool");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_pool_each_worker_once_per_run_8);
+	tcase_add_test(tc, test_pool_each_worker_once_per_run_1);
+	tcase_add_test(tc, test_pool_free_without_run);
+	tcase_add_test(tc, test_pool_without_start_callback);
+	tcase_add_test(tc, test_pool_zero_workers_refused);
+	tcase_add_test(tc, test_pool_workers_block_signals);
+	tcase_add_test(tc, test_pool_thread_failure_leaves_nothing);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(topology_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
