@@ -231,6 +231,27 @@ PARLOAD_API int parload_loader_new(parload_loader **out,
 PARLOAD_API int parload_loader_load(parload_loader *loader, const char *path,
 				    parload_dataset *out, parload_error *err);
 PARLOAD_API void parload_loader_free(parload_loader *loader);
+
+/* Memory the caller owns, for parload_loader_load_into(): pinned buffers,
+ * buffers reused from file to file, or arrays of a library that wants to
+ * own its memory.  Sizes are in bytes. */
+typedef struct parload_buffers {
+	parload_view_header *headers;
+	size_t headers_size;
+	void *pixels;
+	size_t pixels_size;
+} parload_buffers;
+
+/* Load path into the caller's buffers, which must hold view_count view
+ * headers and view_count * payload_size pixel bytes (parload_read_header
+ * tells both; PARLOAD_ESPACE if they do not).  On success *out describes
+ * the load and points at the caller's buffers, which parload_dataset_free()
+ * leaves alone.  On failure their contents are unspecified. */
+PARLOAD_API int parload_loader_load_into(parload_loader *loader,
+					 const char *path,
+					 const parload_buffers *into,
+					 parload_dataset *out,
+					 parload_error *err);
 /* The number of worker threads the loader runs. */
 PARLOAD_API unsigned parload_loader_threads(const parload_loader *loader);
 

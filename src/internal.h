@@ -63,15 +63,25 @@ int parload__check_views(const parload_file_header *h,
 			 uint64_t first, uint64_t n, bool verify_crc,
 			 const char *path, parload_error *err);
 
+/* ---- one load, as every strategy sees it ---- */
+
+typedef struct parload__load {
+	const char *path;
+	const parload_options *opts;
+	parload_dataset *out;
+	parload_error *err;
+	const parload_buffers *into; /* the caller's memory, or NULL */
+} parload__load;
+
 /* ---- dataset.c: the memory a dataset owns ---- */
 
-/* Allocate headers and pixels for h in one anonymous mapping (nothing for
- * an empty stream), advised for transparent huge pages unless
- * PARLOAD_OPT_NO_HUGEPAGES is in flags.  The pages are not touched, so the
- * thread that first writes a page places it on its NUMA node.  Copies h into
- * ds->file_header and zeroes ds->stats. */
-int parload__dataset_alloc(parload_dataset *ds, const parload_file_header *h,
-			   unsigned flags, const char *path, parload_error *err);
+/* Lay out l->out for the validated header h: in the caller's buffers when
+ * l->into is set (PARLOAD_ESPACE if they are too small), else in one
+ * anonymous mapping (nothing for an empty stream), advised for transparent
+ * huge pages unless PARLOAD_OPT_NO_HUGEPAGES is set.  Fresh pages are not
+ * touched, so the thread that first writes a page places it on its NUMA
+ * node.  Copies h into l->out->file_header and zeroes the stats. */
+int parload__dataset_alloc(const parload__load *l, const parload_file_header *h);
 
 /* ---- io.c: reads that finish or say why ---- */
 
@@ -200,13 +210,6 @@ void parload__pool_run(parload__pool *p, parload__job_fn fn, void *arg);
 void parload__pool_free(parload__pool *p);
 
 /* ---- parallel.c: the default strategy ---- */
-
-typedef struct parload__load {
-	const char *path;
-	const parload_options *opts;
-	parload_dataset *out;
-	parload_error *err;
-} parload__load;
 
 /* The loader's parallel machinery, owned by a parload_loader. */
 typedef struct parload__engine {

@@ -133,10 +133,11 @@ unsigned parload_loader_threads(const parload_loader *l)
 							      1;
 }
 
-int parload_loader_load(parload_loader *loader, const char *path,
-			parload_dataset *out, parload_error *err)
+static int load(parload_loader *loader, const char *path,
+		const parload_buffers *into, parload_dataset *out,
+		parload_error *err)
 {
-	parload__load l = { path, NULL, out, err };
+	parload__load l = { path, NULL, out, err, into };
 
 	if (!out)
 		return parload__fail(err, PARLOAD_EINVAL, 0, path, PARLOAD_NONE,
@@ -161,6 +162,25 @@ int parload_loader_load(parload_loader *loader, const char *path,
 	}
 	return parload__fail(err, PARLOAD_EINVAL, 0, path, PARLOAD_NONE,
 			     PARLOAD_NONE, "unknown strategy");
+}
+
+int parload_loader_load(parload_loader *loader, const char *path,
+			parload_dataset *out, parload_error *err)
+{
+	return load(loader, path, NULL, out, err);
+}
+
+int parload_loader_load_into(parload_loader *loader, const char *path,
+			     const parload_buffers *into, parload_dataset *out,
+			     parload_error *err)
+{
+	if (!into) {
+		if (out)
+			memset(out, 0, sizeof(*out));
+		return parload__fail(err, PARLOAD_EINVAL, 0, path, PARLOAD_NONE,
+				     PARLOAD_NONE, "no buffers to load into");
+	}
+	return load(loader, path, into, out, err);
 }
 
 void parload_loader_free(parload_loader *loader)

@@ -481,8 +481,7 @@ static int run_begin(run *u, const parload__load *l)
 	r->h = &u->h;
 	if (r->kind == RD_STDIO)
 		sysio_end(&r->sio);
-	rc = parload__dataset_alloc(l->out, &u->h, l->opts->flags, l->path,
-				    l->err);
+	rc = parload__dataset_alloc(l, &u->h);
 	if (r->kind == RD_STDIO)
 		sysio_begin(&r->sio);
 	return rc;
@@ -652,8 +651,7 @@ int parload__load_mmap(const parload__load *l)
 	if (rc == 0)
 		rc = parload__check_file_size(&h, size, l->path, l->err);
 	if (rc == 0)
-		rc = parload__dataset_alloc(ds, &h, l->opts->flags, l->path,
-					    l->err);
+		rc = parload__dataset_alloc(l, &h);
 	if (rc == 0 && h.view_count) {
 		const size_t ps = (size_t)h.payload_size;
 		unsigned char *pix = ds->pixels;

@@ -117,8 +117,7 @@ int parload__load_parallel(parload__engine *e, const parload__load *l)
 	rc = parload__read_file_header(fd, size, o->max_read, l->path, &h,
 				       &head, l->err);
 	if (rc == 0)
-		rc = parload__dataset_alloc(l->out, &h, o->flags, l->path,
-					    l->err);
+		rc = parload__dataset_alloc(l, &h);
 	if (rc) {
 		close(fd);
 		return rc;
@@ -133,8 +132,9 @@ int parload__load_parallel(parload__engine *e, const parload__load *l)
 	j.max_read = o->max_read ? PARLOAD__MIN(o->max_read,
 						 PARLOAD__KERNEL_MAX_READ) :
 				   PARLOAD__DEFAULT_MAX_READ;
-	j.bind_memory = !(o->flags & PARLOAD_OPT_NO_BIND) && e->topo &&
-			parload__topology_nodes(e->topo) > 1;
+	/* The caller's buffers stay where the caller put them. */
+	j.bind_memory = !(o->flags & PARLOAD_OPT_NO_BIND) && !l->into &&
+			e->topo && parload__topology_nodes(e->topo) > 1;
 	atomic_init(&j.failed, 0);
 	j.slices = calloc(e->workers, sizeof(*j.slices));
 	j.stats = calloc(e->workers, sizeof(*j.stats));

@@ -272,7 +272,8 @@ static void assert_json_lines(const char *text)
 
 static const char *const documented[] = {
 	"--threads", "--strategy", "--io", "--buffer", "--max-read",
-	"--no-bind", "--no-hugepages", "--verify-seed", "--json", "--quiet",
+	"--no-bind", "--no-hugepages", "--preallocate", "--verify-seed",
+	"--json", "--quiet",
 	"--help", "--version", "gen", "info", "--views", "--width", "--height",
 	"--type", "--crc", "--seed", "Exit status",
 };
@@ -529,6 +530,33 @@ START_TEST(test_no_bind_no_hugepages)
 	GEN("a.raw");
 	RUN(&r, "--no-bind", "--no-hugepages", "--verify-seed", "1",
 	    P("a.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	result_free(&r);
+}
+END_TEST
+
+/* --preallocate loads into the command's own touched buffers: same data,
+ * every strategy, and an empty stream. */
+START_TEST(test_preallocate)
+{
+	static const char *const strategies_here[] = { "parallel", "sequential",
+						       "mmap" };
+	result r;
+
+	GEN("a.raw", "--views", "9", "--width", "33", "--height", "3",
+	    "--seed", "5");
+	for (size_t i = 0; i < 3; i++) {
+		RUN(&r, "--preallocate", "--strategy", strategies_here[i],
+		    "--threads", "2", "--verify-seed", "5", P("a.raw"));
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		ck_assert_ptr_nonnull(strstr(r.out, "9 views 33x3"));
+		result_free(&r);
+	}
+	RUN(&r, "--preallocate", "--verify-seed", "6", P("a.raw"));
+	ck_assert_int_eq(r.status, 1);
+	result_free(&r);
+	GEN("e.raw", "--views", "0");
+	RUN(&r, "--preallocate", P("e.raw"));
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	result_free(&r);
 }
@@ -1172,6 +1200,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_large_sizes_parse);
 	tcase_add_test(tc, test_max_read);
 	tcase_add_test(tc, test_no_bind_no_hugepages);
+	tcase_add_test(tc, test_preallocate);
 	tcase_add_test(tc, test_json);
 	tcase_add_test(tc, test_json_not_verified);
 	tcase_add_test(tc, test_json_escapes);

@@ -313,6 +313,70 @@ START_TEST(test_generator_verifies)
 }
 END_TEST
 
+START_TEST(test_load_into_caller_buffers)
+{
+	static const parload_strategy strategies[] = {
+		PARLOAD_STRATEGY_PARALLEL, PARLOAD_STRATEGY_BULK,
+		PARLOAD_STRATEGY_SEQUENTIAL, PARLOAD_STRATEGY_TWO_PASS,
+		PARLOAD_STRATEGY_MMAP,
+	};
+	char *path = tu_path("into.raw");
+	parload_file_header h;
+	parload_buffers b;
+	tu_soa ref;
+
+	tu_write_stream(path, 37, 21, 5, PARLOAD_PIXEL_U16, 0, 8);
+	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
+	ck_assert_int_eq(parload_read_header(path, &h, NULL), 0);
+	b.headers_size = h.view_count * sizeof(parload_view_header);
+	b.pixels_size = h.view_count * h.payload_size;
+	b.headers = malloc(b.headers_size);
+	b.pixels = malloc(b.pixels_size);
+	for (size_t k = 0; k < sizeof(strategies) / sizeof(*strategies); k++)
+		for (unsigned t = 1; t <= 3; t++) {
+			parload_options o;
+			parload_loader *l;
+			parload_dataset ds;
+			parload_error err;
+
+			parload_options_init(&o);
+			o.strategy = strategies[k];
+			o.threads = t;
+			ck_assert_int_eq(parload_loader_new(&l, &o, NULL), 0);
+			memset(b.headers, 0xee, b.headers_size);
+			memset(b.pixels, 0xee, b.pixels_size);
+			ck_assert_int_eq(parload_loader_load_into(l, path, &b,
+								  &ds, &err),
+					 0);
+			ck_assert_ptr_eq(ds.headers, b.headers);
+			ck_assert_ptr_eq(ds.pixels, b.pixels);
+			tu_assert_same(&ds, &ref);
+			/* Freeing the dataset leaves the caller's memory. */
+			parload_dataset_free(&ds);
+			ck_assert_int_eq(memcmp(b.pixels, ref.pixels,
+						b.pixels_size), 0);
+
+			/* One byte short is refused, naming both sizes. */
+			b.pixels_size--;
+			ck_assert_int_eq(parload_loader_load_into(l, path, &b,
+								  &ds, &err),
+					 PARLOAD_ESPACE);
+			ck_assert_ptr_nonnull(strstr(err.message,
+						     "bytes of pixels"));
+			ck_assert_ptr_null(ds.pixels);
+			b.pixels_size++;
+			ck_assert_int_eq(parload_loader_load_into(l, path, NULL,
+								  &ds, &err),
+					 PARLOAD_EINVAL);
+			parload_loader_free(l);
+		}
+	free(b.headers);
+	free(b.pixels);
+	tu_soa_free(&ref);
+	free(path);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("roundtrip");
@@ -333,6 +397,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_writer_counts_views);
 	tcase_add_test(t, test_writer_fills_index_and_crc);
 	tcase_add_test(t, test_generator_verifies);
+	tcase_add_test(t, test_load_into_caller_buffers);
 	suite_add_tcase(s, t);
 	return s;
 }
