@@ -165,6 +165,23 @@ typedef enum parload_io {
 /* parload_options.flags */
 #define PARLOAD_OPT_NO_BIND 0x1u    /* do not bind workers or memory to NUMA nodes */
 #define PARLOAD_OPT_NO_HUGEPAGES 0x2u /* do not advise transparent huge pages */
+/* Check every payload against the CRC-32C in its view header, while the
+ * data is still in the reading core's cache.  A file without CRCs (flags
+ * bit 0 clear) loads normally and stats.crc_checked says 0.  Without
+ * PARLOAD_OPT_KEEP_GOING the first bad view fails the load with
+ * PARLOAD_ECRC, naming the view and its payload's byte offset. */
+#define PARLOAD_OPT_VERIFY_CRC 0x4u
+/* With PARLOAD_OPT_VERIFY_CRC: do not stop at a bad view.  The load reads
+ * everything and succeeds, and dataset.bad_views lists every view whose
+ * payload does not match its CRC (the caller must look).  No effect
+ * without PARLOAD_OPT_VERIFY_CRC. */
+#define PARLOAD_OPT_KEEP_GOING 0x8u
+/* A file cut short (an acquisition that died) loads its complete views:
+ * file_header.view_count becomes their number and stats.declared_views
+ * keeps the header's.  A partial last record is dropped; a file shorter
+ * than its file header, or longer than the header promises, still
+ * fails. */
+#define PARLOAD_OPT_ALLOW_TRUNCATED 0x10u
 
 typedef struct parload_options {
 	/* Worker threads for the parallel strategy; 0 means one per core the
@@ -199,6 +216,12 @@ typedef struct parload_stats {
 	uint64_t read_calls;  /* read system calls issued (read, pread, preadv) */
 	unsigned threads;     /* threads that read */
 	parload_strategy strategy;
+	/* view_count in the file's header; more than file_header.view_count
+	 * only when PARLOAD_OPT_ALLOW_TRUNCATED loaded a truncated file. */
+	uint64_t declared_views;
+	/* Payloads whose CRC-32C was checked: every view with
+	 * PARLOAD_OPT_VERIFY_CRC when the file stores CRCs, else 0. */
+	uint64_t crc_checked;
 } parload_stats;
 
 typedef struct parload_dataset {
@@ -207,11 +230,22 @@ typedef struct parload_dataset {
 	void *pixels;                 /* view i at (char *)pixels + i * payload_size */
 	parload_stats stats;
 	void *internal_[2];           /* owned by libparload */
+	/* With PARLOAD_OPT_KEEP_GOING: the views whose payload does not match
+	 * its CRC-32C, in ascending order (NULL and 0 when there are none).
+	 * Owned by the dataset, freed by parload_dataset_free(), also after
+	 * parload_loader_load_into(). */
+	uint64_t *bad_views;
+	uint64_t bad_view_count;
 } parload_dataset;
 
 /* Load a whole file with one call.  opts may be NULL for the defaults.  On
  * success *out owns its arrays until parload_dataset_free(); on failure it
- * owns nothing and opts->error (if set) tells why. */
+ * owns nothing and opts->error (if set) tells why.  A header whose arrays
+ * need more memory than the machine has (RAM plus swap) or than the
+ * process may map (RLIMIT_AS, RLIMIT_DATA) fails with PARLOAD_ENOMEM,
+ * naming the bytes, before anything is allocated.  A file truncated or
+ * extended by another process during the load gives an error or a
+ * complete dataset, never a partial one reported as success. */
 PARLOAD_API int parload_load(const char *path, const parload_options *opts,
 			     parload_dataset *out);
 
@@ -252,6 +286,21 @@ PARLOAD_API int parload_loader_load_into(parload_loader *loader,
 					 const parload_buffers *into,
 					 parload_dataset *out,
 					 parload_error *err);
+/* Load from an open descriptor; name names it in messages (NULL: "fd N").
+ * The descriptor is not closed.  A regular file is loaded by the loader's
+ * strategy, reading with pread where it can; its file offset is restored
+ * afterwards.  A pipe, socket or character device (standard input, say) is
+ * read sequentially, each record as it arrives, with the same checks and
+ * the same result as a load of the file: the header is validated, the
+ * arrays are allocated for its view_count, and the stream must then end
+ * exactly after the last view (PARLOAD_ETRAILING if it goes on,
+ * PARLOAD_ETRUNCATED or, with PARLOAD_OPT_ALLOW_TRUNCATED, the complete
+ * views if it stops early).  Such a load reports the sequential strategy
+ * and one thread whatever the loader's options.  A directory is
+ * PARLOAD_ENOTREG. */
+PARLOAD_API int parload_loader_load_fd(parload_loader *loader, int fd,
+				       const char *name, parload_dataset *out,
+				       parload_error *err);
 /* The number of worker threads the loader runs. */
 PARLOAD_API unsigned parload_loader_threads(const parload_loader *loader);
 

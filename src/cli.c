@@ -38,6 +38,9 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 /* More worker threads than this is a typo, not a machine. */
 #define MAX_THREADS 4096
 
+/* How messages and the report name standard input ('-'). */
+#define STDIN_NAME "<stdin>"
+
 /* The article's reference stream: the embedded default and gen's default. */
 #define REF_VIEWS 2000
 #define REF_WIDTH 896
@@ -56,7 +59,9 @@ static const char usage_text[] =
 "dimensions, pixel type, file size, seconds from open until the dataset is\n"
 "complete, GB/s (file bytes per second, 1 GB = 10^9 bytes), threads and\n"
 "strategy.  All FILEs are loaded by one loader, so the machine's topology\n"
-"is discovered and the worker threads started once.\n"
+"is discovered and the worker threads started once.  A FILE of - is\n"
+"standard input (named <stdin> in the output), read sequentially as the\n"
+"records arrive when it is a pipe or a socket; it may be given once.\n"
 "\n"
 "With no FILE, run the embedded default: write the reference stream (2000\n"
 "views of 896 x 64 u16 pixels, about 229 MB, seed 1) to a temporary file in\n"
@@ -79,6 +84,15 @@ static const char usage_text[] =
 "                         load into them (parload_loader_load_into), as a\n"
 "                         program that reuses its buffers does; the time\n"
 "                         reported excludes that allocation\n"
+"      --verify           check every payload against the CRC-32C in its view\n"
+"                         header (files written with 'parload gen --crc');\n"
+"                         the first bad view fails the file; a file without\n"
+"                         CRCs loads and says there was nothing to verify\n"
+"      --keep-going       with --verify (implied): load every view and list\n"
+"                         each bad one on standard error; the file fails\n"
+"      --allow-truncated  load the complete views of a file cut short (an\n"
+"                         acquisition that died) instead of failing; the\n"
+"                         line says how many of the promised views it holds\n"
 "      --verify-seed S    check every loaded view against the stream that\n"
 "                         'parload gen --seed S' writes; a difference fails\n"
 "                         the file\n"
@@ -121,6 +135,9 @@ enum {
 	OPT_NO_BIND,
 	OPT_NO_HUGEPAGES,
 	OPT_PREALLOCATE,
+	OPT_VERIFY,
+	OPT_KEEP_GOING,
+	OPT_ALLOW_TRUNCATED,
 	OPT_JSON,
 	OPT_VERIFY_SEED,
 	OPT_QUIET,
@@ -415,12 +432,26 @@ static void print_bytes(uint64_t n)
 		printf("%.2f GB", (double)n / 1e9);
 }
 
+/* What --verify found, for the line: NULL when it was not asked. */
+static const char *crc_note(const parload_dataset *ds,
+			    const struct load_cfg *cfg)
+{
+	if (!(cfg->opts.flags & PARLOAD_OPT_VERIFY_CRC))
+		return NULL;
+	if (!(ds->file_header.flags & PARLOAD_FLAG_CRC32C))
+		return "no CRC-32C to verify";
+	return ds->bad_view_count ? "CRC-32C mismatch" : "CRC-32C verified";
+}
+
 static void print_load(const char *label, const parload_dataset *ds,
-		       uint64_t file_size, const struct load_cfg *cfg)
+		       uint64_t file_size, const char *io,
+		       const struct load_cfg *cfg)
 {
 	const parload_file_header *h = &ds->file_header;
 	const parload_stats *st = &ds->stats;
 	const char *type = parload_pixel_name(h->pixel_type);
+	const char *crc = crc_note(ds, cfg);
+	const bool truncated = st->declared_views > h->view_count;
 	double gbps = 0.0;
 
 	if (st->seconds > 0.0)
@@ -436,27 +467,39 @@ static void print_load(const char *label, const parload_dataset *ds,
 		       ",\"bytes\":%" PRIu64 ",\"bytes_read\":%" PRIu64
 		       ",\"read_calls\":%" PRIu64 ",\"seconds\":%.9f"
 		       ",\"gbps\":%.6g,\"threads\":%u,\"strategy\":\"%s\""
-		       ",\"io\":\"%s\",\"verified\":%s}\n",
+		       ",\"io\":\"%s\",\"verified\":%s"
+		       ",\"declared_views\":%" PRIu64 ",\"truncated\":%s"
+		       ",\"crc_checked\":%" PRIu64 ",\"bad_views\":%" PRIu64
+		       "}\n",
 		       h->view_count, h->width, h->height, type,
 		       (unsigned)h->bytes_per_pixel,
 		       (h->flags & PARLOAD_FLAG_CRC32C) ? "true" : "false",
 		       file_size, st->bytes_read, st->read_calls,
 		       finite_or_zero(st->seconds), gbps, st->threads,
-		       strategy_name(st->strategy), io_name(cfg->opts.io),
-		       cfg->verify ? "true" : "false");
+		       strategy_name(st->strategy), io,
+		       cfg->verify ? "true" : "false", st->declared_views,
+		       truncated ? "true" : "false", st->crc_checked,
+		       ds->bad_view_count);
 		return;
 	}
-	printf("%s: %" PRIu64 " view%s %" PRIu32 "x%" PRIu32 " %s, ", label,
+	printf("%s: %" PRIu64 " view%s %" PRIu32 "x%" PRIu32 " %s", label,
 	       h->view_count, h->view_count == 1 ? "" : "s", h->width,
 	       h->height, type);
+	if (truncated)
+		printf(" (truncated: %" PRIu64 " of %" PRIu64 " views)",
+		       h->view_count, st->declared_views);
+	fputs(", ", stdout);
 	print_bytes(file_size);
 	printf(st->seconds >= 0.001 ? " in %.4f s" : " in %.6f s",
 	       finite_or_zero(st->seconds));
 	printf(", %.2f GB/s, %u thread%s (%s", gbps, st->threads,
 	       st->threads == 1 ? "" : "s", strategy_name(st->strategy));
 	if (strategy_uses_io(st->strategy))
-		printf(", %s", io_name(cfg->opts.io));
-	puts(")");
+		printf(", %s", io);
+	fputs(")", stdout);
+	if (crc)
+		printf(", %s", crc);
+	putchar('\n');
 }
 
 /* --preallocate: size the arrays from the header, allocate and touch them
@@ -509,20 +552,46 @@ static int load_preallocated(parload_loader *loader, const char *path,
 static int load_one(parload_loader *loader, const char *path,
 		    const char *label, const struct load_cfg *cfg)
 {
+	const bool is_stdin = strcmp(path, "-") == 0;
+	const char *name = is_stdin ? STDIN_NAME : path;
+	const char *io = io_name(cfg->opts.io);
 	parload_dataset ds;
 	parload_error err;
 	uint64_t file_size = 0;
-	int rc;
+	int rc, status = EXIT_OK;
 
 	memset(&ds, 0, sizeof(ds));
 	memset(&err, 0, sizeof(err));
-	if (cfg->preallocate)
+	if (is_stdin) {
+		struct stat st;
+
+		/* A pipe or socket is read as a stream, whatever the
+		 * strategy; a redirected file is loaded as files are. */
+		if (fstat(STDIN_FILENO, &st) == 0 && !S_ISREG(st.st_mode))
+			io = "stream";
+		label = name;
+		rc = parload_loader_load_fd(loader, STDIN_FILENO, name, &ds,
+					    &err);
+	} else if (cfg->preallocate) {
 		rc = load_preallocated(loader, path, &ds, &err);
-	else
+	} else {
 		rc = parload_loader_load(loader, path, &ds, &err);
+	}
 	if (rc < 0) {
-		report(path, rc, &err);
+		report(name, rc, &err);
 		return EXIT_FAIL;
+	}
+	/* --keep-going: the file loaded, and these views are bad. */
+	for (uint64_t k = 0; k < ds.bad_view_count; k++) {
+		const uint64_t v = ds.bad_views[k];
+
+		error_msg("%s: view %" PRIu64 ": payload CRC-32C mismatch "
+			  "(byte offset %" PRIu64 ")", name, v,
+			  PARLOAD_FILE_HEADER_SIZE +
+				  v * (PARLOAD_VIEW_HEADER_SIZE +
+				       ds.file_header.payload_size) +
+				  PARLOAD_VIEW_HEADER_SIZE);
+		status = EXIT_FAIL;
 	}
 	if (cfg->verify) {
 		uint64_t bad_view = PARLOAD_NONE;
@@ -532,27 +601,28 @@ static int load_one(parload_loader *loader, const char *path,
 					&bad_header)) {
 			if (bad_view == PARLOAD_NONE)
 				error_msg("%s: out of memory while verifying",
-					  path);
+					  name);
 			else
 				error_msg("%s: view %" PRIu64 ": %s differs "
 					  "from the stream of seed %" PRIu64,
-					  path, bad_view,
+					  name, bad_view,
 					  bad_header ? "header" : "payload",
 					  cfg->seed);
-			parload_dataset_free(&ds);
-			return EXIT_FAIL;
+			status = EXIT_FAIL;
+			goto out;
 		}
 	}
 	if (parload_file_size(&ds.file_header, &file_size) < 0)
 		file_size = ds.stats.bytes_read;
 	if (!cfg->quiet)
-		print_load(label, &ds, file_size, cfg);
+		print_load(label, &ds, file_size, io, cfg);
+out:
 	if (cfg->preallocate) {
 		free(ds.headers);
 		free(ds.pixels);
 	}
 	parload_dataset_free(&ds);
-	return EXIT_OK;
+	return status;
 }
 
 /* ---------------------------------------------------------------------
@@ -667,6 +737,9 @@ static const struct option load_longopts[] = {
 	{ "no-bind", no_argument, NULL, OPT_NO_BIND },
 	{ "no-hugepages", no_argument, NULL, OPT_NO_HUGEPAGES },
 	{ "preallocate", no_argument, NULL, OPT_PREALLOCATE },
+	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "keep-going", no_argument, NULL, OPT_KEEP_GOING },
+	{ "allow-truncated", no_argument, NULL, OPT_ALLOW_TRUNCATED },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "verify-seed", required_argument, NULL, OPT_VERIFY_SEED },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
@@ -732,6 +805,16 @@ static int cmd_load(int argc, char **argv)
 		case OPT_PREALLOCATE:
 			cfg.preallocate = true;
 			break;
+		case OPT_VERIFY:
+			cfg.opts.flags |= PARLOAD_OPT_VERIFY_CRC;
+			break;
+		case OPT_KEEP_GOING:
+			cfg.opts.flags |= PARLOAD_OPT_VERIFY_CRC |
+					  PARLOAD_OPT_KEEP_GOING;
+			break;
+		case OPT_ALLOW_TRUNCATED:
+			cfg.opts.flags |= PARLOAD_OPT_ALLOW_TRUNCATED;
+			break;
 		case OPT_JSON:
 			cfg.json = true;
 			break;
@@ -755,6 +838,19 @@ static int cmd_load(int argc, char **argv)
 		default:
 			return bad_option(c, argv, load_longopts);
 		}
+	}
+
+	/* Standard input can be read once, and has no header to read
+	 * ahead of the load. */
+	for (int i = optind, seen = 0; i < argc; i++) {
+		if (strcmp(argv[i], "-") != 0)
+			continue;
+		if (seen++)
+			return usage_error("standard input ('-') can be read "
+					   "only once");
+		if (cfg.preallocate)
+			return usage_error("--preallocate cannot be used with "
+					   "standard input ('-')");
 	}
 
 	/* The temporary file exists before any library thread does (see
@@ -897,7 +993,8 @@ static bool read_raw_header(const char *path, parload_file_header *h)
 {
 	unsigned char buf[PARLOAD_FILE_HEADER_SIZE];
 	size_t got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO must not wait for a writer. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0)
 		return false;

@@ -16,6 +16,9 @@
 #include <sys/uio.h>
 
 #include "parload.h"
+/* System, allocation, thread and hwloc calls go through parload__sys_x:
+ * the plain call, or a fault-injection wrapper (fault.h). */
+#include "fault.h"
 
 #define PARLOAD__UNUSED(x) ((void)(x))
 #define PARLOAD__MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -66,11 +69,12 @@ int parload__check_views(const parload_file_header *h,
 /* ---- one load, as every strategy sees it ---- */
 
 typedef struct parload__load {
-	const char *path;
+	const char *path; /* the file, or the name messages give l->fd */
 	const parload_options *opts;
 	parload_dataset *out;
 	parload_error *err;
 	const parload_buffers *into; /* the caller's memory, or NULL */
+	int fd; /* the caller's descriptor to read instead of path, or -1 */
 } parload__load;
 
 /* ---- dataset.c: the memory a dataset owns ---- */
@@ -80,7 +84,8 @@ typedef struct parload__load {
  * anonymous mapping (nothing for an empty stream), advised for transparent
  * huge pages unless PARLOAD_OPT_NO_HUGEPAGES is set.  Fresh pages are not
  * touched, so the thread that first writes a page places it on its NUMA
- * node.  Copies h into l->out->file_header and zeroes the stats. */
+ * node.  Copies h into l->out->file_header and zeroes the stats; on
+ * failure l->out is all zeros. */
 int parload__dataset_alloc(const parload__load *l, const parload_file_header *h);
 
 /* ---- io.c: reads that finish or say why ---- */
@@ -122,6 +127,75 @@ int parload__read_file_header(int fd, uint64_t size, size_t max_read,
 
 /* Seconds on a monotonic clock. */
 double parload__now(void);
+
+/* ---- stream.c: where a load reads from ---- */
+
+/* Open the load's file: l->path, or the caller's descriptor l->fd, which
+ * must be a regular file; *size is its length. */
+int parload__load_open(const parload__load *l, int *fd, uint64_t *size);
+/* Close what parload__load_open opened; never the caller's descriptor. */
+void parload__load_close(const parload__load *l, int fd);
+/* Check a validated header against the file's size, as
+ * parload__check_file_size does, except that with
+ * PARLOAD_OPT_ALLOW_TRUNCATED a file cut short keeps its complete views:
+ * h->view_count becomes their number.  *declared receives the header's
+ * view_count either way. */
+int parload__fit_size(const parload__load *l, parload_file_header *h,
+		      uint64_t size, uint64_t *declared);
+/* Read the file header at offset 0 of fd (a file of the given size),
+ * validate it and fit the size (parload__fit_size). */
+int parload__load_header(const parload__load *l, int fd, uint64_t size,
+			 parload_file_header *h, uint64_t *declared,
+			 parload__io_stats *st);
+/* After the last read: fail with PARLOAD_ETRUNCATED if the file fd has
+ * become shorter than need bytes.  A read can race a truncation and copy
+ * the zeros the kernel writes over a cut page; the size afterwards tells. */
+int parload__load_recheck(const parload__load *l, int fd, uint64_t need);
+/* Load a pipe, socket or character device l->fd sequentially. */
+int parload__load_stream(const parload__load *l);
+/* PARLOAD_EOPEN for path and the errno open() gave, naming a dangling
+ * symbolic link as such. */
+int parload__fail_open(parload_error *err, int sys_errno, const char *path);
+
+/* ---- verify.c: payload CRCs and bad views ---- */
+
+/* Bad views found by one reader, in ascending order. */
+typedef struct parload__badlist {
+	uint64_t *v;
+	size_t n, cap;
+} parload__badlist;
+
+/* What a load checks in each view. */
+typedef struct parload__verify {
+	const parload_file_header *h;
+	const char *path;
+	bool crc;        /* PARLOAD_OPT_VERIFY_CRC and the file has CRCs */
+	bool keep_going; /* PARLOAD_OPT_KEEP_GOING */
+} parload__verify;
+
+void parload__verify_init(parload__verify *v, const parload__load *l,
+			  const parload_file_header *h);
+/* Check views [first, first + n) (headers at vh, payloads from pixels):
+ * view_index always, the payload CRC when v->crc.  A bad CRC is added to
+ * bad; it stops the check with PARLOAD_ECRC (err says which view) unless
+ * v->keep_going.  Any other failure (EVIEWINDEX, ENOMEM) stops it too. */
+int parload__verify_views(const parload__verify *v,
+			  const parload_view_header *vh, const void *pixels,
+			  uint64_t first, uint64_t n, parload__badlist *bad,
+			  parload_error *err);
+int parload__badlist_add(parload__badlist *b, uint64_t view);
+/* Append src to dst (src's views all follow dst's); src is emptied. */
+int parload__badlist_append(parload__badlist *dst, parload__badlist *src);
+void parload__badlist_free(parload__badlist *b);
+/* The end of a verified load: no bad view is success; otherwise
+ * PARLOAD_ECRC naming the first (recomputed from ds), or, with
+ * keep_going, success with the list handed over to ds->bad_views. */
+int parload__verify_finish(const parload__verify *v, parload__badlist *bad,
+			   parload_dataset *ds, parload_error *err);
+/* All of the above over a whole loaded dataset (the single-threaded
+ * strategies). */
+int parload__verify_all(const parload__load *l, const parload_file_header *h,
+			parload_dataset *ds);
 
 /* ---- plan.c: who reads what ---- */
 

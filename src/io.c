@@ -48,22 +48,23 @@ int parload__open(const char *path, int *fd, uint64_t *size,
 	if (!path)
 		return parload__fail(err, PARLOAD_EINVAL, 0, NULL, PARLOAD_NONE,
 				     PARLOAD_NONE, "no file given");
+	/* O_NONBLOCK: opening a FIFO would otherwise wait for a writer
+	 * before fstat could say it is not a regular file. */
 	do
-		f = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		f = parload__sys_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY |
+						    O_NONBLOCK);
 	while (f < 0 && errno == EINTR);
 	if (f < 0)
-		return parload__fail(err, PARLOAD_EOPEN, errno, path,
-				     PARLOAD_NONE, PARLOAD_NONE,
-				     "cannot open file");
-	if (fstat(f, &st) != 0) {
+		return parload__fail_open(err, errno, path);
+	if (parload__sys_fstat(f, &st) != 0) {
 		int e = errno;
 
-		close(f);
+		parload__sys_close(f);
 		return parload__fail(err, PARLOAD_EIO, e, path, PARLOAD_NONE,
 				     PARLOAD_NONE, "cannot stat file");
 	}
 	if (!S_ISREG(st.st_mode)) {
-		close(f);
+		parload__sys_close(f);
 		return parload__fail(err, PARLOAD_ENOTREG, 0, path,
 				     PARLOAD_NONE, PARLOAD_NONE,
 				     "not a regular file (a %s)",
@@ -74,6 +75,8 @@ int parload__open(const char *path, int *fd, uint64_t *size,
 				     S_ISSOCK(st.st_mode) ? "socket" :
 							    "special file");
 	}
+	/* Reads of a regular file block as they always do. */
+	(void)fcntl(f, F_SETFL, fcntl(f, F_GETFL) & ~O_NONBLOCK);
 	*fd = f;
 	*size = (uint64_t)st.st_size;
 	return 0;
@@ -87,8 +90,9 @@ int parload__pread_full(int fd, void *buf, size_t len, uint64_t off,
 
 	max_read = clamp_max_read(max_read);
 	while (len) {
-		ssize_t n = pread(fd, p, PARLOAD__MIN(len, max_read),
-				  (off_t)off);
+		ssize_t n = parload__sys_pread(fd, p,
+					       PARLOAD__MIN(len, max_read),
+					       (off_t)off);
 
 		st->calls++;
 		if (n < 0) {
@@ -133,7 +137,7 @@ int parload__preadv_full(int fd, struct iovec *iov, int iovcnt, uint64_t off,
 			total += iov[cnt].iov_len;
 			cnt++;
 		}
-		n = preadv(fd, iov, cnt, (off_t)off);
+		n = parload__sys_preadv(fd, iov, cnt, (off_t)off);
 		if (saved_len)
 			iov[cnt - 1].iov_len = saved_len;
 		st->calls++;
@@ -205,7 +209,7 @@ int parload_read_header(const char *path, parload_file_header *out,
 	if (rc == 0) {
 		rc = parload__read_file_header(fd, size, 0, path, out, &st,
 					       err);
-		close(fd);
+		parload__sys_close(fd);
 	}
 	return rc;
 }

@@ -4,8 +4,12 @@
  */
 #include "internal.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct parload_loader {
 	parload_options opts;
@@ -37,7 +41,7 @@ static void engine_free(parload__engine *e)
 		parload__pool_free(e->pool);
 	if (e->topo)
 		parload__topology_close(e->topo);
-	free(e->places);
+	parload__sys_free(e->places);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -58,7 +62,7 @@ static int engine_init(parload__engine *e, const parload_options *o,
 		return rc;
 	e->workers = o->threads ? o->threads :
 				  PARLOAD__MAX(1u, parload__topology_cores(e->topo));
-	e->places = calloc(e->workers, sizeof(*e->places));
+	e->places = parload__sys_calloc(e->workers, sizeof(*e->places));
 	if (!e->places) {
 		engine_free(e);
 		return parload__fail(err, PARLOAD_ENOMEM, 0, NULL, PARLOAD_NONE,
@@ -88,7 +92,9 @@ static int check_options(const parload_options *o, parload_error *err)
 		return parload__fail(err, PARLOAD_EINVAL, 0, NULL, PARLOAD_NONE,
 				     PARLOAD_NONE, "unknown I/O API %d",
 				     (int)o->io);
-	if (o->flags & ~(PARLOAD_OPT_NO_BIND | PARLOAD_OPT_NO_HUGEPAGES))
+	if (o->flags & ~(PARLOAD_OPT_NO_BIND | PARLOAD_OPT_NO_HUGEPAGES |
+			 PARLOAD_OPT_VERIFY_CRC | PARLOAD_OPT_KEEP_GOING |
+			 PARLOAD_OPT_ALLOW_TRUNCATED))
 		return parload__fail(err, PARLOAD_EINVAL, 0, NULL, PARLOAD_NONE,
 				     PARLOAD_NONE, "unknown option flags 0x%x",
 				     o->flags);
@@ -105,7 +111,7 @@ int parload_loader_new(parload_loader **out, const parload_options *opts,
 		return parload__fail(err, PARLOAD_EINVAL, 0, NULL, PARLOAD_NONE,
 				     PARLOAD_NONE, NULL);
 	*out = NULL;
-	l = calloc(1, sizeof(*l));
+	l = parload__sys_calloc(1, sizeof(*l));
 	if (!l)
 		return parload__fail(err, PARLOAD_ENOMEM, 0, NULL, PARLOAD_NONE,
 				     PARLOAD_NONE, NULL);
@@ -118,7 +124,7 @@ int parload_loader_new(parload_loader **out, const parload_options *opts,
 	if (rc == 0 && l->opts.strategy == PARLOAD_STRATEGY_PARALLEL)
 		rc = engine_init(&l->engine, &l->opts, err);
 	if (rc) {
-		free(l);
+		parload__sys_free(l);
 		return rc;
 	}
 	*out = l;
@@ -133,11 +139,29 @@ unsigned parload_loader_threads(const parload_loader *l)
 							      1;
 }
 
+static int run_strategy(parload_loader *loader, const parload__load *l)
+{
+	switch (loader->opts.strategy) {
+	case PARLOAD_STRATEGY_PARALLEL:
+		return parload__load_parallel(&loader->engine, l);
+	case PARLOAD_STRATEGY_BULK:
+		return parload__load_bulk(l);
+	case PARLOAD_STRATEGY_SEQUENTIAL:
+		return parload__load_sequential(l);
+	case PARLOAD_STRATEGY_TWO_PASS:
+		return parload__load_two_pass(l);
+	case PARLOAD_STRATEGY_MMAP:
+		return parload__load_mmap(l);
+	}
+	return parload__fail(l->err, PARLOAD_EINVAL, 0, l->path, PARLOAD_NONE,
+			     PARLOAD_NONE, "unknown strategy");
+}
+
 static int load(parload_loader *loader, const char *path,
 		const parload_buffers *into, parload_dataset *out,
 		parload_error *err)
 {
-	parload__load l = { path, NULL, out, err, into };
+	parload__load l = { path, NULL, out, err, into, -1 };
 
 	if (!out)
 		return parload__fail(err, PARLOAD_EINVAL, 0, path, PARLOAD_NONE,
@@ -148,20 +172,47 @@ static int load(parload_loader *loader, const char *path,
 				     PARLOAD_NONE,
 				     loader ? "no file given" : "no loader");
 	l.opts = &loader->opts;
-	switch (loader->opts.strategy) {
-	case PARLOAD_STRATEGY_PARALLEL:
-		return parload__load_parallel(&loader->engine, &l);
-	case PARLOAD_STRATEGY_BULK:
-		return parload__load_bulk(&l);
-	case PARLOAD_STRATEGY_SEQUENTIAL:
-		return parload__load_sequential(&l);
-	case PARLOAD_STRATEGY_TWO_PASS:
-		return parload__load_two_pass(&l);
-	case PARLOAD_STRATEGY_MMAP:
-		return parload__load_mmap(&l);
+	return run_strategy(loader, &l);
+}
+
+int parload_loader_load_fd(parload_loader *loader, int fd, const char *name,
+			   parload_dataset *out, parload_error *err)
+{
+	parload__load l = { name, NULL, out, err, NULL, fd };
+	char label[32];
+	struct stat st;
+	off_t pos;
+	int rc;
+
+	if (!name) {
+		snprintf(label, sizeof(label), "fd %d", fd);
+		l.path = name = label;
 	}
-	return parload__fail(err, PARLOAD_EINVAL, 0, path, PARLOAD_NONE,
-			     PARLOAD_NONE, "unknown strategy");
+	if (!out)
+		return parload__fail(err, PARLOAD_EINVAL, 0, name, PARLOAD_NONE,
+				     PARLOAD_NONE, "no dataset to load into");
+	memset(out, 0, sizeof(*out));
+	if (!loader)
+		return parload__fail(err, PARLOAD_EINVAL, 0, name, PARLOAD_NONE,
+				     PARLOAD_NONE, "no loader");
+	if (fd < 0 || parload__sys_fstat(fd, &st) != 0)
+		return parload__fail(err, PARLOAD_EOPEN, fd < 0 ? EBADF : errno,
+				     name, PARLOAD_NONE, PARLOAD_NONE,
+				     "not an open file descriptor");
+	if (S_ISDIR(st.st_mode))
+		return parload__fail(err, PARLOAD_ENOTREG, 0, name,
+				     PARLOAD_NONE, PARLOAD_NONE,
+				     "not a file or a stream (a directory)");
+	l.opts = &loader->opts;
+	if (!S_ISREG(st.st_mode))
+		return parload__load_stream(&l);
+	/* The strategies read with pread where they can; those that read
+	 * with read() move the descriptor's offset, which is put back. */
+	pos = parload__sys_lseek(fd, 0, SEEK_CUR);
+	rc = run_strategy(loader, &l);
+	if (pos >= 0)
+		(void)parload__sys_lseek(fd, pos, SEEK_SET);
+	return rc;
 }
 
 int parload_loader_load(parload_loader *loader, const char *path,
@@ -188,7 +239,7 @@ void parload_loader_free(parload_loader *loader)
 	if (!loader)
 		return;
 	engine_free(&loader->engine);
-	free(loader);
+	parload__sys_free(loader);
 }
 
 int parload_load(const char *path, const parload_options *opts,

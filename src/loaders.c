@@ -52,15 +52,16 @@
  *    in it too.  Where that file cannot be read (no /proc,
  *    a kernel without task I/O accounting) read_calls is 0, meaning
  *    unknown, and bytes_read is the bytes fread() delivered.
- *  - mmap: 0; the data arrives through page faults, not read calls.
+ *  - mmap: 0; the data is copied out of the mapping (below), not read,
+ *    unless the copy call is not allowed and pread() stands in.
  * stats.bytes_read is the bytes the read calls returned (for buffered
  * reading this includes buffered bytes that were skipped over; for mmap,
  * the bytes copied out of the mapping).
  *
  * mmap and a file that shrinks while mapped: touching a page beyond the new
- * end raises SIGBUS and kills the process.  Surviving that (a SIGBUS handler
- * with sigsetjmp, or MAP_POPULATE and a size check afterwards) is issue 5's
- * business and is not handled here.
+ * end raises SIGBUS and kills the process.  The mmap strategy never touches
+ * the mapping itself (see its section below), so a file truncated under it
+ * is an error, not a crash.
  */
 #include "internal.h"
 
@@ -96,7 +97,7 @@ static bool sysio_sample(sysio *s, uint64_t *syscr, uint64_t *rchar,
 
 	if (s->fd < 0)
 		return false;
-	n = pread(s->fd, buf, sizeof(buf) - 1, 0);
+	n = parload__sys_pread(s->fd, buf, sizeof(buf) - 1, 0);
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';
@@ -113,14 +114,14 @@ static bool sysio_sample(sysio *s, uint64_t *syscr, uint64_t *rchar,
 static void sysio_off(sysio *s)
 {
 	if (s->fd >= 0)
-		close(s->fd);
+		parload__sys_close(s->fd);
 	s->fd = -1;
 }
 
 static void sysio_open(sysio *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->fd = open("/proc/thread-self/io", O_RDONLY | O_CLOEXEC);
+	s->fd = parload__sys_open("/proc/thread-self/io", O_RDONLY | O_CLOEXEC);
 }
 
 /* Start counting.  Kernel semantics aside (whether a read counts itself
@@ -155,6 +156,7 @@ enum rd_kind { RD_POSIX, RD_POSIX_BUFFERED, RD_STDIO };
 
 typedef struct reader {
 	enum rd_kind kind;
+	const parload__load *l;
 	const char *path;
 	parload_error *err;
 	const parload_file_header *h; /* once parsed: names views in errors */
@@ -175,6 +177,7 @@ typedef struct reader {
 
 	/* stdio */
 	FILE *fp;
+	bool fp_dup;    /* fp is fdopen() of a copy of the caller's descriptor */
 	char *vbuf;     /* the setvbuf buffer of an explicit size */
 	sysio sio;
 } reader;
@@ -214,15 +217,44 @@ static int rd_open_stdio(reader *r, size_t buffer_size)
 {
 	struct stat st;
 
-	do {
-		errno = 0;
-		r->fp = fopen(r->path, "rbe");
-	} while (!r->fp && errno == EINTR);
-	if (!r->fp)
-		return parload__fail(r->err, PARLOAD_EOPEN, errno, r->path,
-				     PARLOAD_NONE, PARLOAD_NONE,
-				     "cannot open file");
-	if (fstat(fileno(r->fp), &st) != 0)
+	if (r->l->fd >= 0) {
+		/* The caller's descriptor: a copy for stdio to own and
+		 * close (the offset they share is restored by the caller). */
+		int d = fcntl(r->l->fd, F_DUPFD_CLOEXEC, 0);
+
+		r->fp = d < 0 ? NULL : fdopen(d, "rb");
+		if (!r->fp) {
+			int e = errno;
+
+			if (d >= 0)
+				close(d);
+			return parload__fail(r->err, PARLOAD_EOPEN, e, r->path,
+					     PARLOAD_NONE, PARLOAD_NONE,
+					     "cannot open a stream on the "
+					     "descriptor");
+		}
+		r->fp_dup = true;
+		/* The descriptor may be anywhere in the file. */
+		if (fseeko(r->fp, 0, SEEK_SET) != 0)
+			return parload__fail(r->err, PARLOAD_EIO, errno,
+					     r->path, PARLOAD_NONE, 0,
+					     "cannot seek");
+	} else {
+		/* fopen() of a FIFO would wait for a writer: look first. */
+		if (stat(r->path, &st) == 0 && !S_ISREG(st.st_mode))
+			return parload__fail(r->err, PARLOAD_ENOTREG, 0,
+					     r->path, PARLOAD_NONE,
+					     PARLOAD_NONE,
+					     "not a regular file (a %s)",
+					     file_kind(st.st_mode));
+		do {
+			errno = 0;
+			r->fp = parload__sys_fopen(r->path, "rbe");
+		} while (!r->fp && errno == EINTR);
+		if (!r->fp)
+			return parload__fail_open(r->err, errno, r->path);
+	}
+	if (parload__sys_fstat(fileno(r->fp), &st) != 0)
 		return parload__fail(r->err, PARLOAD_EIO, errno, r->path,
 				     PARLOAD_NONE, PARLOAD_NONE,
 				     "cannot stat file");
@@ -238,7 +270,7 @@ static int rd_open_stdio(reader *r, size_t buffer_size)
 	if (buffer_size == 0) {
 		setvbuf(r->fp, NULL, _IONBF, 0);
 	} else if (buffer_size != PARLOAD_BUFFER_DEFAULT) {
-		r->vbuf = malloc(buffer_size);
+		r->vbuf = parload__sys_malloc(buffer_size);
 		if (!r->vbuf)
 			return parload__fail(r->err, PARLOAD_ENOMEM, ENOMEM,
 					     r->path, PARLOAD_NONE,
@@ -261,6 +293,7 @@ static void rd_init(reader *r, const parload__load *l)
 	const parload_options *o = l->opts;
 
 	memset(r, 0, sizeof(*r));
+	r->l = l;
 	r->path = l->path;
 	r->err = l->err;
 	r->fd = -1;
@@ -281,9 +314,13 @@ static int rd_open(reader *r, const parload_options *o)
 				     "unknown I/O API %d", (int)o->io);
 	if (r->kind == RD_STDIO)
 		return rd_open_stdio(r, bs);
-	rc = parload__open(r->path, &r->fd, &r->size, r->err);
+	rc = parload__load_open(r->l, &r->fd, &r->size);
+	/* The caller's descriptor may be anywhere in the file: the first
+	 * read seeks. */
+	if (rc == 0 && r->l->fd >= 0)
+		r->kpos = UINT64_MAX;
 	if (rc == 0 && bs != 0 && bs != PARLOAD_BUFFER_DEFAULT) {
-		r->buf = malloc(bs);
+		r->buf = parload__sys_malloc(bs);
 		if (!r->buf)
 			return parload__fail(r->err, PARLOAD_ENOMEM, ENOMEM,
 					     r->path, PARLOAD_NONE,
@@ -298,12 +335,13 @@ static int rd_open(reader *r, const parload_options *o)
 
 static void rd_close(reader *r)
 {
-	if (r->fp)
-		fclose(r->fp);
-	if (r->fd >= 0)
-		close(r->fd);
-	free(r->vbuf);
-	free(r->buf);
+	if (r->fp && r->fp_dup)
+		fclose(r->fp); /* opened by fdopen, outside the seam */
+	else if (r->fp)
+		parload__sys_fclose(r->fp);
+	parload__load_close(r->l, r->fd);
+	parload__sys_free(r->vbuf);
+	parload__sys_free(r->buf);
 	r->fp = NULL;
 	r->fd = -1;
 	r->vbuf = NULL;
@@ -318,13 +356,13 @@ static ssize_t posix_read_once(reader *r, void *dst, size_t n)
 	ssize_t k;
 
 	if (r->kpos != r->off) {
-		if (lseek(r->fd, (off_t)r->off, SEEK_SET) < 0)
+		if (parload__sys_lseek(r->fd, (off_t)r->off, SEEK_SET) < 0)
 			return rd_eio(r, errno, r->off);
 		r->kpos = r->off;
 	}
 	n = PARLOAD__MIN(n, r->max_read);
 	do {
-		k = read(r->fd, dst, n);
+		k = parload__sys_read(r->fd, dst, n);
 		r->calls++;
 	} while (k < 0 && errno == EINTR);
 	if (k < 0)
@@ -346,17 +384,17 @@ static ssize_t stdio_read(reader *r, unsigned char *d, size_t n)
 		size_t k;
 
 		errno = 0;
-		k = fread(d + done, 1, ask, r->fp);
+		k = parload__sys_fread(d + done, 1, ask, r->fp);
 		done += k;
 		r->off += k;
 		r->bytes += k;
 		if (k == ask)
 			continue;
-		if (!ferror(r->fp))
+		if (!parload__sys_ferror(r->fp))
 			break; /* end of file */
 		if (errno != EINTR)
 			return rd_eio(r, errno, r->off);
-		clearerr(r->fp);
+		parload__sys_clearerr(r->fp);
 	}
 	return (ssize_t)done;
 }
@@ -412,7 +450,7 @@ static int rd_read(reader *r, void *dst, size_t n)
 static int rd_seek(reader *r, uint64_t off)
 {
 	if (r->kind == RD_STDIO) {
-		if (fseeko(r->fp, (off_t)off, SEEK_SET) != 0)
+		if (parload__sys_fseeko(r->fp, (off_t)off, SEEK_SET) != 0)
 			return rd_eio(r, errno, off);
 	} else if (r->kind == RD_POSIX_BUFFERED) {
 		if (off >= r->bufoff && off - r->bufoff <= r->len) {
@@ -433,6 +471,7 @@ typedef struct run {
 	double t0;
 	reader r;
 	parload_file_header h;
+	uint64_t declared; /* the header's view_count */
 } run;
 
 static int fail_short_header(const char *path, uint64_t size,
@@ -475,7 +514,7 @@ static int run_begin(run *u, const parload__load *l)
 	rc = parload_parse_file_header(b, sizeof(b), l->path, &u->h, l->err);
 	if (rc)
 		return rc;
-	rc = parload__check_file_size(&u->h, r->size, l->path, l->err);
+	rc = parload__fit_size(l, &u->h, r->size, &u->declared);
 	if (rc)
 		return rc;
 	r->h = &u->h;
@@ -494,10 +533,13 @@ static int run_end(run *u, int rc, parload_strategy strategy)
 	reader *r = &u->r;
 	parload_dataset *ds = l->out;
 
-	if (rc == 0 && u->h.view_count)
-		rc = parload__check_views(&u->h, ds->headers, ds->pixels, 0,
-					  u->h.view_count, false, l->path,
-					  l->err);
+	/* view_index, and the CRCs when asked. */
+	if (rc == 0)
+		rc = parload__verify_all(l, &u->h, ds);
+	if (rc == 0)
+		rc = parload__load_recheck(l, r->fp ? fileno(r->fp) : r->fd,
+					   parload__view_offset(
+						   &u->h, u->h.view_count));
 	rd_close(r);
 	if (rc) {
 		sysio_off(&r->sio);
@@ -519,10 +561,52 @@ static int run_end(run *u, int rc, parload_strategy strategy)
 	ds->stats.bytes_read = r->bytes;
 	ds->stats.threads = 1;
 	ds->stats.strategy = strategy;
+	ds->stats.declared_views = u->declared;
+	ds->stats.crc_checked = (l->opts->flags & PARLOAD_OPT_VERIFY_CRC) &&
+					(u->h.flags & PARLOAD_FLAG_CRC32C) ?
+				u->h.view_count : 0;
 	return 0;
 }
 
 /* ---- V1: bulk ---- */
+
+#define HUGE_PAGE ((size_t)2 << 20)
+
+typedef struct stage {
+	void *base;
+	size_t len;
+	unsigned char *p; /* len - (p - base) >= the size asked for */
+} stage;
+
+/* V1's temporary buffer, made as the dataset's memory is (dataset.c): an
+ * anonymous mapping, advised for transparent huge pages unless the caller
+ * said not to.  A plain malloc would fault it in 4 KiB at a time while the
+ * dataset gets huge pages, and V1 would be measured against the allocator
+ * instead of against the other read patterns. */
+static int stage_alloc(stage *st, size_t size, unsigned flags)
+{
+	const bool huge = size >= HUGE_PAGE &&
+			  !(flags & PARLOAD_OPT_NO_HUGEPAGES);
+
+	st->len = huge ? size + HUGE_PAGE : size;
+	st->base = parload__sys_mmap(NULL, st->len, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (st->base == MAP_FAILED) {
+		st->base = NULL;
+		return -1;
+	}
+	st->p = st->base;
+	if (huge) {
+		uintptr_t a = ((uintptr_t)st->base + HUGE_PAGE - 1) &
+			      ~(uintptr_t)(HUGE_PAGE - 1);
+
+		st->p = (unsigned char *)a;
+		/* Advice only: without THP the buffer works the same. */
+		(void)parload__sys_madvise(st->p, size & ~(HUGE_PAGE - 1),
+					   MADV_HUGEPAGE);
+	}
+	return 0;
+}
 
 int parload__load_bulk(const parload__load *l)
 {
@@ -535,17 +619,19 @@ int parload__load_bulk(const parload__load *l)
 		const size_t rec = PARLOAD_VIEW_HEADER_SIZE + ps;
 		/* The dataset fit in memory, so n * rec fits in size_t. */
 		const size_t total = (size_t)n * rec;
-		unsigned char *tmp = malloc(total);
 		unsigned char *pix = l->out->pixels;
+		stage st;
 
-		if (!tmp) {
-			rc = parload__fail(l->err, PARLOAD_ENOMEM, ENOMEM,
+		if (stage_alloc(&st, total, l->opts->flags) != 0) {
+			rc = parload__fail(l->err, PARLOAD_ENOMEM, errno,
 					   l->path, PARLOAD_NONE, PARLOAD_NONE,
-					   "out of memory: cannot allocate %zu "
+					   "out of memory: cannot map %zu "
 					   "bytes to read the file into",
 					   total);
 		} else {
-			rc = rd_read(&u.r, tmp, total);
+			const unsigned char *tmp = st.p;
+
+			rc = rd_read(&u.r, st.p, total);
 			for (uint64_t i = 0; rc == 0 && i < n; i++) {
 				const unsigned char *p = tmp + i * rec;
 
@@ -554,7 +640,7 @@ int parload__load_bulk(const parload__load *l)
 				memcpy(pix + i * ps,
 				       p + PARLOAD_VIEW_HEADER_SIZE, ps);
 			}
-			free(tmp);
+			parload__sys_munmap(st.base, st.len);
 		}
 	}
 	return run_end(&u, rc, PARLOAD_STRATEGY_BULK);
@@ -607,19 +693,130 @@ int parload__load_two_pass(const parload__load *l)
 
 /* ---- mmap ---- */
 
+/*
+ * Another process may truncate the file while it is mapped, and touching a
+ * mapped page past the new end of the file raises SIGBUS, which kills the
+ * process.  A library must not take over the process's signal handlers, so
+ * nothing here touches the mapping directly: the bytes are copied out of it
+ * with process_vm_readv() on our own pid, for which the kernel walks the
+ * mapping as a debugger would and answers a page past the end of the file
+ * with EFAULT, a short copy, instead of a signal.  One call copies a whole
+ * batch of records, up to max_read bytes, into up to IOV_MAX destinations,
+ * and comes out faster than memcpy() from the mapping, which takes a page
+ * fault for every few pages (README, "Reliability").  A copy that stops
+ * short is retried from where it stopped; if the file has become shorter
+ * than the bytes asked for, the load fails with PARLOAD_ETRUNCATED.  Where
+ * process_vm_readv() is not allowed (a seccomp filter, a kernel without
+ * it) the same bytes are read with pread() instead, and counted as reads.
+ */
+
+#define MAP_BATCH_IOV 1024 /* IOV_MAX on Linux */
+
+typedef struct mapcopy {
+	const parload__load *l;
+	const parload_file_header *h; /* once parsed: names views in errors */
+	int fd;          /* kept open: the size, and the pread fallback */
+	const unsigned char *map;
+	pid_t pid;
+	size_t max_read;
+	bool use_pread;
+	uint64_t bytes;  /* copied out of the mapping */
+	parload__io_stats io; /* the fallback's reads */
+} mapcopy;
+
+/* Nothing could be copied at off: the file shrank (an error), or a page
+ * came back between the copy and the look (worth another copy, a few
+ * times). */
+static int map_stuck(mapcopy *m, uint64_t off, int sys_errno, int tries)
+{
+	const parload__load *l = m->l;
+	uint64_t view = m->h ? parload__view_at(m->h, off) : PARLOAD_NONE;
+	struct stat st;
+
+	if (parload__sys_fstat(m->fd, &st) == 0 && (uint64_t)st.st_size <= off)
+		return parload__fail(l->err, PARLOAD_ETRUNCATED, 0, l->path,
+				     view, off,
+				     "file ended early: it was truncated to "
+				     "%jd bytes while being read",
+				     (intmax_t)st.st_size);
+	if (tries < 3)
+		return 0;
+	return parload__fail(l->err, PARLOAD_EIO, sys_errno, l->path, view,
+			     off, "cannot copy from the mapped file");
+}
+
+/* Copy the file's bytes from off on out of the mapping into iov (cnt
+ * buffers, consumed). */
+static int map_read(mapcopy *m, struct iovec *iov, int cnt, uint64_t off)
+{
+	int tries = 0, rc;
+
+	while (cnt > 0) {
+		struct iovec remote;
+		size_t want = 0;
+		ssize_t got;
+
+		if (m->use_pread)
+			return parload__preadv_full(m->fd, iov, cnt, off,
+						    m->max_read, &m->io, m->h,
+						    m->l->path, m->l->err);
+		for (int k = 0; k < cnt; k++)
+			want += iov[k].iov_len;
+		remote.iov_base = (void *)(m->map + off);
+		remote.iov_len = want;
+		got = process_vm_readv(m->pid, iov, (unsigned long)cnt, &remote,
+				       1, 0);
+		if (got < 0 && (errno == ENOSYS || errno == EPERM ||
+				errno == EACCES || errno == ENOMEM)) {
+			m->use_pread = true;
+			continue;
+		}
+		if (got <= 0) {
+			rc = map_stuck(m, off, got < 0 ? errno : 0, ++tries);
+			if (rc)
+				return rc;
+			continue;
+		}
+		tries = 0;
+		m->bytes += (uint64_t)got;
+		off += (uint64_t)got;
+		/* Drop what was filled; a partly filled buffer moves on. */
+		for (size_t left = (size_t)got; cnt > 0;) {
+			if (left < iov->iov_len) {
+				iov->iov_base = (char *)iov->iov_base + left;
+				iov->iov_len -= left;
+				break;
+			}
+			left -= iov->iov_len;
+			iov++;
+			cnt--;
+		}
+	}
+	return 0;
+}
+
 int parload__load_mmap(const parload__load *l)
 {
 	const double t0 = parload__now();
 	parload_dataset *ds = l->out;
+	unsigned char b[PARLOAD_FILE_HEADER_SIZE];
 	parload_file_header h;
-	unsigned char *map = NULL;
-	uint64_t size = 0;
+	uint64_t size = 0, declared = 0;
+	struct iovec iov[MAP_BATCH_IOV];
+	mapcopy m;
 	int fd, rc;
 
 	memset(ds, 0, sizeof(*ds));
-	rc = parload__open(l->path, &fd, &size, l->err);
+	memset(&m, 0, sizeof(m));
+	rc = parload__load_open(l, &fd, &size);
 	if (rc)
 		return rc;
+	m.l = l;
+	m.fd = fd;
+	m.pid = getpid();
+	m.max_read = l->opts->max_read ? l->opts->max_read :
+					 PARLOAD__DEFAULT_MAX_READ;
+	m.max_read = PARLOAD__MIN(m.max_read, PARLOAD__KERNEL_MAX_READ);
 	if (size < PARLOAD_FILE_HEADER_SIZE) {
 		rc = fail_short_header(l->path, size, l->err);
 	} else if (size > SIZE_MAX) {
@@ -629,9 +826,10 @@ int parload__load_mmap(const parload__load *l)
 				   "does not fit in this address space",
 				   size);
 	} else {
-		map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (map == MAP_FAILED) {
-			map = NULL;
+		m.map = parload__sys_mmap(NULL, (size_t)size, PROT_READ,
+					  MAP_PRIVATE, fd, 0);
+		if (m.map == MAP_FAILED) {
+			m.map = NULL;
 			rc = parload__fail(l->err,
 					   errno == ENOMEM ? PARLOAD_ENOMEM :
 							     PARLOAD_EIO,
@@ -640,43 +838,57 @@ int parload__load_mmap(const parload__load *l)
 					   "cannot map the file");
 		}
 	}
-	/* The mapping keeps the file; the descriptor is done. */
-	close(fd);
 	if (rc == 0) {
 		/* Advice only: read-ahead in larger steps. */
-		(void)madvise(map, (size_t)size, MADV_SEQUENTIAL);
-		rc = parload_parse_file_header(map, PARLOAD_FILE_HEADER_SIZE,
-					       l->path, &h, l->err);
+		(void)parload__sys_madvise((void *)m.map, (size_t)size,
+					   MADV_SEQUENTIAL);
+		iov[0].iov_base = b;
+		iov[0].iov_len = sizeof(b);
+		rc = map_read(&m, iov, 1, 0);
 	}
 	if (rc == 0)
-		rc = parload__check_file_size(&h, size, l->path, l->err);
+		rc = parload_parse_file_header(b, sizeof(b), l->path, &h,
+					       l->err);
+	if (rc == 0)
+		rc = parload__fit_size(l, &h, size, &declared);
 	if (rc == 0)
 		rc = parload__dataset_alloc(l, &h);
 	if (rc == 0 && h.view_count) {
-		const size_t ps = (size_t)h.payload_size;
-		unsigned char *pix = ds->pixels;
+		parload__slice all;
+		parload__cursor c;
+		uint64_t off;
+		int cnt;
 
-		for (uint64_t i = 0; i < h.view_count; i++) {
-			const unsigned char *p =
-				map + parload__view_offset(&h, i);
-
-			memcpy(&ds->headers[i], p, PARLOAD_VIEW_HEADER_SIZE);
-			memcpy(pix + i * ps, p + PARLOAD_VIEW_HEADER_SIZE, ps);
-		}
-		rc = parload__check_views(&h, ds->headers, ds->pixels, 0,
-					  h.view_count, false, l->path,
-					  l->err);
+		/* The records, in batches, straight into both arrays. */
+		m.h = &h;
+		memset(&all, 0, sizeof(all));
+		all.file_begin = PARLOAD_FILE_HEADER_SIZE;
+		all.file_end = parload__view_offset(&h, h.view_count);
+		parload__cursor_init(&c, &h, &all, ds->headers, ds->pixels);
+		while (rc == 0 && (cnt = parload__cursor_next(
+					   &c, iov, MAP_BATCH_IOV, m.max_read,
+					   &off)) > 0)
+			rc = map_read(&m, iov, cnt, off);
+		if (rc == 0)
+			rc = parload__load_recheck(l, fd, all.file_end);
+		if (rc == 0)
+			rc = parload__verify_all(l, &h, ds);
 	}
-	if (map)
-		munmap(map, (size_t)size);
+	if (m.map)
+		parload__sys_munmap((void *)m.map, (size_t)size);
+	parload__load_close(l, fd);
 	if (rc) {
 		parload_dataset_free(ds);
 		return rc;
 	}
 	ds->stats.seconds = parload__now() - t0;
-	ds->stats.bytes_read = size;
-	ds->stats.read_calls = 0;
+	ds->stats.bytes_read = m.bytes + m.io.bytes;
+	ds->stats.read_calls = m.io.calls;
 	ds->stats.threads = 1;
 	ds->stats.strategy = PARLOAD_STRATEGY_MMAP;
+	ds->stats.declared_views = declared;
+	ds->stats.crc_checked = (l->opts->flags & PARLOAD_OPT_VERIFY_CRC) &&
+					(h.flags & PARLOAD_FLAG_CRC32C) ?
+				h.view_count : 0;
 	return 0;
 }

@@ -81,16 +81,16 @@ static void stop_workers(struct parload__pool *p, unsigned started)
 	pthread_cond_broadcast(&p->wake);
 	pthread_mutex_unlock(&p->lock);
 	for (unsigned i = 0; i < started; i++)
-		pthread_join(p->workers[i].thread, NULL);
+		parload__sys_pthread_join(p->workers[i].thread, NULL);
 }
 
 static void destroy(struct parload__pool *p)
 {
-	pthread_cond_destroy(&p->done);
-	pthread_cond_destroy(&p->wake);
-	pthread_mutex_destroy(&p->lock);
-	free(p->workers);
-	free(p);
+	parload__sys_pthread_cond_destroy(&p->done);
+	parload__sys_pthread_cond_destroy(&p->wake);
+	parload__sys_pthread_mutex_destroy(&p->lock);
+	parload__sys_free(p->workers);
+	parload__sys_free(p);
 }
 
 int parload__pool_new(parload__pool **out, unsigned n,
@@ -107,37 +107,37 @@ int parload__pool_new(parload__pool **out, unsigned n,
 		return parload__fail(err, PARLOAD_EINVAL, 0, NULL,
 				     PARLOAD_NONE, PARLOAD_NONE,
 				     "a pool needs at least one worker");
-	p = calloc(1, sizeof(*p));
+	p = parload__sys_calloc(1, sizeof(*p));
 	if (!p)
 		return parload__fail(err, PARLOAD_ENOMEM, ENOMEM, NULL,
 				     PARLOAD_NONE, PARLOAD_NONE, NULL);
-	p->workers = calloc(n, sizeof(*p->workers));
+	p->workers = parload__sys_calloc(n, sizeof(*p->workers));
 	if (!p->workers) {
-		free(p);
+		parload__sys_free(p);
 		return parload__fail(err, PARLOAD_ENOMEM, ENOMEM, NULL,
 				     PARLOAD_NONE, PARLOAD_NONE, NULL);
 	}
-	e = pthread_mutex_init(&p->lock, NULL);
+	e = parload__sys_pthread_mutex_init(&p->lock, NULL);
 	if (e) {
-		free(p->workers);
-		free(p);
+		parload__sys_free(p->workers);
+		parload__sys_free(p);
 		return parload__fail(err, PARLOAD_ETHREAD, e, NULL,
 				     PARLOAD_NONE, PARLOAD_NONE, NULL);
 	}
-	e = pthread_cond_init(&p->wake, NULL);
+	e = parload__sys_pthread_cond_init(&p->wake, NULL);
 	if (e) {
-		pthread_mutex_destroy(&p->lock);
-		free(p->workers);
-		free(p);
+		parload__sys_pthread_mutex_destroy(&p->lock);
+		parload__sys_free(p->workers);
+		parload__sys_free(p);
 		return parload__fail(err, PARLOAD_ETHREAD, e, NULL,
 				     PARLOAD_NONE, PARLOAD_NONE, NULL);
 	}
-	e = pthread_cond_init(&p->done, NULL);
+	e = parload__sys_pthread_cond_init(&p->done, NULL);
 	if (e) {
-		pthread_cond_destroy(&p->wake);
-		pthread_mutex_destroy(&p->lock);
-		free(p->workers);
-		free(p);
+		parload__sys_pthread_cond_destroy(&p->wake);
+		parload__sys_pthread_mutex_destroy(&p->lock);
+		parload__sys_free(p->workers);
+		parload__sys_free(p);
 		return parload__fail(err, PARLOAD_ETHREAD, e, NULL,
 				     PARLOAD_NONE, PARLOAD_NONE, NULL);
 	}
@@ -166,7 +166,8 @@ int parload__pool_new(parload__pool **out, unsigned n,
 
 		w->pool = p;
 		w->index = started;
-		e = pthread_create(&w->thread, NULL, worker_main, w);
+		e = parload__sys_pthread_create(&w->thread, NULL, worker_main,
+						w);
 		if (e)
 			break;
 	}

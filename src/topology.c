@@ -92,11 +92,11 @@ static int build_order(parload__topology *t)
 	if (nnodes <= 0)
 		nnodes = 1;
 
-	unit_node = malloc(sizeof(*unit_node) * (size_t)nunits);
-	by_node = malloc(sizeof(*by_node) * (size_t)nunits);
-	count = calloc((size_t)nnodes, sizeof(*count));
-	start = calloc((size_t)nnodes, sizeof(*start));
-	fill = calloc((size_t)nnodes, sizeof(*fill));
+	unit_node = parload__sys_malloc(sizeof(*unit_node) * (size_t)nunits);
+	by_node = parload__sys_malloc(sizeof(*by_node) * (size_t)nunits);
+	count = parload__sys_calloc((size_t)nnodes, sizeof(*count));
+	start = parload__sys_calloc((size_t)nnodes, sizeof(*start));
+	fill = parload__sys_calloc((size_t)nnodes, sizeof(*fill));
 	if (!unit_node || !by_node || !count || !start || !fill)
 		goto out;
 
@@ -133,10 +133,10 @@ static int build_order(parload__topology *t)
 			by_node[start[k] + fill[k]++] = i;
 	}
 
-	free(t->order_unit);
-	free(t->order_node);
-	t->order_unit = malloc(sizeof(*t->order_unit) * units);
-	t->order_node = malloc(sizeof(*t->order_node) * units);
+	parload__sys_free(t->order_unit);
+	parload__sys_free(t->order_node);
+	t->order_unit = parload__sys_malloc(sizeof(*t->order_unit) * units);
+	t->order_node = parload__sys_malloc(sizeof(*t->order_node) * units);
 	if (!t->order_unit || !t->order_node)
 		goto out;
 
@@ -155,11 +155,11 @@ static int build_order(parload__topology *t)
 	t->nodes = nodes;
 	ret = 0;
 out:
-	free(unit_node);
-	free(by_node);
-	free(count);
-	free(start);
-	free(fill);
+	parload__sys_free(unit_node);
+	parload__sys_free(by_node);
+	parload__sys_free(count);
+	parload__sys_free(start);
+	parload__sys_free(fill);
 	return ret;
 }
 
@@ -173,21 +173,21 @@ static int find_allowed(parload__topology *t)
 {
 	hwloc_const_cpuset_t all = hwloc_topology_get_allowed_cpuset(t->topo);
 
-	t->allowed = hwloc_bitmap_dup(all);
+	t->allowed = parload__sys_hwloc_bitmap_dup(all);
 	if (!t->allowed)
 		return -ENOMEM;
 	if (t->this_system) {
-		hwloc_bitmap_t bound = hwloc_bitmap_alloc();
+		hwloc_bitmap_t bound = parload__sys_hwloc_bitmap_alloc();
 
 		if (!bound)
 			return -ENOMEM;
 		/* Where the binding cannot be read, or does not meet the
 		 * topology (it should always), keep everything allowed. */
-		if (hwloc_get_cpubind(t->topo, bound,
-				      HWLOC_CPUBIND_PROCESS) == 0 &&
+		if (parload__sys_hwloc_get_cpubind(t->topo, bound,
+						   HWLOC_CPUBIND_PROCESS) == 0 &&
 		    hwloc_bitmap_intersects(bound, all))
 			hwloc_bitmap_and(t->allowed, all, bound);
-		hwloc_bitmap_free(bound);
+		parload__sys_hwloc_bitmap_free(bound);
 	}
 	return 0;
 }
@@ -218,28 +218,28 @@ static int analyse(parload__topology *t)
 static void destroy(parload__topology *t)
 {
 	if (t->allowed)
-		hwloc_bitmap_free(t->allowed);
-	free(t->order_unit);
-	free(t->order_node);
-	free(t);
+		parload__sys_hwloc_bitmap_free(t->allowed);
+	parload__sys_free(t->order_unit);
+	parload__sys_free(t->order_node);
+	parload__sys_free(t);
 }
 
 /* Take ownership of a loaded hwloc topology; destroyed on failure. */
 static int take(parload__topology **out, hwloc_topology_t topo,
 		parload_error *err)
 {
-	parload__topology *t = calloc(1, sizeof(*t));
+	parload__topology *t = parload__sys_calloc(1, sizeof(*t));
 	int ret;
 
 	if (!t) {
-		hwloc_topology_destroy(topo);
+		parload__sys_hwloc_topology_destroy(topo);
 		return parload__fail(err, PARLOAD_ENOMEM, ENOMEM, NULL,
 				     PARLOAD_NONE, PARLOAD_NONE, NULL);
 	}
 	t->topo = topo;
 	ret = analyse(t);
 	if (ret < 0) {
-		hwloc_topology_destroy(topo);
+		parload__sys_hwloc_topology_destroy(topo);
 		destroy(t);
 		if (ret == -ENOMEM)
 			return parload__fail(err, PARLOAD_ENOMEM, ENOMEM, NULL,
@@ -259,7 +259,7 @@ int parload__topology_open(parload__topology **out, parload_error *err)
 	int e;
 
 	*out = NULL;
-	if (hwloc_topology_init(&topo) < 0)
+	if (parload__sys_hwloc_topology_init(&topo) < 0)
 		return parload__fail(err, PARLOAD_ETOPOLOGY, errno, NULL,
 				     PARLOAD_NONE, PARLOAD_NONE,
 				     "cannot initialise hwloc");
@@ -282,13 +282,13 @@ int parload__topology_open(parload__topology **out, parload_error *err)
 						   HWLOC_TYPE_FILTER_KEEP_NONE) < 0)
 		goto fail;
 	what = "cannot load the machine topology";
-	if (hwloc_topology_load(topo) < 0)
+	if (parload__sys_hwloc_topology_load(topo) < 0)
 		goto fail;
 	return take(out, topo, err);
 
 fail:
 	e = errno;
-	hwloc_topology_destroy(topo);
+	parload__sys_hwloc_topology_destroy(topo);
 	return parload__fail(err, PARLOAD_ETOPOLOGY, e, NULL, PARLOAD_NONE,
 			     PARLOAD_NONE, "%s", what);
 }
@@ -308,7 +308,7 @@ void parload__topology_close(parload__topology *t)
 {
 	if (!t)
 		return;
-	hwloc_topology_destroy(t->topo);
+	parload__sys_hwloc_topology_destroy(t->topo);
 	destroy(t);
 }
 
@@ -353,15 +353,16 @@ int parload__topology_bind_thread(parload__topology *t,
 		return -EINVAL;
 	/* Only the core's CPUs the process may use: binding a thread to a
 	 * hyperthread sibling outside `taskset -c` would escape it. */
-	set = hwloc_bitmap_alloc();
+	set = parload__sys_hwloc_bitmap_alloc();
 	if (!set)
 		return -ENOMEM;
 	hwloc_bitmap_and(set, unit->cpuset, t->allowed);
 	if (hwloc_bitmap_iszero(set))
 		hwloc_bitmap_copy(set, unit->cpuset);
-	if (hwloc_set_cpubind(t->topo, set, HWLOC_CPUBIND_THREAD) < 0)
+	if (parload__sys_hwloc_set_cpubind(t->topo, set,
+					   HWLOC_CPUBIND_THREAD) < 0)
 		ret = errno > 0 ? -errno : -EINVAL;
-	hwloc_bitmap_free(set);
+	parload__sys_hwloc_bitmap_free(set);
 	return ret;
 }
 
@@ -390,9 +391,10 @@ int parload__topology_bind_memory(parload__topology *t,
 	end = ((uintptr_t)addr + len) & ~(page - 1);
 	if (end <= begin)
 		return 0;
-	if (hwloc_set_area_membind(t->topo, (void *)begin, end - begin,
-				   node->nodeset, HWLOC_MEMBIND_BIND,
-				   HWLOC_MEMBIND_BYNODESET) < 0)
+	if (parload__sys_hwloc_set_area_membind(t->topo, (void *)begin,
+						end - begin, node->nodeset,
+						HWLOC_MEMBIND_BIND,
+						HWLOC_MEMBIND_BYNODESET) < 0)
 		return errno > 0 ? -errno : -EINVAL;
 	return 0;
 }

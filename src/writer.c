@@ -31,8 +31,9 @@ static int write_all(parload_writer *w, const void *data, size_t len,
 	const unsigned char *p = data;
 
 	while (len) {
-		ssize_t n = write(w->fd, p, PARLOAD__MIN(len,
-							 PARLOAD__KERNEL_MAX_READ));
+		ssize_t n = parload__sys_write(w->fd, p,
+					       PARLOAD__MIN(len,
+						PARLOAD__KERNEL_MAX_READ));
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -102,25 +103,26 @@ int parload_writer_open(parload_writer **out, const char *path,
 				     PARLOAD_NONE, PARLOAD_NONE,
 				     "views of %" PRIu64 " bytes do not fit in "
 				     "this address space", h->payload_size);
-	w = malloc(sizeof(*w));
+	w = parload__sys_malloc(sizeof(*w));
 	if (!w)
 		return parload__fail(err, PARLOAD_ENOMEM, 0, path, PARLOAD_NONE,
 				     PARLOAD_NONE, NULL);
-	w->path = strdup(path);
+	w->path = parload__sys_strdup(path);
 	if (!w->path) {
-		free(w);
+		parload__sys_free(w);
 		return parload__fail(err, PARLOAD_ENOMEM, 0, path, PARLOAD_NONE,
 				     PARLOAD_NONE, NULL);
 	}
 	do
-		w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		w->fd = parload__sys_open(path, O_WRONLY | O_CREAT | O_TRUNC |
+						  O_CLOEXEC, 0666);
 	while (w->fd < 0 && errno == EINTR);
 	if (w->fd < 0) {
 		rc = parload__fail(err, PARLOAD_EWRITE, errno, path,
 				   PARLOAD_NONE, PARLOAD_NONE,
 				   "cannot create file");
-		free(w->path);
-		free(w);
+		parload__sys_free(w->path);
+		parload__sys_free(w);
 		return rc;
 	}
 	w->h = check;
@@ -181,11 +183,11 @@ int parload_writer_close(parload_writer *w, parload_error *err)
 				   "%" PRIu64 " views written, the header "
 				   "declares %" PRIu64,
 				   w->added, w->h.view_count);
-	if (close(w->fd) != 0 && rc == 0)
+	if (parload__sys_close(w->fd) != 0 && rc == 0)
 		rc = parload__fail(err, PARLOAD_EWRITE, errno, w->path,
 				   PARLOAD_NONE, PARLOAD_NONE,
 				   "cannot close file");
-	free(w->path);
-	free(w);
+	parload__sys_free(w->path);
+	parload__sys_free(w);
 	return rc;
 }

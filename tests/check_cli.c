@@ -40,10 +40,16 @@ static char tmpdir[1100];  /* the command's $TMPDIR */
 
 static void setup(void)
 {
-	const char *base = getenv("TMPDIR");
+	/* The $TMPDIR the suite started with: a test points $TMPDIR into
+	 * its scratch directory, which is gone when the next test starts in
+	 * the same process (CK_FORK=no, as make check-valgrind runs). */
+	static char base[512];
 
-	if (!base || !*base)
-		base = "/tmp";
+	if (!base[0]) {
+		const char *t = getenv("TMPDIR");
+
+		snprintf(base, sizeof(base), "%s", t && *t ? t : "/tmp");
+	}
 	snprintf(scratch, sizeof(scratch), "%s/check_cli-XXXXXX", base);
 	ck_assert_msg(mkdtemp(scratch) != NULL, "mkdtemp %s: %s", scratch,
 		      strerror(errno));
@@ -273,6 +279,7 @@ static void assert_json_lines(const char *text)
 static const char *const documented[] = {
 	"--threads", "--strategy", "--io", "--buffer", "--max-read",
 	"--no-bind", "--no-hugepages", "--preallocate", "--verify-seed",
+	"--verify", "--keep-going", "--allow-truncated", "<stdin>",
 	"--json", "--quiet",
 	"--help", "--version", "gen", "info", "--views", "--width", "--height",
 	"--type", "--crc", "--seed", "Exit status",
@@ -781,14 +788,23 @@ START_TEST(test_good_and_bad)
 }
 END_TEST
 
-/* '-' is not stdin (yet): it is a file name like any other. */
-START_TEST(test_dash_is_a_path)
+/* '-' is standard input (here /dev/null, an empty stream); a file named
+ * '-' is loaded when written with a directory. */
+START_TEST(test_dash_is_stdin)
 {
+	char want[1300];
 	result r;
 
 	RUN(&r, "-");
 	ck_assert_int_eq(r.status, 1);
-	ck_assert_msg(starts_with(r.err, "parload: -: "), "%s", r.err);
+	ck_assert_msg(starts_with(r.err, "parload: <stdin>: stream is empty"),
+		      "%s", r.err);
+	result_free(&r);
+	GEN("-");
+	RUN(&r, P("-"));
+	ck_assert_int_eq(r.status, 0);
+	snprintf(want, sizeof(want), "%s: 10 views", P("-"));
+	ck_assert_msg(starts_with(r.out, want), "%s", r.out);
 	result_free(&r);
 }
 END_TEST
@@ -1172,6 +1188,295 @@ START_TEST(test_default_signal)
 END_TEST
 
 /* ---------------------------------------------------------------------
+ * Reliability: --verify, --keep-going, --allow-truncated, '-'
+ * ------------------------------------------------------------------- */
+
+/* GEN's default stream: 10 views of 256-byte payloads, 288-byte records. */
+#define PAYLOAD_OFF(v) (64 + (v) * 288 + 32)
+
+/* Run the command with its standard input read from file: redirected
+ * (`parload - < FILE`), or, with through_pipe, through a pipe that this
+ * process fills with the file's bytes (`cat FILE | parload -`). */
+static void run_stdin(result *r, const char *file, bool through_pipe,
+		      const char *const *args)
+{
+	const char *argv[64];
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t def;
+	int p[2] = { -1, -1 }, n = 0, rc;
+	pid_t pid;
+
+	argv[n++] = bin;
+	for (; *args; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	posix_spawn_file_actions_init(&fa);
+	if (through_pipe) {
+		ck_assert_int_eq(pipe(p), 0);
+		posix_spawn_file_actions_adddup2(&fa, p[0], 0);
+		posix_spawn_file_actions_addclose(&fa, p[0]);
+		posix_spawn_file_actions_addclose(&fa, p[1]);
+	} else {
+		posix_spawn_file_actions_addopen(&fa, 0, file, O_RDONLY, 0);
+	}
+	posix_spawn_file_actions_addopen(&fa, 1, P(".stdout"),
+					 O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	posix_spawn_file_actions_addopen(&fa, 2, P(".stderr"),
+					 O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	/* This process ignores SIGPIPE (below); the command must not. */
+	posix_spawnattr_init(&attr);
+	sigemptyset(&def);
+	sigaddset(&def, SIGPIPE);
+	posix_spawnattr_setsigdefault(&attr, &def);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+	signal(SIGPIPE, SIG_IGN);
+	rc = posix_spawn(&pid, bin, &fa, &attr, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	ck_assert_msg(rc == 0, "posix_spawn %s: %s", bin, strerror(rc));
+	if (through_pipe) {
+		char *data = slurp(file);
+		struct stat st;
+		size_t done = 0;
+
+		close(p[0]);
+		ck_assert_int_eq(stat(file, &st), 0);
+		while (done < (size_t)st.st_size) {
+			ssize_t k = write(p[1], data + done,
+					  (size_t)st.st_size - done);
+
+			if (k <= 0)
+				break; /* the command stopped reading */
+			done += (size_t)k;
+		}
+		close(p[1]);
+		free(data);
+	}
+	finish(pid, r);
+}
+
+#define RUN_STDIN(r, file, through_pipe, ...)                              \
+	run_stdin((r), (file), (through_pipe),                             \
+		  (const char *const[]){ __VA_ARGS__, NULL })
+
+START_TEST(test_verify_crc)
+{
+	result r;
+
+	GEN("c.raw", "--crc");
+	RUN(&r, "--verify", P("c.raw"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	ck_assert_msg(strstr(r.out, "(parallel), CRC-32C verified\n"), "%s",
+		      r.out);
+	result_free(&r);
+	RUN(&r, "--verify", "--json", P("c.raw"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_uint_eq(json_u64(r.out, "crc_checked"), 10);
+	ck_assert_uint_eq(json_u64(r.out, "bad_views"), 0);
+	assert_json_lines(r.out);
+	result_free(&r);
+}
+END_TEST
+
+/* A file without CRCs loads, and the line says nothing was checked. */
+START_TEST(test_verify_without_crcs)
+{
+	result r;
+
+	GEN("n.raw");
+	RUN(&r, "--verify", P("n.raw"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, ", no CRC-32C to verify\n"), "%s", r.out);
+	result_free(&r);
+	RUN(&r, "--verify", "--json", P("n.raw"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_uint_eq(json_u64(r.out, "crc_checked"), 0);
+	result_free(&r);
+}
+END_TEST
+
+/* Without --keep-going the first bad view fails the file. */
+START_TEST(test_verify_bad_view)
+{
+	char want[1300];
+	result r;
+
+	GEN("c.raw", "--crc");
+	patch(P("c.raw"), PAYLOAD_OFF(3) + 17, "\x01", 1);
+	patch(P("c.raw"), PAYLOAD_OFF(8) + 17, "\x01", 1);
+	RUN(&r, "--verify", P("c.raw"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_str_eq(r.out, "");
+	snprintf(want, sizeof(want), "parload: %s: payload CRC-32C ",
+		 P("c.raw"));
+	ck_assert_msg(starts_with(r.err, want), "%s", r.err);
+	snprintf(want, sizeof(want), "(view 3, byte offset %d)\n",
+		 PAYLOAD_OFF(3));
+	ck_assert_msg(strstr(r.err, want), "%s", r.err);
+	ck_assert_int_eq(count_lines(r.err), 1);
+	result_free(&r);
+	/* Not asked, not checked. */
+	RUN(&r, P("c.raw"));
+	ck_assert_int_eq(r.status, 0);
+	result_free(&r);
+}
+END_TEST
+
+/* --keep-going loads the file, lists every bad view on standard error,
+ * one line each, and fails. */
+START_TEST(test_keep_going)
+{
+	/* check_reliability tries every strategy; here, the command. */
+	static const char *const strategies_[] = { "parallel", "mmap" };
+	char want[2600];
+	result r;
+
+	GEN("c.raw", "--crc");
+	patch(P("c.raw"), PAYLOAD_OFF(2), "\x01", 1);
+	patch(P("c.raw"), PAYLOAD_OFF(7) + 255, "\x01", 1);
+	snprintf(want, sizeof(want),
+		 "parload: %s: view 2: payload CRC-32C mismatch "
+		 "(byte offset %d)\n"
+		 "parload: %s: view 7: payload CRC-32C mismatch "
+		 "(byte offset %d)\n",
+		 P("c.raw"), PAYLOAD_OFF(2), P("c.raw"), PAYLOAD_OFF(7));
+	for (size_t i = 0; i < sizeof(strategies_) / sizeof(*strategies_);
+	     i++) {
+		RUN(&r, "--keep-going", "--strategy", strategies_[i],
+		    P("c.raw"));
+		ck_assert_int_eq(r.status, 1);
+		ck_assert_str_eq(r.err, want);
+		ck_assert_msg(strstr(r.out, "10 views") &&
+				      strstr(r.out, ", CRC-32C mismatch\n"),
+			      "%s", r.out);
+		result_free(&r);
+	}
+	RUN(&r, "--keep-going", "--json", P("c.raw"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_uint_eq(json_u64(r.out, "bad_views"), 2);
+	ck_assert_uint_eq(json_u64(r.out, "crc_checked"), 10);
+	assert_json_lines(r.out);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_allow_truncated)
+{
+	char want[1300];
+	result r;
+
+	GEN("t.raw");
+	/* Six whole views and part of the seventh. */
+	ck_assert_int_eq(truncate(P("t.raw"), 64 + 6 * 288 + 100), 0);
+	RUN(&r, P("t.raw"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "holds 6 complete views"), "%s", r.err);
+	result_free(&r);
+	RUN(&r, "--allow-truncated", P("t.raw"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	snprintf(want, sizeof(want),
+		 "%s: 6 views 16x8 u16 (truncated: 6 of 10 views), ",
+		 P("t.raw"));
+	ck_assert_msg(starts_with(r.out, want), "%s", r.out);
+	result_free(&r);
+	RUN(&r, "--allow-truncated", "--json", "--verify-seed", "1",
+	    P("t.raw"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_uint_eq(json_u64(r.out, "views"), 6);
+	ck_assert_uint_eq(json_u64(r.out, "declared_views"), 10);
+	ck_assert_msg(strstr(r.out, "\"truncated\":true"), "%s", r.out);
+	result_free(&r);
+	/* Trailing bytes are still an error. */
+	GEN("t.raw");
+	patch(P("t.raw"), 2944, "x", 1);
+	RUN(&r, "--allow-truncated", P("t.raw"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "after the last"), "%s", r.err);
+	result_free(&r);
+}
+END_TEST
+
+/* '-' reads standard input: a redirected file as files are loaded, a pipe
+ * as a stream, with the same result. */
+START_TEST(test_stdin)
+{
+	result r;
+
+	GEN("s.raw", "--crc", "--seed", "3");
+	RUN_STDIN(&r, P("s.raw"), false, "--verify", "--verify-seed", "3",
+		  "-");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(starts_with(r.out, "<stdin>: 10 views 16x8 u16, "),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "CRC-32C verified"), "%s", r.out);
+	result_free(&r);
+	RUN_STDIN(&r, P("s.raw"), true, "--verify", "--verify-seed", "3",
+		  "-");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	ck_assert_msg(starts_with(r.out, "<stdin>: 10 views 16x8 u16, "),
+		      "%s", r.out);
+	ck_assert_msg(strstr(r.out, "(sequential, stream), CRC-32C verified"),
+		      "%s", r.out);
+	result_free(&r);
+	RUN_STDIN(&r, P("s.raw"), true, "--json", "-");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "\"file\":\"<stdin>\""), "%s", r.out);
+	ck_assert_msg(strstr(r.out, "\"io\":\"stream\""), "%s", r.out);
+	ck_assert_uint_eq(json_u64(r.out, "bytes_read"), 2944);
+	result_free(&r);
+}
+END_TEST
+
+START_TEST(test_stdin_errors)
+{
+	result r;
+
+	GEN("s.raw");
+	ck_assert_int_eq(truncate(P("s.raw"), 2944 - 10), 0);
+	RUN_STDIN(&r, P("s.raw"), true, "-");
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(starts_with(r.err, "parload: <stdin>: stream ended "
+					 "early"),
+		      "%s", r.err);
+	result_free(&r);
+	RUN_STDIN(&r, P("s.raw"), true, "--allow-truncated", "-");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "(truncated: 9 of 10 views)"), "%s",
+		      r.out);
+	result_free(&r);
+	GEN("s.raw");
+	patch(P("s.raw"), 2944, "xyz", 3);
+	RUN_STDIN(&r, P("s.raw"), true, "-");
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "stream goes on after the last"), "%s",
+		      r.err);
+	result_free(&r);
+}
+END_TEST
+
+/* Standard input can be read once, and not ahead of its load. */
+START_TEST(test_stdin_usage)
+{
+	result r;
+
+	GEN("s.raw");
+	RUN(&r, "-", P("s.raw"), "-");
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_msg(strstr(r.err, "only once"), "%s", r.err);
+	result_free(&r);
+	RUN(&r, "--preallocate", "-");
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "--preallocate"), "%s", r.err);
+	result_free(&r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------
  * Suite
  * ------------------------------------------------------------------- */
 
@@ -1217,8 +1522,21 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_bad_magic);
 	tcase_add_test(tc, test_truncated);
 	tcase_add_test(tc, test_good_and_bad);
-	tcase_add_test(tc, test_dash_is_a_path);
+	tcase_add_test(tc, test_dash_is_stdin);
 	tcase_add_test(tc, test_directory);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("reliability");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_verify_crc);
+	tcase_add_test(tc, test_verify_without_crcs);
+	tcase_add_test(tc, test_verify_bad_view);
+	tcase_add_test(tc, test_keep_going);
+	tcase_add_test(tc, test_allow_truncated);
+	tcase_add_test(tc, test_stdin);
+	tcase_add_test(tc, test_stdin_errors);
+	tcase_add_test(tc, test_stdin_usage);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("gen");

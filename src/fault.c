@@ -1,0 +1,657 @@
+/*
+ * fault.c - the fault-injection wrappers and their controls (fault.h).
+ *
+ * Built only with ./configure --enable-fault-injection.  Every wrapper
+ * first asks should_fail() whether this call is the one to fail, then
+ * either sets errno and returns the call's failure value without doing
+ * anything, or makes the real call - shortened, for reads and writes, when
+ * a test asked for short transfers or for an I/O error further on - and
+ * counts the resource it acquired or released.
+ *
+ * State is global and atomic: the parallel loader's workers call these
+ * from several threads at once.  Which thread gets the N-th call of a
+ * parallel load is not fixed, but exactly one call is the N-th, so a walk
+ * over N covers every call however the threads interleave.  The controls
+ * are meant to be set while no load is running.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <hwloc.h>
+
+#include "fault.h"
+
+#ifndef IOV_MAX
+#define IOV_MAX 1024
+#endif
+#define NO_OFFSET UINT64_MAX
+
+static const struct {
+	const char *name;
+	int err;
+	bool intr;
+} kinds[PARLOAD__FK_COUNT] = {
+#define KIND_(k, name, err, intr) [PARLOAD__FK_##k] = { name, err, intr },
+	PARLOAD__FAULT_KINDS(KIND_)
+#undef KIND_
+};
+
+static const char *const res_names[PARLOAD__FR_COUNT] = {
+	"descriptors", "streams", "heap blocks", "mappings",
+	"threads", "locks", "topologies", "bitmaps",
+};
+
+static _Atomic uint64_t mask = PARLOAD__FK_ALL;
+static _Atomic uint64_t calls;          /* calls among mask since reset */
+static _Atomic uint64_t target;         /* the call to fail; 0: none */
+static _Atomic int fail_errno;          /* 0: the kind's own */
+static _Atomic int fired = -1;          /* the kind that failed */
+static _Atomic size_t short_max;        /* 0: transfers are not cut */
+static _Atomic uint64_t eintr_every;    /* 0: no EINTR */
+static _Atomic uint64_t intr_calls;     /* interruptible calls seen */
+static _Atomic uint64_t eio_offset = NO_OFFSET;
+static _Atomic long live[PARLOAD__FR_COUNT];
+
+/* The stream whose last fread this seam failed: ferror() must then say
+ * so, as it would after a real failure.  Per thread, like errno. */
+static _Thread_local FILE *failed_stream;
+
+/* ---- controls ---- */
+
+void parload__fault_reset(void)
+{
+	atomic_store(&target, 0);
+	atomic_store(&mask, PARLOAD__FK_ALL);
+	atomic_store(&calls, 0);
+	atomic_store(&fail_errno, 0);
+	atomic_store(&fired, -1);
+	atomic_store(&short_max, 0);
+	atomic_store(&eintr_every, 0);
+	atomic_store(&intr_calls, 0);
+	atomic_store(&eio_offset, NO_OFFSET);
+}
+
+void parload__fault_fail_nth(uint64_t n, uint64_t m, int err)
+{
+	atomic_store(&target, 0);
+	atomic_store(&calls, 0);
+	atomic_store(&fired, -1);
+	atomic_store(&mask, m & PARLOAD__FK_ALL);
+	atomic_store(&fail_errno, err);
+	atomic_store(&target, n);
+}
+
+void parload__fault_short(size_t max)
+{
+	atomic_store(&short_max, max);
+}
+
+void parload__fault_eintr_every(uint64_t k)
+{
+	/* Every call interrupted would never let a retry through. */
+	atomic_store(&intr_calls, 0);
+	atomic_store(&eintr_every, k == 1 ? 2 : k);
+}
+
+void parload__fault_eio_at(uint64_t off)
+{
+	atomic_store(&eio_offset, off);
+}
+
+uint64_t parload__fault_calls(void)
+{
+	return atomic_load(&calls);
+}
+
+int parload__fault_fired(void)
+{
+	return atomic_load(&fired);
+}
+
+long parload__fault_live(parload__fault_res r)
+{
+	return (unsigned)r < PARLOAD__FR_COUNT ? atomic_load(&live[r]) : 0;
+}
+
+const char *parload__fault_kind_name(int k)
+{
+	return k >= 0 && k < PARLOAD__FK_COUNT ? kinds[k].name : "none";
+}
+
+const char *parload__fault_res_name(int r)
+{
+	return r >= 0 && r < PARLOAD__FR_COUNT ? res_names[r] : "?";
+}
+
+int parload__fault_kind_errno(int k)
+{
+	return k >= 0 && k < PARLOAD__FK_COUNT ? kinds[k].err : 0;
+}
+
+bool parload__fault_kind_interruptible(int k)
+{
+	return k >= 0 && k < PARLOAD__FK_COUNT && kinds[k].intr;
+}
+
+/* ---- deciding ---- */
+
+/* 0 to go ahead, or the errno this call fails with. */
+static int should_fail(parload__fault_kind k)
+{
+	uint64_t every;
+
+	if ((atomic_load_explicit(&mask, memory_order_relaxed) >> k) & 1) {
+		uint64_t n = atomic_fetch_add_explicit(&calls, 1,
+						       memory_order_relaxed) + 1;
+
+		if (n == atomic_load_explicit(&target, memory_order_relaxed)) {
+			int e = atomic_load(&fail_errno);
+
+			atomic_store(&fired, (int)k);
+			return e ? e : kinds[k].err;
+		}
+	}
+	every = atomic_load_explicit(&eintr_every, memory_order_relaxed);
+	if (every && kinds[k].intr &&
+	    (atomic_fetch_add(&intr_calls, 1) + 1) % every == 0)
+		return EINTR;
+	return 0;
+}
+
+static void acquired(parload__fault_res r)
+{
+	atomic_fetch_add(&live[r], 1);
+}
+
+static void released(parload__fault_res r)
+{
+	atomic_fetch_sub(&live[r], 1);
+}
+
+/*
+ * Cut a transfer of *n bytes at file offset off (NO_OFFSET when unknown):
+ * a read that would cross the bad offset stops just before it, one that
+ * starts there fails with EIO (returned), and short transfers are cut to
+ * their size.
+ */
+static int cut(size_t *n, uint64_t off, bool reading)
+{
+	uint64_t bad = atomic_load_explicit(&eio_offset, memory_order_relaxed);
+	size_t s = atomic_load_explicit(&short_max, memory_order_relaxed);
+
+	if (*n == 0)
+		return 0;
+	if (reading && bad != NO_OFFSET && off != NO_OFFSET) {
+		if (off == bad)
+			return EIO;
+		if (off < bad && bad - off < *n)
+			*n = (size_t)(bad - off);
+	}
+	if (s && *n > s)
+		*n = s;
+	return 0;
+}
+
+/* The file position of fd, looked up only when an offset matters. */
+static uint64_t position(int fd)
+{
+	off_t p;
+
+	if (atomic_load_explicit(&eio_offset, memory_order_relaxed) ==
+	    NO_OFFSET)
+		return NO_OFFSET;
+	p = lseek(fd, 0, SEEK_CUR);
+	return p < 0 ? NO_OFFSET : (uint64_t)p;
+}
+
+#define FAIL_WITH(e, value)                                                    \
+	do {                                                                   \
+		errno = (e);                                                   \
+		return (value);                                                \
+	} while (0)
+
+/* ---- files ---- */
+
+int parload__fault_open(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	int e = should_fail(PARLOAD__FK_OPEN), fd;
+
+	if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) {
+		va_list ap;
+
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	if (e)
+		FAIL_WITH(e, -1);
+	fd = open(path, flags, mode);
+	if (fd >= 0)
+		acquired(PARLOAD__FR_FD);
+	return fd;
+}
+
+int parload__fault_close(int fd)
+{
+	int r = close(fd), e;
+
+	/* Linux releases the descriptor even when close reports an error. */
+	if (r == 0 || errno != EBADF)
+		released(PARLOAD__FR_FD);
+	e = should_fail(PARLOAD__FK_CLOSE);
+	if (e)
+		FAIL_WITH(e, -1);
+	return r;
+}
+
+int parload__fault_fstat(int fd, struct stat *st)
+{
+	int e = should_fail(PARLOAD__FK_FSTAT);
+
+	if (e)
+		FAIL_WITH(e, -1);
+	return fstat(fd, st);
+}
+
+ssize_t parload__fault_read(int fd, void *buf, size_t n)
+{
+	int e = should_fail(PARLOAD__FK_READ);
+
+	if (e == 0)
+		e = cut(&n, position(fd), true);
+	if (e)
+		FAIL_WITH(e, -1);
+	return read(fd, buf, n);
+}
+
+ssize_t parload__fault_pread(int fd, void *buf, size_t n, off_t off)
+{
+	int e = should_fail(PARLOAD__FK_PREAD);
+
+	if (e == 0)
+		e = cut(&n, off < 0 ? NO_OFFSET : (uint64_t)off, true);
+	if (e)
+		FAIL_WITH(e, -1);
+	return pread(fd, buf, n, off);
+}
+
+ssize_t parload__fault_preadv(int fd, const struct iovec *iov, int cnt,
+			      off_t off)
+{
+	struct iovec v[IOV_MAX];
+	size_t total = 0, n;
+	int e = should_fail(PARLOAD__FK_PREADV), k = 0;
+
+	if (e)
+		FAIL_WITH(e, -1);
+	/* Out-of-range vectors go to the kernel as they are: it says no. */
+	if (cnt <= 0 || cnt > IOV_MAX)
+		return preadv(fd, iov, cnt, off);
+	for (int i = 0; i < cnt; i++)
+		total += iov[i].iov_len;
+	n = total;
+	e = cut(&n, off < 0 ? NO_OFFSET : (uint64_t)off, true);
+	if (e)
+		FAIL_WITH(e, -1);
+	if (n == total)
+		return preadv(fd, iov, cnt, off);
+	/* A shortened copy of the vector: the caller's stays as it was. */
+	for (size_t left = n; left > 0; k++) {
+		v[k] = iov[k];
+		if (v[k].iov_len > left)
+			v[k].iov_len = left;
+		left -= v[k].iov_len;
+	}
+	return preadv(fd, v, k, off);
+}
+
+off_t parload__fault_lseek(int fd, off_t off, int whence)
+{
+	int e = should_fail(PARLOAD__FK_LSEEK);
+
+	if (e)
+		FAIL_WITH(e, (off_t)-1);
+	return lseek(fd, off, whence);
+}
+
+ssize_t parload__fault_write(int fd, const void *buf, size_t n)
+{
+	int e = should_fail(PARLOAD__FK_WRITE);
+
+	if (e == 0)
+		e = cut(&n, NO_OFFSET, false);
+	if (e)
+		FAIL_WITH(e, -1);
+	return write(fd, buf, n);
+}
+
+/* ---- stdio ---- */
+
+FILE *parload__fault_fopen(const char *path, const char *mode)
+{
+	int e = should_fail(PARLOAD__FK_FOPEN);
+	FILE *fp;
+
+	if (e)
+		FAIL_WITH(e, NULL);
+	fp = fopen(path, mode);
+	if (fp)
+		acquired(PARLOAD__FR_STREAM);
+	return fp;
+}
+
+int parload__fault_fclose(FILE *fp)
+{
+	int r, e;
+
+	if (fp == failed_stream)
+		failed_stream = NULL;
+	/* The stream is gone whatever fclose returns. */
+	r = fclose(fp);
+	released(PARLOAD__FR_STREAM);
+	e = should_fail(PARLOAD__FK_FCLOSE);
+	if (e)
+		FAIL_WITH(e, EOF);
+	return r;
+}
+
+size_t parload__fault_fread(void *buf, size_t size, size_t n, FILE *fp)
+{
+	uint64_t bad = atomic_load_explicit(&eio_offset, memory_order_relaxed);
+	int e = should_fail(PARLOAD__FK_FREAD);
+	size_t got = 0;
+
+	if (e == 0 && bad != NO_OFFSET && size && n) {
+		off_t pos = ftello(fp);
+
+		if (pos >= 0 && (uint64_t)pos == bad) {
+			e = EIO;
+		} else if (pos >= 0 && (uint64_t)pos < bad &&
+			   (bad - (uint64_t)pos) / size < n) {
+			/* Deliver what lies before the bad offset, then fail
+			 * as fread does: a short count and the error flag. */
+			got = fread(buf, size,
+				    (size_t)((bad - (uint64_t)pos) / size), fp);
+			e = EIO;
+		}
+	}
+	if (e) {
+		failed_stream = fp;
+		FAIL_WITH(e, got);
+	}
+	return fread(buf, size, n, fp);
+}
+
+int parload__fault_fseeko(FILE *fp, off_t off, int whence)
+{
+	int e = should_fail(PARLOAD__FK_FSEEKO);
+
+	if (e)
+		FAIL_WITH(e, -1);
+	return fseeko(fp, off, whence);
+}
+
+int parload__fault_ferror(FILE *fp)
+{
+	return ferror(fp) || (fp && fp == failed_stream);
+}
+
+void parload__fault_clearerr(FILE *fp)
+{
+	if (fp == failed_stream)
+		failed_stream = NULL;
+	clearerr(fp);
+}
+
+/* ---- memory ---- */
+
+void *parload__fault_mmap(void *addr, size_t len, int prot, int flags,
+			  int fd, off_t off)
+{
+	int e = should_fail(PARLOAD__FK_MMAP);
+	void *p;
+
+	if (e)
+		FAIL_WITH(e, MAP_FAILED);
+	p = mmap(addr, len, prot, flags, fd, off);
+	if (p != MAP_FAILED)
+		acquired(PARLOAD__FR_MAP);
+	return p;
+}
+
+int parload__fault_munmap(void *addr, size_t len)
+{
+	int r = munmap(addr, len);
+
+	if (r == 0)
+		released(PARLOAD__FR_MAP);
+	return r;
+}
+
+int parload__fault_madvise(void *addr, size_t len, int advice)
+{
+	int e = should_fail(PARLOAD__FK_MADVISE);
+
+	if (e)
+		FAIL_WITH(e, -1);
+	return madvise(addr, len, advice);
+}
+
+void *parload__fault_malloc(size_t n)
+{
+	int e = should_fail(PARLOAD__FK_MALLOC);
+	void *p;
+
+	if (e)
+		FAIL_WITH(e, NULL);
+	p = malloc(n);
+	if (p)
+		acquired(PARLOAD__FR_HEAP);
+	return p;
+}
+
+void *parload__fault_calloc(size_t n, size_t size)
+{
+	int e = should_fail(PARLOAD__FK_CALLOC);
+	void *p;
+
+	if (e)
+		FAIL_WITH(e, NULL);
+	p = calloc(n, size);
+	if (p)
+		acquired(PARLOAD__FR_HEAP);
+	return p;
+}
+
+char *parload__fault_strdup(const char *s)
+{
+	int e = should_fail(PARLOAD__FK_STRDUP);
+	char *p;
+
+	if (e)
+		FAIL_WITH(e, NULL);
+	p = strdup(s);
+	if (p)
+		acquired(PARLOAD__FR_HEAP);
+	return p;
+}
+
+void parload__fault_free(void *p)
+{
+	if (p)
+		released(PARLOAD__FR_HEAP);
+	free(p);
+}
+
+/* ---- threads ---- */
+
+int parload__fault_pthread_create(pthread_t *t, const pthread_attr_t *attr,
+				  void *(*fn)(void *), void *arg)
+{
+	int e = should_fail(PARLOAD__FK_PTHREAD_CREATE);
+
+	if (e)
+		return e;
+	e = pthread_create(t, attr, fn, arg);
+	if (e == 0)
+		acquired(PARLOAD__FR_THREAD);
+	return e;
+}
+
+int parload__fault_pthread_join(pthread_t t, void **ret)
+{
+	int e = pthread_join(t, ret);
+
+	if (e == 0)
+		released(PARLOAD__FR_THREAD);
+	return e;
+}
+
+int parload__fault_pthread_mutex_init(pthread_mutex_t *m,
+				      const pthread_mutexattr_t *attr)
+{
+	int e = should_fail(PARLOAD__FK_MUTEX_INIT);
+
+	if (e)
+		return e;
+	e = pthread_mutex_init(m, attr);
+	if (e == 0)
+		acquired(PARLOAD__FR_SYNC);
+	return e;
+}
+
+int parload__fault_pthread_mutex_destroy(pthread_mutex_t *m)
+{
+	int e = pthread_mutex_destroy(m);
+
+	if (e == 0)
+		released(PARLOAD__FR_SYNC);
+	return e;
+}
+
+int parload__fault_pthread_cond_init(pthread_cond_t *c,
+				     const pthread_condattr_t *attr)
+{
+	int e = should_fail(PARLOAD__FK_COND_INIT);
+
+	if (e)
+		return e;
+	e = pthread_cond_init(c, attr);
+	if (e == 0)
+		acquired(PARLOAD__FR_SYNC);
+	return e;
+}
+
+int parload__fault_pthread_cond_destroy(pthread_cond_t *c)
+{
+	int e = pthread_cond_destroy(c);
+
+	if (e == 0)
+		released(PARLOAD__FR_SYNC);
+	return e;
+}
+
+/* ---- hwloc ---- */
+
+int parload__fault_hwloc_topology_init(void *topop)
+{
+	int e = should_fail(PARLOAD__FK_TOPOLOGY_INIT), r;
+
+	if (e)
+		FAIL_WITH(e, -1);
+	r = hwloc_topology_init((hwloc_topology_t *)topop);
+	if (r == 0)
+		acquired(PARLOAD__FR_TOPOLOGY);
+	return r;
+}
+
+int parload__fault_hwloc_topology_load(void *topo)
+{
+	int e = should_fail(PARLOAD__FK_TOPOLOGY_LOAD);
+
+	if (e)
+		FAIL_WITH(e, -1);
+	return hwloc_topology_load((hwloc_topology_t)topo);
+}
+
+void parload__fault_hwloc_topology_destroy(void *topo)
+{
+	hwloc_topology_destroy((hwloc_topology_t)topo);
+	released(PARLOAD__FR_TOPOLOGY);
+}
+
+void *parload__fault_hwloc_bitmap_alloc(void)
+{
+	int e = should_fail(PARLOAD__FK_BITMAP_ALLOC);
+	hwloc_bitmap_t b;
+
+	if (e)
+		FAIL_WITH(e, NULL);
+	b = hwloc_bitmap_alloc();
+	if (b)
+		acquired(PARLOAD__FR_BITMAP);
+	return b;
+}
+
+void *parload__fault_hwloc_bitmap_dup(const void *set)
+{
+	int e = should_fail(PARLOAD__FK_BITMAP_DUP);
+	hwloc_bitmap_t b;
+
+	if (e)
+		FAIL_WITH(e, NULL);
+	b = hwloc_bitmap_dup((hwloc_const_bitmap_t)set);
+	if (b)
+		acquired(PARLOAD__FR_BITMAP);
+	return b;
+}
+
+void parload__fault_hwloc_bitmap_free(void *set)
+{
+	if (set)
+		released(PARLOAD__FR_BITMAP);
+	hwloc_bitmap_free((hwloc_bitmap_t)set);
+}
+
+int parload__fault_hwloc_get_cpubind(void *topo, void *set, int flags)
+{
+	int e = should_fail(PARLOAD__FK_GET_CPUBIND);
+
+	if (e)
+		FAIL_WITH(e, -1);
+	return hwloc_get_cpubind((hwloc_topology_t)topo, (hwloc_bitmap_t)set,
+				 flags);
+}
+
+int parload__fault_hwloc_set_cpubind(void *topo, const void *set, int flags)
+{
+	int e = should_fail(PARLOAD__FK_SET_CPUBIND);
+
+	if (e)
+		FAIL_WITH(e, -1);
+	return hwloc_set_cpubind((hwloc_topology_t)topo,
+				 (hwloc_const_bitmap_t)set, flags);
+}
+
+int parload__fault_hwloc_set_area_membind(void *topo, const void *addr,
+					  size_t len, const void *set,
+					  int policy, int flags)
+{
+	int e = should_fail(PARLOAD__FK_SET_MEMBIND);
+
+	if (e)
+		FAIL_WITH(e, -1);
+	return hwloc_set_area_membind((hwloc_topology_t)topo, addr, len,
+				      (hwloc_const_bitmap_t)set,
+				      (hwloc_membind_policy_t)policy, flags);
+}

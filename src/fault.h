@@ -1,0 +1,263 @@
+/*
+ * fault.h - the fault-injection seam.
+ *
+ * Every system, allocation, thread and hwloc call that libparload makes
+ * goes through one of the parload__sys_x names below.  In a normal build
+ * each name is a macro for the plain call, so a release build compiles to
+ * exactly what it would without the seam.  Configured with
+ * --enable-fault-injection (PARLOAD_FAULT_INJECTION), the names call the
+ * wrappers of fault.c instead, which the tests drive through the
+ * parload__fault_x controls to:
+ *
+ *  - fail the N-th call (optionally only among some kinds of call) with a
+ *    chosen errno, or the errno that call most plausibly fails with;
+ *  - make read and write calls short (at most so many bytes a call);
+ *  - interrupt every K-th interruptible call with EINTR;
+ *  - stop reads short of a file offset and fail with EIO there, as a disk
+ *    with a bad sector does;
+ *
+ * and count the resources the library holds (descriptors, streams, heap
+ * blocks, mappings, threads, locks, topologies, bitmaps), so a test can
+ * tell that a failed call left nothing behind.
+ *
+ * Release calls (close, fclose, munmap, free, pthread_join, the destroys)
+ * are counted, and close and fclose can be made to report an error, but
+ * they always release: that is what the kernel and libc do (a close that
+ * fails has still closed the descriptor), and a seam that kept the
+ * resource would only model a leak the code could not avoid.
+ *
+ * The hwloc wrappers take void pointers so that this header does not need
+ * hwloc.h: in the fault-injection build only, an hwloc call's arguments are
+ * not type-checked against hwloc's prototypes (the normal build checks
+ * them).
+ */
+#ifndef PARLOAD_FAULT_H
+#define PARLOAD_FAULT_H
+
+#ifndef PARLOAD_FAULT_INJECTION
+
+#define parload__sys_open open
+#define parload__sys_close close
+#define parload__sys_fstat fstat
+#define parload__sys_read read
+#define parload__sys_pread pread
+#define parload__sys_preadv preadv
+#define parload__sys_lseek lseek
+#define parload__sys_write write
+#define parload__sys_fopen fopen
+#define parload__sys_fclose fclose
+#define parload__sys_fread fread
+#define parload__sys_fseeko fseeko
+#define parload__sys_ferror ferror
+#define parload__sys_clearerr clearerr
+#define parload__sys_mmap mmap
+#define parload__sys_munmap munmap
+#define parload__sys_madvise madvise
+#define parload__sys_malloc malloc
+#define parload__sys_calloc calloc
+#define parload__sys_strdup strdup
+#define parload__sys_free free
+#define parload__sys_pthread_create pthread_create
+#define parload__sys_pthread_join pthread_join
+#define parload__sys_pthread_mutex_init pthread_mutex_init
+#define parload__sys_pthread_mutex_destroy pthread_mutex_destroy
+#define parload__sys_pthread_cond_init pthread_cond_init
+#define parload__sys_pthread_cond_destroy pthread_cond_destroy
+#define parload__sys_hwloc_topology_init hwloc_topology_init
+#define parload__sys_hwloc_topology_load hwloc_topology_load
+#define parload__sys_hwloc_topology_destroy hwloc_topology_destroy
+#define parload__sys_hwloc_bitmap_alloc hwloc_bitmap_alloc
+#define parload__sys_hwloc_bitmap_dup hwloc_bitmap_dup
+#define parload__sys_hwloc_bitmap_free hwloc_bitmap_free
+#define parload__sys_hwloc_get_cpubind hwloc_get_cpubind
+#define parload__sys_hwloc_set_cpubind hwloc_set_cpubind
+#define parload__sys_hwloc_set_area_membind hwloc_set_area_membind
+
+#else /* PARLOAD_FAULT_INJECTION */
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+/*
+ * The calls that can be made to fail: name, the errno they fail with by
+ * default, and whether a signal can interrupt them (EINTR).  Failing a
+ * best-effort call (madvise, the bindings, the topology's process binding)
+ * must not fail a load.
+ */
+#define PARLOAD__FAULT_KINDS(X)                                                \
+	X(OPEN, "open", EMFILE, true)                                          \
+	X(CLOSE, "close", EIO, false)                                          \
+	X(FSTAT, "fstat", EIO, false)                                          \
+	X(READ, "read", EIO, true)                                             \
+	X(PREAD, "pread", EIO, true)                                           \
+	X(PREADV, "preadv", EIO, true)                                         \
+	X(LSEEK, "lseek", EOVERFLOW, false)                                    \
+	X(WRITE, "write", ENOSPC, true)                                        \
+	X(FOPEN, "fopen", EMFILE, true)                                        \
+	X(FCLOSE, "fclose", EIO, false)                                        \
+	X(FREAD, "fread", EIO, true)                                           \
+	X(FSEEKO, "fseeko", EIO, false)                                        \
+	X(MMAP, "mmap", ENOMEM, false)                                         \
+	X(MADVISE, "madvise", EINVAL, false)                                   \
+	X(MALLOC, "malloc", ENOMEM, false)                                     \
+	X(CALLOC, "calloc", ENOMEM, false)                                     \
+	X(STRDUP, "strdup", ENOMEM, false)                                     \
+	X(PTHREAD_CREATE, "pthread_create", EAGAIN, false)                     \
+	X(MUTEX_INIT, "pthread_mutex_init", ENOMEM, false)                     \
+	X(COND_INIT, "pthread_cond_init", ENOMEM, false)                       \
+	X(TOPOLOGY_INIT, "hwloc_topology_init", ENOMEM, false)                 \
+	X(TOPOLOGY_LOAD, "hwloc_topology_load", EINVAL, false)                 \
+	X(BITMAP_ALLOC, "hwloc_bitmap_alloc", ENOMEM, false)                   \
+	X(BITMAP_DUP, "hwloc_bitmap_dup", ENOMEM, false)                       \
+	X(GET_CPUBIND, "hwloc_get_cpubind", ENOSYS, false)                     \
+	X(SET_CPUBIND, "hwloc_set_cpubind", EXDEV, false)                      \
+	X(SET_MEMBIND, "hwloc_set_area_membind", EXDEV, false)
+
+typedef enum parload__fault_kind {
+#define PARLOAD__FAULT_ENUM_(k, name, err, intr) PARLOAD__FK_##k,
+	PARLOAD__FAULT_KINDS(PARLOAD__FAULT_ENUM_)
+#undef PARLOAD__FAULT_ENUM_
+	PARLOAD__FK_COUNT
+} parload__fault_kind;
+
+#define PARLOAD__FK_BIT(k) ((uint64_t)1 << PARLOAD__FK_##k)
+#define PARLOAD__FK_ALL (((uint64_t)1 << PARLOAD__FK_COUNT) - 1)
+
+/* What the library holds: acquired by a wrapped call, released by its
+ * counterpart. */
+typedef enum parload__fault_res {
+	PARLOAD__FR_FD,       /* open - close */
+	PARLOAD__FR_STREAM,   /* fopen - fclose */
+	PARLOAD__FR_HEAP,     /* malloc, calloc, strdup - free */
+	PARLOAD__FR_MAP,      /* mmap - munmap */
+	PARLOAD__FR_THREAD,   /* pthread_create - pthread_join */
+	PARLOAD__FR_SYNC,     /* mutex and condition init - destroy */
+	PARLOAD__FR_TOPOLOGY, /* hwloc_topology_init - destroy */
+	PARLOAD__FR_BITMAP,   /* hwloc_bitmap_alloc, dup - free */
+	PARLOAD__FR_COUNT
+} parload__fault_res;
+
+/* ---- controls, for the tests ---- */
+
+/* Disarm every fault and zero the call counters (not the resource
+ * counts, which are absolute). */
+void parload__fault_reset(void);
+/* Fail the n-th call from now (1 is the next) among the kinds in mask
+ * (PARLOAD__FK_ALL for any) with errno err, or with the kind's own errno
+ * when err is 0.  Only that one call fails. */
+void parload__fault_fail_nth(uint64_t n, uint64_t mask, int err);
+/* read, pread, preadv and write move at most max bytes a call; 0 turns
+ * this off.  fread is not shortened: a short fread means end of file or
+ * error, and glibc already loops over the short reads beneath it. */
+void parload__fault_short(size_t max);
+/* Every k-th interruptible call (k >= 2) fails with EINTR before doing
+ * anything; 0 turns this off. */
+void parload__fault_eintr_every(uint64_t k);
+/* Reads (read, pread, preadv, fread) of any file stop short of byte
+ * offset off and fail with EIO when they start there; UINT64_MAX turns
+ * this off. */
+void parload__fault_eio_at(uint64_t off);
+/* Calls among the armed mask seen since the last reset. */
+uint64_t parload__fault_calls(void);
+/* The kind of the call that fail_nth failed, or -1 if it has not
+ * happened. */
+int parload__fault_fired(void);
+/* Resources of each class held now. */
+long parload__fault_live(parload__fault_res r);
+const char *parload__fault_kind_name(int kind);
+const char *parload__fault_res_name(int res);
+/* The kind's default errno, and whether it is interruptible. */
+int parload__fault_kind_errno(int kind);
+bool parload__fault_kind_interruptible(int kind);
+
+/* ---- the wrappers ---- */
+
+int parload__fault_open(const char *path, int flags, ...);
+int parload__fault_close(int fd);
+int parload__fault_fstat(int fd, struct stat *st);
+ssize_t parload__fault_read(int fd, void *buf, size_t n);
+ssize_t parload__fault_pread(int fd, void *buf, size_t n, off_t off);
+ssize_t parload__fault_preadv(int fd, const struct iovec *iov, int cnt,
+			      off_t off);
+off_t parload__fault_lseek(int fd, off_t off, int whence);
+ssize_t parload__fault_write(int fd, const void *buf, size_t n);
+FILE *parload__fault_fopen(const char *path, const char *mode);
+int parload__fault_fclose(FILE *fp);
+size_t parload__fault_fread(void *buf, size_t size, size_t n, FILE *fp);
+int parload__fault_fseeko(FILE *fp, off_t off, int whence);
+int parload__fault_ferror(FILE *fp);
+void parload__fault_clearerr(FILE *fp);
+void *parload__fault_mmap(void *addr, size_t len, int prot, int flags,
+			  int fd, off_t off);
+int parload__fault_munmap(void *addr, size_t len);
+int parload__fault_madvise(void *addr, size_t len, int advice);
+void *parload__fault_malloc(size_t n);
+void *parload__fault_calloc(size_t n, size_t size);
+char *parload__fault_strdup(const char *s);
+void parload__fault_free(void *p);
+int parload__fault_pthread_create(pthread_t *t, const pthread_attr_t *attr,
+				  void *(*fn)(void *), void *arg);
+int parload__fault_pthread_join(pthread_t t, void **ret);
+int parload__fault_pthread_mutex_init(pthread_mutex_t *m,
+				      const pthread_mutexattr_t *attr);
+int parload__fault_pthread_mutex_destroy(pthread_mutex_t *m);
+int parload__fault_pthread_cond_init(pthread_cond_t *c,
+				     const pthread_condattr_t *attr);
+int parload__fault_pthread_cond_destroy(pthread_cond_t *c);
+int parload__fault_hwloc_topology_init(void *topop);
+int parload__fault_hwloc_topology_load(void *topo);
+void parload__fault_hwloc_topology_destroy(void *topo);
+void *parload__fault_hwloc_bitmap_alloc(void);
+void *parload__fault_hwloc_bitmap_dup(const void *set);
+void parload__fault_hwloc_bitmap_free(void *set);
+int parload__fault_hwloc_get_cpubind(void *topo, void *set, int flags);
+int parload__fault_hwloc_set_cpubind(void *topo, const void *set, int flags);
+int parload__fault_hwloc_set_area_membind(void *topo, const void *addr,
+					  size_t len, const void *set,
+					  int policy, int flags);
+
+#define parload__sys_open parload__fault_open
+#define parload__sys_close parload__fault_close
+#define parload__sys_fstat parload__fault_fstat
+#define parload__sys_read parload__fault_read
+#define parload__sys_pread parload__fault_pread
+#define parload__sys_preadv parload__fault_preadv
+#define parload__sys_lseek parload__fault_lseek
+#define parload__sys_write parload__fault_write
+#define parload__sys_fopen parload__fault_fopen
+#define parload__sys_fclose parload__fault_fclose
+#define parload__sys_fread parload__fault_fread
+#define parload__sys_fseeko parload__fault_fseeko
+#define parload__sys_ferror parload__fault_ferror
+#define parload__sys_clearerr parload__fault_clearerr
+#define parload__sys_mmap parload__fault_mmap
+#define parload__sys_munmap parload__fault_munmap
+#define parload__sys_madvise parload__fault_madvise
+#define parload__sys_malloc parload__fault_malloc
+#define parload__sys_calloc parload__fault_calloc
+#define parload__sys_strdup parload__fault_strdup
+#define parload__sys_free parload__fault_free
+#define parload__sys_pthread_create parload__fault_pthread_create
+#define parload__sys_pthread_join parload__fault_pthread_join
+#define parload__sys_pthread_mutex_init parload__fault_pthread_mutex_init
+#define parload__sys_pthread_mutex_destroy parload__fault_pthread_mutex_destroy
+#define parload__sys_pthread_cond_init parload__fault_pthread_cond_init
+#define parload__sys_pthread_cond_destroy parload__fault_pthread_cond_destroy
+#define parload__sys_hwloc_topology_init parload__fault_hwloc_topology_init
+#define parload__sys_hwloc_topology_load parload__fault_hwloc_topology_load
+#define parload__sys_hwloc_topology_destroy parload__fault_hwloc_topology_destroy
+#define parload__sys_hwloc_bitmap_alloc parload__fault_hwloc_bitmap_alloc
+#define parload__sys_hwloc_bitmap_dup parload__fault_hwloc_bitmap_dup
+#define parload__sys_hwloc_bitmap_free parload__fault_hwloc_bitmap_free
+#define parload__sys_hwloc_get_cpubind parload__fault_hwloc_get_cpubind
+#define parload__sys_hwloc_set_cpubind parload__fault_hwloc_set_cpubind
+#define parload__sys_hwloc_set_area_membind parload__fault_hwloc_set_area_membind
+
+#endif /* PARLOAD_FAULT_INJECTION */
+#endif /* PARLOAD_FAULT_H */
