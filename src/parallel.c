@@ -80,14 +80,15 @@ static int read_bounced(job *j, unsigned w, unsigned char *buf,
 			const struct iovec *iov, int cnt, uint64_t off,
 			parload_error *e)
 {
-	size_t total = 0;
+	struct iovec one = { buf, 0 };
 	int rc;
 
 	for (int k = 0; k < cnt; k++)
-		total += iov[k].iov_len;
-	rc = parload__pread_full(j->fd, buf, total, off, j->max_read,
-				 &j->stats[w], j->l->path,
-				 parload__view_at(j->h, off), e);
+		one.iov_len += iov[k].iov_len;
+	/* One buffer through preadv_full, so that a failure names the view
+	 * at the failing offset, not the batch's first. */
+	rc = parload__preadv_full(j->fd, &one, 1, off, j->max_read,
+				  &j->stats[w], j->h, j->l->path, e);
 	for (int k = 0; rc == 0 && k < cnt; k++) {
 		memcpy(iov[k].iov_base, buf, iov[k].iov_len);
 		buf += iov[k].iov_len;
@@ -122,8 +123,12 @@ static void work(void *arg, unsigned w)
 			(void)parload__topology_bind_memory(
 				j->e->topo, &j->e->places[w], (void *)a, b - a);
 	}
-	/* Without memory for a bounce buffer, preadv does the same job. */
 	bounce = j->bounce ? parload__sys_malloc(BOUNCE) : NULL;
+	if (j->bounce && !bounce) {
+		/* The loop below does not start; the error is reported. */
+		rc = parload__fail(&e, PARLOAD_ENOMEM, ENOMEM, j->l->path,
+				   PARLOAD_NONE, PARLOAD_NONE, NULL);
+	}
 	parload__cursor_init(&c, j->h, s, j->headers, j->pixels);
 	while (rc == 0 && !atomic_load_explicit(&j->failed,
 						memory_order_relaxed)) {
