@@ -26,8 +26,9 @@
  * and one file for each named corruption to DIR, checks that each parses
  * to the error it is named for, and exits (see `make fuzz`).
  *
- * Built by `make fuzz` with clang -fsanitize=fuzzer,address,undefined,
- * src/format.c compiled into the same binary.
+ * Built by `make fuzz` with clang -fsanitize=fuzzer,address,undefined and
+ * unsigned-integer-overflow (a size computation that wraps is a finding
+ * too), src/format.c compiled into the same binary.
  */
 #include "internal.h"
 
