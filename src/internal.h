@@ -119,6 +119,14 @@ int parload__preadv_full(int fd, struct iovec *iov, int iovcnt, uint64_t off,
  * header). */
 uint64_t parload__view_at(const parload_file_header *h, uint64_t off);
 
+/* Drop the first n bytes of a vector of *cnt buffers: whole buffers are
+ * skipped, a partly filled one moves on. */
+void parload__iov_advance(struct iovec **iov, int *cnt, size_t n);
+
+/* "directory", "FIFO", ... for messages about what is not a regular
+ * file. */
+const char *parload__file_kind(mode_t mode);
+
 /* Read and validate the file header of an open file of the given size and
  * check the size against it. */
 int parload__read_file_header(int fd, uint64_t size, size_t max_read,

@@ -23,6 +23,30 @@ uint64_t parload__view_at(const parload_file_header *h, uint64_t off)
 	return (off - PARLOAD_FILE_HEADER_SIZE) / parload__record_size(h);
 }
 
+void parload__iov_advance(struct iovec **iov, int *cnt, size_t n)
+{
+	while (*cnt > 0) {
+		if (n < (*iov)->iov_len) {
+			(*iov)->iov_base = (char *)(*iov)->iov_base + n;
+			(*iov)->iov_len -= n;
+			return;
+		}
+		n -= (*iov)->iov_len;
+		(*iov)++;
+		(*cnt)--;
+	}
+}
+
+const char *parload__file_kind(mode_t m)
+{
+	return S_ISDIR(m)  ? "directory" :
+	       S_ISFIFO(m) ? "FIFO" :
+	       S_ISCHR(m)  ? "character device" :
+	       S_ISBLK(m)  ? "block device" :
+	       S_ISSOCK(m) ? "socket" :
+			     "special file";
+}
+
 double parload__now(void)
 {
 	struct timespec ts;
@@ -68,12 +92,7 @@ int parload__open(const char *path, int *fd, uint64_t *size,
 		return parload__fail(err, PARLOAD_ENOTREG, 0, path,
 				     PARLOAD_NONE, PARLOAD_NONE,
 				     "not a regular file (a %s)",
-				     S_ISDIR(st.st_mode)  ? "directory" :
-				     S_ISFIFO(st.st_mode) ? "FIFO" :
-				     S_ISCHR(st.st_mode)  ? "character device" :
-				     S_ISBLK(st.st_mode)  ? "block device" :
-				     S_ISSOCK(st.st_mode) ? "socket" :
-							    "special file");
+				     parload__file_kind(st.st_mode));
 	}
 	/* Reads of a regular file block as they always do. */
 	(void)fcntl(f, F_SETFL, fcntl(f, F_GETFL) & ~O_NONBLOCK);
@@ -158,17 +177,7 @@ int parload__preadv_full(int fd, struct iovec *iov, int iovcnt, uint64_t off,
 					     "truncated while being read");
 		st->bytes += (uint64_t)n;
 		off += (uint64_t)n;
-		/* Drop what was filled; a partly filled buffer moves on. */
-		for (size_t left = (size_t)n; iovcnt > 0;) {
-			if (left < iov->iov_len) {
-				iov->iov_base = (char *)iov->iov_base + left;
-				iov->iov_len -= left;
-				break;
-			}
-			left -= iov->iov_len;
-			iov++;
-			iovcnt--;
-		}
+		parload__iov_advance(&iov, &iovcnt, (size_t)n);
 	}
 	return 0;
 }

@@ -202,16 +202,6 @@ static int rd_truncated(reader *r, uint64_t off)
 			     "read");
 }
 
-static const char *file_kind(mode_t m)
-{
-	return S_ISDIR(m)  ? "directory" :
-	       S_ISFIFO(m) ? "FIFO" :
-	       S_ISCHR(m)  ? "character device" :
-	       S_ISBLK(m)  ? "block device" :
-	       S_ISSOCK(m) ? "socket" :
-			     "special file";
-}
-
 /* fopen with the checks and messages of parload__open. */
 static int rd_open_stdio(reader *r, size_t buffer_size)
 {
@@ -246,7 +236,7 @@ static int rd_open_stdio(reader *r, size_t buffer_size)
 					     r->path, PARLOAD_NONE,
 					     PARLOAD_NONE,
 					     "not a regular file (a %s)",
-					     file_kind(st.st_mode));
+					     parload__file_kind(st.st_mode));
 		do {
 			errno = 0;
 			r->fp = parload__sys_fopen(r->path, "rbe");
@@ -262,7 +252,7 @@ static int rd_open_stdio(reader *r, size_t buffer_size)
 		return parload__fail(r->err, PARLOAD_ENOTREG, 0, r->path,
 				     PARLOAD_NONE, PARLOAD_NONE,
 				     "not a regular file (a %s)",
-				     file_kind(st.st_mode));
+				     parload__file_kind(st.st_mode));
 	r->size = (uint64_t)st.st_size;
 
 	/* setvbuf before the first read.  glibc ignores the size when it
@@ -780,17 +770,7 @@ static int map_read(mapcopy *m, struct iovec *iov, int cnt, uint64_t off)
 		tries = 0;
 		m->bytes += (uint64_t)got;
 		off += (uint64_t)got;
-		/* Drop what was filled; a partly filled buffer moves on. */
-		for (size_t left = (size_t)got; cnt > 0;) {
-			if (left < iov->iov_len) {
-				iov->iov_base = (char *)iov->iov_base + left;
-				iov->iov_len -= left;
-				break;
-			}
-			left -= iov->iov_len;
-			iov++;
-			cnt--;
-		}
+		parload__iov_advance(&iov, &cnt, (size_t)got);
 	}
 	return 0;
 }

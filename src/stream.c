@@ -27,16 +27,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *file_kind(mode_t m)
-{
-	return S_ISDIR(m)  ? "directory" :
-	       S_ISFIFO(m) ? "FIFO" :
-	       S_ISCHR(m)  ? "character device" :
-	       S_ISBLK(m)  ? "block device" :
-	       S_ISSOCK(m) ? "socket" :
-			     "special file";
-}
-
 int parload__fail_open(parload_error *err, int sys_errno, const char *path)
 {
 	struct stat st;
@@ -68,7 +58,7 @@ int parload__load_open(const parload__load *l, int *fd, uint64_t *size)
 		return parload__fail(l->err, PARLOAD_ENOTREG, 0, l->path,
 				     PARLOAD_NONE, PARLOAD_NONE,
 				     "not a regular file (a %s)",
-				     file_kind(st.st_mode));
+				     parload__file_kind(st.st_mode));
 	*fd = l->fd;
 	*size = (uint64_t)st.st_size;
 	return 0;
