@@ -647,7 +647,7 @@ def sweep_table(sessions):
 
 
 def targets(sessions, n):
-    """Issue 4's targets that this run measures, met or not."""
+    """The performance targets that this run measures, met or not."""
     lines = []
 
     def get(name, cache, pred):
@@ -1118,7 +1118,7 @@ def run(args, only):
             md += ["![experiment %d](%s)" % (exp, png), ""]
     tl = targets(sessions, CORES)
     if tl:
-        md += ["## Issue 4 targets measured here", ""] + tl + [""]
+        md += ["## Performance targets measured here", ""] + tl + [""]
     elapsed = time.perf_counter() - t_start
     md += ["Bench time: %.0f s." % elapsed, ""]
     with open(os.path.join(out, "results.md"), "w") as f:

@@ -1,5 +1,5 @@
 /*
- * loaders.c - the article's single-threaded strategies (issue 3).
+ * loaders.c - the article's single-threaded strategies.
  *
  *   bulk        V1: the file header, then every record in one logical read
  *               into a temporary buffer, then split into the two arrays.

@@ -1,6 +1,6 @@
 /*
  * check_faults.c - every system and allocation call the loader and the
- * writer make, failed in turn (issue 5, "Faults").
+ * writer make, failed in turn.
  *
  * Built against the fault-injection seam (./configure
  * --enable-fault-injection, src/fault.h); in a normal build it skips.

@@ -1,5 +1,5 @@
 /*
- * check_large.c - views and offsets past 4 GiB, cheaply (issue 5).
+ * check_large.c - views and offsets past 4 GiB, cheaply.
  *
  * A sparse file of 65 views of 64 MiB: 4.06 GiB of pixels, the 2^32nd
  * byte inside view 63's payload and view 64's header beyond it.  Only the

@@ -1,5 +1,5 @@
 /*
- * check_reliability.c - the loader under stress (issue 5): payload CRCs
+ * check_reliability.c - the loader under stress: payload CRCs
  * checked and bad views listed, truncated files loaded on request, streams
  * from pipes and sockets, files that are not files, files changed by
  * another thread while they load, out-of-memory headers, and many loads
