@@ -95,6 +95,11 @@ typedef struct parload__io_stats {
 	uint64_t bytes; /* bytes they returned */
 } parload__io_stats;
 
+/* Require fd to be a regular file (PARLOAD_ENOTREG naming its kind);
+ * *size is its length.  path names it in messages. */
+int parload__check_regular(int fd, const char *path, uint64_t *size,
+			   parload_error *err);
+
 /* Open path read-only and require a regular file; *size is its length. */
 int parload__open(const char *path, int *fd, uint64_t *size,
 		  parload_error *err);

@@ -62,11 +62,28 @@ static size_t clamp_max_read(size_t max_read)
 	return PARLOAD__MIN(max_read, PARLOAD__KERNEL_MAX_READ);
 }
 
+int parload__check_regular(int fd, const char *path, uint64_t *size,
+			   parload_error *err)
+{
+	struct stat st;
+
+	if (parload__sys_fstat(fd, &st) != 0)
+		return parload__fail(err, PARLOAD_EIO, errno, path,
+				     PARLOAD_NONE, PARLOAD_NONE,
+				     "cannot stat file");
+	if (!S_ISREG(st.st_mode))
+		return parload__fail(err, PARLOAD_ENOTREG, 0, path,
+				     PARLOAD_NONE, PARLOAD_NONE,
+				     "not a regular file (a %s)",
+				     parload__file_kind(st.st_mode));
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
 int parload__open(const char *path, int *fd, uint64_t *size,
 		  parload_error *err)
 {
-	struct stat st;
-	int f;
+	int f, rc;
 
 	*fd = -1;
 	if (!path)
@@ -80,24 +97,14 @@ int parload__open(const char *path, int *fd, uint64_t *size,
 	while (f < 0 && errno == EINTR);
 	if (f < 0)
 		return parload__fail_open(err, errno, path);
-	if (parload__sys_fstat(f, &st) != 0) {
-		int e = errno;
-
+	rc = parload__check_regular(f, path, size, err);
+	if (rc) {
 		parload__sys_close(f);
-		return parload__fail(err, PARLOAD_EIO, e, path, PARLOAD_NONE,
-				     PARLOAD_NONE, "cannot stat file");
-	}
-	if (!S_ISREG(st.st_mode)) {
-		parload__sys_close(f);
-		return parload__fail(err, PARLOAD_ENOTREG, 0, path,
-				     PARLOAD_NONE, PARLOAD_NONE,
-				     "not a regular file (a %s)",
-				     parload__file_kind(st.st_mode));
+		return rc;
 	}
 	/* Reads of a regular file block as they always do. */
 	(void)fcntl(f, F_SETFL, fcntl(f, F_GETFL) & ~O_NONBLOCK);
 	*fd = f;
-	*size = (uint64_t)st.st_size;
 	return 0;
 }
 

@@ -206,6 +206,7 @@ static int rd_truncated(reader *r, uint64_t off)
 static int rd_open_stdio(reader *r, size_t buffer_size)
 {
 	struct stat st;
+	int rc;
 
 	if (r->l->fd >= 0) {
 		/* The caller's descriptor: a copy for stdio to own and
@@ -244,16 +245,9 @@ static int rd_open_stdio(reader *r, size_t buffer_size)
 		if (!r->fp)
 			return parload__fail_open(r->err, errno, r->path);
 	}
-	if (parload__sys_fstat(fileno(r->fp), &st) != 0)
-		return parload__fail(r->err, PARLOAD_EIO, errno, r->path,
-				     PARLOAD_NONE, PARLOAD_NONE,
-				     "cannot stat file");
-	if (!S_ISREG(st.st_mode))
-		return parload__fail(r->err, PARLOAD_ENOTREG, 0, r->path,
-				     PARLOAD_NONE, PARLOAD_NONE,
-				     "not a regular file (a %s)",
-				     parload__file_kind(st.st_mode));
-	r->size = (uint64_t)st.st_size;
+	rc = parload__check_regular(fileno(r->fp), r->path, &r->size, r->err);
+	if (rc)
+		return rc;
 
 	/* setvbuf before the first read.  glibc ignores the size when it
 	 * allocates the buffer itself, so an explicit size brings its own. */

@@ -45,23 +45,15 @@ int parload__fail_open(parload_error *err, int sys_errno, const char *path)
 
 int parload__load_open(const parload__load *l, int *fd, uint64_t *size)
 {
-	struct stat st;
+	int rc;
 
 	if (l->fd < 0)
 		return parload__open(l->path, fd, size, l->err);
 	*fd = -1;
-	if (parload__sys_fstat(l->fd, &st) != 0)
-		return parload__fail(l->err, PARLOAD_EIO, errno, l->path,
-				     PARLOAD_NONE, PARLOAD_NONE,
-				     "cannot stat file");
-	if (!S_ISREG(st.st_mode))
-		return parload__fail(l->err, PARLOAD_ENOTREG, 0, l->path,
-				     PARLOAD_NONE, PARLOAD_NONE,
-				     "not a regular file (a %s)",
-				     parload__file_kind(st.st_mode));
-	*fd = l->fd;
-	*size = (uint64_t)st.st_size;
-	return 0;
+	rc = parload__check_regular(l->fd, l->path, size, l->err);
+	if (rc == 0)
+		*fd = l->fd;
+	return rc;
 }
 
 void parload__load_close(const parload__load *l, int fd)
