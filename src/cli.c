@@ -80,10 +80,11 @@ static const char usage_text[] =
 "                         default (8M)\n"
 "      --no-bind          do not bind threads or memory to NUMA nodes\n"
 "      --no-hugepages     do not advise transparent huge pages\n"
-"      --preallocate      allocate and touch the arrays before loading, then\n"
+"      --preallocate      allocate the arrays (parload_buffers_alloc, huge\n"
+"                         pages unless --no-hugepages) and touch them, then\n"
 "                         load into them (parload_loader_load_into), as a\n"
-"                         program that reuses its buffers does; the time\n"
-"                         reported excludes that allocation\n"
+"                         program that keeps its own buffers does; the time\n"
+"                         reported excludes the allocation\n"
 "      --verify           check every payload against the CRC-32C in its view\n"
 "                         header (files written with 'parload gen --crc');\n"
 "                         the first bad view fails the file; a file without\n"
@@ -502,49 +503,36 @@ static void print_load(const char *label, const parload_dataset *ds,
 	putchar('\n');
 }
 
-/* --preallocate: size the arrays from the header, allocate and touch them
- * (untimed), then load into them.  On success ds points at the two
- * allocations, which the caller frees. */
+/* --preallocate: size the arrays from the header, allocate them with
+ * parload_buffers_alloc() (huge pages unless --no-hugepages) and touch
+ * every page, all before the clock, then load into them.  On success *b
+ * holds the buffers, which the caller frees with parload_buffers_free(). */
 static int load_preallocated(parload_loader *loader, const char *path,
+			     unsigned flags, parload_buffers *b,
 			     parload_dataset *ds, parload_error *err)
 {
 	parload_file_header h;
-	parload_buffers b;
 	int rc;
 
 	rc = parload_read_header(path, &h, err);
 	if (rc < 0)
 		return rc;
-	if (h.view_count > SIZE_MAX / sizeof(parload_view_header) ||
-	    h.payload_size > SIZE_MAX / (h.view_count ? h.view_count : 1)) {
-		snprintf(err->message, sizeof(err->message),
-			 "%s: too large to preallocate", path);
-		return PARLOAD_ENOMEM;
-	}
-	b.headers_size = (size_t)h.view_count * sizeof(parload_view_header);
-	b.pixels_size = (size_t)(h.view_count * h.payload_size);
-	b.headers = malloc(b.headers_size ? b.headers_size : 1);
-	b.pixels = malloc(b.pixels_size ? b.pixels_size : 1);
-	if (!b.headers || !b.pixels) {
-		free(b.headers);
-		free(b.pixels);
-		snprintf(err->message, sizeof(err->message),
-			 "%s: out of memory", path);
-		return PARLOAD_ENOMEM;
-	}
-	memset(b.headers, 0, b.headers_size);
-	memset(b.pixels, 0, b.pixels_size);
-	rc = parload_loader_load_into(loader, path, &b, ds, err);
+	rc = parload_buffers_alloc(b, &h, flags, err);
 	if (rc < 0) {
-		free(b.headers);
-		free(b.pixels);
+		/* The header names no file; the message should. */
+		char msg[sizeof(err->message)];
+
+		if (snprintf(msg, sizeof(msg), "%s: %s", path,
+			     err->message) > 0)
+			memcpy(err->message, msg, sizeof(msg));
 		return rc;
 	}
-	/* Keep the allocations reachable for the caller even when the
-	 * stream is empty and the dataset holds NULL. */
-	ds->headers = b.headers;
-	ds->pixels = b.pixels;
-	return 0;
+	memset(b->headers, 0, b->headers_size);
+	memset(b->pixels, 0, b->pixels_size);
+	rc = parload_loader_load_into(loader, path, b, ds, err);
+	if (rc < 0)
+		parload_buffers_free(b);
+	return rc;
 }
 
 /* Load one file, verify it when asked and report.  label names the file in
@@ -556,11 +544,13 @@ static int load_one(parload_loader *loader, const char *path,
 	const char *name = is_stdin ? STDIN_NAME : path;
 	const char *io = io_name(cfg->opts.io);
 	parload_dataset ds;
+	parload_buffers buffers;
 	parload_error err;
 	uint64_t file_size = 0;
 	int rc, status = EXIT_OK;
 
 	memset(&ds, 0, sizeof(ds));
+	memset(&buffers, 0, sizeof(buffers));
 	memset(&err, 0, sizeof(err));
 	if (is_stdin) {
 		struct stat st;
@@ -573,7 +563,8 @@ static int load_one(parload_loader *loader, const char *path,
 		rc = parload_loader_load_fd(loader, STDIN_FILENO, name, &ds,
 					    &err);
 	} else if (cfg->preallocate) {
-		rc = load_preallocated(loader, path, &ds, &err);
+		rc = load_preallocated(loader, path, cfg->opts.flags,
+				       &buffers, &ds, &err);
 	} else {
 		rc = parload_loader_load(loader, path, &ds, &err);
 	}
@@ -617,11 +608,8 @@ static int load_one(parload_loader *loader, const char *path,
 	if (!cfg->quiet)
 		print_load(label, &ds, file_size, io, cfg);
 out:
-	if (cfg->preallocate) {
-		free(ds.headers);
-		free(ds.pixels);
-	}
 	parload_dataset_free(&ds);
+	parload_buffers_free(&buffers);
 	return status;
 }
 

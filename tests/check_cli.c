@@ -543,7 +543,7 @@ START_TEST(test_no_bind_no_hugepages)
 END_TEST
 
 /* --preallocate loads into the command's own touched buffers: same data,
- * every strategy, and an empty stream. */
+ * every strategy, huge pages or not, and an empty stream. */
 START_TEST(test_preallocate)
 {
 	static const char *const strategies_here[] = { "parallel", "sequential",
@@ -561,6 +561,17 @@ START_TEST(test_preallocate)
 	}
 	RUN(&r, "--preallocate", "--verify-seed", "6", P("a.raw"));
 	ck_assert_int_eq(r.status, 1);
+	result_free(&r);
+	/* Pixels of a few MB take the huge-page layout, with and without
+	 * the advice. */
+	GEN("big.raw", "--views", "3", "--width", "1024", "--height", "700",
+	    "--seed", "7");
+	RUN(&r, "--preallocate", "--verify-seed", "7", P("big.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	result_free(&r);
+	RUN(&r, "--preallocate", "--no-hugepages", "--verify-seed", "7",
+	    P("big.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
 	result_free(&r);
 	GEN("e.raw", "--views", "0");
 	RUN(&r, "--preallocate", P("e.raw"));

@@ -1193,6 +1193,63 @@ out:
 }
 END_TEST
 
+/* parload_buffers_alloc: every call it makes failed in turn.  A failed
+ * mapping is PARLOAD_ENOMEM with nothing held and empty buffers; failed
+ * advice costs nothing but the advice.  The buffers hold 4.3 MB of pixels,
+ * so the aligned layout and its trimming are the ones walked. */
+START_TEST(test_walk_buffers_alloc)
+{
+	parload_file_header h;
+	parload_buffers b;
+	parload_error err;
+	snapshot base;
+	uint64_t calls, n;
+	char what[96];
+	tally t = { { 0 }, "" };
+
+	ck_assert_int_eq(parload_file_header_init(&h, 3, 1024, 700,
+						  PARLOAD_PIXEL_U16, 0),
+			 0);
+	parload__fault_reset();
+	snap(&base);
+	ck_assert_int_eq(parload_buffers_alloc(&b, &h, 0, &err), 0);
+	calls = parload__fault_calls();
+	parload_buffers_free(&b);
+	assert_as_before(&base, "buffers");
+	for (n = 1;; n++) {
+		int rc, k;
+
+		snprintf(what, sizeof(what), "buffers, call %" PRIu64, n);
+		memset(&err, 0, sizeof(err));
+		parload__fault_fail_nth(n, PARLOAD__FK_ALL, 0);
+		rc = parload_buffers_alloc(&b, &h, 0, &err);
+		k = parload__fault_fired();
+		parload__fault_reset();
+		if (k < 0) {
+			ck_assert_msg(rc == 0, "%s: %s", what, err.message);
+			parload_buffers_free(&b);
+			break;
+		}
+		t.n[k]++;
+		if (k == PARLOAD__FK_MADVISE) {
+			ck_assert_msg(rc == 0, "%s: %s", what, err.message);
+			ck_assert_ptr_nonnull(b.pixels);
+			parload_buffers_free(&b);
+		} else {
+			ck_assert_msg(rc == PARLOAD_ENOMEM, "%s: %d (%s)",
+				      what, rc, err.message);
+			ck_assert_ptr_null(b.pixels);
+			ck_assert_ptr_null(b.headers);
+		}
+		assert_as_before(&base, what);
+	}
+	ck_assert_uint_eq(n - 1, calls);
+	ck_assert_uint_ge(calls, 2); /* the mapping and its advice */
+	printf("walk buffers_alloc: %" PRIu64 " faults (%s)\n", n - 1,
+	       tally_text(&t));
+}
+END_TEST
+
 /* The seam itself: a normal load counts its calls, an armed fault fires
  * once and is reported, and the resource counts come back to zero. */
 START_TEST(test_seam_counts_and_fires)
@@ -1243,6 +1300,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_walk_bind);
 	tcase_add_loop_test(t, test_walk_load_fd, 0, N_FD_CONFIGS);
 	tcase_add_test(t, test_walk_pipe);
+	tcase_add_test(t, test_walk_buffers_alloc);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("retry");

@@ -6,9 +6,15 @@
 #include "config.h"
 
 #include <check.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "gen.h"
 #include "internal.h"
@@ -377,6 +383,181 @@ START_TEST(test_load_into_caller_buffers)
 }
 END_TEST
 
+/* Whether [p, p + len) is mapped: mincore() fails with ENOMEM on a range
+ * that holds an unmapped page.  Ranges of up to 16 MiB. */
+static bool mapped(const void *p, size_t len)
+{
+	static unsigned char vec[4096];
+	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	const uintptr_t lo = (uintptr_t)p & ~(page - 1);
+	const uintptr_t hi = ((uintptr_t)p + len + page - 1) & ~(page - 1);
+
+	/* No allocation here: it could map the very pages asked about. */
+	if ((hi - lo) / page > sizeof(vec))
+		return false;
+	if (mincore((void *)lo, hi - lo, vec) == 0)
+		return true;
+	return errno != ENOMEM;
+}
+
+/* Whether the kernel lists MADV_HUGEPAGE ("hg") among the flags of the
+ * mapping that holds p. */
+static bool advised_huge(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false, hg = false;
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		uintptr_t lo, hi;
+
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) ==
+		    2) {
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+			continue;
+		}
+		if (in && strncmp(line, "VmFlags:", 8) == 0)
+			hg = strstr(line, " hg") != NULL;
+	}
+	fclose(f);
+	return hg;
+}
+
+/* parload_buffers_alloc: exact sizes, writable, pixels on a 2 MiB
+ * boundary once they fill a huge page, advised for huge pages unless told
+ * not to, a load into them equals the serial reading, and
+ * parload_buffers_free unmaps both arrays. */
+START_TEST(test_buffers_alloc)
+{
+	static const struct {
+		uint64_t views;
+		uint32_t width, height;
+		unsigned flags;
+	} cases[] = {
+		{ 5, 4, 2, 0 },		      /* under a huge page */
+		{ 3, 1024, 700, 0 },	      /* 4.3 MB of pixels */
+		{ 3, 1024, 700, PARLOAD_OPT_NO_HUGEPAGES },
+		{ 1, 1024, 1024, 0 },	      /* exactly one huge page */
+		{ 70000, 16, 1, 0 },	      /* 2.2 MB of headers */
+	};
+	const size_t huge = (size_t)2 << 20;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		char *path = tu_path("balloc.raw");
+		parload_file_header h;
+		parload_buffers b;
+		parload_dataset ds;
+		parload_error err;
+		parload_loader *l;
+		void *headers, *pixels;
+		size_t hsize, psize;
+		bool gone_h, gone_p;
+		tu_soa ref;
+
+		tu_write_stream(path, cases[i].views, cases[i].width,
+				cases[i].height, PARLOAD_PIXEL_U16, 0, 3);
+		ck_assert_int_eq(tu_serial_read(path, &ref), 0);
+		ck_assert_int_eq(parload_read_header(path, &h, NULL), 0);
+		ck_assert_int_eq(parload_buffers_alloc(&b, &h,
+						       cases[i].flags, &err),
+				 0);
+		ck_assert_uint_eq(b.headers_size, h.view_count * 32);
+		ck_assert_uint_eq(b.pixels_size,
+				  h.view_count * h.payload_size);
+		ck_assert((uintptr_t)b.headers % 64 == 0);
+		ck_assert((unsigned char *)b.headers + b.headers_size <=
+			  (unsigned char *)b.pixels);
+		if (b.pixels_size >= huge) {
+			ck_assert_msg((uintptr_t)b.pixels % huge == 0,
+				      "case %zu: pixels at %p", i, b.pixels);
+			ck_assert_int_eq(advised_huge(b.pixels),
+					 !(cases[i].flags &
+					   PARLOAD_OPT_NO_HUGEPAGES));
+		}
+		ck_assert(b.pixels_size <= ((size_t)16 << 20));
+		ck_assert(mapped(b.headers, b.headers_size));
+		ck_assert(mapped(b.pixels, b.pixels_size));
+		/* Fresh memory reads as zeros and takes every byte. */
+		ck_assert_uint_eq(((unsigned char *)b.pixels)[0], 0);
+		memset(b.headers, 0xee, b.headers_size);
+		memset(b.pixels, 0xee, b.pixels_size);
+
+		ck_assert_int_eq(parload_loader_new(&l, NULL, NULL), 0);
+		ck_assert_int_eq(parload_loader_load_into(l, path, &b, &ds,
+							  &err),
+				 0);
+		tu_assert_same(&ds, &ref);
+		parload_dataset_free(&ds);
+		parload_loader_free(l);
+
+		headers = b.headers;
+		pixels = b.pixels;
+		hsize = b.headers_size;
+		psize = b.pixels_size;
+		parload_buffers_free(&b);
+		/* Asked at once: any later call could map the freed pages
+		 * again (Check's own bookkeeping does). */
+		gone_h = !mapped(headers, hsize);
+		gone_p = !mapped(pixels, psize);
+		ck_assert_msg(gone_h && gone_p, "case %zu: still mapped", i);
+		ck_assert_ptr_null(b.headers);
+		ck_assert_ptr_null(b.pixels);
+		ck_assert_uint_eq(b.pixels_size, 0);
+		parload_buffers_free(&b); /* freed twice: a no-op */
+		tu_soa_free(&ref);
+		free(path);
+	}
+}
+END_TEST
+
+/* No views: no arrays, nothing to free.  A header that describes no valid
+ * stream is PARLOAD_EINVAL, one larger than the machine PARLOAD_ENOMEM,
+ * and both leave the buffers empty. */
+START_TEST(test_buffers_alloc_edges)
+{
+	parload_file_header h;
+	parload_buffers b;
+	parload_error err;
+
+	ck_assert_int_eq(parload_file_header_init(&h, 0, 8, 8,
+						  PARLOAD_PIXEL_U8, 0),
+			 0);
+	memset(&b, 0x55, sizeof(b));
+	ck_assert_int_eq(parload_buffers_alloc(&b, &h, 0, &err), 0);
+	ck_assert_ptr_null(b.headers);
+	ck_assert_ptr_null(b.pixels);
+	ck_assert_uint_eq(b.headers_size + b.pixels_size, 0);
+	parload_buffers_free(&b);
+	parload_buffers_free(NULL);
+
+	h.view_count = 4;
+	h.payload_size = 0;
+	memset(&b, 0x55, sizeof(b));
+	ck_assert_int_eq(parload_buffers_alloc(&b, &h, 0, &err),
+			 PARLOAD_EINVAL);
+	ck_assert_int_eq(err.code, PARLOAD_EINVAL);
+	ck_assert_ptr_null(b.pixels);
+	h.payload_size = UINT64_MAX / 2;
+	ck_assert_int_eq(parload_buffers_alloc(&b, &h, 0, &err),
+			 PARLOAD_EINVAL);
+	ck_assert_int_eq(parload_buffers_alloc(NULL, &h, 0, &err),
+			 PARLOAD_EINVAL);
+	ck_assert_int_eq(parload_buffers_alloc(&b, NULL, 0, NULL),
+			 PARLOAD_EINVAL);
+
+	/* 2^20 views of 1 MiB: a valid header, and a TiB of pixels. */
+	ck_assert_int_eq(parload_file_header_init(&h, (uint64_t)1 << 20, 1024,
+						  512, PARLOAD_PIXEL_U16, 0),
+			 0);
+	ck_assert_int_eq(parload_buffers_alloc(&b, &h, 0, &err),
+			 PARLOAD_ENOMEM);
+	ck_assert_ptr_nonnull(strstr(err.message, "out of memory"));
+	ck_assert_ptr_null(b.pixels);
+	ck_assert_ptr_null(b.headers);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("roundtrip");
@@ -398,6 +579,8 @@ static Suite *suite(void)
 	tcase_add_test(t, test_writer_fills_index_and_crc);
 	tcase_add_test(t, test_generator_verifies);
 	tcase_add_test(t, test_load_into_caller_buffers);
+	tcase_add_test(t, test_buffers_alloc);
+	tcase_add_test(t, test_buffers_alloc_edges);
 	suite_add_tcase(s, t);
 	return s;
 }
