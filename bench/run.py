@@ -62,12 +62,15 @@ class Stream:
         bpp = {"u8": 1, "u16": 2, "i16": 2, "u32": 4, "i32": 4, "f32": 4,
                "f64": 8}[ptype]
         self.payload = width * height * bpp
-        self.size = 64 + views * (32 + self.payload)
+        # What a load delivers (view headers and payloads) and the file.
+        self.dataset = views * (32 + self.payload)
+        self.size = 64 + self.dataset
         self.path = None
 
     def describe(self):
-        return "%d views of %d x %d %s (%s payloads, %s)" % (
-            self.views, self.width, self.height, self.ptype,
+        return "%d view%s of %d x %d %s (%s payloads, %s)" % (
+            self.views, "" if self.views == 1 else "s", self.width,
+            self.height, self.ptype,
             human_bytes(self.payload), human_bytes(self.size))
 
 
@@ -85,22 +88,45 @@ def sweep_stream(payload, target):
 
 V = {"bulk": "V1", "sequential": "V2", "two-pass": "V3"}
 
+# How a label names each extra flag of parload.
+EXTRA_TEXT = {
+    "--preallocate": "into touched caller memory",
+    "--no-hugepages": "4 KiB pages",
+}
+
 
 class Point:
+    """One configuration.  tool: parload, parload-version (the process
+    alone: `parload --version`), copyfloor, dd, fio, numpy.  For parload,
+    strategy None is the plain `parload FILE` (no --strategy, no --threads:
+    the defaults, threads is what they come to); extra: more command-line
+    flags (--preallocate, --no-hugepages); verify False: no --verify-seed
+    (only for the whole-process point, whose wall would hold the check);
+    stream: a file of its own instead of its session's."""
+
     def __init__(self, tool, exps, strategy=None, io=None, buffer=None,
-                 threads=1):
-        self.tool = tool          # parload, copyfloor, dd, fio, numpy
+                 threads=1, extra=(), verify=True, stream=None):
+        self.tool = tool
         self.exps = set(exps)     # experiments that report it
         self.strategy, self.io, self.buffer = strategy, io, buffer
         self.threads = threads
-        self.runs = []            # dicts: seconds, wall, read_calls, bytes_read
+        self.extra = tuple(extra)
+        self.verify = verify
+        self.stream = stream
+        self.runs = []            # dicts: seconds, wall, peak_rss_kib, ...
 
     @property
     def key(self):
-        return (self.tool, self.strategy, self.io, self.buffer, self.threads)
+        return (self.tool, self.strategy, self.io, self.buffer, self.threads,
+                self.extra, self.verify,
+                self.stream.name if self.stream else None)
+
+    def file(self, session):
+        return self.stream or session.stream
 
     def buffer_text(self):
-        if self.tool != "parload" or self.strategy in ("parallel", "mmap"):
+        if self.tool != "parload" or self.strategy in (None, "parallel",
+                                                       "mmap"):
             return ""
         if self.buffer == 0 or (self.buffer is None and self.io == "posix"):
             return "none"
@@ -110,6 +136,21 @@ class Point:
                                            else " (setvbuf)")
 
     def label(self):
+        text = self.base_label()
+        for flag in self.extra:
+            text += ", " + EXTRA_TEXT.get(flag, flag)
+        if self.stream:
+            text += ", file %s" % self.stream.name
+        if self.tool == "parload" and not self.verify:
+            text += " (not verified)"
+        return text
+
+    def base_label(self):
+        if self.tool == "parload-version":
+            return "parload --version"
+        if self.tool == "parload" and self.strategy is None:
+            return "parload FILE (defaults: %d thread%s)" % (
+                self.threads, "s" if self.threads > 1 else "")
         if self.tool == "copyfloor":
             return "copy floor, %d thread%s" % (self.threads,
                                                 "s" if self.threads > 1 else "")
@@ -131,12 +172,21 @@ class Point:
             text += " +%s buffer" % human_bytes(self.buffer).replace(" ", "")
         return text
 
+    def is_plain(self):
+        """parload with no extra flags, verified, on its session's file."""
+        return (self.tool == "parload" and not self.extra and self.verify
+                and self.stream is None)
+
     def is_v2_posix(self):
-        return (self.tool == "parload" and self.strategy == "sequential" and
+        return (self.is_plain() and self.strategy == "sequential" and
                 self.io == "posix" and self.buffer in (None, 0))
 
+    def is_parallel(self, threads):
+        return (self.is_plain() and self.strategy == "parallel" and
+                self.threads == threads)
+
     def is_article(self):
-        return self.tool == "parload" and self.strategy in V
+        return self.is_plain() and self.strategy in V
 
 
 class Session:
@@ -158,6 +208,15 @@ class Session:
             if pred(p) and p.runs:
                 return p
         return None
+
+    def streams(self):
+        """The session's file, then those of its points that have their
+        own, each once."""
+        out = [self.stream]
+        for p in self.points:
+            if p.stream and p.stream not in out:
+                out.append(p.stream)
+        return out
 
 
 def summary(runs, field="seconds"):
@@ -215,7 +274,7 @@ def snapshot_programs(args, where):
     libs = []
     if r and r.returncode == 0:
         for line in r.stdout.splitlines():
-            m = re.match(r"\s*(libparload\S*)\s+=>\s+(\S+)", line)
+            m = re.match(r"\s*(libparload\S*)\s+=>\s+(/\S+)", line)
             if m:
                 libs.append((m.group(1), m.group(2)))
     copies = {}
@@ -251,11 +310,57 @@ def find_numpy_python(explicit):
     return None
 
 
+def harness_rss_kib():
+    """Reset this process's peak resident size to its current size and
+    return it (KiB).  On Linux a child's ru_maxrss is at least the peak of
+    the process that spawned it: exec carries the old memory's high-water
+    mark into the new program's.  So a child's peak RSS reads the harness's
+    own size when it stays below it; resetting the mark before each spawn
+    keeps that floor at the harness's current size, which this returns so
+    that the report can say which figures sit on it."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def run_process(cmd, env=None):
+    """Run cmd in a fresh process; return (CompletedProcess, wall seconds,
+    peak RSS KiB, harness RSS KiB at the spawn).  wall is the time from just
+    before the spawn until the child is reaped, as this (Python) process
+    sees it: fork and exec included.  The peak RSS is the child's ru_maxrss
+    from wait4 (KiB on Linux)."""
     for attempt in range(4):
-        t0 = time.perf_counter()
-        r = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        wall = time.perf_counter() - t0
+        floor = harness_rss_kib()
+        # Output goes to files, not pipes: the child never blocks on a full
+        # pipe, and nothing has to be read while it runs.
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            t0 = time.perf_counter()
+            child = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                     stdout=out, stderr=err, env=env)
+            try:
+                _, status, usage = os.wait4(child.pid, 0)
+            except BaseException:
+                child.kill()
+                child.wait()
+                raise
+            wall = time.perf_counter() - t0
+            child.returncode = os.waitstatus_to_exitcode(status)
+            out.seek(0)
+            err.seek(0)
+            r = subprocess.CompletedProcess(
+                cmd, child.returncode,
+                out.read().decode("utf-8", "replace"),
+                err.read().decode("utf-8", "replace"))
         # A program that could not even start because its shared library
         # is being relinked (a build running in the same tree) measured
         # nothing: wait and start it again.  Any other failure counts.
@@ -263,7 +368,7 @@ def run_process(cmd, env=None):
                 "error while loading shared libraries" not in r.stderr:
             break
         time.sleep(2)
-    return r, wall
+    return r, wall, usage.ru_maxrss, floor
 
 
 def last_json(text):
@@ -275,40 +380,65 @@ def last_json(text):
 
 
 def measure(tools, p, stream):
+    """One run of p, in a fresh process: a dict with seconds (what the
+    program reports; None for parload --version), wall and peak_rss_kib
+    (the process as the harness sees it), read_calls and bytes_read."""
+    m = measure_one(tools, p, p.stream or stream)
+    m["wall"], m["peak_rss_kib"], m["harness_rss_kib"] = m.pop("process")
+    return m
+
+
+def measure_one(tools, p, stream):
     path = stream.path
+    if p.tool == "parload-version":
+        # The process alone: start, link, print, exit.  No load.
+        cmd = [tools.parload, "--version"]
+        r, *proc = run_process(cmd)
+        if r.returncode != 0 or not r.stdout.startswith("parload"):
+            raise BenchError("%s failed (exit %d): %s" % (
+                " ".join(cmd), r.returncode, r.stderr.strip()))
+        return {"seconds": None, "process": proc, "read_calls": None,
+                "bytes_read": None}
     if p.tool == "parload":
-        cmd = [tools.parload, "--json", "--threads", str(p.threads),
-               "--strategy", p.strategy]
-        if p.strategy not in ("parallel", "mmap"):
+        cmd = [tools.parload, "--json"]
+        if p.strategy is not None:
+            cmd += ["--threads", str(p.threads), "--strategy", p.strategy]
+        if p.strategy not in (None, "parallel", "mmap"):
             cmd += ["--io", p.io]
             if p.buffer is not None:
                 cmd += ["--buffer", str(p.buffer)]
-        cmd += ["--verify-seed", str(stream.seed), path]
-        r, wall = run_process(cmd)
+        cmd += list(p.extra)
+        if p.verify:
+            cmd += ["--verify-seed", str(stream.seed)]
+        cmd.append(path)
+        r, *proc = run_process(cmd)
         if r.returncode != 0:
             raise BenchError("%s failed (exit %d): %s" % (
                 " ".join(cmd), r.returncode, r.stderr.strip()))
         d = last_json(r.stdout)
-        if d.get("verified") is not True or d.get("bytes") != stream.size:
+        # An unverified load (the whole-process point) must still deliver
+        # every view and byte; a verified one must also match the stream.
+        if d.get("bytes") != stream.size or d.get("views") != stream.views \
+                or (p.verify and d.get("verified") is not True):
             raise BenchError("%s: load not verified: %s" % (" ".join(cmd), d))
-        return {"seconds": float(d["seconds"]), "wall": wall,
+        return {"seconds": float(d["seconds"]), "process": proc,
                 "read_calls": d.get("read_calls"),
                 "bytes_read": d.get("bytes_read")}
     if p.tool == "copyfloor":
         cmd = [tools.copyfloor, "--threads", str(p.threads), path]
-        r, wall = run_process(cmd)
+        r, *proc = run_process(cmd)
         if r.returncode != 0:
             raise BenchError("%s failed: %s" % (" ".join(cmd), r.stderr.strip()))
         d = last_json(r.stdout)
         if d.get("bytes") != stream.size or d.get("verified") is not True:
             raise BenchError("copy floor read %s of %d bytes" %
                              (d.get("bytes"), stream.size))
-        return {"seconds": float(d["seconds"]), "wall": wall,
+        return {"seconds": float(d["seconds"]), "process": proc,
                 "read_calls": None, "bytes_read": d["bytes"]}
     if p.tool == "dd":
         env = dict(os.environ, LC_ALL="C")
         cmd = [tools.dd, "if=" + path, "of=/dev/null", "bs=1M"]
-        r, wall = run_process(cmd, env)
+        r, *proc = run_process(cmd, env)
         m = re.search(r"^(\d+) bytes .*copied, ([0-9.e+-]+) s", r.stderr,
                       re.M)
         if r.returncode != 0 or not m:
@@ -316,7 +446,7 @@ def measure(tools, p, stream):
         if int(m.group(1)) != stream.size:
             raise BenchError("dd copied %s of %d bytes" %
                              (m.group(1), stream.size))
-        return {"seconds": float(m.group(2)), "wall": wall,
+        return {"seconds": float(m.group(2)), "process": proc,
                 "read_calls": None, "bytes_read": int(m.group(1))}
     if p.tool == "fio":
         # --readonly always: a read job without it may lay out (write) the
@@ -325,7 +455,7 @@ def measure(tools, p, stream):
                "--readonly", "--rw=read", "--bs=1M", "--ioengine=psync",
                "--numjobs=1", "--invalidate=0", "--size=%d" % stream.size,
                "--output-format=json"]
-        r, wall = run_process(cmd)
+        r, *proc = run_process(cmd)
         if r.returncode != 0:
             raise BenchError("fio failed: %s" % r.stderr.strip())
         rd = json.loads(r.stdout[r.stdout.index("{"):])["jobs"][0]["read"]
@@ -337,19 +467,20 @@ def measure(tools, p, stream):
         # whole file; fio's start-up is not in it.
         secs = rd["lat_ns"]["mean"] * rd["lat_ns"]["N"] * 1e-9
         secs *= stream.size / rd["io_bytes"]
-        return {"seconds": secs, "wall": wall, "read_calls": rd["total_ios"],
+        return {"seconds": secs, "process": proc,
+                "read_calls": rd["total_ios"],
                 "bytes_read": rd["io_bytes"]}
     if p.tool == "numpy":
         cmd = [tools.numpy, os.path.join(HERE, "npload.py"), path,
                str(stream.seed)]
-        r, wall = run_process(cmd)
+        r, *proc = run_process(cmd)
         if r.returncode != 0:
             raise BenchError("numpy loader failed (exit %d): %s %s" % (
                 r.returncode, r.stdout.strip(), r.stderr.strip()))
         d = last_json(r.stdout)
         if d.get("verified") is not True or d.get("bytes") != stream.size:
             raise BenchError("numpy load not verified: %s" % d)
-        return {"seconds": float(d["seconds"]), "wall": wall,
+        return {"seconds": float(d["seconds"]), "process": proc,
                 "read_calls": None, "bytes_read": d["bytes"]}
     raise BenchError("unknown tool " + p.tool)
 
@@ -392,7 +523,9 @@ def run_session(tools, s, runs, out_rows):
                                                 len(s.points), runs))
     if s.cache == "warm":
         # One untimed pass so that every timed run finds the file cached.
-        measure(tools, Point("copyfloor", [], threads=1), st)
+        for f in s.streams():
+            if f.views:
+                measure(tools, Point("copyfloor", [], threads=1), f)
     for run in range(runs):
         for p in s.points:
             if s.cache == "cold":
@@ -409,19 +542,46 @@ def run_session(tools, s, runs, out_rows):
             out_rows.append(csv_row(s, p, m))
 
 
-def csv_row(s, p, m):
-    st = s.stream
-    return {
+def blank(x, fmt="%s"):
+    return "" if x is None else fmt % x
+
+
+RUN_FIELDS = ["experiments", "point", "tool", "strategy", "io", "buffer",
+              "threads", "flags", "verified", "cache", "file", "views",
+              "payload_bytes", "file_bytes", "run", "seconds", "wall_seconds",
+              "peak_rss_kib", "harness_rss_kib", "read_calls", "bytes_read"]
+
+
+def point_fields(s, p):
+    """The columns that name a point, shared by runs.csv and summary.csv."""
+    st = p.file(s)
+    row = {
         "experiments": " ".join(str(e) for e in sorted(p.exps)),
         "point": p.label(), "tool": p.tool, "strategy": p.strategy or "",
         "io": p.io or "", "buffer": p.buffer_text(), "threads": p.threads,
+        "flags": " ".join(p.extra),
+        "verified": "" if p.tool != "parload" else
+        ("yes" if p.verify else "no"),
         "cache": s.cache, "file": st.name, "views": st.views,
         "payload_bytes": st.payload, "file_bytes": st.size,
-        "run": m.get("run", ""), "seconds": "%.9f" % m["seconds"],
-        "wall_seconds": "%.6f" % m["wall"],
-        "read_calls": "" if m["read_calls"] is None else m["read_calls"],
-        "bytes_read": "" if m["bytes_read"] is None else m["bytes_read"],
     }
+    if p.tool == "parload-version":  # no file, no threads
+        for k in ("threads", "file", "views", "payload_bytes", "file_bytes"):
+            row[k] = ""
+    return row
+
+
+def csv_row(s, p, m):
+    row = point_fields(s, p)
+    row.update({
+        "run": m.get("run", ""), "seconds": blank(m["seconds"], "%.9f"),
+        "wall_seconds": "%.6f" % m["wall"],
+        "peak_rss_kib": blank(m["peak_rss_kib"], "%d"),
+        "harness_rss_kib": blank(m["harness_rss_kib"], "%d"),
+        "read_calls": blank(m["read_calls"]),
+        "bytes_read": blank(m["bytes_read"]),
+    })
+    return row
 
 
 # --------------------------------------------------------------------------
@@ -436,6 +596,9 @@ def plan(quick, cores, tools, only):
     n = cores
     ref = Stream("reference", 2000, 896, 64, "u16", seed=1)
     tiny = Stream("tiny", 200000, 128, 1, "u16", seed=2)
+    empty = Stream("empty", 0, 896, 64, "u16", seed=3)
+    huge = [Stream("huge-1", 1, 8192, 16384, "u16", seed=4),   # 256 MiB
+            Stream("huge-3", 3, 10240, 5120, "u16", seed=5)]   # 3 x 100 MiB
     apis = ("posix", "stdio")
     sessions = []
 
@@ -452,8 +615,16 @@ def plan(quick, cores, tools, only):
                 pts.append(Point("parload", [1], s, io))
         if not quick:
             pts.append(Point("parload", [1], "mmap"))
+        # V2 as the article allocates: plain 4 KiB pages.
+        pts.append(Point("parload", [1], "sequential", "posix",
+                         extra=("--no-hugepages",)))
         pts.append(Point("parload", [1], "parallel", threads=1))
         pts.append(Point("parload", [1], "parallel", threads=n))
+        # Target 2: into memory the caller owns and has touched.
+        pts.append(Point("parload", [1], "parallel", threads=n,
+                         extra=("--preallocate",)))
+        pts.append(Point("parload", [1], "parallel", threads=n,
+                         extra=("--preallocate", "--no-hugepages")))
     if want(4):
         ts = [1, n] if quick else list(range(1, 2 * n + 1))
         for t in ts:
@@ -471,6 +642,16 @@ def plan(quick, cores, tools, only):
             pts.append(Point("fio", [6]))
         if tools.numpy and not quick:
             pts.append(Point("numpy", [6]))
+    if want(8):
+        # The whole process: `parload FILE` as a user runs it (no
+        # --verify-seed: its check would be inside the wall measured; the
+        # same load, verified, is the parallel point beside it), and the
+        # fixed costs: a process that loads nothing, and a 0-view load
+        # (process, topology discovery, thread pool, exit).
+        pts.append(Point("parload", [8], None, threads=n, verify=False))
+        pts.append(Point("parload", [8], "parallel", threads=n))
+        pts.append(Point("parload-version", [8]))
+        pts.append(Point("parload", [8], None, threads=n, stream=empty))
     if pts:
         sessions.append(Session(ref, "warm", pts))
 
@@ -514,6 +695,17 @@ def plan(quick, cores, tools, only):
             pts.append(Point("copyfloor", [3], threads=n))
             sessions.append(Session(st, "warm", pts))
 
+    # Experiment 7: few, huge views; fewer views than workers.
+    if want(7):
+        for st in (huge[1:] if quick else huge):
+            pts = [Point("parload", [7], "parallel", threads=1),
+                   Point("parload", [7], "parallel", threads=n)]
+            if not quick:
+                pts.append(Point("copyfloor", [7], threads=1))
+                pts.append(Point("copyfloor", [7], threads=n))
+            pts.append(Point("parload", [7], "sequential", "posix"))
+            sessions.append(Session(st, "warm", pts))
+
     # Experiment 5: cold cache, experiments 1 and 4 again, with floors.
     if want(5):
         pts = []
@@ -544,6 +736,8 @@ EXPERIMENTS = {
     4: "Thread scaling (warm cache)",
     5: "Cold cache (file evicted before each run)",
     6: "Floors and peers",
+    7: "Few, huge views (warm cache)",
+    8: "The whole process (warm cache)",
 }
 
 
@@ -554,32 +748,52 @@ def ms(x):
     return "%.2f" % (x * 1e3) if x < 10 else "%.0f" % (x * 1e3)
 
 
+def median(p, field="seconds"):
+    """The median of one field of a point's runs; None when there is none
+    (no point, no runs, or a field the point does not have)."""
+    sm = summary(p.runs, field) if p else None
+    return sm[0] if sm else None
+
+
 def point_stats(s, p):
+    """Medians and ratios of one point.  The time fields are None for a
+    point that reports no time of its own (parload --version); the ratios
+    to V2 POSIX and the copy floor only for a point on its session's file."""
     sm = summary(p.runs)
-    med, q1, q3 = sm
-    v2 = s.find(Point.is_v2_posix)
-    floor = s.find(lambda q: q.tool == "copyfloor" and
-                   q.threads == CORES)
-    calls = summary(p.runs, "read_calls") if p.tool == "parload" else None
-    return {
-        "median": med, "q1": q1, "q3": q3,
-        "gbps": s.stream.size / med / 1e9 if med > 0 else 0.0,
-        "vs_v2": summary(v2.runs)[0] / med if v2 else None,
-        "vs_floor": med / summary(floor.runs)[0] if floor else None,
-        "read_calls": calls[0] if calls else None,
-    }
+    med, q1, q3 = sm if sm else (None, None, None)
+    st = p.file(s)
+    t = {"median": med, "q1": q1, "q3": q3, "gbps": None, "vs_v2": None,
+         "vs_floor": None, "read_calls": None,
+         "wall": median(p, "wall"), "peak_rss_kib": median(p, "peak_rss_kib"),
+         "harness_rss_kib": median(p, "harness_rss_kib")}
+    if med is None:
+        return t
+    t["gbps"] = st.size / med / 1e9 if med > 0 else 0.0
+    if p.stream is None:
+        v2 = median(s.find(Point.is_v2_posix))
+        floor = median(s.find(lambda q: q.tool == "copyfloor" and
+                              q.threads == CORES))
+        t["vs_v2"] = v2 / med if v2 and med > 0 else None
+        t["vs_floor"] = med / floor if floor else None
+    if p.tool == "parload":
+        t["read_calls"] = median(p, "read_calls")
+    return t
 
 
 def fmt_ratio(x):
     return "" if x is None else "%.2fx" % x
 
 
-def table_rows(sessions, exp):
+def table_rows(sessions, exp, timed=True):
+    """(session, point, stats) of every measured point of exp; timed: only
+    those that report a time (all but parload --version)."""
     rows = []
     for s in sessions:
         for p in s.points:
             if exp in p.exps and p.runs:
-                rows.append((s, p, point_stats(s, p)))
+                t = point_stats(s, p)
+                if t["median"] is not None or not timed:
+                    rows.append((s, p, t))
     return rows
 
 
@@ -631,7 +845,7 @@ def sweep_table(sessions):
         article = [p for p in s.points if p.is_article() and p.runs]
         best = min(article, key=lambda p: summary(p.runs)[0]) if article else None
         best_ms = summary(best.runs)[0] if best else None
-        par = med(lambda p: p.strategy == "parallel")
+        par = med(lambda p: p.is_parallel(CORES))
         floor = med(lambda p: p.tool == "copyfloor")
         out.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             human_bytes(st.payload), st.views,
@@ -646,35 +860,259 @@ def sweep_table(sessions):
     return out, series
 
 
+def find_point(sessions, name, cache, pred):
+    """The first measured point that pred accepts on file `name` in cache
+    state `cache`: (session, point), or (None, None)."""
+    for s in sessions:
+        if s.stream.name == name and s.cache == cache:
+            p = s.find(pred)
+            if p:
+                return s, p
+    return None, None
+
+
+def find_median(sessions, name, cache, pred, field="seconds"):
+    return median(find_point(sessions, name, cache, pred)[1], field)
+
+
+def is_flags(p, strategy, extra, threads=None):
+    """parload with exactly these extra flags, verified, on its session's
+    file."""
+    return (p.tool == "parload" and p.strategy == strategy and
+            p.extra == tuple(extra) and p.verify and p.stream is None and
+            (threads is None or p.threads == threads))
+
+
+def is_default_process(p):
+    """The whole-process point: plain `parload FILE`, unverified."""
+    return (p.tool == "parload" and p.strategy is None and not p.verify
+            and not p.extra and p.stream is None)
+
+
+def pct(x):
+    return "%.0f%%" % (x * 100)
+
+
+def mib(kib):
+    return "%.1f" % (kib / 1024)
+
+
+def scaling(sessions):
+    """Experiment 4 on the warm reference stream: {threads: (parallel
+    median, copy floor median)}; either may be None."""
+    out = {}
+    for s in sessions:
+        if s.stream.name != "reference" or s.cache != "warm":
+            continue
+        for p in s.points:
+            if 4 not in p.exps or not p.runs:
+                continue
+            if p.is_parallel(p.threads):
+                out.setdefault(p.threads, [None, None])[0] = median(p)
+            elif p.tool == "copyfloor":
+                out.setdefault(p.threads, [None, None])[1] = median(p)
+    return out
+
+
+def efficiency(t1, t, tt):
+    return t1 / (t * tt) if t1 and tt else None
+
+
+def scaling_table(sessions, n):
+    sc = scaling(sessions)
+    if not sc:
+        return []
+    p1, f1 = sc.get(1, (None, None))
+    out = ["Parallel efficiency at t threads: T(1 thread) / (t x T(t)); "
+           "100%% is perfect scaling.  This machine has %d core%s: beyond "
+           "that, threads share cores and the efficiency must fall." %
+           (n, "s" if n > 1 else ""), "",
+           "| threads | parallel ms | parallel efficiency | copy floor ms | "
+           "copy floor efficiency |", "|---|---|---|---|---|"]
+    for t in sorted(sc):
+        pt, ft = sc[t]
+        pe, fe = efficiency(p1, t, pt), efficiency(f1, t, ft)
+        out.append("| %d | %s | %s | %s | %s |" % (
+            t, ms(pt) if pt else "", pct(pe) if pe else "",
+            ms(ft) if ft else "", pct(fe) if fe else ""))
+    return out + [""]
+
+
+def speedup(sessions, name, n):
+    """T(parallel, 1 thread) / T(parallel, n threads) on a warm file."""
+    t1 = find_median(sessions, name, "warm", lambda p: p.is_parallel(1))
+    tn = find_median(sessions, name, "warm", lambda p: p.is_parallel(n))
+    return (t1, tn, t1 / tn if t1 and tn else None)
+
+
+def huge_names(sessions):
+    return [s.stream.name for s in sessions
+            if s.stream.name.startswith("huge-") and
+            any(p.runs for p in s.points)]
+
+
+def huge_table(sessions, n):
+    names = huge_names(sessions)
+    if not names:
+        return []
+    ref = speedup(sessions, "reference", n)
+    out = ["Parallel speed-up: T(parallel, 1 thread) / T(parallel, %d "
+           "threads); the copy floor's likewise.  The reference stream's "
+           "(2,000 views; experiments 1 and 4) is the yardstick: a huge "
+           "view must be split between the workers as many small views "
+           "are." % n, "",
+           "| file | views | parallel, 1 thread ms | parallel, %d threads ms "
+           "| parallel speed-up | copy floor speed-up | speed-up / "
+           "reference's |" % n, "|---|---|---|---|---|---|---|"]
+    rows = [("reference", ref)] + [(name, speedup(sessions, name, n))
+                                   for name in names]
+    for name, (t1, tn, su) in rows:
+        s = find_point(sessions, name, "warm", lambda p: True)[0]
+        f1 = find_median(sessions, name, "warm",
+                         lambda p: p.tool == "copyfloor" and p.threads == 1)
+        fn = find_median(sessions, name, "warm",
+                         lambda p: p.tool == "copyfloor" and p.threads == n)
+        rel = su / ref[2] if su and ref[2] and name != "reference" else None
+        out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            name, s.stream.views if s else "", ms(t1) if t1 else "",
+            ms(tn) if tn else "", fmt_ratio(su),
+            fmt_ratio(f1 / fn if f1 and fn else None), fmt_ratio(rel)))
+    return out + [""]
+
+
+def process_table(sessions, n):
+    """Experiment 8: the whole process against the load it reports, and
+    the fixed costs, on the warm reference session."""
+    rows = table_rows(sessions, 8, timed=False)
+    if not rows:
+        return []
+
+    def rank(row):
+        p = row[1]
+        if p.tool == "parload-version":
+            return 0
+        if p.stream is not None:
+            return 1
+        return 2 if not p.verify else 3
+
+    out = ["*process wall*: measured by this harness from just before it "
+           "spawns the process until it has reaped it (perf_counter around "
+           "Popen and wait4), so it includes the fork and exec of a child "
+           "of a Python process, the dynamic linking, and everything the "
+           "program does before and after the load.  *reported load*: the "
+           "`seconds` the process reports (open until complete).  *peak "
+           "RSS*: the child's ru_maxrss from wait4.  Medians over the runs; "
+           "*wall - load* is the difference of the medians.  `parload FILE` "
+           "runs as a user runs it, without --verify-seed, whose check "
+           "would be inside the wall measured; it is still checked for "
+           "every view and byte, and the same load verified against the "
+           "generator is the next row, interleaved with it (its wall "
+           "includes that check).  `parload --version` is the process "
+           "alone; the 0-view file adds topology discovery, the thread "
+           "pool, opening and reading a header, and exit.", "",
+           "| point | file | process wall ms | reported load ms | "
+           "wall - load ms | wall / load | peak RSS MiB | dataset bytes | "
+           "RSS - dataset MiB |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    floors = []
+    for s, p, t in sorted(rows, key=rank):
+        st = p.file(s)
+        wall, load, rss = t["wall"], t["median"], t["peak_rss_kib"]
+        on_floor = (rss is not None and t["harness_rss_kib"] is not None and
+                    rss <= t["harness_rss_kib"] + 2048)
+        if on_floor:
+            floors.append(t["harness_rss_kib"])
+        dataset = None if p.tool == "parload-version" else st.dataset
+        label = p.label()
+        if p.stream:
+            label = label.replace(", file %s" % p.stream.name, "")
+        elif p.tool == "parload" and p.verify:
+            label += ", --verify-seed (the wall holds the check)"
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            label, "" if dataset is None else st.name, ms(wall),
+            ms(load) if load is not None else "",
+            ms(wall - load) if load is not None else "",
+            "%.2f" % (wall / load) if load and st.views else "",
+            (mib(rss) + ("*" if on_floor else "")) if rss else "",
+            "" if dataset is None else "%d" % dataset,
+            "" if dataset is None or rss is None or on_floor
+            else "%+.1f" % (rss / 1024 - dataset / MIB)))
+    out.append("")
+    if floors:
+        out += ["\\*: at the harness's own resident size when it spawned the "
+                "process (about %s MiB): Linux gives a child that stays below "
+                "the peak of the process that spawned it that peak (exec "
+                "carries it over), so the process used at most this much.  "
+                "The harness resets its own peak before each spawn." %
+                mib(max(floors)), ""]
+    return out
+
+
 def targets(sessions, n):
-    """The performance targets that this run measures, met or not."""
+    """The performance targets of issue 4, in order: each measured, with
+    its ratio and met or not, or said not to be measured in this run."""
     lines = []
-
-    def get(name, cache, pred):
-        for s in sessions:
-            if s.stream.name == name and s.cache == cache:
-                p = s.find(pred)
-                if p:
-                    return summary(p.runs)[0]
-        return None
-
-    def par(p):
-        return p.strategy == "parallel" and p.threads == n
 
     def verdict(ok):
         return "met" if ok else "NOT met"
 
-    v2 = get("reference", "warm", Point.is_v2_posix)
-    pr = get("reference", "warm", par)
-    fl = get("reference", "warm", lambda p: p.tool == "copyfloor" and p.threads == n)
+    def missing(num, what, exps):
+        lines.append("- %d. %s: not measured in this run (experiment%s %s)."
+                     % (num, what, "s" if "," in exps or " or " in exps
+                        else "", exps))
+
+    def ref(pred, field="seconds"):
+        return find_median(sessions, "reference", "warm", pred, field)
+
+    def get(name, cache, pred):
+        return find_median(sessions, name, cache, pred)
+
+    def par(p):
+        return p.is_parallel(n)
+
+    def floor_n(p):
+        return p.tool == "copyfloor" and p.threads == n
+
+    # 1. The reference stream.
+    v2 = ref(Point.is_v2_posix)
+    pr = ref(par)
+    fl = ref(floor_n)
     if v2 and pr and fl:
         lines.append("- 1. Reference stream: V2 POSIX time / parallel time = "
                      "%.2f (target >= 5, %s); parallel time / copy floor = "
                      "%.2f (target <= 2.2, %s)." % (v2 / pr, verdict(v2 / pr >= 5),
                                                     pr / fl, verdict(pr / fl <= 2.2)))
+    else:
+        missing(1, "Reference stream", "1")
+    v2k = ref(lambda p: is_flags(p, "sequential", ("--no-hugepages",)) and
+              p.io == "posix" and p.buffer is None)
+    if v2k and pr:
+        lines.append("  - V2 POSIX with 4 KiB pages / parallel = %.2f "
+                     "(informational: the article's own allocation, not "
+                     "advised for huge pages; the verdict above is against "
+                     "V2 POSIX as the issue defines it, `--strategy "
+                     "sequential --io posix`)." % (v2k / pr))
+
+    # 2. Into memory the caller owns and has touched.
+    pre = ref(lambda p: is_flags(p, "parallel", ("--preallocate",), n))
+    pre4 = ref(lambda p: is_flags(p, "parallel", ("--preallocate",
+                                                  "--no-hugepages"), n))
+    if pre and fl:
+        text = ("- 2. Into touched caller memory: parallel --preallocate "
+                "time / copy floor = %.2f (target <= 1.15, %s)" % (
+                    pre / fl, verdict(pre / fl <= 1.15)))
+        if pre4:
+            text += ("; with the caller's memory in 4 KiB pages "
+                     "(--no-hugepages): %.2f (informational)" % (pre4 / fl))
+        lines.append(text + ".")
+    else:
+        missing(2, "Into touched caller memory", "1")
+
+    # 3. Tiny views.
     v2u = get("tiny", "warm", Point.is_v2_posix)
-    v2s = get("tiny", "warm", lambda p: p.tool == "parload" and
-              p.strategy == "sequential" and p.io == "stdio" and p.buffer is None)
+    v2s = get("tiny", "warm", lambda p: p.is_plain() and
+              p.strategy == "sequential" and p.io == "stdio" and
+              p.buffer is None)
     pt = get("tiny", "warm", par)
     if v2u and v2s and pt:
         lines.append("- 3. Tiny views: V2 POSIX unbuffered time / parallel "
@@ -682,6 +1120,10 @@ def targets(sessions, n):
                      "parallel time = %.2f (target >= 2.2, %s)." % (
                          v2u / pt, verdict(v2u / pt >= 12), v2s / pt,
                          verdict(v2s / pt >= 2.2)))
+    else:
+        missing(3, "Tiny views", "2")
+
+    # 4. The view-size sweep.
     _, series = sweep_table(sessions)
     leads = [(b / p, size) for size, _, b, p, _, _ in series if b and p]
     if leads:
@@ -691,6 +1133,51 @@ def targets(sessions, n):
                      "1.5 at every size, %s)." % (worst[0],
                                                    human_bytes(worst[1]),
                                                    verdict(worst[0] >= 1.5)))
+    else:
+        missing(4, "View-size sweep", "3")
+
+    # 5. Few, huge views: the same parallel speed-up as many small ones.
+    names = huge_names(sessions)
+    sus = [(name, speedup(sessions, name, n)[2]) for name in names]
+    sus = [(name, su) for name, su in sus if su]
+    if sus:
+        ref_su = speedup(sessions, "reference", n)[2]
+        text = ("- 5. Few, huge views: parallel speed-up T(1 thread) / "
+                "T(%d threads) = %s" % (n, ", ".join(
+                    "%.2f on %s" % (su, name) for name, su in sus)))
+        if ref_su:
+            worst = min(su / ref_su for _, su in sus)
+            text += ("; on the reference stream %.2f; the smallest huge / "
+                     "reference = %.2f (target >= 0.9, %s)." % (
+                         ref_su, worst, verdict(worst >= 0.9)))
+        else:
+            text += ("; no verdict: the reference stream's parallel points "
+                     "with 1 and %d threads were not run (experiment 1 or "
+                     "4)." % n)
+        lines.append(text)
+    else:
+        missing(5, "Few, huge views", "7")
+
+    # 6. The whole process.
+    s6, dp = find_point(sessions, "reference", "warm", is_default_process)
+    if dp:
+        wall, load = median(dp, "wall"), median(dp)
+        rss = median(dp, "peak_rss_kib")
+        ds = dp.file(s6).dataset
+        text = ("- 6. Whole process: `parload FILE` process wall / reported "
+                "load = %.2f (target <= 1.15, %s)" % (
+                    wall / load, verdict(wall / load <= 1.15)))
+        if rss:
+            extra = rss * KIB - ds
+            text += ("; peak RSS %s MiB = dataset %s MiB %+.1f MiB (target "
+                     "<= dataset + 16 MiB, %s)" % (
+                         mib(rss), mib(ds / KIB), extra / MIB,
+                         verdict(extra <= 16 * MIB)))
+        lines.append(text + ".")
+    else:
+        missing(6, "Whole process", "8")
+
+    # 7. Cold cache.
     pc = get("reference", "cold", par)
     peers = [x for x in (get("reference", "cold", lambda p: p.tool == "dd"),
                          get("reference", "cold", lambda p: p.tool == "fio"))
@@ -700,6 +1187,38 @@ def targets(sessions, n):
         lines.append("- 7. Cold cache: time of the better of dd and fio / "
                      "parallel time = %.2f (target >= 0.95, %s)." % (
                          best / pc, verdict(best / pc >= 0.95)))
+    else:
+        missing(7, "Cold cache", "5")
+
+    # 8. Thread scaling, measurable up to the machine's cores.
+    sc = scaling(sessions)
+    p1 = sc.get(1, (None, None))[0]
+    # t = 1 is 100% by definition: the target is about 2 <= t <= cores.
+    effs = [(efficiency(p1, t, sc[t][0]), t) for t in sorted(sc)
+            if 1 < t <= n and sc[t][0]]
+    effs = [(e, t) for e, t in effs if e]
+    if n == 1 and p1:
+        lines.append("- 8. Thread scaling: this machine has 1 core; there "
+                     "is no efficiency to measure (no verdict).")
+    elif p1 and effs and effs[-1][1] == n:
+        worst = min(effs)
+        f1 = sc.get(1, (None, None))[1]
+        fe = efficiency(f1, n, sc.get(n, (None, None))[1])
+        span = "t = 2" if n == 2 else "every t from 2 to %d" % n
+        lines.append("- 8. Thread scaling (warm): parallel efficiency "
+                     "T(1) / (t x T(t)) = %s at t = %d, the cores%s "
+                     "(target >= 70%% at %s, %s)%s.  This machine has %d "
+                     "cores: the efficiency can be measured only up to %d "
+                     "threads." % (
+                         pct(effs[-1][0]), n,
+                         "; the lowest is %s, at t = %d" % (
+                             pct(worst[0]), worst[1])
+                         if len(effs) > 1 else "", span,
+                         verdict(worst[0] >= 0.7),
+                         "; copy floor at t = %d: %s" % (n, pct(fe))
+                         if fe else "", n, n))
+    else:
+        missing(8, "Thread scaling", "4")
     return lines
 
 
@@ -718,21 +1237,20 @@ def summary_rows(sessions):
             if not p.runs:
                 continue
             t = point_stats(s, p)
-            rows.append({
-                "experiments": " ".join(str(e) for e in sorted(p.exps)),
-                "point": p.label(), "tool": p.tool,
-                "strategy": p.strategy or "", "io": p.io or "",
-                "buffer": p.buffer_text(), "threads": p.threads,
-                "cache": s.cache, "file": s.stream.name,
-                "views": s.stream.views, "payload_bytes": s.stream.payload,
-                "file_bytes": s.stream.size, "runs": len(p.runs),
-                "median_seconds": "%.9f" % t["median"],
-                "q1_seconds": "%.9f" % t["q1"], "q3_seconds": "%.9f" % t["q3"],
-                "gbps": "%.3f" % t["gbps"],
-                "read_calls": "" if t["read_calls"] is None else "%d" % t["read_calls"],
-                "speedup_vs_v2_posix": "" if t["vs_v2"] is None else "%.4f" % t["vs_v2"],
-                "time_vs_copy_floor": "" if t["vs_floor"] is None else "%.4f" % t["vs_floor"],
+            row = point_fields(s, p)
+            row.update({
+                "runs": len(p.runs),
+                "median_seconds": blank(t["median"], "%.9f"),
+                "q1_seconds": blank(t["q1"], "%.9f"),
+                "q3_seconds": blank(t["q3"], "%.9f"),
+                "gbps": blank(t["gbps"], "%.3f"),
+                "read_calls": blank(t["read_calls"], "%d"),
+                "speedup_vs_v2_posix": blank(t["vs_v2"], "%.4f"),
+                "time_vs_copy_floor": blank(t["vs_floor"], "%.4f"),
+                "median_wall_seconds": blank(t["wall"], "%.6f"),
+                "median_peak_rss_kib": blank(t["peak_rss_kib"], "%d"),
             })
+            rows.append(row)
     return rows
 
 
@@ -752,6 +1270,8 @@ def plot_bars(tools, out, name, title, rows):
             label = p.label()
             if name in ("exp5", "exp6"):
                 label = "%s, %s" % (label, s.cache)
+            elif name == "exp7":
+                label = "%s: %s" % (s.stream.name, label)
             f.write("%s %.6f %.6f %.6f\n" % (gp_quote(label), t["median"] * 1e3,
                                              t["q1"] * 1e3, t["q3"] * 1e3))
     width = max(900, 60 * len(rows) + 200)
@@ -952,7 +1472,7 @@ def main():
                          "or OUT/data)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the generated data")
-    ap.add_argument("--only", help="comma-separated experiments to run (1-6)")
+    ap.add_argument("--only", help="comma-separated experiments to run (1-8)")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"),
                     help="the compiler, for machine.txt")
     ap.add_argument("--numpy-python", help="a python3 with numpy for the numpy peer")
@@ -1000,10 +1520,13 @@ def run(args, only):
     if args.dry_run:
         total = 0
         for s in sessions:
-            log("  %s, %s: %d points" % (s.stream.describe(), s.cache,
-                                         len(s.points)))
+            log("  %s: %s, %s: %d points" % (s.stream.name,
+                                             s.stream.describe(), s.cache,
+                                             len(s.points)))
+            for f in s.streams()[1:]:
+                log("    (and file %s: %s)" % (f.name, f.describe()))
             for p in s.points:
-                log("    %-40s exps %s" % (p.label(), sorted(p.exps)))
+                log("    %-62s exps %s" % (p.label(), sorted(p.exps)))
             total += len(s.points) * args.runs
         log("%d measurements" % total)
         return 0
@@ -1033,7 +1556,8 @@ def run(args, only):
     failure = None
     try:
         for s in sessions:
-            generate(tools, s.stream, data_dir)
+            for f in s.streams():
+                generate(tools, f, data_dir)
         for s in sessions:
             run_session(tools, s, args.runs, rows)
     except (BenchError, OSError) as e:
@@ -1042,9 +1566,10 @@ def run(args, only):
     finally:
         if not args.keep:
             for s in sessions:
-                for path in (s.stream.path, (s.stream.path or "") + ".ok"):
-                    if path and os.path.exists(path):
-                        os.remove(path)
+                for f in s.streams():
+                    for path in (f.path, (f.path or "") + ".ok"):
+                        if path and os.path.exists(path):
+                            os.remove(path)
             if made_data_dir:
                 try:
                     os.rmdir(data_dir)
@@ -1052,11 +1577,7 @@ def run(args, only):
                     pass
 
     # ---- write everything ----
-    fields = ["experiments", "point", "tool", "strategy", "io", "buffer",
-              "threads", "cache", "file", "views", "payload_bytes",
-              "file_bytes", "run", "seconds", "wall_seconds", "read_calls",
-              "bytes_read"]
-    write_csv(os.path.join(out, "runs.csv"), rows, fields)
+    write_csv(os.path.join(out, "runs.csv"), rows, RUN_FIELDS)
     srows = summary_rows(sessions)
     if srows:
         write_csv(os.path.join(out, "summary.csv"), srows, list(srows[0]))
@@ -1066,7 +1587,9 @@ def run(args, only):
     md = ["# parload bench, %s" % stamp, "",
           "Machine: see machine.txt.  %s mode, %d runs per point, %d cores.  "
           "Times are from opening the file until the dataset is complete, "
-          "measured by each fresh process and verified in it.  *vs V2 POSIX*: "
+          "measured by each fresh process and verified in it (all but the "
+          "whole-process point of experiment 8, which says why).  "
+          "*vs V2 POSIX*: "
           "how many times faster than the article's best loader "
           "(`--strategy sequential --io posix`) on the same file and cache "
           "state; *vs copy floor*: time over the copy floor "
@@ -1081,18 +1604,27 @@ def run(args, only):
         md.append("")
     plots = {}
     for exp in sorted(EXPERIMENTS):
-        rows_e = table_rows(sessions, exp)
+        rows_e = table_rows(sessions, exp, timed=exp != 8)
         if not rows_e:
             continue
         md += ["## %d. %s" % (exp, EXPERIMENTS[exp]), ""]
         if exp != 3:
             described = []
-            for s, _, _ in rows_e:
-                if s.stream.name not in described:
-                    described.append(s.stream.name)
-                    md.append("File %s: %s." % (s.stream.name,
-                                                s.stream.describe()))
+            for s, p, _ in rows_e:
+                f = p.file(s)
+                if p.tool != "parload-version" and f.name not in described:
+                    described.append(f.name)
+                    md.append("File %s: %s." % (f.name, f.describe()))
             md.append("")
+        if any(p.extra for _, p, _ in rows_e):
+            md += ["*4 KiB pages*: `--no-hugepages`, the arrays are not "
+                   "advised for transparent huge pages (V2 so is the "
+                   "article's own allocation; every other point is "
+                   "advised).  *into touched caller memory*: "
+                   "`--preallocate`, the process allocates the arrays and "
+                   "touches every page before the clock starts, then loads "
+                   "into them, as a program that reuses its buffers does.",
+                   ""]
         if exp == 3:
             table, series = sweep_table(sessions)
             md += ["Each file about %s.  Columns 3-6: time unbuffered / "
@@ -1105,8 +1637,14 @@ def run(args, only):
             md += markdown_table(rows_e, True) + ["", "</details>", ""]
             if tools.gnuplot:
                 plots[3] = plot_sweep(tools, out, series)
+        elif exp == 8:
+            md += process_table(sessions, CORES)
         else:
-            md += markdown_table(rows_e, exp in (5, 6)) + [""]
+            md += markdown_table(rows_e, exp in (5, 6, 7)) + [""]
+            if exp == 4:
+                md += scaling_table(sessions, CORES)
+            if exp == 7:
+                md += huge_table(sessions, CORES)
             if tools.gnuplot:
                 if exp == 4:
                     p = plot_threads(tools, out, sessions)
