@@ -527,8 +527,10 @@ static int load_preallocated(parload_loader *loader, const char *path,
 			memcpy(err->message, msg, sizeof(msg));
 		return rc;
 	}
-	memset(b->headers, 0, b->headers_size);
-	memset(b->pixels, 0, b->pixels_size);
+	if (h.view_count) { /* an empty stream has NULL arrays */
+		memset(b->headers, 0, b->headers_size);
+		memset(b->pixels, 0, b->pixels_size);
+	}
 	rc = parload_loader_load_into(loader, path, b, ds, err);
 	if (rc < 0)
 		parload_buffers_free(b);
