@@ -1119,9 +1119,10 @@ def targets(sessions, n):
     if v2 and pr and fl:
         lines.append("- 1. Reference stream: V2 POSIX time / parallel time = "
                      "%.2f (target >= 5, %s); parallel time / copy floor = "
-                     "%.2f (target <= 2.2, %s).  Ceiling: no loader beats "
-                     "the copy floor, so none can be more than V2 POSIX / "
-                     "copy floor = %.2f times faster than V2 POSIX here." % (
+                     "%.2f (target <= 2.2, %s).  Ceiling: V2 POSIX / copy "
+                     "floor = %.2f, the lead of a load as fast as the copy "
+                     "floor; a 5x lead needs a load that much faster than "
+                     "the floor." % (
                          v2 / pr, verdict(v2 / pr >= 5), pr / fl,
                          verdict(pr / fl <= 2.2), v2 / fl))
     else:
@@ -1179,15 +1180,15 @@ def targets(sessions, n):
                 "strategy time / parallel time is %.2f, at %s (target >= "
                 "1.5 at every size, %s)." % (worst[0], human_bytes(worst[1]),
                                              verdict(worst[0] >= 1.5)))
-        # The ceiling column: best article / copy floor, the most any
-        # loader could lead by.  Where it is under 1.5 the target cannot
-        # be met on this machine.
+        # The ceiling column: best article / copy floor, the lead of a
+        # load as fast as the copy floor.  Where it is under 1.5, a 1.5x
+        # lead needs a load faster than the floor.
         capped = [(b / f, size) for size, _, b, _, f, _ in series
                   if b and f and b / f < 1.5]
         if capped:
             text += ("  At %s the best article strategy is within 1.5x of "
-                     "the copy floor (ceiling %s), so no loader can lead it "
-                     "by 1.5 there." % (
+                     "the copy floor (ceiling %s): a 1.5x lead there needs "
+                     "a load faster than the copy floor." % (
                          ", ".join(human_bytes(sz) for _, sz in capped),
                          ", ".join("%.2f" % c for c, _ in capped)))
         lines.append(text)
@@ -1693,8 +1694,8 @@ def run(args, only):
                    "buffered (POSIX: the loader's own 4 KiB buffer; stdio: "
                    "its default buffer); above 1 the buffer wins.  Speed-up: "
                    "best article strategy time / parallel time.  Ceiling: "
-                   "best article strategy time / copy floor, the most that "
-                   "any loader could lead it by." %
+                   "best article strategy time / copy floor, the lead of a "
+                   "load as fast as the copy floor." %
                    human_bytes(sweep_target(args.quick)), ""]
             md += table + [""]
             md += ["<details><summary>every point</summary>", ""]
