@@ -60,10 +60,11 @@ static double now(void)
 static void *reader(void *arg)
 {
 	struct share *s = arg;
-	unsigned char *buf = s->buf;
+	unsigned char *buf;
 	uint64_t off;
 
 	pthread_barrier_wait(&go); /* the shares are set once this returns */
+	buf = s->buf;
 	off = s->begin;
 	while (off < s->end) {
 		size_t want = s->end - off < CHUNK ? (size_t)(s->end - off) :
