@@ -623,6 +623,9 @@ def plan(quick, cores, tools, only):
     huge = [Stream("huge-1", 1, 8192, 16384, "u16", seed=4),   # 256 MiB
             Stream("huge-3", 3, 10240, 5120, "u16", seed=5)]   # 3 x 100 MiB
     apis = ("posix", "stdio")
+    # The article's loaders that the experiments run: V2 alone when quick.
+    article = ("sequential",) if quick else ("bulk", "sequential",
+                                             "two-pass")
     sessions = []
 
     def want(e):
@@ -631,9 +634,7 @@ def plan(quick, cores, tools, only):
     # Experiments 1, 4 and 6 (warm) share the reference stream.
     pts = []
     if want(1):
-        strategies = ("sequential",) if quick else ("bulk", "sequential",
-                                                     "two-pass")
-        for s in strategies:
+        for s in article:
             for io in apis:
                 pts.append(Point("parload", [1], s, io))
         if not quick:
@@ -694,9 +695,7 @@ def plan(quick, cores, tools, only):
     # Experiment 2: buffering on tiny views.
     if want(2):
         pts = []
-        strategies = ("sequential",) if quick else ("bulk", "sequential",
-                                                     "two-pass")
-        for s in strategies:
+        for s in article:
             pts.append(Point("parload", [2], s, "posix", None))
             pts.append(Point("parload", [2], s, "posix", 4096))
             pts.append(Point("parload", [2], s, "stdio", 0))
@@ -745,9 +744,7 @@ def plan(quick, cores, tools, only):
     # Experiment 5: cold cache, experiments 1 and 4 again, with floors.
     if want(5):
         pts = []
-        strategies = ("sequential",) if quick else ("bulk", "sequential",
-                                                     "two-pass")
-        for s in strategies:
+        for s in article:
             for io in (("posix",) if quick else apis):
                 pts.append(Point("parload", [5], s, io))
         if not quick:
