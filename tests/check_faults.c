@@ -442,6 +442,28 @@ static void check_outcome(const config *c, int k, int rc, parload_dataset *ds,
 		      parload__fault_kind_name(k));
 }
 
+/*
+ * After an attempt with a fault armed at the N-th call: the kind of call
+ * that failed, or -1 if the attempt ran past its last call with none
+ * failing, and the seam disarmed.  That last attempt must have loaded
+ * exactly ref (its dataset is freed); a failure is tallied in t.
+ */
+static int fired(int rc, parload_dataset *ds, const parload_error *err,
+		 const tu_soa *ref, tally *t, const char *what)
+{
+	int k = parload__fault_fired();
+
+	parload__fault_reset();
+	if (k < 0) {
+		ck_assert_msg(rc == 0, "%s: %s", what, err->message);
+		assert_same(ds, ref);
+		parload_dataset_free(ds);
+	} else {
+		t->n[k]++;
+	}
+	return k;
+}
+
 /* The N-th call fails, for every N, on a loader made beforehand; the
  * loader then loads the file exactly. */
 START_TEST(test_walk_load)
@@ -474,15 +496,9 @@ START_TEST(test_walk_load)
 		snprintf(what, sizeof(what), "%s, call %" PRIu64, c->name, n);
 		parload__fault_fail_nth(n, PARLOAD__FK_ALL, 0);
 		rc = load(l, path, &ds, &err);
-		k = parload__fault_fired();
-		parload__fault_reset();
-		if (k < 0) {
-			ck_assert_msg(rc == 0, "%s: %s", what, err.message);
-			assert_same(&ds, &ref);
-			parload_dataset_free(&ds);
+		k = fired(rc, &ds, &err, &ref, &t, what);
+		if (k < 0)
 			break;
-		}
-		t.n[k]++;
 		check_outcome(c, k, rc, &ds, &err, path, &ref, what);
 		assert_as_before(&base, what);
 		assert_loads_exactly(l, path, &ref, what);
@@ -539,15 +555,9 @@ START_TEST(test_walk_lifecycle)
 		memset(&ds, 0x5a, sizeof(ds));
 		parload__fault_fail_nth(n, PARLOAD__FK_ALL, 0);
 		rc = parload_load(path, &o, &ds);
-		k = parload__fault_fired();
-		parload__fault_reset();
-		if (k < 0) {
-			ck_assert_msg(rc == 0, "%s: %s", what, err.message);
-			assert_same(&ds, &ref);
-			parload_dataset_free(&ds);
+		k = fired(rc, &ds, &err, &ref, &t, what);
+		if (k < 0)
 			break;
-		}
-		t.n[k]++;
 		if (rc == 0) {
 			check_outcome(c, k, rc, &ds, &err, path, &ref, what);
 		} else {
@@ -598,17 +608,12 @@ START_TEST(test_walk_bind)
 
 		parload__fault_fail_nth(n, mask, 0);
 		rc = parload_load(path, &o, &ds);
-		k = parload__fault_fired();
-		parload__fault_reset();
+		snprintf(what, sizeof(what), "binding, call %" PRIu64, n);
+		k = fired(rc, &ds, &err, &ref, &t, what);
+		if (k < 0)
+			break;
 		snprintf(what, sizeof(what), "binding, call %" PRIu64 " (%s)",
 			 n, parload__fault_kind_name(k));
-		if (k < 0) {
-			ck_assert_msg(rc == 0, "%s: %s", what, err.message);
-			assert_same(&ds, &ref);
-			parload_dataset_free(&ds);
-			break;
-		}
-		t.n[k]++;
 		if (rc == 0) {
 			assert_same(&ds, &ref);
 			parload_dataset_free(&ds);
@@ -673,15 +678,9 @@ START_TEST(test_walk_load_fd)
 		memset(&err, 0, sizeof(err));
 		parload__fault_fail_nth(n, PARLOAD__FK_ALL, 0);
 		rc = parload_loader_load_fd(l, fd, path, &ds, &err);
-		k = parload__fault_fired();
-		parload__fault_reset();
-		if (k < 0) {
-			ck_assert_msg(rc == 0, "%s: %s", what, err.message);
-			assert_same(&ds, &ref);
-			parload_dataset_free(&ds);
+		k = fired(rc, &ds, &err, &ref, &t, what);
+		if (k < 0)
 			break;
-		}
-		t.n[k]++;
 		if (rc == 0) {
 			ck_assert_msg(may_succeed(c, k) ||
 					      k == PARLOAD__FK_LSEEK,
@@ -794,17 +793,11 @@ START_TEST(test_walk_pipe)
 		snprintf(what, sizeof(what), "pipe, call %" PRIu64, n);
 		parload__fault_fail_nth(n, PARLOAD__FK_ALL, 0);
 		rc = load_pipe(l, data, len, &ds, &err);
-		k = parload__fault_fired();
-		parload__fault_reset();
+		k = fired(rc, &ds, &err, &ref, &t, what);
+		if (k < 0)
+			break;
 		snprintf(what, sizeof(what), "pipe, call %" PRIu64 " (%s, %s)",
 			 n, parload__fault_kind_name(k), parload_err_name(rc));
-		if (k < 0) {
-			ck_assert_msg(rc == 0, "%s: %s", what, err.message);
-			assert_same(&ds, &ref);
-			parload_dataset_free(&ds);
-			break;
-		}
-		t.n[k]++;
 		if (k == PARLOAD__FK_FSTAT) {
 			ck_assert_int_eq(rc, PARLOAD_EOPEN);
 			ck_assert(all_zero(&ds, sizeof(ds)));
