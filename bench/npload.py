@@ -8,7 +8,7 @@ parload's loaders time: from opening FILE until the dataset is complete,
 here np.fromfile with a structured dtype (one record = view header +
 payload) followed by copies into a separate header array and a contiguous
 pixel array.  Then it checks the dataset against the stream that
-`parload gen --seed SEED` writes (a numpy transcription of src/gen.c) and
+`parload gen --seed SEED` writes (a numpy transcription of cli/gen.c) and
 prints one JSON object: {"seconds", "bytes", "views", "verified"}.  Exit
 status 1 when the data does not match.
 """
@@ -33,7 +33,7 @@ VIEW_HEADER = np.dtype([
 
 
 def mix_int(x):
-    """splitmix64's finaliser on a Python int (src/gen.c: mix)."""
+    """splitmix64's finaliser on a Python int (cli/gen.c: mix)."""
     x = (x + 0x9E3779B97F4A7C15) & MASK
     x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK
     x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK

@@ -17,8 +17,8 @@
 
 #include "parload.h"
 /* System, allocation, thread and hwloc calls go through parload__sys_x:
- * the plain call, or a fault-injection wrapper (fault.h). */
-#include "fault.h"
+ * the plain call, or a fault-injection wrapper (tests/fault/fault.h). */
+#include "sys.h"
 
 #define PARLOAD__UNUSED(x) ((void)(x))
 #define PARLOAD__MIN(a, b) ((a) < (b) ? (a) : (b))

@@ -3,7 +3,7 @@
  * writer make, failed in turn.
  *
  * Built against the fault-injection seam (./configure
- * --enable-fault-injection, src/fault.h); in a normal build it skips.
+ * --enable-fault-injection, tests/fault/fault.h); in a normal build it skips.
  *
  * The walks fail the 1st, 2nd, ... N-th call of a load until a load runs
  * without reaching the N-th call, as SQLite's tests do: for every strategy

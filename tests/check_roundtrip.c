@@ -307,11 +307,11 @@ START_TEST(test_generator_verifies)
 	tu_write_stream(path, 20, 9, 9, PARLOAD_PIXEL_U16, PARLOAD_FLAG_CRC32C,
 			42);
 	ck_assert_int_eq(parload_load(path, NULL, &ds), 0);
-	ck_assert(parload_gen_verify(&ds, 42, &bad, &bad_header));
-	ck_assert(!parload_gen_verify(&ds, 43, &bad, &bad_header));
+	ck_assert(pgen_verify(&ds, 42, &bad, &bad_header));
+	ck_assert(!pgen_verify(&ds, 43, &bad, &bad_header));
 	ck_assert_uint_eq(bad, 0);
 	((unsigned char *)ds.pixels)[13 * 162 + 5] ^= 1;
-	ck_assert(!parload_gen_verify(&ds, 42, &bad, &bad_header));
+	ck_assert(!pgen_verify(&ds, 42, &bad, &bad_header));
 	ck_assert_uint_eq(bad, 13);
 	ck_assert(!bad_header);
 	parload_dataset_free(&ds);

@@ -13,7 +13,7 @@ Commands:
       a structure of arrays: OUT.headers (view_count * 32 bytes, every view
       header in order) and OUT.pixels (view_count * payload_size bytes,
       every payload in order).  The content is a deterministic function of
-      the seed, unrelated to src/gen.c.  --minor writes another
+      the seed, unrelated to cli/gen.c.  --minor writes another
       version_minor; --junk-reserved fills every reserved byte with
       non-zero values (readers must ignore both).
 
@@ -130,7 +130,7 @@ assert crc32c(b"123456789") == 0xE3069283
 # ---- deterministic content ----
 #
 # Payload bytes come from BLAKE2b in counter mode keyed by the seed and the
-# view index: fast in pure Python, and nothing like src/gen.c's splitmix64.
+# view index: fast in pure Python, and nothing like cli/gen.c's splitmix64.
 # Floating-point types get real numbers instead of random bit patterns, so
 # the files look like data a scanner would write.
 

@@ -58,7 +58,7 @@ void tu_write_stream(const char *path, uint64_t views, uint32_t width,
 
 	ck_assert_int_eq(parload_file_header_init(&h, views, width, height,
 						  pixel_type, flags), 0);
-	rc = parload_gen_write(path, &h, seed, &err);
+	rc = pgen_write(path, &h, seed, &err);
 	ck_assert_msg(rc == 0, "writing %s: %s", path, err.message);
 }
 

@@ -14,7 +14,7 @@
  * at exit).  The string is the caller's to free. */
 char *tu_path(const char *name);
 
-/* Write a stream of the generator's content (src/gen.c); aborts the test on
+/* Write a stream of the generator's content (cli/gen.c); aborts the test on
  * failure. */
 void tu_write_stream(const char *path, uint64_t views, uint32_t width,
 		     uint32_t height, int pixel_type, uint32_t flags,

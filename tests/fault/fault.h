@@ -1,5 +1,6 @@
 /*
- * fault.h - the fault-injection seam.
+ * fault.h - the fault-injection seam (built with --enable-fault-injection;
+ * src/sys.h routes the library's calls here).
  *
  * Every system, allocation, thread and hwloc call that libparload makes
  * goes through one of the parload__sys_x names below.  In a normal build
@@ -33,47 +34,6 @@
  */
 #ifndef PARLOAD_FAULT_H
 #define PARLOAD_FAULT_H
-
-#ifndef PARLOAD_FAULT_INJECTION
-
-#define parload__sys_open open
-#define parload__sys_close close
-#define parload__sys_fstat fstat
-#define parload__sys_read read
-#define parload__sys_pread pread
-#define parload__sys_preadv preadv
-#define parload__sys_lseek lseek
-#define parload__sys_write write
-#define parload__sys_fopen fopen
-#define parload__sys_fclose fclose
-#define parload__sys_fread fread
-#define parload__sys_fseeko fseeko
-#define parload__sys_ferror ferror
-#define parload__sys_clearerr clearerr
-#define parload__sys_mmap mmap
-#define parload__sys_munmap munmap
-#define parload__sys_madvise madvise
-#define parload__sys_malloc malloc
-#define parload__sys_calloc calloc
-#define parload__sys_strdup strdup
-#define parload__sys_free free
-#define parload__sys_pthread_create pthread_create
-#define parload__sys_pthread_join pthread_join
-#define parload__sys_pthread_mutex_init pthread_mutex_init
-#define parload__sys_pthread_mutex_destroy pthread_mutex_destroy
-#define parload__sys_pthread_cond_init pthread_cond_init
-#define parload__sys_pthread_cond_destroy pthread_cond_destroy
-#define parload__sys_hwloc_topology_init hwloc_topology_init
-#define parload__sys_hwloc_topology_load hwloc_topology_load
-#define parload__sys_hwloc_topology_destroy hwloc_topology_destroy
-#define parload__sys_hwloc_bitmap_alloc hwloc_bitmap_alloc
-#define parload__sys_hwloc_bitmap_dup hwloc_bitmap_dup
-#define parload__sys_hwloc_bitmap_free hwloc_bitmap_free
-#define parload__sys_hwloc_get_cpubind hwloc_get_cpubind
-#define parload__sys_hwloc_set_cpubind hwloc_set_cpubind
-#define parload__sys_hwloc_set_area_membind hwloc_set_area_membind
-
-#else /* PARLOAD_FAULT_INJECTION */
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -258,6 +218,4 @@ int parload__fault_hwloc_set_area_membind(void *topo, const void *addr,
 #define parload__sys_hwloc_get_cpubind parload__fault_hwloc_get_cpubind
 #define parload__sys_hwloc_set_cpubind parload__fault_hwloc_set_cpubind
 #define parload__sys_hwloc_set_area_membind parload__fault_hwloc_set_area_membind
-
-#endif /* PARLOAD_FAULT_INJECTION */
 #endif /* PARLOAD_FAULT_H */

@@ -8,7 +8,7 @@
 
 #include "gen.h"
 
-#define PARLOAD__GEN_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define PGEN_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* splitmix64: small, fast, and good enough to make every byte matter. */
 static uint64_t mix(uint64_t x)
@@ -19,7 +19,7 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-void parload_gen_view_header(uint64_t seed, uint64_t i, uint64_t view_count,
+void pgen_view_header(uint64_t seed, uint64_t i, uint64_t view_count,
 			     parload_view_header *vh)
 {
 	memset(vh, 0, sizeof(*vh));
@@ -28,7 +28,7 @@ void parload_gen_view_header(uint64_t seed, uint64_t i, uint64_t view_count,
 	vh->angle_deg = view_count ? (float)(360.0 * (double)i / (double)view_count) : 0.0f;
 }
 
-void parload_gen_payload(uint64_t seed, uint64_t i, void *buf, size_t len)
+void pgen_payload(uint64_t seed, uint64_t i, void *buf, size_t len)
 {
 	unsigned char *p = buf;
 	uint64_t state = mix(seed ^ mix(i + 1));
@@ -44,7 +44,7 @@ void parload_gen_payload(uint64_t seed, uint64_t i, void *buf, size_t len)
 	}
 }
 
-int parload_gen_write(const char *path, const parload_file_header *h,
+int pgen_write(const char *path, const parload_file_header *h,
 		      uint64_t seed, parload_error *err)
 {
 	parload_writer *w;
@@ -60,8 +60,8 @@ int parload_gen_write(const char *path, const parload_file_header *h,
 	for (uint64_t i = 0; rc == 0 && i < h->view_count; i++) {
 		parload_view_header vh;
 
-		parload_gen_view_header(seed, i, h->view_count, &vh);
-		parload_gen_payload(seed, i, buf, h->payload_size);
+		pgen_view_header(seed, i, h->view_count, &vh);
+		pgen_payload(seed, i, buf, h->payload_size);
 		rc = parload_writer_add(w, &vh, buf, err);
 	}
 	if (rc == 0)
@@ -72,7 +72,7 @@ int parload_gen_write(const char *path, const parload_file_header *h,
 	return rc;
 }
 
-bool parload_gen_verify(const parload_dataset *ds, uint64_t seed,
+bool pgen_verify(const parload_dataset *ds, uint64_t seed,
 			uint64_t *bad_view, bool *bad_header)
 {
 	const parload_file_header *h = &ds->file_header;
@@ -80,7 +80,7 @@ bool parload_gen_verify(const parload_dataset *ds, uint64_t seed,
 	unsigned char *buf = malloc(h->payload_size ? h->payload_size : 1);
 	/* The angles were written for the views the header promised, more
 	 * than were loaded when a truncated file was allowed. */
-	const uint64_t written = PARLOAD__GEN_MAX(ds->stats.declared_views,
+	const uint64_t written = PGEN_MAX(ds->stats.declared_views,
 						  h->view_count);
 	bool ok = buf != NULL;
 
@@ -88,7 +88,7 @@ bool parload_gen_verify(const parload_dataset *ds, uint64_t seed,
 		parload_view_header vh;
 		parload_view_header got = ds->headers[i];
 
-		parload_gen_view_header(seed, i, written, &vh);
+		pgen_view_header(seed, i, written, &vh);
 		/* The CRC is the writer's; compare it only where the file has
 		 * none, where it must be 0. */
 		if (h->flags & PARLOAD_FLAG_CRC32C)
@@ -99,7 +99,7 @@ bool parload_gen_verify(const parload_dataset *ds, uint64_t seed,
 			ok = false;
 			break;
 		}
-		parload_gen_payload(seed, i, buf, h->payload_size);
+		pgen_payload(seed, i, buf, h->payload_size);
 		if (memcmp(buf, pix + i * h->payload_size, h->payload_size) != 0) {
 			*bad_view = i;
 			*bad_header = false;

@@ -1,5 +1,5 @@
 /*
- * cli.c - the parload command.
+ * main.c - the parload command.
  *
  *   parload [OPTIONS] [FILE...]   load each file and report what it took
  *   parload gen [OPTIONS] OUT     write a deterministic stream
@@ -7,7 +7,7 @@
  *   parload help                  the usage text
  *
  * The command uses libparload's public interface only, plus the generator
- * in gen.c.  It never calls exit(): every path returns through main() so
+ * in cli/gen.c.  It never calls exit(): every path returns through main() so
  * that the loader, datasets and the embedded default's temporary file are
  * always released.  Exit status: 0 success, 1 a file failed, 2 usage error.
  */
@@ -590,7 +590,7 @@ static int load_one(parload_loader *loader, const char *path,
 		uint64_t bad_view = PARLOAD_NONE;
 		bool bad_header = false;
 
-		if (!parload_gen_verify(&ds, cfg->seed, &bad_view,
+		if (!pgen_verify(&ds, cfg->seed, &bad_view,
 					&bad_header)) {
 			if (bad_view == PARLOAD_NONE)
 				error_msg("%s: out of memory while verifying",
@@ -701,7 +701,7 @@ static int run_default(parload_loader *loader, struct load_cfg *cfg)
 		return EXIT_FAIL;
 	}
 	memset(&err, 0, sizeof(err));
-	rc = parload_gen_write(tmp_path, &h, REF_SEED, &err);
+	rc = pgen_write(tmp_path, &h, REF_SEED, &err);
 	if (rc < 0) {
 		report(tmp_path, rc, &err);
 		return EXIT_FAIL;
@@ -962,7 +962,7 @@ static int cmd_gen(int argc, char **argv)
 	 * could not even open). */
 	existed = lstat(out, &st) == 0;
 	memset(&err, 0, sizeof(err));
-	rc = parload_gen_write(out, &h, seed, &err);
+	rc = pgen_write(out, &h, seed, &err);
 	if (rc < 0) {
 		report(out, rc, &err);
 		if (!existed)
