@@ -116,13 +116,17 @@ PARLOAD_STATIC_ASSERT_(sizeof(parload_view_header) == PARLOAD_VIEW_HEADER_SIZE,
 	X(ECRC, -18, "payload CRC-32C mismatch")                               \
 	X(ESPACE, -19, "destination buffer too small")                         \
 	X(EWRITE, -20, "cannot write file")                                    \
-	X(ECOUNT, -21, "wrong number of views written")
+	X(ECOUNT, -21, "wrong number of views written")                        \
+	X(ESELECT, -22, "invalid selection")                                   \
+	X(ENOTSUP, -23, "not supported")                                       \
+	X(ECANCELED, -24, "load canceled")                                     \
+	X(EMPI, -25, "MPI error")
 
 typedef enum parload_errno {
 #define PARLOAD_ERRNO_ENUM_(name, value, text) PARLOAD_##name = (value),
 	PARLOAD_ERRNO_MAP(PARLOAD_ERRNO_ENUM_)
 #undef PARLOAD_ERRNO_ENUM_
-	PARLOAD_ERRNO_LAST_ = -22
+	PARLOAD_ERRNO_LAST_ = -26
 } parload_errno;
 
 /* Returned where a parload_error has no view or no byte offset to name. */
@@ -146,18 +150,109 @@ PARLOAD_API const char *parload_err_name(int code);
  * Options
  * ------------------------------------------------------------------- */
 
+/* The strategies: enum name, the strategy's id in the library (the file of
+ * its family in src/ defines parload__strategy_ID), and the name users give
+ * (parload_strategy_name).  Adding a strategy is one row here and its read
+ * step in src/ (docs/ARCHITECTURE.md). */
+#define PARLOAD_STRATEGY_MAP(X)                                                \
+	X(PARALLEL, parallel, "parallel")  /* the thread pool with pread/preadv (default) */ \
+	X(BULK, bulk, "bulk")              /* read the whole file into a buffer, then split */ \
+	X(SEQUENTIAL, sequential, "sequential") /* header, payload, ... each read into place */ \
+	X(TWO_PASS, two_pass, "two-pass")  /* all headers, then all payloads */ \
+	X(MMAP, mmap, "mmap")              /* map the file, copy out */
+
 typedef enum parload_strategy {
-	PARLOAD_STRATEGY_PARALLEL = 0, /* the thread pool with pread/preadv (default) */
-	PARLOAD_STRATEGY_BULK,         /* read the whole file into a buffer, then split */
-	PARLOAD_STRATEGY_SEQUENTIAL,   /* header, payload, ... each read into place */
-	PARLOAD_STRATEGY_TWO_PASS,     /* all headers, then all payloads */
-	PARLOAD_STRATEGY_MMAP          /* map the file, copy out */
+#define PARLOAD_STRATEGY_ENUM_(name, id, text) PARLOAD_STRATEGY_##name,
+	PARLOAD_STRATEGY_MAP(PARLOAD_STRATEGY_ENUM_)
+#undef PARLOAD_STRATEGY_ENUM_
+	PARLOAD_STRATEGY_COUNT_
 } parload_strategy;
+
+/* "parallel", "bulk", ... or NULL if unknown; and back (-1 if unknown). */
+PARLOAD_API const char *parload_strategy_name(int strategy);
+PARLOAD_API int parload_strategy_from_name(const char *name);
+/* Whether a strategy reads through parload_options.io and buffer_size
+ * (the article's single-threaded readers); 0 for unknown strategies. */
+PARLOAD_API int parload_strategy_uses_io(int strategy);
 
 typedef enum parload_io {
 	PARLOAD_IO_POSIX = 0, /* open/read/lseek */
 	PARLOAD_IO_STDIO      /* fopen/fread/fseek */
 } parload_io;
+
+/* "posix", "stdio" or NULL; and back (-1 if unknown). */
+PARLOAD_API const char *parload_io_name(int io);
+PARLOAD_API int parload_io_from_name(const char *name);
+
+/* ---------------------------------------------------------------------
+ * Selections: which views, detector rows and columns a load reads, and the
+ * layout of the pixels it delivers.
+ * ------------------------------------------------------------------- */
+
+/* An omitted part of a slice ("::4" has no start and no stop). */
+#define PARLOAD_OMIT INT64_MIN
+
+/* start:stop:step with Python's meaning: stop excluded, negative values
+ * count from the end, an omitted start or stop (PARLOAD_OMIT) is the
+ * beginning or the end, an omitted step is 1.  Unlike Python, a slice that
+ * reaches past the end or selects nothing is an error (PARLOAD_ESELECT),
+ * never silently clipped, and step must be positive.  Rows and columns
+ * take no step. */
+typedef struct parload_slice {
+	int64_t start, stop, step;
+} parload_slice;
+
+typedef enum parload_layout {
+	/* pixels[v][r][c]: view after view, as the file stores them */
+	PARLOAD_LAYOUT_VIEWS = 0,
+	/* pixels[r][v][c]: for each detector row, that row of every selected
+	 * view (a sinogram), what tomographic reconstruction reads */
+	PARLOAD_LAYOUT_SINOGRAMS = 1
+} parload_layout;
+
+typedef struct parload_selection {
+	parload_slice views;
+	parload_slice rows;
+	parload_slice cols;
+	parload_layout layout;
+} parload_selection;
+
+/* The whole file in view layout: what a load without a selection reads. */
+PARLOAD_API void parload_selection_init(parload_selection *sel);
+/* Parse "A:B:S", "A:B", ":B", "::4", "7" (one index) into *out; rows and
+ * columns pass allow_step 0.  PARLOAD_ESELECT for anything else. */
+PARLOAD_API int parload_slice_parse(const char *text, int allow_step,
+				    parload_slice *out, parload_error *err);
+/* "views", "sinograms" or NULL; and back (-1 if unknown). */
+PARLOAD_API const char *parload_layout_name(int layout);
+PARLOAD_API int parload_layout_from_name(const char *name);
+
+/* A selection resolved against a file: what a load delivers. */
+typedef struct parload_shape {
+	uint64_t views;      /* selected views */
+	uint64_t view_start; /* output view k is file view */
+	uint64_t view_step;  /*   view_start + k * view_step */
+	uint32_t row_start;  /* first detector row */
+	uint32_t rows;       /* detector rows per view */
+	uint32_t col_start;  /* first column */
+	uint32_t cols;       /* columns per row */
+	parload_layout layout;
+	uint32_t bytes_per_pixel;
+	uint64_t view_bytes; /* rows * cols * bytes_per_pixel */
+	/* pixels: views * view_bytes bytes; pixels[k][r][c] (views layout)
+	 * or pixels[r][k][c] (sinograms), C order */
+} parload_shape;
+
+/* Resolve sel (NULL: the whole file) against a valid header.  Fails with
+ * PARLOAD_ESELECT, naming the bad part, for an empty selection, a slice
+ * past the end, a step of 0 or below, more rows or columns than a view
+ * has, or an unknown layout. */
+PARLOAD_API int parload_selection_resolve(const parload_file_header *h,
+					  const parload_selection *sel,
+					  parload_shape *out,
+					  parload_error *err);
+/* The file view that output view k holds. */
+PARLOAD_API uint64_t parload_shape_view(const parload_shape *s, uint64_t k);
 
 /* parload_options.buffer_size: the I/O API's own default buffering. */
 #define PARLOAD_BUFFER_DEFAULT SIZE_MAX
@@ -200,6 +295,14 @@ typedef struct parload_options {
 	unsigned flags; /* PARLOAD_OPT_* */
 	/* Where parload_load() stores the details of a failure; may be NULL. */
 	parload_error *error;
+	/* What every load of a loader reads unless a parload_request names
+	 * another selection; parload_options_init() selects the whole file. */
+	parload_selection selection;
+	/* Workers take the cores the process may run on from this index on
+	 * (modulo their number): processes that share a machine (MPI ranks)
+	 * give each a disjoint set with threads and core_offset.  0 by
+	 * default. */
+	unsigned core_offset;
 } parload_options;
 
 /* Set every field to its default. */
@@ -225,17 +328,25 @@ typedef struct parload_stats {
 } parload_stats;
 
 typedef struct parload_dataset {
+	/* The file's header (view_count: the complete views of a truncated
+	 * file loaded with PARLOAD_OPT_ALLOW_TRUNCATED). */
 	parload_file_header file_header;
-	parload_view_header *headers; /* view_count entries */
-	void *pixels;                 /* view i at (char *)pixels + i * payload_size */
+	/* shape.views entries: the selected views' headers, whose view_index
+	 * is the view's index in the file. */
+	parload_view_header *headers;
+	/* shape.views * shape.view_bytes bytes laid out as shape says; for a
+	 * whole-file load, view i at (char *)pixels + i * payload_size. */
+	void *pixels;
 	parload_stats stats;
 	void *internal_[2];           /* owned by libparload */
-	/* With PARLOAD_OPT_KEEP_GOING: the views whose payload does not match
-	 * its CRC-32C, in ascending order (NULL and 0 when there are none).
-	 * Owned by the dataset, freed by parload_dataset_free(), also after
-	 * parload_loader_load_into(). */
+	/* With PARLOAD_OPT_KEEP_GOING: the views (file indices) whose payload
+	 * does not match its CRC-32C, in ascending order (NULL and 0 when
+	 * there are none).  Owned by the dataset, freed by
+	 * parload_dataset_free(), also after parload_loader_load_into(). */
 	uint64_t *bad_views;
 	uint64_t bad_view_count;
+	/* What the dataset holds: the selection resolved against the file. */
+	parload_shape shape;
 } parload_dataset;
 
 /* Load a whole file with one call.  opts may be NULL for the defaults.  On
@@ -302,6 +413,14 @@ PARLOAD_API int parload_buffers_alloc(parload_buffers *out,
 				      const parload_file_header *h,
 				      unsigned flags, parload_error *err);
 PARLOAD_API void parload_buffers_free(parload_buffers *b);
+/* The same for a selection of the stream h (sel NULL: the whole file):
+ * shape.views headers and the selection's pixels.  PARLOAD_ESELECT for an
+ * invalid selection.  Release with parload_buffers_free(). */
+PARLOAD_API int parload_buffers_alloc_select(parload_buffers *out,
+					     const parload_file_header *h,
+					     const parload_selection *sel,
+					     unsigned flags,
+					     parload_error *err);
 /* Load from an open descriptor; name names it in messages (NULL: "fd N").
  * The descriptor is not closed.  A regular file is loaded by the loader's
  * strategy, reading with pread where it can; its file offset is restored
@@ -319,6 +438,86 @@ PARLOAD_API int parload_loader_load_fd(parload_loader *loader, int fd,
 				       parload_error *err);
 /* The number of worker threads the loader runs. */
 PARLOAD_API unsigned parload_loader_threads(const parload_loader *loader);
+
+/* ---------------------------------------------------------------------
+ * Requests: one load described in full.  parload_loader_load(),
+ * _load_into() and _load_fd() are requests with most fields left at their
+ * defaults; parload_loader_run() takes any combination.
+ * ------------------------------------------------------------------- */
+
+/* One batch of views delivered while a load runs (parload_request.on_batch
+ * or parload_stream_next): output views [first, first + count), in file
+ * order, each completely read and, with PARLOAD_OPT_VERIFY_CRC, checked. */
+typedef struct parload_batch {
+	uint64_t first;
+	uint64_t count;
+	/* count headers and count * shape.view_bytes pixel bytes in view
+	 * layout.  Into the dataset's arrays, valid as long as the dataset;
+	 * with a window (parload_request.window_bytes), into a window that is
+	 * reused once the callback returns or the next batch is asked for. */
+	const parload_view_header *headers;
+	const void *pixels;
+	/* Progress: of the whole load, this batch included. */
+	uint64_t views_done, views_total;
+	uint64_t bytes_done, bytes_total;
+	double seconds; /* since the load began */
+} parload_batch;
+
+/* Called on the thread that made the request, once per batch, in order.
+ * Return 0 to go on; anything else stops the load, which then returns
+ * PARLOAD_ECANCELED. */
+typedef int (*parload_batch_fn)(const parload_batch *batch, void *arg);
+
+/* parload_request.flags */
+/* Follow a file still being written: wait for views not yet in the file
+ * (and for a file shorter than its header) until the header's view_count
+ * is reached or timeout seconds pass with no growth.  Then the load fails
+ * with PARLOAD_ETRUNCATED naming the complete views, or, with
+ * PARLOAD_OPT_ALLOW_TRUNCATED, succeeds with them. */
+#define PARLOAD_REQ_FOLLOW 0x1u
+
+typedef struct parload_request {
+	const char *path;  /* the file; NULL to read fd */
+	int fd;            /* with path NULL: an open descriptor, not closed */
+	const char *name;  /* names fd in messages (NULL: "fd N") */
+	/* NULL: the loader's options.selection. */
+	const parload_selection *selection;
+	/* NULL: the dataset owns its arrays; else the caller's memory, sized
+	 * for the selection (parload_buffers_alloc_select). */
+	const parload_buffers *into;
+	/* NULL: read and validate the file header.  Else a header that was
+	 * read and validated elsewhere (an MPI rank 0 that broadcast it): it
+	 * is validated again, checked against the file's size, and not read. */
+	const parload_file_header *header;
+
+	/* Delivery while the load runs (parallel strategy, view layout). */
+	parload_batch_fn on_batch;
+	void *batch_arg;
+	uint64_t batch_views;  /* views per batch; 0: the default below */
+	uint64_t batch_bytes;  /* or pixel bytes per batch (if batch_views 0);
+				* 0 and 0: about 16 MiB a batch */
+	/* Out-of-core: with on_batch, read through windows of at most this
+	 * many bytes (at least one view each), reused, instead of a dataset
+	 * that holds every view: the dataset then has no arrays (headers and
+	 * pixels NULL), only its shape and stats.  0: no windows. */
+	uint64_t window_bytes;
+	unsigned flags;        /* PARLOAD_REQ_* */
+	double timeout;        /* PARLOAD_REQ_FOLLOW: seconds without growth */
+} parload_request;
+
+/* Defaults: no file, fd -1, the loader's selection, own memory, no
+ * batches, 10 s follow timeout. */
+PARLOAD_API void parload_request_init(parload_request *req);
+PARLOAD_API int parload_loader_run(parload_loader *loader,
+				   const parload_request *req,
+				   parload_dataset *out, parload_error *err);
+/* Load a selection of path (sel NULL: the loader's); into may be NULL. */
+PARLOAD_API int parload_loader_load_select(parload_loader *loader,
+					   const char *path,
+					   const parload_selection *sel,
+					   const parload_buffers *into,
+					   parload_dataset *out,
+					   parload_error *err);
 
 /* ---------------------------------------------------------------------
  * Format helpers
@@ -351,6 +550,16 @@ PARLOAD_API int parload_file_size(const parload_file_header *h, uint64_t *size);
 /* Read, validate and check a file's header against the file's size. */
 PARLOAD_API int parload_read_header(const char *path, parload_file_header *out,
 				    parload_error *err);
+/* Read the first 64 bytes of path and decode them field by field without
+ * validating anything but the magic: what `parload info` shows of a
+ * damaged file.  PARLOAD_ETRUNCATED if the file is shorter, PARLOAD_EMAGIC
+ * if it is not a raw image stream.  Never waits for a FIFO's writer. */
+PARLOAD_API int parload_peek_header(const char *path, parload_file_header *out,
+				    parload_error *err);
+/* Byte offset of view i's header in a file with header h; view_count
+ * (one past the last view) gives the size the file must have. */
+PARLOAD_API uint64_t parload_view_offset(const parload_file_header *h,
+					 uint64_t i);
 
 /* ---------------------------------------------------------------------
  * Writing
@@ -369,6 +578,9 @@ PARLOAD_API int parload_writer_open(parload_writer **out, const char *path,
 PARLOAD_API int parload_writer_add(parload_writer *w,
 				   const parload_view_header *vh,
 				   const void *pixels, parload_error *err);
+/* Write out what is buffered, so that a reader following the file
+ * (PARLOAD_REQ_FOLLOW) sees every view added so far. */
+PARLOAD_API int parload_writer_flush(parload_writer *w, parload_error *err);
 /* Flush and close.  Fails with PARLOAD_ECOUNT if fewer views than
  * view_count were added.  The writer is freed either way. */
 PARLOAD_API int parload_writer_close(parload_writer *w, parload_error *err);

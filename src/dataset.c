@@ -17,7 +17,7 @@
 #include <sys/resource.h>
 #include <sys/sysinfo.h>
 
-#define HUGE_PAGE ((size_t)2 << 20)
+#define HUGE_PAGE PARLOAD__HUGE_PAGE
 
 static size_t round_up(size_t x, size_t a)
 {
@@ -25,26 +25,25 @@ static size_t round_up(size_t x, size_t a)
 }
 
 /* The caller's buffers: check they are large enough and use them. */
-static int use_buffers(const parload__load *l, uint64_t hbytes,
-		       uint64_t pbytes)
+static int use_buffers(parload__ctx *c, uint64_t hbytes, uint64_t pbytes)
 {
-	const parload_buffers *b = l->into;
+	const parload_buffers *b = c->into;
 
 	if (hbytes > b->headers_size || pbytes > b->pixels_size)
-		return parload__fail(l->err, PARLOAD_ESPACE, 0, l->path,
+		return parload__fail(c->err, PARLOAD_ESPACE, 0, c->path,
 				     PARLOAD_NONE, PARLOAD_NONE,
-				     "destination buffer too small: the file "
+				     "destination buffer too small: the load "
 				     "needs %" PRIu64 " bytes of view headers "
 				     "and %" PRIu64 " bytes of pixels, the "
 				     "buffers hold %zu and %zu",
 				     hbytes, pbytes, b->headers_size,
 				     b->pixels_size);
 	if ((hbytes && !b->headers) || (pbytes && !b->pixels))
-		return parload__fail(l->err, PARLOAD_EINVAL, 0, l->path,
+		return parload__fail(c->err, PARLOAD_EINVAL, 0, c->path,
 				     PARLOAD_NONE, PARLOAD_NONE,
 				     "destination buffer is NULL");
-	l->out->headers = hbytes ? b->headers : NULL;
-	l->out->pixels = pbytes ? b->pixels : NULL;
+	c->out->headers = hbytes ? b->headers : NULL;
+	c->out->pixels = pbytes ? b->pixels : NULL;
 	return 0;
 }
 
@@ -52,7 +51,7 @@ static int use_buffers(const parload__load *l, uint64_t hbytes,
  * overcommit, mmap of more than the machine holds may succeed and the
  * process die of it later, far from the cause. */
 static int check_memory(parload_error *err, const char *path,
-			const parload_file_header *h, uint64_t bytes)
+			uint64_t views, uint64_t view_bytes, uint64_t bytes)
 {
 	struct sysinfo si;
 	struct rlimit rl;
@@ -85,8 +84,7 @@ static int check_memory(parload_error *err, const char *path,
 			     "out of memory: %" PRIu64 " views of %" PRIu64
 			     " bytes need %" PRIu64 " bytes, more than the %"
 			     PRIu64 " bytes of %s",
-			     h->view_count, h->payload_size, bytes, limit,
-			     what);
+			     views, view_bytes, bytes, limit, what);
 }
 
 /*
@@ -129,10 +127,11 @@ static struct arrays layout(size_t hbytes, size_t pbytes)
 /* Map the arrays of h (hbytes and pbytes > 0) as layout() says; on success
  * *map is the mapping, of layout().span bytes.  Fresh pages are not
  * touched. */
-static int map_arrays(parload_error *err, const char *path,
-		      const parload_file_header *h, uint64_t hbytes,
-		      uint64_t pbytes, unsigned flags, unsigned char **map)
+static int map_arrays(parload_error *err, const char *path, uint64_t views,
+		      uint64_t view_bytes, unsigned flags, unsigned char **map)
 {
+	const uint64_t hbytes = views * PARLOAD_VIEW_HEADER_SIZE;
+	const uint64_t pbytes = views * view_bytes;
 	struct arrays a;
 	unsigned char *base, *start;
 	size_t len;
@@ -144,8 +143,8 @@ static int map_arrays(parload_error *err, const char *path,
 				     "out of memory: %" PRIu64 " views of %"
 				     PRIu64 " bytes do not fit in this "
 				     "address space",
-				     h->view_count, h->payload_size);
-	if (check_memory(err, path, h, hbytes + pbytes) != 0)
+				     views, view_bytes);
+	if (check_memory(err, path, views, view_bytes, hbytes + pbytes) != 0)
 		return PARLOAD_ENOMEM;
 	a = layout((size_t)hbytes, (size_t)pbytes);
 	/* An aligned mapping is cut from one a huge page longer. */
@@ -157,7 +156,7 @@ static int map_arrays(parload_error *err, const char *path,
 				     PARLOAD_NONE, PARLOAD_NONE,
 				     "out of memory: cannot map %zu bytes for "
 				     "%" PRIu64 " views",
-				     len, h->view_count);
+				     len, views);
 	start = base;
 	if (a.aligned) {
 		/* Trim to the aligned span.  Cutting the ends off a fresh
@@ -180,80 +179,94 @@ static int map_arrays(parload_error *err, const char *path,
 	return 0;
 }
 
-static int alloc_arrays(const parload__load *l, const parload_file_header *h)
+/* The two arrays' layout in a mapping of views * (32 + view_bytes). */
+static void place(size_t hbytes, size_t pbytes, unsigned char *map,
+		  parload_view_header **headers, void **pixels)
 {
-	parload_dataset *ds = l->out;
-	uint64_t hbytes, pbytes;
+	struct arrays a = layout(hbytes, pbytes);
+
+	*pixels = map + a.lead;
+	*headers = (parload_view_header *)(map + a.lead - a.hround);
+}
+
+static int alloc_arrays(parload__ctx *c)
+{
+	parload_dataset *ds = c->out;
+	const parload_shape *s = &c->shape;
+	/* The header was validated and the selection lies inside the file,
+	 * so these fit in 64 bits; whether they fit in this address space
+	 * is map_arrays's question. */
+	const uint64_t hbytes = s->views * PARLOAD_VIEW_HEADER_SIZE;
+	const uint64_t pbytes = s->views * s->view_bytes;
 	unsigned char *map;
-	struct arrays a;
 	int rc;
 
 	memset(ds, 0, sizeof(*ds));
-	ds->file_header = *h;
-	/* The header was validated, so the file size fits in 64 bits and so
-	 * do these; what remains is whether they fit in this address
-	 * space. */
-	hbytes = h->view_count * PARLOAD_VIEW_HEADER_SIZE;
-	pbytes = h->view_count * h->payload_size;
-	if (l->into)
-		return use_buffers(l, hbytes, pbytes);
-	if (h->view_count == 0)
+	ds->file_header = c->h;
+	ds->shape = *s;
+	if (c->into)
+		return use_buffers(c, hbytes, pbytes);
+	if (s->views == 0)
 		return 0;
-	rc = map_arrays(l->err, l->path, h, hbytes, pbytes, l->opts->flags,
-			&map);
+	rc = map_arrays(c->err, c->path, s->views, s->view_bytes,
+			c->opts->flags, &map);
 	if (rc)
 		return rc;
-	a = layout((size_t)hbytes, (size_t)pbytes);
-	ds->pixels = map + a.lead;
-	ds->headers = (parload_view_header *)(map + a.lead - a.hround);
+	place((size_t)hbytes, (size_t)pbytes, map, &ds->headers, &ds->pixels);
 	ds->internal_[0] = map;
-	ds->internal_[1] = (void *)(uintptr_t)a.span;
+	ds->internal_[1] = (void *)(uintptr_t)layout((size_t)hbytes,
+						     (size_t)pbytes).span;
 	return 0;
 }
 
-int parload__dataset_alloc(const parload__load *l, const parload_file_header *h)
+int parload__dataset_alloc(parload__ctx *c)
 {
-	int rc = alloc_arrays(l, h);
+	int rc = alloc_arrays(c);
 
 	/* A failed load leaves the caller a zeroed dataset, not one that
 	 * holds a file header and nothing else. */
 	if (rc)
-		memset(l->out, 0, sizeof(*l->out));
+		memset(c->out, 0, sizeof(*c->out));
 	return rc;
+}
+
+int parload_buffers_alloc_select(parload_buffers *out,
+				 const parload_file_header *h,
+				 const parload_selection *sel, unsigned flags,
+				 parload_error *err)
+{
+	parload_shape s;
+	unsigned char *map;
+	uint64_t size;
+	int rc;
+
+	if (!out || !h)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
+					  "no buffers or no header");
+	memset(out, 0, sizeof(*out));
+	if (h->view_count && (h->payload_size == 0 ||
+			      parload_file_size(h, &size) < 0))
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
+					  "invalid header: %" PRIu64
+					  " views of %" PRIu64 " bytes",
+					  h->view_count, h->payload_size);
+	rc = parload_selection_resolve(h, sel, &s, err);
+	if (rc || s.views == 0)
+		return rc;
+	rc = map_arrays(err, NULL, s.views, s.view_bytes, flags, &map);
+	if (rc)
+		return rc;
+	out->headers_size = (size_t)(s.views * PARLOAD_VIEW_HEADER_SIZE);
+	out->pixels_size = (size_t)(s.views * s.view_bytes);
+	place(out->headers_size, out->pixels_size, map, &out->headers,
+	      &out->pixels);
+	return 0;
 }
 
 int parload_buffers_alloc(parload_buffers *out, const parload_file_header *h,
 			  unsigned flags, parload_error *err)
 {
-	uint64_t hbytes, pbytes, size;
-	unsigned char *map;
-	struct arrays a;
-	int rc;
-
-	if (!out || !h)
-		return parload__fail(err, PARLOAD_EINVAL, 0, NULL, PARLOAD_NONE,
-				     PARLOAD_NONE, "no buffers or no header");
-	memset(out, 0, sizeof(*out));
-	if (h->view_count && (h->payload_size == 0 ||
-			      parload_file_size(h, &size) < 0))
-		return parload__fail(err, PARLOAD_EINVAL, 0, NULL, PARLOAD_NONE,
-				     PARLOAD_NONE,
-				     "invalid header: %" PRIu64 " views of %"
-				     PRIu64 " bytes",
-				     h->view_count, h->payload_size);
-	if (h->view_count == 0)
-		return 0;
-	hbytes = h->view_count * PARLOAD_VIEW_HEADER_SIZE;
-	pbytes = h->view_count * h->payload_size;
-	rc = map_arrays(err, NULL, h, hbytes, pbytes, flags, &map);
-	if (rc)
-		return rc;
-	a = layout((size_t)hbytes, (size_t)pbytes);
-	out->pixels = map + a.lead;
-	out->pixels_size = (size_t)pbytes;
-	out->headers = (parload_view_header *)(map + a.lead - a.hround);
-	out->headers_size = (size_t)hbytes;
-	return 0;
+	return parload_buffers_alloc_select(out, h, NULL, flags, err);
 }
 
 void parload_buffers_free(parload_buffers *b)

@@ -1,7 +1,7 @@
 /*
- * format.c - the stream format: error reporting, decoding and validating the
- * file header, and the geometry that follows from it.  Everything here is a
- * pure function over bytes; no I/O.
+ * format.c - the stream format: decoding and validating the file header, the
+ * geometry that follows from it, and the checks of each view.  Everything
+ * here is a pure function over bytes; no I/O.
  */
 #include "internal.h"
 
@@ -11,100 +11,6 @@
 #include <string.h>
 
 #include <isa-l/crc.h>
-
-/* ---- errors ---- */
-
-static const struct {
-	int code;
-	const char *name;
-	const char *text;
-} errors[] = {
-#define PARLOAD_ERRNO_ROW_(name, value, text) { value, "PARLOAD_" #name, text },
-	PARLOAD_ERRNO_MAP(PARLOAD_ERRNO_ROW_)
-#undef PARLOAD_ERRNO_ROW_
-};
-
-static int error_row(int code)
-{
-	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
-		if (errors[i].code == code)
-			return (int)i;
-	return -1;
-}
-
-const char *parload_strerror(int code)
-{
-	int row;
-
-	if (code == 0)
-		return "success";
-	row = error_row(code);
-	return row < 0 ? "unknown error" : errors[row].text;
-}
-
-const char *parload_err_name(int code)
-{
-	int row;
-
-	if (code == 0)
-		return "PARLOAD_OK";
-	row = error_row(code);
-	return row < 0 ? "PARLOAD_EUNKNOWN" : errors[row].name;
-}
-
-int parload__fail(parload_error *err, int code, int sys_errno,
-		  const char *path, uint64_t view, uint64_t offset,
-		  const char *fmt, ...)
-{
-	char *m;
-	size_t cap, n = 0;
-
-	if (!err)
-		return code;
-	err->code = code;
-	err->sys_errno = sys_errno;
-	err->view = view;
-	err->offset = offset;
-	m = err->message;
-	cap = sizeof(err->message);
-
-/* Append to the message, keeping n within the buffer however long the
- * parts are: a message is cut, never overrun. */
-#define APPEND(...)                                                            \
-	do {                                                                   \
-		if (n < cap) {                                                 \
-			int k_ = snprintf(m + n, cap - n, __VA_ARGS__);        \
-			n = k_ < 0 ? cap : PARLOAD__MIN(cap, n + (size_t)k_);  \
-		}                                                              \
-	} while (0)
-
-	if (path)
-		APPEND("%s: ", path);
-	if (fmt) {
-		va_list ap;
-
-		va_start(ap, fmt);
-		if (n < cap) {
-			int k = vsnprintf(m + n, cap - n, fmt, ap);
-
-			n = k < 0 ? cap : PARLOAD__MIN(cap, n + (size_t)k);
-		}
-		va_end(ap);
-	} else {
-		APPEND("%s", parload_strerror(code));
-	}
-	if (sys_errno)
-		APPEND(": %s", strerror(sys_errno));
-	if (view != PARLOAD_NONE && offset != PARLOAD_NONE)
-		APPEND(" (view %" PRIu64 ", byte offset %" PRIu64 ")", view,
-		       offset);
-	else if (view != PARLOAD_NONE)
-		APPEND(" (view %" PRIu64 ")", view);
-	else if (offset != PARLOAD_NONE)
-		APPEND(" (byte offset %" PRIu64 ")", offset);
-#undef APPEND
-	return code;
-}
 
 /* ---- pixel types ---- */
 
@@ -375,7 +281,7 @@ uint32_t parload_crc32c(uint32_t crc, const void *data, size_t len)
 	return ~crc;
 }
 
-int parload__check_views(const parload_file_header *h,
+int parload__check_views(const parload_file_header *h, const parload_shape *s,
 			 const parload_view_header *vh, const void *pixels,
 			 uint64_t first, uint64_t n, bool verify_crc,
 			 const char *path, parload_error *err)
@@ -383,7 +289,7 @@ int parload__check_views(const parload_file_header *h,
 	const unsigned char *pix = pixels;
 
 	for (uint64_t k = 0; k < n; k++) {
-		uint64_t i = first + k;
+		uint64_t i = s ? parload_shape_view(s, first + k) : first + k;
 
 		if (vh[k].view_index != i)
 			return parload__fail(err, PARLOAD_EVIEWINDEX, 0, path,
@@ -407,6 +313,11 @@ int parload__check_views(const parload_file_header *h,
 		}
 	}
 	return 0;
+}
+
+uint64_t parload_view_offset(const parload_file_header *h, uint64_t i)
+{
+	return h ? parload__view_offset(h, i) : 0;
 }
 
 const char *parload_version(void)

@@ -1,7 +1,8 @@
 /*
  * internal.h - what the parts of libparload share.  Nothing here is part of
  * the public interface: every name is parload__x and hidden from the shared
- * library's symbol table.
+ * library's symbol table.  docs/ARCHITECTURE.md walks through the pipeline
+ * these pieces make.
  */
 #ifndef PARLOAD_INTERNAL_H
 #define PARLOAD_INTERNAL_H
@@ -28,8 +29,10 @@
  * (MAX_RW_COUNT: INT_MAX rounded down to a page). */
 #define PARLOAD__KERNEL_MAX_READ ((size_t)0x7ffff000)
 #define PARLOAD__DEFAULT_MAX_READ ((size_t)8 << 20)
+#define PARLOAD__HUGE_PAGE ((size_t)2 << 20)
+#define PARLOAD__PAGE ((size_t)4096)
 
-/* ---- format.c: errors, header decoding and the file's geometry ---- */
+/* ---- errors.c: the error table and the messages ---- */
 
 /* Fill *err (when not NULL) and return code.  The message reads
  * "PATH: TEXT (view V, byte offset O)", TEXT being fmt or, when fmt is NULL,
@@ -39,6 +42,18 @@ int parload__fail(parload_error *err, int code, int sys_errno,
 		  const char *path, uint64_t view, uint64_t offset,
 		  const char *fmt, ...)
 	__attribute__((format(printf, 7, 8)));
+int parload__vfail(parload_error *err, int code, int sys_errno,
+		   const char *path, uint64_t view, uint64_t offset,
+		   const char *fmt, va_list ap)
+	__attribute__((format(printf, 7, 0)));
+/* The same with no view and no offset: a failure of the file as a whole. */
+int parload__fail_path(parload_error *err, int code, int sys_errno,
+		       const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+/* PARLOAD_ENOMEM for path, with the code's own text. */
+int parload__fail_nomem(parload_error *err, const char *path);
+
+/* ---- format.c: the file's geometry and the checks of each view ---- */
 
 /* Bytes of one record (view header plus payload) of a validated header. */
 static inline uint64_t parload__record_size(const parload_file_header *h)
@@ -58,35 +73,25 @@ static inline uint64_t parload__view_offset(const parload_file_header *h,
 int parload__check_file_size(const parload_file_header *h, uint64_t file_size,
 			     const char *path, parload_error *err);
 
-/* Check that views [first, first + n) carry their position in view_index
- * and, when verify_crc and the file has CRCs, that their payloads (view i at
- * pixels + (i - first) * payload_size) match.  Reports the first bad view. */
-int parload__check_views(const parload_file_header *h,
+/* Check output views [first, first + n) of a load of shape s (NULL: the
+ * whole file): their headers (at vh) carry the file index of the view in
+ * view_index and, when verify_crc and the file has CRCs, their payloads
+ * (view k at pixels + (k - first) * payload_size, contiguous) match.
+ * Reports the first bad view by its index in the file. */
+int parload__check_views(const parload_file_header *h, const parload_shape *s,
 			 const parload_view_header *vh, const void *pixels,
 			 uint64_t first, uint64_t n, bool verify_crc,
 			 const char *path, parload_error *err);
 
-/* ---- one load, as every strategy sees it ---- */
+/* ---- select.c ---- */
 
-typedef struct parload__load {
-	const char *path; /* the file, or the name messages give l->fd */
-	const parload_options *opts;
-	parload_dataset *out;
-	parload_error *err;
-	const parload_buffers *into; /* the caller's memory, or NULL */
-	int fd; /* the caller's descriptor to read instead of path, or -1 */
-} parload__load;
-
-/* ---- dataset.c: the memory a dataset owns ---- */
-
-/* Lay out l->out for the validated header h: in the caller's buffers when
- * l->into is set (PARLOAD_ESPACE if they are too small), else in one
- * anonymous mapping (nothing for an empty stream), advised for transparent
- * huge pages unless PARLOAD_OPT_NO_HUGEPAGES is set.  Fresh pages are not
- * touched, so the thread that first writes a page places it on its NUMA
- * node.  Copies h into l->out->file_header and zeroes the stats; on
- * failure l->out is all zeros. */
-int parload__dataset_alloc(const parload__load *l, const parload_file_header *h);
+/* The shape is the whole file in view layout: the load is today's. */
+bool parload__shape_is_whole(const parload_shape *s,
+			     const parload_file_header *h);
+/* Every row and column of each selected view: a payload CRC can be
+ * checked. */
+bool parload__shape_full_payload(const parload_shape *s,
+				 const parload_file_header *h);
 
 /* ---- io.c: reads that finish or say why ---- */
 
@@ -94,15 +99,6 @@ typedef struct parload__io_stats {
 	uint64_t calls; /* read system calls issued */
 	uint64_t bytes; /* bytes they returned */
 } parload__io_stats;
-
-/* Require fd to be a regular file (PARLOAD_ENOTREG naming its kind);
- * *size is its length.  path names it in messages. */
-int parload__check_regular(int fd, const char *path, uint64_t *size,
-			   parload_error *err);
-
-/* Open path read-only and require a regular file; *size is its length. */
-int parload__open(const char *path, int *fd, uint64_t *size,
-		  parload_error *err);
 
 /* Read exactly len bytes at offset off, looping over short reads and EINTR
  * and asking for at most max_read bytes a call.  Fails with EIO (naming the
@@ -132,47 +128,16 @@ void parload__iov_advance(struct iovec **iov, int *cnt, size_t n);
  * file. */
 const char *parload__file_kind(mode_t mode);
 
-/* Read and validate the file header of an open file of the given size and
- * check the size against it. */
-int parload__read_file_header(int fd, uint64_t size, size_t max_read,
-			      const char *path, parload_file_header *h,
-			      parload__io_stats *st, parload_error *err);
+/* opts->max_read, or the default, within the kernel's limit. */
+size_t parload__max_read(const parload_options *o);
 
 /* Seconds on a monotonic clock. */
 double parload__now(void);
 
-/* ---- stream.c: where a load reads from ---- */
-
-/* Open the load's file: l->path, or the caller's descriptor l->fd, which
- * must be a regular file; *size is its length. */
-int parload__load_open(const parload__load *l, int *fd, uint64_t *size);
-/* Close what parload__load_open opened; never the caller's descriptor. */
-void parload__load_close(const parload__load *l, int fd);
-/* Check a validated header against the file's size, as
- * parload__check_file_size does, except that with
- * PARLOAD_OPT_ALLOW_TRUNCATED a file cut short keeps its complete views:
- * h->view_count becomes their number.  *declared receives the header's
- * view_count either way. */
-int parload__fit_size(const parload__load *l, parload_file_header *h,
-		      uint64_t size, uint64_t *declared);
-/* Read the file header at offset 0 of fd (a file of the given size),
- * validate it and fit the size (parload__fit_size). */
-int parload__load_header(const parload__load *l, int fd, uint64_t size,
-			 parload_file_header *h, uint64_t *declared,
-			 parload__io_stats *st);
-/* After the last read: fail with PARLOAD_ETRUNCATED if the file fd has
- * become shorter than need bytes.  A read can race a truncation and copy
- * the zeros the kernel writes over a cut page; the size afterwards tells. */
-int parload__load_recheck(const parload__load *l, int fd, uint64_t need);
-/* Load a pipe, socket or character device l->fd sequentially. */
-int parload__load_stream(const parload__load *l);
-/* PARLOAD_EOPEN for path and the errno open() gave, naming a dangling
- * symbolic link as such. */
-int parload__fail_open(parload_error *err, int sys_errno, const char *path);
-
 /* ---- verify.c: payload CRCs and bad views ---- */
 
-/* Bad views found by one reader, in ascending order. */
+/* Bad views found by one reader, in ascending order (output indices while
+ * the load runs; file indices once handed to the dataset). */
 typedef struct parload__badlist {
 	uint64_t *v;
 	size_t n, cap;
@@ -181,71 +146,183 @@ typedef struct parload__badlist {
 /* What a load checks in each view. */
 typedef struct parload__verify {
 	const parload_file_header *h;
+	const parload_shape *s;
 	const char *path;
 	bool crc;        /* PARLOAD_OPT_VERIFY_CRC and the file has CRCs */
 	bool keep_going; /* PARLOAD_OPT_KEEP_GOING */
 } parload__verify;
 
-void parload__verify_init(parload__verify *v, const parload__load *l,
-			  const parload_file_header *h);
-/* Check views [first, first + n) (headers at vh, payloads from pixels):
- * view_index always, the payload CRC when v->crc.  A bad CRC is added to
- * bad; it stops the check with PARLOAD_ECRC (err says which view) unless
- * v->keep_going.  Any other failure (EVIEWINDEX, ENOMEM) stops it too. */
+/* ---- one load, as every stage sees it ---- */
+
+struct parload__engine;
+
+typedef struct parload__ctx {
+	/* The request. */
+	const char *path;             /* names the source in every message */
+	const parload_options *opts;
+	parload_error *err;
+	const parload_buffers *into;  /* the caller's memory, or NULL */
+	struct parload__engine *engine; /* the loader's workers */
+
+	/* The source (source.c). */
+	int fd;
+	bool own_fd;     /* opened here, closed here */
+	bool stream;     /* a pipe, socket or character device: read() only */
+	uint64_t size;   /* a regular file's size */
+
+	/* What is read (source.c, select.c). */
+	parload_file_header h; /* validated; view_count: the complete views */
+	uint64_t declared;     /* view_count in the file's header */
+	parload_shape shape;
+	bool whole;            /* the whole file in view layout */
+	parload_dataset *out;
+
+	/* What the read step reports. */
+	parload__io_stats io;  /* reads, the file header's included */
+	unsigned threads;      /* threads that read */
+	bool checked;          /* it checked every view itself (below) */
+	parload__badlist bad;  /* with ->checked: bad CRCs, output indices */
+	parload__verify verify;
+	double t0;
+	void *state;           /* the strategy's, between header and release */
+} parload__ctx;
+
+/* ---- source.c: where a load reads from ---- */
+
+/* Open the request's file (or take its descriptor) and find what it is: a
+ * regular file (its size) or a stream. */
+int parload__source_open(parload__ctx *c, const parload_request *req);
+/* Close what parload__source_open opened; never the caller's descriptor. */
+void parload__source_close(parload__ctx *c);
+/* The file header's 64 bytes: pread at 0, or read from a stream. */
+int parload__source_read_header(parload__ctx *c, unsigned char *b);
+/* Validate the file header's bytes and fit the file's size: ETRUNCATED or
+ * ETRAILING, or with PARLOAD_OPT_ALLOW_TRUNCATED a file cut short keeps
+ * its complete views. */
+int parload__source_header(parload__ctx *c, const unsigned char *b);
+/* After the last read: fail with PARLOAD_ETRUNCATED if the file has become
+ * shorter than need bytes.  A read can race a truncation and copy the
+ * zeros the kernel writes over a cut page; the size afterwards tells. */
+int parload__source_recheck(parload__ctx *c, uint64_t need);
+/* PARLOAD_ETRUNCATED: a source of size bytes has no whole file header. */
+int parload__fail_short_header(const parload__ctx *c, uint64_t size);
+/* PARLOAD_EOPEN for path and the errno open() gave, naming a dangling
+ * symbolic link as such. */
+int parload__fail_open(parload_error *err, int sys_errno, const char *path);
+
+/* ---- verify.c ---- */
+
+void parload__verify_init(parload__verify *v, const parload__ctx *c);
+/* Check output views [first, first + n) (headers at vh, contiguous
+ * payloads from pixels): view_index always, the payload CRC when v->crc.
+ * A bad CRC is added to bad; it stops the check with PARLOAD_ECRC (err says
+ * which view) unless v->keep_going.  Any other failure (EVIEWINDEX, ENOMEM)
+ * stops it too. */
 int parload__verify_views(const parload__verify *v,
 			  const parload_view_header *vh, const void *pixels,
 			  uint64_t first, uint64_t n, parload__badlist *bad,
 			  parload_error *err);
+/* The same for output views whose rows are not contiguous (the sinogram
+ * layout): the CRC runs over the view's rows wherever they lie. */
+int parload__verify_scattered(const parload__verify *v,
+			      const parload_view_header *vh,
+			      const unsigned char *pixels, uint64_t first,
+			      uint64_t n, parload__badlist *bad,
+			      parload_error *err);
 int parload__badlist_add(parload__badlist *b, uint64_t view);
 /* Append src to dst (src's views all follow dst's); src is emptied. */
 int parload__badlist_append(parload__badlist *dst, parload__badlist *src);
 void parload__badlist_free(parload__badlist *b);
-/* The end of a verified load: no bad view is success; otherwise
- * PARLOAD_ECRC naming the first (recomputed from ds), or, with
- * keep_going, success with the list handed over to ds->bad_views. */
+/* The end of a checked load: no bad view is success; otherwise
+ * PARLOAD_ECRC naming the first (recomputed from the dataset), or, with
+ * keep_going, success with the list (as file indices) handed over to
+ * ds->bad_views. */
 int parload__verify_finish(const parload__verify *v, parload__badlist *bad,
 			   parload_dataset *ds, parload_error *err);
-/* All of the above over a whole loaded dataset (the single-threaded
- * strategies). */
-int parload__verify_all(const parload__load *l, const parload_file_header *h,
-			parload_dataset *ds);
+/* Check every view of a loaded dataset (strategies that do not check as
+ * they read). */
+int parload__verify_all(parload__ctx *c);
 
-/* ---- plan.c: who reads what ---- */
+/* ---- dataset.c: the memory a dataset owns ---- */
 
-/* One worker's share: a byte range [pix_begin, pix_end) of the pixel array,
- * the views [view_begin, view_end) whose headers it reads (those whose first
- * pixel lies in its range), and the contiguous file range
- * [file_begin, file_end) that holds exactly those bytes. */
-typedef struct parload__slice {
-	uint64_t pix_begin, pix_end;
-	uint64_t view_begin, view_end;
-	uint64_t file_begin, file_end;
-} parload__slice;
+/* Lay out c->out for c->shape: in the caller's buffers when c->into is set
+ * (PARLOAD_ESPACE if they are too small), else in one anonymous mapping
+ * (nothing for an empty selection), advised for transparent huge pages
+ * unless PARLOAD_OPT_NO_HUGEPAGES is set.  Fresh pages are not touched, so
+ * the thread that first writes a page places it on its NUMA node.  On
+ * failure c->out is all zeros. */
+int parload__dataset_alloc(parload__ctx *c);
 
-/* Split the stream h between n workers.  Pixel boundaries fall on multiples
- * of align (a power of two) where the share allows, so no page of the pixel
- * array is written by two workers; a view is split between workers when
- * there are fewer views than workers, or when views are large. */
-void parload__plan(const parload_file_header *h, unsigned n, size_t align,
-		   parload__slice *slices);
+/* ---- plan.c: the extent plan, who reads what ---- */
 
-/* Walks a slice in file order, yielding destinations for preadv. */
-typedef struct parload__cursor {
+/* Where the bytes of a load go: the shape's views, rows and columns of the
+ * file h, into the arrays of the dataset. */
+typedef struct parload__plan {
 	const parload_file_header *h;
+	const parload_shape *s;
 	parload_view_header *headers;
 	unsigned char *pixels;
-	uint64_t pos;      /* file offset of the next byte */
-	uint64_t end;      /* file offset where the slice ends */
+	uint64_t row_bytes;    /* one detector row in the file */
+	uint64_t skip, take;   /* of a row: bytes before the columns, theirs */
+	uint64_t dst_row;      /* bytes between rows r and r + 1 of a view */
+	bool crop;             /* some columns are left out */
+	/* The smallest run of bytes that lands contiguously in memory: under
+	 * 4 KiB, reading through a bounce buffer beats one iovec each. */
+	uint64_t run;
+} parload__plan;
+
+/* One worker's share.  Each selected view k contributes a stream of
+ * bytes: its 32-byte header when .headers, then rows [row_begin, row_end)
+ * of the file, whole.  The share is positions [begin, end) of the
+ * concatenation of those streams over k = 0, 1, ...; a view is split
+ * between shares when views are few or large. */
+typedef struct parload__share {
+	uint32_t row_begin, row_end;
+	bool headers;
+	uint64_t begin, end;
+	/* The bytes of the pixel array it fills, when they are one range
+	 * (for NUMA binding); 0 and 0 otherwise. */
+	uint64_t dst_begin, dst_end;
+} parload__share;
+
+void parload__plan_init(parload__plan *p, const parload_file_header *h,
+			const parload_shape *s, parload_view_header *headers,
+			void *pixels);
+/* Bytes of view k's stream in share sh. */
+uint64_t parload__share_stride(const parload__plan *p,
+			       const parload__share *sh);
+/* Split the plan between n workers (n shares).  View layout: by bytes,
+ * boundaries on multiples of align (a power of two) of the pixel array
+ * where the share allows, so no page is written by two workers.  Sinogram
+ * layout: by bands of rows, each worker writing whole sinograms, and by
+ * views within a band when there are fewer rows than workers. */
+void parload__plan_split(const parload__plan *p, unsigned n, size_t align,
+			 parload__share *shares);
+/* The output views a share's first and last bytes belong to:
+ * [*k_begin, *k_end). */
+void parload__share_views(const parload__plan *p, const parload__share *sh,
+			  uint64_t *k_begin, uint64_t *k_end);
+
+/* Walks a share in file order, yielding destinations for preadv. */
+typedef struct parload__cursor {
+	const parload__plan *p;
+	const parload__share *sh;
+	uint64_t stride;   /* bytes of one view's stream */
+	uint64_t pos;      /* next position */
 } parload__cursor;
 
-void parload__cursor_init(parload__cursor *c, const parload_file_header *h,
-			  const parload__slice *s,
-			  parload_view_header *headers, void *pixels);
-/* Fill at most max_iov buffers totalling at most max_bytes, from c->pos on;
- * returns how many (0 at the slice's end) and advances the cursor.  *off
- * receives the file offset of the first. */
+void parload__cursor_init(parload__cursor *c, const parload__plan *p,
+			  const parload__share *sh);
+/* Fill at most max_iov buffers totalling at most max_bytes from the
+ * cursor on, stopping where the file is not contiguous; returns how many
+ * (0 at the share's end) and advances the cursor.  *off receives the file
+ * offset of the first.  A buffer whose iov_base is NULL stands for file
+ * bytes to skip (columns left out): such a batch must be read through a
+ * bounce buffer. */
 int parload__cursor_next(parload__cursor *c, struct iovec *iov, int max_iov,
 			 size_t max_bytes, uint64_t *off);
+/* Output views the cursor has read completely so far. */
+uint64_t parload__cursor_done(const parload__cursor *c);
 
 /* ---- topology.c: the machine, and where workers run ---- */
 
@@ -270,9 +347,10 @@ unsigned parload__topology_nodes(const parload__topology *t);
 /* Whether the topology is this machine's (binding is possible). */
 bool parload__topology_is_this_system(const parload__topology *t);
 /* Place n workers: spread round-robin over the NUMA nodes that have allowed
- * cores, one core each, wrapping when n exceeds the cores. */
+ * cores, one core each, starting at the offset-th core of that order and
+ * wrapping when n exceeds the cores. */
 void parload__topology_place(const parload__topology *t, unsigned n,
-			     parload__place *places);
+			     unsigned offset, parload__place *places);
 /* Bind the calling thread to a place's core; best effort, returns 0 or a
  * negative errno-style value. */
 int parload__topology_bind_thread(parload__topology *t,
@@ -296,9 +374,8 @@ int parload__pool_new(parload__pool **out, unsigned n,
 void parload__pool_run(parload__pool *p, parload__job_fn fn, void *arg);
 void parload__pool_free(parload__pool *p);
 
-/* ---- parallel.c: the default strategy ---- */
+/* ---- loader.c: the loader's parallel machinery ---- */
 
-/* The loader's parallel machinery, owned by a parload_loader. */
 typedef struct parload__engine {
 	parload__topology *topo;
 	parload__pool *pool;  /* NULL with one worker: it runs on the caller */
@@ -306,13 +383,52 @@ typedef struct parload__engine {
 	parload__place *places;
 } parload__engine;
 
-int parload__load_parallel(parload__engine *e, const parload__load *l);
+/* Run fn(arg, w) for every worker w: on the pool, or on the caller. */
+void parload__engine_run(parload__engine *e, parload__job_fn fn, void *arg);
+const parload_options *parload__loader_options(const parload_loader *l);
+parload__engine *parload__loader_engine(parload_loader *l);
 
-/* ---- loaders.c: the single-threaded strategies ---- */
+/* ---- the strategies: one read step each (strategy.c has the table) ---- */
 
-int parload__load_bulk(const parload__load *l);
-int parload__load_sequential(const parload__load *l);
-int parload__load_two_pass(const parload__load *l);
-int parload__load_mmap(const parload__load *l);
+/* A strategy reads the views of c->shape from c->fd into c->out's arrays
+ * and counts its reads in c->io; everything around it (open, header,
+ * checks, memory, stats, close) is load.c's.  It may check views as it
+ * reads (then it sets c->checked and fills c->bad), or leave the checks to
+ * the load. */
+typedef struct parload__strategy {
+	const char *name;
+	bool uses_io;    /* reads through opts->io and opts->buffer_size */
+	bool selections; /* reads selections other than the whole file */
+	int (*read)(parload__ctx *c);
+	/* Optional: read the file header's 64 bytes its own way (mmap reads
+	 * them from its mapping) instead of a pread, and release what that
+	 * set up in c->state once the load is over. */
+	int (*header)(parload__ctx *c, unsigned char *bytes);
+	void (*release)(parload__ctx *c);
+} parload__strategy;
+
+#define PARLOAD__STRATEGY_DECL_(name, id, text)                                \
+	extern const parload__strategy parload__strategy_##id;
+PARLOAD_STRATEGY_MAP(PARLOAD__STRATEGY_DECL_)
+#undef PARLOAD__STRATEGY_DECL_
+
+/* reader.c: the article's I/O APIs over the load's descriptor, from its
+ * start (opts->io, opts->buffer_size).  Close adds the reads to
+ * c->io; it takes a reader that failed to open too. */
+typedef struct parload__reader parload__reader;
+int parload__reader_open(parload__ctx *c, parload__reader **out);
+/* n bytes at the reader's offset into dst; the end of the file first is
+ * PARLOAD_ETRUNCATED (the size was checked, so the file shrank). */
+int parload__reader_read(parload__reader *r, void *dst, size_t n);
+int parload__reader_seek(parload__reader *r, uint64_t off);
+void parload__reader_close(parload__reader *r, parload__ctx *c);
+
+/* The strategy for code s, or NULL. */
+const parload__strategy *parload__strategy_get(int s);
+/* stream.c: a pipe, socket or character device, whatever the strategy. */
+extern const parload__strategy parload__strategy_stream;
+/* Read len bytes of a stream source, or fewer at its end (*got says). */
+int parload__stream_fill(parload__ctx *c, void *buf, size_t len, size_t *got,
+			 uint64_t *off);
 
 #endif /* PARLOAD_INTERNAL_H */

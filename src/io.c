@@ -9,7 +9,6 @@
 #include "internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -62,50 +61,9 @@ static size_t clamp_max_read(size_t max_read)
 	return PARLOAD__MIN(max_read, PARLOAD__KERNEL_MAX_READ);
 }
 
-int parload__check_regular(int fd, const char *path, uint64_t *size,
-			   parload_error *err)
+size_t parload__max_read(const parload_options *o)
 {
-	struct stat st;
-
-	if (parload__sys_fstat(fd, &st) != 0)
-		return parload__fail(err, PARLOAD_EIO, errno, path,
-				     PARLOAD_NONE, PARLOAD_NONE,
-				     "cannot stat file");
-	if (!S_ISREG(st.st_mode))
-		return parload__fail(err, PARLOAD_ENOTREG, 0, path,
-				     PARLOAD_NONE, PARLOAD_NONE,
-				     "not a regular file (a %s)",
-				     parload__file_kind(st.st_mode));
-	*size = (uint64_t)st.st_size;
-	return 0;
-}
-
-int parload__open(const char *path, int *fd, uint64_t *size,
-		  parload_error *err)
-{
-	int f, rc;
-
-	*fd = -1;
-	if (!path)
-		return parload__fail(err, PARLOAD_EINVAL, 0, NULL, PARLOAD_NONE,
-				     PARLOAD_NONE, "no file given");
-	/* O_NONBLOCK: opening a FIFO would otherwise wait for a writer
-	 * before fstat could say it is not a regular file. */
-	do
-		f = parload__sys_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY |
-						    O_NONBLOCK);
-	while (f < 0 && errno == EINTR);
-	if (f < 0)
-		return parload__fail_open(err, errno, path);
-	rc = parload__check_regular(f, path, size, err);
-	if (rc) {
-		parload__sys_close(f);
-		return rc;
-	}
-	/* Reads of a regular file block as they always do. */
-	(void)fcntl(f, F_SETFL, fcntl(f, F_GETFL) & ~O_NONBLOCK);
-	*fd = f;
-	return 0;
+	return clamp_max_read(o->max_read);
 }
 
 int parload__pread_full(int fd, void *buf, size_t len, uint64_t off,
@@ -187,45 +145,4 @@ int parload__preadv_full(int fd, struct iovec *iov, int iovcnt, uint64_t off,
 		parload__iov_advance(&iov, &iovcnt, (size_t)n);
 	}
 	return 0;
-}
-
-int parload__read_file_header(int fd, uint64_t size, size_t max_read,
-			      const char *path, parload_file_header *h,
-			      parload__io_stats *st, parload_error *err)
-{
-	unsigned char b[PARLOAD_FILE_HEADER_SIZE];
-	int rc;
-
-	if (size < sizeof(b))
-		return parload__fail(err, PARLOAD_ETRUNCATED, 0, path,
-				     PARLOAD_NONE, size,
-				     "file is %" PRIu64 " bytes, shorter than "
-				     "the %d-byte file header",
-				     size, PARLOAD_FILE_HEADER_SIZE);
-	rc = parload__pread_full(fd, b, sizeof(b), 0, max_read, st, path,
-				 PARLOAD_NONE, err);
-	if (rc == 0)
-		rc = parload_parse_file_header(b, sizeof(b), path, h, err);
-	if (rc == 0)
-		rc = parload__check_file_size(h, size, path, err);
-	return rc;
-}
-
-int parload_read_header(const char *path, parload_file_header *out,
-			parload_error *err)
-{
-	parload__io_stats st = { 0, 0 };
-	uint64_t size;
-	int fd, rc;
-
-	if (!out)
-		return parload__fail(err, PARLOAD_EINVAL, 0, path, PARLOAD_NONE,
-				     PARLOAD_NONE, NULL);
-	rc = parload__open(path, &fd, &size, err);
-	if (rc == 0) {
-		rc = parload__read_file_header(fd, size, 0, path, out, &st,
-					       err);
-		parload__sys_close(fd);
-	}
-	return rc;
 }

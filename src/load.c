@@ -1,224 +1,245 @@
 /*
- * load.c - the public loading interface: options, the reusable loader that
- * owns the topology and the thread pool, and parload_load() over it.
+ * load.c - one load, whatever the strategy: the pipeline every strategy
+ * shares, written once.
+ *
+ *   1. open the source            source.c  (a path or a descriptor; a
+ *                                           regular file or a stream)
+ *   2. read the file header       source.c  (validated, fitted to the size)
+ *   3. resolve the selection      select.c  (before anything is allocated)
+ *   4. lay out the dataset        dataset.c (own memory or the caller's)
+ *   5. read                       the strategy's one step (strategy.c)
+ *   6. check the views            verify.c  (unless the strategy did)
+ *   7. check the size again       source.c
+ *   8. close and fill the stats
+ *
+ * A failure at any step undoes the steps before it: the caller gets a zeroed
+ * dataset and nothing stays allocated or open.  The public entry points at
+ * the end are all one request (parload_request) with some fields set.
  */
 #include "internal.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-struct parload_loader {
-	parload_options opts;
-	parload__engine engine;
-};
-
-void parload_options_init(parload_options *opts)
+/* Step 2: the header's bytes, from the request (validated elsewhere and
+ * trusted to describe this file: validated again, not read), from the
+ * strategy, or read from the file. */
+static int header(parload__ctx *c, const parload__strategy *st,
+		  const parload_file_header *given)
 {
-	if (!opts)
-		return;
-	memset(opts, 0, sizeof(*opts));
-	opts->threads = 0;
-	opts->strategy = PARLOAD_STRATEGY_PARALLEL;
-	opts->io = PARLOAD_IO_POSIX;
-	opts->buffer_size = PARLOAD_BUFFER_DEFAULT;
-	opts->max_read = 0;
-}
+	unsigned char b[PARLOAD_FILE_HEADER_SIZE];
+	int rc = 0;
 
-static void bind_worker(void *arg, unsigned w)
-{
-	parload__engine *e = arg;
-
-	(void)parload__topology_bind_thread(e->topo, &e->places[w]);
-}
-
-static void engine_free(parload__engine *e)
-{
-	if (e->pool)
-		parload__pool_free(e->pool);
-	if (e->topo)
-		parload__topology_close(e->topo);
-	parload__sys_free(e->places);
-	memset(e, 0, sizeof(*e));
-}
-
-static int engine_init(parload__engine *e, const parload_options *o,
-		       parload_error *err)
-{
-	int rc;
-
-	memset(e, 0, sizeof(*e));
-	/* One explicit thread needs neither the topology nor a pool: the
-	 * caller reads, and nothing is paid for discovery. */
-	if (o->threads == 1) {
-		e->workers = 1;
-		return 0;
-	}
-	rc = parload__topology_open(&e->topo, err);
-	if (rc)
-		return rc;
-	e->workers = o->threads ? o->threads :
-				  PARLOAD__MAX(1u, parload__topology_cores(e->topo));
-	e->places = parload__sys_calloc(e->workers, sizeof(*e->places));
-	if (!e->places) {
-		engine_free(e);
-		return parload__fail(err, PARLOAD_ENOMEM, 0, NULL, PARLOAD_NONE,
-				     PARLOAD_NONE, NULL);
-	}
-	parload__topology_place(e->topo, e->workers, e->places);
-	if (e->workers > 1) {
-		bool bind = !(o->flags & PARLOAD_OPT_NO_BIND);
-
-		rc = parload__pool_new(&e->pool, e->workers,
-				       bind ? bind_worker : NULL, e, err);
-		if (rc) {
-			engine_free(e);
-			return rc;
-		}
-	}
-	return 0;
-}
-
-static int check_options(const parload_options *o, parload_error *err)
-{
-	if ((unsigned)o->strategy > PARLOAD_STRATEGY_MMAP)
-		return parload__fail(err, PARLOAD_EINVAL, 0, NULL, PARLOAD_NONE,
-				     PARLOAD_NONE, "unknown strategy %d",
-				     (int)o->strategy);
-	if ((unsigned)o->io > PARLOAD_IO_STDIO)
-		return parload__fail(err, PARLOAD_EINVAL, 0, NULL, PARLOAD_NONE,
-				     PARLOAD_NONE, "unknown I/O API %d",
-				     (int)o->io);
-	if (o->flags & ~(PARLOAD_OPT_NO_BIND | PARLOAD_OPT_NO_HUGEPAGES |
-			 PARLOAD_OPT_VERIFY_CRC | PARLOAD_OPT_KEEP_GOING |
-			 PARLOAD_OPT_ALLOW_TRUNCATED))
-		return parload__fail(err, PARLOAD_EINVAL, 0, NULL, PARLOAD_NONE,
-				     PARLOAD_NONE, "unknown option flags 0x%x",
-				     o->flags);
-	return 0;
-}
-
-int parload_loader_new(parload_loader **out, const parload_options *opts,
-		       parload_error *err)
-{
-	parload_loader *l;
-	int rc;
-
-	if (!out)
-		return parload__fail(err, PARLOAD_EINVAL, 0, NULL, PARLOAD_NONE,
-				     PARLOAD_NONE, NULL);
-	*out = NULL;
-	l = parload__sys_calloc(1, sizeof(*l));
-	if (!l)
-		return parload__fail(err, PARLOAD_ENOMEM, 0, NULL, PARLOAD_NONE,
-				     PARLOAD_NONE, NULL);
-	if (opts)
-		l->opts = *opts;
+	if (given && c->stream)
+		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
+					  "a known header needs a regular "
+					  "file");
+	if (given)
+		memcpy(b, given, sizeof(b));
+	else if (st->header)
+		rc = st->header(c, b);
 	else
-		parload_options_init(&l->opts);
-	l->opts.error = NULL;
-	rc = check_options(&l->opts, err);
-	if (rc == 0 && l->opts.strategy == PARLOAD_STRATEGY_PARALLEL)
-		rc = engine_init(&l->engine, &l->opts, err);
-	if (rc) {
-		parload__sys_free(l);
-		return rc;
+		rc = parload__source_read_header(c, b);
+	return rc ? rc : parload__source_header(c, b);
+}
+
+/* Step 3: the selection against the file, the name of the file in the
+ * message.  With a truncated file allowed, a selection that reaches views
+ * the header promises but the file lacks says so. */
+static int resolve(parload__ctx *c, const parload_selection *sel)
+{
+	parload_file_header promised = c->h;
+	parload_shape ignored;
+	parload_error e;
+	int rc;
+
+	rc = parload_selection_resolve(&c->h, sel, &c->shape, &e);
+	if (rc == 0) {
+		c->whole = parload__shape_is_whole(&c->shape, &c->h);
+		return 0;
 	}
-	*out = l;
+	promised.view_count = c->declared;
+	if (c->declared > c->h.view_count &&
+	    parload_selection_resolve(&promised, sel, &ignored, NULL) == 0)
+		return parload__fail_path(c->err, PARLOAD_ETRUNCATED, 0,
+					  c->path,
+					  "the selection reaches past the %"
+					  PRIu64 " complete views of the %"
+					  PRIu64 " the header promises",
+					  c->h.view_count, c->declared);
+	return parload__fail_path(c->err, rc, 0, c->path, "%s", e.message);
+}
+
+/* What the strategy cannot do, said before anything is read. */
+static int check_support(parload__ctx *c, const parload__strategy *st)
+{
+	if (!c->whole && !st->selections)
+		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
+					  "the %s strategy loads whole files "
+					  "only: a selection needs the "
+					  "parallel strategy",
+					  c->stream ? "stream" : st->name);
+	if (c->verify.crc && !parload__shape_full_payload(&c->shape, &c->h))
+		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
+					  "a payload's CRC-32C covers all of "
+					  "its rows and columns: a selection "
+					  "of some rows or columns cannot be "
+					  "verified (select them all, or load "
+					  "without verification)");
 	return 0;
 }
 
-unsigned parload_loader_threads(const parload_loader *l)
+/* Step 8 for a load that succeeded. */
+static void fill_stats(parload__ctx *c, int strategy)
 {
-	if (!l)
-		return 0;
-	return l->opts.strategy == PARLOAD_STRATEGY_PARALLEL ? l->engine.workers :
-							      1;
+	parload_stats *st = &c->out->stats;
+
+	st->seconds = parload__now() - c->t0;
+	st->bytes_read = c->io.bytes;
+	st->read_calls = c->io.calls;
+	st->threads = c->threads ? c->threads : 1;
+	st->strategy = (parload_strategy)strategy;
+	st->declared_views = c->declared;
+	st->crc_checked = c->verify.crc ? c->shape.views : 0;
 }
 
-static int run_strategy(parload_loader *loader, const parload__load *l)
+/* Steps 6 and 7. */
+static int finish(parload__ctx *c)
 {
-	switch (loader->opts.strategy) {
-	case PARLOAD_STRATEGY_PARALLEL:
-		return parload__load_parallel(&loader->engine, l);
-	case PARLOAD_STRATEGY_BULK:
-		return parload__load_bulk(l);
-	case PARLOAD_STRATEGY_SEQUENTIAL:
-		return parload__load_sequential(l);
-	case PARLOAD_STRATEGY_TWO_PASS:
-		return parload__load_two_pass(l);
-	case PARLOAD_STRATEGY_MMAP:
-		return parload__load_mmap(l);
-	}
-	return parload__fail(l->err, PARLOAD_EINVAL, 0, l->path, PARLOAD_NONE,
-			     PARLOAD_NONE, "unknown strategy");
-}
-
-static int load(parload_loader *loader, const char *path,
-		const parload_buffers *into, parload_dataset *out,
-		parload_error *err)
-{
-	parload__load l = { path, NULL, out, err, into, -1 };
-
-	if (!out)
-		return parload__fail(err, PARLOAD_EINVAL, 0, path, PARLOAD_NONE,
-				     PARLOAD_NONE, "no dataset to load into");
-	memset(out, 0, sizeof(*out));
-	if (!loader || !path)
-		return parload__fail(err, PARLOAD_EINVAL, 0, path, PARLOAD_NONE,
-				     PARLOAD_NONE,
-				     loader ? "no file given" : "no loader");
-	l.opts = &loader->opts;
-	return run_strategy(loader, &l);
-}
-
-int parload_loader_load_fd(parload_loader *loader, int fd, const char *name,
-			   parload_dataset *out, parload_error *err)
-{
-	parload__load l = { name, NULL, out, err, NULL, fd };
-	char label[32];
-	struct stat st;
-	off_t pos;
+	uint64_t last;
 	int rc;
 
-	if (!name) {
-		snprintf(label, sizeof(label), "fd %d", fd);
-		l.path = name = label;
-	}
-	if (!out)
-		return parload__fail(err, PARLOAD_EINVAL, 0, name, PARLOAD_NONE,
-				     PARLOAD_NONE, "no dataset to load into");
-	memset(out, 0, sizeof(*out));
-	if (!loader)
-		return parload__fail(err, PARLOAD_EINVAL, 0, name, PARLOAD_NONE,
-				     PARLOAD_NONE, "no loader");
-	if (fd < 0 || parload__sys_fstat(fd, &st) != 0)
-		return parload__fail(err, PARLOAD_EOPEN, fd < 0 ? EBADF : errno,
-				     name, PARLOAD_NONE, PARLOAD_NONE,
-				     "not an open file descriptor");
-	if (S_ISDIR(st.st_mode))
-		return parload__fail(err, PARLOAD_ENOTREG, 0, name,
-				     PARLOAD_NONE, PARLOAD_NONE,
-				     "not a file or a stream (a directory)");
-	l.opts = &loader->opts;
-	if (!S_ISREG(st.st_mode))
-		return parload__load_stream(&l);
-	/* The strategies read with pread where they can; those that read
-	 * with read() move the descriptor's offset, which is put back. */
-	pos = parload__sys_lseek(fd, 0, SEEK_CUR);
-	rc = run_strategy(loader, &l);
+	if (c->checked)
+		rc = parload__verify_finish(&c->verify, &c->bad, c->out,
+					    c->err);
+	else
+		rc = parload__verify_all(c);
+	if (rc || c->shape.views == 0)
+		return rc;
+	last = parload_shape_view(&c->shape, c->shape.views - 1);
+	return parload__source_recheck(c, parload__view_offset(&c->h, last + 1));
+}
+
+static int run(parload_loader *loader, const parload_request *req,
+	       parload_dataset *out, parload_error *err)
+{
+	const parload_options *o = parload__loader_options(loader);
+	const parload__strategy *st = parload__strategy_get(o->strategy);
+	const parload_selection *sel = req->selection ? req->selection :
+							&o->selection;
+	parload__ctx c;
+	off_t pos = -1;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.path = req->path ? req->path : req->name;
+	c.opts = o;
+	c.err = err;
+	c.into = req->into;
+	c.engine = parload__loader_engine(loader);
+	c.out = out;
+	c.t0 = parload__now();
+	rc = parload__source_open(&c, req);
+	if (c.stream)
+		st = &parload__strategy_stream;
+	/* A caller's regular file: strategies that read with read() move its
+	 * offset, which is put back. */
+	if (rc == 0 && !c.own_fd && !c.stream)
+		pos = parload__sys_lseek(c.fd, 0, SEEK_CUR);
+	if (rc == 0)
+		rc = header(&c, st, req->header);
+	if (rc == 0)
+		rc = resolve(&c, sel);
+	parload__verify_init(&c.verify, &c);
+	if (rc == 0)
+		rc = check_support(&c, st);
+	if (rc == 0)
+		rc = parload__dataset_alloc(&c);
+	if (rc == 0)
+		rc = st->read(&c);
+	if (rc == 0)
+		rc = finish(&c);
+	if (st->release)
+		st->release(&c);
 	if (pos >= 0)
-		(void)parload__sys_lseek(fd, pos, SEEK_SET);
-	return rc;
+		(void)parload__sys_lseek(c.fd, pos, SEEK_SET);
+	parload__source_close(&c);
+	parload__badlist_free(&c.bad);
+	if (rc) {
+		parload_dataset_free(out);
+		return rc;
+	}
+	fill_stats(&c, c.stream ? PARLOAD_STRATEGY_SEQUENTIAL : o->strategy);
+	return 0;
+}
+
+/* ---- the public entry points: one request each ---- */
+
+void parload_request_init(parload_request *req)
+{
+	if (!req)
+		return;
+	memset(req, 0, sizeof(*req));
+	req->fd = -1;
+	req->timeout = 10.0;
+}
+
+int parload_loader_run(parload_loader *loader, const parload_request *req,
+		       parload_dataset *out, parload_error *err)
+{
+	char label[32];
+	parload_request r;
+
+	if (!out)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0,
+					  req ? req->path : NULL,
+					  "no dataset to load into");
+	memset(out, 0, sizeof(*out));
+	if (!loader || !req)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
+					  loader ? "no request" : "no loader");
+	r = *req;
+	if (!r.path && r.fd == -1 && !r.name)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
+					  "no file given");
+	if (r.on_batch || r.window_bytes || r.flags)
+		return parload__fail_path(err, PARLOAD_ENOTSUP, 0, r.path,
+					  "batch delivery is not built into "
+					  "this libparload");
+	if (!r.path && !r.name) {
+		snprintf(label, sizeof(label), "fd %d", r.fd);
+		r.name = label;
+	}
+	return run(loader, &r, out, err);
+}
+
+int parload_loader_load_select(parload_loader *loader, const char *path,
+			       const parload_selection *sel,
+			       const parload_buffers *into,
+			       parload_dataset *out, parload_error *err)
+{
+	parload_request r;
+
+	if (!path) {
+		if (out)
+			memset(out, 0, sizeof(*out));
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
+					  "no file given");
+	}
+	parload_request_init(&r);
+	r.path = path;
+	r.selection = sel;
+	r.into = into;
+	return parload_loader_run(loader, &r, out, err);
 }
 
 int parload_loader_load(parload_loader *loader, const char *path,
 			parload_dataset *out, parload_error *err)
 {
-	return load(loader, path, NULL, out, err);
+	return parload_loader_load_select(loader, path, NULL, NULL, out, err);
 }
 
 int parload_loader_load_into(parload_loader *loader, const char *path,
@@ -228,18 +249,26 @@ int parload_loader_load_into(parload_loader *loader, const char *path,
 	if (!into) {
 		if (out)
 			memset(out, 0, sizeof(*out));
-		return parload__fail(err, PARLOAD_EINVAL, 0, path, PARLOAD_NONE,
-				     PARLOAD_NONE, "no buffers to load into");
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+					  "no buffers to load into");
 	}
-	return load(loader, path, into, out, err);
+	return parload_loader_load_select(loader, path, NULL, into, out, err);
 }
 
-void parload_loader_free(parload_loader *loader)
+int parload_loader_load_fd(parload_loader *loader, int fd, const char *name,
+			   parload_dataset *out, parload_error *err)
 {
-	if (!loader)
-		return;
-	engine_free(&loader->engine);
-	parload__sys_free(loader);
+	char label[32];
+	parload_request r;
+
+	if (!name) {
+		snprintf(label, sizeof(label), "fd %d", fd);
+		name = label;
+	}
+	parload_request_init(&r);
+	r.fd = fd;
+	r.name = name;
+	return parload_loader_run(loader, &r, out, err);
 }
 
 int parload_load(const char *path, const parload_options *opts,

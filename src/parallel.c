@@ -1,11 +1,14 @@
 /*
  * parallel.c - the default strategy: every worker reads its share of the
- * file with preadv straight into its slices of the header and pixel arrays.
+ * extent plan (plan.c) with preadv straight into the dataset's arrays.
  *
- * The calling thread parses the file header and lays out the dataset; the
- * workers then each walk one contiguous file range (plan.c), so together
- * they read the file exactly once, with no staging copy, and each fills
- * (and so first-touches, placing on its own NUMA node) its own pages.
+ * The load (load.c) has parsed the file header and laid out the dataset;
+ * the workers then each walk one share, so together they read every
+ * selected byte exactly once, with no staging copy of the file, and each
+ * fills (and so first-touches, placing on its own NUMA node) its own pages.
+ * Small pieces (records of tiny views, rows scattered to sinograms, columns
+ * cropped out of rows) go through a bounce buffer that stays in the core's
+ * cache; large ones straight to their place.
  */
 #include "internal.h"
 
@@ -14,43 +17,35 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #ifndef IOV_MAX
 #define IOV_MAX 1024
 #endif
 /* Buffers per preadv: 512 header/payload pairs of tiny views per call. */
 #define BATCH_IOV PARLOAD__MIN(IOV_MAX, 1024)
-#define HUGE_PAGE ((size_t)2 << 20)
-#define PAGE ((size_t)4096)
 /* Bytes per preadv when CRCs are checked: each batch is checked right
  * after it is read, while it is still in the core's cache (see
  * PARLOAD_OPT_VERIFY_CRC). */
 #define VERIFY_BATCH ((size_t)1 << 20)
-/* Records this small are read through a bounce buffer that stays in the
- * core's cache: one pread per BOUNCE bytes, then memcpy to the two arrays.
- * The kernel charges tens of nanoseconds per preadv buffer, which for
- * 256-byte views costs more than copying the bytes twice (bench/,
- * experiments 2 and 3). */
+/* Runs of memory this small are read through a bounce buffer: one pread
+ * per BOUNCE bytes, then memcpy to their places.  The kernel charges tens
+ * of nanoseconds per preadv buffer, which for 256-byte views costs more
+ * than copying the bytes twice (bench/, experiments 2 and 3). */
 #define BOUNCE_BELOW ((uint64_t)4096)
 #define BOUNCE ((size_t)64 << 10)
 
 typedef struct job {
-	parload__engine *e;
-	const parload__load *l;
-	int fd;
-	const parload_file_header *h;
-	parload_view_header *headers;
-	unsigned char *pixels;
-	parload__slice *slices;
+	parload__ctx *c;
+	parload__plan plan;
+	parload__share *shares;
 	parload__io_stats *stats; /* one per worker */
 	size_t max_read;
 	size_t batch;      /* bytes per preadv */
-	bool bounce;       /* small records: read through a bounce buffer */
+	bool bounce;       /* small runs: read through a bounce buffer */
 	bool bind_memory;
+	bool check;        /* view layout: workers check views as they read */
 	atomic_int failed; /* the first error's code, 0 while none */
-	parload__verify verify;
-	parload__badlist *bad; /* one per worker, when verify.crc */
+	parload__badlist *bad; /* one per worker */
 	uint64_t first_bad;    /* lowest bad view found by the workers */
 } job;
 
@@ -60,22 +55,29 @@ static void report(job *j, const parload_error *e)
 	int expected = 0;
 
 	if (atomic_compare_exchange_strong(&j->failed, &expected, e->code) &&
-	    j->l->err)
-		*j->l->err = *e;
+	    j->c->err)
+		*j->c->err = *e;
 }
 
-/* The end of the views that lie wholly in s: all of its views but a last
- * one that continues into the next worker's share (plan.c splits views
- * when they are large or few). */
-static uint64_t whole_end(const parload__slice *s, uint64_t payload_size)
+/* The output views whose header lies in share sh, [*hb, *he), and the end
+ * of those that lie wholly in it (a last one may continue into the next
+ * share: plan.c splits views when they are large or few). */
+static uint64_t own_views(const job *j, const parload__share *sh,
+			  uint64_t *hb, uint64_t *he)
 {
-	if (s->view_end > s->view_begin &&
-	    s->view_end * payload_size > s->pix_end)
-		return s->view_end - 1;
-	return s->view_end;
+	const uint64_t stride = parload__share_stride(&j->plan, sh);
+
+	if (sh->begin >= sh->end) {
+		*hb = *he = 0;
+		return 0;
+	}
+	*hb = (sh->begin + stride - 1) / stride;
+	*he = (sh->end + stride - 1) / stride;
+	return PARLOAD__MAX(*hb, sh->end / stride);
 }
 
-/* Read one batch into buf, then scatter it to the places iov names. */
+/* Read one batch into buf, then scatter it to the places iov names (a NULL
+ * place is bytes to drop). */
 static int read_bounced(job *j, unsigned w, unsigned char *buf,
 			const struct iovec *iov, int cnt, uint64_t off,
 			parload_error *e)
@@ -87,256 +89,243 @@ static int read_bounced(job *j, unsigned w, unsigned char *buf,
 		one.iov_len += iov[k].iov_len;
 	/* One buffer through preadv_full, so that a failure names the view
 	 * at the failing offset, not the batch's first. */
-	rc = parload__preadv_full(j->fd, &one, 1, off, j->max_read,
-				  &j->stats[w], j->h, j->l->path, e);
+	rc = parload__preadv_full(j->c->fd, &one, 1, off, j->max_read,
+				  &j->stats[w], &j->c->h, j->c->path, e);
 	for (int k = 0; rc == 0 && k < cnt; k++) {
-		memcpy(iov[k].iov_base, buf, iov[k].iov_len);
+		if (iov[k].iov_base)
+			memcpy(iov[k].iov_base, buf, iov[k].iov_len);
 		buf += iov[k].iov_len;
 	}
+	return rc;
+}
+
+/* Bind the whole pages of the pixels a share fills to its worker's node:
+ * an edge page shared with a neighbour stays wherever first touch puts it. */
+static void bind_share(job *j, unsigned w, const parload__share *sh)
+{
+	parload__engine *e = j->c->engine;
+	uintptr_t a = (uintptr_t)(j->plan.pixels + sh->dst_begin);
+	uintptr_t b = (uintptr_t)(j->plan.pixels + sh->dst_end);
+
+	a = (a + PARLOAD__PAGE - 1) & ~(uintptr_t)(PARLOAD__PAGE - 1);
+	b &= ~(uintptr_t)(PARLOAD__PAGE - 1);
+	if (sh->dst_end > sh->dst_begin && b > a)
+		(void)parload__topology_bind_memory(e->topo, &e->places[w],
+						    (void *)a, b - a);
+}
+
+/* The views a batch completed, checked while they are still in this core's
+ * cache.  Returns the new first unchecked view. */
+static int check_done(job *j, unsigned w, const parload__cursor *cur,
+		      uint64_t whole, uint64_t *next, parload_error *e)
+{
+	const uint64_t done = PARLOAD__MIN(parload__cursor_done(cur), whole);
+	int rc;
+
+	if (done <= *next)
+		return 0;
+	rc = parload__verify_views(&j->c->verify, j->plan.headers + *next,
+				   j->plan.pixels + *next * j->plan.s->view_bytes,
+				   *next, done - *next, &j->bad[w], e);
+	*next = done;
 	return rc;
 }
 
 static void work(void *arg, unsigned w)
 {
 	job *j = arg;
-	const parload__slice *s = &j->slices[w];
-	const uint64_t ps = j->h->payload_size;
-	const uint64_t whole = whole_end(s, ps);
+	const parload__share *sh = &j->shares[w];
 	struct iovec iov[BATCH_IOV];
-	parload__cursor c;
+	parload__cursor cur;
 	parload_error e;
-	uint64_t off, next = s->view_begin;
-	unsigned char *bounce;
+	uint64_t off, hb, he, whole, next;
+	unsigned char *bounce = NULL;
 	int cnt, rc = 0;
 
-	if (s->file_begin == s->file_end)
+	if (sh->begin >= sh->end)
 		return;
-	if (j->bind_memory) {
-		/* Whole pages only: an edge page shared with a neighbour
-		 * stays wherever first touch puts it. */
-		uintptr_t a = (uintptr_t)(j->pixels + s->pix_begin);
-		uintptr_t b = (uintptr_t)(j->pixels + s->pix_end);
-
-		a = (a + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
-		b &= ~(uintptr_t)(PAGE - 1);
-		if (b > a)
-			(void)parload__topology_bind_memory(
-				j->e->topo, &j->e->places[w], (void *)a, b - a);
-	}
-	bounce = j->bounce ? parload__sys_malloc(BOUNCE) : NULL;
-	if (j->bounce && !bounce) {
-		/* The loop below does not start; the error is reported. */
-		rc = parload__fail(&e, PARLOAD_ENOMEM, ENOMEM, j->l->path,
-				   PARLOAD_NONE, PARLOAD_NONE, NULL);
-	}
-	parload__cursor_init(&c, j->h, s, j->headers, j->pixels);
+	whole = own_views(j, sh, &hb, &he);
+	next = hb;
+	if (j->bind_memory)
+		bind_share(j, w, sh);
+	if (j->bounce && !(bounce = parload__sys_malloc(BOUNCE)))
+		rc = parload__fail_nomem(&e, j->c->path);
+	parload__cursor_init(&cur, &j->plan, sh);
 	while (rc == 0 && !atomic_load_explicit(&j->failed,
 						memory_order_relaxed)) {
-		cnt = parload__cursor_next(&c, iov, BATCH_IOV,
+		cnt = parload__cursor_next(&cur, iov, BATCH_IOV,
 					   bounce ? PARLOAD__MIN(j->batch, BOUNCE) :
 						    j->batch,
 					   &off);
 		if (cnt == 0)
 			break;
-		if (bounce)
-			rc = read_bounced(j, w, bounce, iov, cnt, off, &e);
-		else
-			rc = parload__preadv_full(j->fd, iov, cnt, off,
-						  j->max_read, &j->stats[w],
-						  j->h, j->l->path, &e);
-		if (rc == 0 && j->verify.crc) {
-			/* The views this batch completed, checked while
-			 * they are still in this core's cache.  A last
-			 * view that continues in the next share waits for
-			 * the join (verify_split). */
-			uint64_t done = (c.pos - PARLOAD_FILE_HEADER_SIZE) /
-					parload__record_size(j->h);
-
-			done = PARLOAD__MIN(done, whole);
-			if (done <= next)
-				continue;
-			rc = parload__verify_views(
-				&j->verify, j->headers + next,
-				j->pixels + next * ps, next, done - next,
-				&j->bad[w], &e);
-			next = done;
-			/* The share's first bad view is in its list: that
-			 * is all the load needs to fail.  The other workers
-			 * go on, so that the lowest bad view of the file is
-			 * the one reported. */
-			if (rc == PARLOAD_ECRC)
-				goto out;
-		}
+		rc = bounce ? read_bounced(j, w, bounce, iov, cnt, off, &e) :
+			      parload__preadv_full(j->c->fd, iov, cnt, off,
+						   j->max_read, &j->stats[w],
+						   &j->c->h, j->c->path, &e);
+		if (rc == 0 && j->check && j->c->verify.crc)
+			rc = check_done(j, w, &cur, whole, &next, &e);
 	}
-	/* Check the headers while they are still in this core's cache (those
-	 * the CRC checks above have not). */
-	if (rc == 0 && !atomic_load(&j->failed))
-		rc = parload__check_views(j->h, j->headers + next, NULL, next,
-					  s->view_end - next, false,
-					  j->l->path, &e);
-	if (rc != 0)
+	/* The share's first bad view is in its list: that is all the load
+	 * needs to fail.  The other workers go on, so that the lowest bad
+	 * view of the file is the one reported. */
+	if (rc == PARLOAD_ECRC && !j->c->verify.keep_going)
+		goto out;
+	/* The headers the CRC checks above have not seen, while they are
+	 * still in this core's cache. */
+	if (rc == 0 && j->check && !atomic_load(&j->failed))
+		rc = parload__check_views(&j->c->h, j->plan.s,
+					  j->plan.headers + next, NULL, next,
+					  he - next, false, j->c->path, &e);
+	if (rc != 0 && rc != PARLOAD_ECRC)
 		report(j, &e);
 out:
 	parload__sys_free(bounce);
 }
 
-/* After the join: worker w checks the CRC of its share's last view when
- * that view continues into the next share (every part is in memory now).
- * Without keep-going, a view after the lowest bad view found needs no
- * check: the load fails at that one, and the parts of this one may not
- * all have been read. */
-static void verify_split(void *arg, unsigned w)
+/* After the join, view layout: worker w checks the CRC of its share's last
+ * view when that view continues into the next share (every part is in
+ * memory now).  Without keep-going, a view after the lowest bad view found
+ * needs no check: the load fails at that one, and the parts of this one
+ * may not all have been read. */
+static void check_split(void *arg, unsigned w)
 {
 	job *j = arg;
-	const parload__slice *s = &j->slices[w];
-	const uint64_t ps = j->h->payload_size;
-	const uint64_t v = whole_end(s, ps);
+	uint64_t hb, he, whole;
 	parload_error e;
 	int rc;
 
-	if (v == s->view_end || v >= j->first_bad)
+	whole = own_views(j, &j->shares[w], &hb, &he);
+	if (whole >= he || whole >= j->first_bad)
 		return;
-	rc = parload__verify_views(&j->verify, j->headers + v,
-				   j->pixels + v * ps, v, 1, &j->bad[w], &e);
+	rc = parload__verify_views(&j->c->verify, j->plan.headers + whole,
+				   j->plan.pixels + whole * j->plan.s->view_bytes,
+				   whole, 1, &j->bad[w], &e);
 	if (rc != 0 && rc != PARLOAD_ECRC)
 		report(j, &e);
 }
 
-/* The end of a load whose CRCs were checked: the views split between
- * workers, then every worker's bad views, in order. */
-static int finish_crc(job *j, unsigned workers)
+/* After the join, sinogram layout: each worker checks a range of views,
+ * whose rows every worker had a part in. */
+static void check_scattered(void *arg, unsigned w)
 {
-	parload__badlist all = { NULL, 0, 0 };
-	bool split = false;
+	job *j = arg;
+	const uint64_t n = j->plan.s->views, workers = j->c->engine->workers;
+	const uint64_t a = n * w / workers, b = n * (w + 1) / workers;
+	parload_error e;
 	int rc;
 
+	if (a >= b)
+		return;
+	rc = parload__verify_scattered(&j->c->verify, j->plan.headers,
+				       j->plan.pixels, a, b - a, &j->bad[w],
+				       &e);
+	if (rc != 0 && rc != PARLOAD_ECRC)
+		report(j, &e);
+}
+
+/* Join the workers' bad views, in order, into the load's list. */
+static int gather_bad(job *j)
+{
+	parload__engine *e = j->c->engine;
+	bool split = false;
+
 	j->first_bad = UINT64_MAX;
-	for (unsigned w = 0; w < workers; w++) {
-		if (!j->verify.keep_going && j->bad[w].n)
+	for (unsigned w = 0; w < e->workers; w++) {
+		uint64_t hb, he;
+
+		if (!j->c->verify.keep_going && j->bad[w].n)
 			j->first_bad = PARLOAD__MIN(j->first_bad,
 						    j->bad[w].v[0]);
-		if (whole_end(&j->slices[w], j->h->payload_size) !=
-		    j->slices[w].view_end)
+		if (own_views(j, &j->shares[w], &hb, &he) < he)
 			split = true;
 	}
-	if (split) {
-		if (j->e->pool)
-			parload__pool_run(j->e->pool, verify_split, j);
-		else
-			for (unsigned w = 0; w < workers; w++)
-				verify_split(j, w);
-		rc = atomic_load(&j->failed);
-		if (rc)
-			return rc;
-	}
+	if (j->check && split && j->c->verify.crc)
+		parload__engine_run(e, check_split, j);
+	if (!j->check)
+		parload__engine_run(e, check_scattered, j);
+	if (atomic_load(&j->failed))
+		return atomic_load(&j->failed);
 	/* Worker w's views all come before worker w + 1's. */
-	for (unsigned w = 0; w < workers; w++) {
-		if (parload__badlist_append(&all, &j->bad[w]) != 0) {
-			parload__badlist_free(&all);
-			return parload__fail(j->l->err, PARLOAD_ENOMEM, ENOMEM,
-					     j->l->path, PARLOAD_NONE,
-					     PARLOAD_NONE,
-					     "out of memory: cannot list the "
-					     "views with a bad CRC-32C");
-		}
-	}
-	return parload__verify_finish(&j->verify, &all, j->l->out, j->l->err);
+	for (unsigned w = 0; w < e->workers; w++)
+		if (parload__badlist_append(&j->c->bad, &j->bad[w]) != 0)
+			return parload__fail_path(j->c->err, PARLOAD_ENOMEM,
+						  ENOMEM, j->c->path,
+						  "out of memory: cannot list "
+						  "the views with a bad "
+						  "CRC-32C");
+	return 0;
 }
 
 /* Pixel boundaries between workers: 2 MiB when each share is large, so a
  * huge page is never filled by two workers, else 4 KiB. */
-static size_t plan_align(const parload_file_header *h, unsigned n)
+static size_t plan_align(const parload_shape *s, unsigned n)
 {
-	uint64_t total = h->view_count * h->payload_size;
-
-	return total / n >= 16 * HUGE_PAGE ? HUGE_PAGE : PAGE;
+	return s->views * s->view_bytes / n >= 16 * PARLOAD__HUGE_PAGE ?
+		       PARLOAD__HUGE_PAGE :
+		       PARLOAD__PAGE;
 }
 
-int parload__load_parallel(parload__engine *e, const parload__load *l)
+static int setup(job *j, parload__ctx *c)
 {
-	const double t0 = parload__now();
-	const parload_options *o = l->opts;
-	parload__io_stats head = { 0, 0 };
-	parload_file_header h;
-	uint64_t size, declared = 0;
-	job j;
-	int fd, rc;
+	parload__engine *e = c->engine;
+	const unsigned n = e->workers;
 
-	memset(&j, 0, sizeof(j));
-	rc = parload__load_open(l, &fd, &size);
-	if (rc)
-		return rc;
-	rc = parload__load_header(l, fd, size, &h, &declared, &head);
-	if (rc == 0)
-		rc = parload__dataset_alloc(l, &h);
-	if (rc) {
-		parload__load_close(l, fd);
-		return rc;
-	}
-
-	j.e = e;
-	j.l = l;
-	j.fd = fd;
-	j.h = &l->out->file_header;
-	j.headers = l->out->headers;
-	j.pixels = l->out->pixels;
-	j.max_read = o->max_read ? PARLOAD__MIN(o->max_read,
-						 PARLOAD__KERNEL_MAX_READ) :
-				   PARLOAD__DEFAULT_MAX_READ;
+	memset(j, 0, sizeof(*j));
+	j->c = c;
+	atomic_init(&j->failed, 0);
+	parload__plan_init(&j->plan, &c->h, &c->shape, c->out->headers,
+			   c->out->pixels);
+	j->max_read = parload__max_read(c->opts);
 	/* The caller's buffers stay where the caller put them. */
-	j.bind_memory = !(o->flags & PARLOAD_OPT_NO_BIND) && !l->into &&
-			e->topo && parload__topology_nodes(e->topo) > 1;
-	atomic_init(&j.failed, 0);
-	parload__verify_init(&j.verify, l, j.h);
-	j.batch = j.verify.crc ? PARLOAD__MIN(j.max_read, VERIFY_BATCH) :
-				 j.max_read;
-	j.bounce = h.payload_size < BOUNCE_BELOW;
-	j.slices = parload__sys_calloc(e->workers, sizeof(*j.slices));
-	j.stats = parload__sys_calloc(e->workers, sizeof(*j.stats));
-	if (j.verify.crc)
-		j.bad = parload__sys_calloc(e->workers, sizeof(*j.bad));
-	if (!j.slices || !j.stats || (j.verify.crc && !j.bad)) {
-		rc = parload__fail(l->err, PARLOAD_ENOMEM, 0, l->path,
-				   PARLOAD_NONE, PARLOAD_NONE, NULL);
-		goto out;
-	}
-	if (h.view_count) {
-		parload__plan(&h, e->workers, plan_align(&h, e->workers),
-			      j.slices);
-		if (e->pool)
-			parload__pool_run(e->pool, work, &j);
-		else
-			work(&j, 0);
-		rc = atomic_load(&j.failed);
-		if (rc == 0 && j.verify.crc)
-			rc = finish_crc(&j, e->workers);
-	}
-	if (rc == 0)
-		rc = parload__load_recheck(l, fd, parload__view_offset(
-						       &h, h.view_count));
-out:
-	parload__load_close(l, fd);
-	if (rc == 0) {
-		parload_stats *st = &l->out->stats;
+	j->bind_memory = !(c->opts->flags & PARLOAD_OPT_NO_BIND) && !c->into &&
+			 e->topo && parload__topology_nodes(e->topo) > 1;
+	j->check = c->shape.layout == PARLOAD_LAYOUT_VIEWS;
+	j->batch = c->verify.crc ? PARLOAD__MIN(j->max_read, VERIFY_BATCH) :
+				   j->max_read;
+	j->bounce = j->plan.run < BOUNCE_BELOW;
+	j->shares = parload__sys_calloc(n, sizeof(*j->shares));
+	j->stats = parload__sys_calloc(n, sizeof(*j->stats));
+	j->bad = parload__sys_calloc(n, sizeof(*j->bad));
+	if (!j->shares || !j->stats || !j->bad)
+		return parload__fail_nomem(c->err, c->path);
+	parload__plan_split(&j->plan, n, plan_align(&c->shape, n), j->shares);
+	return 0;
+}
 
-		st->read_calls = head.calls;
-		st->bytes_read = head.bytes;
-		for (unsigned w = 0; w < e->workers; w++) {
-			st->read_calls += j.stats[w].calls;
-			st->bytes_read += j.stats[w].bytes;
-		}
-		st->threads = e->workers;
-		st->strategy = PARLOAD_STRATEGY_PARALLEL;
-		st->declared_views = declared;
-		st->crc_checked = j.verify.crc ? h.view_count : 0;
-		st->seconds = parload__now() - t0;
-	} else {
-		parload_dataset_free(l->out);
+static void teardown(job *j)
+{
+	parload__engine *e = j->c->engine;
+
+	for (unsigned w = 0; j->stats && w < e->workers; w++) {
+		j->c->io.calls += j->stats[w].calls;
+		j->c->io.bytes += j->stats[w].bytes;
 	}
-	for (unsigned w = 0; j.bad && w < e->workers; w++)
-		parload__badlist_free(&j.bad[w]);
-	parload__sys_free(j.bad);
-	parload__sys_free(j.slices);
-	parload__sys_free(j.stats);
+	for (unsigned w = 0; j->bad && w < e->workers; w++)
+		parload__badlist_free(&j->bad[w]);
+	parload__sys_free(j->bad);
+	parload__sys_free(j->shares);
+	parload__sys_free(j->stats);
+}
+
+static int read_parallel(parload__ctx *c)
+{
+	job j;
+	int rc;
+
+	c->threads = c->engine->workers;
+	c->checked = true;
+	rc = setup(&j, c);
+	if (rc == 0 && c->shape.views) {
+		parload__engine_run(c->engine, work, &j);
+		rc = atomic_load(&j.failed);
+		if (rc == 0)
+			rc = gather_bad(&j);
+	}
+	teardown(&j);
 	return rc;
 }
+
+const parload__strategy parload__strategy_parallel = {
+	"parallel", false, true, read_parallel, NULL, NULL
+};

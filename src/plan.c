@@ -1,101 +1,268 @@
 /*
- * plan.c - who reads what.
+ * plan.c - the extent plan: which bytes of the file go where, and which
+ * worker reads them.
  *
- * The unit of work is a byte range of the pixel array, not a view: with
- * fewer views than workers, or views of hundreds of megabytes, whole views
- * would leave workers idle.  Each worker's pixel range maps back to one
- * contiguous range of the file (the payload bytes of its range plus the
- * headers of the views that start in it), so a worker reads its share with
- * a few large preadv calls whose buffers point straight into the two
- * arrays.
+ * A load reads, for each selected view, its 32-byte header and a band of
+ * its detector rows, whole rows of the file: a row is the unit the format
+ * stores contiguously, so a band of rows is one contiguous range and a
+ * crop of columns costs no extra read (the columns left out are read into
+ * a bounce buffer and dropped).  Where the bytes land depends on the
+ * layout: view after view (pixels[k][r][c]), or sinograms
+ * (pixels[r][k][c]), each row of a view scattered to its sinogram as the
+ * view arrives.  The whole file in view layout is the special case in
+ * which consecutive views' ranges touch, and one preadv can fill many
+ * views.
+ *
+ * The unit of work is bytes, not views: with fewer views than workers, or
+ * views of hundreds of megabytes, whole views would leave workers idle.  In
+ * view layout the workers split the pixel array by bytes; in sinogram
+ * layout each worker takes a band of rows of every view, so that it writes
+ * whole sinograms and first-touches (places on its NUMA node) exactly the
+ * pages it fills.  A cursor then walks a share and yields, for each
+ * contiguous range of the file, the destinations of its bytes as an iovec
+ * array for preadv.
  */
 #include "internal.h"
 
-/* The file offset of pixel byte p (0 <= p <= total pixel bytes).  A pixel
- * that starts a view maps to the view's header, which belongs to the
- * worker that owns the view's first pixel. */
-static uint64_t file_pos(const parload_file_header *h, uint64_t p)
+static uint64_t hdr_bytes(const parload__share *sh)
 {
-	uint64_t v = p / h->payload_size, k = p % h->payload_size;
+	return sh->headers ? PARLOAD_VIEW_HEADER_SIZE : 0;
+}
 
-	return parload__view_offset(h, v) + (k ? PARLOAD_VIEW_HEADER_SIZE + k : 0);
+void parload__plan_init(parload__plan *p, const parload_file_header *h,
+			const parload_shape *s, parload_view_header *headers,
+			void *pixels)
+{
+	const uint64_t bpp = h->bytes_per_pixel;
+
+	p->h = h;
+	p->s = s;
+	p->headers = headers;
+	p->pixels = pixels;
+	p->row_bytes = (uint64_t)h->width * bpp;
+	p->skip = (uint64_t)s->col_start * bpp;
+	p->take = (uint64_t)s->cols * bpp;
+	p->crop = p->take < p->row_bytes;
+	p->dst_row = s->layout == PARLOAD_LAYOUT_VIEWS ? p->take :
+							 s->views * p->take;
+	/* Rows of a view lie back to back in view layout; in sinogram layout
+	 * each row is a run of its own. */
+	p->run = p->crop ? 0 :
+		 s->layout == PARLOAD_LAYOUT_VIEWS ? s->view_bytes : p->take;
+}
+
+uint64_t parload__share_stride(const parload__plan *p,
+			       const parload__share *sh)
+{
+	return hdr_bytes(sh) + (uint64_t)(sh->row_end - sh->row_begin) *
+				       p->row_bytes;
 }
 
 /* floor(total * w / n) without overflowing 64 bits. */
-static uint64_t share(uint64_t total, unsigned w, unsigned n)
+static uint64_t part(uint64_t total, uint64_t w, uint64_t n)
 {
 	return (total / n) * w + (total % n) * w / n;
 }
 
-void parload__plan(const parload_file_header *h, unsigned n, size_t align,
-		   parload__slice *slices)
+/* The position, in a view-layout share's stream, of pixel byte x of the
+ * output: a pixel that starts a view maps to the view's header, which goes
+ * with the view's first pixel. */
+static uint64_t pixel_pos(const parload__plan *p, uint64_t stride, uint64_t x)
 {
-	uint64_t total = h->view_count * h->payload_size;
+	const uint64_t k = x / p->s->view_bytes, rem = x % p->s->view_bytes;
+	const uint64_t row = rem / p->take, b = rem % p->take;
+
+	if (rem == 0)
+		return k * stride;
+	return k * stride + PARLOAD_VIEW_HEADER_SIZE + row * p->row_bytes +
+	       (b ? p->skip + b : 0);
+}
+
+static void split_views(const parload__plan *p, unsigned n, size_t align,
+			parload__share *shares)
+{
+	const parload_shape *s = p->s;
+	const uint64_t total = s->views * s->view_bytes;
+	parload__share proto = { s->row_start, s->row_start + s->rows, true,
+				 0, 0, 0, 0 };
+	const uint64_t stride = parload__share_stride(p, &proto);
 	uint64_t begin = 0;
 
 	for (unsigned w = 0; w < n; w++) {
-		parload__slice *s = &slices[w];
 		uint64_t end = total;
 
 		if (w + 1 < n) {
-			end = share(total, w + 1, n) & ~((uint64_t)align - 1);
+			end = part(total, w + 1, n) & ~((uint64_t)align - 1);
 			end = PARLOAD__MAX(end, begin);
 		}
-		s->pix_begin = begin;
-		s->pix_end = end;
-		/* Views whose first pixel lies in [begin, end). */
-		s->view_begin = (begin + h->payload_size - 1) / h->payload_size;
-		s->view_end = (end + h->payload_size - 1) / h->payload_size;
-		if (total == 0) {
-			s->file_begin = s->file_end = PARLOAD_FILE_HEADER_SIZE;
-		} else {
-			s->file_begin = file_pos(h, begin);
-			s->file_end = file_pos(h, end);
-		}
+		shares[w] = proto;
+		shares[w].dst_begin = begin;
+		shares[w].dst_end = end;
+		shares[w].begin = pixel_pos(p, stride, begin);
+		shares[w].end = end == total ? s->views * stride :
+					       pixel_pos(p, stride, end);
 		begin = end;
 	}
 }
 
-void parload__cursor_init(parload__cursor *c, const parload_file_header *h,
-			  const parload__slice *s,
-			  parload_view_header *headers, void *pixels)
+/* Sinograms: g bands of rows, and within a band its workers split the
+ * views.  The band that starts at the first row reads the headers. */
+static void split_rows(const parload__plan *p, unsigned n,
+		       parload__share *shares)
 {
-	c->h = h;
-	c->headers = headers;
-	c->pixels = pixels;
-	c->pos = s->file_begin;
-	c->end = s->file_end;
+	const parload_shape *s = p->s;
+	const unsigned g = (unsigned)PARLOAD__MIN((uint64_t)n, s->rows);
+
+	for (unsigned j = 0; j < g; j++) {
+		const unsigned w0 = (unsigned)part(n, j, g);
+		const unsigned m = (unsigned)part(n, j + 1, g) - w0;
+		parload__share band = {
+			s->row_start + (uint32_t)part(s->rows, j, g),
+			s->row_start + (uint32_t)part(s->rows, j + 1, g),
+			j == 0, 0, 0, 0, 0
+		};
+		const uint64_t stride = parload__share_stride(p, &band);
+
+		for (unsigned i = 0; i < m; i++) {
+			shares[w0 + i] = band;
+			shares[w0 + i].begin = part(s->views, i, m) * stride;
+			shares[w0 + i].end = part(s->views, i + 1, m) * stride;
+			if (m == 1) {
+				shares[w0].dst_begin = (band.row_begin -
+							s->row_start) *
+						       p->dst_row;
+				shares[w0].dst_end = (band.row_end -
+						      s->row_start) *
+						     p->dst_row;
+			}
+		}
+	}
+}
+
+void parload__plan_split(const parload__plan *p, unsigned n, size_t align,
+			 parload__share *shares)
+{
+	for (unsigned w = 0; w < n; w++) {
+		parload__share none = { 0, 0, false, 0, 0, 0, 0 };
+
+		shares[w] = none;
+	}
+	if (p->s->views == 0)
+		return;
+	if (p->s->layout == PARLOAD_LAYOUT_VIEWS)
+		split_views(p, n, align, shares);
+	else
+		split_rows(p, n, shares);
+}
+
+void parload__share_views(const parload__plan *p, const parload__share *sh,
+			  uint64_t *k_begin, uint64_t *k_end)
+{
+	const uint64_t stride = parload__share_stride(p, sh);
+
+	if (sh->begin >= sh->end || stride == 0) {
+		*k_begin = *k_end = 0;
+		return;
+	}
+	*k_begin = sh->begin / stride;
+	*k_end = (sh->end + stride - 1) / stride;
+}
+
+void parload__cursor_init(parload__cursor *c, const parload__plan *p,
+			  const parload__share *sh)
+{
+	c->p = p;
+	c->sh = sh;
+	c->stride = parload__share_stride(p, sh);
+	c->pos = sh->begin;
+}
+
+uint64_t parload__cursor_done(const parload__cursor *c)
+{
+	return c->stride ? c->pos / c->stride : 0;
+}
+
+/* The destination of the pixel bytes at byte b of file row r (an absolute
+ * row) of output view k: where they go and how many follow contiguously in
+ * both the file and memory, up to the end of the share's band. */
+static unsigned char *row_dest(const parload__plan *p, const parload__share *sh,
+			       uint64_t k, uint64_t r, uint64_t b,
+			       uint64_t *len)
+{
+	const parload_shape *s = p->s;
+	const uint64_t rr = r - s->row_start;
+	unsigned char *row;
+
+	row = s->layout == PARLOAD_LAYOUT_VIEWS ?
+		      p->pixels + k * s->view_bytes + rr * p->take :
+		      p->pixels + (rr * s->views + k) * p->take;
+	if (!p->crop) {
+		/* Whole rows: in view layout the rest of the band follows. */
+		*len = s->layout == PARLOAD_LAYOUT_VIEWS ?
+			       (sh->row_end - r) * p->row_bytes - b :
+			       p->row_bytes - b;
+		return row + b;
+	}
+	if (b < p->skip) {
+		*len = p->skip - b;
+		return NULL;
+	}
+	if (b < p->skip + p->take) {
+		*len = p->skip + p->take - b;
+		return row + b - p->skip;
+	}
+	*len = p->row_bytes - b;
+	return NULL;
+}
+
+/* Position pos of share sh: its file offset, destination and the bytes
+ * that follow it contiguously in both. */
+static unsigned char *locate(const parload__cursor *c, uint64_t pos,
+			     uint64_t *off, uint64_t *len)
+{
+	const parload__plan *p = c->p;
+	const parload__share *sh = c->sh;
+	const uint64_t k = pos / c->stride, hb = hdr_bytes(sh);
+	const uint64_t rec = parload__view_offset(p->h,
+						  parload_shape_view(p->s, k));
+	uint64_t q = pos % c->stride, r, b;
+
+	if (q < hb) {
+		*off = rec + q;
+		*len = hb - q;
+		return (unsigned char *)&p->headers[k] + q;
+	}
+	q -= hb;
+	r = sh->row_begin + q / p->row_bytes;
+	b = q % p->row_bytes;
+	*off = rec + PARLOAD_VIEW_HEADER_SIZE + r * p->row_bytes + b;
+	return row_dest(p, sh, k, r, b, len);
 }
 
 int parload__cursor_next(parload__cursor *c, struct iovec *iov, int max_iov,
 			 size_t max_bytes, uint64_t *off)
 {
-	const uint64_t record = parload__record_size(c->h);
+	const uint64_t end = c->sh->end;
+	uint64_t next_off = 0;
 	size_t total = 0;
 	int cnt = 0;
 
-	*off = c->pos;
-	while (cnt < max_iov && total < max_bytes && c->pos < c->end) {
-		uint64_t rel = c->pos - PARLOAD_FILE_HEADER_SIZE;
-		uint64_t v = rel / record, k = rel % record;
-		uint64_t left;
-		unsigned char *dst;
+	while (cnt < max_iov && total < max_bytes && c->pos < end) {
+		uint64_t o, len;
+		unsigned char *dst = locate(c, c->pos, &o, &len);
 
-		if (k < PARLOAD_VIEW_HEADER_SIZE) {
-			dst = (unsigned char *)&c->headers[v] + k;
-			left = PARLOAD_VIEW_HEADER_SIZE - k;
-		} else {
-			k -= PARLOAD_VIEW_HEADER_SIZE;
-			dst = c->pixels + v * c->h->payload_size + k;
-			left = c->h->payload_size - k;
-		}
-		left = PARLOAD__MIN(left, c->end - c->pos);
-		left = PARLOAD__MIN(left, (uint64_t)(max_bytes - total));
+		if (cnt == 0)
+			*off = o;
+		else if (o != next_off)
+			break; /* a gap in the file: the next read starts here */
+		len = PARLOAD__MIN(len, end - c->pos);
+		len = PARLOAD__MIN(len, (uint64_t)(max_bytes - total));
 		iov[cnt].iov_base = dst;
-		iov[cnt].iov_len = (size_t)left;
+		iov[cnt].iov_len = (size_t)len;
 		cnt++;
-		total += (size_t)left;
-		c->pos += left;
+		total += (size_t)len;
+		c->pos += len;
+		next_off = o + len;
 	}
 	return cnt;
 }

@@ -17,6 +17,8 @@
 #ifdef PARLOAD_FAULT_INJECTION
 #include "../tests/fault/fault.h"
 #else
+#include <stdlib.h> /* malloc, calloc, free */
+
 #define parload__sys_open open
 #define parload__sys_close close
 #define parload__sys_fstat fstat

@@ -328,13 +328,15 @@ bool parload__topology_is_this_system(const parload__topology *t)
 }
 
 void parload__topology_place(const parload__topology *t, unsigned n,
-			     parload__place *places)
+			     unsigned offset, parload__place *places)
 {
 	/* More workers than cores wrap around and share, in the same order,
 	 * so the extra ones are spread over the nodes as well. */
 	for (unsigned w = 0; w < n; w++) {
-		places[w].core = t->order_unit[w % t->units];
-		places[w].node = t->order_node[w % t->units];
+		unsigned u = (unsigned)(((uint64_t)offset + w) % t->units);
+
+		places[w].core = t->order_unit[u];
+		places[w].node = t->order_node[u];
 	}
 }
 

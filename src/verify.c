@@ -14,18 +14,19 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-void parload__verify_init(parload__verify *v, const parload__load *l,
-			  const parload_file_header *h)
+void parload__verify_init(parload__verify *v, const parload__ctx *c)
 {
-	const unsigned flags = l->opts->flags;
+	const unsigned flags = c->opts->flags;
 
-	v->h = h;
-	v->path = l->path;
+	v->h = &c->h;
+	v->s = &c->shape;
+	v->path = c->path;
 	v->crc = (flags & PARLOAD_OPT_VERIFY_CRC) &&
-		 (h->flags & PARLOAD_FLAG_CRC32C);
+		 (c->h.flags & PARLOAD_FLAG_CRC32C);
 	v->keep_going = (flags & PARLOAD_OPT_KEEP_GOING) != 0;
 }
 
@@ -83,41 +84,91 @@ int parload__verify_views(const parload__verify *v,
 	int rc;
 
 	/* The common case, every view good, costs one call. */
-	rc = parload__check_views(h, vh, pix, first, n, v->crc, v->path, &e);
+	rc = parload__check_views(h, v->s, vh, pix, first, n, v->crc, v->path,
+				  &e);
 	while (rc == PARLOAD_ECRC) {
-		uint64_t k = e.view - first;
+		/* e.view is the file's index: find the output view. */
+		uint64_t k = (e.view - v->s->view_start) / v->s->view_step -
+			     first;
 
-		if (parload__badlist_add(bad, e.view) != 0)
-			return parload__fail(err, PARLOAD_ENOMEM, ENOMEM,
-					     v->path, PARLOAD_NONE,
-					     PARLOAD_NONE,
-					     "out of memory: cannot list the "
-					     "views with a bad CRC-32C");
+		if (parload__badlist_add(bad, first + k) != 0)
+			return parload__fail_path(err, PARLOAD_ENOMEM, ENOMEM,
+						  v->path,
+						  "out of memory: cannot list "
+						  "the views with a bad CRC-32C");
 		if (!v->keep_going)
 			break;
 		/* The views up to k were good; carry on after it. */
 		k++;
-		rc = parload__check_views(h, vh + k, pix + k * h->payload_size,
-					  first + k, n - k, v->crc, v->path,
-					  &e);
+		rc = parload__check_views(h, v->s, vh + k,
+					  pix + k * h->payload_size, first + k,
+					  n - k, v->crc, v->path, &e);
 	}
 	if (rc && err)
 		*err = e;
 	return rc;
 }
 
+/* The CRC-32C of output view k's rows, wherever the layout put them. */
+static uint32_t scattered_crc(const parload__verify *v,
+			      const unsigned char *pixels, uint64_t k)
+{
+	const parload_shape *s = v->s;
+	const uint64_t row = (uint64_t)s->cols * s->bytes_per_pixel;
+	uint32_t crc = 0;
+
+	for (uint64_t r = 0; r < s->rows; r++)
+		crc = parload_crc32c(crc, pixels + (r * s->views + k) * row,
+				     row);
+	return crc;
+}
+
+int parload__verify_scattered(const parload__verify *v,
+			      const parload_view_header *vh,
+			      const unsigned char *pixels, uint64_t first,
+			      uint64_t n, parload__badlist *bad,
+			      parload_error *err)
+{
+	int rc;
+
+	/* view_index first, with no CRC, as every load checks it. */
+	rc = parload__check_views(v->h, v->s, vh + first, NULL, first, n,
+				  false, v->path, err);
+	for (uint64_t k = first; rc == 0 && v->crc && k < first + n; k++) {
+		uint64_t i = parload_shape_view(v->s, k);
+
+		if (scattered_crc(v, pixels, k) == vh[k].crc32c)
+			continue;
+		if (parload__badlist_add(bad, k) != 0)
+			return parload__fail_nomem(err, v->path);
+		if (!v->keep_going)
+			rc = parload__fail(err, PARLOAD_ECRC, 0, v->path, i,
+					   parload__view_offset(v->h, i) +
+						   PARLOAD_VIEW_HEADER_SIZE,
+					   NULL);
+	}
+	return rc;
+}
+
+/* Output indices to file indices, in place: the order is kept. */
+static void to_file_views(const parload_shape *s, parload__badlist *bad)
+{
+	for (size_t i = 0; i < bad->n; i++)
+		bad->v[i] = parload_shape_view(s, bad->v[i]);
+}
+
 int parload__verify_finish(const parload__verify *v, parload__badlist *bad,
 			   parload_dataset *ds, parload_error *err)
 {
 	const parload_file_header *h = v->h;
-	uint64_t i;
-	int rc;
+	uint64_t k, i;
 
 	if (bad->n == 0) {
 		parload__badlist_free(bad);
 		return 0;
 	}
 	if (v->keep_going) {
+		to_file_views(v->s, bad);
 		ds->bad_views = bad->v;
 		ds->bad_view_count = bad->n;
 		memset(bad, 0, sizeof(*bad));
@@ -126,39 +177,39 @@ int parload__verify_finish(const parload__verify *v, parload__badlist *bad,
 	/* The first bad view, described again now that every reader is done:
 	 * the message of whichever worker found it first is not necessarily
 	 * about the lowest view. */
-	i = bad->v[0];
+	k = bad->v[0];
+	i = parload_shape_view(v->s, k);
 	parload__badlist_free(bad);
-	rc = parload__check_views(h, &ds->headers[i],
-				  (const unsigned char *)ds->pixels +
-					  i * h->payload_size,
-				  i, 1, true, v->path, err);
-	if (rc == 0) /* cannot happen: the bytes have not changed */
-		rc = parload__fail(err, PARLOAD_ECRC, 0, v->path, i,
-				   parload__view_offset(h, i) +
-					   PARLOAD_VIEW_HEADER_SIZE,
-				   NULL);
-	return rc;
+	if (v->s->layout == PARLOAD_LAYOUT_VIEWS &&
+	    parload__check_views(h, v->s, &ds->headers[k],
+				 (const unsigned char *)ds->pixels +
+					 k * h->payload_size,
+				 k, 1, true, v->path, err) == PARLOAD_ECRC)
+		return PARLOAD_ECRC;
+	return parload__fail(err, PARLOAD_ECRC, 0, v->path, i,
+			     parload__view_offset(h, i) +
+				     PARLOAD_VIEW_HEADER_SIZE,
+			     "payload CRC-32C does not match the view header's "
+			     "0x%08" PRIx32, ds->headers[k].crc32c);
 }
 
-int parload__verify_all(const parload__load *l, const parload_file_header *h,
-			parload_dataset *ds)
+int parload__verify_all(parload__ctx *c)
 {
-	parload__verify v;
-	parload__badlist bad = { NULL, 0, 0 };
+	const parload__verify *v = &c->verify;
+	parload_dataset *ds = c->out;
 	int rc;
 
-	if (h->view_count == 0)
+	if (c->shape.views == 0)
 		return 0;
-	parload__verify_init(&v, l, h);
-	rc = parload__verify_views(&v, ds->headers, ds->pixels, 0,
-				   h->view_count, &bad, l->err);
-	if (rc == PARLOAD_ECRC) {
-		/* Stopped at the first bad view: that is the error. */
-		parload__badlist_free(&bad);
+	if (c->shape.layout == PARLOAD_LAYOUT_VIEWS)
+		rc = parload__verify_views(v, ds->headers, ds->pixels, 0,
+					   c->shape.views, &c->bad, c->err);
+	else
+		rc = parload__verify_scattered(v, ds->headers, ds->pixels, 0,
+					       c->shape.views, &c->bad, c->err);
+	if (rc == PARLOAD_ECRC && !v->keep_going)
+		return rc; /* stopped at the first bad view: that is the error */
+	if (rc)
 		return rc;
-	}
-	if (rc == 0)
-		return parload__verify_finish(&v, &bad, ds, l->err);
-	parload__badlist_free(&bad);
-	return rc;
+	return parload__verify_finish(v, &c->bad, ds, c->err);
 }

@@ -169,6 +169,14 @@ int parload_writer_add(parload_writer *w, const parload_view_header *vh,
 	return rc;
 }
 
+int parload_writer_flush(parload_writer *w, parload_error *err)
+{
+	if (!w)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
+					  "no writer");
+	return flush(w, err);
+}
+
 int parload_writer_close(parload_writer *w, parload_error *err)
 {
 	int rc;

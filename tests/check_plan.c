@@ -1,8 +1,10 @@
 /*
- * check_plan.c - partitioning: every header and every pixel byte is read by
- * exactly one worker, each worker's file range is contiguous, the ranges
- * tile the file, and the cursor maps that range onto the right places in
- * the two arrays.  Pure arithmetic: no files.
+ * check_plan.c - the extent plan: every selected header and pixel byte is
+ * read by exactly one worker, shares tile the plan, view-layout boundaries
+ * are aligned in the pixel array, and the cursor maps each share onto the
+ * right places for every selection and layout: checked against an
+ * in-memory image of the file sliced by the test itself.  Pure arithmetic:
+ * no files.
  */
 #include "config.h"
 
@@ -22,45 +24,53 @@ static parload_file_header header(uint64_t views, uint32_t w, uint32_t h,
 	return fh;
 }
 
-/* The partition invariants for one (stream, workers, align). */
+static parload_shape whole(const parload_file_header *h)
+{
+	parload_shape s;
+
+	ck_assert_int_eq(parload_selection_resolve(h, NULL, &s, NULL), 0);
+	return s;
+}
+
+/* The partition invariants of a whole-file plan for (workers, align). */
 static void check_partition(const parload_file_header *h, unsigned n,
 			    size_t align)
 {
-	parload__slice *s = calloc(n, sizeof(*s));
+	parload_shape sh = whole(h);
+	parload__share *s = calloc(n, sizeof(*s));
 	uint64_t total = h->view_count * h->payload_size, size;
+	parload__plan p;
 
 	ck_assert_ptr_nonnull(s);
 	ck_assert_int_eq(parload_file_size(h, &size), 0);
-	parload__plan(h, n, align, s);
-	ck_assert_uint_eq(s[0].pix_begin, 0);
-	ck_assert_uint_eq(s[0].view_begin, 0);
-	ck_assert_uint_eq(s[0].file_begin, 64);
-	ck_assert_uint_eq(s[n - 1].pix_end, total);
-	ck_assert_uint_eq(s[n - 1].view_end, h->view_count);
-	ck_assert_uint_eq(s[n - 1].file_end, size);
-	for (unsigned w = 0; w < n; w++) {
-		ck_assert_uint_le(s[w].pix_begin, s[w].pix_end);
-		ck_assert_uint_le(s[w].view_begin, s[w].view_end);
-		ck_assert_uint_le(s[w].file_begin, s[w].file_end);
-		/* Inner boundaries are aligned. */
-		if (w > 0 && s[w].pix_begin != s[w - 1].pix_end)
-			ck_abort_msg("gap between workers %u and %u", w - 1, w);
-		if (w > 0 && s[w].pix_begin % align && s[w].pix_begin != total)
-			ck_abort_msg("worker %u starts unaligned", w);
-		if (w > 0) {
-			ck_assert_uint_eq(s[w].view_begin, s[w - 1].view_end);
-			ck_assert_uint_eq(s[w].file_begin, s[w - 1].file_end);
-		}
-		/* The file range holds exactly the worker's bytes. */
-		ck_assert_uint_eq(s[w].file_end - s[w].file_begin,
-				  (s[w].pix_end - s[w].pix_begin) +
-					  32 * (s[w].view_end - s[w].view_begin));
+	parload__plan_init(&p, h, &sh, NULL, NULL);
+	parload__plan_split(&p, n, align, s);
+	if (total == 0) {
+		for (unsigned w = 0; w < n; w++)
+			ck_assert_uint_eq(s[w].begin, s[w].end);
+		free(s);
+		return;
 	}
-	/* Balanced: no worker has more than its share plus one boundary
-	 * step. */
-	for (unsigned w = 0; w < n; w++)
-		ck_assert_uint_le(s[w].pix_end - s[w].pix_begin,
+	/* A whole-file share's positions are file offsets less 64. */
+	ck_assert_uint_eq(parload__share_stride(&p, &s[0]),
+			  parload__record_size(h));
+	ck_assert_uint_eq(s[0].begin, 0);
+	ck_assert_uint_eq(s[n - 1].end + 64, size);
+	ck_assert_uint_eq(s[n - 1].dst_end, total);
+	for (unsigned w = 0; w < n; w++) {
+		ck_assert_uint_le(s[w].begin, s[w].end);
+		ck_assert(s[w].headers);
+		if (w > 0) {
+			ck_assert_uint_eq(s[w].begin, s[w - 1].end);
+			ck_assert_uint_eq(s[w].dst_begin, s[w - 1].dst_end);
+		}
+		if (w > 0 && s[w].dst_begin % align && s[w].dst_begin != total)
+			ck_abort_msg("worker %u starts unaligned", w);
+		/* Balanced: no worker has more than its share plus one
+		 * boundary step. */
+		ck_assert_uint_le(s[w].dst_end - s[w].dst_begin,
 				  total / n + align + 1);
+	}
 	free(s);
 }
 
@@ -95,54 +105,125 @@ END_TEST
 
 START_TEST(test_one_huge_view_is_split)
 {
-	/* One 256 MiB view over four workers: each reads a quarter. */
+	/* One 256 MiB view over four workers: each fills a quarter. */
 	parload_file_header h = header(1, 16384, 4096, PARLOAD_PIXEL_F32);
-	parload__slice s[4];
+	parload_shape sh = whole(&h);
+	parload__share s[4];
+	parload__plan p;
 
-	parload__plan(&h, 4, 4096, s);
+	parload__plan_init(&p, &h, &sh, NULL, NULL);
+	parload__plan_split(&p, 4, 4096, s);
 	for (unsigned w = 0; w < 4; w++)
-		ck_assert_uint_eq(s[w].pix_end - s[w].pix_begin, 64ull << 20);
-	/* Only the first worker reads the header. */
-	ck_assert_uint_eq(s[0].view_end, 1);
-	ck_assert_uint_eq(s[1].view_begin, 1);
-	ck_assert_uint_eq(s[1].file_begin, 64 + 32 + (64ull << 20));
+		ck_assert_uint_eq(s[w].dst_end - s[w].dst_begin, 64ull << 20);
+	/* The first worker reads the header with its quarter. */
+	ck_assert_uint_eq(s[0].end, 32 + (64ull << 20));
+	ck_assert_uint_eq(s[1].begin, 32 + (64ull << 20));
 }
 END_TEST
 
-/* Serve a worker's slice from an in-memory image of the file through the
- * cursor, as preadv would, and check every byte lands where a serial
- * reading would put it. */
-static void cursor_fill(const parload_file_header *h, unsigned n,
-			size_t max_bytes, int max_iov)
+START_TEST(test_sinogram_bands_own_rows)
 {
-	uint64_t size;
-	unsigned char *file, *pixels, *want_pixels;
-	parload_view_header *headers, *want_headers;
-	parload__slice *s = calloc(n, sizeof(*s));
-	struct iovec iov[64];
+	/* 64 rows over 4 workers: 16 rows each, every view; the band of the
+	 * first row reads the headers. */
+	parload_file_header h = header(10, 8, 64, PARLOAD_PIXEL_U16);
+	parload_selection sel;
+	parload_shape sh;
+	parload__share s[4];
+	parload__plan p;
 
-	ck_assert_int_eq(parload_file_size(h, &size), 0);
-	file = malloc(size);
-	headers = calloc(h->view_count + 1, 32);
-	want_headers = calloc(h->view_count + 1, 32);
-	pixels = calloc(h->view_count * h->payload_size + 1, 1);
-	want_pixels = calloc(h->view_count * h->payload_size + 1, 1);
-	for (uint64_t i = 0; i < size; i++)
-		file[i] = (unsigned char)(i * 131 + (i >> 8));
-	for (uint64_t v = 0; v < h->view_count; v++) {
-		uint64_t o = 64 + v * (32 + h->payload_size);
-
-		memcpy(&want_headers[v], file + o, 32);
-		memcpy(want_pixels + v * h->payload_size, file + o + 32,
-		       h->payload_size);
+	parload_selection_init(&sel);
+	sel.layout = PARLOAD_LAYOUT_SINOGRAMS;
+	ck_assert_int_eq(parload_selection_resolve(&h, &sel, &sh, NULL), 0);
+	parload__plan_init(&p, &h, &sh, NULL, NULL);
+	parload__plan_split(&p, 4, 4096, s);
+	for (unsigned w = 0; w < 4; w++) {
+		ck_assert_uint_eq(s[w].row_begin, 16 * w);
+		ck_assert_uint_eq(s[w].row_end, 16 * (w + 1));
+		ck_assert(s[w].headers == (w == 0));
+		ck_assert_uint_eq(s[w].dst_begin, 16 * w * 10 * 16);
+		ck_assert_uint_eq(s[w].dst_end, 16 * (w + 1) * 10 * 16);
 	}
-	parload__plan(h, n, 64, s);
+}
+END_TEST
+
+/* ---- the cursor against an oracle ---- */
+
+typedef struct image {
+	parload_file_header h;
+	uint64_t size;
+	unsigned char *file;
+} image;
+
+static image make_image(uint64_t views, uint32_t w, uint32_t h, int type)
+{
+	image im;
+
+	im.h = header(views, w, h, type);
+	ck_assert_int_eq(parload_file_size(&im.h, &im.size), 0);
+	im.file = malloc(im.size);
+	ck_assert_ptr_nonnull(im.file);
+	for (uint64_t i = 0; i < im.size; i++)
+		im.file[i] = (unsigned char)(i * 131 + (i >> 8) + 7);
+	return im;
+}
+
+/* What a load of shape s must deliver, sliced out of the image. */
+static void expect(const image *im, const parload_shape *s,
+		   unsigned char *headers, unsigned char *pixels)
+{
+	const uint64_t bpp = im->h.bytes_per_pixel;
+	const uint64_t rowb = im->h.width * bpp, take = s->cols * bpp;
+
+	for (uint64_t k = 0; k < s->views; k++) {
+		const unsigned char *rec =
+			im->file + parload__view_offset(
+					   &im->h, parload_shape_view(s, k));
+
+		memcpy(headers + k * 32, rec, 32);
+		for (uint64_t r = 0; r < s->rows; r++) {
+			const unsigned char *src = rec + 32 +
+						   (s->row_start + r) * rowb +
+						   s->col_start * bpp;
+			uint64_t at = s->layout == PARLOAD_LAYOUT_VIEWS ?
+					      (k * s->rows + r) * take :
+					      (r * s->views + k) * take;
+
+			memcpy(pixels + at, src, take);
+		}
+	}
+}
+
+/* Serve every share from the image through the cursor, as preadv (or a
+ * bounce buffer, for skipped bytes) would, and compare with the oracle. */
+static void cursor_fill(const image *im, const parload_selection *sel,
+			unsigned n, size_t max_bytes, int max_iov)
+{
+	parload__share *sh = calloc(n, sizeof(*sh));
+	unsigned char *headers, *pixels, *want_headers, *want_pixels;
+	struct iovec iov[64];
+	parload_shape s;
+	parload__plan p;
+	uint64_t hbytes, pbytes;
+
+	ck_assert_int_eq(parload_selection_resolve(&im->h, sel, &s, NULL), 0);
+	hbytes = s.views * 32;
+	pbytes = s.views * s.view_bytes;
+	headers = malloc(hbytes + 1);
+	pixels = malloc(pbytes + 1);
+	want_headers = malloc(hbytes + 1);
+	want_pixels = malloc(pbytes + 1);
+	memset(headers, 0xa5, hbytes);
+	memset(pixels, 0xa5, pbytes);
+	expect(im, &s, want_headers, want_pixels);
+	parload__plan_init(&p, &im->h, &s, (parload_view_header *)headers,
+			   pixels);
+	parload__plan_split(&p, n, 64, sh);
 	for (unsigned w = 0; w < n; w++) {
 		parload__cursor c;
 		uint64_t off;
 		int cnt;
 
-		parload__cursor_init(&c, h, &s[w], headers, pixels);
+		parload__cursor_init(&c, &p, &sh[w]);
 		while ((cnt = parload__cursor_next(&c, iov, max_iov, max_bytes,
 						   &off)) > 0) {
 			size_t got = 0;
@@ -150,38 +231,110 @@ static void cursor_fill(const parload_file_header *h, unsigned n,
 			ck_assert_int_le(cnt, max_iov);
 			for (int k = 0; k < cnt; k++) {
 				ck_assert_uint_gt(iov[k].iov_len, 0);
-				memcpy(iov[k].iov_base, file + off + got,
-				       iov[k].iov_len);
+				ck_assert_uint_le(off + got + iov[k].iov_len,
+						  im->size);
+				if (iov[k].iov_base)
+					memcpy(iov[k].iov_base,
+					       im->file + off + got,
+					       iov[k].iov_len);
+				else
+					ck_assert_msg(p.crop, "a skip without "
+						      "a crop");
 				got += iov[k].iov_len;
 			}
 			ck_assert_uint_le(got, max_bytes);
 		}
-		ck_assert_uint_eq(c.pos, s[w].file_end);
+		ck_assert_uint_eq(c.pos, sh[w].end);
 	}
-	ck_assert_int_eq(memcmp(headers, want_headers, h->view_count * 32), 0);
-	ck_assert_int_eq(memcmp(pixels, want_pixels,
-				h->view_count * h->payload_size), 0);
-	free(s);
-	free(file);
+	ck_assert_int_eq(memcmp(headers, want_headers, hbytes), 0);
+	ck_assert_int_eq(memcmp(pixels, want_pixels, pbytes), 0);
+	free(sh);
 	free(headers);
-	free(want_headers);
 	free(pixels);
+	free(want_headers);
 	free(want_pixels);
+}
+
+static parload_selection sel_of(int64_t v0, int64_t v1, int64_t step,
+				int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+				parload_layout layout)
+{
+	parload_selection s;
+
+	parload_selection_init(&s);
+	s.views.start = v0;
+	s.views.stop = v1;
+	s.views.step = step;
+	s.rows.start = r0;
+	s.rows.stop = r1;
+	s.cols.start = c0;
+	s.cols.stop = c1;
+	s.layout = layout;
+	return s;
 }
 
 START_TEST(test_cursor_places_every_byte)
 {
-	parload_file_header a = header(50, 3, 5, PARLOAD_PIXEL_U16);
-	parload_file_header b = header(1, 1000, 3, PARLOAD_PIXEL_U8);
-	parload_file_header c = header(300, 1, 1, PARLOAD_PIXEL_U8);
+	const int64_t O = PARLOAD_OMIT;
+	image a = make_image(50, 3, 5, PARLOAD_PIXEL_U16);
+	image b = make_image(1, 1000, 3, PARLOAD_PIXEL_U8);
+	image c = make_image(300, 1, 1, PARLOAD_PIXEL_U8);
+	parload_selection all = sel_of(O, O, O, O, O, O, O, 0);
 
 	for (unsigned n = 1; n <= 9; n += 4) {
-		cursor_fill(&a, n, 1 << 20, 64);
-		cursor_fill(&a, n, 7, 64);   /* byte budget cuts buffers */
-		cursor_fill(&a, n, 4096, 3); /* buffer count cuts batches */
-		cursor_fill(&b, n, 100, 64);
-		cursor_fill(&c, n, 1 << 20, 64);
-		cursor_fill(&c, n, 33, 2);
+		cursor_fill(&a, &all, n, 1 << 20, 64);
+		cursor_fill(&a, &all, n, 7, 64);   /* byte budget cuts buffers */
+		cursor_fill(&a, &all, n, 4096, 3); /* buffer count cuts batches */
+		cursor_fill(&b, &all, n, 100, 64);
+		cursor_fill(&c, &all, n, 1 << 20, 64);
+		cursor_fill(&c, &all, n, 33, 2);
+	}
+	free(a.file);
+	free(b.file);
+	free(c.file);
+}
+END_TEST
+
+/* Random selections of odd shapes, both layouts, against the oracle. */
+START_TEST(test_cursor_selections)
+{
+	static const struct {
+		uint64_t views;
+		uint32_t w, h;
+		int type;
+	} shapes[] = {
+		{ 13, 7, 5, PARLOAD_PIXEL_U16 },
+		{ 1, 33, 9, PARLOAD_PIXEL_F64 },
+		{ 40, 1, 1, PARLOAD_PIXEL_U8 },
+		{ 6, 64, 17, PARLOAD_PIXEL_F32 },
+		{ 3, 2000, 2, PARLOAD_PIXEL_U8 },
+	};
+	uint64_t seed = 12345;
+
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		image im = make_image(shapes[i].views, shapes[i].w,
+				      shapes[i].h, shapes[i].type);
+
+		for (int t = 0; t < 40; t++) {
+			int64_t V = (int64_t)im.h.view_count, H = im.h.height,
+				W = im.h.width, v0, v1, r0, r1, c0, c1, st;
+			parload_selection sel;
+
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			v0 = (int64_t)((seed >> 10) % (uint64_t)V);
+			v1 = v0 + 1 + (int64_t)((seed >> 20) % (uint64_t)(V - v0));
+			st = 1 + (int64_t)((seed >> 30) % 4);
+			r0 = (int64_t)((seed >> 34) % (uint64_t)H);
+			r1 = r0 + 1 + (int64_t)((seed >> 40) % (uint64_t)(H - r0));
+			c0 = (int64_t)((seed >> 46) % (uint64_t)W);
+			c1 = c0 + 1 + (int64_t)((seed >> 52) % (uint64_t)(W - c0));
+			sel = sel_of(v0, v1, st, r0, r1, c0, c1, t % 2);
+			for (unsigned n = 1; n <= 5; n += 2) {
+				cursor_fill(&im, &sel, n, 1 << 20, 64);
+				cursor_fill(&im, &sel, n, 11, 5);
+			}
+		}
+		free(im.file);
 	}
 }
 END_TEST
@@ -194,7 +347,9 @@ static Suite *suite(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, test_partition_shapes);
 	tcase_add_test(t, test_one_huge_view_is_split);
+	tcase_add_test(t, test_sinogram_bands_own_rows);
 	tcase_add_test(t, test_cursor_places_every_byte);
+	tcase_add_test(t, test_cursor_selections);
 	suite_add_tcase(s, t);
 	return s;
 }

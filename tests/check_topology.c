@@ -54,7 +54,7 @@ static parload__place *place(parload__topology *t, unsigned n)
 	parload__place *p = calloc(n, sizeof(*p));
 
 	ck_assert_ptr_nonnull(p);
-	parload__topology_place(t, n, p);
+	parload__topology_place(t, n, 0, p);
 	return p;
 }
 
@@ -153,7 +153,7 @@ START_TEST(test_one_worker)
 	parload__topology *t = synthetic("numa:4 core:3 pu:1", NULL);
 	parload__place p = { -1, -1 };
 
-	parload__topology_place(t, 1, &p);
+	parload__topology_place(t, 1, 0, &p);
 	ck_assert_int_eq(p.core, 0);
 	ck_assert_int_eq(p.node, 0);
 	parload__topology_close(t);

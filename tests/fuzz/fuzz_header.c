@@ -221,7 +221,7 @@ static void fuzz_views(const parload_file_header *h, const uint8_t *rec,
 
 		bad = model_first_bad(h, vh, pix, first, n, crc, &code);
 		poison(&err);
-		ret = parload__check_views(h, vh, pix, first, n, crc,
+		ret = parload__check_views(h, NULL, vh, pix, first, n, crc,
 					   pass ? long_path : NULL, &err);
 		if (!code) {
 			REQUIRE(ret == 0);
@@ -367,7 +367,7 @@ static void seed(const char *name, const uint8_t *b, size_t len, int want)
 			parload_view_header vh;
 
 			memcpy(&vh, r, sizeof(vh));
-			ret = parload__check_views(&h, &vh, r + 32, i, 1, true,
+			ret = parload__check_views(&h, NULL, &vh, r + 32, i, 1, true,
 						   NULL, NULL);
 		}
 	}

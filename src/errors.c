@@ -1,0 +1,135 @@
+/*
+ * errors.c - the one table of error codes (PARLOAD_ERRNO_MAP in parload.h)
+ * and the messages that name the file, the view and the byte offset.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+	int code;
+	const char *name;
+	const char *text;
+} errors[] = {
+#define PARLOAD_ERRNO_ROW_(name, value, text) { value, "PARLOAD_" #name, text },
+	PARLOAD_ERRNO_MAP(PARLOAD_ERRNO_ROW_)
+#undef PARLOAD_ERRNO_ROW_
+};
+
+static int error_row(int code)
+{
+	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
+		if (errors[i].code == code)
+			return (int)i;
+	return -1;
+}
+
+const char *parload_strerror(int code)
+{
+	int row;
+
+	if (code == 0)
+		return "success";
+	row = error_row(code);
+	return row < 0 ? "unknown error" : errors[row].text;
+}
+
+const char *parload_err_name(int code)
+{
+	int row;
+
+	if (code == 0)
+		return "PARLOAD_OK";
+	row = error_row(code);
+	return row < 0 ? "PARLOAD_EUNKNOWN" : errors[row].name;
+}
+
+/* Append to the message at *n, keeping *n within cap however long the parts
+ * are: a message is cut, never overrun. */
+static void append(char *m, size_t cap, size_t *n, const char *fmt,
+		   va_list ap)
+{
+	int k;
+
+	if (*n >= cap)
+		return;
+	k = vsnprintf(m + *n, cap - *n, fmt, ap);
+	*n = k < 0 ? cap : PARLOAD__MIN(cap, *n + (size_t)k);
+}
+
+static void appendf(char *m, size_t cap, size_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void appendf(char *m, size_t cap, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	append(m, cap, n, fmt, ap);
+	va_end(ap);
+}
+
+int parload__vfail(parload_error *err, int code, int sys_errno,
+		   const char *path, uint64_t view, uint64_t offset,
+		   const char *fmt, va_list ap)
+{
+	const size_t cap = sizeof(err->message);
+	char *m;
+	size_t n = 0;
+
+	if (!err)
+		return code;
+	err->code = code;
+	err->sys_errno = sys_errno;
+	err->view = view;
+	err->offset = offset;
+	m = err->message;
+	m[0] = '\0';
+	if (path)
+		appendf(m, cap, &n, "%s: ", path);
+	if (fmt)
+		append(m, cap, &n, fmt, ap);
+	else
+		appendf(m, cap, &n, "%s", parload_strerror(code));
+	if (sys_errno)
+		appendf(m, cap, &n, ": %s", strerror(sys_errno));
+	if (view != PARLOAD_NONE && offset != PARLOAD_NONE)
+		appendf(m, cap, &n, " (view %" PRIu64 ", byte offset %" PRIu64
+			")", view, offset);
+	else if (view != PARLOAD_NONE)
+		appendf(m, cap, &n, " (view %" PRIu64 ")", view);
+	else if (offset != PARLOAD_NONE)
+		appendf(m, cap, &n, " (byte offset %" PRIu64 ")", offset);
+	return code;
+}
+
+int parload__fail(parload_error *err, int code, int sys_errno,
+		  const char *path, uint64_t view, uint64_t offset,
+		  const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	parload__vfail(err, code, sys_errno, path, view, offset, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int parload__fail_path(parload_error *err, int code, int sys_errno,
+		       const char *path, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	parload__vfail(err, code, sys_errno, path, PARLOAD_NONE, PARLOAD_NONE,
+		       fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int parload__fail_nomem(parload_error *err, const char *path)
+{
+	return parload__fail_path(err, PARLOAD_ENOMEM, ENOMEM, path, NULL);
+}
