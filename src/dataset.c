@@ -206,7 +206,8 @@ static int alloc_arrays(parload__ctx *c)
 	ds->shape = *s;
 	if (c->into)
 		return use_buffers(c, hbytes, pbytes);
-	if (s->views == 0)
+	/* A windowed load keeps no arrays: its batches come in windows. */
+	if (s->views == 0 || c->req->window_bytes)
 		return 0;
 	rc = map_arrays(c->err, c->path, s->views, s->view_bytes,
 			c->opts->flags, &map);
@@ -228,6 +229,22 @@ int parload__dataset_alloc(parload__ctx *c)
 	if (rc)
 		memset(c->out, 0, sizeof(*c->out));
 	return rc;
+}
+
+int parload__window_alloc(parload__ctx *c, uint64_t views, parload_buffers *b)
+{
+	const uint64_t vb = c->shape.view_bytes;
+	unsigned char *map;
+	int rc;
+
+	memset(b, 0, sizeof(*b));
+	rc = map_arrays(c->err, c->path, views, vb, c->opts->flags, &map);
+	if (rc)
+		return rc;
+	b->headers_size = (size_t)(views * PARLOAD_VIEW_HEADER_SIZE);
+	b->pixels_size = (size_t)(views * vb);
+	place(b->headers_size, b->pixels_size, map, &b->headers, &b->pixels);
+	return 0;
 }
 
 int parload_buffers_alloc_select(parload_buffers *out,

@@ -158,6 +158,7 @@ struct parload__engine;
 
 typedef struct parload__ctx {
 	/* The request. */
+	const parload_request *req;
 	const char *path;             /* names the source in every message */
 	const parload_options *opts;
 	parload_error *err;
@@ -252,6 +253,9 @@ int parload__verify_all(parload__ctx *c);
  * the thread that first writes a page places it on its NUMA node.  On
  * failure c->out is all zeros. */
 int parload__dataset_alloc(parload__ctx *c);
+/* A window of a batched load: arrays for views views of c->shape, laid out
+ * and advised as a dataset's.  Release with parload_buffers_free(). */
+int parload__window_alloc(parload__ctx *c, uint64_t views, parload_buffers *b);
 
 /* ---- plan.c: the extent plan, who reads what ---- */
 
@@ -260,6 +264,9 @@ int parload__dataset_alloc(parload__ctx *c);
 typedef struct parload__plan {
 	const parload_file_header *h;
 	const parload_shape *s;
+	/* The output views [k_begin, k_end) this plan reads; its arrays hold
+	 * view k_begin at index 0 (a batch's window, or the whole dataset). */
+	uint64_t k_begin, k_end;
 	parload_view_header *headers;
 	unsigned char *pixels;
 	uint64_t row_bytes;    /* one detector row in the file */
@@ -288,6 +295,10 @@ typedef struct parload__share {
 void parload__plan_init(parload__plan *p, const parload_file_header *h,
 			const parload_shape *s, parload_view_header *headers,
 			void *pixels);
+/* Restrict the plan to output views [k_begin, k_end), whose headers and
+ * pixels (view layout) start at the given arrays. */
+void parload__plan_views(parload__plan *p, uint64_t k_begin, uint64_t k_end,
+			 parload_view_header *headers, void *pixels);
 /* Bytes of view k's stream in share sh. */
 uint64_t parload__share_stride(const parload__plan *p,
 			       const parload__share *sh);
@@ -372,6 +383,10 @@ int parload__pool_new(parload__pool **out, unsigned n,
 		      parload_error *err);
 /* Run fn(arg, w) on every worker w and wait until all have returned. */
 void parload__pool_run(parload__pool *p, parload__job_fn fn, void *arg);
+/* The same in two halves: start the generation, and later wait for it;
+ * the caller may work in between.  One generation at a time. */
+void parload__pool_start(parload__pool *p, parload__job_fn fn, void *arg);
+void parload__pool_wait(parload__pool *p);
 void parload__pool_free(parload__pool *p);
 
 /* ---- loader.c: the loader's parallel machinery ---- */
@@ -385,6 +400,10 @@ typedef struct parload__engine {
 
 /* Run fn(arg, w) for every worker w: on the pool, or on the caller. */
 void parload__engine_run(parload__engine *e, parload__job_fn fn, void *arg);
+/* Start it (on the caller, without a pool, it runs to the end here), and
+ * wait for it. */
+void parload__engine_start(parload__engine *e, parload__job_fn fn, void *arg);
+void parload__engine_wait(parload__engine *e);
 const parload_options *parload__loader_options(const parload_loader *l);
 parload__engine *parload__loader_engine(parload_loader *l);
 
@@ -422,6 +441,30 @@ int parload__reader_open(parload__ctx *c, parload__reader **out);
 int parload__reader_read(parload__reader *r, void *dst, size_t n);
 int parload__reader_seek(parload__reader *r, uint64_t off);
 void parload__reader_close(parload__reader *r, parload__ctx *c);
+
+/* parallel.c: one pass of the workers over output views [k_begin, k_end)
+ * of the load's plan, into arrays that hold view k_begin at index 0 (view
+ * layout; a sinogram pass covers every view).  Start returns at once; wait
+ * returns the pass's result, its bad views added to c->bad (without
+ * keep-going the first fails it, described while its bytes are in the
+ * arrays).  One pass at a time per load. */
+typedef struct parload__pass parload__pass;
+int parload__pass_new(parload__ctx *c, parload__pass **out);
+void parload__pass_start(parload__pass *p, uint64_t k_begin, uint64_t k_end,
+			 parload_view_header *headers, void *pixels);
+int parload__pass_wait(parload__pass *p);
+/* Adds the pass's reads to c->io; takes NULL and a pass that failed to be
+ * made. */
+void parload__pass_free(parload__pass *p);
+
+/* batch.c: the read step of a load with parload_request.on_batch. */
+int parload__read_batches(parload__ctx *c);
+/* Views per batch of the load's request (at least 1). */
+uint64_t parload__batch_views(const parload__ctx *c);
+/* Hand output views [k_begin, k_end) to the caller's on_batch;
+ * PARLOAD_ECANCELED when it asks to stop. */
+int parload__deliver(parload__ctx *c, uint64_t k_begin, uint64_t k_end,
+		     const parload_view_header *headers, const void *pixels);
 
 /* The strategy for code s, or NULL. */
 const parload__strategy *parload__strategy_get(int s);

@@ -73,9 +73,49 @@ static int resolve(parload__ctx *c, const parload_selection *sel)
 	return parload__fail_path(c->err, rc, 0, c->path, "%s", e.message);
 }
 
+/* What a batched load cannot do. */
+static int check_batches(parload__ctx *c, const parload__strategy *st)
+{
+	const parload_request *r = c->req;
+	const uint64_t need = c->shape.view_bytes + PARLOAD_VIEW_HEADER_SIZE;
+
+	if (!r->on_batch && (r->window_bytes || (r->flags & PARLOAD_REQ_FOLLOW)))
+		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
+					  "a window and following a file need "
+					  "batches (on_batch)");
+	if (!r->on_batch)
+		return 0;
+	if (st != &parload__strategy_parallel &&
+	    st != &parload__strategy_stream)
+		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
+					  "the %s strategy does not deliver "
+					  "batches: use the parallel strategy",
+					  st->name);
+	if (c->shape.layout != PARLOAD_LAYOUT_VIEWS)
+		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
+					  "batches are delivered in view "
+					  "layout: a sinogram needs every view "
+					  "before it is complete");
+	if (r->window_bytes && (c->stream || c->into))
+		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
+					  "a window reads a regular file into "
+					  "memory of its own");
+	if (r->window_bytes && r->window_bytes < need)
+		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
+					  "a window of %" PRIu64 " bytes is "
+					  "smaller than one view (%" PRIu64
+					  " bytes with its header)",
+					  r->window_bytes, need);
+	return 0;
+}
+
 /* What the strategy cannot do, said before anything is read. */
 static int check_support(parload__ctx *c, const parload__strategy *st)
 {
+	int rc = check_batches(c, st);
+
+	if (rc)
+		return rc;
 	if (!c->whole && !st->selections)
 		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
 					  "the %s strategy loads whole files "
@@ -135,6 +175,7 @@ static int run(parload_loader *loader, const parload_request *req,
 	int rc;
 
 	memset(&c, 0, sizeof(c));
+	c.req = req;
 	c.path = req->path ? req->path : req->name;
 	c.opts = o;
 	c.err = err;
@@ -205,10 +246,10 @@ int parload_loader_run(parload_loader *loader, const parload_request *req,
 	if (!r.path && r.fd == -1 && !r.name)
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
 					  "no file given");
-	if (r.on_batch || r.window_bytes || r.flags)
-		return parload__fail_path(err, PARLOAD_ENOTSUP, 0, r.path,
-					  "batch delivery is not built into "
-					  "this libparload");
+	if (r.flags & ~PARLOAD_REQ_FOLLOW)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, r.path,
+					  "unknown request flags 0x%x",
+					  r.flags);
 	if (!r.path && !r.name) {
 		snprintf(label, sizeof(label), "fd %d", r.fd);
 		r.name = label;

@@ -89,6 +89,20 @@ void parload__engine_run(parload__engine *e, parload__job_fn fn, void *arg)
 		fn(arg, 0);
 }
 
+void parload__engine_start(parload__engine *e, parload__job_fn fn, void *arg)
+{
+	if (e->pool)
+		parload__pool_start(e->pool, fn, arg);
+	else
+		fn(arg, 0);
+}
+
+void parload__engine_wait(parload__engine *e)
+{
+	if (e->pool)
+		parload__pool_wait(e->pool);
+}
+
 static int check_options(const parload_options *o, parload_error *err)
 {
 	if (!parload__strategy_get(o->strategy))

@@ -34,7 +34,7 @@
 #define BOUNCE_BELOW ((uint64_t)4096)
 #define BOUNCE ((size_t)64 << 10)
 
-typedef struct job {
+struct parload__pass {
 	parload__ctx *c;
 	parload__plan plan;
 	parload__share *shares;
@@ -47,7 +47,10 @@ typedef struct job {
 	atomic_int failed; /* the first error's code, 0 while none */
 	parload__badlist *bad; /* one per worker */
 	uint64_t first_bad;    /* lowest bad view found by the workers */
-} job;
+	size_t align;
+};
+
+typedef struct parload__pass job;
 
 /* Keep the first error only: the one that stopped the load. */
 static void report(job *j, const parload_error *e)
@@ -74,6 +77,17 @@ static uint64_t own_views(const job *j, const parload__share *sh,
 	*hb = (sh->begin + stride - 1) / stride;
 	*he = (sh->end + stride - 1) / stride;
 	return PARLOAD__MAX(*hb, sh->end / stride);
+}
+
+/* Output view k in the pass's arrays (view layout). */
+static parload_view_header *view_header(const job *j, uint64_t k)
+{
+	return j->plan.headers + (k - j->plan.k_begin);
+}
+
+static unsigned char *view_pixels(const job *j, uint64_t k)
+{
+	return j->plan.pixels + (k - j->plan.k_begin) * j->plan.s->view_bytes;
 }
 
 /* Read one batch into buf, then scatter it to the places iov names (a NULL
@@ -124,9 +138,9 @@ static int check_done(job *j, unsigned w, const parload__cursor *cur,
 
 	if (done <= *next)
 		return 0;
-	rc = parload__verify_views(&j->c->verify, j->plan.headers + *next,
-				   j->plan.pixels + *next * j->plan.s->view_bytes,
-				   *next, done - *next, &j->bad[w], e);
+	rc = parload__verify_views(&j->c->verify, view_header(j, *next),
+				   view_pixels(j, *next), *next, done - *next,
+				   &j->bad[w], e);
 	*next = done;
 	return rc;
 }
@@ -175,7 +189,7 @@ static void work(void *arg, unsigned w)
 	 * still in this core's cache. */
 	if (rc == 0 && j->check && !atomic_load(&j->failed))
 		rc = parload__check_views(&j->c->h, j->plan.s,
-					  j->plan.headers + next, NULL, next,
+					  view_header(j, next), NULL, next,
 					  he - next, false, j->c->path, &e);
 	if (rc != 0 && rc != PARLOAD_ECRC)
 		report(j, &e);
@@ -198,9 +212,9 @@ static void check_split(void *arg, unsigned w)
 	whole = own_views(j, &j->shares[w], &hb, &he);
 	if (whole >= he || whole >= j->first_bad)
 		return;
-	rc = parload__verify_views(&j->c->verify, j->plan.headers + whole,
-				   j->plan.pixels + whole * j->plan.s->view_bytes,
-				   whole, 1, &j->bad[w], &e);
+	rc = parload__verify_views(&j->c->verify, view_header(j, whole),
+				   view_pixels(j, whole), whole, 1, &j->bad[w],
+				   &e);
 	if (rc != 0 && rc != PARLOAD_ECRC)
 		report(j, &e);
 }
@@ -212,6 +226,8 @@ static void check_scattered(void *arg, unsigned w)
 	job *j = arg;
 	const uint64_t n = j->plan.s->views, workers = j->c->engine->workers;
 	const uint64_t a = n * w / workers, b = n * (w + 1) / workers;
+
+	/* Sinograms are one pass over every view: the arrays start at 0. */
 	parload_error e;
 	int rc;
 
@@ -224,10 +240,29 @@ static void check_scattered(void *arg, unsigned w)
 		report(j, &e);
 }
 
+/* The first bad view of a pass, without keep-going: the load fails with
+ * it, described now, while its bytes are in the pass's arrays (a window
+ * may be reused once the pass is over). */
+static int fail_bad(job *j, uint64_t k)
+{
+	const parload__verify *v = &j->c->verify;
+	const uint64_t i = parload_shape_view(v->s, k);
+
+	if (j->check && parload__check_views(&j->c->h, v->s, view_header(j, k),
+					     view_pixels(j, k), k, 1, true,
+					     v->path, j->c->err) == PARLOAD_ECRC)
+		return PARLOAD_ECRC;
+	return parload__fail(j->c->err, PARLOAD_ECRC, 0, v->path, i,
+			     parload__view_offset(&j->c->h, i) +
+				     PARLOAD_VIEW_HEADER_SIZE,
+			     NULL);
+}
+
 /* Join the workers' bad views, in order, into the load's list. */
 static int gather_bad(job *j)
 {
 	parload__engine *e = j->c->engine;
+	parload__badlist *all = &j->c->bad;
 	bool split = false;
 
 	j->first_bad = UINT64_MAX;
@@ -248,12 +283,14 @@ static int gather_bad(job *j)
 		return atomic_load(&j->failed);
 	/* Worker w's views all come before worker w + 1's. */
 	for (unsigned w = 0; w < e->workers; w++)
-		if (parload__badlist_append(&j->c->bad, &j->bad[w]) != 0)
+		if (parload__badlist_append(all, &j->bad[w]) != 0)
 			return parload__fail_path(j->c->err, PARLOAD_ENOMEM,
 						  ENOMEM, j->c->path,
 						  "out of memory: cannot list "
 						  "the views with a bad "
 						  "CRC-32C");
+	if (all->n && !j->c->verify.keep_going)
+		return fail_bad(j, all->v[0]);
 	return 0;
 }
 
@@ -266,16 +303,20 @@ static size_t plan_align(const parload_shape *s, unsigned n)
 		       PARLOAD__PAGE;
 }
 
-static int setup(job *j, parload__ctx *c)
+int parload__pass_new(parload__ctx *c, parload__pass **out)
 {
 	parload__engine *e = c->engine;
 	const unsigned n = e->workers;
+	job *j;
 
-	memset(j, 0, sizeof(*j));
+	*out = j = parload__sys_calloc(1, sizeof(*j));
+	if (!j)
+		return parload__fail_nomem(c->err, c->path);
 	j->c = c;
+	c->threads = n;
+	c->checked = true;
 	atomic_init(&j->failed, 0);
-	parload__plan_init(&j->plan, &c->h, &c->shape, c->out->headers,
-			   c->out->pixels);
+	parload__plan_init(&j->plan, &c->h, &c->shape, NULL, NULL);
 	j->max_read = parload__max_read(c->opts);
 	/* The caller's buffers stay where the caller put them. */
 	j->bind_memory = !(c->opts->flags & PARLOAD_OPT_NO_BIND) && !c->into &&
@@ -284,19 +325,40 @@ static int setup(job *j, parload__ctx *c)
 	j->batch = c->verify.crc ? PARLOAD__MIN(j->max_read, VERIFY_BATCH) :
 				   j->max_read;
 	j->bounce = j->plan.run < BOUNCE_BELOW;
+	j->align = plan_align(&c->shape, n);
 	j->shares = parload__sys_calloc(n, sizeof(*j->shares));
 	j->stats = parload__sys_calloc(n, sizeof(*j->stats));
 	j->bad = parload__sys_calloc(n, sizeof(*j->bad));
 	if (!j->shares || !j->stats || !j->bad)
 		return parload__fail_nomem(c->err, c->path);
-	parload__plan_split(&j->plan, n, plan_align(&c->shape, n), j->shares);
 	return 0;
 }
 
-static void teardown(job *j)
+void parload__pass_start(parload__pass *j, uint64_t k_begin, uint64_t k_end,
+			 parload_view_header *headers, void *pixels)
 {
-	parload__engine *e = j->c->engine;
+	parload__plan_views(&j->plan, k_begin, k_end, headers, pixels);
+	parload__plan_split(&j->plan, j->c->engine->workers, j->align,
+			    j->shares);
+	parload__engine_start(j->c->engine, work, j);
+}
 
+int parload__pass_wait(parload__pass *j)
+{
+	int rc;
+
+	parload__engine_wait(j->c->engine);
+	rc = atomic_load(&j->failed);
+	return rc ? rc : gather_bad(j);
+}
+
+void parload__pass_free(parload__pass *j)
+{
+	parload__engine *e;
+
+	if (!j)
+		return;
+	e = j->c->engine;
 	for (unsigned w = 0; j->stats && w < e->workers; w++) {
 		j->c->io.calls += j->stats[w].calls;
 		j->c->io.bytes += j->stats[w].bytes;
@@ -306,23 +368,23 @@ static void teardown(job *j)
 	parload__sys_free(j->bad);
 	parload__sys_free(j->shares);
 	parload__sys_free(j->stats);
+	parload__sys_free(j);
 }
 
 static int read_parallel(parload__ctx *c)
 {
-	job j;
+	parload__pass *j;
 	int rc;
 
-	c->threads = c->engine->workers;
-	c->checked = true;
-	rc = setup(&j, c);
+	if (c->req->on_batch)
+		return parload__read_batches(c);
+	rc = parload__pass_new(c, &j);
 	if (rc == 0 && c->shape.views) {
-		parload__engine_run(c->engine, work, &j);
-		rc = atomic_load(&j.failed);
-		if (rc == 0)
-			rc = gather_bad(&j);
+		parload__pass_start(j, 0, c->shape.views, c->out->headers,
+				    c->out->pixels);
+		rc = parload__pass_wait(j);
 	}
-	teardown(&j);
+	parload__pass_free(j);
 	return rc;
 }
 

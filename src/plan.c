@@ -37,6 +37,8 @@ void parload__plan_init(parload__plan *p, const parload_file_header *h,
 
 	p->h = h;
 	p->s = s;
+	p->k_begin = 0;
+	p->k_end = s->views;
 	p->headers = headers;
 	p->pixels = pixels;
 	p->row_bytes = (uint64_t)h->width * bpp;
@@ -49,6 +51,15 @@ void parload__plan_init(parload__plan *p, const parload_file_header *h,
 	 * each row is a run of its own. */
 	p->run = p->crop ? 0 :
 		 s->layout == PARLOAD_LAYOUT_VIEWS ? s->view_bytes : p->take;
+}
+
+void parload__plan_views(parload__plan *p, uint64_t k_begin, uint64_t k_end,
+			 parload_view_header *headers, void *pixels)
+{
+	p->k_begin = k_begin;
+	p->k_end = k_end;
+	p->headers = headers;
+	p->pixels = pixels;
 }
 
 uint64_t parload__share_stride(const parload__plan *p,
@@ -82,10 +93,11 @@ static void split_views(const parload__plan *p, unsigned n, size_t align,
 			parload__share *shares)
 {
 	const parload_shape *s = p->s;
-	const uint64_t total = s->views * s->view_bytes;
+	const uint64_t total = (p->k_end - p->k_begin) * s->view_bytes;
 	parload__share proto = { s->row_start, s->row_start + s->rows, true,
 				 0, 0, 0, 0 };
 	const uint64_t stride = parload__share_stride(p, &proto);
+	const uint64_t base = p->k_begin * stride;
 	uint64_t begin = 0;
 
 	for (unsigned w = 0; w < n; w++) {
@@ -98,9 +110,10 @@ static void split_views(const parload__plan *p, unsigned n, size_t align,
 		shares[w] = proto;
 		shares[w].dst_begin = begin;
 		shares[w].dst_end = end;
-		shares[w].begin = pixel_pos(p, stride, begin);
-		shares[w].end = end == total ? s->views * stride :
-					       pixel_pos(p, stride, end);
+		shares[w].begin = base + pixel_pos(p, stride, begin);
+		shares[w].end = base + (end == total ?
+						(p->k_end - p->k_begin) * stride :
+						pixel_pos(p, stride, end));
 		begin = end;
 	}
 }
@@ -147,7 +160,7 @@ void parload__plan_split(const parload__plan *p, unsigned n, size_t align,
 
 		shares[w] = none;
 	}
-	if (p->s->views == 0)
+	if (p->k_end <= p->k_begin)
 		return;
 	if (p->s->layout == PARLOAD_LAYOUT_VIEWS)
 		split_views(p, n, align, shares);
@@ -193,8 +206,10 @@ static unsigned char *row_dest(const parload__plan *p, const parload__share *sh,
 	const uint64_t rr = r - s->row_start;
 	unsigned char *row;
 
+	/* Sinograms are read in one plan of every view (k_begin 0). */
 	row = s->layout == PARLOAD_LAYOUT_VIEWS ?
-		      p->pixels + k * s->view_bytes + rr * p->take :
+		      p->pixels + (k - p->k_begin) * s->view_bytes +
+			      rr * p->take :
 		      p->pixels + (rr * s->views + k) * p->take;
 	if (!p->crop) {
 		/* Whole rows: in view layout the rest of the band follows. */
@@ -230,7 +245,7 @@ static unsigned char *locate(const parload__cursor *c, uint64_t pos,
 	if (q < hb) {
 		*off = rec + q;
 		*len = hb - q;
-		return (unsigned char *)&p->headers[k] + q;
+		return (unsigned char *)&p->headers[k - p->k_begin] + q;
 	}
 	q -= hb;
 	r = sh->row_begin + q / p->row_bytes;

@@ -7,8 +7,10 @@
  * "generation": the caller publishes the job and bumps the generation
  * counter under the pool's mutex, every worker runs the job once when it
  * sees a generation it has not run yet, and the last to finish wakes the
- * caller.  The caller waits for all of them before returning, so at most
- * one generation is ever in flight and a worker cannot miss or repeat one.
+ * caller.  The caller waits for all of them before it starts another
+ * (parload__pool_run does both; a batched load starts the next batch, works
+ * on the last one, then waits), so at most one generation is ever in
+ * flight and a worker cannot miss or repeat one.
  * All shared state is touched under the one mutex.
  */
 #include "internal.h"
@@ -185,7 +187,7 @@ int parload__pool_new(parload__pool **out, unsigned n,
 	return 0;
 }
 
-void parload__pool_run(parload__pool *p, parload__job_fn fn, void *arg)
+void parload__pool_start(parload__pool *p, parload__job_fn fn, void *arg)
 {
 	pthread_mutex_lock(&p->lock);
 	p->fn = fn;
@@ -193,9 +195,21 @@ void parload__pool_run(parload__pool *p, parload__job_fn fn, void *arg)
 	p->remaining = p->n;
 	p->generation++;
 	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void parload__pool_wait(parload__pool *p)
+{
+	pthread_mutex_lock(&p->lock);
 	while (p->remaining > 0)
 		pthread_cond_wait(&p->done, &p->lock);
 	pthread_mutex_unlock(&p->lock);
+}
+
+void parload__pool_run(parload__pool *p, parload__job_fn fn, void *arg)
+{
+	parload__pool_start(p, fn, arg);
+	parload__pool_wait(p);
 }
 
 void parload__pool_free(parload__pool *p)

@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int parload__fail_open(parload_error *err, int sys_errno, const char *path)
@@ -47,7 +48,8 @@ static int classify(parload__ctx *c, bool callers)
 		c->size = (uint64_t)st.st_size;
 		return 0;
 	}
-	if (callers && !S_ISDIR(st.st_mode)) {
+	if (callers ? !S_ISDIR(st.st_mode) :
+		      S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
 		c->stream = true;
 		return 0;
 	}
@@ -55,6 +57,39 @@ static int classify(parload__ctx *c, bool callers)
 				  callers ? "not a file or a stream (a %s)" :
 					    "not a regular file (a %s)",
 				  parload__file_kind(st.st_mode));
+}
+
+static bool following(const parload__ctx *c)
+{
+	return c->req && (c->req->flags & PARLOAD_REQ_FOLLOW);
+}
+
+/* Following a file still being written: wait, sleeping 1 to 10 ms between
+ * looks, until it holds at least need bytes or has not grown for the
+ * request's timeout (then the caller finds it short). */
+static int wait_size(parload__ctx *c, uint64_t need)
+{
+	double quiet_since = parload__now(), pause = 0.001;
+	struct timespec ts;
+	struct stat st;
+
+	while (c->size < need) {
+		if (parload__sys_fstat(c->fd, &st) != 0)
+			return parload__fail_path(c->err, PARLOAD_EIO, errno,
+						  c->path, "cannot stat file");
+		if ((uint64_t)st.st_size != c->size) {
+			c->size = (uint64_t)st.st_size;
+			quiet_since = parload__now();
+			continue;
+		}
+		if (parload__now() - quiet_since >= c->req->timeout)
+			break;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)(pause * 1e9);
+		nanosleep(&ts, NULL);
+		pause = PARLOAD__MIN(pause * 2, 0.010);
+	}
+	return 0;
 }
 
 /* Open path read-only.  O_NONBLOCK: opening a FIFO would otherwise wait
@@ -71,6 +106,23 @@ static int open_path(parload__ctx *c, const char *path)
 	return 0;
 }
 
+/* A FIFO opened non-blocking has no writer yet, perhaps: open it again
+ * the way a reader that waits does.  (Clearing O_NONBLOCK would leave a
+ * FIFO with no writer at its end at once.) */
+static int reopen_blocking(parload__ctx *c, const char *path)
+{
+	int fd;
+
+	do
+		fd = parload__sys_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return parload__fail_open(c->err, errno, path);
+	parload__sys_close(c->fd);
+	c->fd = fd;
+	return 0;
+}
+
 int parload__source_open(parload__ctx *c, const parload_request *req)
 {
 	int rc;
@@ -80,8 +132,13 @@ int parload__source_open(parload__ctx *c, const parload_request *req)
 		rc = open_path(c, req->path);
 		if (rc == 0)
 			rc = classify(c, false);
+		/* A FIFO (mkfifo, <(...), /dev/stdin on a pipe) or a
+		 * character device is read as a stream, as cat reads it: its
+		 * reads block, and a FIFO waits for its writer. */
+		if (rc == 0 && c->stream)
+			rc = reopen_blocking(c, req->path);
 		/* Reads of a regular file block as they always do. */
-		if (rc == 0)
+		if (rc == 0 && !c->stream)
 			(void)fcntl(c->fd, F_SETFL,
 				    fcntl(c->fd, F_GETFL) & ~O_NONBLOCK);
 		return rc;
@@ -118,6 +175,9 @@ int parload__source_read_header(parload__ctx *c, unsigned char *b)
 	int rc;
 
 	if (!c->stream) {
+		if (following(c) &&
+		    (rc = wait_size(c, PARLOAD_FILE_HEADER_SIZE)) != 0)
+			return rc;
 		if (c->size < PARLOAD_FILE_HEADER_SIZE)
 			return parload__fail_short_header(c, c->size);
 		return parload__pread_full(c->fd, b, PARLOAD_FILE_HEADER_SIZE,
@@ -140,11 +200,15 @@ int parload__source_read_header(parload__ctx *c, unsigned char *b)
 }
 
 /* Fit the header to the file's size: with PARLOAD_OPT_ALLOW_TRUNCATED a
- * file cut short keeps its complete views. */
+ * file cut short keeps its complete views; a file being followed may be
+ * short now (batch.c waits for its views). */
 static int fit_size(parload__ctx *c)
 {
 	parload_file_header *h = &c->h;
 	uint64_t want;
+
+	if (following(c) && parload_file_size(h, &want) == 0 && c->size < want)
+		return 0;
 
 	if ((c->opts->flags & PARLOAD_OPT_ALLOW_TRUNCATED) &&
 	    c->size >= PARLOAD_FILE_HEADER_SIZE &&
@@ -210,6 +274,10 @@ static int peek(const char *path, unsigned char *b, parload_error *err,
 	rc = open_path(c, path);
 	if (rc == 0)
 		rc = classify(c, false);
+	/* A header alone is not worth waiting for a FIFO's writer. */
+	if (rc == 0 && c->stream)
+		rc = parload__fail_path(err, PARLOAD_ENOTREG, 0, path,
+					"not a regular file (a stream)");
 	if (rc == 0)
 		rc = parload__source_read_header(c, b);
 	return rc;

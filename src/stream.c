@@ -105,12 +105,28 @@ static int expect_end(parload__ctx *c, uint64_t *off)
 	return rc;
 }
 
+/* With on_batch: hand over the views [*sent, n) when there are a batch's
+ * worth of them, or all that remain when last. */
+static int deliver(parload__ctx *c, uint64_t *sent, uint64_t n, bool last)
+{
+	const size_t ps = (size_t)c->h.payload_size;
+	int rc;
+
+	if (!c->req->on_batch || n == *sent ||
+	    (!last && n - *sent < parload__batch_views(c)))
+		return 0;
+	rc = parload__deliver(c, *sent, n, c->out->headers + *sent,
+			      (unsigned char *)c->out->pixels + *sent * ps);
+	*sent = n;
+	return rc;
+}
+
 static int read_stream(parload__ctx *c)
 {
 	const bool allow_truncated =
 		(c->opts->flags & PARLOAD_OPT_ALLOW_TRUNCATED) != 0;
 	const size_t ps = (size_t)c->h.payload_size;
-	uint64_t i, off = PARLOAD_FILE_HEADER_SIZE;
+	uint64_t i, sent = 0, off = PARLOAD_FILE_HEADER_SIZE;
 	bool whole = true;
 	int rc = 0;
 
@@ -125,7 +141,11 @@ static int read_stream(parload__ctx *c)
 					   (unsigned char *)c->out->pixels +
 						   i * ps,
 					   i, 1, &c->bad, c->err);
+		if (rc == 0)
+			rc = deliver(c, &sent, i + 1, false);
 	}
+	if (rc == 0 && (whole || allow_truncated))
+		rc = deliver(c, &sent, i, true);
 	if (rc == 0 && !whole && !allow_truncated)
 		return parload__fail(c->err, PARLOAD_ETRUNCATED, 0, c->path, i,
 				     off,

@@ -901,40 +901,79 @@ END_TEST
  * Paths that are not regular files
  * ------------------------------------------------------------------- */
 
-/* A FIFO is refused at once (opening it must not wait for a writer), a
- * dangling symbolic link says so, /dev/null is a character device and an
- * empty file is too short, for every strategy. */
+/* A thread that opens a FIFO for writing (which waits for its reader)
+ * and writes a file's bytes into it. */
+static void *fifo_writer(void *arg)
+{
+	feeder *f = arg;
+
+	f->fd = open((const char *)f->data, O_WRONLY | O_CLOEXEC);
+	if (f->fd < 0)
+		return NULL;
+	f->data = (const unsigned char *)f->data + strlen((const char *)f->data) + 1;
+	return feed(f);
+}
+
+/* A FIFO given as a path is read as a stream, as cat reads it, whatever the
+ * strategy; /dev/null is an empty stream; a dangling symbolic link says
+ * so, a directory is not a file, and an empty file is too short. */
 START_TEST(test_not_regular_files)
 {
 	const mode *m = &modes[_i];
 	char *fifo = tu_path("fifo");
 	char *link = tu_path("dangling");
 	char *empty = tu_path("empty.raw");
+	char *file = tu_path("fifo-src.raw");
+	unsigned char *data, *buf;
+	size_t len, plen = strlen(fifo) + 1;
 	parload_dataset ds;
 	parload_error err;
+	tu_soa ref;
+	feeder f;
 
 	unlink(fifo);
 	unlink(link);
 	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
 	ck_assert_int_eq(symlink("no-such-target", link), 0);
 	tu_write_file(empty, "", 0);
+	tu_write_stream(file, 9, 16, 4, PARLOAD_PIXEL_U16, 0, 3);
+	ck_assert_int_eq(tu_serial_read(file, &ref), 0);
+	data = read_all(file, &len);
 
-	ck_assert_int_eq(load_with(m, 0, fifo, &ds, &err), PARLOAD_ENOTREG);
-	ck_assert_msg(strstr(err.message, "(a FIFO)"), "%s", err.message);
-	assert_empty(&ds, "fifo");
+	/* The writer's path and the data, one buffer for the thread. */
+	buf = malloc(plen + len);
+	memcpy(buf, fifo, plen);
+	memcpy(buf + plen, data, len);
+	f.data = buf;
+	f.len = len;
+	f.chunk = 1000;
+	ck_assert_int_eq(pthread_create(&f.thread, NULL, fifo_writer, &f), 0);
+	ck_assert_msg(load_with(m, 0, fifo, &ds, &err) == 0, "%s", err.message);
+	pthread_join(f.thread, NULL);
+	tu_assert_same(&ds, &ref);
+	ck_assert_int_eq(ds.stats.strategy, PARLOAD_STRATEGY_SEQUENTIAL);
+	parload_dataset_free(&ds);
+
 	ck_assert_int_eq(load_with(m, 0, link, &ds, &err), PARLOAD_EOPEN);
 	ck_assert_msg(strstr(err.message, "dangling symbolic link"), "%s",
 		      err.message);
 	ck_assert_int_eq(load_with(m, 0, "/dev/null", &ds, &err),
-			 PARLOAD_ENOTREG);
-	ck_assert_msg(strstr(err.message, "character device"), "%s",
+			 PARLOAD_ETRUNCATED);
+	ck_assert_msg(strstr(err.message, "stream is empty"), "%s",
 		      err.message);
+	assert_empty(&ds, "/dev/null");
+	ck_assert_int_eq(load_with(m, 0, "/", &ds, &err), PARLOAD_ENOTREG);
+	ck_assert_msg(strstr(err.message, "(a directory)"), "%s", err.message);
 	ck_assert_int_eq(load_with(m, 0, empty, &ds, &err),
 			 PARLOAD_ETRUNCATED);
 	ck_assert_msg(strstr(err.message, "0 bytes"), "%s", err.message);
+	tu_soa_free(&ref);
+	free(buf);
+	free(data);
 	free(fifo);
 	free(link);
 	free(empty);
+	free(file);
 }
 END_TEST
 

@@ -1,0 +1,271 @@
+/*
+ * batch.c - views delivered while the load runs (parload_request.on_batch):
+ * in file order, each batch completely read and checked before the caller
+ * sees it, the next batch already being read while the caller works on
+ * this one.
+ *
+ * A batch is one pass of the workers (parallel.c) over a range of views,
+ * so every batch is read by all the workers and placed by first touch as a
+ * whole load is.  The caller's thread starts the pass for batch b + 1,
+ * then hands batch b to the callback, then waits for b + 1: reading and the
+ * caller's work overlap, and the load takes about the longer of the two.
+ *
+ * With a window (window_bytes), batches go to two buffers of at most that
+ * size used in turn instead of a dataset that holds every view: a file far
+ * larger than memory runs through twice the window.
+ *
+ * Following a file still being written (PARLOAD_REQ_FOLLOW), a batch is
+ * the complete views there are, up to its size: the load waits (sleeping,
+ * from 1 ms up to 10 ms between looks at the file's size) while the file
+ * has no new complete view, and gives up after timeout seconds without
+ * growth.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* About this many pixel bytes a batch, by default: large enough that a
+ * batch costs one wake-up among megabytes, small enough that the first
+ * views arrive within milliseconds. */
+#define DEFAULT_BATCH_BYTES ((uint64_t)4 << 20)
+
+typedef struct batches {
+	parload__ctx *c;
+	parload__pass *pass;
+	uint64_t per;            /* views per batch */
+	parload_buffers win[2];  /* windows, or none */
+	bool windowed;
+	uint64_t avail;          /* selected views complete in the file */
+	uint64_t size;           /* the file's size at the last look */
+} batches;
+
+uint64_t parload__batch_views(const parload__ctx *c)
+{
+	const parload_request *r = c->req;
+	const uint64_t vb = c->shape.view_bytes;
+	uint64_t n;
+
+	if (r->batch_views)
+		n = r->batch_views;
+	else
+		n = (r->batch_bytes ? r->batch_bytes : DEFAULT_BATCH_BYTES) / vb;
+	if (r->window_bytes)
+		n = PARLOAD__MIN(n ? n : 1, r->window_bytes /
+						    (vb + PARLOAD_VIEW_HEADER_SIZE));
+	return PARLOAD__MAX(n, 1);
+}
+
+int parload__deliver(parload__ctx *c, uint64_t k_begin, uint64_t k_end,
+		     const parload_view_header *headers, const void *pixels)
+{
+	const parload_shape *s = &c->shape;
+	const uint64_t rec = PARLOAD_VIEW_HEADER_SIZE +
+			     (uint64_t)s->rows * c->h.width * s->bytes_per_pixel;
+	parload_batch b;
+
+	b.first = k_begin;
+	b.count = k_end - k_begin;
+	b.headers = headers;
+	b.pixels = pixels;
+	b.views_done = k_end;
+	b.views_total = s->views;
+	b.bytes_done = k_end * rec;
+	b.bytes_total = s->views * rec;
+	b.seconds = parload__now() - c->t0;
+	if (c->req->on_batch(&b, c->req->batch_arg) == 0)
+		return 0;
+	return parload__fail_path(c->err, PARLOAD_ECANCELED, 0, c->path,
+				  "load canceled after %" PRIu64 " of %" PRIu64
+				  " views",
+				  k_end, s->views);
+}
+
+/* The selected views whose records lie wholly within size bytes. */
+static uint64_t complete(const parload__ctx *c, uint64_t size)
+{
+	const parload_shape *s = &c->shape;
+	uint64_t files;
+
+	if (size < PARLOAD_FILE_HEADER_SIZE)
+		return 0;
+	files = (size - PARLOAD_FILE_HEADER_SIZE) / parload__record_size(&c->h);
+	files = PARLOAD__MIN(files, c->declared);
+	if (files <= s->view_start)
+		return 0;
+	return PARLOAD__MIN(s->views,
+			    (files - s->view_start + s->view_step - 1) /
+				    s->view_step);
+}
+
+static void nap(double seconds)
+{
+	struct timespec ts = { 0, (long)(seconds * 1e9) };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* How many selected views the file holds now. */
+static int look(batches *bs)
+{
+	struct stat st;
+
+	if (parload__sys_fstat(bs->c->fd, &st) != 0)
+		return parload__fail_path(bs->c->err, PARLOAD_EIO, errno,
+					  bs->c->path, "cannot stat file");
+	bs->size = (uint64_t)st.st_size;
+	bs->avail = complete(bs->c, bs->size);
+	return 0;
+}
+
+/* Following: wait until the file holds more than k selected views, or
+ * until it has not grown for the request's timeout (then *stalled). */
+static int wait_for_views(batches *bs, uint64_t k, bool *stalled)
+{
+	const double timeout = bs->c->req->timeout;
+	double quiet_since = parload__now(), pause = 0.001;
+	uint64_t seen = bs->size;
+	int rc;
+
+	*stalled = false;
+	while ((rc = look(bs)) == 0 && bs->avail <= k) {
+		if (bs->size != seen) {
+			seen = bs->size;
+			quiet_since = parload__now();
+			pause = 0.001;
+		} else if (parload__now() - quiet_since >= timeout) {
+			*stalled = true;
+			return 0;
+		}
+		nap(pause);
+		pause = PARLOAD__MIN(pause * 2, 0.010);
+	}
+	return rc;
+}
+
+/* Where output view k goes: the dataset, or window i. */
+static void dest(batches *bs, int i, uint64_t k, parload_view_header **h,
+		 void **p)
+{
+	parload_dataset *ds = bs->c->out;
+
+	if (bs->windowed) {
+		*h = bs->win[i].headers;
+		*p = bs->win[i].pixels;
+	} else {
+		*h = ds->headers + k;
+		*p = (unsigned char *)ds->pixels + k * bs->c->shape.view_bytes;
+	}
+}
+
+static void start(batches *bs, int i, uint64_t k, uint64_t end)
+{
+	parload_view_header *h;
+	void *p;
+
+	dest(bs, i, k, &h, &p);
+	parload__pass_start(bs->pass, k, end, h, p);
+}
+
+/* The file stopped growing after k views: the complete views are the
+ * load (allowed truncation), or the error says how many there are. */
+static int stalled(batches *bs, uint64_t k)
+{
+	parload__ctx *c = bs->c;
+
+	if (!(c->opts->flags & PARLOAD_OPT_ALLOW_TRUNCATED))
+		return parload__fail(c->err, PARLOAD_ETRUNCATED, 0, c->path,
+				     PARLOAD_NONE, bs->size,
+				     "file stopped growing: %" PRIu64 " of the "
+				     "%" PRIu64 " selected views are complete "
+				     "after %g s without growth",
+				     k, c->shape.views, c->req->timeout);
+	c->shape.views = c->out->shape.views = k;
+	c->h.view_count = c->out->file_header.view_count =
+		(bs->size - PARLOAD_FILE_HEADER_SIZE) /
+		parload__record_size(&c->h);
+	return 0;
+}
+
+/* The next batch's end, from k: its size, or what the file holds. */
+static uint64_t batch_end(const batches *bs, uint64_t k)
+{
+	return PARLOAD__MIN(k + bs->per, bs->avail);
+}
+
+static int run_batches(batches *bs)
+{
+	parload__ctx *c = bs->c;
+	const bool follow = c->req->flags & PARLOAD_REQ_FOLLOW;
+	uint64_t k = 0, end = 0;
+	bool pending = false, stop = false;
+	int i = 0, rc = 0;
+
+	while (rc == 0 && k < c->shape.views) {
+		parload_view_header *h;
+		void *p;
+
+		if (!pending) {
+			if (follow && bs->avail <= k)
+				rc = wait_for_views(bs, k, &stop);
+			if (rc || stop)
+				break;
+			end = batch_end(bs, k);
+			start(bs, i, k, end);
+		}
+		rc = parload__pass_wait(bs->pass);
+		if (rc)
+			break;
+		dest(bs, i, k, &h, &p);
+		pending = false;
+		if (end < c->shape.views && follow)
+			rc = look(bs);
+		/* Read ahead: the next batch, into the other window. */
+		if (rc == 0 && end < c->shape.views && bs->avail > end) {
+			start(bs, bs->windowed ? i ^ 1 : i, end,
+			      batch_end(bs, end));
+			pending = true;
+		}
+		if (rc == 0)
+			rc = parload__deliver(c, k, end, h, p);
+		if (pending) {
+			/* Stopped or failed: wait for the pass in flight. */
+			if (rc)
+				(void)parload__pass_wait(bs->pass);
+			i = bs->windowed ? i ^ 1 : i;
+			k = end;
+			end = batch_end(bs, k);
+		} else {
+			k = end;
+		}
+	}
+	return rc == 0 && stop ? stalled(bs, k) : rc;
+}
+
+int parload__read_batches(parload__ctx *c)
+{
+	batches bs;
+	int rc;
+
+	memset(&bs, 0, sizeof(bs));
+	bs.c = c;
+	bs.per = parload__batch_views(c);
+	bs.windowed = c->req->window_bytes != 0;
+	bs.avail = c->shape.views;
+	if (c->req->flags & PARLOAD_REQ_FOLLOW)
+		bs.avail = complete(c, c->size);
+	bs.size = c->size;
+	rc = parload__pass_new(c, &bs.pass);
+	for (int i = 0; rc == 0 && bs.windowed && i < 2; i++)
+		rc = parload__window_alloc(c, bs.per, &bs.win[i]);
+	if (rc == 0)
+		rc = run_batches(&bs);
+	parload__pass_free(bs.pass);
+	for (int i = 0; i < 2; i++)
+		parload_buffers_free(&bs.win[i]);
+	return rc;
+}
