@@ -1,10 +1,13 @@
 /*
  * testutil.h - what the Check suites share: scratch files, deterministic
- * streams, and an independent serial reader to compare loads against.
+ * streams, an independent serial reader to compare loads against, streams
+ * fed through pipes, and what the process holds.
  */
 #ifndef PARLOAD_TESTUTIL_H
 #define PARLOAD_TESTUTIL_H
 
+#include <check.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +29,23 @@ void tu_write_file(const char *path, const void *data, size_t len);
 void tu_patch(const char *path, uint64_t offset, const void *data, size_t len);
 /* Cut or extend (with zeros) to len bytes. */
 void tu_truncate(const char *path, uint64_t len);
+/* Flip every bit of the byte at offset (twice restores it). */
+void tu_flip(const char *path, uint64_t offset);
+/* The whole file in a fresh buffer one byte longer than *len, for a
+ * trailing byte. */
+unsigned char *tu_read_all(const char *path, size_t *len);
+uint64_t tu_file_size(const char *path);
+
+/* Where view v's header and its payload start in a stream of payloads of
+ * payload_size bytes. */
+uint64_t tu_view_off(uint64_t payload_size, uint64_t v);
+uint64_t tu_payload_off(uint64_t payload_size, uint64_t v);
+
+/* A stream of TU_CRC_VIEWS views of 33 x 17 u16 (TU_CRC_PS bytes each),
+ * with flags (PARLOAD_FLAG_CRC32C or 0). */
+#define TU_CRC_VIEWS 10
+#define TU_CRC_PS ((uint64_t)33 * 17 * 2)
+char *tu_crc_stream(const char *name, uint32_t flags);
 
 /* The reference: read path with nothing but fread, one record after the
  * other, into freshly allocated arrays.  Returns 0, or -1 if the file is
@@ -42,5 +62,32 @@ void tu_soa_free(tu_soa *s);
 
 /* Assert that a dataset equals the reference byte for byte. */
 void tu_assert_same(const parload_dataset *ds, const tu_soa *ref);
+/* ds holds the first n views of ref, byte for byte. */
+void tu_assert_prefix(const parload_dataset *ds, const tu_soa *ref,
+		      uint64_t n, const char *what);
+/* A failed load left nothing behind. */
+void tu_assert_empty(const parload_dataset *ds, const char *what);
+/* ds lists exactly the n bad views in want. */
+void tu_assert_bad_views(const parload_dataset *ds, const uint64_t *want,
+			 uint64_t n, const char *what);
+
+/* How tu_load_fed() hands the bytes over. */
+enum { TU_VIA_PIPE, TU_VIA_SOCKET, TU_VIA_PIPE_NONBLOCK };
+
+/* parload_loader_load_fd() of a pipe or socket into which a thread writes
+ * len bytes of data, chunk bytes per write(), and closes its end; the
+ * stream is named name, and err is cleared first.  A writer whose reader
+ * stopped early gets EPIPE, not a signal. */
+int tu_load_fed(parload_loader *l, const unsigned char *data, size_t len,
+		size_t chunk, int via, const char *name, parload_dataset *ds,
+		parload_error *err);
+
+/* Entries of a directory, "." and ".." aside (/proc/self/task, fd). */
+int tu_count_entries(const char *dir);
+/* Under valgrind everything is slower and memory is valgrind's. */
+bool tu_under_valgrind(void);
+
+/* Run a suite; the exit status for main(). */
+int tu_run(Suite *s);
 
 #endif

@@ -1,0 +1,85 @@
+/*
+ * matrix.h - the configurations every suite loads with: each strategy the
+ * library names, the parallel one with several worker counts, and those
+ * that read through an I/O API with each API and each kind of buffering.
+ *
+ * The table is built once, from the library's own list of strategies and
+ * I/O APIs, and entries of one strategy are contiguous: a suite iterates
+ * all of it, or one strategy's range, with tcase_add_loop_test().
+ */
+#ifndef PARLOAD_MATRIX_H
+#define PARLOAD_MATRIX_H
+
+#include <stddef.h>
+
+#include "parload.h"
+
+#ifndef PARLOAD_STRATEGY_MAP
+/* Until the library names its strategies and I/O APIs: what it will
+ * answer, for the suites to ask. */
+#define PARLOAD_STRATEGY_COUNT_ (PARLOAD_STRATEGY_MMAP + 1)
+
+static inline const char *parload_strategy_name(int s)
+{
+	static const char *const names[] = { "parallel", "bulk", "sequential",
+					     "two-pass", "mmap" };
+
+	return s >= 0 && s < PARLOAD_STRATEGY_COUNT_ ? names[s] : NULL;
+}
+
+static inline int parload_strategy_uses_io(int s)
+{
+	return s == PARLOAD_STRATEGY_BULK || s == PARLOAD_STRATEGY_SEQUENTIAL ||
+	       s == PARLOAD_STRATEGY_TWO_PASS;
+}
+
+static inline const char *parload_io_name(int io)
+{
+	return io == PARLOAD_IO_POSIX ? "posix" :
+	       io == PARLOAD_IO_STDIO ? "stdio" : NULL;
+}
+#endif
+
+typedef struct tu_config {
+	char label[96];    /* "sequential, stdio, 4 KiB buffer" */
+	int strategy;      /* PARLOAD_STRATEGY_* */
+	unsigned threads;  /* the parallel strategy's workers; else 0 */
+	int io;            /* PARLOAD_IO_* */
+	size_t buffer;     /* parload_options.buffer_size */
+} tu_config;
+
+/* The number of configurations, and the i-th. */
+int tu_matrix_size(void);
+const tu_config *tu_matrix(int i);
+/* The entries of one strategy: [tu_matrix_first(s), tu_matrix_end(s)). */
+int tu_matrix_first(int strategy);
+int tu_matrix_end(int strategy);
+/* The I/O API and buffering of the k-th of the tu_io_variants() entries
+ * each strategy that reads through an I/O API has. */
+int tu_io_variants(void);
+void tu_io_variant(int k, int *io, size_t *buffer);
+/* The entry with these settings; fails the test if there is none. */
+const tu_config *tu_matrix_find(int strategy, unsigned threads, int io,
+				size_t buffer);
+
+/* parload_options_init() with c's strategy, threads, I/O API and
+ * buffering, and flags (PARLOAD_OPT_*). */
+void tu_config_options(parload_options *o, const tu_config *c,
+		       unsigned flags);
+
+/* The calls below add PARLOAD_OPT_NO_BIND: binding is irrelevant to what
+ * they serve and costs time on big machines. */
+
+/* A loader for c with flags; fails the test if it cannot be made. */
+parload_loader *tu_config_loader(const tu_config *c, unsigned flags);
+/* parload_load() of path with c and flags; err is cleared first. */
+int tu_config_load(const tu_config *c, unsigned flags, const char *path,
+		   parload_dataset *ds, parload_error *err);
+
+/* tu_load_fed() (testutil.h) with a loader of c and flags made for it,
+ * the stream named "stream". */
+int tu_config_load_fed(const tu_config *c, unsigned flags,
+		       const unsigned char *data, size_t len, size_t chunk,
+		       int via, parload_dataset *ds, parload_error *err);
+
+#endif
