@@ -20,8 +20,7 @@
 /* The parallel loader the others are compared with. */
 static const tu_config *parallel(void)
 {
-	return tu_matrix_find(PARLOAD_STRATEGY_PARALLEL, 2, PARLOAD_IO_POSIX,
-			      PARLOAD_BUFFER_DEFAULT);
+	return tu_parallel(2);
 }
 
 /* A single-threaded strategy that does not read through an I/O API must
@@ -417,8 +416,8 @@ START_TEST(test_mmap_counts_no_reads)
 	char *path = tiny_stream("mmapstats.raw", 20);
 	parload_dataset ds;
 	parload_error err;
-
-	const tu_config mm = setting(PARLOAD_STRATEGY_MMAP, PARLOAD_IO_POSIX, 0);
+	const tu_config mm = setting(PARLOAD_STRATEGY_MMAP, PARLOAD_IO_POSIX,
+				     0);
 
 	ck_assert_int_eq(load(path, &mm, &ds, &err), 0);
 	ck_assert_uint_eq(ds.stats.read_calls, 0);

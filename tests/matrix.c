@@ -150,6 +150,12 @@ const tu_config *tu_matrix_find(int strategy, unsigned threads, int io,
 	return NULL;
 }
 
+const tu_config *tu_parallel(unsigned threads)
+{
+	return tu_matrix_find(PARLOAD_STRATEGY_PARALLEL, threads,
+			      PARLOAD_IO_POSIX, PARLOAD_BUFFER_DEFAULT);
+}
+
 void tu_config_options(parload_options *o, const tu_config *c,
 		       unsigned flags)
 {
@@ -184,9 +190,9 @@ int tu_config_load(const tu_config *c, unsigned flags, const char *path,
 	return parload_load(path, &o, ds);
 }
 
-int tu_config_load_fed(const tu_config *c, unsigned flags,
-		       const unsigned char *data, size_t len, size_t chunk,
-		       int via, parload_dataset *ds, parload_error *err)
+int tu_config_load_fed(const unsigned char *data, size_t len, size_t chunk,
+		       int via, const tu_config *c, unsigned flags,
+		       parload_dataset *ds, parload_error *err)
 {
 	parload_loader *l = tu_config_loader(c, flags);
 	int rc = tu_load_fed(l, data, len, chunk, via, "stream", ds, err);

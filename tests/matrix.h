@@ -62,6 +62,9 @@ void tu_io_variant(int k, int *io, size_t *buffer);
 const tu_config *tu_matrix_find(int strategy, unsigned threads, int io,
 				size_t buffer);
 
+/* The parallel strategy's entry with that many workers. */
+const tu_config *tu_parallel(unsigned threads);
+
 /* parload_options_init() with c's strategy, threads, I/O API and
  * buffering, and flags (PARLOAD_OPT_*). */
 void tu_config_options(parload_options *o, const tu_config *c,
@@ -78,8 +81,8 @@ int tu_config_load(const tu_config *c, unsigned flags, const char *path,
 
 /* tu_load_fed() (testutil.h) with a loader of c and flags made for it,
  * the stream named "stream". */
-int tu_config_load_fed(const tu_config *c, unsigned flags,
-		       const unsigned char *data, size_t len, size_t chunk,
-		       int via, parload_dataset *ds, parload_error *err);
+int tu_config_load_fed(const unsigned char *data, size_t len, size_t chunk,
+		       int via, const tu_config *c, unsigned flags,
+		       parload_dataset *ds, parload_error *err);
 
 #endif

@@ -13,6 +13,8 @@
 
 #include "parload.h"
 
+#define TU_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
 /* A path in this process's scratch directory (made on first use, removed
  * at exit).  The string is the caller's to free. */
 char *tu_path(const char *name);
