@@ -43,29 +43,26 @@ int main(void)
 #else
 
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <signal.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "matrix.h"
 #include "testutil.h"
 
 /* ---- the loads under test ---- */
 
+/* A configuration of the matrix (matrix.h), and the options it is walked
+ * with. */
 typedef struct config {
-	const char *name;
-	parload_strategy strategy;
-	unsigned threads;
-	parload_io io;
-	size_t buffer;
+	const tu_config *m;
 	unsigned flags; /* PARLOAD_OPT_* */
+	char name[128];
 } config;
 
 /* With CRCs checked, view BAD_VIEW's payload does not match its CRC and
@@ -73,40 +70,36 @@ typedef struct config {
 #define CRC_KEEP_GOING (PARLOAD_OPT_VERIFY_CRC | PARLOAD_OPT_KEEP_GOING)
 #define BAD_VIEW 3
 
-static const config configs[] = {
-	{ "parallel, 1 thread", PARLOAD_STRATEGY_PARALLEL, 1, PARLOAD_IO_POSIX,
-	  PARLOAD_BUFFER_DEFAULT, 0 },
-	{ "parallel, 3 threads", PARLOAD_STRATEGY_PARALLEL, 3,
-	  PARLOAD_IO_POSIX, PARLOAD_BUFFER_DEFAULT, 0 },
-	{ "bulk, posix", PARLOAD_STRATEGY_BULK, 1, PARLOAD_IO_POSIX, 0, 0 },
-	{ "bulk, stdio", PARLOAD_STRATEGY_BULK, 1, PARLOAD_IO_STDIO,
-	  PARLOAD_BUFFER_DEFAULT, 0 },
-	{ "sequential, posix", PARLOAD_STRATEGY_SEQUENTIAL, 1,
-	  PARLOAD_IO_POSIX, 0, 0 },
-	{ "sequential, posix, 512-byte buffer", PARLOAD_STRATEGY_SEQUENTIAL,
-	  1, PARLOAD_IO_POSIX, 512, 0 },
-	{ "sequential, stdio", PARLOAD_STRATEGY_SEQUENTIAL, 1,
-	  PARLOAD_IO_STDIO, PARLOAD_BUFFER_DEFAULT, 0 },
-	{ "sequential, stdio, unbuffered", PARLOAD_STRATEGY_SEQUENTIAL, 1,
-	  PARLOAD_IO_STDIO, 0, 0 },
-	{ "sequential, stdio, 4 KiB buffer", PARLOAD_STRATEGY_SEQUENTIAL, 1,
-	  PARLOAD_IO_STDIO, 4096, 0 },
-	{ "two-pass, posix", PARLOAD_STRATEGY_TWO_PASS, 1, PARLOAD_IO_POSIX, 0,
-	  0 },
-	{ "two-pass, posix, 512-byte buffer", PARLOAD_STRATEGY_TWO_PASS, 1,
-	  PARLOAD_IO_POSIX, 512, 0 },
-	{ "two-pass, stdio", PARLOAD_STRATEGY_TWO_PASS, 1, PARLOAD_IO_STDIO,
-	  PARLOAD_BUFFER_DEFAULT, 0 },
-	{ "mmap", PARLOAD_STRATEGY_MMAP, 1, PARLOAD_IO_POSIX,
-	  PARLOAD_BUFFER_DEFAULT, 0 },
-	{ "parallel, 3 threads, CRCs checked, keep going",
-	  PARLOAD_STRATEGY_PARALLEL, 3, PARLOAD_IO_POSIX,
-	  PARLOAD_BUFFER_DEFAULT, CRC_KEEP_GOING },
-	{ "sequential, posix, CRCs checked, keep going",
-	  PARLOAD_STRATEGY_SEQUENTIAL, 1, PARLOAD_IO_POSIX, 0,
-	  CRC_KEEP_GOING },
-};
-#define N_CONFIGS ((int)(sizeof(configs) / sizeof(configs[0])))
+/* Every configuration of the matrix, then two of them with CRCs checked
+ * past a bad view: built with the suite. */
+static config configs[TU_MATRIX_MAX + 2];
+static int n_configs;
+
+static void add_config(const tu_config *m, unsigned flags, const char *how)
+{
+	config *c = &configs[n_configs++];
+
+	c->m = m;
+	c->flags = flags;
+	snprintf(c->name, sizeof(c->name), "%s%s", m->label, how);
+}
+
+static void build_configs(void)
+{
+	for (int i = 0; i < tu_matrix_size(); i++)
+		add_config(tu_matrix(i), 0, "");
+	add_config(tu_parallel(3), CRC_KEEP_GOING,
+		   ", CRCs checked, keep going");
+	add_config(tu_matrix_find(PARLOAD_STRATEGY_SEQUENTIAL, 0,
+				  PARLOAD_IO_POSIX, 0),
+		   CRC_KEEP_GOING, ", CRCs checked, keep going");
+}
+
+/* The configuration for m with no flags. */
+static const config *config_of(const tu_config *m)
+{
+	return &configs[m - tu_matrix(0)];
+}
 
 /* 7 views of 16 x 40 u16: 1280-byte payloads, bigger than MAX_READ, so a
  * payload takes two reads and a worker's share several. */
@@ -118,13 +111,13 @@ static const config configs[] = {
 
 static void options(parload_options *o, const config *c)
 {
-	parload_options_init(o);
-	o->strategy = c->strategy;
-	o->threads = c->threads;
-	o->io = c->io;
-	o->buffer_size = c->buffer;
+	tu_config_options(o, c->m, c->flags);
+	/* A single-threaded strategy is given one thread: with the default,
+	 * its loader would start a pool whose workers bind themselves at
+	 * moments a walk cannot foresee. */
+	if (!o->threads)
+		o->threads = 1;
 	o->max_read = MAX_READ;
-	o->flags = c->flags;
 }
 
 /* The configuration under test: what a good dataset must hold besides the
@@ -173,29 +166,7 @@ static void assert_same(const parload_dataset *ds, const tu_soa *ref)
 	}
 }
 
-static uint64_t file_size(const char *path)
-{
-	struct stat st;
-
-	ck_assert_int_eq(stat(path, &st), 0);
-	return (uint64_t)st.st_size;
-}
-
 /* ---- what the process holds ---- */
-
-static int count_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
 
 typedef struct snapshot {
 	long live[PARLOAD__FR_COUNT];
@@ -207,8 +178,8 @@ static void snap(snapshot *s)
 {
 	for (int r = 0; r < PARLOAD__FR_COUNT; r++)
 		s->live[r] = parload__fault_live(r);
-	s->tasks = count_dir("/proc/self/task");
-	s->fds = count_dir("/proc/self/fd");
+	s->tasks = tu_count_entries("/proc/self/task");
+	s->fds = tu_count_entries("/proc/self/fd");
 }
 
 /*
@@ -323,9 +294,8 @@ static bool may_succeed(const config *c, int k)
 {
 	if (code_for(k, false) == 0)
 		return true;
-	if (c && c->io == PARLOAD_IO_STDIO &&
-	    c->strategy != PARLOAD_STRATEGY_PARALLEL &&
-	    c->strategy != PARLOAD_STRATEGY_MMAP &&
+	if (c && c->m->io == PARLOAD_IO_STDIO &&
+	    parload_strategy_uses_io(c->m->strategy) &&
 	    (k == PARLOAD__FK_OPEN || k == PARLOAD__FK_PREAD))
 		return true;
 	return k == PARLOAD__FK_BITMAP_ALLOC;
@@ -592,12 +562,13 @@ START_TEST(test_walk_bind)
 	parload_dataset ds;
 	snapshot base;
 	tu_soa ref;
+	const config *bind = config_of(tu_parallel(3));
 	char *path = stream("bind.raw", &ref);
 	tally t = { { 0 }, "" };
 	uint64_t n;
 	int rc;
 
-	options(&o, &configs[1]);
+	options(&o, bind);
 	o.error = &err;
 	ck_assert_int_eq(parload_load(path, &o, &ds), 0);
 	parload_dataset_free(&ds);
@@ -626,7 +597,7 @@ START_TEST(test_walk_bind)
 	/* The topology's bitmap and get_cpubind, then two calls per
 	 * worker. */
 	ck_assert_uint_ge(n - 1, 2 + 2 * 3);
-	printf("walk binding, %s: %" PRIu64 " faults (%s)\n", configs[1].name,
+	printf("walk binding, %s: %" PRIu64 " faults (%s)\n", bind->name,
 	       n - 1, tally_text(&t));
 	tu_soa_free(&ref);
 	free(path);
@@ -635,9 +606,26 @@ END_TEST
 
 /* ---- loads from a descriptor ---- */
 
-/* The configurations the descriptor walks use. */
-static const int fd_configs[] = { 1, 5, 10, 12 };
-#define N_FD_CONFIGS ((int)(sizeof(fd_configs) / sizeof(fd_configs[0])))
+/* The configurations the descriptor walks use: the parallel loader, the
+ * buffered single-threaded readers and mmap. */
+static const config *fd_config(int i)
+{
+	switch (i) {
+	case 0:
+		return config_of(tu_parallel(3));
+	case 1:
+		return config_of(tu_matrix_find(PARLOAD_STRATEGY_SEQUENTIAL, 0,
+						PARLOAD_IO_POSIX, 512));
+	case 2:
+		return config_of(tu_matrix_find(PARLOAD_STRATEGY_TWO_PASS, 0,
+						PARLOAD_IO_POSIX, 512));
+	default:
+		return config_of(tu_matrix_find(PARLOAD_STRATEGY_MMAP, 0,
+						PARLOAD_IO_POSIX,
+						PARLOAD_BUFFER_DEFAULT));
+	}
+}
+#define N_FD_CONFIGS 4
 
 /* A load from the caller's descriptor of a regular file: the same walk.
  * parload_loader_load_fd's own fstat fails with EOPEN, a strategy's with
@@ -645,7 +633,7 @@ static const int fd_configs[] = { 1, 5, 10, 12 };
  * effort.  Unless one of those failed, the offset is where it was. */
 START_TEST(test_walk_load_fd)
 {
-	const config *c = &configs[fd_configs[_i]];
+	const config *c = fd_config(_i);
 	const off_t start = 123;
 	parload_options o;
 	parload_loader *l;
@@ -710,53 +698,14 @@ START_TEST(test_walk_load_fd)
 }
 END_TEST
 
-/* A thread that writes a file's bytes into a pipe, as an acquisition
- * would, and closes its end. */
-typedef struct feeder {
-	pthread_t thread;
-	int fd;
-	const unsigned char *data;
-	size_t len;
-} feeder;
-
-static void *feed(void *arg)
-{
-	feeder *f = arg;
-
-	for (size_t off = 0; off < f->len;) {
-		ssize_t n = write(f->fd, f->data + off, f->len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break; /* the reader gave up: EPIPE */
-		off += (size_t)n;
-	}
-	close(f->fd);
-	return NULL;
-}
-
-static unsigned char *slurp(const char *path, size_t *len);
 static uint64_t interruptible_mask(void);
 
 /* Load from a pipe fed by another thread; the pipe is gone afterwards. */
 static int load_pipe(parload_loader *l, const unsigned char *data, size_t len,
 		     parload_dataset *ds, parload_error *err)
 {
-	feeder f;
-	int p[2], rc;
-
-	ck_assert_int_eq(pipe(p), 0);
-	f.fd = p[1];
-	f.data = data;
-	f.len = len;
-	ck_assert_int_eq(pthread_create(&f.thread, NULL, feed, &f), 0);
 	memset(ds, 0x5a, sizeof(*ds));
-	memset(err, 0, sizeof(*err));
-	rc = parload_loader_load_fd(l, p[0], "pipe", ds, err);
-	close(p[0]);
-	ck_assert_int_eq(pthread_join(f.thread, NULL), 0);
-	return rc;
+	return tu_load_fed(l, data, len, len, TU_VIA_PIPE, "pipe", ds, err);
 }
 
 /* A stream from a pipe (parload -): every call failed in turn, then
@@ -771,15 +720,13 @@ START_TEST(test_walk_pipe)
 	tu_soa ref;
 	char *path = stream("pipe.raw", &ref);
 	size_t len;
-	unsigned char *data = slurp(path, &len);
+	unsigned char *data = tu_read_all(path, &len);
 	tally t = { { 0 }, "" };
 	char what[160];
 	uint64_t n, intr;
 	int rc;
 
-	/* A reader that gives up leaves the feeder writing to nobody. */
-	signal(SIGPIPE, SIG_IGN);
-	options(&o, &configs[1]);
+	options(&o, config_of(tu_parallel(3)));
 	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
 	warm_up(l, path, &ref);
 	ck_assert_int_eq(load_pipe(l, data, len, &ds, &err), 0);
@@ -900,29 +847,10 @@ static int write_stream(const char *path, const shape *s, parload_error *err)
 	return rc;
 }
 
-static unsigned char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char *b;
-	long n;
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	ck_assert_int_ge(n, 0);
-	rewind(f);
-	b = malloc((size_t)n + 1);
-	ck_assert_ptr_nonnull(b);
-	ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return b;
-}
-
 static void assert_same_file(const char *a, const char *b, const char *what)
 {
 	size_t la, lb;
-	unsigned char *x = slurp(a, &la), *y = slurp(b, &lb);
+	unsigned char *x = tu_read_all(a, &la), *y = tu_read_all(b, &lb);
 
 	ck_assert_msg(la == lb && memcmp(x, y, la) == 0,
 		      "%s: %s differs from the reference", what, b);
@@ -1016,7 +944,8 @@ START_TEST(test_short_reads)
 	tu_soa ref;
 	char *path = stream_for(c, "short.raw", &ref);
 
-	if (c->io == PARLOAD_IO_STDIO || c->strategy == PARLOAD_STRATEGY_MMAP)
+	if (c->m->io == PARLOAD_IO_STDIO ||
+	    c->m->strategy == PARLOAD_STRATEGY_MMAP)
 		goto out;
 	options(&o, c);
 	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
@@ -1036,7 +965,7 @@ START_TEST(test_short_reads)
 		/* One-byte reads: one call a byte at the least. */
 		if (sizes[i] == 1)
 			ck_assert_uint_ge(ds.stats.read_calls,
-					  file_size(path));
+					  tu_file_size(path));
 		parload_dataset_free(&ds);
 		assert_as_before(&base, what);
 	}
@@ -1127,12 +1056,12 @@ START_TEST(test_eio_at_offset)
 	char *path = stream_for(c, "eio.raw", &ref);
 	const uint64_t offsets[] = {
 		0, 20, PARLOAD_FILE_HEADER_SIZE, vo3 + 5,
-		vo5 + PARLOAD_VIEW_HEADER_SIZE + 1001, file_size(path) - 1,
+		vo5 + PARLOAD_VIEW_HEADER_SIZE + 1001, tu_file_size(path) - 1,
 	};
 
 	/* A mapped file's I/O errors arrive as SIGBUS, not as a return
 	 * value: not something this seam can inject. */
-	if (c->strategy == PARLOAD_STRATEGY_MMAP)
+	if (c->m->strategy == PARLOAD_STRATEGY_MMAP)
 		goto out;
 	options(&o, c);
 	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
@@ -1253,7 +1182,8 @@ START_TEST(test_seam_counts_and_fires)
 	tu_soa ref;
 	char *path = stream("seam.raw", &ref);
 
-	options(&o, &configs[4]); /* sequential, posix */
+	options(&o, config_of(tu_matrix_find(PARLOAD_STRATEGY_SEQUENTIAL, 0,
+					     PARLOAD_IO_POSIX, 0)));
 	o.error = &err;
 	parload__fault_reset();
 	ck_assert_int_eq(parload_load(path, &o, &ds), 0);
@@ -1281,14 +1211,15 @@ static Suite *suite(void)
 	Suite *s = suite_create("faults");
 	TCase *t;
 
+	build_configs();
 	t = tcase_create("seam");
 	tcase_add_test(t, test_seam_counts_and_fires);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("walk");
 	tcase_set_timeout(t, 120);
-	tcase_add_loop_test(t, test_walk_load, 0, N_CONFIGS);
-	tcase_add_loop_test(t, test_walk_lifecycle, 0, N_CONFIGS);
+	tcase_add_loop_test(t, test_walk_load, 0, n_configs);
+	tcase_add_loop_test(t, test_walk_lifecycle, 0, n_configs);
 	tcase_add_loop_test(t, test_walk_writer, 0, 2);
 	tcase_add_test(t, test_walk_bind);
 	tcase_add_loop_test(t, test_walk_load_fd, 0, N_FD_CONFIGS);
@@ -1298,26 +1229,20 @@ static Suite *suite(void)
 
 	t = tcase_create("retry");
 	tcase_set_timeout(t, 60);
-	tcase_add_loop_test(t, test_short_reads, 0, N_CONFIGS);
-	tcase_add_loop_test(t, test_walk_eintr, 0, N_CONFIGS);
+	tcase_add_loop_test(t, test_short_reads, 0, n_configs);
+	tcase_add_loop_test(t, test_walk_eintr, 0, n_configs);
 	tcase_add_loop_test(t, test_writer_short_and_interrupted, 0, 2);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("eio");
-	tcase_add_loop_test(t, test_eio_at_offset, 0, N_CONFIGS);
+	tcase_add_loop_test(t, test_eio_at_offset, 0, n_configs);
 	suite_add_tcase(s, t);
 	return s;
 }
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run(suite());
 }
 
 #endif /* PARLOAD_FAULT_INJECTION */

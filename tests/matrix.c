@@ -19,9 +19,7 @@ static const unsigned worker_counts[] = { 1, 2, 3, 5 };
 static const size_t buffers[] = { 0, PARLOAD_BUFFER_DEFAULT, 512, 4096,
 				  (size_t)1 << 20 };
 
-#define MAX_CONFIGS 128
-
-static tu_config table[MAX_CONFIGS];
+static tu_config table[TU_MATRIX_MAX];
 static int n_configs = -1;
 static int first[PARLOAD_STRATEGY_COUNT_], end[PARLOAD_STRATEGY_COUNT_];
 
@@ -45,8 +43,8 @@ static void add(int s, unsigned threads, int io, size_t buffer)
 	char b[48];
 
 	/* Called while Check builds its suites, before any test runs. */
-	if (n_configs == MAX_CONFIGS) {
-		fprintf(stderr, "more than %d configurations\n", MAX_CONFIGS);
+	if (n_configs == TU_MATRIX_MAX) {
+		fprintf(stderr, "more than %d configurations\n", TU_MATRIX_MAX);
 		exit(EXIT_FAILURE);
 	}
 	c = &table[n_configs++];
@@ -119,7 +117,7 @@ int tu_matrix_size(void)
 
 const tu_config *tu_matrix(int i)
 {
-	ck_assert_int_lt(i, tu_matrix_size());
+	tu_matrix_size();
 	return &table[i];
 }
 

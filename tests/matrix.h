@@ -48,7 +48,9 @@ typedef struct tu_config {
 	size_t buffer;     /* parload_options.buffer_size */
 } tu_config;
 
-/* The number of configurations, and the i-th. */
+/* The number of configurations (at most TU_MATRIX_MAX), and the i-th
+ * (0 <= i < tu_matrix_size()). */
+#define TU_MATRIX_MAX 128
 int tu_matrix_size(void);
 const tu_config *tu_matrix(int i);
 /* The entries of one strategy: [tu_matrix_first(s), tu_matrix_end(s)). */
