@@ -8,6 +8,7 @@
 
 #include <check.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,29 +69,51 @@ START_TEST(test_crc_absent)
 }
 END_TEST
 
-/* One changed payload byte fails the load, naming the view and the byte
- * offset of its payload. */
-START_TEST(test_crc_one_bad_fails)
+/* One flipped byte that fails the load, with the view and the byte offset
+ * the error names: a changed payload byte (its payload's offset), and a
+ * view_index, which stays fatal with keep-going: it is not a damaged
+ * payload but a file that is not what it says (its header's offset). */
+static const struct fatal {
+	const char *what;
+	uint64_t view;
+	bool in_header; /* the byte is in the view header, not the payload */
+	uint64_t at;    /* from the start of the header or the payload */
+	unsigned flags;
+	int code;
+} fatals[] = {
+	{ "a payload byte", 6, false, 500, VERIFY, PARLOAD_ECRC },
+	{ "a view_index, keep going", 2, true, 0, KEEP, PARLOAD_EVIEWINDEX },
+};
+
+START_TEST(test_one_flipped_byte_fails)
 {
 	const tu_config *m = tu_matrix(_i);
-	char *path = tu_crc_stream("crcbad.raw", PARLOAD_FLAG_CRC32C);
-	parload_dataset ds;
-	parload_error err;
-	char want[64];
-	int rc;
 
-	tu_flip(path, tu_payload_off(TU_CRC_PS, 6) + 500);
-	rc = tu_config_load(m, VERIFY, path, &ds, &err);
-	ck_assert_msg(rc == PARLOAD_ECRC, "%s: %s", m->label,
-		      parload_err_name(rc));
-	ck_assert_int_eq(err.code, PARLOAD_ECRC);
-	ck_assert_uint_eq(err.view, 6);
-	ck_assert_uint_eq(err.offset, tu_payload_off(TU_CRC_PS, 6));
-	snprintf(want, sizeof(want), "(view 6, byte offset %" PRIu64 ")",
-		 tu_payload_off(TU_CRC_PS, 6));
-	ck_assert_msg(strstr(err.message, want), "%s", err.message);
-	tu_assert_empty(&ds, m->label);
-	free(path);
+	for (int k = 0; k < TU_COUNT(fatals); k++) {
+		const struct fatal *f = &fatals[k];
+		const uint64_t off = f->in_header ?
+					     tu_view_off(TU_CRC_PS, f->view) :
+					     tu_payload_off(TU_CRC_PS, f->view);
+		char *path = tu_crc_stream("flipped.raw", PARLOAD_FLAG_CRC32C);
+		parload_dataset ds;
+		parload_error err;
+		char want[64];
+		int rc;
+
+		tu_flip(path, off + f->at);
+		rc = tu_config_load(m, f->flags, path, &ds, &err);
+		ck_assert_msg(rc == f->code, "%s, %s: %s", m->label, f->what,
+			      parload_err_name(rc));
+		ck_assert_int_eq(err.code, f->code);
+		ck_assert_uint_eq(err.view, f->view);
+		ck_assert_uint_eq(err.offset, off);
+		snprintf(want, sizeof(want),
+			 "(view %" PRIu64 ", byte offset %" PRIu64 ")", f->view,
+			 off);
+		ck_assert_msg(strstr(err.message, want), "%s", err.message);
+		tu_assert_empty(&ds, m->label);
+		free(path);
+	}
 }
 END_TEST
 
@@ -231,24 +254,6 @@ START_TEST(test_crc_split_views)
 }
 END_TEST
 
-/* view_index errors stay fatal with keep-going: they are not a damaged
- * payload but a file that is not what it says. */
-START_TEST(test_keep_going_view_index_still_fails)
-{
-	const tu_config *m = tu_matrix(_i);
-	char *path = tu_crc_stream("badindex.raw", PARLOAD_FLAG_CRC32C);
-	parload_dataset ds;
-	parload_error err;
-
-	tu_flip(path, tu_view_off(TU_CRC_PS, 2));
-	ck_assert_int_eq(tu_config_load(m, KEEP, path, &ds, &err),
-			 PARLOAD_EVIEWINDEX);
-	ck_assert_uint_eq(err.view, 2);
-	tu_assert_empty(&ds, m->label);
-	free(path);
-}
-END_TEST
-
 /* The list belongs to the dataset even when the arrays are the caller's. */
 START_TEST(test_keep_going_load_into)
 {
@@ -313,22 +318,16 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("crc");
-	TCase *t;
+	TCase *t = tu_tcase(s, "crc", 60);
 
-	t = tcase_create("crc");
-	tcase_set_timeout(t, 60);
-	tcase_add_loop_test(t, test_crc_good, 0, tu_matrix_size());
-	tcase_add_loop_test(t, test_crc_absent, 0, tu_matrix_size());
-	tcase_add_loop_test(t, test_crc_one_bad_fails, 0, tu_matrix_size());
-	tcase_add_loop_test(t, test_crc_keep_going_lists_every_bad_view, 0,
-			    tu_matrix_size());
+	tu_add_matrix_test(t, test_crc_good);
+	tu_add_matrix_test(t, test_crc_absent);
+	tu_add_matrix_test(t, test_one_flipped_byte_fails);
+	tu_add_matrix_test(t, test_crc_keep_going_lists_every_bad_view);
 	tcase_add_test(t, test_crc_lowest_bad_view_reported);
 	tcase_add_loop_test(t, test_crc_split_views, 0, 6);
-	tcase_add_loop_test(t, test_keep_going_view_index_still_fails, 0,
-			    tu_matrix_size());
-	tcase_add_loop_test(t, test_keep_going_load_into, 0, tu_matrix_size());
+	tu_add_matrix_test(t, test_keep_going_load_into);
 	tcase_add_test(t, test_crc_stream);
-	suite_add_tcase(s, t);
 	return s;
 }
 

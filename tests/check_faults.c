@@ -1212,12 +1212,10 @@ static Suite *suite(void)
 	TCase *t;
 
 	build_configs();
-	t = tcase_create("seam");
+	t = tu_tcase(s, "seam", 0);
 	tcase_add_test(t, test_seam_counts_and_fires);
-	suite_add_tcase(s, t);
 
-	t = tcase_create("walk");
-	tcase_set_timeout(t, 120);
+	t = tu_tcase(s, "walk", 120);
 	tcase_add_loop_test(t, test_walk_load, 0, n_configs);
 	tcase_add_loop_test(t, test_walk_lifecycle, 0, n_configs);
 	tcase_add_loop_test(t, test_walk_writer, 0, 2);
@@ -1225,18 +1223,14 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_walk_load_fd, 0, N_FD_CONFIGS);
 	tcase_add_test(t, test_walk_pipe);
 	tcase_add_test(t, test_walk_buffers_alloc);
-	suite_add_tcase(s, t);
 
-	t = tcase_create("retry");
-	tcase_set_timeout(t, 60);
+	t = tu_tcase(s, "retry", 60);
 	tcase_add_loop_test(t, test_short_reads, 0, n_configs);
 	tcase_add_loop_test(t, test_walk_eintr, 0, n_configs);
 	tcase_add_loop_test(t, test_writer_short_and_interrupted, 0, 2);
-	suite_add_tcase(s, t);
 
-	t = tcase_create("eio");
+	t = tu_tcase(s, "eio", 0);
 	tcase_add_loop_test(t, test_eio_at_offset, 0, n_configs);
-	suite_add_tcase(s, t);
 	return s;
 }
 

@@ -301,7 +301,7 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("format");
-	TCase *t = tcase_create("header");
+	TCase *t = tu_tcase(s, "header", 0);
 
 	tcase_add_loop_test(t, test_header_case, 0,
 			    sizeof(header_cases) / sizeof(header_cases[0]));
@@ -310,22 +310,19 @@ static Suite *suite(void)
 	tcase_add_test(t, test_short_buffer);
 	tcase_add_test(t, test_header_init_rejects);
 	tcase_add_test(t, test_pixel_types);
-	suite_add_tcase(s, t);
 
-	t = tcase_create("files");
+	t = tu_tcase(s, "files", 0);
 	/* The parallel loader with each of its worker counts. */
 	tcase_add_loop_test(t, test_damaged_files,
 			    tu_matrix_first(PARLOAD_STRATEGY_PARALLEL),
 			    tu_matrix_end(PARLOAD_STRATEGY_PARALLEL));
 	tcase_add_test(t, test_read_header_reports_size);
-	suite_add_tcase(s, t);
 
-	t = tcase_create("errors");
+	t = tu_tcase(s, "errors", 0);
 	tcase_add_test(t, test_error_table);
 	tcase_add_test(t, test_message_format);
 	tcase_add_test(t, test_message_cut_not_overrun);
 	tcase_add_test(t, test_crc32c_check_value);
-	suite_add_tcase(s, t);
 	return s;
 }
 

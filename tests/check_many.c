@@ -104,12 +104,9 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("many");
-	TCase *t;
+	TCase *t = tu_tcase(s, "many", 120);
 
-	t = tcase_create("many");
-	tcase_set_timeout(t, 120);
 	tcase_add_test(t, test_many_loads_stay_flat);
-	suite_add_tcase(s, t);
 	return s;
 }
 

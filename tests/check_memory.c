@@ -104,13 +104,10 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("memory");
-	TCase *t;
+	TCase *t = tu_tcase(s, "memory", 60);
 
-	t = tcase_create("memory");
-	tcase_set_timeout(t, 60);
-	tcase_add_loop_test(t, test_more_than_the_machine, 0, tu_matrix_size());
+	tu_add_matrix_test(t, test_more_than_the_machine);
 	tcase_add_test(t, test_more_than_the_address_space_limit);
-	suite_add_tcase(s, t);
 	return s;
 }
 

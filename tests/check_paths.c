@@ -55,12 +55,9 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("paths");
-	TCase *t;
+	TCase *t = tu_tcase(s, "paths", 60);
 
-	t = tcase_create("paths");
-	tcase_set_timeout(t, 60);
-	tcase_add_loop_test(t, test_not_regular_files, 0, tu_matrix_size());
-	suite_add_tcase(s, t);
+	tu_add_matrix_test(t, test_not_regular_files);
 	return s;
 }
 

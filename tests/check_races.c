@@ -302,20 +302,13 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("races");
-	TCase *t;
+	TCase *t = tu_tcase(s, "changes", 60);
 
-	t = tcase_create("changes");
-	tcase_set_timeout(t, 60);
-	tcase_add_loop_test(t, test_file_shrinks_during_load, 0,
-			    tu_matrix_size());
-	tcase_add_loop_test(t, test_file_grows_during_load, 0,
-			    tu_matrix_size());
-	suite_add_tcase(s, t);
+	tu_add_matrix_test(t, test_file_shrinks_during_load);
+	tu_add_matrix_test(t, test_file_grows_during_load);
 
-	t = tcase_create("concurrent");
-	tcase_set_timeout(t, 120);
+	t = tu_tcase(s, "concurrent", 120);
 	tcase_add_test(t, test_concurrent_loaders);
-	suite_add_tcase(s, t);
 	return s;
 }
 

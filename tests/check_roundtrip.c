@@ -20,12 +20,7 @@
 #include "internal.h"
 #include "testutil.h"
 
-static const struct shape {
-	uint64_t views;
-	uint32_t width, height;
-	int type;
-	uint32_t flags;
-} shapes[] = {
+static const tu_shape shapes[] = {
 	{ 0, 16, 16, PARLOAD_PIXEL_U16, 0 },
 	{ 1, 16, 16, PARLOAD_PIXEL_U16, 0 },
 	{ 1, 1, 1, PARLOAD_PIXEL_U8, 0 },
@@ -66,7 +61,7 @@ static void load_and_compare(const char *path, const parload_options *base,
 
 START_TEST(test_shape_every_thread_count)
 {
-	const struct shape *s = &shapes[_i];
+	const tu_shape *s = &shapes[_i];
 	char name[64];
 	char *path;
 	tu_soa ref;
@@ -74,8 +69,7 @@ START_TEST(test_shape_every_thread_count)
 
 	snprintf(name, sizeof(name), "shape%d.raw", _i);
 	path = tu_path(name);
-	tu_write_stream(path, s->views, s->width, s->height, s->type, s->flags,
-			100 + (uint64_t)_i);
+	tu_write_shape(path, s, 100 + (uint64_t)_i);
 	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
 	parload_options_init(&o);
 	for (size_t k = 0; k < sizeof(thread_counts) / sizeof(*thread_counts);

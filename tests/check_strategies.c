@@ -75,12 +75,7 @@ static void assert_same_dataset(const parload_dataset *a,
 
 /* ---- every shape, every combination ---- */
 
-static const struct shape {
-	uint64_t views;
-	uint32_t width, height;
-	int type;
-	uint32_t flags;
-} shapes[] = {
+static const tu_shape shapes[] = {
 	{ 0, 4, 4, PARLOAD_PIXEL_U16, 0 },        /* empty stream */
 	{ 1, 96, 64, PARLOAD_PIXEL_U16, 0 },      /* one view */
 	{ 9, 1, 1, PARLOAD_PIXEL_U8, 0 },         /* 1-pixel views */
@@ -106,14 +101,13 @@ static parload_dataset shape_par[N_SHAPES];
 static void shapes_setup(void)
 {
 	for (int i = 0; i < N_SHAPES; i++) {
-		const struct shape *s = &shapes[i];
+		const tu_shape *s = &shapes[i];
 		parload_error err;
 		char name[64];
 
 		snprintf(name, sizeof(name), "shape%d.raw", i);
 		shape_path[i] = tu_path(name);
-		tu_write_stream(shape_path[i], s->views, s->width, s->height,
-				s->type, s->flags, 1000 + (uint64_t)i);
+		tu_write_shape(shape_path[i], s, 1000 + (uint64_t)i);
 		ck_assert_int_eq(tu_serial_read(shape_path[i], &shape_ref[i]),
 				 0);
 		ck_assert_msg(load(shape_path[i], parallel(), &shape_par[i],
@@ -451,23 +445,17 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("strategies");
-	TCase *t = tcase_create("identical");
+	TCase *t = tu_tcase(s, "identical", 60);
 
-	tcase_set_timeout(t, 60);
 	tcase_add_unchecked_fixture(t, shapes_setup, shapes_teardown);
-	tcase_add_loop_test(t, test_every_combination_identical, 0,
-			    tu_matrix_size());
-	tcase_add_loop_test(t, test_tiny_max_read_identical, 0,
-			    tu_matrix_size());
-	suite_add_tcase(s, t);
+	tu_add_matrix_test(t, test_every_combination_identical);
+	tu_add_matrix_test(t, test_tiny_max_read_identical);
 
-	t = tcase_create("errors");
+	t = tu_tcase(s, "errors", 0);
 	tcase_add_unchecked_fixture(t, damages_setup, damages_teardown);
-	tcase_add_loop_test(t, test_same_errors_as_parallel, 0,
-			    tu_matrix_size());
-	suite_add_tcase(s, t);
+	tu_add_matrix_test(t, test_same_errors_as_parallel);
 
-	t = tcase_create("stats");
+	t = tu_tcase(s, "stats", 0);
 	tcase_add_test(t, test_sequential_posix_unbuffered_calls);
 	tcase_add_test(t, test_two_pass_posix_unbuffered_calls);
 	tcase_add_test(t, test_bulk_posix_calls_follow_max_read);
@@ -481,7 +469,6 @@ static Suite *suite(void)
 			tcase_add_loop_test(t, test_bytes_read_cover_the_file,
 					    tu_matrix_first(st),
 					    tu_matrix_end(st));
-	suite_add_tcase(s, t);
 	return s;
 }
 

@@ -18,12 +18,7 @@
 
 #define VERIFY PARLOAD_OPT_VERIFY_CRC
 
-static const struct shape {
-	uint64_t views;
-	uint32_t width, height;
-	int type;
-	uint32_t flags;
-} shapes[] = {
+static const tu_shape shapes[] = {
 	{ 0, 4, 4, PARLOAD_PIXEL_U8, 0 },
 	{ 1, 96, 64, PARLOAD_PIXEL_U16, PARLOAD_FLAG_CRC32C },
 	{ 300, 5, 3, PARLOAD_PIXEL_U8, 0 },
@@ -34,7 +29,7 @@ static const struct shape {
  * pieces, a stream loads byte for byte as its file does. */
 START_TEST(test_stream_equals_file)
 {
-	const struct shape *s = &shapes[_i];
+	const tu_shape *s = &shapes[_i];
 	static const size_t chunks[] = { 1, 333, 65536, 1 << 22 };
 	char *path = tu_path("stream.raw");
 	parload_dataset file, ds;
@@ -42,8 +37,7 @@ START_TEST(test_stream_equals_file)
 	unsigned char *data;
 	size_t len;
 
-	tu_write_stream(path, s->views, s->width, s->height, s->type, s->flags,
-			21);
+	tu_write_shape(path, s, 21);
 	ck_assert_int_eq(tu_config_load(tu_parallel(2), VERIFY, path, &file,
 					 &err),
 			 0);
@@ -246,20 +240,15 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("streams");
-	TCase *t;
+	TCase *t = tu_tcase(s, "streams", 60);
 
-	t = tcase_create("streams");
-	tcase_set_timeout(t, 60);
 	tcase_add_loop_test(t, test_stream_equals_file, 0, TU_COUNT(shapes));
 	tcase_add_test(t, test_stream_from_child_process);
 	tcase_add_test(t, test_stream_errors);
-	suite_add_tcase(s, t);
 
-	t = tcase_create("descriptors");
-	tcase_set_timeout(t, 60);
-	tcase_add_loop_test(t, test_fd_regular_file, 0, tu_matrix_size());
+	t = tu_tcase(s, "descriptors", 60);
+	tu_add_matrix_test(t, test_fd_regular_file);
 	tcase_add_test(t, test_fd_bad_descriptors);
-	suite_add_tcase(s, t);
 	return s;
 }
 

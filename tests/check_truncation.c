@@ -134,13 +134,10 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("truncation");
-	TCase *t;
+	TCase *t = tu_tcase(s, "truncated", 60);
 
-	t = tcase_create("truncated");
-	tcase_set_timeout(t, 60);
-	tcase_add_loop_test(t, test_allow_truncated_file, 0, tu_matrix_size());
+	tu_add_matrix_test(t, test_allow_truncated_file);
 	tcase_add_loop_test(t, test_allow_truncated_stream, 0, TU_COUNT(cuts));
-	suite_add_tcase(s, t);
 	return s;
 }
 

@@ -53,6 +53,9 @@ typedef struct tu_config {
 #define TU_MATRIX_MAX 128
 int tu_matrix_size(void);
 const tu_config *tu_matrix(int i);
+/* Add tf to t as a loop test over every configuration (_i is its index). */
+#define tu_add_matrix_test(t, tf) \
+	tcase_add_loop_test(t, tf, 0, tu_matrix_size())
 /* The entries of one strategy: [tu_matrix_first(s), tu_matrix_end(s)). */
 int tu_matrix_first(int strategy);
 int tu_matrix_end(int strategy);

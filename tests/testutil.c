@@ -69,6 +69,12 @@ void tu_write_stream(const char *path, uint64_t views, uint32_t width,
 	ck_assert_msg(rc == 0, "writing %s: %s", path, err.message);
 }
 
+void tu_write_shape(const char *path, const tu_shape *s, uint64_t seed)
+{
+	tu_write_stream(path, s->views, s->width, s->height, s->type, s->flags,
+			seed);
+}
+
 void tu_write_file(const char *path, const void *data, size_t len)
 {
 	FILE *f = fopen(path, "wb");
@@ -324,6 +330,16 @@ bool tu_under_valgrind(void)
 	const char *p = getenv("LD_PRELOAD");
 
 	return p && strstr(p, "vgpreload");
+}
+
+TCase *tu_tcase(Suite *s, const char *name, double timeout)
+{
+	TCase *t = tcase_create(name);
+
+	if (timeout > 0)
+		tcase_set_timeout(t, timeout);
+	suite_add_tcase(s, t);
+	return t;
 }
 
 int tu_run(Suite *s)

@@ -25,6 +25,17 @@ void tu_write_stream(const char *path, uint64_t views, uint32_t width,
 		     uint32_t height, int pixel_type, uint32_t flags,
 		     uint64_t seed);
 
+/* The shape of a stream, for tables of them. */
+typedef struct tu_shape {
+	uint64_t views;
+	uint32_t width, height;
+	int type;       /* PARLOAD_PIXEL_* */
+	uint32_t flags; /* PARLOAD_FLAG_* */
+} tu_shape;
+
+/* tu_write_stream() of that shape. */
+void tu_write_shape(const char *path, const tu_shape *s, uint64_t seed);
+
 /* Write len bytes to path, replacing it. */
 void tu_write_file(const char *path, const void *data, size_t len);
 /* Overwrite len bytes at offset. */
@@ -89,6 +100,9 @@ int tu_count_entries(const char *dir);
 /* Under valgrind everything is slower and memory is valgrind's. */
 bool tu_under_valgrind(void);
 
+/* A test case of s, each test stopped after timeout seconds (0: Check's
+ * default). */
+TCase *tu_tcase(Suite *s, const char *name, double timeout);
 /* Run a suite; the exit status for main(). */
 int tu_run(Suite *s);
 
