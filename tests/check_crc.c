@@ -268,18 +268,14 @@ START_TEST(test_keep_going_load_into)
 
 	tu_flip(path, tu_payload_off(TU_CRC_PS, bad) + 3);
 	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
-	b.headers_size = TU_CRC_VIEWS * 32;
-	b.pixels_size = TU_CRC_VIEWS * TU_CRC_PS;
-	b.headers = malloc(b.headers_size);
-	b.pixels = malloc(b.pixels_size);
+	tu_buffers_new(&b, TU_CRC_VIEWS, TU_CRC_PS);
 	ck_assert_int_eq(parload_loader_load_into(l, path, &b, &ds, &err), 0);
 	tu_assert_bad_views(&ds, &bad, 1, m->label);
 	tu_assert_same(&ds, &ref);
 	parload_dataset_free(&ds);
 	/* The buffers are still the caller's. */
 	ck_assert_int_eq(memcmp(b.pixels, ref.pixels, b.pixels_size), 0);
-	free(b.headers);
-	free(b.pixels);
+	tu_buffers_free(&b);
 	parload_loader_free(l);
 	tu_soa_free(&ref);
 	free(path);

@@ -45,10 +45,7 @@ START_TEST(test_many_loads_stay_flat)
 	int threads0 = 0, fds0 = 0;
 
 	tu_flip(bad, tu_payload_off(TU_CRC_PS, 4));
-	b.headers_size = TU_CRC_VIEWS * 32;
-	b.pixels_size = TU_CRC_VIEWS * TU_CRC_PS;
-	b.headers = malloc(b.headers_size);
-	b.pixels = malloc(b.pixels_size);
+	tu_buffers_new(&b, TU_CRC_VIEWS, TU_CRC_PS);
 	for (int i = 0; i < loads; i++) {
 		if (i == loads / 10) {
 			rss0 = vm_rss_kib();
@@ -93,8 +90,7 @@ START_TEST(test_many_loads_stay_flat)
 	printf("%d loads: VmRSS %ld -> %ld KiB, %d threads, %d fds\n", loads,
 	       rss0, rss1, threads0, fds0);
 	parload_loader_free(l);
-	free(b.headers);
-	free(b.pixels);
+	tu_buffers_free(&b);
 	free(good);
 	free(bad);
 	free(missing);

@@ -328,10 +328,7 @@ START_TEST(test_load_into_caller_buffers)
 	tu_write_stream(path, 37, 21, 5, PARLOAD_PIXEL_U16, 0, 8);
 	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
 	ck_assert_int_eq(parload_read_header(path, &h, NULL), 0);
-	b.headers_size = h.view_count * sizeof(parload_view_header);
-	b.pixels_size = h.view_count * h.payload_size;
-	b.headers = malloc(b.headers_size);
-	b.pixels = malloc(b.pixels_size);
+	tu_buffers_new(&b, h.view_count, h.payload_size);
 	for (size_t k = 0; k < sizeof(strategies) / sizeof(*strategies); k++)
 		for (unsigned t = 1; t <= 3; t++) {
 			parload_options o;
@@ -370,8 +367,7 @@ START_TEST(test_load_into_caller_buffers)
 					 PARLOAD_EINVAL);
 			parload_loader_free(l);
 		}
-	free(b.headers);
-	free(b.pixels);
+	tu_buffers_free(&b);
 	tu_soa_free(&ref);
 	free(path);
 }

@@ -45,15 +45,24 @@ static tu_config variant(const tu_config *c, int k)
 	return v;
 }
 
-static int load(const char *path, const tu_config *c, parload_dataset *ds,
-		parload_error *err)
+/* Load path with c, at most max_read bytes a read call (0: the default);
+ * err is cleared first. */
+static int load_capped(const char *path, const tu_config *c, size_t max_read,
+		       parload_dataset *ds, parload_error *err)
 {
 	parload_options o;
 
 	tu_config_options(&o, c, 0);
 	o.error = err;
+	o.max_read = max_read;
 	memset(err, 0, sizeof(*err));
 	return parload_load(path, &o, ds);
+}
+
+static int load(const char *path, const tu_config *c, parload_dataset *ds,
+		parload_error *err)
+{
+	return load_capped(path, c, 0, ds, err);
 }
 
 static void assert_same_dataset(const parload_dataset *a,
@@ -160,18 +169,14 @@ START_TEST(test_tiny_max_read_identical)
 {
 	const tu_config *c = tu_matrix(_i);
 	char *path = tu_path("maxread.raw");
-	tu_soa ref;
-	parload_options o;
 	parload_dataset ds;
 	parload_error err;
+	tu_soa ref;
 
 	tu_write_stream(path, 11, 13, 7, PARLOAD_PIXEL_U16, 0, 77);
 	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
-	tu_config_options(&o, c, 0);
-	o.error = &err;
-	o.max_read = 7;
-	ck_assert_msg(parload_load(path, &o, &ds) == 0, "%s: %s", c->label,
-		      err.message);
+	ck_assert_msg(load_capped(path, c, 7, &ds, &err) == 0, "%s: %s",
+		      c->label, err.message);
 	tu_assert_same(&ds, &ref);
 	parload_dataset_free(&ds);
 	tu_soa_free(&ref);
@@ -260,15 +265,12 @@ static uint64_t calls(const char *path, int s, int io, size_t buffer,
 		      size_t max_read)
 {
 	const tu_config cf = setting(s, io, buffer);
-	parload_options o;
 	parload_dataset ds;
 	parload_error err;
 	uint64_t c;
 
-	tu_config_options(&o, &cf, 0);
-	o.error = &err;
-	o.max_read = max_read;
-	ck_assert_msg(parload_load(path, &o, &ds) == 0, "%s", err.message);
+	ck_assert_msg(load_capped(path, &cf, max_read, &ds, &err) == 0, "%s",
+		      err.message);
 	ck_assert_double_gt(ds.stats.seconds, 0.0);
 	c = ds.stats.read_calls;
 	parload_dataset_free(&ds);

@@ -154,6 +154,22 @@ char *tu_crc_stream(const char *name, uint32_t flags)
 	return path;
 }
 
+void tu_buffers_new(parload_buffers *b, uint64_t views,
+		    uint64_t payload_size)
+{
+	b->headers_size = views * PARLOAD_VIEW_HEADER_SIZE;
+	b->pixels_size = views * payload_size;
+	b->headers = malloc(b->headers_size);
+	b->pixels = malloc(b->pixels_size);
+	ck_assert(b->headers && b->pixels);
+}
+
+void tu_buffers_free(parload_buffers *b)
+{
+	free(b->headers);
+	free(b->pixels);
+}
+
 static uint64_t get64(const unsigned char *p)
 {
 	uint64_t v = 0;

@@ -60,6 +60,12 @@ uint64_t tu_payload_off(uint64_t payload_size, uint64_t v);
 #define TU_CRC_PS ((uint64_t)33 * 17 * 2)
 char *tu_crc_stream(const char *name, uint32_t flags);
 
+/* The caller's memory for views views of payload_size bytes each, from
+ * malloc (not zeroed); tu_buffers_free() gives it back. */
+void tu_buffers_new(parload_buffers *b, uint64_t views,
+		    uint64_t payload_size);
+void tu_buffers_free(parload_buffers *b);
+
 /* The reference: read path with nothing but fread, one record after the
  * other, into freshly allocated arrays.  Returns 0, or -1 if the file is
  * not a complete stream. */
