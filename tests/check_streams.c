@@ -174,16 +174,16 @@ START_TEST(test_fd_regular_file)
 {
 	const tu_config *m = tu_matrix(_i);
 	char *path = tu_crc_stream("fd.raw", PARLOAD_FLAG_CRC32C);
-	parload_loader *l = tu_config_loader(m, VERIFY);
+	int fd = open(path, O_RDONLY);
+	parload_loader *l;
 	parload_dataset ds;
 	parload_error err;
 	tu_soa ref;
-	int fd;
 
-	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
-	fd = open(path, O_RDONLY);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(lseek(fd, 1000, SEEK_SET), 1000);
+	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
+	l = tu_config_loader(m, VERIFY);
 	ck_assert_msg(parload_loader_load_fd(l, fd, "regular", &ds, &err) == 0,
 		      "%s: %s", m->label, err.message);
 	tu_assert_same(&ds, &ref);
