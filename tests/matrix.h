@@ -14,32 +14,6 @@
 
 #include "parload.h"
 
-#ifndef PARLOAD_STRATEGY_MAP
-/* Until the library names its strategies and I/O APIs: what it will
- * answer, for the suites to ask. */
-#define PARLOAD_STRATEGY_COUNT_ (PARLOAD_STRATEGY_MMAP + 1)
-
-static inline const char *parload_strategy_name(int s)
-{
-	static const char *const names[] = { "parallel", "bulk", "sequential",
-					     "two-pass", "mmap" };
-
-	return s >= 0 && s < PARLOAD_STRATEGY_COUNT_ ? names[s] : NULL;
-}
-
-static inline int parload_strategy_uses_io(int s)
-{
-	return s == PARLOAD_STRATEGY_BULK || s == PARLOAD_STRATEGY_SEQUENTIAL ||
-	       s == PARLOAD_STRATEGY_TWO_PASS;
-}
-
-static inline const char *parload_io_name(int io)
-{
-	return io == PARLOAD_IO_POSIX ? "posix" :
-	       io == PARLOAD_IO_STDIO ? "stdio" : NULL;
-}
-#endif
-
 typedef struct tu_config {
 	char label[96];    /* "sequential, stdio, 4 KiB buffer" */
 	int strategy;      /* PARLOAD_STRATEGY_* */
