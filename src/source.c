@@ -92,34 +92,24 @@ static int wait_size(parload__ctx *c, uint64_t need)
 	return 0;
 }
 
-/* Open path read-only.  O_NONBLOCK: opening a FIFO would otherwise wait
- * for a writer before fstat could say what it is. */
+/* Open path read-only.  A FIFO (mkfifo, <(...), /dev/stdin on a pipe) is
+ * opened as cat opens it, waiting for its writer: a reader opened without
+ * waiting would see the end of a stream no writer has joined yet.  Anything
+ * else is opened O_NONBLOCK, so that a FIFO made in between cannot hang the
+ * open, and blocks again once opened. */
 static int open_path(parload__ctx *c, const char *path)
 {
+	struct stat st;
+	int wait = stat(path, &st) == 0 && S_ISFIFO(st.st_mode) ?
+			   0 : O_NONBLOCK;
+
 	do
 		c->fd = parload__sys_open(path, O_RDONLY | O_CLOEXEC |
-						O_NOCTTY | O_NONBLOCK);
+						O_NOCTTY | wait);
 	while (c->fd < 0 && errno == EINTR);
 	if (c->fd < 0)
 		return parload__fail_open(c->err, errno, path);
 	c->own_fd = true;
-	return 0;
-}
-
-/* A FIFO opened non-blocking has no writer yet, perhaps: open it again
- * the way a reader that waits does.  (Clearing O_NONBLOCK would leave a
- * FIFO with no writer at its end at once.) */
-static int reopen_blocking(parload__ctx *c, const char *path)
-{
-	int fd;
-
-	do
-		fd = parload__sys_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	while (fd < 0 && errno == EINTR);
-	if (fd < 0)
-		return parload__fail_open(c->err, errno, path);
-	parload__sys_close(c->fd);
-	c->fd = fd;
 	return 0;
 }
 
@@ -132,13 +122,8 @@ int parload__source_open(parload__ctx *c, const parload_request *req)
 		rc = open_path(c, req->path);
 		if (rc == 0)
 			rc = classify(c, false);
-		/* A FIFO (mkfifo, <(...), /dev/stdin on a pipe) or a
-		 * character device is read as a stream, as cat reads it: its
-		 * reads block, and a FIFO waits for its writer. */
-		if (rc == 0 && c->stream)
-			rc = reopen_blocking(c, req->path);
-		/* Reads of a regular file block as they always do. */
-		if (rc == 0 && !c->stream)
+		/* Reads of a file or a device block as they always do. */
+		if (rc == 0)
 			(void)fcntl(c->fd, F_SETFL,
 				    fcntl(c->fd, F_GETFL) & ~O_NONBLOCK);
 		return rc;
@@ -260,6 +245,7 @@ int parload__source_recheck(parload__ctx *c, uint64_t need)
 static int peek(const char *path, unsigned char *b, parload_error *err,
 		parload__ctx *c, parload_options *o)
 {
+	struct stat st;
 	int rc;
 
 	memset(c, 0, sizeof(*c));
@@ -271,13 +257,17 @@ static int peek(const char *path, unsigned char *b, parload_error *err,
 	if (!path)
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
 					  "no file given");
+	/* A header alone is not worth waiting for a FIFO's writer. */
+	if (stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
+		return parload__fail_path(err, PARLOAD_ENOTREG, 0, path,
+					  "not a regular file (a FIFO)");
 	rc = open_path(c, path);
 	if (rc == 0)
 		rc = classify(c, false);
-	/* A header alone is not worth waiting for a FIFO's writer. */
 	if (rc == 0 && c->stream)
 		rc = parload__fail_path(err, PARLOAD_ENOTREG, 0, path,
-					"not a regular file (a stream)");
+					"not a regular file (a %s)",
+					"character device");
 	if (rc == 0)
 		rc = parload__source_read_header(c, b);
 	return rc;

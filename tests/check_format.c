@@ -2,18 +2,21 @@
  * check_format.c - the format: header decoding, every validation error and
  * its message, the file-size checks, and the error table.
  *
- * The header cases are data: each row patches one field of a valid header
- * and names the code and the words its message must carry.
+ * The cases are data: each header row patches one field of a valid
+ * header, and each damaged file (damage.h) one part of a valid stream, and
+ * names the code and the words its message must carry.
  */
 #include "config.h"
 
 #include <check.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "damage.h"
 #include "internal.h"
+#include "matrix.h"
 #include "testutil.h"
 
 static void valid_header(unsigned char b[64], uint64_t views)
@@ -167,139 +170,56 @@ END_TEST
 
 /* ---- whole files ---- */
 
-static parload_error load_err;
-
-static int load(const char *path, unsigned threads)
+/* Every damaged file (damage.h), loaded by the parallel loader with the
+ * configuration's workers: the code, the view and byte offset, a message
+ * that starts with the file and says what is wrong and where, and nothing
+ * left owned. */
+START_TEST(test_damaged_files)
 {
-	parload_options o;
-	parload_dataset ds;
-	int rc;
+	const tu_config *c = tu_matrix(_i);
 
-	parload_options_init(&o);
-	o.threads = threads;
-	o.error = &load_err;
-	memset(&load_err, 0, sizeof(load_err));
-	memset(&ds, 0xa5, sizeof(ds));
-	rc = parload_load(path, &o, &ds);
-	if (rc) {
-		/* Nothing may be left owned by a failed load. */
+	for (int i = 0; i < tu_n_damages; i++) {
+		const tu_damage *d = &tu_damages[i];
+		char *p = tu_damaged_file(i);
+		parload_options o;
+		parload_dataset ds;
+		parload_error err;
+		char where[96];
+		int rc;
+
+		tu_config_options(&o, c, 0);
+		o.error = &err;
+		memset(&err, 0, sizeof(err));
+		memset(&ds, 0xa5, sizeof(ds));
+		rc = parload_load(p, &o, &ds);
+		ck_assert_msg(rc == d->code, "%s, %s: %s, expected %s",
+			      c->label, d->what, parload_err_name(rc),
+			      parload_err_name(d->code));
 		ck_assert_ptr_null(ds.headers);
 		ck_assert_ptr_null(ds.pixels);
 		ck_assert_ptr_null(ds.internal_[0]);
-	} else {
-		parload_dataset_free(&ds);
+		ck_assert_msg(strncmp(err.message, p, strlen(p)) == 0,
+			      "%s: message '%s' does not start with the file",
+			      d->what, err.message);
+		ck_assert_msg(strstr(err.message, d->words) != NULL,
+			      "%s: message '%s' lacks '%s'", d->what,
+			      err.message, d->words);
+		ck_assert_uint_eq(err.view, d->view);
+		ck_assert_uint_eq(err.offset, d->err_offset);
+		if (d->view != PARLOAD_NONE)
+			snprintf(where, sizeof(where),
+				 "(view %" PRIu64 ", byte offset %" PRIu64 ")",
+				 d->view, d->err_offset);
+		else if (d->err_offset != PARLOAD_NONE)
+			snprintf(where, sizeof(where),
+				 "(byte offset %" PRIu64 ")", d->err_offset);
+		else
+			where[0] = '\0';
+		ck_assert_msg(strstr(err.message, where) != NULL,
+			      "%s: message '%s' lacks '%s'", d->what,
+			      err.message, where);
+		free(p);
 	}
-	return rc;
-}
-
-static void assert_message(const char *path, const char *words)
-{
-	ck_assert_msg(strncmp(load_err.message, path, strlen(path)) == 0,
-		      "message '%s' does not start with the file",
-		      load_err.message);
-	ck_assert_msg(strstr(load_err.message, words) != NULL,
-		      "message '%s' lacks '%s'", load_err.message, words);
-}
-
-START_TEST(test_missing_file)
-{
-	char *p = tu_path("does-not-exist.raw");
-
-	ck_assert_int_eq(load(p, 1), PARLOAD_EOPEN);
-	assert_message(p, "No such file");
-	free(p);
-}
-END_TEST
-
-START_TEST(test_directory)
-{
-	char *p = tu_path("a-directory");
-
-	ck_assert_int_eq(mkdir(p, 0700), 0);
-	ck_assert_int_eq(load(p, 2), PARLOAD_ENOTREG);
-	assert_message(p, "directory");
-	free(p);
-}
-END_TEST
-
-START_TEST(test_empty_file)
-{
-	char *p = tu_path("empty.raw");
-
-	tu_write_file(p, "", 0);
-	ck_assert_int_eq(load(p, 1), PARLOAD_ETRUNCATED);
-	assert_message(p, "shorter than the 64-byte file header");
-	free(p);
-}
-END_TEST
-
-START_TEST(test_bad_magic_file)
-{
-	char *p = tu_path("magic.raw");
-
-	tu_write_stream(p, 3, 4, 4, PARLOAD_PIXEL_U8, 0, 1);
-	tu_patch(p, 1, "X", 1);
-	ck_assert_int_eq(load(p, 2), PARLOAD_EMAGIC);
-	assert_message(p, "bad magic");
-	free(p);
-}
-END_TEST
-
-START_TEST(test_truncated_counts_views)
-{
-	char *p = tu_path("short.raw");
-
-	/* Records of 32 + 16 bytes: cut inside view 5. */
-	tu_write_stream(p, 10, 4, 4, PARLOAD_PIXEL_U8, 0, 1);
-	tu_truncate(p, 64 + 5 * 48 + 20);
-	ck_assert_int_eq(load(p, 2), PARLOAD_ETRUNCATED);
-	assert_message(p, "holds 5 complete views");
-	ck_assert_uint_eq(load_err.offset, 64 + 5 * 48 + 20);
-	free(p);
-}
-END_TEST
-
-START_TEST(test_header_only)
-{
-	char *p = tu_path("header-only.raw");
-
-	tu_write_stream(p, 10, 4, 4, PARLOAD_PIXEL_U8, 0, 1);
-	tu_truncate(p, 64);
-	ck_assert_int_eq(load(p, 1), PARLOAD_ETRUNCATED);
-	assert_message(p, "holds 0 complete views");
-	free(p);
-}
-END_TEST
-
-START_TEST(test_trailing_bytes)
-{
-	char *p = tu_path("long.raw");
-
-	tu_write_stream(p, 10, 4, 4, PARLOAD_PIXEL_U8, 0, 1);
-	tu_truncate(p, 64 + 10 * 48 + 3);
-	ck_assert_int_eq(load(p, 2), PARLOAD_ETRAILING);
-	assert_message(p, "3 bytes after the last of its 10 views");
-	free(p);
-}
-END_TEST
-
-START_TEST(test_view_index_mismatch)
-{
-	char *p = tu_path("index.raw");
-	uint64_t seven = 7;
-
-	/* View 4's header claims to be view 7. */
-	tu_write_stream(p, 10, 4, 4, PARLOAD_PIXEL_U8, 0, 1);
-	tu_patch(p, 64 + 4 * 48, &seven, 8);
-	for (unsigned t = 1; t <= 3; t++) {
-		ck_assert_int_eq(load(p, t), PARLOAD_EVIEWINDEX);
-		assert_message(p, "view_index 7, but it is view 4");
-		ck_assert_uint_eq(load_err.view, 4);
-		ck_assert_uint_eq(load_err.offset, 64 + 4 * 48);
-		ck_assert_ptr_nonnull(
-			strstr(load_err.message, "(view 4, byte offset 256)"));
-	}
-	free(p);
 }
 END_TEST
 
@@ -381,7 +301,7 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("format");
-	TCase *t = tcase_create("header");
+	TCase *t = tu_tcase(s, "header", 0);
 
 	tcase_add_loop_test(t, test_header_case, 0,
 			    sizeof(header_cases) / sizeof(header_cases[0]));
@@ -390,36 +310,23 @@ static Suite *suite(void)
 	tcase_add_test(t, test_short_buffer);
 	tcase_add_test(t, test_header_init_rejects);
 	tcase_add_test(t, test_pixel_types);
-	suite_add_tcase(s, t);
 
-	t = tcase_create("files");
-	tcase_add_test(t, test_missing_file);
-	tcase_add_test(t, test_directory);
-	tcase_add_test(t, test_empty_file);
-	tcase_add_test(t, test_bad_magic_file);
-	tcase_add_test(t, test_truncated_counts_views);
-	tcase_add_test(t, test_header_only);
-	tcase_add_test(t, test_trailing_bytes);
-	tcase_add_test(t, test_view_index_mismatch);
+	t = tu_tcase(s, "files", 0);
+	/* The parallel loader with each of its worker counts. */
+	tcase_add_loop_test(t, test_damaged_files,
+			    tu_matrix_first(PARLOAD_STRATEGY_PARALLEL),
+			    tu_matrix_end(PARLOAD_STRATEGY_PARALLEL));
 	tcase_add_test(t, test_read_header_reports_size);
-	suite_add_tcase(s, t);
 
-	t = tcase_create("errors");
+	t = tu_tcase(s, "errors", 0);
 	tcase_add_test(t, test_error_table);
 	tcase_add_test(t, test_message_format);
 	tcase_add_test(t, test_message_cut_not_overrun);
 	tcase_add_test(t, test_crc32c_check_value);
-	suite_add_tcase(s, t);
 	return s;
 }
 
 int main(void)
 {
-	SRunner *r = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(r, CK_NORMAL);
-	failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run(suite());
 }

@@ -20,12 +20,7 @@
 #include "internal.h"
 #include "testutil.h"
 
-static const struct shape {
-	uint64_t views;
-	uint32_t width, height;
-	int type;
-	uint32_t flags;
-} shapes[] = {
+static const tu_shape shapes[] = {
 	{ 0, 16, 16, PARLOAD_PIXEL_U16, 0 },
 	{ 1, 16, 16, PARLOAD_PIXEL_U16, 0 },
 	{ 1, 1, 1, PARLOAD_PIXEL_U8, 0 },
@@ -66,7 +61,7 @@ static void load_and_compare(const char *path, const parload_options *base,
 
 START_TEST(test_shape_every_thread_count)
 {
-	const struct shape *s = &shapes[_i];
+	const tu_shape *s = &shapes[_i];
 	char name[64];
 	char *path;
 	tu_soa ref;
@@ -74,8 +69,7 @@ START_TEST(test_shape_every_thread_count)
 
 	snprintf(name, sizeof(name), "shape%d.raw", _i);
 	path = tu_path(name);
-	tu_write_stream(path, s->views, s->width, s->height, s->type, s->flags,
-			100 + (uint64_t)_i);
+	tu_write_shape(path, s, 100 + (uint64_t)_i);
 	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
 	parload_options_init(&o);
 	for (size_t k = 0; k < sizeof(thread_counts) / sizeof(*thread_counts);
@@ -334,10 +328,7 @@ START_TEST(test_load_into_caller_buffers)
 	tu_write_stream(path, 37, 21, 5, PARLOAD_PIXEL_U16, 0, 8);
 	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
 	ck_assert_int_eq(parload_read_header(path, &h, NULL), 0);
-	b.headers_size = h.view_count * sizeof(parload_view_header);
-	b.pixels_size = h.view_count * h.payload_size;
-	b.headers = malloc(b.headers_size);
-	b.pixels = malloc(b.pixels_size);
+	tu_buffers_new(&b, h.view_count, h.payload_size);
 	for (size_t k = 0; k < sizeof(strategies) / sizeof(*strategies); k++)
 		for (unsigned t = 1; t <= 3; t++) {
 			parload_options o;
@@ -376,8 +367,7 @@ START_TEST(test_load_into_caller_buffers)
 					 PARLOAD_EINVAL);
 			parload_loader_free(l);
 		}
-	free(b.headers);
-	free(b.pixels);
+	tu_buffers_free(&b);
 	tu_soa_free(&ref);
 	free(path);
 }

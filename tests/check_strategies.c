@@ -7,64 +7,62 @@
 #include "config.h"
 
 #include <check.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "damage.h"
+#include "matrix.h"
 #include "testutil.h"
 
-static const parload_strategy strategies[] = {
-	PARLOAD_STRATEGY_BULK, PARLOAD_STRATEGY_SEQUENTIAL,
-	PARLOAD_STRATEGY_TWO_PASS, PARLOAD_STRATEGY_MMAP,
-};
-#define N_STRATEGIES (sizeof(strategies) / sizeof(strategies[0]))
-static const parload_io ios[] = { PARLOAD_IO_POSIX, PARLOAD_IO_STDIO };
-static const size_t buffers[] = { 0, PARLOAD_BUFFER_DEFAULT, 4096,
-				  (size_t)1 << 20 };
-
-static const char *strategy_name(parload_strategy s)
+/* The parallel loader the others are compared with. */
+static const tu_config *parallel(void)
 {
-	switch (s) {
-	case PARLOAD_STRATEGY_PARALLEL: return "parallel";
-	case PARLOAD_STRATEGY_BULK: return "bulk";
-	case PARLOAD_STRATEGY_SEQUENTIAL: return "sequential";
-	case PARLOAD_STRATEGY_TWO_PASS: return "two-pass";
-	case PARLOAD_STRATEGY_MMAP: return "mmap";
+	return tu_parallel(2);
+}
+
+/* A single-threaded strategy that does not read through an I/O API must
+ * ignore the API and buffering it is given: it is tried with every one. */
+static int variants(const tu_config *c)
+{
+	return parload_strategy_uses_io(c->strategy) ||
+		       c->strategy == PARLOAD_STRATEGY_PARALLEL ?
+		       1 :
+		       tu_io_variants();
+}
+
+static tu_config variant(const tu_config *c, int k)
+{
+	tu_config v = *c;
+
+	if (variants(c) > 1) {
+		tu_io_variant(k, &v.io, &v.buffer);
+		snprintf(v.label, sizeof(v.label), "%.40s, io %d, buffer %zu",
+			 c->label, v.io, v.buffer);
 	}
-	return "?";
+	return v;
 }
 
-static void options(parload_options *o, parload_strategy s, parload_io io,
-		    size_t buffer, parload_error *err)
-{
-	parload_options_init(o);
-	o->strategy = s;
-	o->io = io;
-	o->buffer_size = buffer;
-	o->threads = s == PARLOAD_STRATEGY_PARALLEL ? 2 : 0;
-	o->error = err;
-}
-
-static int load(const char *path, parload_strategy s, parload_io io,
-		size_t buffer, parload_dataset *ds, parload_error *err)
+/* Load path with c, at most max_read bytes a read call (0: the default);
+ * err is cleared first. */
+static int load_capped(const char *path, const tu_config *c, size_t max_read,
+		       parload_dataset *ds, parload_error *err)
 {
 	parload_options o;
 
-	options(&o, s, io, buffer, err);
+	tu_config_options(&o, c, 0);
+	o.error = err;
+	o.max_read = max_read;
 	memset(err, 0, sizeof(*err));
 	return parload_load(path, &o, ds);
 }
 
-static uint64_t file_size(const char *path)
+static int load(const char *path, const tu_config *c, parload_dataset *ds,
+		parload_error *err)
 {
-	struct stat st;
-
-	ck_assert_int_eq(stat(path, &st), 0);
-	return (uint64_t)st.st_size;
+	return load_capped(path, c, 0, ds, err);
 }
 
 static void assert_same_dataset(const parload_dataset *a,
@@ -86,12 +84,7 @@ static void assert_same_dataset(const parload_dataset *a,
 
 /* ---- every shape, every combination ---- */
 
-static const struct shape {
-	uint64_t views;
-	uint32_t width, height;
-	int type;
-	uint32_t flags;
-} shapes[] = {
+static const tu_shape shapes[] = {
 	{ 0, 4, 4, PARLOAD_PIXEL_U16, 0 },        /* empty stream */
 	{ 1, 96, 64, PARLOAD_PIXEL_U16, 0 },      /* one view */
 	{ 9, 1, 1, PARLOAD_PIXEL_U8, 0 },         /* 1-pixel views */
@@ -108,51 +101,73 @@ static const struct shape {
 };
 #define N_SHAPES ((int)(sizeof(shapes) / sizeof(shapes[0])))
 
+/* Every shape is written, read by the reference and loaded by the
+ * parallel loader once, before Check forks for the tests; so is the
+ * stream loaded a few bytes a read call. */
+static char *shape_path[N_SHAPES];
+static tu_soa shape_ref[N_SHAPES];
+static parload_dataset shape_par[N_SHAPES];
+static char *capped_path;
+static tu_soa capped_ref;
+
+static void shapes_setup(void)
+{
+	for (int i = 0; i < N_SHAPES; i++) {
+		const tu_shape *s = &shapes[i];
+		parload_error err;
+		char name[64];
+
+		snprintf(name, sizeof(name), "shape%d.raw", i);
+		shape_path[i] = tu_path(name);
+		tu_write_shape(shape_path[i], s, 1000 + (uint64_t)i);
+		ck_assert_int_eq(tu_serial_read(shape_path[i], &shape_ref[i]),
+				 0);
+		ck_assert_msg(load(shape_path[i], parallel(), &shape_par[i],
+				   &err) == 0,
+			      "parallel: %s", err.message);
+		tu_assert_same(&shape_par[i], &shape_ref[i]);
+	}
+	capped_path = tu_path("maxread.raw");
+	tu_write_stream(capped_path, 11, 13, 7, PARLOAD_PIXEL_U16, 0, 77);
+	ck_assert_int_eq(tu_serial_read(capped_path, &capped_ref), 0);
+}
+
+static void shapes_teardown(void)
+{
+	for (int i = 0; i < N_SHAPES; i++) {
+		parload_dataset_free(&shape_par[i]);
+		tu_soa_free(&shape_ref[i]);
+		free(shape_path[i]);
+	}
+	tu_soa_free(&capped_ref);
+	free(capped_path);
+}
+
+/* One configuration loads every shape as the reference and the parallel
+ * loader do, and says which strategy it used. */
 START_TEST(test_every_combination_identical)
 {
-	const struct shape *s = &shapes[_i];
-	char name[64];
-	char *path;
-	tu_soa ref;
-	parload_dataset par, ds;
-	parload_error err;
-	int rc;
+	const tu_config *c = tu_matrix(_i);
 
-	snprintf(name, sizeof(name), "shape%d.raw", _i);
-	path = tu_path(name);
-	tu_write_stream(path, s->views, s->width, s->height, s->type,
-			s->flags, 1000 + (uint64_t)_i);
-	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
+	for (int si = 0; si < N_SHAPES; si++) {
+		for (int k = 0; k < variants(c); k++) {
+			tu_config v = variant(c, k);
+			parload_dataset ds;
+			parload_error err;
+			char what[160];
 
-	rc = load(path, PARLOAD_STRATEGY_PARALLEL, PARLOAD_IO_POSIX,
-		  PARLOAD_BUFFER_DEFAULT, &par, &err);
-	ck_assert_msg(rc == 0, "parallel: %s", err.message);
-	tu_assert_same(&par, &ref);
-
-	for (size_t si = 0; si < N_STRATEGIES; si++)
-		for (size_t ii = 0; ii < 2; ii++)
-			for (size_t bi = 0; bi < 4; bi++) {
-				char what[128];
-
-				snprintf(what, sizeof(what),
-					 "%s %s buffer %zu (shape %d)",
-					 strategy_name(strategies[si]),
-					 ios[ii] ? "stdio" : "posix",
-					 buffers[bi], _i);
-				rc = load(path, strategies[si], ios[ii],
-					  buffers[bi], &ds, &err);
-				ck_assert_msg(rc == 0, "%s: %s", what,
-					      err.message);
-				tu_assert_same(&ds, &ref);
-				assert_same_dataset(&ds, &par, what);
-				ck_assert_int_eq(ds.stats.strategy,
-						 strategies[si]);
+			snprintf(what, sizeof(what), "%s (shape %d)", v.label,
+				 si);
+			ck_assert_msg(load(shape_path[si], &v, &ds, &err) == 0,
+				      "%s: %s", what, err.message);
+			tu_assert_same(&ds, &shape_ref[si]);
+			assert_same_dataset(&ds, &shape_par[si], what);
+			ck_assert_int_eq(ds.stats.strategy, c->strategy);
+			if (c->strategy != PARLOAD_STRATEGY_PARALLEL)
 				ck_assert_uint_eq(ds.stats.threads, 1);
-				parload_dataset_free(&ds);
-			}
-	parload_dataset_free(&par);
-	tu_soa_free(&ref);
-	free(path);
+			parload_dataset_free(&ds);
+		}
+	}
 }
 END_TEST
 
@@ -160,145 +175,72 @@ END_TEST
  * requests; the data must not change. */
 START_TEST(test_tiny_max_read_identical)
 {
-	char *path = tu_path("maxread.raw");
-	tu_soa ref;
-	parload_options o;
+	const tu_config *c = tu_matrix(_i);
 	parload_dataset ds;
 	parload_error err;
 
-	tu_write_stream(path, 11, 13, 7, PARLOAD_PIXEL_U16, 0, 77);
-	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
-	for (size_t si = 0; si < N_STRATEGIES; si++)
-		for (size_t ii = 0; ii < 2; ii++)
-			for (size_t bi = 0; bi < 4; bi++) {
-				options(&o, strategies[si], ios[ii],
-					buffers[bi], &err);
-				o.max_read = 7;
-				ck_assert_msg(parload_load(path, &o, &ds) == 0,
-					      "%s", err.message);
-				tu_assert_same(&ds, &ref);
-				parload_dataset_free(&ds);
-			}
-	tu_soa_free(&ref);
-	free(path);
+	ck_assert_msg(load_capped(capped_path, c, 7, &ds, &err) == 0, "%s: %s",
+		      c->label, err.message);
+	tu_assert_same(&ds, &capped_ref);
+	parload_dataset_free(&ds);
 }
 END_TEST
 
 /* ---- the same errors as the parallel loader ---- */
 
-enum bad {
-	BAD_TRUNCATED,  /* cut inside a payload */
-	BAD_TRAILING,   /* a byte after the last view */
-	BAD_VIEWINDEX,  /* view 3 says it is view 4 */
-	BAD_MAGIC,
-	BAD_SHORT,      /* shorter than the file header */
-	BAD_EMPTY,
-	BAD_MISSING,    /* no such file */
-	BAD_DIRECTORY,
-	BAD_VERSION,
-	BAD_GEOMETRY,
-	BAD_COUNT_
-};
+/* Every damaged file (damage.h) is made, and loaded by the parallel
+ * loader, once before Check forks. */
+static char *damage_path[64];
+static parload_error damage_err[64];
 
-static const int bad_codes[BAD_COUNT_] = {
-	PARLOAD_ETRUNCATED, PARLOAD_ETRAILING, PARLOAD_EVIEWINDEX,
-	PARLOAD_EMAGIC, PARLOAD_ETRUNCATED, PARLOAD_ETRUNCATED,
-	PARLOAD_EOPEN, PARLOAD_ENOTREG, PARLOAD_EVERSION,
-	PARLOAD_EGEOMETRY,
-};
-
-static char *make_bad(enum bad b)
+static void damages_setup(void)
 {
-	char name[32];
-	char *path;
-	const uint32_t w = 5, hgt = 3; /* u16: 30-byte payloads */
-	const uint64_t rec = 32 + 30;
+	static const parload_dataset zero;
 
-	snprintf(name, sizeof(name), "bad%d.raw", (int)b);
-	path = tu_path(name);
-	if (b == BAD_MISSING)
-		return path;
-	if (b == BAD_DIRECTORY) {
-		ck_assert_int_eq(mkdir(path, 0700), 0);
-		return path;
-	}
-	tu_write_stream(path, 6, w, hgt, PARLOAD_PIXEL_U16, 0, 5);
-	switch (b) {
-	case BAD_TRUNCATED:
-		tu_truncate(path, 64 + 4 * rec + 40);
-		break;
-	case BAD_TRAILING:
-		tu_truncate(path, 64 + 6 * rec + 1);
-		break;
-	case BAD_VIEWINDEX: {
-		uint64_t four = 4;
+	ck_assert_int_le(tu_n_damages, 64);
+	for (int i = 0; i < tu_n_damages; i++) {
+		parload_dataset ds;
 
-		tu_patch(path, 64 + 3 * rec, &four, sizeof(four));
-		break;
+		damage_path[i] = tu_damaged_file(i);
+		ck_assert_int_eq(load(damage_path[i], parallel(), &ds,
+				      &damage_err[i]),
+				 tu_damages[i].code);
+		ck_assert_int_eq(memcmp(&ds, &zero, sizeof(ds)), 0);
 	}
-	case BAD_MAGIC:
-		tu_patch(path, 1, "X", 1);
-		break;
-	case BAD_SHORT:
-		tu_truncate(path, 10);
-		break;
-	case BAD_EMPTY:
-		tu_truncate(path, 0);
-		break;
-	case BAD_VERSION: {
-		uint16_t v = 2;
+}
 
-		tu_patch(path, 8, &v, sizeof(v));
-		break;
-	}
-	case BAD_GEOMETRY: {
-		uint16_t bpp = 4;
-
-		tu_patch(path, 34, &bpp, sizeof(bpp));
-		break;
-	}
-	default:
-		break;
-	}
-	return path;
+static void damages_teardown(void)
+{
+	for (int i = 0; i < tu_n_damages; i++)
+		free(damage_path[i]);
 }
 
 START_TEST(test_same_errors_as_parallel)
 {
 	static const parload_dataset zero;
-	char *path = make_bad((enum bad)_i);
-	parload_dataset ds;
-	parload_error perr, err;
-	int prc;
+	const tu_config *c = tu_matrix(_i);
 
-	prc = load(path, PARLOAD_STRATEGY_PARALLEL, PARLOAD_IO_POSIX,
-		   PARLOAD_BUFFER_DEFAULT, &ds, &perr);
-	ck_assert_int_eq(prc, bad_codes[_i]);
-	ck_assert_int_eq(memcmp(&ds, &zero, sizeof(ds)), 0);
-	for (size_t si = 0; si < N_STRATEGIES; si++)
-		for (size_t ii = 0; ii < 2; ii++)
-			for (size_t bi = 0; bi < 4; bi++) {
-				int rc = load(path, strategies[si], ios[ii],
-					      buffers[bi], &ds, &err);
+	for (int i = 0; i < tu_n_damages; i++) {
+		const parload_error *perr = &damage_err[i];
 
-				ck_assert_msg(rc == prc,
-					      "%s %s buffer %zu: %s, parallel "
-					      "%s",
-					      strategy_name(strategies[si]),
-					      ios[ii] ? "stdio" : "posix",
-					      buffers[bi],
-					      parload_err_name(rc),
-					      parload_err_name(prc));
-				ck_assert_str_eq(err.message, perr.message);
-				ck_assert_uint_eq(err.view, perr.view);
-				ck_assert_uint_eq(err.offset, perr.offset);
-				ck_assert_int_eq(err.sys_errno,
-						 perr.sys_errno);
-				/* Nothing is left behind. */
-				ck_assert_int_eq(memcmp(&ds, &zero,
-							sizeof(ds)), 0);
-			}
-	free(path);
+		for (int k = 0; k < variants(c); k++) {
+			tu_config v = variant(c, k);
+			parload_dataset ds;
+			parload_error err;
+			int rc = load(damage_path[i], &v, &ds, &err);
+
+			ck_assert_msg(rc == perr->code,
+				      "%s, %s: %s, parallel %s", v.label,
+				      tu_damages[i].what, parload_err_name(rc),
+				      parload_err_name(perr->code));
+			ck_assert_str_eq(err.message, perr->message);
+			ck_assert_uint_eq(err.view, perr->view);
+			ck_assert_uint_eq(err.offset, perr->offset);
+			ck_assert_int_eq(err.sys_errno, perr->sys_errno);
+			/* Nothing is left behind. */
+			ck_assert_int_eq(memcmp(&ds, &zero, sizeof(ds)), 0);
+		}
+	}
 }
 END_TEST
 
@@ -313,17 +255,24 @@ static char *tiny_stream(const char *name, uint64_t n)
 	return path;
 }
 
-static uint64_t calls(const char *path, parload_strategy s, parload_io io,
-		      size_t buffer, size_t max_read)
+/* A configuration outside the matrix: s with io and buffer. */
+static tu_config setting(int s, int io, size_t buffer)
 {
-	parload_options o;
+	tu_config c = { "", s, 0, io, buffer };
+
+	return c;
+}
+
+static uint64_t calls(const char *path, int s, int io, size_t buffer,
+		      size_t max_read)
+{
+	const tu_config cf = setting(s, io, buffer);
 	parload_dataset ds;
 	parload_error err;
 	uint64_t c;
 
-	options(&o, s, io, buffer, &err);
-	o.max_read = max_read;
-	ck_assert_msg(parload_load(path, &o, &ds) == 0, "%s", err.message);
+	ck_assert_msg(load_capped(path, &cf, max_read, &ds, &err) == 0, "%s",
+		      err.message);
 	ck_assert_double_gt(ds.stats.seconds, 0.0);
 	c = ds.stats.read_calls;
 	parload_dataset_free(&ds);
@@ -340,9 +289,7 @@ static bool proc_io_readable(void)
  * system call): exact only without it. */
 static bool stdio_counts_exact(void)
 {
-	const char *pre = getenv("LD_PRELOAD");
-
-	return proc_io_readable() && !(pre && strstr(pre, "vgpreload"));
+	return proc_io_readable() && !tu_under_valgrind();
 }
 
 /* One read for the file header and two per view; the size came from
@@ -390,7 +337,7 @@ END_TEST
 START_TEST(test_buffered_posix_reads_buffer_sized_steps)
 {
 	char *path = tiny_stream("bufsteps.raw", 1000);
-	uint64_t size = file_size(path);
+	uint64_t size = tu_file_size(path);
 
 	ck_assert_uint_eq(calls(path, PARLOAD_STRATEGY_SEQUENTIAL,
 				PARLOAD_IO_POSIX, 4096, 0),
@@ -431,15 +378,16 @@ START_TEST(test_buffer_reduces_calls_for_tiny_views)
 {
 	char *path = tiny_stream("tinybuf.raw", 1000);
 
-	for (size_t si = 0; si < 3; si++) {
-		uint64_t unbuf = calls(path, strategies[si], PARLOAD_IO_POSIX,
-				       0, 0);
-		uint64_t buf = calls(path, strategies[si], PARLOAD_IO_POSIX,
-				     4096, 0);
+	for (int s = 0; s < PARLOAD_STRATEGY_COUNT_; s++) {
+		uint64_t unbuf, buf;
 
+		if (!parload_strategy_uses_io(s))
+			continue;
+		unbuf = calls(path, s, PARLOAD_IO_POSIX, 0, 0);
+		buf = calls(path, s, PARLOAD_IO_POSIX, 4096, 0);
 		ck_assert_uint_gt(unbuf, 0);
 		ck_assert_uint_gt(buf, 0);
-		if (strategies[si] != PARLOAD_STRATEGY_BULK)
+		if (s != PARLOAD_STRATEGY_BULK)
 			ck_assert_uint_lt(buf * 10, unbuf);
 		else
 			ck_assert_uint_le(buf, unbuf);
@@ -466,11 +414,12 @@ START_TEST(test_mmap_counts_no_reads)
 	char *path = tiny_stream("mmapstats.raw", 20);
 	parload_dataset ds;
 	parload_error err;
+	const tu_config mm = setting(PARLOAD_STRATEGY_MMAP, PARLOAD_IO_POSIX,
+				     0);
 
-	ck_assert_int_eq(load(path, PARLOAD_STRATEGY_MMAP, PARLOAD_IO_POSIX,
-			      0, &ds, &err), 0);
+	ck_assert_int_eq(load(path, &mm, &ds, &err), 0);
 	ck_assert_uint_eq(ds.stats.read_calls, 0);
-	ck_assert_uint_eq(ds.stats.bytes_read, file_size(path));
+	ck_assert_uint_eq(ds.stats.bytes_read, tu_file_size(path));
 	ck_assert_uint_eq(ds.stats.threads, 1);
 	parload_dataset_free(&ds);
 	free(path);
@@ -481,27 +430,18 @@ END_TEST
  * unbuffered read nothing twice. */
 START_TEST(test_bytes_read_cover_the_file)
 {
+	const tu_config *c = tu_matrix(_i);
 	char *path = tiny_stream("bytes.raw", 300);
-	uint64_t size = file_size(path);
+	uint64_t size = tu_file_size(path);
+	parload_dataset ds;
+	parload_error err;
 
-	for (size_t si = 0; si < 3; si++)
-		for (size_t ii = 0; ii < 2; ii++)
-			for (size_t bi = 0; bi < 4; bi++) {
-				parload_dataset ds;
-				parload_error err;
-
-				ck_assert_int_eq(load(path, strategies[si],
-						      ios[ii], buffers[bi],
-						      &ds, &err), 0);
-				ck_assert_uint_ge(ds.stats.bytes_read, size);
-				if (buffers[bi] == 0 &&
-				    strategies[si] != PARLOAD_STRATEGY_TWO_PASS &&
-				    (ios[ii] == PARLOAD_IO_POSIX ||
-				     stdio_counts_exact()))
-					ck_assert_uint_eq(ds.stats.bytes_read,
-							  size);
-				parload_dataset_free(&ds);
-			}
+	ck_assert_int_eq(load(path, c, &ds, &err), 0);
+	ck_assert_uint_ge(ds.stats.bytes_read, size);
+	if (c->buffer == 0 && c->strategy != PARLOAD_STRATEGY_TWO_PASS &&
+	    (c->io == PARLOAD_IO_POSIX || stdio_counts_exact()))
+		ck_assert_uint_eq(ds.stats.bytes_read, size);
+	parload_dataset_free(&ds);
 	free(path);
 }
 END_TEST
@@ -509,18 +449,17 @@ END_TEST
 static Suite *suite(void)
 {
 	Suite *s = suite_create("strategies");
-	TCase *t = tcase_create("identical");
+	TCase *t = tu_tcase(s, "identical", 60);
 
-	tcase_set_timeout(t, 60);
-	tcase_add_loop_test(t, test_every_combination_identical, 0, N_SHAPES);
-	tcase_add_test(t, test_tiny_max_read_identical);
-	suite_add_tcase(s, t);
+	tcase_add_unchecked_fixture(t, shapes_setup, shapes_teardown);
+	tu_add_matrix_test(t, test_every_combination_identical);
+	tu_add_matrix_test(t, test_tiny_max_read_identical);
 
-	t = tcase_create("errors");
-	tcase_add_loop_test(t, test_same_errors_as_parallel, 0, BAD_COUNT_);
-	suite_add_tcase(s, t);
+	t = tu_tcase(s, "errors", 0);
+	tcase_add_unchecked_fixture(t, damages_setup, damages_teardown);
+	tu_add_matrix_test(t, test_same_errors_as_parallel);
 
-	t = tcase_create("stats");
+	t = tu_tcase(s, "stats", 0);
 	tcase_add_test(t, test_sequential_posix_unbuffered_calls);
 	tcase_add_test(t, test_two_pass_posix_unbuffered_calls);
 	tcase_add_test(t, test_bulk_posix_calls_follow_max_read);
@@ -528,18 +467,16 @@ static Suite *suite(void)
 	tcase_add_test(t, test_stdio_unbuffered_calls_counted);
 	tcase_add_test(t, test_buffer_reduces_calls_for_tiny_views);
 	tcase_add_test(t, test_mmap_counts_no_reads);
-	tcase_add_test(t, test_bytes_read_cover_the_file);
-	suite_add_tcase(s, t);
+	/* Every configuration that reads through an I/O API. */
+	for (int st = 0; st < PARLOAD_STRATEGY_COUNT_; st++)
+		if (parload_strategy_uses_io(st))
+			tcase_add_loop_test(t, test_bytes_read_cover_the_file,
+					    tu_matrix_first(st),
+					    tu_matrix_end(st));
 	return s;
 }
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run(suite());
 }

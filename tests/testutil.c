@@ -4,10 +4,17 @@
 #include "config.h"
 
 #include <check.h>
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gen.h"
@@ -62,6 +69,12 @@ void tu_write_stream(const char *path, uint64_t views, uint32_t width,
 	ck_assert_msg(rc == 0, "writing %s: %s", path, err.message);
 }
 
+void tu_write_shape(const char *path, const tu_shape *s, uint64_t seed)
+{
+	tu_write_stream(path, s->views, s->width, s->height, s->type, s->flags,
+			seed);
+}
+
 void tu_write_file(const char *path, const void *data, size_t len)
 {
 	FILE *f = fopen(path, "wb");
@@ -83,6 +96,78 @@ void tu_patch(const char *path, uint64_t offset, const void *data, size_t len)
 void tu_truncate(const char *path, uint64_t len)
 {
 	ck_assert_int_eq(truncate(path, (off_t)len), 0);
+}
+
+void tu_flip(const char *path, uint64_t offset)
+{
+	unsigned char c;
+	int fd = open(path, O_RDWR);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, &c, 1, (off_t)offset), 1);
+	c ^= 0xff;
+	ck_assert_int_eq(pwrite(fd, &c, 1, (off_t)offset), 1);
+	close(fd);
+}
+
+unsigned char *tu_read_all(const char *path, size_t *len)
+{
+	struct stat st;
+	unsigned char *b;
+	int fd = open(path, O_RDONLY);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	*len = (size_t)st.st_size;
+	b = malloc(*len + 1);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(pread(fd, b, *len, 0), (ssize_t)*len);
+	close(fd);
+	return b;
+}
+
+uint64_t tu_file_size(const char *path)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	return (uint64_t)st.st_size;
+}
+
+uint64_t tu_view_off(uint64_t payload_size, uint64_t v)
+{
+	return PARLOAD_FILE_HEADER_SIZE +
+	       v * (PARLOAD_VIEW_HEADER_SIZE + payload_size);
+}
+
+uint64_t tu_payload_off(uint64_t payload_size, uint64_t v)
+{
+	return tu_view_off(payload_size, v) + PARLOAD_VIEW_HEADER_SIZE;
+}
+
+char *tu_crc_stream(const char *name, uint32_t flags)
+{
+	char *path = tu_path(name);
+
+	tu_write_stream(path, TU_CRC_VIEWS, 33, 17, PARLOAD_PIXEL_U16, flags,
+			5);
+	return path;
+}
+
+void tu_buffers_new(parload_buffers *b, uint64_t views,
+		    uint64_t payload_size)
+{
+	b->headers_size = views * PARLOAD_VIEW_HEADER_SIZE;
+	b->pixels_size = views * payload_size;
+	b->headers = malloc(b->headers_size);
+	b->pixels = malloc(b->pixels_size);
+	ck_assert(b->headers && b->pixels);
+}
+
+void tu_buffers_free(parload_buffers *b)
+{
+	free(b->headers);
+	free(b->pixels);
 }
 
 static uint64_t get64(const unsigned char *p)
@@ -147,4 +232,139 @@ void tu_assert_same(const parload_dataset *ds, const tu_soa *ref)
 				ref->view_count * 32), 0);
 	ck_assert_int_eq(memcmp(ds->pixels, ref->pixels,
 				ref->view_count * ref->payload_size), 0);
+}
+
+void tu_assert_prefix(const parload_dataset *ds, const tu_soa *ref,
+		      uint64_t n, const char *what)
+{
+	ck_assert_msg(ds->file_header.view_count == n,
+		      "%s: %" PRIu64 " views, expected %" PRIu64, what,
+		      ds->file_header.view_count, n);
+	if (n == 0)
+		return;
+	ck_assert_msg(memcmp(ds->headers, ref->headers, n * 32) == 0,
+		      "%s: view headers differ", what);
+	ck_assert_msg(memcmp(ds->pixels, ref->pixels,
+			     n * ref->payload_size) == 0,
+		      "%s: pixels differ", what);
+}
+
+void tu_assert_empty(const parload_dataset *ds, const char *what)
+{
+	ck_assert_msg(!ds->headers && !ds->pixels && !ds->bad_views &&
+			      ds->bad_view_count == 0 &&
+			      ds->file_header.view_count == 0,
+		      "%s: a failed load left a dataset behind", what);
+}
+
+void tu_assert_bad_views(const parload_dataset *ds, const uint64_t *want,
+			 uint64_t n, const char *what)
+{
+	ck_assert_msg(ds->bad_view_count == n,
+		      "%s: %" PRIu64 " bad views listed, expected %" PRIu64,
+		      what, ds->bad_view_count, n);
+	for (uint64_t k = 0; k < n; k++)
+		ck_assert_msg(ds->bad_views[k] == want[k],
+			      "%s: bad view %" PRIu64 " is %" PRIu64
+			      ", expected %" PRIu64,
+			      what, k, ds->bad_views[k], want[k]);
+}
+
+/* ---- streams: a thread writes bytes into a pipe or a socket ---- */
+
+typedef struct feeder {
+	int fd;
+	const unsigned char *data;
+	size_t len;
+	size_t chunk; /* bytes per write() */
+	pthread_t thread;
+} feeder;
+
+static void *feed(void *arg)
+{
+	feeder *f = arg;
+	size_t done = 0;
+
+	while (done < f->len) {
+		size_t n = f->len - done < f->chunk ? f->len - done : f->chunk;
+		ssize_t k = write(f->fd, f->data + done, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break; /* the reader stopped early (EPIPE) */
+		done += (size_t)k;
+	}
+	close(f->fd);
+	return NULL;
+}
+
+int tu_load_fed(parload_loader *l, const unsigned char *data, size_t len,
+		size_t chunk, int via, const char *name, parload_dataset *ds,
+		parload_error *err)
+{
+	feeder f;
+	int fds[2], rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (via == TU_VIA_SOCKET)
+		ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+	else
+		ck_assert_int_eq(pipe(fds), 0);
+	if (via == TU_VIA_PIPE_NONBLOCK)
+		ck_assert_int_eq(fcntl(fds[0], F_SETFL, O_NONBLOCK), 0);
+	f.fd = fds[1];
+	f.data = data;
+	f.len = len;
+	f.chunk = chunk;
+	ck_assert_int_eq(pthread_create(&f.thread, NULL, feed, &f), 0);
+	memset(err, 0, sizeof(*err));
+	rc = parload_loader_load_fd(l, fds[0], name, ds, err);
+	/* The reader is done: a writer still writing gets EPIPE. */
+	close(fds[0]);
+	ck_assert_int_eq(pthread_join(f.thread, NULL), 0);
+	return rc;
+}
+
+/* ---- the process ---- */
+
+int tu_count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+bool tu_under_valgrind(void)
+{
+	const char *p = getenv("LD_PRELOAD");
+
+	return p && strstr(p, "vgpreload");
+}
+
+TCase *tu_tcase(Suite *s, const char *name, double timeout)
+{
+	TCase *t = tcase_create(name);
+
+	if (timeout > 0)
+		tcase_set_timeout(t, timeout);
+	suite_add_tcase(s, t);
+	return t;
+}
+
+int tu_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -1,14 +1,19 @@
 /*
  * testutil.h - what the Check suites share: scratch files, deterministic
- * streams, and an independent serial reader to compare loads against.
+ * streams, an independent serial reader to compare loads against, streams
+ * fed through pipes, and what the process holds.
  */
 #ifndef PARLOAD_TESTUTIL_H
 #define PARLOAD_TESTUTIL_H
 
+#include <check.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "parload.h"
+
+#define TU_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* A path in this process's scratch directory (made on first use, removed
  * at exit).  The string is the caller's to free. */
@@ -20,12 +25,46 @@ void tu_write_stream(const char *path, uint64_t views, uint32_t width,
 		     uint32_t height, int pixel_type, uint32_t flags,
 		     uint64_t seed);
 
+/* The shape of a stream, for tables of them. */
+typedef struct tu_shape {
+	uint64_t views;
+	uint32_t width, height;
+	int type;       /* PARLOAD_PIXEL_* */
+	uint32_t flags; /* PARLOAD_FLAG_* */
+} tu_shape;
+
+/* tu_write_stream() of that shape. */
+void tu_write_shape(const char *path, const tu_shape *s, uint64_t seed);
+
 /* Write len bytes to path, replacing it. */
 void tu_write_file(const char *path, const void *data, size_t len);
 /* Overwrite len bytes at offset. */
 void tu_patch(const char *path, uint64_t offset, const void *data, size_t len);
 /* Cut or extend (with zeros) to len bytes. */
 void tu_truncate(const char *path, uint64_t len);
+/* Flip every bit of the byte at offset (twice restores it). */
+void tu_flip(const char *path, uint64_t offset);
+/* The whole file in a fresh buffer one byte longer than *len, for a
+ * trailing byte. */
+unsigned char *tu_read_all(const char *path, size_t *len);
+uint64_t tu_file_size(const char *path);
+
+/* Where view v's header and its payload start in a stream of payloads of
+ * payload_size bytes. */
+uint64_t tu_view_off(uint64_t payload_size, uint64_t v);
+uint64_t tu_payload_off(uint64_t payload_size, uint64_t v);
+
+/* A stream of TU_CRC_VIEWS views of 33 x 17 u16 (TU_CRC_PS bytes each),
+ * with flags (PARLOAD_FLAG_CRC32C or 0). */
+#define TU_CRC_VIEWS 10
+#define TU_CRC_PS ((uint64_t)33 * 17 * 2)
+char *tu_crc_stream(const char *name, uint32_t flags);
+
+/* The caller's memory for views views of payload_size bytes each, from
+ * malloc (not zeroed); tu_buffers_free() gives it back. */
+void tu_buffers_new(parload_buffers *b, uint64_t views,
+		    uint64_t payload_size);
+void tu_buffers_free(parload_buffers *b);
 
 /* The reference: read path with nothing but fread, one record after the
  * other, into freshly allocated arrays.  Returns 0, or -1 if the file is
@@ -42,5 +81,35 @@ void tu_soa_free(tu_soa *s);
 
 /* Assert that a dataset equals the reference byte for byte. */
 void tu_assert_same(const parload_dataset *ds, const tu_soa *ref);
+/* ds holds the first n views of ref, byte for byte. */
+void tu_assert_prefix(const parload_dataset *ds, const tu_soa *ref,
+		      uint64_t n, const char *what);
+/* A failed load left nothing behind. */
+void tu_assert_empty(const parload_dataset *ds, const char *what);
+/* ds lists exactly the n bad views in want. */
+void tu_assert_bad_views(const parload_dataset *ds, const uint64_t *want,
+			 uint64_t n, const char *what);
+
+/* How tu_load_fed() hands the bytes over. */
+enum { TU_VIA_PIPE, TU_VIA_SOCKET, TU_VIA_PIPE_NONBLOCK };
+
+/* parload_loader_load_fd() of a pipe or socket into which a thread writes
+ * len bytes of data, chunk bytes per write(), and closes its end; the
+ * stream is named name, and err is cleared first.  A writer whose reader
+ * stopped early gets EPIPE, not a signal. */
+int tu_load_fed(parload_loader *l, const unsigned char *data, size_t len,
+		size_t chunk, int via, const char *name, parload_dataset *ds,
+		parload_error *err);
+
+/* Entries of a directory, "." and ".." aside (/proc/self/task, fd). */
+int tu_count_entries(const char *dir);
+/* Under valgrind everything is slower and memory is valgrind's. */
+bool tu_under_valgrind(void);
+
+/* A test case of s, each test stopped after timeout seconds (0: Check's
+ * default). */
+TCase *tu_tcase(Suite *s, const char *name, double timeout);
+/* Run a suite; the exit status for main(). */
+int tu_run(Suite *s);
 
 #endif
