@@ -511,6 +511,26 @@ PARLOAD_API void parload_request_init(parload_request *req);
 PARLOAD_API int parload_loader_run(parload_loader *loader,
 				   const parload_request *req,
 				   parload_dataset *out, parload_error *err);
+/* The pull form of on_batch, for callers that prefer asking for the next
+ * batch (an iterator): req->on_batch must be NULL.  The load runs on a
+ * thread of its own and waits, at most one batch ahead, for each
+ * parload_stream_next(). */
+typedef struct parload_stream parload_stream;
+PARLOAD_API int parload_stream_open(parload_stream **out,
+				    parload_loader *loader,
+				    const parload_request *req,
+				    parload_error *err);
+/* 1: *batch is the next batch, valid until the next call; 0: every view
+ * was delivered; or a negative code (the load failed or was closed). */
+PARLOAD_API int parload_stream_next(parload_stream *s, parload_batch *batch,
+				    parload_error *err);
+/* End the stream, cancelling the load if it is still running, and free
+ * it.  Returns the load's result: 0 once every view was delivered (then
+ * *out, when not NULL, receives the dataset, as parload_loader_run would
+ * fill it), PARLOAD_ECANCELED for a stream closed early, or the load's
+ * error.  The loader is free for another load once it returns. */
+PARLOAD_API int parload_stream_close(parload_stream *s, parload_dataset *out);
+
 /* Load a selection of path (sel NULL: the loader's); into may be NULL. */
 PARLOAD_API int parload_loader_load_select(parload_loader *loader,
 					   const char *path,

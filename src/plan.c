@@ -98,14 +98,20 @@ static void split_views(const parload__plan *p, unsigned n, size_t align,
 				 0, 0, 0, 0 };
 	const uint64_t stride = parload__share_stride(p, &proto);
 	const uint64_t base = p->k_begin * stride;
+	/* Boundaries align in memory, not in the plan: a batch's views may
+	 * start anywhere in a page. */
+	const uint64_t at = (uint64_t)(uintptr_t)p->pixels;
 	uint64_t begin = 0;
 
 	for (unsigned w = 0; w < n; w++) {
 		uint64_t end = total;
 
 		if (w + 1 < n) {
-			end = part(total, w + 1, n) & ~((uint64_t)align - 1);
-			end = PARLOAD__MAX(end, begin);
+			uint64_t x = (at + part(total, w + 1, n)) &
+				     ~((uint64_t)align - 1);
+
+			end = x > at + begin ? PARLOAD__MIN(x - at, total) :
+					       begin;
 		}
 		shares[w] = proto;
 		shares[w].dst_begin = begin;
