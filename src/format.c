@@ -121,13 +121,134 @@ int parload_file_size(const parload_file_header *h, uint64_t *size)
 	return 0;
 }
 
+/* The fields of a header, decoded one by one: the on-disk layout is
+ * little-endian whatever the host. */
+static void decode(const unsigned char *b, parload_file_header *h)
+{
+	memcpy(h->magic, b, 8);
+	h->version_major = le16(b + 8);
+	h->version_minor = le16(b + 10);
+	h->file_header_size = le16(b + 12);
+	h->view_header_size = le16(b + 14);
+	h->view_count = le64(b + 16);
+	h->width = le32(b + 24);
+	h->height = le32(b + 28);
+	h->pixel_type = le16(b + 32);
+	h->bytes_per_pixel = le16(b + 34);
+	h->flags = le32(b + 36);
+	h->payload_size = le64(b + 40);
+	memcpy(h->reserved, b + 48, 16);
+}
+
+/* What the file is: the magic, a version this reader knows, the header
+ * sizes it knows.  Each failure names the field's byte offset. */
+static int check_identity(const parload_file_header *h, const char *path,
+			  parload_error *err)
+{
+	const unsigned char *m = h->magic;
+
+	if (memcmp(m, PARLOAD_MAGIC, 8) != 0)
+		return parload__fail(err, PARLOAD_EMAGIC, 0, path, PARLOAD_NONE,
+				     0,
+				     "bad magic: not a raw image stream "
+				     "(found %02x %02x %02x %02x %02x %02x %02x %02x)",
+				     m[0], m[1], m[2], m[3], m[4], m[5], m[6],
+				     m[7]);
+	if (h->version_major != PARLOAD_FORMAT_MAJOR)
+		return parload__fail(err, PARLOAD_EVERSION, 0, path,
+				     PARLOAD_NONE, 8,
+				     "unsupported format version %u.%u "
+				     "(this reader knows major version %d)",
+				     h->version_major, h->version_minor,
+				     PARLOAD_FORMAT_MAJOR);
+	if (h->file_header_size != PARLOAD_FILE_HEADER_SIZE)
+		return parload__fail(err, PARLOAD_EHDRSIZE, 0, path,
+				     PARLOAD_NONE, 12,
+				     "bad header sizes: file_header_size is "
+				     "%u, expected %d",
+				     h->file_header_size,
+				     PARLOAD_FILE_HEADER_SIZE);
+	if (h->view_header_size != PARLOAD_VIEW_HEADER_SIZE)
+		return parload__fail(err, PARLOAD_EHDRSIZE, 0, path,
+				     PARLOAD_NONE, 14,
+				     "bad header sizes: view_header_size is "
+				     "%u, expected %d",
+				     h->view_header_size,
+				     PARLOAD_VIEW_HEADER_SIZE);
+	return 0;
+}
+
+/* The pixels: dimensions, type and size agree with each other. */
+static int check_pixels(const parload_file_header *h, const char *path,
+			parload_error *err)
+{
+	const unsigned bpp = parload_pixel_size(h->pixel_type);
+
+	if (h->width == 0 || h->height == 0)
+		return parload__fail(err, PARLOAD_EGEOMETRY, 0, path,
+				     PARLOAD_NONE, h->width ? 28 : 24,
+				     "bad dimensions %" PRIu32 " x %" PRIu32
+				     ": width and height must be > 0",
+				     h->width, h->height);
+	if (!bpp)
+		return parload__fail(err, PARLOAD_EPIXTYPE, 0, path,
+				     PARLOAD_NONE, 32,
+				     "unknown pixel type %u", h->pixel_type);
+	if (h->bytes_per_pixel != bpp)
+		return parload__fail(err, PARLOAD_EGEOMETRY, 0, path,
+				     PARLOAD_NONE, 34,
+				     "bytes_per_pixel is %u, but pixel type "
+				     "%s has %u",
+				     h->bytes_per_pixel,
+				     parload_pixel_name(h->pixel_type), bpp);
+	if (h->flags & ~PARLOAD_FLAGS_KNOWN)
+		return parload__fail(err, PARLOAD_EFLAGS, 0, path, PARLOAD_NONE,
+				     36,
+				     "unsupported flags 0x%08" PRIx32
+				     " (known: 0x%08x)",
+				     h->flags, PARLOAD_FLAGS_KNOWN);
+	return 0;
+}
+
+/* The sizes: the payload is what the dimensions make, and the file's size
+ * fits in 64 bits. */
+static int check_sizes(const parload_file_header *h, const char *path,
+		       parload_error *err)
+{
+	const unsigned bpp = h->bytes_per_pixel;
+	/* width * height cannot overflow 64 bits; times bpp (<= 8) can. */
+	const uint64_t pixels = (uint64_t)h->width * h->height;
+	uint64_t size;
+
+	if (pixels > UINT64_MAX / bpp)
+		return parload__fail(err, PARLOAD_EOVERFLOW, 0, path,
+				     PARLOAD_NONE, 24,
+				     "sizes overflow: %" PRIu32 " x %" PRIu32
+				     " pixels of %u bytes",
+				     h->width, h->height, bpp);
+	if (h->payload_size != pixels * bpp)
+		return parload__fail(err, PARLOAD_EGEOMETRY, 0, path,
+				     PARLOAD_NONE, 40,
+				     "payload_size is %" PRIu64 ", but %" PRIu32
+				     " x %" PRIu32 " pixels of %u bytes make %"
+				     PRIu64,
+				     h->payload_size, h->width, h->height, bpp,
+				     pixels * bpp);
+	if (parload_file_size(h, &size) != 0)
+		return parload__fail(err, PARLOAD_EOVERFLOW, 0, path,
+				     PARLOAD_NONE, 16,
+				     "sizes overflow: %" PRIu64 " views of %"
+				     PRIu64 " bytes do not fit in 64 bits",
+				     h->view_count,
+				     h->payload_size + PARLOAD_VIEW_HEADER_SIZE);
+	return 0;
+}
+
 int parload_parse_file_header(const void *bytes, size_t len, const char *path,
 			      parload_file_header *out, parload_error *err)
 {
-	const unsigned char *b = bytes;
 	parload_file_header h;
-	uint64_t size, pixels;
-	unsigned bpp;
+	int rc;
 
 	if (!bytes || !out)
 		return parload__fail(err, PARLOAD_EINVAL, 0, path, PARLOAD_NONE,
@@ -139,98 +260,15 @@ int parload_parse_file_header(const void *bytes, size_t len, const char *path,
 				     "file is %zu bytes, shorter than the "
 				     "%d-byte file header",
 				     len, PARLOAD_FILE_HEADER_SIZE);
-	/* Decode field by field: the on-disk layout is little-endian. */
-	memcpy(h.magic, b, 8);
-	h.version_major = le16(b + 8);
-	h.version_minor = le16(b + 10);
-	h.file_header_size = le16(b + 12);
-	h.view_header_size = le16(b + 14);
-	h.view_count = le64(b + 16);
-	h.width = le32(b + 24);
-	h.height = le32(b + 28);
-	h.pixel_type = le16(b + 32);
-	h.bytes_per_pixel = le16(b + 34);
-	h.flags = le32(b + 36);
-	h.payload_size = le64(b + 40);
-	memcpy(h.reserved, b + 48, 16);
-
-	if (memcmp(h.magic, PARLOAD_MAGIC, 8) != 0)
-		return parload__fail(err, PARLOAD_EMAGIC, 0, path, PARLOAD_NONE,
-				     0,
-				     "bad magic: not a raw image stream "
-				     "(found %02x %02x %02x %02x %02x %02x %02x %02x)",
-				     b[0], b[1], b[2], b[3], b[4], b[5], b[6],
-				     b[7]);
-	if (h.version_major != PARLOAD_FORMAT_MAJOR)
-		return parload__fail(err, PARLOAD_EVERSION, 0, path,
-				     PARLOAD_NONE, 8,
-				     "unsupported format version %u.%u "
-				     "(this reader knows major version %d)",
-				     h.version_major, h.version_minor,
-				     PARLOAD_FORMAT_MAJOR);
-	if (h.file_header_size != PARLOAD_FILE_HEADER_SIZE)
-		return parload__fail(err, PARLOAD_EHDRSIZE, 0, path,
-				     PARLOAD_NONE, 12,
-				     "bad header sizes: file_header_size is "
-				     "%u, expected %d",
-				     h.file_header_size,
-				     PARLOAD_FILE_HEADER_SIZE);
-	if (h.view_header_size != PARLOAD_VIEW_HEADER_SIZE)
-		return parload__fail(err, PARLOAD_EHDRSIZE, 0, path,
-				     PARLOAD_NONE, 14,
-				     "bad header sizes: view_header_size is "
-				     "%u, expected %d",
-				     h.view_header_size,
-				     PARLOAD_VIEW_HEADER_SIZE);
-	if (h.width == 0 || h.height == 0)
-		return parload__fail(err, PARLOAD_EGEOMETRY, 0, path,
-				     PARLOAD_NONE, h.width ? 28 : 24,
-				     "bad dimensions %" PRIu32 " x %" PRIu32
-				     ": width and height must be > 0",
-				     h.width, h.height);
-	bpp = parload_pixel_size(h.pixel_type);
-	if (!bpp)
-		return parload__fail(err, PARLOAD_EPIXTYPE, 0, path,
-				     PARLOAD_NONE, 32,
-				     "unknown pixel type %u", h.pixel_type);
-	if (h.bytes_per_pixel != bpp)
-		return parload__fail(err, PARLOAD_EGEOMETRY, 0, path,
-				     PARLOAD_NONE, 34,
-				     "bytes_per_pixel is %u, but pixel type "
-				     "%s has %u",
-				     h.bytes_per_pixel,
-				     parload_pixel_name(h.pixel_type), bpp);
-	if (h.flags & ~PARLOAD_FLAGS_KNOWN)
-		return parload__fail(err, PARLOAD_EFLAGS, 0, path, PARLOAD_NONE,
-				     36,
-				     "unsupported flags 0x%08" PRIx32
-				     " (known: 0x%08x)",
-				     h.flags, PARLOAD_FLAGS_KNOWN);
-	/* width * height cannot overflow 64 bits; times bpp (<= 8) can. */
-	pixels = (uint64_t)h.width * h.height;
-	if (pixels > UINT64_MAX / bpp)
-		return parload__fail(err, PARLOAD_EOVERFLOW, 0, path,
-				     PARLOAD_NONE, 24,
-				     "sizes overflow: %" PRIu32 " x %" PRIu32
-				     " pixels of %u bytes",
-				     h.width, h.height, bpp);
-	if (h.payload_size != pixels * bpp)
-		return parload__fail(err, PARLOAD_EGEOMETRY, 0, path,
-				     PARLOAD_NONE, 40,
-				     "payload_size is %" PRIu64 ", but %" PRIu32
-				     " x %" PRIu32 " pixels of %u bytes make %"
-				     PRIu64,
-				     h.payload_size, h.width, h.height, bpp,
-				     pixels * bpp);
-	if (parload_file_size(&h, &size) != 0)
-		return parload__fail(err, PARLOAD_EOVERFLOW, 0, path,
-				     PARLOAD_NONE, 16,
-				     "sizes overflow: %" PRIu64 " views of %"
-				     PRIu64 " bytes do not fit in 64 bits",
-				     h.view_count,
-				     h.payload_size + PARLOAD_VIEW_HEADER_SIZE);
-	*out = h;
-	return 0;
+	decode(bytes, &h);
+	rc = check_identity(&h, path, err);
+	if (rc == 0)
+		rc = check_pixels(&h, path, err);
+	if (rc == 0)
+		rc = check_sizes(&h, path, err);
+	if (rc == 0)
+		*out = h;
+	return rc;
 }
 
 int parload__check_file_size(const parload_file_header *h, uint64_t file_size,

@@ -95,93 +95,94 @@ static void destroy(struct parload__pool *p)
 	parload__sys_free(p);
 }
 
-int parload__pool_new(parload__pool **out, unsigned n,
-		      parload__start_fn start, void *start_arg,
-		      parload_error *err)
+/* The pool's lock and conditions, all or none; 0 or an errno value. */
+static int sync_init(struct parload__pool *p)
 {
-	struct parload__pool *p;
-	sigset_t all, saved;
-	unsigned started = 0;
-	int e = 0;
+	int e = parload__sys_pthread_mutex_init(&p->lock, NULL);
 
-	*out = NULL;
-	if (n == 0)
-		return parload__fail(err, PARLOAD_EINVAL, 0, NULL,
-				     PARLOAD_NONE, PARLOAD_NONE,
-				     "a pool needs at least one worker");
-	p = parload__sys_calloc(1, sizeof(*p));
-	if (!p)
-		return parload__fail(err, PARLOAD_ENOMEM, ENOMEM, NULL,
-				     PARLOAD_NONE, PARLOAD_NONE, NULL);
-	p->workers = parload__sys_calloc(n, sizeof(*p->workers));
-	if (!p->workers) {
-		parload__sys_free(p);
-		return parload__fail(err, PARLOAD_ENOMEM, ENOMEM, NULL,
-				     PARLOAD_NONE, PARLOAD_NONE, NULL);
-	}
-	e = parload__sys_pthread_mutex_init(&p->lock, NULL);
-	if (e) {
-		parload__sys_free(p->workers);
-		parload__sys_free(p);
-		return parload__fail(err, PARLOAD_ETHREAD, e, NULL,
-				     PARLOAD_NONE, PARLOAD_NONE, NULL);
-	}
+	if (e)
+		return e;
 	e = parload__sys_pthread_cond_init(&p->wake, NULL);
 	if (e) {
 		parload__sys_pthread_mutex_destroy(&p->lock);
-		parload__sys_free(p->workers);
-		parload__sys_free(p);
-		return parload__fail(err, PARLOAD_ETHREAD, e, NULL,
-				     PARLOAD_NONE, PARLOAD_NONE, NULL);
+		return e;
 	}
 	e = parload__sys_pthread_cond_init(&p->done, NULL);
 	if (e) {
 		parload__sys_pthread_cond_destroy(&p->wake);
 		parload__sys_pthread_mutex_destroy(&p->lock);
-		parload__sys_free(p->workers);
-		parload__sys_free(p);
-		return parload__fail(err, PARLOAD_ETHREAD, e, NULL,
-				     PARLOAD_NONE, PARLOAD_NONE, NULL);
 	}
-	p->n = n;
-	p->start = start;
-	p->start_arg = start_arg;
+	return e;
+}
 
-	/*
-	 * Workers start with asynchronous signals blocked (a new thread
-	 * inherits its creator's mask, so there is no moment when one is
-	 * open), leaving the application's handlers to run on its own
-	 * threads.  Signals raised by a fault in the thread itself stay
-	 * open: the kernel would otherwise kill the process outright
-	 * instead of running a handler.
-	 */
+/*
+ * Start the workers; returns how many started (all n, or the failure's
+ * errno in *e).  They start with asynchronous signals blocked (a new
+ * thread inherits its creator's mask, so there is no moment when one is
+ * open), leaving the application's handlers to run on its own threads.
+ * Signals raised by a fault in the thread itself stay open: the kernel
+ * would otherwise kill the process outright instead of running a handler.
+ */
+static unsigned start_workers(struct parload__pool *p, int *e)
+{
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE,
+				      SIGILL,  SIGTRAP, SIGSYS };
+	sigset_t all, saved;
+	unsigned started = 0;
+
 	sigfillset(&all);
-	sigdelset(&all, SIGSEGV);
-	sigdelset(&all, SIGBUS);
-	sigdelset(&all, SIGFPE);
-	sigdelset(&all, SIGILL);
-	sigdelset(&all, SIGTRAP);
-	sigdelset(&all, SIGSYS);
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		sigdelset(&all, faults[i]);
 	pthread_sigmask(SIG_SETMASK, &all, &saved);
-	for (; started < n; started++) {
+	for (*e = 0; started < p->n; started++) {
 		struct parload__worker *w = &p->workers[started];
 
 		w->pool = p;
 		w->index = started;
-		e = parload__sys_pthread_create(&w->thread, NULL, worker_main,
-						w);
-		if (e)
+		*e = parload__sys_pthread_create(&w->thread, NULL, worker_main,
+						 w);
+		if (*e)
 			break;
 	}
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	return started;
+}
 
+int parload__pool_new(parload__pool **out, unsigned n,
+		      parload__start_fn start, void *start_arg,
+		      parload_error *err)
+{
+	struct parload__pool *p;
+	unsigned started;
+	int e;
+
+	*out = NULL;
+	if (n == 0)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
+					  "a pool needs at least one worker");
+	p = parload__sys_calloc(1, sizeof(*p));
+	if (p)
+		p->workers = parload__sys_calloc(n, sizeof(*p->workers));
+	if (!p || !p->workers) {
+		parload__sys_free(p);
+		return parload__fail_nomem(err, NULL);
+	}
+	e = sync_init(p);
+	if (e) {
+		parload__sys_free(p->workers);
+		parload__sys_free(p);
+		return parload__fail_path(err, PARLOAD_ETHREAD, e, NULL, NULL);
+	}
+	p->n = n;
+	p->start = start;
+	p->start_arg = start_arg;
+	started = start_workers(p, &e);
 	if (started < n) {
 		stop_workers(p, started);
 		destroy(p);
-		return parload__fail(err, PARLOAD_ETHREAD, e, NULL,
-				     PARLOAD_NONE, PARLOAD_NONE,
-				     "cannot start worker thread %u of %u",
-				     started + 1, n);
+		return parload__fail_path(err, PARLOAD_ETHREAD, e, NULL,
+					  "cannot start worker thread %u of %u",
+					  started + 1, n);
 	}
 	*out = p;
 	return 0;
