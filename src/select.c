@@ -213,10 +213,11 @@ int parload_selection_resolve(const parload_file_header *h,
 	/* A file of no views has nothing to select from: only the whole
 	 * file (omitted bounds) is valid, and it is empty. */
 	if (h->view_count == 0 && sel->views.start == PARLOAD_OMIT &&
-	    sel->views.stop == PARLOAD_OMIT) {
+	    sel->views.stop == PARLOAD_OMIT &&
+	    (sel->views.step == PARLOAD_OMIT || sel->views.step > 0)) {
 		first = count = 0;
 		step = sel->views.step == PARLOAD_OMIT ? 1 :
-			(uint64_t)PARLOAD__MAX(sel->views.step, 1);
+			(uint64_t)sel->views.step;
 	} else {
 		rc = resolve(&sel->views, h->view_count, "views", true, &first,
 			     &count, &step, err);

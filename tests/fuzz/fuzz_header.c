@@ -12,7 +12,13 @@
  *   parload__check_views       over the complete records the input holds,
  *                              at view 0 and at the end of the stream, with
  *                              and without CRC checking;
- *   parload_file_header_init   with the header's fields as arguments.
+ *   parload_file_header_init   with the header's fields as arguments;
+ *   parload_selection_resolve  with a selection taken from the header's
+ *                              reserved bytes, against a model of slices;
+ *   the extent plan            (src/plan.c) of that selection, split
+ *                              between 1 to 4 workers, walked by the cursor
+ *                              over the input's records, against the test's
+ *                              own slicing of them.
  *
  * Besides crashing, an input fails when a result disagrees with an
  * independent model of docs/FORMAT.md section 8 (the checks, their order
@@ -28,7 +34,8 @@
  *
  * Built by `make fuzz` with clang -fsanitize=fuzzer,address,undefined and
  * unsigned-integer-overflow (a size computation that wraps is a finding
- * too), src/format.c compiled into the same binary.
+ * too), src/format.c, src/select.c, src/plan.c and src/errors.c compiled
+ * into the same binary.
  */
 #include "internal.h"
 
@@ -36,6 +43,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -262,6 +270,137 @@ static void fuzz_init(const uint8_t *b)
 	REQUIRE(memcmp(&h, &back, sizeof(h)) == 0);
 }
 
+/* ---- selections ---- */
+
+/* A slice bound from two bytes: omitted (zero bytes: a valid file with
+ * its reserved bytes zero selects the whole file), or small values either
+ * side of 0. */
+static int64_t bound_of(const uint8_t *b)
+{
+	int v = (int8_t)b[0];
+
+	return b[1] & 1 ? v : PARLOAD_OMIT;
+}
+
+/* The model: Python's slice over n elements, except that a bound outside
+ * the elements, an empty result or a step below 1 is an error. */
+static bool model_slice(int64_t a, int64_t b, int64_t st, uint64_t n,
+			uint64_t *first, uint64_t *count)
+{
+	__int128 lo = a == PARLOAD_OMIT ? 0 : a < 0 ? (__int128)n + a : a;
+	__int128 hi = b == PARLOAD_OMIT ? (__int128)n :
+		      b < 0 ? (__int128)n + b : b;
+
+	if (st == PARLOAD_OMIT)
+		st = 1;
+	if (st < 1 || lo < 0 || hi < 0 || lo > (__int128)n || hi > (__int128)n ||
+	    (a != PARLOAD_OMIT && lo == (__int128)n) || hi <= lo)
+		return false;
+	*first = (uint64_t)lo;
+	*count = (uint64_t)((hi - lo + st - 1) / st);
+	return true;
+}
+
+/* Walk the plan of shape s over the records at rec (have complete ones)
+ * with n workers, and compare every byte with the model's slicing. */
+static void fuzz_plan(const parload_file_header *h, const parload_shape *s,
+		      const uint8_t *file, unsigned n)
+{
+	const uint64_t hb = s->views * 32, pb = s->views * s->view_bytes;
+	const uint64_t bpp = h->bytes_per_pixel, take = s->cols * bpp;
+	uint8_t *hd = malloc(hb + 1), *px = malloc(pb + 1);
+	parload__share sh[4];
+	struct iovec iov[16];
+	parload__plan p;
+
+	REQUIRE(hd && px);
+	memset(hd, 0xa5, hb);
+	memset(px, 0xa5, pb);
+	parload__plan_init(&p, h, s, (parload_view_header *)hd, px);
+	parload__plan_split(&p, n, 64, sh);
+	for (unsigned w = 0; w < n; w++) {
+		parload__cursor c;
+		uint64_t off;
+		int cnt;
+
+		parload__cursor_init(&c, &p, &sh[w]);
+		while ((cnt = parload__cursor_next(&c, iov, 16, 1000, &off)) > 0)
+			for (int k = 0; k < cnt; k++) {
+				if (iov[k].iov_base)
+					memcpy(iov[k].iov_base, file + off,
+					       iov[k].iov_len);
+				off += iov[k].iov_len;
+			}
+	}
+	for (uint64_t k = 0; k < s->views; k++) {
+		const uint8_t *r = file + parload__view_offset(
+						  h, parload_shape_view(s, k));
+
+		REQUIRE(memcmp(hd + k * 32, r, 32) == 0);
+		for (uint64_t y = 0; y < s->rows; y++) {
+			uint64_t at = s->layout == PARLOAD_LAYOUT_VIEWS ?
+					      (k * s->rows + y) * take :
+					      (y * s->views + k) * take;
+
+			REQUIRE(memcmp(px + at,
+				       r + 32 + ((s->row_start + y) * h->width +
+						 s->col_start) * bpp,
+				       take) == 0);
+		}
+	}
+	free(hd);
+	free(px);
+}
+
+static void fuzz_selection(const parload_file_header *h, const uint8_t *file,
+			   size_t size)
+{
+	const uint8_t *r = h->reserved;
+	parload_selection sel;
+	parload_shape s;
+	parload_error err;
+	uint64_t vf = 0, vn = 0, rf = 0, rn = 0, cf = 0, cn = 0;
+	bool ok;
+	int ret;
+
+	parload_selection_init(&sel);
+	sel.views.start = bound_of(r);
+	sel.views.stop = bound_of(r + 2);
+	sel.views.step = r[5] & 1 ? (int8_t)r[4] : PARLOAD_OMIT;
+	sel.rows.start = bound_of(r + 6);
+	sel.rows.stop = bound_of(r + 8);
+	sel.cols.start = bound_of(r + 10);
+	sel.cols.stop = bound_of(r + 12);
+	sel.layout = (parload_layout)(r[14] & 1);
+	poison(&err);
+	ret = parload_selection_resolve(h, &sel, &s, &err);
+	/* No views: the whole (empty) file is the one valid view slice. */
+	ok = (h->view_count == 0 && sel.views.start == PARLOAD_OMIT &&
+	      sel.views.stop == PARLOAD_OMIT &&
+	      (sel.views.step == PARLOAD_OMIT || sel.views.step > 0)) ||
+	     model_slice(sel.views.start, sel.views.stop, sel.views.step,
+			 h->view_count, &vf, &vn);
+	ok = ok && model_slice(sel.rows.start, sel.rows.stop, PARLOAD_OMIT,
+			       h->height, &rf, &rn) &&
+	     model_slice(sel.cols.start, sel.cols.stop, PARLOAD_OMIT, h->width,
+			 &cf, &cn);
+	if (ret) {
+		check_failure(&err, ret, PARLOAD_ESELECT);
+		REQUIRE(!ok);
+		return;
+	}
+	REQUIRE(ok);
+	REQUIRE(s.views == vn && s.view_start == vf);
+	REQUIRE(s.row_start == rf && s.rows == rn);
+	REQUIRE(s.col_start == cf && s.cols == cn);
+	REQUIRE(s.view_bytes == rn * cn * h->bytes_per_pixel);
+	/* The plan, where the input holds every selected record. */
+	if (s.views && parload__view_offset(h, parload_shape_view(&s, s.views - 1) + 1) <= size &&
+	    s.views * s.view_bytes <= (1u << 20))
+		for (unsigned n = 1; n <= 4; n++)
+			fuzz_plan(h, &s, file, n);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
@@ -306,6 +445,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fuzz_views(&h, data + PARLOAD_FILE_HEADER_SIZE,
 		   size - PARLOAD_FILE_HEADER_SIZE);
+	fuzz_selection(&h, data, size);
 	return 0;
 }
 
