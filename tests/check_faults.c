@@ -88,6 +88,87 @@ START_TEST(test_walk_load)
 }
 END_TEST
 
+/* A selection (a band of rows and a crop of columns in view layout; every
+ * other view as sinograms) under a fault at every call, with 1 to 3
+ * workers: the result equals a clean load of the same selection, or the
+ * load fails as the fault says and leaves nothing behind. */
+START_TEST(test_walk_selection)
+{
+	const unsigned threads = 1 + (unsigned)(_i % 3);
+	const int layout = _i / 3;
+	parload_options o;
+	parload_loader *l;
+	parload_error err;
+	parload_dataset ds, want;
+	parload_selection sel;
+	ft_snapshot base;
+	ft_config c;
+	tu_soa ref;
+	char *path = ft_stream("walksel.raw", &ref);
+	char what[160];
+	uint64_t n, calls, hb, pb;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.m = tu_matrix(0); /* parallel */
+	parload_options_init(&o);
+	o.threads = threads;
+	parload_selection_init(&sel);
+	sel.rows.start = 3;
+	sel.rows.stop = 30;
+	if (layout) {
+		sel.views.step = 2;
+		sel.layout = PARLOAD_LAYOUT_SINOGRAMS;
+	} else {
+		sel.cols.start = 2;
+		sel.cols.stop = -3;
+	}
+	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
+	ck_assert_int_eq(parload_loader_load_select(l, path, &sel, NULL, &want,
+						    &err), 0);
+	hb = want.shape.views * 32;
+	pb = want.shape.views * want.shape.view_bytes;
+	parload__fault_reset();
+	ck_assert_int_eq(parload_loader_load_select(l, path, &sel, NULL, &ds,
+						    &err), 0);
+	parload_dataset_free(&ds);
+	calls = parload__fault_calls();
+	ft_snap(&base);
+	for (n = 1;; n++) {
+		int k;
+
+		snprintf(what, sizeof(what), "selection %d, %u threads, call %"
+			 PRIu64, layout, threads, n);
+		parload__fault_fail_nth(n, PARLOAD__FK_ALL, 0);
+		memset(&ds, 0x5a, sizeof(ds));
+		rc = parload_loader_load_select(l, path, &sel, NULL, &ds, &err);
+		k = parload__fault_fired();
+		parload__fault_reset();
+		if (rc == 0) {
+			ck_assert_msg(k < 0 || ft_may_succeed(&c, k), "%s: "
+				      "succeeded past a fault", what);
+			ck_assert_int_eq(memcmp(ds.headers, want.headers, hb), 0);
+			ck_assert_int_eq(memcmp(ds.pixels, want.pixels, pb), 0);
+			parload_dataset_free(&ds);
+		} else {
+			ft_assert_failure(what, k, rc, &err, path, false);
+			ck_assert_msg(ft_all_zero(&ds, sizeof(ds)),
+				      "%s: dataset not zeroed", what);
+		}
+		ft_assert_as_before(&base, what);
+		if (k < 0)
+			break;
+	}
+	ck_assert_uint_eq(n - 1, calls);
+	printf("walk selection %d, %u threads: %" PRIu64 " faults\n", layout,
+	       threads, n - 1);
+	parload_dataset_free(&want);
+	parload_loader_free(l);
+	tu_soa_free(&ref);
+	free(path);
+}
+END_TEST
+
 /* The same over the whole life of a loader: parload_load() makes the
  * loader (topology, pool, threads), loads and frees it. */
 START_TEST(test_walk_lifecycle)
@@ -546,6 +627,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_walk_load_fd, 0, N_FD_CONFIGS);
 	tcase_add_test(t, test_walk_pipe);
 	tcase_add_test(t, test_walk_buffers_alloc);
+	tcase_add_loop_test(t, test_walk_selection, 0, 6);
 	return s;
 }
 
