@@ -11,6 +11,7 @@
  */
 #include "internal.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@
 /* The cores this process may run on, counted as libparload counts them:
  * cores (PUs where the topology has none) that intersect the CPUs both
  * allowed and bound to. */
-static int count_units(unsigned *units, parload_error *err)
+static int count_units_once(unsigned *units, parload_error *err)
 {
 	hwloc_topology_t topo;
 	hwloc_bitmap_t set;
@@ -62,6 +63,30 @@ static int count_units(unsigned *units, parload_error *err)
 	hwloc_bitmap_free(set);
 	hwloc_topology_destroy(topo);
 	*units = count > 0 ? (unsigned)count : 1;
+	return 0;
+}
+
+/* Loading the topology costs tens of milliseconds, more than a small
+ * load: the count is taken once per process (a process that changes its
+ * own binding between loads keeps the first count). */
+static pthread_once_t units_once = PTHREAD_ONCE_INIT;
+static unsigned units_cached;
+static int units_rc;
+static parload_error units_err;
+
+static void count_units_init(void)
+{
+	units_rc = count_units_once(&units_cached, &units_err);
+}
+
+static int count_units(unsigned *units, parload_error *err)
+{
+	pthread_once(&units_once, count_units_init);
+	if (units_rc) {
+		*err = units_err;
+		return units_rc;
+	}
+	*units = units_cached;
 	return 0;
 }
 
