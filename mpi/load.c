@@ -261,6 +261,11 @@ int parload_mpi_load(MPI_Comm comm, const char *path,
 						     opts->load.flags,
 						     &out->dataset,
 						     &owned->buffers, err);
+		/* As libparload reports a truncated file: its complete
+		 * views, and the count its header declared. */
+		if (rc == 0 && has_part)
+			out->dataset.file_header.view_count =
+				complete.view_count;
 	} else if (has_part) {
 		rc = load_pool(path, opts, &meta.header, &sel, out->threads,
 			       out->core_offset, &out->dataset, err);
