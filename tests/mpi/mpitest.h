@@ -22,7 +22,8 @@ typedef void (*mpitest_fn)(const char *dir);
 int mpitest_main(int argc, char **argv, const int *counts, int ncounts,
 		 mpitest_fn body);
 
-/* 77 (and why, on stdout) where MPI tests cannot run, else 0. */
+/* 77 (and why, on stdout) where MPI tests cannot run, else 0; in an
+ * AddressSanitizer build, the environment its ranks need. */
 int mpitest_skip(void);
 
 extern int mt_rank, mt_size;
