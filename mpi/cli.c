@@ -1,0 +1,424 @@
+/*
+ * cli.c - parload-mpi: load a file across MPI ranks and report each rank's
+ * part and the whole.  Run under the MPI launcher:
+ *
+ *   mpirun -n R parload-mpi [OPTIONS] FILE...
+ *
+ * Every rank parses the same arguments and takes part in every load; rank
+ * 0 alone prints.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <parload_mpi.h>
+
+#define PROG "parload-mpi"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+static const char usage_text[] =
+"Usage: mpirun -n R " PROG " [OPTIONS] FILE...\n"
+"Load each FILE across the ranks, each rank its part, and report the parts.\n"
+"\n"
+"  --split views|rows     views: contiguous view ranges (default); rows:\n"
+"                         detector-row slabs delivered as sinograms\n"
+"  -t, --threads N        worker threads per rank (default: the node's\n"
+"                         cores divided between the ranks on it)\n"
+"  --io pool|mpiio        each rank reads with libparload's pool (default)\n"
+"                         or with collective MPI-IO\n"
+"  --views A:B[:S]        share out these views only (default: all)\n"
+"  --rows A:B, --cols A:B share out these detector rows and columns only\n"
+"  --layout views|sinograms  the parts' layout with --split views\n"
+"  --verify               check every payload against its CRC-32C\n"
+"  --keep-going           with --verify: load everything, list bad views\n"
+"  --allow-truncated      load the complete views of a file cut short\n"
+"  --no-bind              do not bind workers or memory to cores and nodes\n"
+"  --no-hugepages         do not advise transparent huge pages\n"
+"  --json                 one JSON object per file, with a per-rank array\n"
+"  -h, --help             show this help and exit\n"
+"  -V, --version          show the version and exit\n"
+"\n"
+"Exit status: 0 when every file loaded on every rank, 1 when one failed,\n"
+"2 for a usage error.\n";
+
+enum {
+	OPT_LONG = 256,
+	OPT_SPLIT,
+	OPT_IO,
+	OPT_VIEWS,
+	OPT_ROWS,
+	OPT_COLS,
+	OPT_LAYOUT,
+	OPT_VERIFY,
+	OPT_KEEP_GOING,
+	OPT_ALLOW_TRUNCATED,
+	OPT_NO_BIND,
+	OPT_NO_HUGEPAGES,
+	OPT_JSON,
+};
+
+/* One rank's figures, gathered to rank 0 as bytes (one program, one ABI). */
+struct figures {
+	int rank, local_rank, local_ranks, status;
+	unsigned threads, core_offset;
+	uint64_t view_begin, view_end, views;
+	uint32_t row_begin, row_end, rows, cols;
+	uint64_t bytes, bytes_read, read_calls, crc_checked, bad_views;
+	double seconds, load_seconds;
+};
+
+static int rank;
+
+static int __attribute__((format(printf, 1, 2)))
+usage_error(const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+
+	/* Every rank parses the arguments; one complains. */
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (rank == 0)
+		fprintf(stderr, PROG ": %s\nTry '" PROG " --help'.\n", text);
+	return EXIT_USAGE;
+}
+
+/* A JSON string: escapes what JSON requires; bytes past ASCII pass as
+ * they are, which is valid JSON for UTF-8 names. */
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			printf("\\u%04x", *p);
+		else
+			putchar(*p);
+	}
+	putchar('"');
+}
+
+static double rate(uint64_t bytes, double seconds)
+{
+	double r = seconds > 0.0 ? (double)bytes / seconds / 1e9 : 0.0;
+
+	return isfinite(r) ? r : 0.0;
+}
+
+static void print_json(const char *path, const parload_mpi_part *p,
+		       const parload_mpi_options *o, const struct figures *f,
+		       int n, uint64_t bytes, double seconds,
+		       unsigned threads, uint64_t bad, int nodes)
+{
+	const parload_file_header *h = &p->file_header;
+
+	fputs("{\"file\":", stdout);
+	json_string(path);
+	printf(",\"views\":%" PRIu64 ",\"width\":%" PRIu32
+	       ",\"height\":%" PRIu32 ",\"pixel_type\":\"%s\""
+	       ",\"split\":\"%s\",\"io\":\"%s\",\"ranks\":%d,\"nodes\":%d"
+	       ",\"selected_views\":%" PRIu64 ",\"selected_rows\":%" PRIu32
+	       ",\"selected_cols\":%" PRIu32 ",\"bytes\":%" PRIu64
+	       ",\"seconds\":%.9f,\"gbps\":%.6g,\"threads\":%u"
+	       ",\"bad_views\":%" PRIu64 ",\"per_rank\":[",
+	       h->view_count, h->width, h->height,
+	       parload_pixel_name(h->pixel_type),
+	       parload_mpi_split_name(p->split), parload_mpi_io_name(o->io),
+	       n, nodes, p->global.views, p->global.rows, p->global.cols,
+	       bytes, seconds, rate(bytes, seconds), threads, bad);
+	for (int r = 0; r < n; r++) {
+		const struct figures *x = &f[r];
+
+		printf("%s{\"rank\":%d,\"node_rank\":%d,\"node_ranks\":%d"
+		       ",\"threads\":%u,\"core_offset\":%u"
+		       ",\"view_begin\":%" PRIu64 ",\"view_end\":%" PRIu64
+		       ",\"row_begin\":%" PRIu32 ",\"row_end\":%" PRIu32
+		       ",\"views\":%" PRIu64 ",\"rows\":%" PRIu32
+		       ",\"bytes\":%" PRIu64 ",\"bytes_read\":%" PRIu64
+		       ",\"read_calls\":%" PRIu64 ",\"crc_checked\":%" PRIu64
+		       ",\"bad_views\":%" PRIu64 ",\"seconds\":%.9f"
+		       ",\"load_seconds\":%.9f,\"gbps\":%.6g}",
+		       r ? "," : "", x->rank, x->local_rank, x->local_ranks,
+		       x->threads, x->core_offset, x->view_begin, x->view_end,
+		       x->row_begin, x->row_end, x->views, x->rows, x->bytes,
+		       x->bytes_read, x->read_calls, x->crc_checked,
+		       x->bad_views, x->seconds, x->load_seconds,
+		       rate(x->bytes, x->load_seconds));
+	}
+	puts("]}");
+}
+
+static void print_human(const char *path, const parload_mpi_part *p,
+			const parload_mpi_options *o, const struct figures *f,
+			int n, uint64_t bytes, double seconds,
+			unsigned threads, int nodes)
+{
+	const parload_file_header *h = &p->file_header;
+
+	printf("%s: %" PRIu64 " views %" PRIu32 "x%" PRIu32 " %s, split by %s"
+	       " over %d rank%s on %d node%s (%s)\n", path, h->view_count,
+	       h->width, h->height, parload_pixel_name(h->pixel_type),
+	       parload_mpi_split_name(p->split), n, n == 1 ? "" : "s", nodes,
+	       nodes == 1 ? "" : "s", parload_mpi_io_name(o->io));
+	for (int r = 0; r < n; r++) {
+		const struct figures *x = &f[r];
+
+		printf("  rank %d: ", r);
+		if (p->split == PARLOAD_MPI_SPLIT_ROWS)
+			printf("rows %" PRIu32 ":%" PRIu32, x->row_begin,
+			       x->row_end);
+		else if (p->split == PARLOAD_MPI_SPLIT_VIEWS)
+			printf("views %" PRIu64 ":%" PRIu64, x->view_begin,
+			       x->view_end);
+		else
+			printf("%" PRIu64 " views x %" PRIu32 " rows",
+			       x->views, x->rows);
+		printf(", %.1f MB in %.4f s, %.2f GB/s, %u thread%s from core"
+		       " %u", (double)x->bytes / 1e6, x->load_seconds,
+		       rate(x->bytes, x->load_seconds), x->threads,
+		       x->threads == 1 ? "" : "s", x->core_offset);
+		if (x->crc_checked)
+			printf(", %" PRIu64 " CRC-32C checked", x->crc_checked);
+		if (x->bad_views)
+			printf(", %" PRIu64 " bad", x->bad_views);
+		putchar('\n');
+	}
+	printf("  all: %.1f MB in %.4f s, %.2f GB/s, %u thread%s\n",
+	       (double)bytes / 1e6, seconds, rate(bytes, seconds), threads,
+	       threads == 1 ? "" : "s");
+}
+
+static int load_one(const char *path, const parload_mpi_options *opts,
+		    const parload_mpi_split *split, bool json)
+{
+	parload_mpi_options o = *opts;
+	parload_mpi_part p;
+	parload_error err;
+	struct figures mine, *all = NULL;
+	uint64_t bytes = 0, bad = 0;
+	double seconds = 0.0;
+	unsigned threads = 0;
+	int n, rc, nodes = 0, status = EXIT_OK;
+	const parload_shape *s;
+
+	o.error = &err;
+	rc = parload_mpi_load(MPI_COMM_WORLD, path, &o, split, &p);
+	if (rc < 0) {
+		/* Every rank has the same message: one prints it. */
+		if (rank == 0)
+			fprintf(stderr, PROG ": %s\n", err.message);
+		return EXIT_FAIL;
+	}
+	s = &p.dataset.shape;
+	memset(&mine, 0, sizeof(mine));
+	mine.rank = p.rank;
+	mine.local_rank = p.local_rank;
+	mine.local_ranks = p.local_ranks;
+	mine.threads = p.threads;
+	mine.core_offset = p.core_offset;
+	mine.view_begin = p.view_begin;
+	mine.view_end = p.view_end;
+	mine.row_begin = p.row_begin;
+	mine.row_end = p.row_end;
+	mine.views = s->views;
+	mine.rows = s->rows;
+	mine.cols = s->cols;
+	mine.bytes = s->views * (PARLOAD_VIEW_HEADER_SIZE + s->view_bytes);
+	mine.bytes_read = p.dataset.stats.bytes_read;
+	mine.read_calls = p.dataset.stats.read_calls;
+	mine.crc_checked = p.dataset.stats.crc_checked;
+	mine.bad_views = p.dataset.bad_view_count;
+	mine.seconds = p.seconds;
+	mine.load_seconds = p.dataset.stats.seconds;
+	/* --keep-going: each rank names its own bad views. */
+	for (uint64_t k = 0; k < p.dataset.bad_view_count; k++)
+		fprintf(stderr, PROG ": rank %d: %s: view %" PRIu64
+			": payload CRC-32C mismatch\n", p.rank, path,
+			p.dataset.bad_views[k]);
+	n = p.ranks;
+	if (rank == 0)
+		all = calloc((size_t)n, sizeof(*all));
+	MPI_Gather(&mine, (int)sizeof(mine), MPI_BYTE, all,
+		   (int)sizeof(mine), MPI_BYTE, 0, MPI_COMM_WORLD);
+	if (rank == 0 && all) {
+		for (int r = 0; r < n; r++) {
+			bytes += all[r].bytes;
+			bad += all[r].bad_views;
+			threads += all[r].views ? all[r].threads : 0;
+			nodes += all[r].local_rank == 0;
+			if (all[r].seconds > seconds)
+				seconds = all[r].seconds;
+		}
+		if (json)
+			print_json(path, &p, &o, all, n, bytes, seconds,
+				   threads, bad, nodes);
+		else
+			print_human(path, &p, &o, all, n, bytes, seconds,
+				    threads, nodes);
+		fflush(stdout);
+	}
+	free(all);
+	MPI_Bcast(&bad, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+	if (bad)
+		status = EXIT_FAIL;
+	parload_mpi_part_free(&p);
+	return status;
+}
+
+/* --views A:B:S, --rows A:B, --cols A:B into the selection. */
+static int slice_option(int c, const char *text, parload_selection *sel)
+{
+	parload_slice *target = c == OPT_VIEWS ? &sel->views :
+		c == OPT_ROWS ? &sel->rows : &sel->cols;
+	const char *name = c == OPT_VIEWS ? "--views" :
+		c == OPT_ROWS ? "--rows" : "--cols";
+	parload_error err;
+
+	if (parload_slice_parse(text, c == OPT_VIEWS, target, &err) != 0)
+		return usage_error("%s: %s", name, err.message);
+	return 0;
+}
+
+/* The options that set a libparload flag. */
+static bool set_flag(int c, unsigned *flags)
+{
+	static const struct {
+		int option;
+		unsigned flag;
+	} table[] = {
+		{ OPT_VERIFY, PARLOAD_OPT_VERIFY_CRC },
+		{ OPT_KEEP_GOING, PARLOAD_OPT_KEEP_GOING },
+		{ OPT_ALLOW_TRUNCATED, PARLOAD_OPT_ALLOW_TRUNCATED },
+		{ OPT_NO_BIND, PARLOAD_OPT_NO_BIND },
+		{ OPT_NO_HUGEPAGES, PARLOAD_OPT_NO_HUGEPAGES },
+	};
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		if (table[i].option == c) {
+			*flags |= table[i].flag;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "split", required_argument, NULL, OPT_SPLIT },
+		{ "threads", required_argument, NULL, 't' },
+		{ "io", required_argument, NULL, OPT_IO },
+		{ "views", required_argument, NULL, OPT_VIEWS },
+		{ "rows", required_argument, NULL, OPT_ROWS },
+		{ "cols", required_argument, NULL, OPT_COLS },
+		{ "layout", required_argument, NULL, OPT_LAYOUT },
+		{ "verify", no_argument, NULL, OPT_VERIFY },
+		{ "keep-going", no_argument, NULL, OPT_KEEP_GOING },
+		{ "allow-truncated", no_argument, NULL, OPT_ALLOW_TRUNCATED },
+		{ "no-bind", no_argument, NULL, OPT_NO_BIND },
+		{ "no-hugepages", no_argument, NULL, OPT_NO_HUGEPAGES },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	parload_mpi_options opts;
+	parload_mpi_split split;
+	parload_selection *sel;
+	bool json = false;
+	int c, v, status = EXIT_OK;
+	char *end;
+	unsigned long t;
+
+	parload_mpi_options_init(&opts);
+	memset(&split, 0, sizeof(split));
+	split.kind = PARLOAD_MPI_SPLIT_VIEWS;
+	sel = &opts.load.selection;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "t:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_SPLIT:
+			v = parload_mpi_split_from_name(optarg);
+			if (v != PARLOAD_MPI_SPLIT_VIEWS &&
+			    v != PARLOAD_MPI_SPLIT_ROWS)
+				return usage_error("--split takes views or rows, not '%s'",
+						   optarg);
+			split.kind = (parload_mpi_split_kind)v;
+			break;
+		case 't':
+			t = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || *optarg == '-' || t > 4096)
+				return usage_error("--threads takes a number from 0 to 4096, not '%s'",
+						   optarg);
+			opts.load.threads = (unsigned)t;
+			break;
+		case OPT_IO:
+			v = parload_mpi_io_from_name(optarg);
+			if (v < 0)
+				return usage_error("--io takes pool or mpiio, not '%s'",
+						   optarg);
+			opts.io = (parload_mpi_io)v;
+			break;
+		case OPT_VIEWS:
+		case OPT_ROWS:
+		case OPT_COLS:
+			if (slice_option(c, optarg, sel))
+				return EXIT_USAGE;
+			break;
+		case OPT_LAYOUT:
+			v = parload_layout_from_name(optarg);
+			if (v < 0)
+				return usage_error("--layout takes views or sinograms, not '%s'",
+						   optarg);
+			sel->layout = (parload_layout)v;
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
+		case 'h':
+			if (rank == 0)
+				fputs(usage_text, stdout);
+			return EXIT_OK;
+		case 'V':
+			if (rank == 0)
+				printf(PROG " %s\n", parload_version());
+			return EXIT_OK;
+		default:
+			if (!set_flag(c, &opts.load.flags))
+				return usage_error("unknown option or missing argument: '%s'",
+						   argv[optind - 1]);
+			break;
+		}
+	}
+	if (optind >= argc)
+		return usage_error("%s", "no FILE given");
+	for (int i = optind; i < argc; i++)
+		if (load_one(argv[i], &opts, &split, json) != EXIT_OK)
+			status = EXIT_FAIL;
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	int status;
+
+	if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+		fputs(PROG ": MPI_Init failed\n", stderr);
+		return EXIT_FAIL;
+	}
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	status = run(argc, argv);
+	MPI_Finalize();
+	return status;
+}

@@ -1,0 +1,307 @@
+/*
+ * load.c - parload_mpi_load: every rank its part of one file.
+ *
+ * The phases, each ended by an agreement (agree.c) so that a failure on
+ * one rank fails every rank at the same point:
+ *   1. the node's cores divided between its ranks (node.c);
+ *   2. rank 0 reads and validates the header, and the file's size, once,
+ *      and broadcasts them: N ranks do not each ask the metadata server;
+ *   3. every rank resolves the shared selection and computes its own part
+ *      (split.c: no communication);
+ *   4. every rank loads its part: with libparload's pool, the header
+ *      passed in so that it is not read again, or with MPI-IO (mpiio.c).
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* What rank 0 broadcasts. */
+struct meta {
+	parload_file_header header;
+	uint64_t size;
+};
+
+/* An MPI-IO part owns its buffers; a pool part's dataset owns its own. */
+struct owned {
+	parload_buffers buffers;
+};
+
+static const char *const split_names[] = { "views", "rows", "explicit" };
+static const char *const io_names[] = { "pool", "mpiio" };
+
+static int name_index(const char *const *names, int n, const char *name)
+{
+	for (int i = 0; name && i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+const char *parload_mpi_split_name(int kind)
+{
+	return kind >= 0 && kind < 3 ? split_names[kind] : NULL;
+}
+
+int parload_mpi_split_from_name(const char *name)
+{
+	return name_index(split_names, 3, name);
+}
+
+const char *parload_mpi_io_name(int io)
+{
+	return io >= 0 && io < 2 ? io_names[io] : NULL;
+}
+
+int parload_mpi_io_from_name(const char *name)
+{
+	return name_index(io_names, 2, name);
+}
+
+void parload_mpi_options_init(parload_mpi_options *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	parload_options_init(&opts->load);
+	opts->io = PARLOAD_MPI_IO_POOL;
+}
+
+/* Rank 0: the header, validated against the file's size.  A file cut
+ * short, where the options allow it, keeps its header (the ranks load its
+ * complete views) and reports its real size. */
+static int read_meta(const char *path, unsigned flags, struct meta *m,
+		     parload_error *err)
+{
+	unsigned char bytes[PARLOAD_FILE_HEADER_SIZE];
+	struct stat st;
+	int rc, fd;
+	ssize_t got;
+
+	rc = parload_read_header(path, &m->header, err);
+	if (rc == 0)
+		return parload_file_size(&m->header, &m->size);
+	if (rc != PARLOAD_ETRUNCATED || !(flags & PARLOAD_OPT_ALLOW_TRUNCATED))
+		return rc;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return parload_mpi__fail(err, PARLOAD_EOPEN, path, "%s",
+					 strerror(errno));
+	got = pread(fd, bytes, sizeof(bytes), 0);
+	rc = fstat(fd, &st);
+	close(fd);
+	if (got != (ssize_t)sizeof(bytes) || rc != 0)
+		return parload_mpi__fail(err, PARLOAD_ETRUNCATED, path,
+					 "cannot read the %d-byte file header",
+					 PARLOAD_FILE_HEADER_SIZE);
+	rc = parload_parse_file_header(bytes, sizeof(bytes), path, &m->header,
+				       err);
+	m->size = (uint64_t)st.st_size;
+	return rc;
+}
+
+/* Phase 4 with libparload's pool. */
+static int load_pool(const char *path, const parload_mpi_options *opts,
+		     const parload_file_header *h,
+		     const parload_selection *sel, unsigned threads,
+		     unsigned core_offset, parload_dataset *ds,
+		     parload_error *err)
+{
+	parload_options o = opts->load;
+	parload_loader *loader = NULL;
+	parload_request req;
+	int rc;
+
+	o.threads = threads;
+	o.core_offset = core_offset;
+	o.error = NULL;
+	rc = parload_loader_new(&loader, &o, err);
+	if (rc)
+		return rc;
+	parload_request_init(&req);
+	req.path = path;
+	req.selection = sel;
+	req.header = h;
+	rc = parload_loader_run(loader, &req, ds, err);
+	parload_loader_free(loader);
+	return rc;
+}
+
+int parload_mpi_load(MPI_Comm comm, const char *path,
+		     const parload_mpi_options *opts,
+		     const parload_mpi_split *split, parload_mpi_part *out)
+{
+	parload_mpi_options defaults;
+	parload_mpi_split by_views;
+	parload_error local, *err;
+	parload_file_header complete;
+	parload_selection sel;
+	struct meta meta;
+	struct owned *owned = NULL;
+	double t0 = MPI_Wtime();
+	MPI_Comm c;
+	int rc, mrc, has_part = 0;
+
+	if (!opts) {
+		parload_mpi_options_init(&defaults);
+		opts = &defaults;
+	}
+	if (!split) {
+		memset(&by_views, 0, sizeof(by_views));
+		by_views.kind = PARLOAD_MPI_SPLIT_VIEWS;
+		split = &by_views;
+	}
+	err = opts->error ? opts->error : &local;
+	memset(err, 0, sizeof(*err));
+	memset(out, 0, sizeof(*out));
+	memset(&meta, 0, sizeof(meta));
+	/* A communicator of our own, which returns errors instead of
+	 * aborting the job, and whose collectives cannot mix with the
+	 * caller's. */
+	mrc = MPI_Comm_dup(comm, &c);
+	if (mrc != MPI_SUCCESS)
+		return parload_mpi__mpi_fail(err, path, "MPI_Comm_dup", mrc);
+	MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(c, &out->rank);
+	MPI_Comm_size(c, &out->ranks);
+	out->split = split->kind;
+
+	/* 1. */
+	rc = 0;
+	if (split->kind < PARLOAD_MPI_SPLIT_VIEWS ||
+	    split->kind > PARLOAD_MPI_SPLIT_EXPLICIT ||
+	    (opts->io != PARLOAD_MPI_IO_POOL &&
+	     opts->io != PARLOAD_MPI_IO_MPIIO))
+		rc = parload_mpi__fail(err, PARLOAD_EINVAL, path,
+				       "unknown split (%d) or io (%d)",
+				       (int)split->kind, (int)opts->io);
+	rc = parload_mpi__agree(c, rc, err);
+	if (rc)
+		goto out;
+	if (opts->flags & PARLOAD_MPI_OPT_NO_NODE_SPLIT) {
+		out->threads = opts->load.threads;
+		out->core_offset = opts->load.core_offset;
+		rc = parload_mpi_node_threads(c, 1, NULL, NULL,
+					      &out->local_rank,
+					      &out->local_ranks, err);
+	} else {
+		rc = parload_mpi_node_threads(c, opts->load.threads,
+					      &out->threads, &out->core_offset,
+					      &out->local_rank,
+					      &out->local_ranks, err);
+	}
+	if (opts->io == PARLOAD_MPI_IO_MPIIO)
+		out->threads = 1;
+	if (rc)
+		goto out;
+
+	/* 2. */
+	rc = out->rank == 0 ? read_meta(path, opts->load.flags, &meta, err) : 0;
+	rc = parload_mpi__agree(c, rc, err);
+	if (rc)
+		goto out;
+	mrc = MPI_Bcast(&meta, (int)sizeof(meta), MPI_BYTE, 0, c);
+	rc = mrc == MPI_SUCCESS ? 0 :
+		parload_mpi__mpi_fail(err, path, "MPI_Bcast", mrc);
+	rc = parload_mpi__agree(c, rc, err);
+	if (rc)
+		goto out;
+	out->file_header = meta.header;
+	out->file_size = meta.size;
+
+	/* 3.  Selections are resolved against the complete views: a part
+	 * past them would fail on one rank only. */
+	complete = meta.header;
+	complete.view_count = parload_mpi__complete_views(&meta.header,
+							  meta.size);
+	if (split->kind == PARLOAD_MPI_SPLIT_EXPLICIT) {
+		parload_shape mine;
+
+		rc = parload_selection_resolve(&complete, NULL, &out->global,
+					       err);
+		if (rc == 0)
+			rc = parload_selection_resolve(&complete,
+						       &split->selection,
+						       &mine, err);
+		sel = split->selection;
+		has_part = 1;
+	} else {
+		rc = parload_selection_resolve(&complete,
+					       &opts->load.selection,
+					       &out->global, err);
+		if (rc == 0)
+			has_part = parload_mpi__part_selection(
+				&out->global, split->kind, out->ranks,
+				out->rank, &sel, &out->view_begin,
+				&out->view_end, &out->row_begin,
+				&out->row_end);
+	}
+	if (rc) {
+		/* A selection knows no file: name it. */
+		char text[sizeof(err->message)];
+
+		memcpy(text, err->message, sizeof(text));
+		parload_mpi__fail(err, rc, path, "%s", text);
+	}
+	rc = parload_mpi__agree(c, rc, err);
+	if (rc)
+		goto out;
+
+	/* 4. */
+	if (opts->io == PARLOAD_MPI_IO_MPIIO) {
+		owned = calloc(1, sizeof(*owned));
+		rc = owned ? 0 : parload_mpi__fail(err, PARLOAD_ENOMEM, path,
+						   "out of memory");
+		rc = parload_mpi__agree(c, rc, err);
+		if (rc == 0)
+			rc = parload_mpi__read_mpiio(c, path, &meta.header,
+						     has_part ? &sel : NULL,
+						     opts->load.flags,
+						     &out->dataset,
+						     &owned->buffers, err);
+		/* As libparload reports a truncated file: its complete
+		 * views, and the count its header declared. */
+		if (rc == 0 && has_part)
+			out->dataset.file_header.view_count =
+				complete.view_count;
+	} else if (has_part) {
+		rc = load_pool(path, opts, &meta.header, &sel, out->threads,
+			       out->core_offset, &out->dataset, err);
+	}
+	rc = parload_mpi__agree(c, rc, err);
+out:
+	MPI_Comm_free(&c);
+	if (rc) {
+		if (owned)
+			parload_buffers_free(&owned->buffers);
+		else
+			parload_dataset_free(&out->dataset);
+		free(owned);
+		memset(out, 0, sizeof(*out));
+		return rc;
+	}
+	out->internal_ = owned;
+	out->seconds = MPI_Wtime() - t0;
+	return 0;
+}
+
+void parload_mpi_part_free(parload_mpi_part *part)
+{
+	struct owned *owned;
+
+	if (!part)
+		return;
+	owned = part->internal_;
+	if (owned) {
+		/* The arrays are the buffers': only the list of bad views
+		 * belongs to the dataset. */
+		free(part->dataset.bad_views);
+		parload_buffers_free(&owned->buffers);
+		free(owned);
+	} else {
+		parload_dataset_free(&part->dataset);
+	}
+	memset(part, 0, sizeof(*part));
+}

@@ -1,0 +1,274 @@
+/*
+ * mpiio.c - the MPI-IO strategy: each rank's part in two collective reads.
+ *
+ * A file view describes exactly the bytes of the rank's selection (its
+ * views' headers, then their selected rows and columns), and a memory
+ * datatype where they go (view after view, or scattered into sinograms),
+ * so MPI_File_read_all moves only selected bytes and the MPI library may
+ * merge the ranks' requests into large ones (collective buffering): what
+ * a parallel file system rewards.  One thread per rank; CRCs are checked
+ * here, after the read (parts of whole payloads only, as in libparload).
+ */
+#include "internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct types {
+	MPI_Datatype hfile, pfile, pmem;
+	MPI_Offset hdisp, pdisp;
+};
+
+static void free_types(struct types *t)
+{
+	parload_mpi__type_free(&t->hfile);
+	parload_mpi__type_free(&t->pfile);
+	parload_mpi__type_free(&t->pmem);
+}
+
+/* The file views and the memory layout of shape s in a file with header
+ * h.  MPI's counts are int: a part whose views, rows or row length do not
+ * fit one is PARLOAD_ENOTSUP rather than a wrapped count. */
+static int build_types(const parload_file_header *h, const parload_shape *s,
+		       struct types *t, const char *path, parload_error *err)
+{
+	const MPI_Aint record = (MPI_Aint)(h->view_header_size + h->payload_size);
+	const MPI_Aint row = (MPI_Aint)h->width * h->bytes_per_pixel;
+	const uint64_t line = (uint64_t)s->cols * s->bytes_per_pixel;
+	MPI_Datatype view = MPI_DATATYPE_NULL, sino = MPI_DATATYPE_NULL;
+	MPI_Datatype sized = MPI_DATATYPE_NULL;
+	int rc;
+
+	if (s->views > INT_MAX || s->rows > INT_MAX || line > INT_MAX ||
+	    s->views * s->view_step > (uint64_t)INT64_MAX / (uint64_t)record)
+		return parload_mpi__fail(err, PARLOAD_ENOTSUP, path,
+					 "a part of %llu views of %u rows of %llu bytes is too large for MPI-IO's int counts",
+					 (unsigned long long)s->views, s->rows,
+					 (unsigned long long)line);
+	t->hdisp = (MPI_Offset)(h->file_header_size + s->view_start * record);
+	t->pdisp = t->hdisp + (MPI_Offset)h->view_header_size +
+		(MPI_Offset)s->row_start * row +
+		(MPI_Offset)s->col_start * h->bytes_per_pixel;
+	/* Headers: one per selected view, a record's length apart times the
+	 * step. */
+	rc = MPI_Type_create_hvector((int)s->views, PARLOAD_VIEW_HEADER_SIZE,
+				     record * (MPI_Aint)s->view_step, MPI_BYTE,
+				     &t->hfile);
+	/* Pixels: the selected rows of a view, then the views. */
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Type_create_hvector((int)s->rows, (int)line, row,
+					     MPI_BYTE, &view);
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Type_create_hvector((int)s->views, 1,
+					     record * (MPI_Aint)s->view_step,
+					     view, &t->pfile);
+	if (rc == MPI_SUCCESS && s->layout == PARLOAD_LAYOUT_SINOGRAMS) {
+		/* Row r of output view k goes to [r][k]: a view's rows are
+		 * views lines apart, and the next view starts one line on. */
+		rc = MPI_Type_create_hvector((int)s->rows, (int)line,
+					     (MPI_Aint)(s->views * line),
+					     MPI_BYTE, &sino);
+		if (rc == MPI_SUCCESS)
+			rc = MPI_Type_create_resized(sino, 0, (MPI_Aint)line,
+						     &sized);
+		if (rc == MPI_SUCCESS)
+			rc = MPI_Type_contiguous((int)s->views, sized,
+						 &t->pmem);
+		if (rc == MPI_SUCCESS)
+			rc = MPI_Type_commit(&t->pmem);
+	} else if (rc == MPI_SUCCESS) {
+		rc = parload_mpi__type_count(
+			(MPI_Count)(s->views * s->view_bytes), MPI_BYTE,
+			INT_MAX, &t->pmem);
+	}
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Type_commit(&t->hfile);
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Type_commit(&t->pfile);
+	parload_mpi__type_free(&view);
+	parload_mpi__type_free(&sino);
+	parload_mpi__type_free(&sized);
+	return rc == MPI_SUCCESS ? 0 :
+		parload_mpi__mpi_fail(err, path, "building the file view", rc);
+}
+
+/* One collective read through a file view; every rank calls it, a rank
+ * with nothing to read with want 0 and MPI_BYTE everywhere. */
+static int read_view(MPI_File fh, MPI_Offset disp, MPI_Datatype ftype,
+		     void *buf, int count, MPI_Datatype mtype,
+		     MPI_Count want, const char *path, parload_error *err)
+{
+	MPI_Status st;
+	MPI_Count got = 0;
+	int rc;
+
+	rc = MPI_File_set_view(fh, disp, MPI_BYTE, ftype, "native",
+			       MPI_INFO_NULL);
+	if (rc != MPI_SUCCESS)
+		return parload_mpi__mpi_fail(err, path, "MPI_File_set_view",
+					     rc);
+	rc = MPI_File_read_all(fh, buf, count, mtype, &st);
+	if (rc != MPI_SUCCESS)
+		return parload_mpi__mpi_fail(err, path, "MPI_File_read_all",
+					     rc);
+	if (count && MPI_Get_elements_x(&st, MPI_BYTE, &got) != MPI_SUCCESS)
+		got = 0;
+	if (got != want) {
+		parload_mpi__fail(err, PARLOAD_ETRUNCATED, path,
+				  "file is truncated: read %lld of %lld bytes from byte offset %lld",
+				  (long long)got, (long long)want,
+				  (long long)disp);
+		err->offset = (uint64_t)disp;
+		return PARLOAD_ETRUNCATED;
+	}
+	return 0;
+}
+
+/* The CRC-32C of output view k's payload, which must be whole. */
+static uint32_t view_crc(const parload_shape *s, const void *pixels,
+			 uint64_t k)
+{
+	const unsigned char *p = pixels;
+	const size_t line = (size_t)s->cols * s->bytes_per_pixel;
+	uint32_t crc = 0;
+
+	if (s->layout == PARLOAD_LAYOUT_VIEWS)
+		return parload_crc32c(0, p + k * s->view_bytes, s->view_bytes);
+	for (uint64_t r = 0; r < s->rows; r++)
+		crc = parload_crc32c(crc, p + (r * s->views + k) * line, line);
+	return crc;
+}
+
+/* After the read: view indices as libparload checks them, and the CRCs
+ * when asked for and the part holds whole payloads. */
+static int check_part(const parload_file_header *h, const parload_shape *s,
+		      unsigned flags, parload_dataset *ds, const char *path,
+		      parload_error *err)
+{
+	const uint64_t record = h->view_header_size + h->payload_size;
+	/* Whole payloads: read_mpiio refused anything else. */
+	const int crc = (flags & PARLOAD_OPT_VERIFY_CRC) &&
+		(h->flags & PARLOAD_FLAG_CRC32C);
+
+	for (uint64_t k = 0; k < s->views; k++) {
+		uint64_t v = parload_shape_view(s, k);
+		uint64_t at = h->file_header_size + v * record;
+		uint32_t sum;
+
+		if (ds->headers[k].view_index != v) {
+			parload_mpi__fail(err, PARLOAD_EVIEWINDEX, path,
+					  "view_index %llu does not match the view's position (view %llu, byte offset %llu)",
+					  (unsigned long long)ds->headers[k].view_index,
+					  (unsigned long long)v,
+					  (unsigned long long)at);
+			err->view = v;
+			err->offset = at;
+			return PARLOAD_EVIEWINDEX;
+		}
+		if (!crc)
+			continue;
+		sum = view_crc(s, ds->pixels, k);
+		if (sum == ds->headers[k].crc32c)
+			continue;
+		if (!(flags & PARLOAD_OPT_KEEP_GOING)) {
+			parload_mpi__fail(err, PARLOAD_ECRC, path,
+					  "payload CRC-32C is 0x%08x, the view header says 0x%08x (view %llu, byte offset %llu)",
+					  (unsigned)sum,
+					  (unsigned)ds->headers[k].crc32c,
+					  (unsigned long long)v,
+					  (unsigned long long)(at + h->view_header_size));
+			err->view = v;
+			err->offset = at + h->view_header_size;
+			return PARLOAD_ECRC;
+		}
+		if (!ds->bad_views) {
+			ds->bad_views = malloc(s->views * sizeof(uint64_t));
+			if (!ds->bad_views)
+				return parload_mpi__fail(err, PARLOAD_ENOMEM,
+							 path, "out of memory");
+		}
+		ds->bad_views[ds->bad_view_count++] = v;
+	}
+	ds->stats.crc_checked = crc ? s->views : 0;
+	return 0;
+}
+
+int parload_mpi__read_mpiio(MPI_Comm comm, const char *path,
+			    const parload_file_header *h,
+			    const parload_selection *sel, unsigned flags,
+			    parload_dataset *ds, parload_buffers *owned,
+			    parload_error *err)
+{
+	struct types t = { MPI_DATATYPE_NULL, MPI_DATATYPE_NULL,
+			   MPI_DATATYPE_NULL, 0, 0 };
+	parload_shape s;
+	MPI_File fh = MPI_FILE_NULL;
+	double t0 = MPI_Wtime();
+	int rc = 0, mrc;
+
+	memset(ds, 0, sizeof(*ds));
+	memset(owned, 0, sizeof(*owned));
+	memset(&s, 0, sizeof(s));
+	if (sel) {
+		rc = parload_selection_resolve(h, sel, &s, err);
+		/* As libparload decides: a CRC covers a whole payload, and a
+		 * check that cannot be made is refused, not skipped. */
+		if (rc == 0 && (flags & PARLOAD_OPT_VERIFY_CRC) &&
+		    (h->flags & PARLOAD_FLAG_CRC32C) &&
+		    (s.rows != h->height || s.cols != h->width))
+			rc = parload_mpi__fail(err, PARLOAD_ENOTSUP, path,
+					       "a payload's CRC-32C covers all of its rows and columns: a part of some rows or columns cannot be verified (load without verification)");
+		if (rc == 0)
+			rc = parload_buffers_alloc_select(owned, h, sel, flags,
+							  err);
+		if (rc == 0)
+			rc = build_types(h, &s, &t, path, err);
+	}
+	rc = parload_mpi__agree(comm, rc, err);
+	if (rc)
+		goto out;
+	mrc = MPI_File_open(comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+	rc = mrc == MPI_SUCCESS ? 0 :
+		parload_mpi__mpi_fail(err, path, "MPI_File_open", mrc);
+	if (rc)
+		err->code = rc = PARLOAD_EOPEN;
+	rc = parload_mpi__agree(comm, rc, err);
+	if (rc)
+		goto out;
+	MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+	rc = read_view(fh, t.hdisp, sel ? t.hfile : MPI_BYTE, owned->headers,
+		       sel ? (int)(s.views * PARLOAD_VIEW_HEADER_SIZE) : 0,
+		       MPI_BYTE,
+		       (MPI_Count)(s.views * PARLOAD_VIEW_HEADER_SIZE), path,
+		       err);
+	rc = parload_mpi__agree(comm, rc, err);
+	if (rc)
+		goto out;
+	rc = read_view(fh, t.pdisp, sel ? t.pfile : MPI_BYTE, owned->pixels,
+		       sel ? 1 : 0, sel ? t.pmem : MPI_BYTE,
+		       (MPI_Count)(s.views * s.view_bytes), path, err);
+	if (rc == 0 && sel) {
+		ds->file_header = *h;
+		ds->headers = owned->headers;
+		ds->pixels = owned->pixels;
+		ds->shape = s;
+		rc = check_part(h, &s, flags, ds, path, err);
+	}
+out:
+	if (fh != MPI_FILE_NULL)
+		MPI_File_close(&fh);
+	free_types(&t);
+	if (rc) {
+		free(ds->bad_views);
+		memset(ds, 0, sizeof(*ds));
+		parload_buffers_free(owned);
+		return rc;
+	}
+	ds->stats.seconds = MPI_Wtime() - t0;
+	ds->stats.bytes_read = s.views * (PARLOAD_VIEW_HEADER_SIZE + s.view_bytes);
+	ds->stats.read_calls = sel ? 2 : 0;
+	ds->stats.threads = 1;
+	ds->stats.declared_views = h->view_count;
+	return 0;
+}
