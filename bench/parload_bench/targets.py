@@ -1,0 +1,310 @@
+"""The performance targets, as data: each names what it compares (a
+ratio of medians measured in this run, or a difference), the experiments
+that measure it, the bar and the direction.  results.md prints them as one
+table with their verdicts, then the notes (ceilings and informational
+ratios) that go with them.
+
+A target's `value` is a function of the run (Run below) that returns a
+Measured, or None when the points it needs were not run."""
+from . import MIB, human_bytes
+from .report import (efficiency, find_median, find_point, huge_names,
+                     median, scaling, speedup, sweep_series)
+
+
+class Measured:
+    """A target's figure; value None: measured, but no verdict (detail
+    says why)."""
+
+    def __init__(self, value, detail=""):
+        self.value, self.detail = value, detail
+
+
+class Run:
+    """What the targets read: the sessions and the cores."""
+
+    def __init__(self, sessions, n):
+        self.sessions, self.n = sessions, n
+
+    def get(self, pick):
+        return pick.get(self)
+
+
+class Pick:
+    """The median of one field of the first measured point that pred(p, n)
+    accepts, on a file in a cache state."""
+
+    def __init__(self, file, cache, pred, field="seconds"):
+        self.file, self.cache, self.pred, self.field = file, cache, pred, field
+
+    def get(self, run):
+        return find_median(run.sessions, self.file, self.cache,
+                           lambda p: self.pred(p, run.n), self.field)
+
+
+# Points that targets compare.
+def parallel_n(p, n):
+    return p.is_parallel(n)
+
+
+def v2_posix(p, n):
+    return p.is_v2_posix()
+
+
+def floor_n(p, n):
+    return p.tool == "copyfloor" and p.threads == n
+
+
+def ref(pred, field="seconds"):
+    return Pick("reference", "warm", pred, field)
+
+
+REF_V2 = ref(v2_posix)
+REF_PAR = ref(parallel_n)
+REF_FLOOR = ref(floor_n)
+
+
+def ratio(a, b):
+    """a / b, two Picks."""
+    def value(run):
+        x, y = run.get(a), run.get(b)
+        return Measured(x / y) if x and y else None
+    return value
+
+
+class Target:
+    def __init__(self, id, name, exps, what, value, cmp, bar, unit="x"):
+        self.id, self.name, self.exps, self.what = id, name, exps, what
+        self.value, self.cmp, self.bar, self.unit = value, cmp, bar, unit
+
+    def met(self, x):
+        return x >= self.bar if self.cmp == ">=" else x <= self.bar
+
+
+class Note:
+    """An informational figure printed under the table, after target
+    `after`; text has one %s for the value."""
+
+    def __init__(self, after, text, value, unit="x"):
+        self.after, self.text, self.value, self.unit = after, text, value, unit
+
+
+def fmt(x, unit, bar=False):
+    """A figure (bar: a target's bar, as short as it is exact)."""
+    if unit == "%":
+        return "%.0f%%" % (x * 100)
+    text = "%g" % x if bar else "%.2f" % x
+    return text if unit == "x" else "%s %s" % (text, unit)
+
+
+# ---- the computed targets ----
+
+def sweep_worst(run):
+    """Experiment 3: the smallest best-article / parallel over the sizes."""
+    leads = [(best / par, size) for size, _, _, _, best, par, _, _ in
+             sweep_series(run.sessions, run.n) if best and par]
+    if not leads:
+        return None
+    worst = min(leads)
+    return Measured(worst[0], "at %s" % human_bytes(worst[1]))
+
+
+def sweep_capped(run):
+    """The sizes where the best article strategy is within 1.5x of the
+    copy floor (the ceiling of target 4)."""
+    capped = [(best / floor, size) for size, _, _, _, best, _, floor, _ in
+              sweep_series(run.sessions, run.n)
+              if best and floor and best / floor < 1.5]
+    if not capped:
+        return None
+    return Measured(None, "At %s the best article strategy is within 1.5x "
+                    "of the copy floor (ceiling %s): a 1.5x lead there needs "
+                    "a load faster than the copy floor." % (
+                        ", ".join(human_bytes(sz) for _, sz in capped),
+                        ", ".join("%.2f" % c for c, _ in capped)))
+
+
+def huge_relative(run):
+    """Experiment 7: the smallest huge-file speed-up over the reference
+    stream's."""
+    sus = [(name, speedup(run.sessions, name, run.n)[2])
+           for name in huge_names(run.sessions)]
+    sus = [(name, su) for name, su in sus if su]
+    if not sus:
+        return None
+    text = "T(1) / T(%d): %s" % (run.n, ", ".join(
+        "%.2f on %s" % (su, name) for name, su in sus))
+    ref_su = speedup(run.sessions, "reference", run.n)[2]
+    if not ref_su:
+        return Measured(None, text + "; no verdict: the reference stream's "
+                        "parallel points with 1 and %d threads were not run "
+                        "(experiment 1 or 4)" % run.n)
+    return Measured(min(su / ref_su for _, su in sus),
+                    text + "; reference %.2f" % ref_su)
+
+
+def process_wall_ratio(run):
+    s, p = find_point(run.sessions, "reference", "warm",
+                      lambda p: p.is_default_process())
+    if not p:
+        return None
+    return Measured(median(p, "wall") / median(p))
+
+
+def process_rss_over(run):
+    s, p = find_point(run.sessions, "reference", "warm",
+                      lambda p: p.is_default_process())
+    rss = median(p, "peak_rss_kib") if p else None
+    if not rss:
+        return None
+    ds = p.file(s).dataset
+    return Measured((rss * 1024 - ds) / MIB, "peak RSS %.1f MiB, dataset "
+                    "%.1f MiB" % (rss / 1024, ds / MIB))
+
+
+def cold_best_peer(run):
+    pc = Pick("reference", "cold", parallel_n).get(run)
+    peers = [x for x in (
+        Pick("reference", "cold", lambda p, n: p.tool == "dd").get(run),
+        Pick("reference", "cold", lambda p, n: p.tool == "fio").get(run))
+        if x]
+    return Measured(min(peers) / pc) if pc and peers else None
+
+
+def scaling_worst(run):
+    """Experiment 4: the lowest efficiency T(1) / (t x T(t)), 2 <= t <= n."""
+    n = run.n
+    sc = scaling(run.sessions)
+    p1 = sc.get(1, (None, None))[0]
+    if n == 1 and p1:
+        return Measured(None, "this machine has 1 core: there is no "
+                        "efficiency to measure")
+    effs = [(efficiency(p1, t, sc[t][0]), t) for t in sorted(sc)
+            if 1 < t <= n and sc[t][0]]
+    effs = [(e, t) for e, t in effs if e]
+    if not p1 or not effs or effs[-1][1] != n:
+        return None
+    worst = min(effs)
+    at = "at t = %d" % worst[1]
+    if worst[1] != n:
+        at += "; at t = %d, the cores: %.0f%%" % (n, effs[-1][0] * 100)
+    return Measured(worst[0], at + "; measurable up to the %d cores" % n)
+
+
+def floor_efficiency(run):
+    sc = scaling(run.sessions)
+    f1, fn = sc.get(1, (None, None))[1], sc.get(run.n, (None, None))[1]
+    e = efficiency(f1, run.n, fn)
+    return Measured(e) if e and run.n > 1 else None
+
+
+def tiny(pred):
+    return Pick("tiny", "warm", pred)
+
+
+TARGETS = [
+    Target("1a", "Reference stream", "1",
+           "V2 POSIX time / parallel time",
+           ratio(REF_V2, REF_PAR), ">=", 5),
+    Target("1b", "Reference stream", "1",
+           "parallel time / copy floor",
+           ratio(REF_PAR, REF_FLOOR), "<=", 2.2),
+    Target("2", "Into touched caller memory", "1",
+           "parallel --preallocate time / copy floor",
+           ratio(ref(lambda p, n: p.is_flags("parallel", ("--preallocate",),
+                                             n)), REF_FLOOR), "<=", 1.15),
+    Target("3a", "Tiny views", "2",
+           "V2 POSIX unbuffered time / parallel time",
+           ratio(tiny(v2_posix), tiny(parallel_n)), ">=", 12),
+    Target("3b", "Tiny views", "2",
+           "V2 stdio buffered time / parallel time",
+           ratio(tiny(lambda p, n: p.is_plain() and
+                      p.strategy == "sequential" and p.io == "stdio" and
+                      p.buffer is None), tiny(parallel_n)), ">=", 2.2),
+    Target("4", "View-size sweep", "3",
+           "best article strategy time / parallel time, smallest over the "
+           "sizes", sweep_worst, ">=", 1.5),
+    Target("5", "Few, huge views", "7",
+           "parallel speed-up T(1 thread) / T(n threads) on a huge file / "
+           "the reference stream's, smallest", huge_relative, ">=", 0.9),
+    Target("6a", "Whole process", "8",
+           "`parload FILE` process wall / reported load",
+           process_wall_ratio, "<=", 1.15),
+    Target("6b", "Whole process", "8",
+           "`parload FILE` peak RSS - dataset",
+           process_rss_over, "<=", 16, "MiB"),
+    Target("7", "Cold cache", "5",
+           "time of the better of dd and fio / parallel time",
+           cold_best_peer, ">=", 0.95),
+    Target("8", "Thread scaling (warm)", "4",
+           "parallel efficiency T(1) / (t x T(t)), lowest at 2 <= t <= "
+           "the cores", scaling_worst, ">=", 0.70, "%"),
+]
+
+NOTES = [
+    Note("1b", "Ceiling of 1a: V2 POSIX / copy floor = %s, the lead of a "
+         "load as fast as the copy floor; a 5x lead needs a load that much "
+         "faster than the floor.", ratio(REF_V2, REF_FLOOR)),
+    Note("1b", "V2 POSIX with 4 KiB pages / parallel = %s (the article's "
+         "own allocation, not advised for huge pages; 1a is against V2 "
+         "POSIX as the target defines it, `--strategy sequential --io "
+         "posix`).",
+         ratio(ref(lambda p, n: p.is_flags("sequential", ("--no-hugepages",))
+                   and p.io == "posix" and p.buffer is None), REF_PAR)),
+    Note("2", "Into caller memory in 4 KiB pages (--preallocate "
+         "--no-hugepages) / copy floor = %s.",
+         ratio(ref(lambda p, n: p.is_flags(
+             "parallel", ("--preallocate", "--no-hugepages"), n)),
+             REF_FLOOR)),
+    Note("2", "--preallocate / the copy floor into a touched file-sized "
+         "buffer (a destination that, like a loader's, does not stay in "
+         "the cache) = %s.",
+         ratio(ref(lambda p, n: p.is_flags("parallel", ("--preallocate",),
+                                           n)),
+               ref(lambda p, n: p.tool == "copyfloor-whole" and
+                   p.threads == n))),
+    Note("4", "%s", sweep_capped),
+    Note("8", "Copy floor efficiency at t = the cores: %s.",
+         floor_efficiency, "%"),
+]
+
+
+def evaluate(sessions, n, targets=None):
+    """(target, Measured or None) for every target."""
+    run = Run(sessions, n)
+    return [(t, t.value(run)) for t in (targets or TARGETS)]
+
+
+def markdown(sessions, n):
+    """The targets table and its notes; [] when nothing was measured."""
+    run = Run(sessions, n)
+    results = evaluate(sessions, n)
+    if not any(m for _, m in results):
+        return []
+    out = ["Each figure is measured in this run (n = %d cores this process "
+           "may use), from the medians of the points named." % n, "",
+           "| target | what is compared | measured | bar | verdict |",
+           "|---|---|---|---|---|"]
+    for t, m in results:
+        bar = "%s %s" % (t.cmp, fmt(t.bar, t.unit, bar=True))
+        if m is None:
+            figure, verdict = "", "not measured in this run (experiment%s " \
+                "%s)" % ("s" if "," in t.exps else "", t.exps)
+        elif m.value is None:
+            figure, verdict = m.detail, "no verdict"
+        else:
+            figure = fmt(m.value, t.unit) + (" (%s)" % m.detail
+                                              if m.detail else "")
+            verdict = "met" if t.met(m.value) else "**NOT met**"
+        out.append("| %s. %s | %s | %s | %s | %s |" % (
+            t.id, t.name, t.what, figure, bar, verdict))
+    notes = []
+    for note in NOTES:
+        m = note.value(run)
+        if m is None:
+            continue
+        text = note.text % (m.detail if m.value is None
+                            else fmt(m.value, note.unit))
+        notes.append("- %s: %s" % (note.after, text))
+    if notes:
+        out += ["", "Notes (informational, no verdict):", ""] + notes
+    return out
