@@ -30,6 +30,8 @@ def parse_args(argv=None):
                     help="directory with the built copyfloor and evict helpers")
     ap.add_argument("--copyfloor", help="the copyfloor helper (default: TOOLS/copyfloor)")
     ap.add_argument("--evict", help="the evict helper (default: TOOLS/evict)")
+    ap.add_argument("--selcopy", help="the selcopy helper (default: "
+                    "TOOLS/selcopy; experiment 9 runs without it)")
     ap.add_argument("--quick", action="store_true",
                     help="a few points, 3 runs each, results in a temporary "
                          "directory unless --out (CI)")
@@ -41,7 +43,7 @@ def parse_args(argv=None):
                          "or OUT/data)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the generated data")
-    ap.add_argument("--only", help="comma-separated experiments to run (1-8)")
+    ap.add_argument("--only", help="comma-separated experiments to run (1-9)")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"),
                     help="the compiler, for machine.txt")
     ap.add_argument("--numpy-python", help="a python3 with numpy for the numpy peer")
@@ -64,6 +66,7 @@ def main(argv=None):
     args = parse_args(argv)
     args.copyfloor = args.copyfloor or os.path.join(args.tools, "copyfloor")
     args.evict = args.evict or os.path.join(args.tools, "evict")
+    args.selcopy = args.selcopy or os.path.join(args.tools, "selcopy")
     for tool in (args.copyfloor, args.evict):
         if not os.access(tool, os.X_OK):
             sys.exit("run.py: %s is not built (make bench builds it)" % tool)
@@ -100,8 +103,8 @@ def run(args):
     tools = Tools(args)
     sessions = experiments(args.quick, n, tools, args.only)
     if args.quick and tools.numpy:
-        tools.missing.append("numpy (left out of --quick: about a second "
-                             "per run)")
+        tools.missing.append("numpy's whole load (experiment 6; left out of "
+                             "--quick: about a second per run)")
     if args.dry_run:
         plan.print_plan(sessions, args.runs)
         return 0

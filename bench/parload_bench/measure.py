@@ -27,7 +27,17 @@ class Tools:
         self.term = "png"
         self.numpy = find_numpy_python(args.numpy_python)
         self.strategies = list_strategies(self.parload)
+        self.selections = has_selections(self.parload)
+        self.selcopy = args.selcopy if args.selcopy and \
+            os.access(args.selcopy, os.X_OK) else None
         self.missing = []
+        if not self.selections:
+            self.missing.append("parload's selections (this parload has no "
+                                "--views, --rows, --cols, --layout): "
+                                "experiment 9 measures the peers alone")
+        if not self.selcopy:
+            self.missing.append("bench/selcopy (not built: make bench builds "
+                                "it): experiment 9 has no full load + copy")
         if not self.fio:
             self.missing.append("fio (not installed: its peer points are skipped)")
         if not self.numpy:
@@ -58,6 +68,14 @@ def list_strategies(parload):
     return names
 
 
+def has_selections(parload):
+    """Whether the command loads selections (--views, --rows, --cols,
+    --layout)."""
+    r = subprocess.run([parload, "--help"], capture_output=True, text=True)
+    return all(opt in r.stdout for opt in ("--views", "--rows", "--cols",
+                                           "--layout"))
+
+
 def snapshot_programs(args, where):
     """Copy the programs under test, and the libparload they load, to
     `where`, so that the whole run measures one build even if the tree is
@@ -82,6 +100,8 @@ def snapshot_programs(args, where):
                 libs.append((m.group(1), m.group(2)))
     copies = {}
     progs = [("copyfloor", args.copyfloor), ("evict", args.evict)]
+    if args.selcopy and os.access(args.selcopy, os.X_OK):
+        progs.append(("selcopy", args.selcopy))
     if parload:
         progs.append(("parload", parload))
     for name, path in progs + libs:
@@ -91,6 +111,7 @@ def snapshot_programs(args, where):
     args.parload = copies.get("parload", args.parload)
     args.copyfloor = copies["copyfloor"]
     args.evict = copies["evict"]
+    args.selcopy = copies.get("selcopy")
     if libs:
         os.environ["LD_LIBRARY_PATH"] = where + (":" + env_path if env_path
                                                  else "")
@@ -224,6 +245,8 @@ def parload_command(tools, p, stream):
         if p.buffer is not None:
             cmd += ["--buffer", str(p.buffer)]
     cmd += list(p.extra)
+    if p.select:
+        cmd += p.select.flags
     if p.verify:
         cmd += ["--verify-seed", str(stream.seed)]
     return cmd + [stream.path]
@@ -234,9 +257,11 @@ def run_parload(tools, p, stream):
     r, proc = run_checked(cmd, None)
     d = last_json(r.stdout)
     # An unverified load (the whole-process point) must still deliver
-    # every view and byte; a verified one must also match the stream.
-    if d.get("bytes") != stream.size or d.get("views") != stream.views \
-            or (p.verify and d.get("verified") is not True):
+    # every view and byte; a verified one must also match the stream (a
+    # selection: the selected part, as --verify-seed checks it).
+    whole = p.select is None and (d.get("bytes") != stream.size or
+                                  d.get("views") != stream.views)
+    if whole or (p.verify and d.get("verified") is not True):
         raise BenchError("%s: load not verified: %s" % (" ".join(cmd), d))
     return result(float(d["seconds"]), proc, d.get("read_calls"),
                   d.get("bytes_read"))
@@ -296,6 +321,33 @@ def run_numpy(tools, p, stream):
     return result(float(d["seconds"]), proc, None, d["bytes"])
 
 
+def check_selection(what, p, stream, d):
+    """A peer's selection: verified by the peer, of the selected shape."""
+    views, rows, cols = p.select.shape(stream)
+    if d.get("verified") is not True or d.get("views") != views or \
+            d.get("out_bytes") != views * rows * cols * stream.bpp:
+        raise BenchError("%s: selection %s not verified: %s" % (
+            what, p.select.name, d))
+
+
+def run_npselect(tools, p, stream):
+    cmd = [tools.numpy, os.path.join(HERE, "npselect.py"), stream.path,
+           str(stream.seed)] + p.select.flags
+    r, proc = run_checked(cmd, "numpy selection")
+    d = last_json(r.stdout)
+    check_selection("numpy", p, stream, d)
+    return result(float(d["seconds"]), proc, None, None)
+
+
+def run_selcopy(tools, p, stream):
+    cmd = [tools.selcopy, "--threads", str(p.threads), "--seed",
+           str(stream.seed)] + p.select.flags + [stream.path]
+    r, proc = run_checked(cmd, None)
+    d = last_json(r.stdout)
+    check_selection("selcopy", p, stream, d)
+    return result(float(d["seconds"]), proc, None, None)
+
+
 RUNNERS = {
     "parload-version": run_version,
     "parload": run_parload,
@@ -304,6 +356,8 @@ RUNNERS = {
     "dd": run_dd,
     "fio": run_fio,
     "numpy": run_numpy,
+    "npselect": run_npselect,
+    "selcopy": run_selcopy,
 }
 
 

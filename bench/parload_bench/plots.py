@@ -38,7 +38,7 @@ def plot_bars(tools, out, name, title, rows):
             label = p.label()
             if name in ("exp5", "exp6"):
                 label = "%s, %s" % (label, s.cache)
-            elif name == "exp7":
+            elif name in ("exp7", "exp9"):
                 label = "%s: %s" % (s.stream.name, label)
             f.write("%s %.6f %.6f %.6f\n" % (gp_quote(label), t["median"] * 1e3,
                                              t["q1"] * 1e3, t["q3"] * 1e3))
@@ -152,7 +152,7 @@ plot {plots}
 
 
 # The experiments drawn as bars of their points.
-BARS = (1, 2, 5, 6, 7)
+BARS = (1, 2, 5, 6, 7, 9)
 
 
 def make_plots(tools, out, sessions, n):

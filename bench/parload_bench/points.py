@@ -39,6 +39,68 @@ def sweep_stream(payload, target):
                   seed=100 + payload.bit_length())
 
 
+class Selection:
+    """Part of a file, or the file reshaped: views start:stop:step, rows
+    and columns start:stop (None: the whole axis), layout views or
+    sinograms.  flags: the same for parload, bench/selcopy and
+    bench/npselect.py (non-negative bounds, so the three read them
+    alike)."""
+
+    def __init__(self, name, views=None, rows=None, cols=None,
+                 layout="views"):
+        self.name, self.views, self.rows, self.cols = name, views, rows, cols
+        self.layout = layout
+
+    @property
+    def flags(self):
+        out = []
+        if self.views:
+            out += ["--views", "%s:%s:%s" % tuple(
+                "" if x is None else x for x in self.views)]
+        for opt, sl in (("--rows", self.rows), ("--cols", self.cols)):
+            if sl:
+                out += [opt, "%d:%d" % sl]
+        if self.layout != "views":
+            out += ["--layout", self.layout]
+        return out
+
+    def shape(self, st):
+        """(views, rows, columns) that it selects of stream st."""
+        start, stop, step = self.views or (None, None, None)
+        views = len(range(st.views)[slice(start, stop, step)])
+        rows = self.rows[1] - self.rows[0] if self.rows else st.height
+        cols = self.cols[1] - self.cols[0] if self.cols else st.width
+        return views, rows, cols
+
+    def output(self, st):
+        """What a load of it delivers: pixels and the views' headers."""
+        v, r, c = self.shape(st)
+        return v * (32 + r * c * st.bpp)
+
+    def file_bytes(self, st):
+        """The bytes of the file it covers when whole rows are read: the
+        file header, the selected views' headers and their rows."""
+        v, r, _ = self.shape(st)
+        return 64 + v * (32 + r * st.width * st.bpp)
+
+
+# The selections of experiment 9, by name.
+STEP4, BAND, CROP, SINOGRAMS = ("views ::4", "rows 1/8", "centre columns",
+                                "sinograms")
+
+
+def selections(st):
+    """Experiment 9 on stream st: every 4th view, a band of 1/8 of the
+    rows and a crop of the centre half of the columns (views layout), and
+    the whole file as sinograms."""
+    band = max(1, st.height // 8)
+    r0 = (st.height - band) // 2
+    return [Selection(STEP4, views=(None, None, 4)),
+            Selection(BAND, rows=(r0, r0 + band)),
+            Selection(CROP, cols=(st.width // 4, st.width - st.width // 4)),
+            Selection(SINOGRAMS, layout="sinograms")]
+
+
 # --------------------------------------------------------------------------
 # Points: one configuration measured on one file.
 
@@ -67,8 +129,9 @@ class Point:
     session's."""
 
     def __init__(self, tool, exps, strategy=None, io=None, buffer=None,
-                 threads=1, extra=(), verify=True, stream=None):
+                 threads=1, extra=(), verify=True, stream=None, select=None):
         self.tool = tool
+        self.select = select      # a Selection, or None: the whole file
         self.exps = set(exps)     # experiments that report it
         self.strategy, self.io, self.buffer = strategy, io, buffer
         self.threads = threads
@@ -81,7 +144,8 @@ class Point:
     def key(self):
         return (self.tool, self.strategy, self.io, self.buffer, self.threads,
                 self.extra, self.verify,
-                self.stream.name if self.stream else None)
+                self.stream.name if self.stream else None,
+                self.select.name if self.select else None)
 
     def file(self, session):
         return self.stream or session.stream
@@ -100,6 +164,8 @@ class Point:
         text = self.base_label()
         for flag in self.extra:
             text += ", " + EXTRA_TEXT.get(flag, flag)
+        if self.select:
+            text += ": " + self.select.name
         if self.stream:
             text += ", file %s" % self.stream.name
         if self.tool == "parload" and not self.verify:
@@ -108,7 +174,8 @@ class Point:
 
     def base_label(self):
         fixed = {"parload-version": "parload --version", "dd": "dd bs=1M",
-                 "fio": "fio read bs=1M", "numpy": "numpy fromfile+copy"}
+                 "fio": "fio read bs=1M", "numpy": "numpy fromfile+copy",
+                 "npselect": "numpy memmap+slice+copy"}
         if self.tool in fixed:
             return fixed[self.tool]
         threads = plural(self.threads, "thread")
@@ -116,6 +183,8 @@ class Point:
             return "parload FILE (defaults: %s)" % threads
         if self.tool == "copyfloor":
             return "copy floor, " + threads
+        if self.tool == "selcopy":
+            return "parallel full load + copy, " + threads
         if self.tool == "copyfloor-whole":
             return "copy floor into a touched file-sized buffer, " + threads
         if self.strategy == "parallel":
@@ -132,7 +201,7 @@ class Point:
     def is_plain(self):
         """parload with no extra flags, verified, on its session's file."""
         return (self.tool == "parload" and not self.extra and self.verify
-                and self.stream is None)
+                and self.stream is None and self.select is None)
 
     def is_v2_posix(self):
         return (self.is_plain() and self.strategy == "sequential" and
@@ -200,6 +269,7 @@ EXPERIMENTS = {
     6: "Floors and peers",
     7: "Few, huge views (warm cache)",
     8: "The whole process (warm cache)",
+    9: "Partial and reshaped loads (warm cache)",
 }
 
 # The article's buffering of its loaders: POSIX unbuffered and with the
@@ -213,6 +283,29 @@ def buffering(exp, strategy):
 
 
 REFERENCE = Stream("reference", 2000, 896, 64, "u16", seed=1)
+
+
+def scan_stream(quick):
+    """Experiment 9's larger file: 1 GiB of 1,024 views of 2048 x 256 u16
+    (16 MiB of 256 views of 512 x 64 with --quick)."""
+    if quick:
+        return Stream("scan", 256, 512, 64, "u16", seed=6)
+    return Stream("scan", 1024, 2048, 256, "u16", seed=6)
+
+
+def selection_session(st, n, tools):
+    """Experiment 9 on st: the full load, then each selection by parload,
+    by NumPy and by parload's full load and a copy."""
+    pts = [Point("parload", [9], "parallel", threads=n)]
+    for sel in selections(st):
+        if tools.selections:
+            pts.append(Point("parload", [9], "parallel", threads=n,
+                             select=sel))
+        if tools.numpy:
+            pts.append(Point("npselect", [9], select=sel))
+        if tools.selcopy:
+            pts.append(Point("selcopy", [9], threads=n, select=sel))
+    return Session(st, "warm", pts)
 
 
 def experiments(quick, n, tools, only):
@@ -351,6 +444,12 @@ def experiments(quick, n, tools, only):
             if has("sequential"):
                 pts.append(Point("parload", [7], "sequential", "posix"))
             sessions.append(Session(st, "warm", pts))
+
+    # Experiment 9: selections, on the reference stream and a larger file
+    # (with --quick, a small one only).
+    if want(9):
+        for st in ([] if quick else [ref]) + [scan_stream(quick)]:
+            sessions.append(selection_session(st, n, tools))
 
     # Experiment 5: cold cache, experiments 1 and 4 again, with floors.
     if want(5):

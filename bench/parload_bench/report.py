@@ -272,6 +272,59 @@ def huge_table(sessions, n):
     return out + [""]
 
 
+SELECTION_TEXT = (
+    "Each selection side by side with the full load of the same file, "
+    "runs interleaved: *parallel: SELECTION* is parload's own selection "
+    "(`--views`, `--rows`, `--cols`, `--layout`, checked by --verify-seed); "
+    "*numpy memmap+slice+copy* is bench/npselect.py (np.memmap with a "
+    "structured record dtype, slicing, np.ascontiguousarray; for sinograms "
+    "of the transpose), timed after numpy is imported; *parallel full load "
+    "+ copy* is bench/selcopy (parload's full load, then a copy of the "
+    "selection into an array of its own).  Every one checked against the "
+    "generator.  *vs full*: time over the full load; *numpy / this*: how "
+    "many times faster than numpy's; *read / needed*: bytes read over the "
+    "file header, the selected views' headers and their selected rows "
+    "(whole rows); *RSS - output*: peak RSS over the headers and pixels "
+    "delivered.")
+
+
+def selection_table(sessions, n):
+    """Experiment 9: every selection point against the full load and
+    numpy's, with bytes read and peak RSS over the output."""
+    out = [SELECTION_TEXT, ""]
+    out += head(["file", "point", "median ms", "middle 50% ms", "vs full",
+                 "numpy / this", "MB read", "read / needed", "peak RSS MiB",
+                 "output MiB", "RSS - output MiB"])
+    for s in sessions:
+        if not any(9 in p.exps and p.runs for p in s.points):
+            continue
+        st = s.stream
+        full = median(s.find(lambda p: 9 in p.exps and p.is_parallel(n)))
+        for p in s.points:
+            if 9 not in p.exps or not p.runs:
+                continue
+            t = point_stats(s, p, n)
+            med, rss = t["median"], t["peak_rss_kib"]
+            npy = median(s.find(lambda q: q.tool == "npselect" and
+                                q.select is p.select)) if p.select else None
+            got = median(p, "bytes_read")
+            outb = p.select.output(st) if p.select else st.dataset
+            need = p.select.file_bytes(st) if p.select else st.size
+            out.append(row([
+                st.name, p.label(), ms(med),
+                "%s - %s" % (ms(t["q1"]), ms(t["q3"])),
+                fmt_ratio(med / full if full else None),
+                fmt_ratio(npy / med if npy and p.tool != "npselect"
+                          else None),
+                "%.1f" % (got / 1e6) if got else "",
+                "%.3f" % (got / need) if got else "",
+                (mib(rss) + ("*" if on_floor(t) else "")) if rss else "",
+                "%.1f" % (outb / MIB),
+                "%+.1f" % (rss / 1024 - outb / MIB) if rss else ""]))
+    return out + ["", "\\*: at the harness's own resident size (see "
+                  "experiment 8): the process used at most this much.", ""]
+
+
 PROCESS_TEXT = (
     "*process wall*: measured by this harness from just before it spawns "
     "the process until it has reaped it (perf_counter around Popen and "
@@ -287,6 +340,13 @@ PROCESS_TEXT = (
     "includes that check).  `parload --version` is the process alone; the "
     "0-view file adds topology discovery, the thread pool, opening and "
     "reading a header, and exit.")
+
+
+def on_floor(t):
+    """Whether a point's peak RSS is at the harness's own size (see
+    harness_rss_kib): the process used at most that much."""
+    rss, floor = t["peak_rss_kib"], t["harness_rss_kib"]
+    return rss is not None and floor is not None and rss <= floor + 2048
 
 
 def process_rank(row):
@@ -314,9 +374,8 @@ def process_table(sessions, n):
     for s, p, t in sorted(rows, key=process_rank):
         st = p.file(s)
         wall, load, rss = t["wall"], t["median"], t["peak_rss_kib"]
-        on_floor = (rss is not None and t["harness_rss_kib"] is not None and
-                    rss <= t["harness_rss_kib"] + 2048)
-        if on_floor:
+        floored = on_floor(t)
+        if floored:
             floors.append(t["harness_rss_kib"])
         dataset = None if p.tool == "parload-version" else st.dataset
         label = p.label()
@@ -329,9 +388,9 @@ def process_table(sessions, n):
             ms(load) if load is not None else "",
             ms(wall - load) if load is not None else "",
             "%.2f" % (wall / load) if load and st.views else "",
-            (mib(rss) + ("*" if on_floor else "")) if rss else "",
+            (mib(rss) + ("*" if floored else "")) if rss else "",
             "" if dataset is None else "%d" % dataset,
-            "" if dataset is None or rss is None or on_floor
+            "" if dataset is None or rss is None or floored
             else "%+.1f" % (rss / 1024 - dataset / MIB)]))
     out.append("")
     if floors:
@@ -549,6 +608,8 @@ def experiment_section(exp, sessions, args, n, plots):
         md += markdown_table(rows_e, True) + ["", "</details>", ""]
     elif exp == 8:
         md += process_table(sessions, n)
+    elif exp == 9:
+        md += selection_table(sessions, n)
     else:
         md += markdown_table(rows_e, exp in (5, 6, 7)) + [""]
         if exp == 4:

@@ -7,8 +7,10 @@ ratios) that go with them.
 A target's `value` is a function of the run (Run below) that returns a
 Measured, or None when the points it needs were not run."""
 from . import MIB, human_bytes
+from .points import BAND, SINOGRAMS, STEP4
 from .report import (efficiency, find_median, find_point, huge_names,
-                     median, scaling, speedup, sweep_series)
+                     median, on_floor, point_stats, scaling, speedup,
+                     sweep_series)
 
 
 class Measured:
@@ -201,6 +203,134 @@ def tiny(pred):
     return Pick("tiny", "warm", pred)
 
 
+# ---- experiment 9: selections ----
+
+def sel_pred(name, tool="parload"):
+    """Experiment 9's point of one tool on the selection `name` (None:
+    parload's full load)."""
+    def pred(p, n):
+        if 9 not in p.exps or p.tool != tool:
+            return False
+        if name is None:
+            return p.is_parallel(n)
+        return p.select is not None and p.select.name == name
+    return pred
+
+
+def sel(file, name, tool="parload", field="seconds"):
+    return Pick(file, "warm", sel_pred(name, tool), field)
+
+
+def full(file):
+    return sel(file, None)
+
+
+def sel_points(run, file, tool="parload"):
+    """(session, point) of every selection of one tool on file."""
+    out = []
+    for s in run.sessions:
+        if s.stream.name == file and s.cache == "warm":
+            out += [(s, p) for p in s.points if 9 in p.exps and p.runs and
+                    p.tool == tool and p.select is not None]
+    return out
+
+
+def band_bytes(file):
+    """Bytes read by the row band over the bytes it needs: the file
+    header, the views' headers and the band's whole rows."""
+    def value(run):
+        s, p = find_point(run.sessions, file, "warm",
+                          lambda p: sel_pred(BAND)(p, run.n))
+        got = median(p, "bytes_read") if p else None
+        if not got:
+            return None
+        need = p.select.file_bytes(s.stream)
+        return Measured(got / need, "%d of %d bytes" % (got, need))
+    return value
+
+
+def peer_ratios(run, file, tool):
+    """[(peer time / parload's selection time, selection name)] of one
+    peer (npselect, selcopy) over the selections on file."""
+    xs = []
+    for s, p in sel_points(run, file):
+        peer = sel(file, p.select.name, tool).get(run)
+        if peer and median(p):
+            xs.append((peer / median(p), p.select.name))
+    return xs
+
+
+def numpy_worst(file):
+    """The smallest numpy time / parload time over the selections."""
+    def value(run):
+        xs = peer_ratios(run, file, "npselect")
+        if not xs:
+            return None
+        worst, name = min(xs)
+        return Measured(worst, "at %s" % name)
+    return value
+
+
+def rss_worst(file):
+    """The largest peak RSS - output (MiB) over the selections."""
+    def value(run):
+        xs = []
+        for s, p in sel_points(run, file):
+            t = point_stats(s, p, run.n)
+            if t["peak_rss_kib"]:
+                over = (t["peak_rss_kib"] * 1024 -
+                        p.select.output(s.stream)) / MIB
+                xs.append((over, p.select.name, on_floor(t)))
+        if not xs:
+            return None
+        worst = max(xs)
+        return Measured(worst[0], "at %s%s" % (
+            worst[1], "; at the harness's own size: an upper bound"
+            if worst[2] else ""))
+    return value
+
+
+def copy_vs_select(file):
+    """Informational: parload's full load + copy / its selection, each."""
+    def value(run):
+        xs = peer_ratios(run, file, "selcopy")
+        return Measured(None, ", ".join("%s %.2f" % (name, x)
+                                        for x, name in xs)) if xs else None
+    return value
+
+
+def selection_targets(file):
+    """Experiment 9's targets on one file."""
+    where = " (%s)" % file
+    return [
+        Target("9a", "Row band of 1/8" + where, "9",
+               "bytes read / (the band's rows + headers)",
+               band_bytes(file), "<=", 1.01),
+        Target("9b", "Row band of 1/8" + where, "9",
+               "row band time / full load time",
+               ratio(sel(file, BAND), full(file)), "<=", 0.25),
+        Target("9c", "Every 4th view" + where, "9",
+               "views ::4 time / full load time",
+               ratio(sel(file, STEP4), full(file)), "<=", 0.35),
+        Target("9d", "Sinograms" + where, "9",
+               "sinogram layout time / full load (views layout) time",
+               ratio(sel(file, SINOGRAMS), full(file)), "<=", 1.5),
+        Target("9e", "Sinograms" + where, "9",
+               "numpy memmap + transpose copy time / sinogram layout time",
+               ratio(sel(file, SINOGRAMS, "npselect"), sel(file, SINOGRAMS)),
+               ">=", 3),
+        Target("9f", "Every selection" + where, "9",
+               "numpy memmap + slicing + copy time / parload selection "
+               "time, smallest", numpy_worst(file), ">=", 3),
+        Target("9g", "Every selection" + where, "9",
+               "peak RSS - output (pixels and headers delivered), largest",
+               rss_worst(file), "<=", 16, "MiB"),
+    ]
+
+
+# The files of experiment 9.
+SELECTION_FILES = ("reference", "scan")
+
 TARGETS = [
     Target("1a", "Reference stream", "1",
            "V2 POSIX time / parallel time",
@@ -238,7 +368,7 @@ TARGETS = [
     Target("8", "Thread scaling (warm)", "4",
            "parallel efficiency T(1) / (t x T(t)), lowest at 2 <= t <= "
            "the cores", scaling_worst, ">=", 0.70, "%"),
-]
+] + [t for f in SELECTION_FILES for t in selection_targets(f)]
 
 NOTES = [
     Note("1b", "Ceiling of 1a: V2 POSIX / copy floor = %s, the lead of a "
@@ -265,7 +395,8 @@ NOTES = [
     Note("4", "%s", sweep_capped),
     Note("8", "Copy floor efficiency at t = the cores: %s.",
          floor_efficiency, "%"),
-]
+] + [Note("9", "parload's full load + a copy / its selection (%s): %%s." % f,
+          copy_vs_select(f)) for f in SELECTION_FILES]
 
 
 def evaluate(sessions, n, targets=None):
