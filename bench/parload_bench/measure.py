@@ -238,8 +238,10 @@ def run_version(tools, p, stream):
 
 def parload_command(tools, p, stream):
     cmd = [tools.parload, "--json"]
+    if p.strategy is not None or p.threads_flag:
+        cmd += ["--threads", str(p.threads)]
     if p.strategy is not None:
-        cmd += ["--threads", str(p.threads), "--strategy", p.strategy]
+        cmd += ["--strategy", p.strategy]
     if p.io is not None:
         cmd += ["--io", p.io]
         if p.buffer is not None:

@@ -129,8 +129,12 @@ class Point:
     session's."""
 
     def __init__(self, tool, exps, strategy=None, io=None, buffer=None,
-                 threads=1, extra=(), verify=True, stream=None, select=None):
+                 threads=1, extra=(), verify=True, stream=None, select=None,
+                 threads_flag=False):
         self.tool = tool
+        # With strategy None: pass --threads anyway (the defaults but the
+        # thread count).
+        self.threads_flag = threads_flag
         self.select = select      # a Selection, or None: the whole file
         self.exps = set(exps)     # experiments that report it
         self.strategy, self.io, self.buffer = strategy, io, buffer
@@ -143,7 +147,7 @@ class Point:
     @property
     def key(self):
         return (self.tool, self.strategy, self.io, self.buffer, self.threads,
-                self.extra, self.verify,
+                self.threads_flag, self.extra, self.verify,
                 self.stream.name if self.stream else None,
                 self.select.name if self.select else None)
 
@@ -180,6 +184,8 @@ class Point:
             return fixed[self.tool]
         threads = plural(self.threads, "thread")
         if self.tool == "parload" and self.strategy is None:
+            if self.threads_flag:
+                return "parload --threads %d FILE" % self.threads
             return "parload FILE (defaults: %s)" % threads
         if self.tool == "copyfloor":
             return "copy floor, " + threads
@@ -225,14 +231,24 @@ class Point:
     def is_default_process(self):
         """The whole-process point: plain `parload FILE`, unverified."""
         return (self.tool == "parload" and self.strategy is None and
-                not self.verify and not self.extra and self.stream is None)
+                not self.verify and not self.extra and self.stream is None
+                and not self.threads_flag)
+
+    def is_unverified(self, strategy, io, buffer=None, extra=()):
+        """A whole-process point of experiment 8: an article loader as a
+        user runs it, unverified, on its session's file."""
+        return (self.tool == "parload" and not self.verify and
+                self.strategy == strategy and self.io == io and
+                self.buffer == buffer and self.extra == tuple(extra) and
+                self.stream is None)
 
 
 class Session:
-    """Points measured on one file in one cache state, runs interleaved."""
+    """Points measured on one file in one cache state, runs interleaved;
+    note: what sets it apart from another session on the same file."""
 
-    def __init__(self, stream, cache, points):
-        self.stream, self.cache = stream, cache
+    def __init__(self, stream, cache, points, note=None):
+        self.stream, self.cache, self.note = stream, cache, note
         self.points = []
         for p in points:
             same = [q for q in self.points if q.key == p.key]
@@ -281,6 +297,9 @@ def buffering(exp, strategy):
     return [Point("parload", [exp], strategy, io, buf)
             for io, buf in BUFFERINGS]
 
+
+# The note of the session of 4 KiB-page points.
+PAGES_4K = "4 KiB-page session"
 
 REFERENCE = Stream("reference", 2000, 896, 64, "u16", seed=1)
 
@@ -356,7 +375,10 @@ def experiments(quick, n, tools, only):
                          extra=("--preallocate",)))
         pts.append(Point("copyfloor-whole", [1], threads=n))
     if want(4):
-        ts = [1, n] if quick else list(range(1, 2 * n + 1))
+        # Quick: 1, and the cores to twice as many (more threads than
+        # cores must not slow a load).
+        ts = [1] + list(range(n, 2 * n + 1)) if quick else \
+            list(range(1, 2 * n + 1))
         for t in ts:
             pts.append(Point("parload", [4], "parallel", threads=t))
             pts.append(Point("copyfloor", [4, 6], threads=t))
@@ -383,6 +405,13 @@ def experiments(quick, n, tools, only):
         pts.append(Point("parload", [8], "parallel", threads=n))
         pts.append(Point("parload-version", [8]))
         pts.append(Point("parload", [8], None, threads=n, stream=empty))
+        # Start-up: the 0-view load with one thread (no pool to speak of),
+        # and V2 as a user runs it, for the whole-process ratios.
+        pts.append(Point("parload", [8], None, threads=1, threads_flag=True,
+                         stream=empty))
+        if has("sequential"):
+            pts.append(Point("parload", [8], "sequential", "posix",
+                             verify=False))
     if pts:
         sessions.append(Session(ref, "warm", pts))
 
@@ -393,8 +422,10 @@ def experiments(quick, n, tools, only):
     # the host (perf: the kernel's page zeroing then runs at 0.5 GB/s), so
     # interleaved with the others they would slow whichever point follows.
     # They run in a session of their own, after the others.
+    # Experiment 8 compares the whole process with V2 as the article
+    # allocates here, `parload FILE` beside it.
+    pts = []
     if want(1):
-        pts = []
         if has("sequential"):
             pts.append(Point("parload", [1], "sequential", "posix",
                              extra=("--no-hugepages",)))
@@ -402,14 +433,28 @@ def experiments(quick, n, tools, only):
             pts.append(Point("parload", [1], "parallel", threads=n,
                              extra=("--preallocate", "--no-hugepages")))
         pts.append(Point("copyfloor", [1], threads=n))
-        sessions.append(Session(ref, "warm", pts))
+    if want(8) and has("sequential"):
+        pts.append(Point("parload", [8], "sequential", "posix",
+                         extra=("--no-hugepages",), verify=False))
+        pts.append(Point("parload", [8], None, threads=n, verify=False))
+    if pts:
+        sessions.append(Session(ref, "warm", pts, note=PAGES_4K))
 
-    # Experiment 2: buffering on tiny views.
+    # Experiment 2: buffering on tiny views; experiment 8: the whole
+    # process there, against V2 as a user runs it.
+    pts = []
     if want(2):
-        pts = []
         for s in article:
             pts += buffering(2, s)
         pts += at_defaults(2)
+    if want(8):
+        pts.append(Point("parload", [8], None, threads=n, verify=False))
+        if has("sequential"):
+            pts.append(Point("parload", [8], "sequential", "posix",
+                             verify=False))
+            pts.append(Point("parload", [8], "sequential", "stdio",
+                             verify=False))
+    if pts:
         sessions.append(Session(tiny, "warm", pts))
 
     # Experiment 3: the view-size sweep, file size held about constant.

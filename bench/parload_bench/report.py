@@ -339,7 +339,13 @@ PROCESS_TEXT = (
     "against the generator is the next row, interleaved with it (its wall "
     "includes that check).  `parload --version` is the process alone; the "
     "0-view file adds topology discovery, the thread pool, opening and "
-    "reading a header, and exit.")
+    "reading a header, and exit (with the default thread count, and with "
+    "`--threads 1`: start-up).  V2 (`--strategy sequential`) runs here "
+    "as a user runs it too, unverified, for the whole-process ratios; its "
+    "verified twins are in experiments 1 and 2.  The rows marked [4 KiB-"
+    "page session] ran in the session of the 4 KiB-page points (V2 as the "
+    "article allocates, `--no-hugepages`), with `parload FILE` beside "
+    "them.")
 
 
 def on_floor(t):
@@ -371,7 +377,9 @@ def process_table(sessions, n):
                  "wall - load ms", "wall / load", "peak RSS MiB",
                  "dataset bytes", "RSS - dataset MiB"])
     floors = []
-    for s, p, t in sorted(rows, key=process_rank):
+    order = {id(s): i for i, s in enumerate(sessions)}
+    for s, p, t in sorted(rows, key=lambda r: (order[id(r[0])],
+                                                process_rank(r))):
         st = p.file(s)
         wall, load, rss = t["wall"], t["median"], t["peak_rss_kib"]
         floored = on_floor(t)
@@ -383,6 +391,8 @@ def process_table(sessions, n):
             label = label.replace(", file %s" % p.stream.name, "")
         elif p.tool == "parload" and p.verify:
             label += ", --verify-seed (the wall holds the check)"
+        if s.note:
+            label += " [%s]" % s.note
         out.append(row([
             label, "" if dataset is None else st.name, ms(wall),
             ms(load) if load is not None else "",

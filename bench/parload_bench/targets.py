@@ -7,8 +7,8 @@ ratios) that go with them.
 A target's `value` is a function of the run (Run below) that returns a
 Measured, or None when the points it needs were not run."""
 from . import MIB, human_bytes
-from .points import BAND, SINOGRAMS, STEP4
-from .report import (efficiency, find_median, find_point, huge_names,
+from .points import BAND, PAGES_4K, SINOGRAMS, STEP4
+from .report import (efficiency, find_point, huge_names,
                      median, on_floor, point_stats, scaling, speedup,
                      sweep_series)
 
@@ -33,14 +33,22 @@ class Run:
 
 class Pick:
     """The median of one field of the first measured point that pred(p, n)
-    accepts, on a file in a cache state."""
+    accepts, on a file in a cache state (note: only in the session with
+    that note)."""
 
-    def __init__(self, file, cache, pred, field="seconds"):
+    def __init__(self, file, cache, pred, field="seconds", note=None):
         self.file, self.cache, self.pred, self.field = file, cache, pred, field
+        self.note = note
 
     def get(self, run):
-        return find_median(run.sessions, self.file, self.cache,
-                           lambda p: self.pred(p, run.n), self.field)
+        for s in run.sessions:
+            if s.stream.name != self.file or s.cache != self.cache or \
+                    (self.note is not None and s.note != self.note):
+                continue
+            p = s.find(lambda p: self.pred(p, run.n))
+            if p:
+                return median(p, self.field)
+        return None
 
 
 # Points that targets compare.
@@ -70,6 +78,14 @@ def ratio(a, b):
     def value(run):
         x, y = run.get(a), run.get(b)
         return Measured(x / y) if x and y else None
+    return value
+
+
+def difference(a, b, scale=1e3):
+    """(a - b) x scale, two Picks (default: seconds to ms)."""
+    def value(run):
+        x, y = run.get(a), run.get(b)
+        return Measured((x - y) * scale) if x and y else None
     return value
 
 
@@ -331,6 +347,82 @@ def selection_targets(file):
 # The files of experiment 9.
 SELECTION_FILES = ("reference", "scan")
 
+# ---- start-up and the whole process (experiments 8, 4, 7) ----
+
+def empty_load(threads_flag):
+    """`parload EMPTY`, the 0-view file; threads_flag: `--threads 1`."""
+    return lambda p, n: (p.tool == "parload" and p.stream is not None and
+                         p.stream.views == 0 and
+                         p.threads_flag == threads_flag)
+
+
+def user_run(p, n):
+    return p.is_default_process()
+
+
+def wall(file, pred, note=None):
+    return Pick(file, "warm", pred, "wall", note)
+
+
+VERSION_WALL = wall("reference", lambda p, n: p.tool == "parload-version")
+
+
+def v2_user(io, buffer=None, extra=()):
+    return lambda p, n: p.is_unverified("sequential", io, buffer, extra)
+
+
+def threads_over_cores(run):
+    """The largest T(t) / T(n) for n < t <= 2n (experiment 4)."""
+    sc = scaling(run.sessions)
+    tn = sc.get(run.n, (None, None))[0]
+    xs = [(sc[t][0] / tn, t) for t in sorted(sc)
+          if run.n < t <= 2 * run.n and sc[t][0] and tn]
+    if not xs:
+        return None
+    worst, t = max(xs)
+    return Measured(worst, "at %d threads; %s" % (t, ", ".join(
+        "%d: %.2f" % (u, x) for x, u in sorted(xs, key=lambda x: x[1]))))
+
+
+STARTUP_TARGETS = [
+    Target("10a", "Start-up", "8",
+           "`parload EMPTY` (0 views, default threads) wall - `parload "
+           "--version` wall",
+           difference(wall("reference", empty_load(False)), VERSION_WALL),
+           "<=", 0.5, "ms"),
+    Target("10b", "Whole process", "8",
+           "`parload FILE` process wall / reported load",
+           process_wall_ratio, "<=", 1.10),
+    Target("10c", "Whole process, tiny views", "8",
+           "V2 stdio buffered wall / `parload FILE` wall",
+           ratio(wall("tiny", v2_user("stdio")), wall("tiny", user_run)),
+           ">=", 2.2),
+    Target("10d", "Whole process, tiny views", "8",
+           "V2 POSIX unbuffered wall / `parload FILE` wall",
+           ratio(wall("tiny", v2_user("posix")), wall("tiny", user_run)),
+           ">=", 12),
+    Target("10e", "Whole process, reference stream", "8",
+           "`parload FILE` wall / copy floor wall",
+           ratio(wall("reference", user_run), wall("reference", floor_n)),
+           "<=", 2.0),
+    Target("10f", "Whole process, reference stream", "8",
+           "V2 as the article allocates (`--no-hugepages`) wall / `parload "
+           "FILE` wall (4 KiB-page session)",
+           ratio(wall("reference", v2_user("posix", None,
+                                           ("--no-hugepages",)), PAGES_4K),
+                 wall("reference", user_run, PAGES_4K)), ">=", 5),
+    Target("10g", "Whole process, reference stream", "8",
+           "V2 POSIX (parload's allocator) wall / `parload FILE` wall",
+           ratio(wall("reference", v2_user("posix")),
+                 wall("reference", user_run)), ">=", 1.8),
+    Target("10h", "More threads than cores", "4",
+           "parallel time at n < t <= 2n threads / at n, largest",
+           threads_over_cores, "<=", 1.1),
+    Target("10i", "Few, huge views", "7",
+           "as 5: huge-file speed-up / the reference stream's, smallest",
+           huge_relative, ">=", 0.95),
+]
+
 TARGETS = [
     Target("1a", "Reference stream", "1",
            "V2 POSIX time / parallel time",
@@ -368,7 +460,8 @@ TARGETS = [
     Target("8", "Thread scaling (warm)", "4",
            "parallel efficiency T(1) / (t x T(t)), lowest at 2 <= t <= "
            "the cores", scaling_worst, ">=", 0.70, "%"),
-] + [t for f in SELECTION_FILES for t in selection_targets(f)]
+] + [t for f in SELECTION_FILES for t in selection_targets(f)] + \
+    STARTUP_TARGETS
 
 NOTES = [
     Note("1b", "Ceiling of 1a: V2 POSIX / copy floor = %s, the lead of a "
@@ -396,7 +489,11 @@ NOTES = [
     Note("8", "Copy floor efficiency at t = the cores: %s.",
          floor_efficiency, "%"),
 ] + [Note("9", "parload's full load + a copy / its selection (%s): %%s." % f,
-          copy_vs_select(f)) for f in SELECTION_FILES]
+          copy_vs_select(f)) for f in SELECTION_FILES] + [
+    Note("10a", "`parload --threads 1 EMPTY` wall - `parload --version` "
+         "wall = %s.", difference(wall("reference", empty_load(True)),
+                                  VERSION_WALL), "ms"),
+]
 
 
 def evaluate(sessions, n, targets=None):
