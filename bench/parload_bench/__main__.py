@@ -43,10 +43,16 @@ def parse_args(argv=None):
                          "or OUT/data)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the generated data")
-    ap.add_argument("--only", help="comma-separated experiments to run (1-9)")
+    ap.add_argument("--only", help="comma-separated experiments to run (1-10)")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"),
                     help="the compiler, for machine.txt")
     ap.add_argument("--numpy-python", help="a python3 with numpy for the numpy peer")
+    ap.add_argument("--python-path",
+                    default=os.environ.get("PARLOAD_BENCH_PYTHONPATH") or
+                    ("python/stage" if os.path.isdir("python/stage") else None),
+                    help="where that python3 finds the parload module "
+                    "(default: $PARLOAD_BENCH_PYTHONPATH, or python/stage "
+                    "of the build tree)")
     ap.add_argument("--dry-run", action="store_true",
                     help="print the plan and exit")
     args = ap.parse_args(argv)

@@ -28,6 +28,7 @@ class Tools:
         self.numpy = find_numpy_python(args.numpy_python)
         self.strategies = list_strategies(self.parload)
         self.selections = has_selections(self.parload)
+        self.pyenv = find_module(self.numpy, args.python_path)
         self.selcopy = args.selcopy if args.selcopy and \
             os.access(args.selcopy, os.X_OK) else None
         self.missing = []
@@ -43,6 +44,10 @@ class Tools:
         if not self.numpy:
             self.missing.append("numpy (no python3 with numpy found: the numpy "
                                 "loader is skipped)")
+        if self.numpy and not self.pyenv:
+            self.missing.append("the parload Python module (%s cannot import "
+                                "it; --python-path): experiment 10 is "
+                                "skipped" % self.numpy)
         if not self.gnuplot:
             self.missing.append("gnuplot (not installed: no plots)")
         if not self.dd:
@@ -66,6 +71,20 @@ def list_strategies(parload):
         raise BenchError("%s lists no strategies (--list-strategies, "
                          "--help)" % parload)
     return names
+
+
+def find_module(python, path):
+    """The environment in which `python` imports the parload module (path
+    first on PYTHONPATH), or None when it cannot."""
+    if not python:
+        return None
+    env = dict(os.environ)
+    if path:
+        env["PYTHONPATH"] = os.path.abspath(path) + (
+            os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    r = subprocess.run([python, "-c", "import parload; parload.load"],
+                       capture_output=True, env=env)
+    return env if r.returncode == 0 else None
 
 
 def has_selections(parload):
@@ -260,10 +279,17 @@ def run_parload(tools, p, stream):
     d = last_json(r.stdout)
     # An unverified load (the whole-process point) must still deliver
     # every view and byte; a verified one must also match the stream (a
-    # selection: the selected part, as --verify-seed checks it).
-    whole = p.select is None and (d.get("bytes") != stream.size or
-                                  d.get("views") != stream.views)
-    if whole or (p.verify and d.get("verified") is not True):
+    # selection: the selected part, as --verify-seed checks it).  The
+    # JSON names the file's size and the shape delivered.
+    shape = ((stream.views, stream.height, stream.width, "views")
+             if p.select is None else
+             p.select.shape(stream) + (p.select.layout,))
+    keys = ("views", "rows", "cols", "layout")
+    # A whole load's shape fields are checked where the JSON has them.
+    got = tuple(d.get(k) if p.select else d.get(k, want)
+                for k, want in zip(keys, shape))
+    if d.get("bytes") != stream.size or got != shape or \
+            (p.verify and d.get("verified") is not True):
         raise BenchError("%s: load not verified: %s" % (" ".join(cmd), d))
     return result(float(d["seconds"]), proc, d.get("read_calls"),
                   d.get("bytes_read"))
@@ -350,6 +376,26 @@ def run_selcopy(tools, p, stream):
     return result(float(d["seconds"]), proc, None, None)
 
 
+def run_pyload(tools, p, stream):
+    cmd = [tools.numpy, os.path.join(HERE, "pyload.py"), stream.path,
+           str(stream.seed), str(p.threads)]
+    r, proc = run_checked(cmd, "parload.load in Python", tools.pyenv)
+    d = last_json(r.stdout)
+    if d.get("verified") is not True or d.get("bytes") != stream.size or \
+            d.get("views") != stream.views:
+        raise BenchError("parload.load in Python not verified: %s" % d)
+    return result(float(d["seconds"]), proc, None, None)
+
+
+def run_pyimport(tools, p, stream):
+    cmd = [tools.numpy, os.path.join(HERE, "pyload.py"), "--import"]
+    r, proc = run_checked(cmd, "import parload", tools.pyenv)
+    d = last_json(r.stdout)
+    if d.get("verified") is not True:
+        raise BenchError("import parload: no parload.load: %s" % d)
+    return result(float(d["seconds"]), proc, None, None)
+
+
 RUNNERS = {
     "parload-version": run_version,
     "parload": run_parload,
@@ -360,6 +406,8 @@ RUNNERS = {
     "numpy": run_numpy,
     "npselect": run_npselect,
     "selcopy": run_selcopy,
+    "pyload": run_pyload,
+    "pyimport": run_pyimport,
 }
 
 

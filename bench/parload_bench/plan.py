@@ -61,7 +61,7 @@ def remove_all(sessions):
 SETTLE_SECONDS = 0.25
 
 # The tools whose time depends on fresh memory (see SETTLE_SECONDS).
-FRESH_MEMORY = ("parload", "numpy", "npselect", "selcopy")
+FRESH_MEMORY = ("parload", "numpy", "npselect", "selcopy", "pyload")
 
 
 def run_session(tools, s, runs, measured):

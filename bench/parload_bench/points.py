@@ -84,9 +84,10 @@ class Selection:
         return 64 + v * (32 + r * st.width * st.bpp)
 
 
-# The selections of experiment 9, by name.
-STEP4, BAND, CROP, SINOGRAMS = ("views ::4", "rows 1/8", "centre columns",
-                                "sinograms")
+# The selections of experiment 9 (and the whole file, experiment 10), by
+# name.
+STEP4, BAND, CROP, SINOGRAMS, WHOLE = (
+    "views ::4", "rows 1/8", "centre columns", "sinograms", "whole file")
 
 
 def selections(st):
@@ -179,7 +180,8 @@ class Point:
     def base_label(self):
         fixed = {"parload-version": "parload --version", "dd": "dd bs=1M",
                  "fio": "fio read bs=1M", "numpy": "numpy fromfile+copy",
-                 "npselect": "numpy memmap+slice+copy"}
+                 "npselect": "numpy memmap+slice+copy",
+                 "pyimport": "import parload (after numpy)"}
         if self.tool in fixed:
             return fixed[self.tool]
         threads = plural(self.threads, "thread")
@@ -189,6 +191,8 @@ class Point:
             return "parload FILE (defaults: %s)" % threads
         if self.tool == "copyfloor":
             return "copy floor, " + threads
+        if self.tool == "pyload":
+            return "parload.load() in Python, " + threads
         if self.tool == "selcopy":
             return "parallel full load + copy, " + threads
         if self.tool == "copyfloor-whole":
@@ -286,6 +290,7 @@ EXPERIMENTS = {
     7: "Few, huge views (warm cache)",
     8: "The whole process (warm cache)",
     9: "Partial and reshaped loads (warm cache)",
+    10: "Python (warm cache)",
 }
 
 # The article's buffering of its loaders: POSIX unbuffered and with the
@@ -495,6 +500,17 @@ def experiments(quick, n, tools, only):
     if want(9):
         for st in ([] if quick else [ref]) + [scan_stream(quick)]:
             sessions.append(selection_session(st, n, tools))
+
+    # Experiment 10: parload from Python, beside the command and NumPy, on
+    # the reference stream (with --quick, the small file of experiment 9).
+    if want(10) and tools.numpy and tools.pyenv:
+        st = scan_stream(True) if quick else ref
+        sessions.append(Session(st, "warm", [
+            Point("parload", [10], "parallel", threads=n),
+            Point("pyload", [10], threads=n),
+            Point("numpy", [10]),
+            Point("npselect", [10], select=Selection(WHOLE)),
+            Point("pyimport", [10])]))
 
     # Experiment 5: cold cache, experiments 1 and 4 again, with floors.
     if want(5):

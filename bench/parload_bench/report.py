@@ -348,6 +348,33 @@ PROCESS_TEXT = (
     "them.")
 
 
+PYTHON_TEXT = (
+    "*parload.load() in Python*: bench/pyload.py, the call in a fresh "
+    "interpreter after numpy and parload are imported, timed around the "
+    "call, then checked against the generator.  *numpy fromfile+copy*: "
+    "bench/npload.py; *numpy memmap+slice+copy: whole file*: "
+    "bench/npselect.py with no selection.  *import parload*: the time of "
+    "`import parload` after `import numpy`, in a fresh interpreter.  *vs "
+    "C*: time over the command's load of the same file (first row).")
+
+
+def python_table(sessions, n):
+    """Experiment 10: the Python module against the command and NumPy."""
+    out = [PYTHON_TEXT, ""] + head(["file", "point", "median ms",
+                                    "middle 50% ms", "vs C"])
+    for s in sessions:
+        c = median(s.find(lambda p: 10 in p.exps and p.is_parallel(n)))
+        for p in s.points:
+            if 10 not in p.exps or not p.runs:
+                continue
+            med, q1, q3 = summary(p.runs)
+            out.append(row([s.stream.name, p.label(), ms(med),
+                            "%s - %s" % (ms(q1), ms(q3)),
+                            fmt_ratio(med / c) if c and
+                            p.tool != "pyimport" else ""]))
+    return out + [""]
+
+
 def on_floor(t):
     """Whether a point's peak RSS is at the harness's own size (see
     harness_rss_kib): the process used at most that much."""
@@ -620,6 +647,8 @@ def experiment_section(exp, sessions, args, n, plots):
         md += process_table(sessions, n)
     elif exp == 9:
         md += selection_table(sessions, n)
+    elif exp == 10:
+        md += python_table(sessions, n)
     else:
         md += markdown_table(rows_e, exp in (5, 6, 7)) + [""]
         if exp == 4:

@@ -42,7 +42,8 @@ class Pick:
 
     def get(self, run):
         for s in run.sessions:
-            if s.stream.name != self.file or s.cache != self.cache or \
+            if self.file and s.stream.name != self.file or \
+                    s.cache != self.cache or \
                     (self.note is not None and s.note != self.note):
                 continue
             p = s.find(lambda p: self.pred(p, run.n))
@@ -423,6 +424,42 @@ STARTUP_TARGETS = [
            huge_relative, ">=", 0.95),
 ]
 
+# ---- Python (experiment 10, on whichever file it ran) ----
+
+def exp10(pred):
+    return Pick(None, "warm", lambda p, n: 10 in p.exps and pred(p, n))
+
+
+def numpy_best(run):
+    """The faster of numpy's fromfile + copy and memmap + copy, over
+    parload.load() in Python."""
+    py = exp10(lambda p, n: p.tool == "pyload").get(run)
+    peers = [x for x in (exp10(lambda p, n: p.tool == "numpy").get(run),
+                         exp10(lambda p, n: p.tool == "npselect").get(run))
+             if x]
+    return Measured(min(peers) / py) if py and peers else None
+
+
+def ms_of(pick):
+    def value(run):
+        x = run.get(pick)
+        return Measured(x * 1e3) if x is not None else None
+    return value
+
+
+PYTHON_TARGETS = [
+    Target("11a", "Python", "10",
+           "parload.load() in Python time / the command's load time",
+           ratio(exp10(lambda p, n: p.tool == "pyload"),
+                 exp10(parallel_n)), "<=", 1.1),
+    Target("11b", "Python", "10",
+           "the faster of numpy fromfile + copy and memmap + copy / "
+           "parload.load() in Python", numpy_best, ">=", 3),
+    Target("11c", "Python", "10",
+           "`import parload` after `import numpy`, fresh interpreter",
+           ms_of(exp10(lambda p, n: p.tool == "pyimport")), "<=", 20, "ms"),
+]
+
 TARGETS = [
     Target("1a", "Reference stream", "1",
            "V2 POSIX time / parallel time",
@@ -461,7 +498,7 @@ TARGETS = [
            "parallel efficiency T(1) / (t x T(t)), lowest at 2 <= t <= "
            "the cores", scaling_worst, ">=", 0.70, "%"),
 ] + [t for f in SELECTION_FILES for t in selection_targets(f)] + \
-    STARTUP_TARGETS
+    STARTUP_TARGETS + PYTHON_TARGETS
 
 NOTES = [
     Note("1b", "Ceiling of 1a: V2 POSIX / copy floor = %s, the lead of a "
