@@ -100,30 +100,43 @@ static size_t out_offset(const struct sel *s, uint64_t nv, uint64_t nr,
 			      (size_t)((k * nr + r) * row_bytes);
 }
 
+/* Row r (of the selection) of output view k, in the loaded dataset. */
+static const unsigned char *in_row_at(const parload_dataset *ds,
+				      const struct sel *s, uint64_t k,
+				      uint64_t r)
+{
+	const parload_file_header *h = &ds->file_header;
+	uint64_t v = s->views.start + k * s->views.step;
+
+	return (const unsigned char *)ds->pixels + v * h->payload_size +
+	       ((s->rows.start + r) * h->width + s->cols.start) *
+		       h->bytes_per_pixel;
+}
+
+/* The copy as a program writes it: in the output's order, so that the
+ * output is written (and faulted in) front to back; a view's whole rows
+ * are one block. */
 static void copy_selection(const parload_dataset *ds, const struct sel *s,
 			   uint64_t nv, uint64_t nr, unsigned char *out,
 			   parload_view_header *hout)
 {
 	const parload_file_header *h = &ds->file_header;
-	size_t bpp = h->bytes_per_pixel, in_row = (size_t)h->width * bpp;
-	size_t row_bytes = (size_t)(s->cols.stop - s->cols.start) * bpp;
+	size_t row_bytes = (size_t)(s->cols.stop - s->cols.start) *
+			   h->bytes_per_pixel;
+	int block = !s->sinograms && s->cols.stop - s->cols.start == h->width;
+	uint64_t outer = s->sinograms ? nr : nv, inner = s->sinograms ? nv : nr;
 
-	for (uint64_t k = 0; k < nv; k++) {
-		uint64_t v = s->views.start + k * s->views.step;
-		const unsigned char *view =
-			(const unsigned char *)ds->pixels + v * h->payload_size;
-
-		hout[k] = ds->headers[v];
-		if (!s->sinograms && row_bytes == in_row) {
-			/* Whole rows of a view are one block: one copy. */
-			memcpy(out + k * nr * row_bytes,
-			       view + s->rows.start * in_row, nr * row_bytes);
+	for (uint64_t k = 0; k < nv; k++)
+		hout[k] = ds->headers[s->views.start + k * s->views.step];
+	for (uint64_t i = 0; i < outer; i++) {
+		if (block) {
+			memcpy(out, in_row_at(ds, s, i, 0), nr * row_bytes);
+			out += nr * row_bytes;
 			continue;
 		}
-		for (uint64_t r = 0; r < nr; r++)
-			memcpy(out + out_offset(s, nv, nr, row_bytes, k, r),
-			       view + (s->rows.start + r) * in_row +
-				       s->cols.start * bpp,
+		for (uint64_t j = 0; j < inner; j++, out += row_bytes)
+			memcpy(out, s->sinograms ? in_row_at(ds, s, j, i) :
+						   in_row_at(ds, s, i, j),
 			       row_bytes);
 	}
 }
