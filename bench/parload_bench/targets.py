@@ -557,8 +557,10 @@ def markdown(sessions, n):
         elif m.value is None:
             figure, verdict = m.detail, "no verdict"
         else:
-            figure = fmt(m.value, t.unit) + (" (%s)" % m.detail
-                                              if m.detail else "")
+            figure = fmt(m.value, t.unit)
+            if t.unit == "x" and figure == "%.2f" % t.bar:
+                figure = "%.3f" % m.value  # on the bar: one digit more
+            figure += " (%s)" % m.detail if m.detail else ""
             verdict = "met" if t.met(m.value) else "**NOT met**"
         out.append("| %s. %s | %s | %s | %s | %s |" % (
             t.id, t.name, t.what, figure, bar, verdict))
