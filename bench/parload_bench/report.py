@@ -448,7 +448,8 @@ def blank(x, fmt="%s"):
 
 
 RUN_FIELDS = ["experiments", "point", "tool", "strategy", "io", "buffer",
-              "threads", "flags", "verified", "cache", "file", "views",
+              "threads", "flags", "selection", "verified", "cache", "file",
+              "views",
               "payload_bytes", "file_bytes", "run", "seconds", "wall_seconds",
               "peak_rss_kib", "harness_rss_kib", "read_calls", "bytes_read"]
 
@@ -461,6 +462,7 @@ def point_fields(s, p):
         "point": p.label(), "tool": p.tool, "strategy": p.strategy or "",
         "io": p.io or "", "buffer": p.buffer_text(), "threads": p.threads,
         "flags": " ".join(p.extra),
+        "selection": " ".join(p.select.flags) if p.select else "",
         "verified": "" if p.tool != "parload" else
         ("yes" if p.verify else "no"),
         "cache": s.cache, "file": st.name, "views": st.views,
