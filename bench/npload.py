@@ -64,10 +64,9 @@ def load(path):
     return fh, headers, pixels
 
 
-def verify(fh, headers, pixels, seed):
-    n = int(fh["view_count"])
-    payload = int(fh["payload_size"])
-    idx = np.arange(n, dtype=np.uint64)
+def headers_match(headers, idx, n, seed, flags):
+    """Whether headers are those of file views idx (uint64) of an n-view
+    stream that `parload gen --seed SEED` writes."""
     if not np.array_equal(headers["view_index"], idx):
         return False
     ts = np.uint64(mix_int(seed) & 0xFFFFFFFF) + idx * np.uint64(1000003)
@@ -78,20 +77,40 @@ def verify(fh, headers, pixels, seed):
     if headers["angle_deg"].view(np.uint32).tolist() != \
             angle.view(np.uint32).tolist():
         return False
-    if not (fh["flags"] & 1) and np.any(headers["crc32c"]):
-        return False
-    # Payloads, a few views at a time to bound memory: word k of view i is
-    # mix(state_i + 8k), state_i = mix(seed ^ mix(i + 1)).
-    raw = pixels.reshape(n, -1).view(np.uint8) if n else None
-    words = (payload + 7) // 8
-    offs = np.arange(words, dtype=np.uint64) * np.uint64(8)
+    return bool(flags & 1) or not np.any(headers["crc32c"])
+
+
+def payloads(seed, idx, payload, lo=0, hi=None):
+    """Bytes [lo, hi) (default: all) of the payloads of file views idx
+    (uint64), one row each: word k of view i is mix(state_i + 8k),
+    state_i = mix(seed ^ mix(i + 1))."""
+    hi = payload if hi is None else hi
+    first = lo // 8
+    offs = np.arange(first, (hi + 7) // 8, dtype=np.uint64) * np.uint64(8)
+    state = mix(np.uint64(seed) ^ mix(idx + np.uint64(1)))
+    want = mix(state[:, None] + offs[None, :])
+    return want.astype("<u8").view(np.uint8)[:, lo - 8 * first:
+                                              hi - 8 * first]
+
+
+def blocks(n, payload):
+    """View ranges of about 8 MiB of payload, to bound the check's
+    memory."""
     step = max(1, (8 << 20) // max(payload, 1))
     for first in range(0, n, step):
-        last = min(n, first + step)
-        i = np.arange(first, last, dtype=np.uint64)
-        state = mix(np.uint64(seed) ^ mix(i + np.uint64(1)))
-        want = mix(state[:, None] + offs[None, :])
-        want = want.astype("<u8").view(np.uint8)[:, :payload]
+        yield first, min(n, first + step)
+
+
+def verify(fh, headers, pixels, seed):
+    n = int(fh["view_count"])
+    payload = int(fh["payload_size"])
+    if not headers_match(headers, np.arange(n, dtype=np.uint64), n, seed,
+                         int(fh["flags"])):
+        return False
+    raw = pixels.reshape(n, -1).view(np.uint8) if n else None
+    for first, last in blocks(n, payload):
+        want = payloads(seed, np.arange(first, last, dtype=np.uint64),
+                        payload)
         if not np.array_equal(raw[first:last], want):
             return False
     return True

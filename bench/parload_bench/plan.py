@@ -1,0 +1,114 @@
+"""Running the plan: the files to generate (and remove), the sessions run
+with their points interleaved, warm-up and settling runs, evictions."""
+import os
+import subprocess
+
+from . import BenchError, log
+from .measure import evict, measure
+from .points import Point
+
+
+def generate(tools, stream, data_dir):
+    """Write the stream, unless a kept data dir already holds it (a marker
+    file records what was generated)."""
+    stream.path = os.path.join(data_dir, stream.name + ".raw")
+    params = ["--views", str(stream.views), "--width", str(stream.width),
+              "--height", str(stream.height), "--type", stream.ptype,
+              "--seed", str(stream.seed)]
+    marker = " ".join(params) + "\n"
+    try:
+        with open(stream.path + ".ok") as f:
+            if f.read() == marker and \
+                    os.path.getsize(stream.path) == stream.size:
+                return
+    except OSError:
+        pass
+    cmd = [tools.parload, "gen"] + params + [stream.path]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0 or os.path.getsize(stream.path) != stream.size:
+        raise BenchError("%s failed: %s" % (" ".join(cmd), r.stderr.strip()))
+    with open(stream.path + ".ok", "w") as f:
+        f.write(marker)
+
+
+def files(sessions):
+    """Every file the sessions read, each once, in the order first used."""
+    out = []
+    for s in sessions:
+        for f in s.streams():
+            if f not in out:
+                out.append(f)
+    return out
+
+
+def generate_all(tools, sessions, data_dir):
+    for f in files(sessions):
+        generate(tools, f, data_dir)
+
+
+def remove_all(sessions):
+    for f in files(sessions):
+        for path in (f.path, (f.path or "") + ".ok"):
+            if path and os.path.exists(path):
+                os.remove(path)
+
+
+# A run longer than this is followed by an untimed run of the next point.
+# Measured on a 2-core virtual machine whose guest reports free memory to
+# its host: after a 0.7 s load, the next process's fresh-memory load took
+# 50-560 ms where it otherwise took 41-75 ms, with the kernel's page zeroing
+# (clear_page_erms) at 88% of its time; a second load was back to normal.
+SETTLE_SECONDS = 0.25
+
+# The tools whose time depends on fresh memory (see SETTLE_SECONDS).
+FRESH_MEMORY = ("parload", "numpy", "npselect", "selcopy", "pyload")
+
+
+def run_session(tools, s, runs, measured):
+    """Run every point of s `runs` times, interleaved; append (session,
+    point, measurement) to `measured` as each run ends."""
+    st = s.stream
+    log("  %s, %s cache: %d points x %d runs" % (st.describe(), s.cache,
+                                                len(s.points), runs))
+    if s.cache == "warm":
+        # One untimed pass so that every timed run finds the file cached.
+        for f in s.streams():
+            if f.views:
+                measure(tools, Point("copyfloor", [], threads=1), f)
+    slow = False
+    for run in range(runs):
+        for p in s.points:
+            # After a run of most of a second, the next fresh-memory load
+            # can find its memory handed back to the host of a virtual
+            # machine and pay for it again (see SETTLE_SECONDS): one
+            # untimed run of this point first, so that no point's time
+            # depends on which point ran before it.
+            if slow and p.tool in FRESH_MEMORY:
+                measure(tools, p, st)
+            if s.cache == "cold":
+                resident, total = evict(tools, st)
+                if total and resident > total // 20:
+                    raise BenchError(
+                        "cannot evict %s from the page cache (%d of %d pages "
+                        "stay resident): the cold-cache experiment needs a "
+                        "disk-backed file system (not tmpfs); set "
+                        "PARLOAD_BENCH_DIR" % (st.path, resident, total))
+            m = measure(tools, p, st)
+            m["run"] = run + 1
+            p.runs.append(m)
+            measured.append((s, p, m))
+            slow = m["wall"] > SETTLE_SECONDS
+
+
+def print_plan(sessions, runs):
+    """--dry-run: the sessions, their files and points, and the count."""
+    total = 0
+    for s in sessions:
+        log("  %s: %s, %s: %d points" % (s.stream.name, s.stream.describe(),
+                                         s.cache, len(s.points)))
+        for f in s.streams()[1:]:
+            log("    (and file %s: %s)" % (f.name, f.describe()))
+        for p in s.points:
+            log("    %-62s exps %s" % (p.label(), sorted(p.exps)))
+        total += len(s.points) * runs
+    log("%d measurements" % total)
