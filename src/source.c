@@ -241,35 +241,40 @@ int parload__source_recheck(parload__ctx *c, uint64_t need)
 
 /* ---- header-only calls ---- */
 
-/* Open path as a load would, and read its first 64 bytes into b. */
-static int peek(const char *path, unsigned char *b, parload_error *err,
-		parload__ctx *c, parload_options *o)
+/* Open path as a load would, read its first 64 bytes into b, close it;
+ * *size is its size. */
+static int peek(const char *path, void *out, unsigned char *b,
+		uint64_t *size, parload_error *err)
 {
+	parload_options o;
+	parload__ctx c;
 	struct stat st;
 	int rc;
 
-	memset(c, 0, sizeof(*c));
-	parload_options_init(o);
-	c->opts = o;
-	c->err = err;
-	c->path = path;
-	c->fd = -1;
-	if (!path)
-		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
-					  "no file given");
+	if (!out || !path)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+					  path ? NULL : "no file given");
 	/* A header alone is not worth waiting for a FIFO's writer. */
 	if (stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
 		return parload__fail_path(err, PARLOAD_ENOTREG, 0, path,
 					  "not a regular file (a FIFO)");
-	rc = open_path(c, path);
+	memset(&c, 0, sizeof(c));
+	parload_options_init(&o);
+	c.opts = &o;
+	c.err = err;
+	c.path = path;
+	c.fd = -1;
+	rc = open_path(&c, path);
 	if (rc == 0)
-		rc = classify(c, false);
-	if (rc == 0 && c->stream)
+		rc = classify(&c, false);
+	if (rc == 0 && c.stream)
 		rc = parload__fail_path(err, PARLOAD_ENOTREG, 0, path,
 					"not a regular file (a %s)",
 					"character device");
 	if (rc == 0)
-		rc = parload__source_read_header(c, b);
+		rc = parload__source_read_header(&c, b);
+	*size = c.size;
+	parload__source_close(&c);
 	return rc;
 }
 
@@ -277,18 +282,13 @@ int parload_read_header(const char *path, parload_file_header *out,
 			parload_error *err)
 {
 	unsigned char b[PARLOAD_FILE_HEADER_SIZE];
-	parload_options o;
-	parload__ctx c;
-	int rc;
+	uint64_t size;
+	int rc = peek(path, out, b, &size, err);
 
-	if (!out)
-		return parload__fail_path(err, PARLOAD_EINVAL, 0, path, NULL);
-	rc = peek(path, b, err, &c, &o);
 	if (rc == 0)
 		rc = parload_parse_file_header(b, sizeof(b), path, out, err);
 	if (rc == 0)
-		rc = parload__check_file_size(out, c.size, path, err);
-	parload__source_close(&c);
+		rc = parload__check_file_size(out, size, path, err);
 	return rc;
 }
 
@@ -296,22 +296,17 @@ int parload_peek_header(const char *path, parload_file_header *out,
 			parload_error *err)
 {
 	unsigned char b[PARLOAD_FILE_HEADER_SIZE];
-	parload_options o;
-	parload__ctx c;
-	int rc;
+	uint64_t size;
+	int rc = peek(path, out, b, &size, err);
 
-	if (!out)
-		return parload__fail_path(err, PARLOAD_EINVAL, 0, path, NULL);
-	memset(out, 0, sizeof(*out));
-	rc = peek(path, b, err, &c, &o);
-	parload__source_close(&c);
-	if (rc)
-		return rc;
-	if (memcmp(b, PARLOAD_MAGIC, 8) != 0)
-		return parload__fail(err, PARLOAD_EMAGIC, 0, path, PARLOAD_NONE,
-				     0, NULL);
+	if (rc == 0 && memcmp(b, PARLOAD_MAGIC, 8) != 0)
+		rc = parload__fail(err, PARLOAD_EMAGIC, 0, path, PARLOAD_NONE,
+				   0, NULL);
 	/* parload.h: the struct is the on-disk layout on little-endian
 	 * hosts, the only ones parload builds on. */
-	memcpy(out, b, sizeof(*out));
-	return 0;
+	if (rc == 0)
+		memcpy(out, b, sizeof(*out));
+	else if (out)
+		memset(out, 0, sizeof(*out));
+	return rc;
 }
