@@ -4,12 +4,9 @@
  */
 #include "config.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "common.h"
 
@@ -33,36 +30,6 @@ struct info {
 	bool have_fields; /* h holds the file's first 64 bytes */
 	bool have_st;
 };
-
-/* The first 64 bytes of a file, decoded as a header without validating it,
- * when the file begins with the magic: enough to show the fields of a file
- * that parload_read_header() rejects.  Returns false otherwise. */
-static bool read_raw_header(const char *path, parload_file_header *h)
-{
-	unsigned char buf[PARLOAD_FILE_HEADER_SIZE];
-	size_t got = 0;
-	/* O_NONBLOCK: a FIFO must not wait for a writer. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-
-	if (fd < 0)
-		return false;
-	while (got < sizeof(buf)) {
-		ssize_t n = read(fd, buf + got, sizeof(buf) - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	if (got < sizeof(buf) || memcmp(buf, PARLOAD_MAGIC, 8) != 0)
-		return false;
-	/* parload.h: the struct is the on-disk layout on little-endian
-	 * hosts, the only ones parload builds on. */
-	memcpy(h, buf, sizeof(*h));
-	return true;
-}
 
 static void info_human_fields(const parload_file_header *h, bool valid)
 {
@@ -141,6 +108,7 @@ static void info_json(const struct info *in)
 static int info_one(const char *path, bool json)
 {
 	struct info in;
+	parload_error peek_err;
 	int rc;
 
 	memset(&in, 0, sizeof(in));
@@ -150,7 +118,9 @@ static int info_one(const char *path, bool json)
 	if (!in.valid && !in.err.message[0])
 		snprintf(in.err.message, sizeof(in.err.message), "%s: %s",
 			 path, parload_strerror(rc));
-	in.have_fields = in.valid || read_raw_header(path, &in.h);
+	/* The fields of a damaged file, when it begins with the magic. */
+	in.have_fields = in.valid || parload_peek_header(path, &in.h,
+							 &peek_err) == 0;
 	in.have_st = stat(path, &in.st) == 0;
 	if (json)
 		info_json(&in);

@@ -69,6 +69,7 @@ const char cmd_load_help[] =
 "                         the file\n"
 "      --json             one JSON object per line per file instead\n"
 "  -q, --quiet            print nothing but errors; the exit status tells\n"
+"      --list-strategies  print the strategies' names, one a line, and exit\n"
 "  -h, --help             show this help and exit\n"
 "  -V, --version          show the version and exit\n"
 "\n"
@@ -97,7 +98,7 @@ static const char *crc_note(const parload_dataset *ds, unsigned flags)
 
 /* What one report line says, worked out once for both forms. */
 struct load_line {
-	const char *label, *type, *io, *crc;
+	const char *label, *type, *strategy, *io, *crc;
 	uint64_t file_size;
 	double seconds, gbps;
 	bool truncated, verified;
@@ -124,7 +125,7 @@ static void print_load_json(const struct load_line *l,
 	       (unsigned)h->bytes_per_pixel,
 	       (h->flags & PARLOAD_FLAG_CRC32C) ? "true" : "false",
 	       l->file_size, st->bytes_read, st->read_calls, l->seconds,
-	       l->gbps, st->threads, strategy_name(st->strategy), l->io,
+	       l->gbps, st->threads, l->strategy, l->io,
 	       l->verified ? "true" : "false", st->declared_views,
 	       l->truncated ? "true" : "false", st->crc_checked,
 	       ds->bad_view_count);
@@ -146,8 +147,8 @@ static void print_load_human(const struct load_line *l,
 	print_bytes(l->file_size);
 	printf(l->seconds >= 0.001 ? " in %.4f s" : " in %.6f s", l->seconds);
 	printf(", %.2f GB/s, %u thread%s (%s", l->gbps, st->threads,
-	       st->threads == 1 ? "" : "s", strategy_name(st->strategy));
-	if (strategy_uses_io(st->strategy))
+	       st->threads == 1 ? "" : "s", l->strategy);
+	if (parload_strategy_uses_io(st->strategy))
 		printf(", %s", l->io);
 	fputs(")", stdout);
 	if (l->crc)
@@ -162,6 +163,7 @@ static void print_load(const char *label, const parload_dataset *ds,
 	struct load_line l = {
 		.label = label,
 		.type = parload_pixel_name(ds->file_header.pixel_type),
+		.strategy = parload_strategy_name(ds->stats.strategy),
 		.io = io,
 		.crc = crc_note(ds, cfg->opts.flags),
 		.seconds = finite_or_zero(ds->stats.seconds),
@@ -177,6 +179,8 @@ static void print_load(const char *label, const parload_dataset *ds,
 					ds->stats.seconds / 1e9);
 	if (!l.type)
 		l.type = "?";
+	if (!l.strategy)
+		l.strategy = "unknown";
 	if (rep->json)
 		print_load_json(&l, ds);
 	else
@@ -252,9 +256,7 @@ static bool report_bad_views(const char *name, const parload_dataset *ds)
 
 		error_msg("%s: view %" PRIu64 ": payload CRC-32C mismatch "
 			  "(byte offset %" PRIu64 ")", name, v,
-			  PARLOAD_FILE_HEADER_SIZE +
-				  v * (PARLOAD_VIEW_HEADER_SIZE +
-				       ds->file_header.payload_size) +
+			  parload_view_offset(&ds->file_header, v) +
 				  PARLOAD_VIEW_HEADER_SIZE);
 	}
 	return ds->bad_view_count > 0;
@@ -285,7 +287,7 @@ static int load_one(parload_loader *loader, const char *path,
 		    const struct report_cfg *rep)
 {
 	const char *name = strcmp(path, "-") == 0 ? STDIN_NAME : path;
-	const char *io = io_name(cfg->opts.io);
+	const char *io = parload_io_name(cfg->opts.io);
 	parload_dataset ds;
 	parload_buffers buffers;
 	parload_error err;
@@ -416,8 +418,11 @@ static int run_default(parload_loader *loader, struct load_cfg *cfg,
  * parload [OPTIONS] [FILE...]
  * ------------------------------------------------------------------- */
 
+enum { OPT_LIST_STRATEGIES = OPT_LOCAL };
+
 static const struct option load_longopts[] = {
 	LOAD_LONGOPTS,
+	{ "list-strategies", no_argument, NULL, OPT_LIST_STRATEGIES },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -428,6 +433,14 @@ static const struct option load_longopts[] = {
 static int print_version(void)
 {
 	printf(PROG " %s\n", parload_version());
+	return EXIT_OK;
+}
+
+/* --list-strategies: the library's names, for scripts (the bench). */
+static int list_strategies(void)
+{
+	for (int s = 0; parload_strategy_name(s); s++)
+		puts(parload_strategy_name(s));
 	return EXIT_OK;
 }
 
@@ -448,6 +461,8 @@ static int parse_args(int argc, char **argv, struct load_cfg *cfg,
 			return print_full_help();
 		else if (c == 'V' || c == OPT_VERSION)
 			return print_version();
+		else if (c == OPT_LIST_STRATEGIES)
+			return list_strategies();
 		else if ((rc = parse_load_option(cfg, c, optarg)) >= 0) {
 			if (rc != EXIT_OK)
 				return rc;

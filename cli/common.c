@@ -160,49 +160,6 @@ bool parse_size(const char *s, size_t *out)
 }
 
 /* ---------------------------------------------------------------------
- * Names
- * ------------------------------------------------------------------- */
-
-static const char *const strategy_names[] = {
-	[PARLOAD_STRATEGY_PARALLEL] = "parallel",
-	[PARLOAD_STRATEGY_BULK] = "bulk",
-	[PARLOAD_STRATEGY_SEQUENTIAL] = "sequential",
-	[PARLOAD_STRATEGY_TWO_PASS] = "two-pass",
-	[PARLOAD_STRATEGY_MMAP] = "mmap",
-};
-#define N_STRATEGIES (sizeof(strategy_names) / sizeof(strategy_names[0]))
-
-const char *strategy_name(parload_strategy s)
-{
-	if ((unsigned)s < N_STRATEGIES && strategy_names[s])
-		return strategy_names[s];
-	return "unknown";
-}
-
-bool strategy_from_name(const char *name, parload_strategy *out)
-{
-	for (unsigned i = 0; i < N_STRATEGIES; i++) {
-		if (strcmp(name, strategy_names[i]) == 0) {
-			*out = (parload_strategy)i;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Whether a strategy reads through the --io API (and its --buffer). */
-bool strategy_uses_io(parload_strategy s)
-{
-	return s == PARLOAD_STRATEGY_BULK || s == PARLOAD_STRATEGY_SEQUENTIAL ||
-	       s == PARLOAD_STRATEGY_TWO_PASS;
-}
-
-const char *io_name(parload_io io)
-{
-	return io == PARLOAD_IO_STDIO ? "stdio" : "posix";
-}
-
-/* ---------------------------------------------------------------------
  * Load options
  * ------------------------------------------------------------------- */
 
@@ -225,17 +182,21 @@ static const struct {
 	{ OPT_ALLOW_TRUNCATED, PARLOAD_OPT_ALLOW_TRUNCATED },
 };
 
+/* --strategy and --io take the library's names. */
 static int parse_names(parload_options *o, int c, const char *arg)
 {
+	int v;
+
 	if (c == OPT_STRATEGY) {
-		if (!strategy_from_name(arg, &o->strategy))
+		v = parload_strategy_from_name(arg);
+		if (v < 0)
 			return usage_error("unknown strategy '%s'", arg);
-	} else if (strcmp(arg, "posix") == 0) {
-		o->io = PARLOAD_IO_POSIX;
-	} else if (strcmp(arg, "stdio") == 0) {
-		o->io = PARLOAD_IO_STDIO;
+		o->strategy = (parload_strategy)v;
 	} else {
-		return usage_error("unknown I/O API '%s'", arg);
+		v = parload_io_from_name(arg);
+		if (v < 0)
+			return usage_error("unknown I/O API '%s'", arg);
+		o->io = (parload_io)v;
 	}
 	return EXIT_OK;
 }

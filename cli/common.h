@@ -112,12 +112,6 @@ bool parse_size(const char *s, size_t *out);
 void load_cfg_init(struct load_cfg *cfg);
 int parse_load_option(struct load_cfg *cfg, int c, const char *arg);
 
-/* Names of strategies and I/O APIs. */
-const char *strategy_name(parload_strategy s);
-bool strategy_from_name(const char *name, parload_strategy *out);
-bool strategy_uses_io(parload_strategy s);
-const char *io_name(parload_io io);
-
 /* JSON: a string (bytes that are not UTF-8 become U+FFFD) and a number
  * that never reads inf or nan. */
 void json_str(FILE *f, const char *s);

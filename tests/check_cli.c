@@ -28,6 +28,8 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include "parload.h"
+
 extern char **environ;
 
 static const char *bin;
@@ -1488,6 +1490,27 @@ START_TEST(test_stdin_usage)
 END_TEST
 
 /* ---------------------------------------------------------------------
+ * The library's names
+ * ------------------------------------------------------------------- */
+
+START_TEST(test_list_strategies)
+{
+	char want[256] = "";
+	result r;
+
+	for (int s = 0; parload_strategy_name(s); s++) {
+		strcat(want, parload_strategy_name(s));
+		strcat(want, "\n");
+	}
+	RUN(&r, "--list-strategies");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, want);
+	ck_assert(strstr(r.out, "parallel\n"));
+	result_free(&r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------
  * Suite
  * ------------------------------------------------------------------- */
 
@@ -1570,6 +1593,11 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_info_json);
 	tcase_add_test(tc, test_info_usage);
 	tcase_add_test(tc, test_info_missing);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("names");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_list_strategies);
 	suite_add_tcase(s, tc);
 
 	/* 229 MB written and read per test: give them time on slow disks. */
