@@ -42,8 +42,7 @@ static const struct option gen_longopts[] = {
 	{ "type", required_argument, NULL, OPT_TYPE },
 	{ "crc", no_argument, NULL, OPT_CRC },
 	{ "seed", required_argument, NULL, OPT_SEED },
-	{ "help", no_argument, NULL, OPT_HELP },
-	{ NULL, 0, NULL, 0 },
+	HELP_LONGOPTS_END,
 };
 
 struct gen_cfg {
@@ -58,16 +57,18 @@ static int parse_dim(const char *what, const char *arg, uint64_t *out)
 	if (!parse_u64(arg, UINT32_MAX, out) || !*out)
 		return usage_error("invalid %s '%s' (1 to %" PRIu32 ")", what,
 				   arg, UINT32_MAX);
-	return EXIT_OK;
+	return ARG_OK;
 }
 
-static int parse_gen_option(struct gen_cfg *g, int c, const char *arg)
+static int gen_option(void *ctx, int c, const char *arg)
 {
+	struct gen_cfg *g = ctx;
+
 	switch (c) {
 	case OPT_VIEWS:
 		if (!parse_u64(arg, UINT64_MAX, &g->views))
 			return usage_error("invalid view count '%s'", arg);
-		return EXIT_OK;
+		return ARG_OK;
 	case OPT_WIDTH:
 		return parse_dim("width", arg, &g->width);
 	case OPT_HEIGHT:
@@ -76,40 +77,36 @@ static int parse_gen_option(struct gen_cfg *g, int c, const char *arg)
 		g->type = parload_pixel_from_name(arg);
 		if (g->type <= 0)
 			return usage_error("unknown pixel type '%s'", arg);
-		return EXIT_OK;
+		return ARG_OK;
 	case OPT_CRC:
 		g->flags |= PARLOAD_FLAG_CRC32C;
-		return EXIT_OK;
+		return ARG_OK;
 	case OPT_SEED:
 		if (!parse_u64(arg, UINT64_MAX, &g->seed))
 			return usage_error("invalid seed '%s'", arg);
-		return EXIT_OK;
+		return ARG_OK;
 	default:
-		return -1;
+		return ARG_UNKNOWN;
 	}
 }
 
-/* Parse the options.  Returns -1 to go on, or the exit status. */
+static const struct option_parser gen_parser = {
+	":h", gen_longopts, "gen", cmd_gen_help, gen_option,
+};
+
+/* Parse the arguments.  ARG_OK to go on, or the exit status. */
 static int parse_args(int argc, char **argv, struct gen_cfg *g)
 {
-	int c, rc;
+	int rc = parse_options(argc, argv, &gen_parser, g);
 
-	getopt_reset();
-	while ((c = getopt_long(argc, argv, ":h", gen_longopts, NULL)) != -1) {
-		if (c == 'h' || c == OPT_HELP)
-			return print_help("gen", cmd_gen_help);
-		rc = parse_gen_option(g, c, optarg);
-		if (rc < 0)
-			return bad_option(c, argv, gen_longopts);
-		if (rc != EXIT_OK)
-			return rc;
-	}
+	if (rc != ARG_OK)
+		return rc;
 	if (optind == argc)
 		return usage_error("gen: missing output file");
 	if (argc - optind > 1)
 		return usage_error("gen: one output file only, not '%s'",
 				   argv[optind + 1]);
-	return -1;
+	return ARG_OK;
 }
 
 int cmd_gen(int argc, char **argv)
@@ -124,7 +121,7 @@ int cmd_gen(int argc, char **argv)
 	int rc;
 
 	rc = parse_args(argc, argv, &g);
-	if (rc >= 0)
+	if (rc != ARG_OK)
 		return rc;
 	out = argv[optind];
 	rc = parload_file_header_init(&h, g.views, (uint32_t)g.width,

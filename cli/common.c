@@ -6,11 +6,18 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common.h"
+#include "gen.h"
+
+/* How messages and the report name standard input ('-'). */
+#define STDIN_NAME "<stdin>"
 
 /* More worker threads than this is a typo, not a machine. */
 #define MAX_THREADS 4096
@@ -93,16 +100,34 @@ void report(const char *path, int rc, const parload_error *err)
 		error_msg("%s: %s", path, parload_strerror(rc));
 }
 
-void getopt_reset(void)
-{
-	opterr = 0;
-	optind = 1;
-}
-
 int print_help(const char *name, const char *help)
 {
 	printf("Usage: " PROG " %s %s", name, help);
 	return EXIT_OK;
+}
+
+int parse_options(int argc, char **argv, const struct option_parser *p,
+		  void *ctx)
+{
+	int c, rc;
+
+	/* Messages are ours (bad_option); a subcommand parses its own
+	 * arguments from the start. */
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, p->shortopts, p->longopts,
+				NULL)) != -1) {
+		if ((c == 'h' || c == OPT_HELP) && p->name)
+			return print_help(p->name, p->help);
+		if (c == 'h' || c == OPT_HELP)
+			return print_full_help();
+		rc = p->fn(ctx, c, optarg);
+		if (rc == ARG_UNKNOWN)
+			return bad_option(c, argv, p->longopts);
+		if (rc != ARG_OK)
+			return rc;
+	}
+	return ARG_OK;
 }
 
 /* ---------------------------------------------------------------------
@@ -198,7 +223,7 @@ static int parse_names(parload_options *o, int c, const char *arg)
 			return usage_error("unknown I/O API '%s'", arg);
 		o->io = (parload_io)v;
 	}
-	return EXIT_OK;
+	return ARG_OK;
 }
 
 static int parse_numbers(struct load_cfg *cfg, int c, const char *arg)
@@ -212,41 +237,351 @@ static int parse_numbers(struct load_cfg *cfg, int c, const char *arg)
 			return usage_error("invalid thread count '%s' "
 					   "(0 to %d)", arg, MAX_THREADS);
 		cfg->opts.threads = (unsigned)v;
-		return EXIT_OK;
+		return ARG_OK;
 	case OPT_BUFFER:
 		if (!parse_size(arg, &cfg->opts.buffer_size))
 			return usage_error("invalid buffer size '%s'", arg);
-		return EXIT_OK;
+		return ARG_OK;
 	case OPT_MAX_READ:
 		if (!parse_size(arg, &cfg->opts.max_read))
 			return usage_error("invalid read size '%s'", arg);
-		return EXIT_OK;
+		return ARG_OK;
 	case OPT_VERIFY_SEED:
 		if (!parse_u64(arg, UINT64_MAX, &cfg->seed))
 			return usage_error("invalid seed '%s'", arg);
 		cfg->verify = true;
-		return EXIT_OK;
+		return ARG_OK;
 	default:
-		return -1;
+		return ARG_UNKNOWN;
 	}
 }
 
 int parse_load_option(struct load_cfg *cfg, int c, const char *arg)
 {
+	int rc = parse_select_option(&cfg->opts.selection, c, arg);
+
+	if (rc != ARG_UNKNOWN)
+		return rc;
 	for (size_t i = 0; i < sizeof(flag_options) / sizeof(*flag_options);
 	     i++) {
 		if (flag_options[i].opt == c) {
 			cfg->opts.flags |= flag_options[i].flags;
-			return EXIT_OK;
+			return ARG_OK;
 		}
 	}
 	if (c == OPT_PREALLOCATE) {
 		cfg->preallocate = true;
-		return EXIT_OK;
+		return ARG_OK;
 	}
 	if (c == OPT_STRATEGY || c == OPT_IO)
 		return parse_names(&cfg->opts, c, arg);
 	return parse_numbers(cfg, c, arg);
+}
+
+/* ---------------------------------------------------------------------
+ * Selections
+ * ------------------------------------------------------------------- */
+
+/* --views A:B:S, --rows A:B, --cols A:B: the library parses, the message
+ * names the option. */
+static int parse_slice(const char *opt, const char *arg, int allow_step,
+		       parload_slice *out)
+{
+	parload_error err;
+	int rc;
+
+	memset(&err, 0, sizeof(err));
+	rc = parload_slice_parse(arg, allow_step, out, &err);
+	if (rc < 0)
+		return usage_error("invalid %s '%s': %s", opt, arg,
+				   err.message[0] ? err.message :
+						    parload_strerror(rc));
+	/* A step is wrong whatever the file; say so before any load. */
+	if (out->step != PARLOAD_OMIT && out->step < 1)
+		return usage_error("invalid %s '%s': the step must be 1 or "
+				   "more", opt, arg);
+	return ARG_OK;
+}
+
+int parse_select_option(parload_selection *sel, int c, const char *arg)
+{
+	int layout;
+
+	switch (c) {
+	case OPT_SEL_VIEWS:
+		return parse_slice("--views", arg, 1, &sel->views);
+	case OPT_SEL_ROWS:
+		return parse_slice("--rows", arg, 0, &sel->rows);
+	case OPT_SEL_COLS:
+		return parse_slice("--cols", arg, 0, &sel->cols);
+	case OPT_SEL_LAYOUT:
+		layout = parload_layout_from_name(arg);
+		if (layout < 0)
+			return usage_error("invalid --layout '%s' (views or "
+					   "sinograms)", arg);
+		sel->layout = (parload_layout)layout;
+		return ARG_OK;
+	default:
+		return ARG_UNKNOWN;
+	}
+}
+
+static bool slice_eq(const parload_slice *a, const parload_slice *b)
+{
+	return a->start == b->start && a->stop == b->stop &&
+	       a->step == b->step;
+}
+
+bool selection_is_whole(const parload_selection *sel)
+{
+	parload_selection whole;
+
+	parload_selection_init(&whole);
+	return slice_eq(&sel->views, &whole.views) &&
+	       slice_eq(&sel->rows, &whole.rows) &&
+	       slice_eq(&sel->cols, &whole.cols) &&
+	       sel->layout == whole.layout;
+}
+
+uint64_t shape_bytes(const parload_shape *s)
+{
+	return s->views * (PARLOAD_VIEW_HEADER_SIZE + s->view_bytes);
+}
+
+static const char *layout_name(parload_layout layout)
+{
+	const char *name = parload_layout_name(layout);
+
+	return name ? name : "unknown";
+}
+
+/* "views 0:10:4 of 10, rows 2:6 of 8, cols 0:16 of 16, layout views" */
+void print_shape_human(const parload_shape *s, const parload_file_header *h)
+{
+	const uint64_t last = s->view_start + (s->views - 1) * s->view_step;
+
+	printf("views %" PRIu64 ":%" PRIu64 ":%" PRIu64 " of %" PRIu64
+	       ", rows %" PRIu32 ":%" PRIu32 " of %" PRIu32
+	       ", cols %" PRIu32 ":%" PRIu32 " of %" PRIu32 ", layout %s",
+	       s->view_start, s->views ? last + 1 : s->view_start,
+	       s->view_step, h->view_count, s->row_start,
+	       s->row_start + s->rows, h->height, s->col_start,
+	       s->col_start + s->cols, h->width, layout_name(s->layout));
+}
+
+void print_shape_json(const parload_shape *s)
+{
+	printf(",\"views\":%" PRIu64 ",\"view_start\":%" PRIu64
+	       ",\"view_step\":%" PRIu64 ",\"rows\":%" PRIu32
+	       ",\"row_start\":%" PRIu32 ",\"cols\":%" PRIu32
+	       ",\"col_start\":%" PRIu32 ",\"layout\":\"%s\"",
+	       s->views, s->view_start, s->view_step, s->rows, s->row_start,
+	       s->cols, s->col_start, layout_name(s->layout));
+}
+
+/* ---------------------------------------------------------------------
+ * Loading one file
+ * ------------------------------------------------------------------- */
+
+/* --preallocate: size the arrays from the header and the selection,
+ * allocate them with parload_buffers_alloc_select() (huge pages unless
+ * --no-hugepages) and touch every page, all before the clock, then load
+ * into them.  On success *b holds the buffers, which the caller frees with
+ * parload_buffers_free(). */
+static int load_preallocated(parload_loader *loader, const char *path,
+			     const parload_options *o, parload_buffers *b,
+			     parload_dataset *ds, parload_error *err)
+{
+	parload_file_header h;
+	int rc;
+
+	rc = parload_read_header(path, &h, err);
+	if (rc < 0)
+		return rc;
+	rc = parload_buffers_alloc_select(b, &h, &o->selection, o->flags, err);
+	if (rc < 0) {
+		/* The header names no file; the message should. */
+		char msg[sizeof(err->message)];
+
+		if (snprintf(msg, sizeof(msg), "%s: %s", path,
+			     err->message) > 0)
+			memcpy(err->message, msg, sizeof(msg));
+		return rc;
+	}
+	if (b->headers_size) { /* an empty stream has NULL arrays */
+		memset(b->headers, 0, b->headers_size);
+		memset(b->pixels, 0, b->pixels_size);
+	}
+	rc = parload_loader_load_into(loader, path, b, ds, err);
+	if (rc < 0)
+		parload_buffers_free(b);
+	return rc;
+}
+
+/* Load path (standard input for "-") the way cfg asks; *io becomes
+ * "stream" when standard input is read as a stream. */
+static int load_file(parload_loader *loader, const char *path,
+		     const struct load_cfg *cfg, const char **io,
+		     parload_buffers *b, parload_dataset *ds,
+		     parload_error *err)
+{
+	struct stat st;
+
+	if (strcmp(path, "-") != 0 && cfg->preallocate)
+		return load_preallocated(loader, path, &cfg->opts, b, ds, err);
+	if (strcmp(path, "-") != 0)
+		return parload_loader_load(loader, path, ds, err);
+	/* A pipe or socket is read as a stream, whatever the strategy; a
+	 * redirected file is loaded as files are. */
+	if (fstat(STDIN_FILENO, &st) == 0 && !S_ISREG(st.st_mode))
+		*io = "stream";
+	return parload_loader_load_fd(loader, STDIN_FILENO, STDIN_NAME, ds,
+				      err);
+}
+
+bool report_bad_views(const char *name, const parload_dataset *ds)
+{
+	for (uint64_t k = 0; k < ds->bad_view_count; k++) {
+		const uint64_t v = ds->bad_views[k];
+
+		error_msg("%s: view %" PRIu64 ": payload CRC-32C mismatch "
+			  "(byte offset %" PRIu64 ")", name, v,
+			  parload_view_offset(&ds->file_header, v) +
+				  PARLOAD_VIEW_HEADER_SIZE);
+	}
+	return ds->bad_view_count > 0;
+}
+
+bool verify_seed(const char *name, const parload_dataset *ds, uint64_t seed)
+{
+	uint64_t bad_view = PARLOAD_NONE;
+	bool bad_header = false;
+
+	if (pgen_verify_shape(ds, &ds->shape, seed, &bad_view, &bad_header))
+		return true;
+	if (bad_view == PARLOAD_NONE)
+		error_msg("%s: out of memory while verifying", name);
+	else
+		error_msg("%s: view %" PRIu64 ": %s differs from the stream "
+			  "of seed %" PRIu64, name, bad_view,
+			  bad_header ? "header" : "payload", seed);
+	return false;
+}
+
+int load_path(parload_loader *loader, const char *path,
+	      const struct load_cfg *cfg, struct loaded *l)
+{
+	parload_error err;
+	int rc;
+
+	memset(l, 0, sizeof(*l));
+	memset(&err, 0, sizeof(err));
+	l->name = strcmp(path, "-") == 0 ? STDIN_NAME : path;
+	l->io = parload_io_name(cfg->opts.io);
+	rc = load_file(loader, path, cfg, &l->io, &l->buffers, &l->ds, &err);
+	if (rc < 0)
+		report(l->name, rc, &err);
+	return rc;
+}
+
+void loaded_free(struct loaded *l)
+{
+	parload_dataset_free(&l->ds);
+	parload_buffers_free(&l->buffers);
+}
+
+int new_loader(parload_loader **loader, const struct load_cfg *cfg)
+{
+	parload_error err;
+
+	memset(&err, 0, sizeof(err));
+	if (parload_loader_new(loader, &cfg->opts, &err) == 0)
+		return EXIT_OK;
+	if (err.message[0])
+		error_msg("%s", err.message);
+	else
+		error_msg("cannot start the loader");
+	return EXIT_FAIL;
+}
+
+/* ---------------------------------------------------------------------
+ * Temporary files
+ * ------------------------------------------------------------------- */
+
+/* The temporary file is removed on every return path, and by the handler
+ * below when a signal ends the process while it exists. */
+static char tmp_path[4096];
+static volatile sig_atomic_t tmp_armed;
+
+static void on_fatal_signal(int sig)
+{
+	if (tmp_armed)
+		unlink(tmp_path); /* async-signal-safe, as are the others */
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void catch_fatal_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fatal_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		/* A signal the caller ignores (nohup) stays ignored. */
+		if (sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+void tmp_remove(void)
+{
+	if (tmp_armed) {
+		unlink(tmp_path);
+		tmp_armed = 0;
+	}
+}
+
+const char *tmp_file(void)
+{
+	return tmp_path;
+}
+
+/* Create the temporary file; blocking signals here closes the window
+ * between mkstemp() and arming (no library thread exists yet, so the
+ * signal can only come to this thread). */
+int tmp_create(void)
+{
+	const char *dir = getenv("TMPDIR");
+	sigset_t all, old;
+	int n, fd, saved;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	n = snprintf(tmp_path, sizeof(tmp_path), "%s/parload-XXXXXX", dir);
+	if (n < 0 || (size_t)n >= sizeof(tmp_path)) {
+		error_msg("%s: temporary directory name too long", dir);
+		return EXIT_FAIL;
+	}
+	catch_fatal_signals();
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	fd = mkstemp(tmp_path);
+	saved = errno;
+	if (fd >= 0)
+		tmp_armed = 1;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (fd < 0) {
+		error_msg("%s: cannot create a temporary file: %s", dir,
+			  strerror(saved));
+		return EXIT_FAIL;
+	}
+	close(fd);
+	return EXIT_OK;
 }
 
 /* ---------------------------------------------------------------------

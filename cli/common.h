@@ -55,6 +55,10 @@ enum {
 	OPT_QUIET,
 	OPT_HELP,
 	OPT_VERSION,
+	OPT_SEL_VIEWS,
+	OPT_SEL_ROWS,
+	OPT_SEL_COLS,
+	OPT_SEL_LAYOUT,
 	OPT_LOCAL,
 };
 
@@ -71,8 +75,20 @@ enum {
 	{ "verify", no_argument, NULL, OPT_VERIFY },                         \
 	{ "keep-going", no_argument, NULL, OPT_KEEP_GOING },                 \
 	{ "allow-truncated", no_argument, NULL, OPT_ALLOW_TRUNCATED },       \
-	{ "verify-seed", required_argument, NULL, OPT_VERIFY_SEED }
+	{ "verify-seed", required_argument, NULL, OPT_VERIFY_SEED },         \
+	SELECT_LONGOPTS
 #define LOAD_SHORTOPTS "t:"
+
+/* Every table ends with --help and the end mark. */
+#define HELP_LONGOPTS_END                                                    \
+	{ "help", no_argument, NULL, OPT_HELP }, { NULL, 0, NULL, 0 }
+
+/* The selection options of parse_select_option (part of LOAD_LONGOPTS). */
+#define SELECT_LONGOPTS                                                      \
+	{ "views", required_argument, NULL, OPT_SEL_VIEWS },                 \
+	{ "rows", required_argument, NULL, OPT_SEL_ROWS },                   \
+	{ "cols", required_argument, NULL, OPT_SEL_COLS },                   \
+	{ "layout", required_argument, NULL, OPT_SEL_LAYOUT }
 
 /* The prototypes of subcommand NAME; its file says SUBCOMMAND(NAME);. */
 #define SUBCOMMAND(name)                                                     \
@@ -95,12 +111,29 @@ int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int bad_option(int c, char **argv, const struct option *longopts);
 /* A library failure of path: its message, or the code's text. */
 void report(const char *path, int rc, const parload_error *err);
-/* Reset getopt for a subcommand's arguments. */
-void getopt_reset(void);
 /* The whole usage text: the load's --help and 'parload help' (main.c). */
 int print_full_help(void);
 /* --help of subcommand name: "Usage: parload NAME " and its help text. */
 int print_help(const char *name, const char *help);
+
+/* What an option handler returns, besides an exit status that ends the
+ * parsing (EXIT_USAGE after usage_error, EXIT_OK after --version). */
+enum { ARG_OK = -1, ARG_UNKNOWN = -2 };
+
+/* A subcommand's options: getopt's tables, its help (name NULL: the
+ * whole usage text), and the handler of each option but -h/--help. */
+struct option_parser {
+	const char *shortopts; /* begins with ':' */
+	const struct option *longopts;
+	const char *name;
+	const char *help;
+	int (*fn)(void *ctx, int c, const char *arg);
+};
+
+/* Parse argv's options; ARG_OK, with optind at the first operand, or the
+ * exit status to end with. */
+int parse_options(int argc, char **argv, const struct option_parser *p,
+		  void *ctx);
 
 /* Strict numbers: digits only, no sign, no space, no overflow.  Sizes take
  * a K, M, G or T suffix (binary multiples; KiB ... TiB too). */
@@ -108,9 +141,49 @@ bool parse_u64(const char *s, uint64_t max, uint64_t *out);
 bool parse_size(const char *s, size_t *out);
 
 /* Load options (LOAD_LONGOPTS and -t): apply option c to cfg.  Returns
- * EXIT_OK, EXIT_USAGE (after saying why) or -1 when c is not one. */
+ * ARG_OK, EXIT_USAGE (after saying why) or ARG_UNKNOWN. */
 void load_cfg_init(struct load_cfg *cfg);
 int parse_load_option(struct load_cfg *cfg, int c, const char *arg);
+/* The same for the selection options alone (SELECT_LONGOPTS). */
+int parse_select_option(parload_selection *sel, int c, const char *arg);
+/* Whether a selection asks for anything but the whole file as it is. */
+bool selection_is_whole(const parload_selection *sel);
+
+/* A resolved selection: its parts as slices ("0:10:4 of 10"), in a human
+ * line or as JSON members (",\"views\":3,..."), and the bytes it
+ * delivers (view headers and pixels). */
+void print_shape_human(const parload_shape *s, const parload_file_header *h);
+void print_shape_json(const parload_shape *s);
+uint64_t shape_bytes(const parload_shape *s);
+
+/* One file loaded as the load options ask: its name in messages (the
+ * path, or <stdin>), the I/O API for the report ("stream" for a pipe). */
+struct loaded {
+	const char *name;
+	const char *io;
+	parload_dataset ds;
+	parload_buffers buffers; /* --preallocate */
+};
+
+/* Start a loader with cfg's options; EXIT_OK or EXIT_FAIL (said why). */
+int new_loader(parload_loader **loader, const struct load_cfg *cfg);
+/* Load path ("-": standard input).  0, or a negative code after saying
+ * why; loaded_free() releases what a success holds. */
+int load_path(parload_loader *loader, const char *path,
+	      const struct load_cfg *cfg, struct loaded *l);
+void loaded_free(struct loaded *l);
+/* --keep-going: list the bad views; whether there were any. */
+bool report_bad_views(const char *name, const parload_dataset *ds);
+/* --verify-seed: whether the dataset is what 'parload gen --seed seed'
+ * wrote (the selected part of it); says where it is not. */
+bool verify_seed(const char *name, const parload_dataset *ds, uint64_t seed);
+
+/* The embedded default's temporary file, $TMPDIR/parload-XXXXXX, removed
+ * when a fatal signal ends the process too.  Create it before the loader's
+ * threads exist. */
+int tmp_create(void);
+const char *tmp_file(void);
+void tmp_remove(void);
 
 /* JSON: a string (bytes that are not UTF-8 become U+FFFD) and a number
  * that never reads inf or nan. */

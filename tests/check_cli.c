@@ -1490,8 +1490,31 @@ START_TEST(test_stdin_usage)
 END_TEST
 
 /* ---------------------------------------------------------------------
- * The library's names
+ * Subcommands: their own help, the library's strategy names
  * ------------------------------------------------------------------- */
+
+START_TEST(test_subcommand_help)
+{
+	static const char *const names[] = { "gen", "info" };
+	result full;
+
+	RUN(&full, "--help");
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		char want[64];
+		result r;
+
+		snprintf(want, sizeof(want), "Usage: parload %s ", names[i]);
+		RUN(&r, names[i], "--help");
+		ck_assert_int_eq(r.status, 0);
+		ck_assert_msg(starts_with(r.out, want), "%s", r.out);
+		/* The whole help holds each subcommand's, less its
+		 * "Usage: " prefix. */
+		ck_assert_msg(strstr(full.out, r.out + 7), "%s", names[i]);
+		result_free(&r);
+	}
+	result_free(&full);
+}
+END_TEST
 
 START_TEST(test_list_strategies)
 {
@@ -1506,6 +1529,217 @@ START_TEST(test_list_strategies)
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, want);
 	ck_assert(strstr(r.out, "parallel\n"));
+	result_free(&r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------
+ * Selections: --views, --rows, --cols, --layout
+ * ------------------------------------------------------------------- */
+
+/* One selection: the options, and what they select of GEN's stream (10
+ * views of 16 x 8 pixels): nv views from v0 by vstep, nr rows from r0, nc
+ * columns from c0. */
+typedef struct sel_case {
+	const char *type;
+	const char *views, *rows, *cols, *layout;
+	uint64_t v0, vstep, nv;
+	uint32_t r0, nr, c0, nc;
+} sel_case;
+
+static const sel_case sel_cases[] = {
+	{ "u16", "::4", NULL, NULL, NULL, 0, 4, 3, 0, 8, 0, 16 },
+	{ "u16", "-3:", "2:6", "3:11", NULL, 7, 1, 3, 2, 4, 3, 8 },
+	{ "u8", "1:9:3", "7:8", "0:1", "sinograms", 1, 3, 3, 7, 1, 0, 1 },
+	{ "f64", NULL, "2:6", NULL, "sinograms", 0, 1, 10, 2, 4, 0, 16 },
+	{ "i32", "7", ":3", "-5:", "views", 7, 1, 1, 0, 3, 11, 5 },
+	{ "u16", "2::5", "1:8", "1:15", "sinograms", 2, 5, 2, 1, 7, 1, 14 },
+};
+
+static bool sel_sino(const sel_case *c)
+{
+	return c->layout && strcmp(c->layout, "sinograms") == 0;
+}
+
+/* args[] of one command: the case's selection options appended. */
+static int sel_args(const sel_case *c, const char **args, int n)
+{
+	const char *opt[] = { "--views", "--rows", "--cols", "--layout" };
+	const char *val[] = { c->views, c->rows, c->cols, c->layout };
+
+	for (int i = 0; i < 4; i++) {
+		if (!val[i])
+			continue;
+		args[n++] = opt[i];
+		args[n++] = val[i];
+	}
+	return n;
+}
+
+/* Write GEN's stream of the case's pixel type (seed 5) to name. */
+static void sel_gen(const sel_case *c, const char *name, bool crc)
+{
+	if (crc)
+		GEN(name, "--type", c->type, "--seed", "5", "--crc");
+	else
+		GEN(name, "--type", c->type, "--seed", "5");
+}
+
+/* --verify-seed checks the selected views, rows and columns against the
+ * generator, and names the first file view that differs. */
+START_TEST(test_select_verify_seed)
+{
+	const sel_case *c = &sel_cases[_i];
+	const char *args[32] = { "-t", "2", "--verify-seed", "5" };
+	char want[64];
+	int n;
+	result r;
+
+	sel_gen(c, "a.raw", false);
+	n = sel_args(c, args, 4);
+	args[n++] = P("a.raw");
+	args[n] = NULL;
+	run_args(&r, args);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	result_free(&r);
+	args[3] = "6";
+	run_args(&r, args);
+	ck_assert_int_eq(r.status, 1);
+	snprintf(want, sizeof(want), ": view %" PRIu64 ": ", c->v0);
+	ck_assert_msg(strstr(r.err, want), "want %s in %s", want, r.err);
+	ck_assert_str_eq(r.out, "");
+	result_free(&r);
+}
+END_TEST
+
+/* The JSON line and info --json show the shape; info's read_bytes is what
+ * the load read. */
+START_TEST(test_select_json)
+{
+	const sel_case *c = &sel_cases[_i];
+	const char *args[32] = { "--json" }, *iargs[32] = { "info", "--json" };
+	const char *sel;
+	int n, ni;
+	result r, info;
+
+	sel_gen(c, "a.raw", false);
+	n = sel_args(c, args, 1);
+	args[n++] = P("a.raw");
+	args[n] = NULL;
+	run_args(&r, args);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	assert_json_lines(r.out);
+	ck_assert_int_eq(json_u64(r.out, "views"), c->nv);
+	ck_assert_int_eq(json_u64(r.out, "view_start"), c->v0);
+	ck_assert_int_eq(json_u64(r.out, "view_step"), c->vstep);
+	ck_assert_int_eq(json_u64(r.out, "rows"), c->nr);
+	ck_assert_int_eq(json_u64(r.out, "row_start"), c->r0);
+	ck_assert_int_eq(json_u64(r.out, "cols"), c->nc);
+	ck_assert_int_eq(json_u64(r.out, "col_start"), c->c0);
+	ck_assert_int_eq(json_u64(r.out, "file_views"), 10);
+	ck_assert(strstr(r.out, sel_sino(c) ? "\"layout\":\"sinograms\"" :
+					      "\"layout\":\"views\""));
+	ni = sel_args(c, iargs, 2);
+	iargs[ni++] = P("a.raw");
+	iargs[ni] = NULL;
+	run_args(&info, iargs);
+	ck_assert_msg(info.status == 0, "%s", info.err);
+	assert_json_lines(info.out);
+	sel = strstr(info.out, "\"selection\":{");
+	ck_assert_msg(sel != NULL, "%s", info.out);
+	ck_assert_int_eq(json_u64(sel, "views"), c->nv);
+	ck_assert_int_eq(json_u64(sel, "rows"), c->nr);
+	ck_assert_int_eq(json_u64(sel, "cols"), c->nc);
+	ck_assert_int_eq(json_u64(sel, "selected_bytes"),
+			 json_u64(r.out, "selected_bytes"));
+	ck_assert_int_eq(json_u64(sel, "read_bytes"),
+			 json_u64(r.out, "bytes_read"));
+	result_free(&r);
+	result_free(&info);
+}
+END_TEST
+
+/* The human line says what was selected; a whole file's line is as it
+ * always was. */
+START_TEST(test_select_human)
+{
+	result r;
+
+	GEN("a.raw");
+	RUN(&r, "--views", "::4", "--cols", "2:10", "--layout", "sinograms",
+	    P("a.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, ": 3 views 8x8 u16 (views 0:9:4 of 10, "
+				    "rows 0:8 of 8, cols 2:10 of 16, layout "
+				    "sinograms), 480 B in "),
+		      "%s", r.out);
+	result_free(&r);
+	RUN(&r, "info", "--rows", "1:3", P("a.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_str_eq(field(r.out, "shape"),
+			 "10 x 2 x 16 (views x rows x cols)");
+	ck_assert_str_eq(field(r.out, "selected_bytes"), "960");
+	result_free(&r);
+}
+END_TEST
+
+/* Bad selection options are usage errors naming the option, for every
+ * subcommand that takes them; nothing is loaded or written. */
+static const struct {
+	const char *opt, *value, *message;
+} sel_errors[] = {
+	{ "--views", "1:2:0", "parload: invalid --views '1:2:0'" },
+	{ "--views", "a:b", "parload: invalid --views 'a:b'" },
+	{ "--rows", "::2", "parload: invalid --rows '::2'" },
+	{ "--cols", "1:2:3", "parload: invalid --cols '1:2:3'" },
+	{ "--layout", "rows", "parload: invalid --layout 'rows'" },
+};
+
+START_TEST(test_select_usage)
+{
+	const char *cmds[][3] = { { NULL }, { "info" } };
+
+	GEN("a.raw");
+	for (int i = 0; i < 2; i++) {
+		const char *args[8];
+		int n = 0;
+		result r;
+
+		for (int j = 0; j < 3 && cmds[i][j]; j++)
+			args[n++] = cmds[i][j];
+		args[n++] = sel_errors[_i].opt;
+		args[n++] = sel_errors[_i].value;
+		args[n++] = P("a.raw");
+		args[n] = NULL;
+		run_args(&r, args);
+		ck_assert_msg(r.status == 2, "%s: %d", args[0], r.status);
+		ck_assert_str_eq(r.out, "");
+		ck_assert_msg(strstr(r.err, sel_errors[_i].message), "%s",
+			      r.err);
+		result_free(&r);
+	}
+}
+END_TEST
+
+/* A selection that this file cannot give fails the file (status 1),
+ * naming it; the other files are still loaded. */
+START_TEST(test_select_out_of_range)
+{
+	result r;
+
+	GEN("a.raw");
+	GEN("big.raw", "--views", "30");
+	RUN(&r, "--views", "20:25", P("a.raw"), P("big.raw"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(starts_with(r.err, "parload: ") &&
+			      strstr(r.err, P("a.raw")), "%s", r.err);
+	ck_assert_int_eq(count_lines(r.out), 1);
+	ck_assert(strstr(r.out, P("big.raw")));
+	result_free(&r);
+	RUN(&r, "info", "--rows", "4:9", P("a.raw"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert(strstr(r.err, P("a.raw")));
+	ck_assert_str_eq(field(r.out, "selection"), "invalid");
 	result_free(&r);
 }
 END_TEST
@@ -1595,9 +1829,19 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_info_missing);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("names");
+	tc = tcase_create("subcommands");
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_subcommand_help);
 	tcase_add_test(tc, test_list_strategies);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("select");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, test_select_verify_seed, 0, N(sel_cases));
+	tcase_add_loop_test(tc, test_select_json, 0, N(sel_cases));
+	tcase_add_test(tc, test_select_human);
+	tcase_add_loop_test(tc, test_select_usage, 0, N(sel_errors));
+	tcase_add_test(tc, test_select_out_of_range);
 	suite_add_tcase(s, tc);
 
 	/* 229 MB written and read per test: give them time on slow disks. */
