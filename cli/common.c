@@ -546,6 +546,14 @@ void tmp_remove(void)
 	}
 }
 
+static mode_t current_umask(void)
+{
+	mode_t m = umask(0);
+
+	umask(m);
+	return m;
+}
+
 const char *tmp_file(void)
 {
 	return tmp_path;
@@ -554,17 +562,24 @@ const char *tmp_file(void)
 /* Create the temporary file; blocking signals here closes the window
  * between mkstemp() and arming (no library thread exists yet, so the
  * signal can only come to this thread). */
-int tmp_create(void)
+int tmp_create(const char *dir, const char *base)
 {
-	const char *dir = getenv("TMPDIR");
 	sigset_t all, old;
 	int n, fd, saved;
 
-	if (!dir || !*dir)
-		dir = "/tmp";
-	n = snprintf(tmp_path, sizeof(tmp_path), "%s/parload-XXXXXX", dir);
+	if (!dir) {
+		dir = getenv("TMPDIR");
+		if (!dir || !*dir)
+			dir = "/tmp";
+	}
+	if (base)
+		n = snprintf(tmp_path, sizeof(tmp_path), "%s/.%s.XXXXXX", dir,
+			     base);
+	else
+		n = snprintf(tmp_path, sizeof(tmp_path), "%s/parload-XXXXXX",
+			     dir);
 	if (n < 0 || (size_t)n >= sizeof(tmp_path)) {
-		error_msg("%s: temporary directory name too long", dir);
+		error_msg("%s: temporary file name too long", dir);
 		return EXIT_FAIL;
 	}
 	catch_fatal_signals();
@@ -580,7 +595,42 @@ int tmp_create(void)
 			  strerror(saved));
 		return EXIT_FAIL;
 	}
+	/* mkstemp() makes it private; a file that becomes the user's
+	 * output gets the mode any new file would. */
+	if (base)
+		fchmod(fd, 0666 & ~current_umask());
 	close(fd);
+	return EXIT_OK;
+}
+
+/* link() refuses an existing name atomically; a file system without hard
+ * links falls back on rename() after a last check. */
+static int tmp_place(const char *path, bool force)
+{
+	struct stat st;
+
+	if (force)
+		return rename(tmp_path, path);
+	if (link(tmp_path, path) == 0)
+		return unlink(tmp_path);
+	if (errno != EPERM && errno != ENOTSUP && errno != EXDEV)
+		return -1;
+	if (lstat(path, &st) == 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	return rename(tmp_path, path);
+}
+
+int tmp_commit(const char *path, bool force)
+{
+	if (tmp_place(path, force) != 0) {
+		error_msg("%s: %s%s", path, strerror(errno),
+			  errno == EEXIST ? " (--force replaces it)" : "");
+		tmp_remove();
+		return EXIT_FAIL;
+	}
+	tmp_armed = 0;
 	return EXIT_OK;
 }
 

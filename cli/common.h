@@ -178,12 +178,15 @@ bool report_bad_views(const char *name, const parload_dataset *ds);
  * wrote (the selected part of it); says where it is not. */
 bool verify_seed(const char *name, const parload_dataset *ds, uint64_t seed);
 
-/* The embedded default's temporary file, $TMPDIR/parload-XXXXXX, removed
- * when a fatal signal ends the process too.  Create it before the loader's
- * threads exist. */
-int tmp_create(void);
+/* One temporary file at a time, removed when a fatal signal ends the
+ * process.  tmp_create(NULL, NULL): $TMPDIR/parload-XXXXXX; with dir and
+ * base: dir/.base.XXXXXX.  Create it before the loader's threads exist. */
+int tmp_create(const char *dir, const char *base);
 const char *tmp_file(void);
 void tmp_remove(void);
+/* Rename it to path, which must not exist unless force; EXIT_OK, or
+ * EXIT_FAIL after saying why and removing it. */
+int tmp_commit(const char *path, bool force);
 
 /* JSON: a string (bytes that are not UTF-8 become U+FFFD) and a number
  * that never reads inf or nan. */

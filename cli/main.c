@@ -22,7 +22,8 @@
  * cmd_NAME() and cmd_NAME_help (see common.h). */
 #define SUBCOMMANDS(X)                                                     \
 	X(gen, "write a deterministic stream")                             \
-	X(info, "show each file's header and whether it is valid")
+	X(info, "show each file's header and whether it is valid")         \
+	X(extract, "write a selection as a NumPy array, a stream or pixels")
 
 struct subcommand {
 	const char *name;
