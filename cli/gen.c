@@ -72,44 +72,78 @@ int pgen_write(const char *path, const parload_file_header *h,
 	return rc;
 }
 
-bool pgen_verify(const parload_dataset *ds, uint64_t seed,
-			uint64_t *bad_view, bool *bad_header)
+/* Whether output view k of ds (file view i) holds view i's rows and
+ * columns of the selection s; payload is scratch of payload_size bytes. */
+static bool pgen_view_matches(const parload_dataset *ds,
+			      const parload_shape *s, uint64_t k, uint64_t i,
+			      uint64_t seed, unsigned char *payload)
 {
 	const parload_file_header *h = &ds->file_header;
+	const size_t bpp = s->bytes_per_pixel, line = (size_t)s->cols * bpp;
 	const unsigned char *pix = ds->pixels;
+
+	pgen_payload(seed, i, payload, h->payload_size);
+	for (uint64_t r = 0; r < s->rows; r++) {
+		/* pixels[k][r] (views) or pixels[r][k] (sinograms) */
+		const uint64_t at = s->layout == PARLOAD_LAYOUT_SINOGRAMS ?
+					    r * s->views + k :
+					    k * s->rows + r;
+		const unsigned char *want =
+			payload + ((s->row_start + r) * (uint64_t)h->width +
+				   s->col_start) * bpp;
+
+		if (memcmp(want, pix + at * line, line) != 0)
+			return false;
+	}
+	return true;
+}
+
+bool pgen_verify_shape(const parload_dataset *ds, const parload_shape *s,
+		       uint64_t seed, uint64_t *bad_view, bool *bad_header)
+{
+	const parload_file_header *h = &ds->file_header;
 	unsigned char *buf = malloc(h->payload_size ? h->payload_size : 1);
 	/* The angles were written for the views the header promised, more
 	 * than were loaded when a truncated file was allowed. */
 	const uint64_t written = PGEN_MAX(ds->stats.declared_views,
-						  h->view_count);
+					  h->view_count);
 	bool ok = buf != NULL;
 
-	for (uint64_t i = 0; ok && i < h->view_count; i++) {
+	*bad_view = PARLOAD_NONE;
+	*bad_header = false;
+	for (uint64_t k = 0; ok && k < s->views; k++) {
+		const uint64_t i = s->view_start + k * s->view_step;
 		parload_view_header vh;
-		parload_view_header got = ds->headers[i];
+		parload_view_header got = ds->headers[k];
 
 		pgen_view_header(seed, i, written, &vh);
 		/* The CRC is the writer's; compare it only where the file has
 		 * none, where it must be 0. */
 		if (h->flags & PARLOAD_FLAG_CRC32C)
 			got.crc32c = 0;
-		if (memcmp(&vh, &got, sizeof(vh)) != 0) {
+		*bad_header = memcmp(&vh, &got, sizeof(vh)) != 0;
+		ok = !*bad_header &&
+		     pgen_view_matches(ds, s, k, i, seed, buf);
+		if (!ok)
 			*bad_view = i;
-			*bad_header = true;
-			ok = false;
-			break;
-		}
-		pgen_payload(seed, i, buf, h->payload_size);
-		if (memcmp(buf, pix + i * h->payload_size, h->payload_size) != 0) {
-			*bad_view = i;
-			*bad_header = false;
-			ok = false;
-		}
-	}
-	if (!buf) {
-		*bad_view = PARLOAD_NONE;
-		*bad_header = false;
 	}
 	free(buf);
 	return ok;
+}
+
+bool pgen_verify(const parload_dataset *ds, uint64_t seed,
+		 uint64_t *bad_view, bool *bad_header)
+{
+	const parload_file_header *h = &ds->file_header;
+	const parload_shape whole = {
+		.views = h->view_count,
+		.view_step = 1,
+		.rows = h->height,
+		.cols = h->width,
+		.layout = PARLOAD_LAYOUT_VIEWS,
+		.bytes_per_pixel = h->bytes_per_pixel,
+		.view_bytes = h->payload_size,
+	};
+
+	return pgen_verify_shape(ds, &whole, seed, bad_view, bad_header);
 }

@@ -34,4 +34,10 @@ int pgen_write(const char *path, const parload_file_header *h,
 bool pgen_verify(const parload_dataset *ds, uint64_t seed,
 			uint64_t *bad_view, bool *bad_header);
 
+/* The same for a dataset that holds the selection s of the stream (view
+ * k of the dataset is file view parload_shape_view(s, k)); *bad_view is
+ * a file view index. */
+bool pgen_verify_shape(const parload_dataset *ds, const parload_shape *s,
+		       uint64_t seed, uint64_t *bad_view, bool *bad_header);
+
 #endif

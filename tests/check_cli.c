@@ -28,6 +28,8 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include "parload.h"
+
 extern char **environ;
 
 static const char *bin;
@@ -1488,6 +1490,617 @@ START_TEST(test_stdin_usage)
 END_TEST
 
 /* ---------------------------------------------------------------------
+ * Subcommands: their own help, the library's strategy names
+ * ------------------------------------------------------------------- */
+
+START_TEST(test_subcommand_help)
+{
+	static const char *const names[] = { "gen", "info", "extract" };
+	result full;
+
+	RUN(&full, "--help");
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		char want[64];
+		result r;
+
+		snprintf(want, sizeof(want), "Usage: parload %s ", names[i]);
+		RUN(&r, names[i], "--help");
+		ck_assert_int_eq(r.status, 0);
+		ck_assert_msg(starts_with(r.out, want), "%s", r.out);
+		/* The whole help holds each subcommand's, less its
+		 * "Usage: " prefix. */
+		ck_assert_msg(strstr(full.out, r.out + 7), "%s", names[i]);
+		result_free(&r);
+	}
+	result_free(&full);
+}
+END_TEST
+
+START_TEST(test_list_strategies)
+{
+	char want[256] = "";
+	result r;
+
+	for (int s = 0; parload_strategy_name(s); s++) {
+		strcat(want, parload_strategy_name(s));
+		strcat(want, "\n");
+	}
+	RUN(&r, "--list-strategies");
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, want);
+	ck_assert(strstr(r.out, "parallel\n"));
+	result_free(&r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------
+ * Selections: --views, --rows, --cols, --layout; parload extract
+ *
+ * The oracle is the test's own reading of the file: its bytes, cut by
+ * hand, with no help from the library.
+ * ------------------------------------------------------------------- */
+
+/* A stream file read whole, with its header's fields. */
+typedef struct rawfile {
+	unsigned char *data;
+	size_t size;
+	parload_file_header h;
+} rawfile;
+
+static void raw_read(const char *path, rawfile *f)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	f->data = (unsigned char *)slurp(path);
+	f->size = (size_t)st.st_size;
+	ck_assert(f->size >= sizeof(f->h));
+	memcpy(&f->h, f->data, sizeof(f->h));
+}
+
+/* View v's header and payload in the file's bytes. */
+static const unsigned char *raw_view(const rawfile *f, uint64_t v)
+{
+	const uint64_t at = 64 + v * (32 + f->h.payload_size);
+
+	ck_assert(at + 32 + f->h.payload_size <= f->size);
+	return f->data + at;
+}
+
+/* One selection: the options, and what they select of GEN's stream (10
+ * views of 16 x 8 pixels): nv views from v0 by vstep, nr rows from r0, nc
+ * columns from c0. */
+typedef struct sel_case {
+	const char *type;
+	const char *views, *rows, *cols, *layout;
+	uint64_t v0, vstep, nv;
+	uint32_t r0, nr, c0, nc;
+} sel_case;
+
+static const sel_case sel_cases[] = {
+	{ "u16", "::4", NULL, NULL, NULL, 0, 4, 3, 0, 8, 0, 16 },
+	{ "u16", "-3:", "2:6", "3:11", NULL, 7, 1, 3, 2, 4, 3, 8 },
+	{ "u8", "1:9:3", "7:8", "0:1", "sinograms", 1, 3, 3, 7, 1, 0, 1 },
+	{ "f64", NULL, "2:6", NULL, "sinograms", 0, 1, 10, 2, 4, 0, 16 },
+	{ "i32", "7", ":3", "-5:", "views", 7, 1, 1, 0, 3, 11, 5 },
+	{ "u16", "2::5", "1:8", "1:15", "sinograms", 2, 5, 2, 1, 7, 1, 14 },
+};
+
+static bool sel_sino(const sel_case *c)
+{
+	return c->layout && strcmp(c->layout, "sinograms") == 0;
+}
+
+/* The selection's pixels, cut from the file by hand (len bytes). */
+static unsigned char *sel_expect(const rawfile *f, const sel_case *c,
+				 size_t *len)
+{
+	const size_t bpp = f->h.bytes_per_pixel, line = c->nc * bpp;
+	unsigned char *out;
+
+	*len = c->nv * c->nr * line;
+	out = malloc(*len);
+	ck_assert(out != NULL);
+	for (uint64_t k = 0; k < c->nv; k++) {
+		const unsigned char *pix = raw_view(f, c->v0 + k * c->vstep) + 32;
+
+		for (uint32_t r = 0; r < c->nr; r++) {
+			const uint64_t at = sel_sino(c) ? r * c->nv + k :
+							  k * c->nr + r;
+
+			memcpy(out + at * line,
+			       pix + ((c->r0 + r) * f->h.width + c->c0) * bpp,
+			       line);
+		}
+	}
+	return out;
+}
+
+/* args[] of one command: the case's selection options appended. */
+static int sel_args(const sel_case *c, const char **args, int n)
+{
+	const char *opt[] = { "--views", "--rows", "--cols", "--layout" };
+	const char *val[] = { c->views, c->rows, c->cols, c->layout };
+
+	for (int i = 0; i < 4; i++) {
+		if (!val[i])
+			continue;
+		args[n++] = opt[i];
+		args[n++] = val[i];
+	}
+	return n;
+}
+
+/* Write GEN's stream of the case's pixel type (seed 5) to name. */
+static void sel_gen(const sel_case *c, const char *name, bool crc)
+{
+	if (crc)
+		GEN(name, "--type", c->type, "--seed", "5", "--crc");
+	else
+		GEN(name, "--type", c->type, "--seed", "5");
+}
+
+/* parload extract with the case's selection and extra arguments. */
+static void sel_extract(result *r, const sel_case *c, const char *const *extra)
+{
+	const char *args[32] = { "extract" };
+	int n = sel_args(c, args, 1);
+
+	for (; *extra; extra++)
+		args[n++] = *extra;
+	args[n] = NULL;
+	run_args(r, args);
+}
+
+#define EXTRACT(r, c, ...)                                                 \
+	sel_extract((r), (c), (const char *const[]){ __VA_ARGS__, NULL })
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+
+	ck_assert_msg(stat(path, &st) == 0, "%s: %s", path, strerror(errno));
+	return st.st_size;
+}
+
+static void assert_file_eq(const char *path, const void *want, size_t len)
+{
+	char *got;
+
+	ck_assert_int_eq(file_size(path), (off_t)len);
+	got = slurp(path);
+	ck_assert_msg(memcmp(got, want, len) == 0, "%s differs", path);
+	free(got);
+}
+
+/* --format bin: the selection's pixels, in the layout asked. */
+START_TEST(test_select_bin)
+{
+	const sel_case *c = &sel_cases[_i];
+	unsigned char *want;
+	rawfile f;
+	size_t len;
+	result r;
+
+	sel_gen(c, "a.raw", false);
+	raw_read(P("a.raw"), &f);
+	want = sel_expect(&f, c, &len);
+	EXTRACT(&r, c, "-t", "3", "--format", "bin", "-o", P("s.bin"),
+		P("a.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_str_eq(r.out, "");
+	assert_file_eq(P("s.bin"), want, len);
+	result_free(&r);
+	/* Standard output gets the same bytes. */
+	EXTRACT(&r, c, "--format", "bin", "-o", "-", P("a.raw"));
+	ck_assert_int_eq(r.status, 0);
+	ck_assert(memcmp(r.out, want, len) == 0);
+	assert_file_eq(P(".stdout"), want, len);
+	result_free(&r);
+	free(want);
+	free(f.data);
+}
+END_TEST
+
+/* --verify-seed checks the selected views, rows and columns against the
+ * generator, and names the first file view that differs. */
+START_TEST(test_select_verify_seed)
+{
+	const sel_case *c = &sel_cases[_i];
+	const char *args[32] = { "-t", "2", "--verify-seed", "5" };
+	char want[64];
+	int n;
+	result r;
+
+	sel_gen(c, "a.raw", false);
+	n = sel_args(c, args, 4);
+	args[n++] = P("a.raw");
+	args[n] = NULL;
+	run_args(&r, args);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	result_free(&r);
+	args[3] = "6";
+	run_args(&r, args);
+	ck_assert_int_eq(r.status, 1);
+	snprintf(want, sizeof(want), ": view %" PRIu64 ": ", c->v0);
+	ck_assert_msg(strstr(r.err, want), "want %s in %s", want, r.err);
+	ck_assert_str_eq(r.out, "");
+	result_free(&r);
+}
+END_TEST
+
+/* The JSON line and info --json show the shape; info's read_bytes is what
+ * the load read. */
+START_TEST(test_select_json)
+{
+	const sel_case *c = &sel_cases[_i];
+	const char *args[32] = { "--json" }, *iargs[32] = { "info", "--json" };
+	const char *sel;
+	int n, ni;
+	result r, info;
+
+	sel_gen(c, "a.raw", false);
+	n = sel_args(c, args, 1);
+	args[n++] = P("a.raw");
+	args[n] = NULL;
+	run_args(&r, args);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	assert_json_lines(r.out);
+	ck_assert_int_eq(json_u64(r.out, "views"), c->nv);
+	ck_assert_int_eq(json_u64(r.out, "view_start"), c->v0);
+	ck_assert_int_eq(json_u64(r.out, "view_step"), c->vstep);
+	ck_assert_int_eq(json_u64(r.out, "rows"), c->nr);
+	ck_assert_int_eq(json_u64(r.out, "row_start"), c->r0);
+	ck_assert_int_eq(json_u64(r.out, "cols"), c->nc);
+	ck_assert_int_eq(json_u64(r.out, "col_start"), c->c0);
+	ck_assert_int_eq(json_u64(r.out, "file_views"), 10);
+	ck_assert(strstr(r.out, sel_sino(c) ? "\"layout\":\"sinograms\"" :
+					      "\"layout\":\"views\""));
+	ni = sel_args(c, iargs, 2);
+	iargs[ni++] = P("a.raw");
+	iargs[ni] = NULL;
+	run_args(&info, iargs);
+	ck_assert_msg(info.status == 0, "%s", info.err);
+	assert_json_lines(info.out);
+	sel = strstr(info.out, "\"selection\":{");
+	ck_assert_msg(sel != NULL, "%s", info.out);
+	ck_assert_int_eq(json_u64(sel, "views"), c->nv);
+	ck_assert_int_eq(json_u64(sel, "rows"), c->nr);
+	ck_assert_int_eq(json_u64(sel, "cols"), c->nc);
+	ck_assert_int_eq(json_u64(sel, "selected_bytes"),
+			 json_u64(r.out, "selected_bytes"));
+	ck_assert_int_eq(json_u64(sel, "read_bytes"),
+			 json_u64(r.out, "bytes_read"));
+	result_free(&r);
+	result_free(&info);
+}
+END_TEST
+
+/* The human line says what was selected; a whole file's line is as it
+ * always was. */
+START_TEST(test_select_human)
+{
+	result r;
+
+	GEN("a.raw");
+	RUN(&r, "--views", "::4", "--cols", "2:10", "--layout", "sinograms",
+	    P("a.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, ": 3 views 8x8 u16 (views 0:9:4 of 10, "
+				    "rows 0:8 of 8, cols 2:10 of 16, layout "
+				    "sinograms), 480 B in "),
+		      "%s", r.out);
+	result_free(&r);
+	RUN(&r, "info", "--rows", "1:3", P("a.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_str_eq(field(r.out, "shape"),
+			 "10 x 2 x 16 (views x rows x cols)");
+	ck_assert_str_eq(field(r.out, "selected_bytes"), "960");
+	result_free(&r);
+}
+END_TEST
+
+/* Bad selection options are usage errors naming the option, for every
+ * subcommand that takes them; nothing is loaded or written. */
+static const struct {
+	const char *opt, *value, *message;
+} sel_errors[] = {
+	{ "--views", "1:2:0", "parload: invalid --views '1:2:0'" },
+	{ "--views", "a:b", "parload: invalid --views 'a:b'" },
+	{ "--rows", "::2", "parload: invalid --rows '::2'" },
+	{ "--cols", "1:2:3", "parload: invalid --cols '1:2:3'" },
+	{ "--layout", "rows", "parload: invalid --layout 'rows'" },
+};
+
+START_TEST(test_select_usage)
+{
+	const char *cmds[][3] = { { NULL }, { "info" }, { "extract", "-o",
+							  NULL } };
+
+	GEN("a.raw");
+	cmds[2][2] = P("s.npy");
+	for (int i = 0; i < 3; i++) {
+		const char *args[8];
+		int n = 0;
+		result r;
+
+		for (int j = 0; j < 3 && cmds[i][j]; j++)
+			args[n++] = cmds[i][j];
+		args[n++] = sel_errors[_i].opt;
+		args[n++] = sel_errors[_i].value;
+		args[n++] = P("a.raw");
+		args[n] = NULL;
+		run_args(&r, args);
+		ck_assert_msg(r.status == 2, "%s: %d", args[0], r.status);
+		ck_assert_str_eq(r.out, "");
+		ck_assert_msg(strstr(r.err, sel_errors[_i].message), "%s",
+			      r.err);
+		result_free(&r);
+	}
+	ck_assert_int_ne(access(P("s.npy"), F_OK), 0);
+}
+END_TEST
+
+/* A selection that this file cannot give fails the file (status 1),
+ * naming it; the other files are still loaded. */
+START_TEST(test_select_out_of_range)
+{
+	result r;
+
+	GEN("a.raw");
+	GEN("big.raw", "--views", "30");
+	RUN(&r, "--views", "20:25", P("a.raw"), P("big.raw"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(starts_with(r.err, "parload: ") &&
+			      strstr(r.err, P("a.raw")), "%s", r.err);
+	ck_assert_int_eq(count_lines(r.out), 1);
+	ck_assert(strstr(r.out, P("big.raw")));
+	result_free(&r);
+	RUN(&r, "info", "--rows", "4:9", P("a.raw"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert(strstr(r.err, P("a.raw")));
+	ck_assert_str_eq(field(r.out, "selection"), "invalid");
+	result_free(&r);
+}
+END_TEST
+
+/* NumPy's format, checked byte by byte, and by numpy itself against its
+ * own reading of the stream when Debian's numpy is there. */
+START_TEST(test_extract_npy)
+{
+	const sel_case *c = &sel_cases[_i];
+	unsigned char *want, *got;
+	char head[256], cmd[4096];
+	size_t len, hlen;
+	rawfile f;
+	result r;
+
+	sel_gen(c, "a.raw", false);
+	raw_read(P("a.raw"), &f);
+	want = sel_expect(&f, c, &len);
+	EXTRACT(&r, c, "-o", P("s.npy"), P("a.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	result_free(&r);
+	got = (unsigned char *)slurp(P("s.npy"));
+	ck_assert(memcmp(got, "\x93NUMPY\x01\x00", 8) == 0);
+	hlen = 10 + got[8] + 256u * got[9];
+	ck_assert_int_eq(hlen % 64, 0);
+	ck_assert_int_eq(got[hlen - 1], '\n');
+	snprintf(head, sizeof(head),
+		 "{'descr': '%c%c%d', 'fortran_order': False, 'shape': "
+		 "(%" PRIu64 ", %" PRIu64 ", %" PRIu32 "), }",
+		 f.h.bytes_per_pixel == 1 ? '|' : '<', c->type[0],
+		 f.h.bytes_per_pixel,
+		 sel_sino(c) ? (uint64_t)c->nr : c->nv,
+		 sel_sino(c) ? c->nv : (uint64_t)c->nr, c->nc);
+	ck_assert_msg(memcmp(got + 10, head, strlen(head)) == 0, "%.*s",
+		      (int)hlen - 10, got + 10);
+	ck_assert_int_eq(file_size(P("s.npy")), (off_t)(hlen + len));
+	ck_assert(memcmp(got + hlen, want, len) == 0);
+	free(got);
+	if (system("/usr/bin/python3 -c 'import numpy' 2>/dev/null") == 0) {
+		/* numpy reads the stream with a record dtype and slices it. */
+		snprintf(cmd, sizeof(cmd),
+			 "/usr/bin/python3 -c 'import numpy as np, sys\n"
+			 "a = np.load(sys.argv[1])\n"
+			 "t = np.dtype(sys.argv[3])\n"
+			 "rec = np.dtype([(\"h\", \"V32\"), (\"p\", t, (8, 16))])\n"
+			 "v = np.fromfile(sys.argv[2], rec, offset=64)[\"p\"]\n"
+			 "v = v[%s][:, %s, %s]\n"
+			 "if sys.argv[4] == \"sinograms\": v = v.transpose(1, 0, 2)\n"
+			 "sys.exit(0 if a.dtype == t and np.array_equal(a, v) else 1)'"
+			 " '%s' '%s' '%c%c%d' '%s'",
+			 c->views ? (strchr(c->views, ':') ? c->views : "7:8") : ":",
+			 c->rows ? c->rows : ":", c->cols ? c->cols : ":",
+			 P("s.npy"), P("a.raw"),
+			 f.h.bytes_per_pixel == 1 ? '|' : '<', c->type[0],
+			 f.h.bytes_per_pixel, sel_sino(c) ? "sinograms" : "views");
+		ck_assert_msg(system(cmd) == 0, "numpy disagrees: %s", cmd);
+	}
+	free(want);
+	free(f.data);
+}
+END_TEST
+
+/* .raw: a stream parload reads back, holding the selected views with
+ * their headers (view_index renumbered, CRCs computed anew). */
+START_TEST(test_extract_raw)
+{
+	const sel_case *c = &sel_cases[_i];
+	unsigned char *want;
+	rawfile f, g;
+	size_t len;
+	result r;
+
+	if (sel_sino(c))
+		return; /* a raw stream holds views (test_extract_usage) */
+	sel_gen(c, "a.raw", true);
+	raw_read(P("a.raw"), &f);
+	want = sel_expect(&f, c, &len);
+	/* A payload's CRC covers whole views: a cut of their rows or
+	 * columns cannot be verified, and says so. */
+	EXTRACT(&r, c, "--verify", "-o", P("s.raw"), P("a.raw"));
+	if (c->nr < 8 || c->nc < 16) {
+		ck_assert_int_eq(r.status, 1);
+		ck_assert_msg(strstr(r.err, "verif"), "%s", r.err);
+		ck_assert_int_ne(access(P("s.raw"), F_OK), 0);
+		result_free(&r);
+		EXTRACT(&r, c, "-o", P("s.raw"), P("a.raw"));
+	}
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	result_free(&r);
+	RUN(&r, "--verify", "--json", P("s.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_int_eq(json_u64(r.out, "views"), c->nv);
+	ck_assert_int_eq(json_u64(r.out, "width"), c->nc);
+	ck_assert_int_eq(json_u64(r.out, "height"), c->nr);
+	ck_assert_int_eq(json_u64(r.out, "crc_checked"), c->nv);
+	result_free(&r);
+	raw_read(P("s.raw"), &g);
+	ck_assert_int_eq(g.h.pixel_type, f.h.pixel_type);
+	for (uint64_t k = 0; k < c->nv; k++) {
+		parload_view_header in, out;
+
+		memcpy(&in, raw_view(&f, c->v0 + k * c->vstep), 32);
+		memcpy(&out, raw_view(&g, k), 32);
+		ck_assert_int_eq(out.view_index, k);
+		ck_assert_int_eq(out.timestamp_ns, in.timestamp_ns);
+		ck_assert(out.angle_deg == in.angle_deg);
+		ck_assert(memcmp(raw_view(&g, k) + 32,
+				 want + k * (len / c->nv), len / c->nv) == 0);
+	}
+	free(want);
+	free(f.data);
+	free(g.data);
+}
+END_TEST
+
+/* An existing OUT is kept unless --force; --force replaces a file only. */
+START_TEST(test_extract_force)
+{
+	const char junk[] = "keep me";
+	result r;
+
+	GEN("a.raw");
+	ck_assert_int_eq(mkdir(P("out"), 0700), 0);
+	close(open(P("out/s.bin"), O_WRONLY | O_CREAT, 0600));
+	patch(P("out/s.bin"), 0, junk, sizeof(junk));
+	RUN(&r, "extract", "-o", P("out/s.bin"), P("a.raw"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "--force"), "%s", r.err);
+	assert_file_eq(P("out/s.bin"), junk, sizeof(junk));
+	result_free(&r);
+	RUN(&r, "extract", "--force", "-o", P("out/s.bin"), P("a.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_int_eq(file_size(P("out/s.bin")), 10 * 256);
+	result_free(&r);
+	RUN(&r, "extract", "--force", "--format", "bin", "-o", P("out"),
+	    P("a.raw"));
+	ck_assert_int_eq(r.status, 1);
+	result_free(&r);
+	/* Only the output: no temporary file left beside it. */
+	ck_assert_int_eq(unlink(P("out/s.bin")), 0);
+	ck_assert_msg(dir_is_empty(P("out")), "temporary file left behind");
+}
+END_TEST
+
+/* Run the command, which must fail (status 1) saying what is expected. */
+static void run_fails(const char *expected, const char *const *args)
+{
+	result r;
+
+	run_args(&r, args);
+	ck_assert_msg(r.status == 1, "%s: status %d", args[0], r.status);
+	ck_assert_msg(strstr(r.err, expected), "want %s in %s", expected,
+		      r.err);
+	result_free(&r);
+}
+
+#define FAILS(expected, ...)                                               \
+	run_fails((expected), (const char *const[]){ __VA_ARGS__, NULL })
+
+/* A failed extract leaves no file, half written or temporary. */
+START_TEST(test_extract_no_half_file)
+{
+	static const unsigned char bad = 0xff;
+
+	GEN("short.raw");
+	ck_assert_int_eq(truncate(P("short.raw"), 1000), 0);
+	GEN("crc.raw", "--crc");
+	patch(P("crc.raw"), PAYLOAD_OFF(7) + 3, &bad, 1);
+	ck_assert_int_eq(mkdir(P("out"), 0700), 0);
+	FAILS("truncated", "extract", "-o", P("out/s.npy"), P("short.raw"));
+	FAILS("view 7", "extract", "--verify", "--views", "::7", "-o",
+	      P("out/s.raw"), P("crc.raw"));
+	FAILS("differs", "extract", "--verify-seed", "9", "-o",
+	      P("out/s.bin"), P("crc.raw"));
+	ck_assert_msg(dir_is_empty(P("out")), "a failed extract left a file");
+	FAILS("cannot create a temporary file", "extract", "-o",
+	      P("absent/s.npy"), P("crc.raw"));
+}
+END_TEST
+
+/* Standard output that cannot take the array fails the command. */
+START_TEST(test_extract_stdout_full)
+{
+	char cmd[2048];
+
+	if (access("/dev/full", W_OK) != 0)
+		return;
+	GEN("a.raw");
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' extract --format npy -o - '%s' >/dev/full 2>'%s'", bin,
+		 P("a.raw"), P("err"));
+	ck_assert_int_eq(system(cmd), 1 << 8);
+}
+END_TEST
+
+/* Each of extract's usage errors; none writes anything.  A is the input,
+ * O.ext an output. */
+static const struct {
+	const char *args[6];
+	const char *message;
+} extract_errors[] = {
+	{ { "A" }, "extract: no output file (-o OUT)" },
+	{ { "-o", "O.npy" }, "extract: missing input file" },
+	{ { "-o", "O.npy", "A", "A" }, "extract: one input file only" },
+	{ { "-o", "O.txt", "A" }, "cannot tell the format of" },
+	{ { "-o", "-", "A" }, "-o - needs --format" },
+	{ { "--format", "raw", "-o", "-", "A" }, "not to standard output" },
+	{ { "--layout", "sinograms", "-o", "O.raw", "A" }, "holds views" },
+	{ { "--format", "tiff", "-o", "O.npy", "A" }, "unknown format 'tiff'" },
+	{ { "--bogus", "-o", "O.npy", "A" }, "unknown option '--bogus'" },
+};
+
+START_TEST(test_extract_usage)
+{
+	const char *args[8] = { "extract" };
+	int n = 1;
+	result r;
+
+	GEN("a.raw");
+	ck_assert_int_eq(mkdir(P("out"), 0700), 0);
+	for (int i = 0; i < 6 && extract_errors[_i].args[i]; i++) {
+		const char *a = extract_errors[_i].args[i];
+		char name[64];
+
+		/* A: the input; O.ext: an output in out/. */
+		snprintf(name, sizeof(name), "out/%s", a);
+		args[n++] = strcmp(a, "A") == 0 ? P("a.raw") :
+			    a[0] == 'O' ? P(name) : a;
+	}
+	args[n] = NULL;
+	run_args(&r, args);
+	ck_assert_msg(r.status == 2, "%s: %d", extract_errors[_i].message,
+		      r.status);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_msg(strstr(r.err, extract_errors[_i].message), "%s", r.err);
+	ck_assert(dir_is_empty(P("out")));
+	result_free(&r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------
  * Suite
  * ------------------------------------------------------------------- */
 
@@ -1570,6 +2183,32 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_info_json);
 	tcase_add_test(tc, test_info_usage);
 	tcase_add_test(tc, test_info_missing);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("subcommands");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_subcommand_help);
+	tcase_add_test(tc, test_list_strategies);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("select");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, test_select_bin, 0, N(sel_cases));
+	tcase_add_loop_test(tc, test_select_verify_seed, 0, N(sel_cases));
+	tcase_add_loop_test(tc, test_select_json, 0, N(sel_cases));
+	tcase_add_test(tc, test_select_human);
+	tcase_add_loop_test(tc, test_select_usage, 0, N(sel_errors));
+	tcase_add_test(tc, test_select_out_of_range);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("extract");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, test_extract_npy, 0, N(sel_cases));
+	tcase_add_loop_test(tc, test_extract_raw, 0, N(sel_cases));
+	tcase_add_test(tc, test_extract_force);
+	tcase_add_test(tc, test_extract_no_half_file);
+	tcase_add_test(tc, test_extract_stdout_full);
+	tcase_add_loop_test(tc, test_extract_usage, 0, N(extract_errors));
 	suite_add_tcase(s, tc);
 
 	/* 229 MB written and read per test: give them time on slow disks. */

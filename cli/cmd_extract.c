@@ -1,0 +1,322 @@
+/*
+ * cmd_extract.c - parload extract [OPTIONS] -o OUT FILE: load a selection of
+ * FILE and write it as a NumPy array, a raw image stream or bare pixels.
+ *
+ * OUT is written under a temporary name in its own directory and renamed
+ * when it is complete, so a failed or interrupted extract leaves no file.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common.h"
+
+SUBCOMMAND(extract);
+
+const char cmd_extract_help[] =
+"[OPTIONS] -o OUT FILE\n"
+"\n"
+"Load the selection of FILE (the load and selection options of 'parload')\n"
+"and write it to OUT, which must not exist unless --force is given:\n"
+"  npy   a NumPy array (numpy.load reads it): shape (views, rows, cols), or\n"
+"        (rows, views, cols) with --layout sinograms; C order, the file's\n"
+"        pixel type, little-endian\n"
+"  raw   a raw image stream of the selected views, which parload reads: the\n"
+"        views keep their headers (time stamp, angle), but view_index is\n"
+"        renumbered 0, 1, ... (the format wants it equal to the position)\n"
+"        and CRCs are computed anew for the cut payloads when FILE has\n"
+"        them; views layout only\n"
+"  bin   the pixels alone, as the npy array holds them\n"
+"  -o, --output OUT       the file to write; - is standard output (npy and\n"
+"                         bin only, and --format is then required)\n"
+"      --format F         npy, raw or bin; default: OUT's extension (.npy,\n"
+"                         .raw, .bin)\n"
+"      --force            replace OUT if it exists\n"
+"  -h, --help             show this help and exit\n"
+"OUT is written under a temporary name in its directory, then renamed: a\n"
+"failed or interrupted extract leaves no file behind.\n";
+
+enum { FMT_NONE = -1, FMT_NPY, FMT_RAW, FMT_BIN };
+static const char *const format_names[] = { "npy", "raw", "bin" };
+#define N_FORMATS (sizeof(format_names) / sizeof(format_names[0]))
+
+enum { OPT_OUTPUT = OPT_LOCAL, OPT_FORMAT, OPT_FORCE };
+
+static const struct option extract_longopts[] = {
+	LOAD_LONGOPTS,
+	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	HELP_LONGOPTS_END,
+};
+
+struct extract_cfg {
+	struct load_cfg load;
+	const char *out;
+	const char *in;
+	int format;
+	bool force;
+};
+
+static int format_from_name(const char *name)
+{
+	for (size_t i = 0; i < N_FORMATS; i++)
+		if (strcmp(name, format_names[i]) == 0)
+			return (int)i;
+	return FMT_NONE;
+}
+
+/* The format OUT's extension names, or FMT_NONE. */
+static int format_from_path(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+
+	if (!dot || strchr(dot, '/'))
+		return FMT_NONE;
+	return format_from_name(dot + 1);
+}
+
+static int extract_option(void *ctx, int c, const char *arg)
+{
+	struct extract_cfg *x = ctx;
+
+	switch (c) {
+	case 'o':
+	case OPT_OUTPUT:
+		x->out = arg;
+		return ARG_OK;
+	case OPT_FORMAT:
+		x->format = format_from_name(arg);
+		if (x->format == FMT_NONE)
+			return usage_error("unknown format '%s' (npy, raw or "
+					   "bin)", arg);
+		return ARG_OK;
+	case OPT_FORCE:
+		x->force = true;
+		return ARG_OK;
+	default:
+		return parse_load_option(&x->load, c, arg);
+	}
+}
+
+/* What the options say together: one FILE, an OUT, a format that fits. */
+static int check_args(struct extract_cfg *x, int nfiles, char **files)
+{
+	if (!x->out)
+		return usage_error("extract: no output file (-o OUT)");
+	if (nfiles == 0)
+		return usage_error("extract: missing input file");
+	if (nfiles > 1)
+		return usage_error("extract: one input file only, not '%s'",
+				   files[1]);
+	x->in = files[0];
+	if (x->format == FMT_NONE && strcmp(x->out, "-") == 0)
+		return usage_error("extract: -o - needs --format npy or bin");
+	if (x->format == FMT_NONE)
+		x->format = format_from_path(x->out);
+	if (x->format == FMT_NONE)
+		return usage_error("extract: cannot tell the format of '%s' "
+				   "(.npy, .raw, .bin or --format)", x->out);
+	if (x->format == FMT_RAW && strcmp(x->out, "-") == 0)
+		return usage_error("extract: a raw stream is written to a "
+				   "file, not to standard output");
+	if (x->format == FMT_RAW &&
+	    x->load.opts.selection.layout == PARLOAD_LAYOUT_SINOGRAMS)
+		return usage_error("extract: a raw stream holds views; "
+				   "--layout sinograms needs npy or bin");
+	return EXIT_OK;
+}
+
+static const struct option_parser extract_parser = {
+	":" LOAD_SHORTOPTS "o:h", extract_longopts, "extract",
+	cmd_extract_help, extract_option,
+};
+
+/* Parse the arguments.  ARG_OK to go on, or the exit status. */
+static int parse_args(int argc, char **argv, struct extract_cfg *x)
+{
+	int rc = parse_options(argc, argv, &extract_parser, x);
+
+	if (rc != ARG_OK)
+		return rc;
+	rc = check_args(x, argc - optind, argv + optind);
+	return rc == EXIT_OK ? ARG_OK : rc;
+}
+
+/* ---------------------------------------------------------------------
+ * Writing
+ * ------------------------------------------------------------------- */
+
+/* NumPy's format 1.0: magic, version, the header's length (16 bits, little
+ * endian), then a Python dict literal padded with spaces and ended by a
+ * newline so that the data begins on a multiple of 64 bytes. */
+static size_t npy_header(const parload_dataset *ds, char *buf, size_t cap)
+{
+	const parload_shape *s = &ds->shape;
+	const bool sino = s->layout == PARLOAD_LAYOUT_SINOGRAMS;
+	const char *type = parload_pixel_name(ds->file_header.pixel_type);
+	size_t n, len;
+
+	/* "u16" is '<u2': NumPy's kind letters are parload's (u, i, f). */
+	n = (size_t)snprintf(buf + 10, cap - 10,
+			     "{'descr': '%c%c%u', 'fortran_order': False, "
+			     "'shape': (%" PRIu64 ", %" PRIu64 ", %" PRIu64
+			     "), }",
+			     s->bytes_per_pixel == 1 ? '|' : '<', type[0],
+			     s->bytes_per_pixel, sino ? (uint64_t)s->rows :
+							 s->views,
+			     sino ? s->views : (uint64_t)s->rows,
+			     (uint64_t)s->cols);
+	len = (10 + n + 1 + 63) / 64 * 64;
+	memset(buf + 10 + n, ' ', len - 10 - n - 1);
+	buf[len - 1] = '\n';
+	memcpy(buf, "\x93NUMPY\x01\x00", 8);
+	buf[8] = (char)((len - 10) & 0xff);
+	buf[9] = (char)((len - 10) >> 8);
+	return len;
+}
+
+/* npy and bin: the header (npy) and the pixels, to f. */
+static bool write_array(FILE *f, const parload_dataset *ds, bool npy)
+{
+	char header[256];
+	const size_t len = npy ? npy_header(ds, header, sizeof(header)) : 0;
+	const size_t size = ds->shape.views * ds->shape.view_bytes;
+
+	return fwrite(header, 1, len, f) == len &&
+	       (size == 0 || fwrite(ds->pixels, 1, size, f) == size);
+}
+
+static int write_array_file(const char *out, const char *path,
+			    const parload_dataset *ds, bool npy)
+{
+	FILE *f = fopen(path, "wb");
+	bool ok = f && write_array(f, ds, npy);
+
+	if (f && fclose(f) != 0)
+		ok = false;
+	if (!ok) {
+		error_msg("%s: cannot write: %s", out, strerror(errno));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+/* raw: the selected views as a stream of their own, through the writer
+ * (which numbers the views and computes the CRCs). */
+static int write_raw(const char *out, const char *path,
+		     const parload_dataset *ds)
+{
+	const parload_shape *s = &ds->shape;
+	const unsigned char *pix = ds->pixels;
+	parload_file_header h;
+	parload_writer *w = NULL;
+	parload_error err;
+	int rc;
+
+	memset(&err, 0, sizeof(err));
+	rc = parload_file_header_init(&h, s->views, s->cols, s->rows,
+				      ds->file_header.pixel_type,
+				      ds->file_header.flags &
+					      PARLOAD_FLAG_CRC32C);
+	if (rc == 0)
+		rc = parload_writer_open(&w, path, &h, &err);
+	for (uint64_t k = 0; rc == 0 && k < s->views; k++)
+		rc = parload_writer_add(w, &ds->headers[k],
+					pix + k * s->view_bytes, &err);
+	if (rc == 0)
+		rc = parload_writer_close(w, &err);
+	else if (w)
+		parload_writer_close(w, NULL);
+	if (rc < 0) {
+		error_msg("%s: cannot write: %s", out, parload_strerror(rc));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+static int write_out(const struct extract_cfg *x, const parload_dataset *ds)
+{
+	if (strcmp(x->out, "-") == 0)
+		return write_array(stdout, ds, x->format == FMT_NPY) ?
+			       EXIT_OK : EXIT_FAIL;
+	if (x->format == FMT_RAW)
+		return write_raw(x->out, tmp_file(), ds);
+	return write_array_file(x->out, tmp_file(), ds,
+				x->format == FMT_NPY);
+}
+
+/* ---------------------------------------------------------------------
+ * parload extract
+ * ------------------------------------------------------------------- */
+
+/* Refuse an existing OUT before loading, and make the temporary file
+ * beside it (before the loader's threads exist: see tmp_create). */
+static int prepare_out(const struct extract_cfg *x)
+{
+	char dir[4096];
+	const char *slash = strrchr(x->out, '/');
+	struct stat st;
+
+	if (strcmp(x->out, "-") == 0)
+		return EXIT_OK;
+	/* --force replaces a file, never a directory, a device or a FIFO
+	 * (write to those with -o -). */
+	if (lstat(x->out, &st) == 0 && !x->force) {
+		error_msg("%s: file exists (--force replaces it)", x->out);
+		return EXIT_FAIL;
+	}
+	if (x->force && lstat(x->out, &st) == 0 && !S_ISREG(st.st_mode)) {
+		error_msg("%s: not a regular file; --force replaces only "
+			  "those (-o - writes to standard output)", x->out);
+		return EXIT_FAIL;
+	}
+	if (!slash)
+		return tmp_create(".", x->out);
+	if ((size_t)(slash - x->out) >= sizeof(dir)) {
+		error_msg("%s: name too long", x->out);
+		return EXIT_FAIL;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - x->out), x->out);
+	return tmp_create(slash == x->out ? "/" : dir, slash + 1);
+}
+
+/* Load, check as asked, write. */
+static int extract(parload_loader *loader, const struct extract_cfg *x)
+{
+	struct loaded l;
+	int status = EXIT_FAIL;
+
+	if (load_path(loader, x->in, &x->load, &l) < 0)
+		return EXIT_FAIL;
+	if (!report_bad_views(l.name, &l.ds) &&
+	    (!x->load.verify || verify_seed(l.name, &l.ds, x->load.seed)))
+		status = write_out(x, &l.ds);
+	loaded_free(&l);
+	return status;
+}
+
+int cmd_extract(int argc, char **argv)
+{
+	struct extract_cfg x = { .format = FMT_NONE };
+	parload_loader *loader = NULL;
+	int status;
+
+	load_cfg_init(&x.load);
+	status = parse_args(argc, argv, &x);
+	if (status != ARG_OK)
+		return status;
+	status = prepare_out(&x);
+	if (status == EXIT_OK)
+		status = new_loader(&loader, &x.load);
+	if (status == EXIT_OK)
+		status = extract(loader, &x);
+	parload_loader_free(loader);
+	if (status == EXIT_OK && strcmp(x.out, "-") != 0)
+		return tmp_commit(x.out, x.force);
+	tmp_remove();
+	return status;
+}

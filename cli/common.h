@@ -1,0 +1,199 @@
+/*
+ * common.h - what the parload command's subcommands share: messages and
+ * usage errors, strict number and size parsing, JSON output, byte counts,
+ * and the load options that every subcommand reading a stream accepts.
+ *
+ * A subcommand is one file, cli/cmd_NAME.c, that defines
+ *
+ *   int cmd_NAME(int argc, char **argv);  argv[0] is NAME; returns EXIT_*
+ *   const char cmd_NAME_help[];           "ARGS\n" (its synopsis after
+ *                                         "parload NAME"), then its help
+ *
+ * (declared by SUBCOMMAND(NAME)),
+ * and one row of SUBCOMMANDS in cli/main.c.
+ */
+#ifndef PARLOAD_CLI_COMMON_H
+#define PARLOAD_CLI_COMMON_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "parload.h"
+
+#define PROG "parload"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+/* The article's reference stream: the embedded default and gen's default. */
+#define REF_VIEWS 2000
+#define REF_WIDTH 896
+#define REF_HEIGHT 64
+#define REF_TYPE PARLOAD_PIXEL_U16
+#define REF_SEED 1
+
+/* getopt_long values of the long options.  None is a short option's letter
+ * (see bad_option): the shared ones count up from OPT_LONG, and a
+ * subcommand numbers its own from OPT_LOCAL. */
+enum {
+	OPT_LONG = 256,
+	OPT_THREADS = OPT_LONG,
+	OPT_STRATEGY,
+	OPT_IO,
+	OPT_BUFFER,
+	OPT_MAX_READ,
+	OPT_NO_BIND,
+	OPT_NO_HUGEPAGES,
+	OPT_PREALLOCATE,
+	OPT_VERIFY,
+	OPT_KEEP_GOING,
+	OPT_ALLOW_TRUNCATED,
+	OPT_VERIFY_SEED,
+	OPT_JSON,
+	OPT_QUIET,
+	OPT_HELP,
+	OPT_VERSION,
+	OPT_SEL_VIEWS,
+	OPT_SEL_ROWS,
+	OPT_SEL_COLS,
+	OPT_SEL_LAYOUT,
+	OPT_LOCAL,
+};
+
+/* The long options of parse_load_option, to put in a subcommand's table. */
+#define LOAD_LONGOPTS                                                        \
+	{ "threads", required_argument, NULL, OPT_THREADS },                 \
+	{ "strategy", required_argument, NULL, OPT_STRATEGY },               \
+	{ "io", required_argument, NULL, OPT_IO },                           \
+	{ "buffer", required_argument, NULL, OPT_BUFFER },                   \
+	{ "max-read", required_argument, NULL, OPT_MAX_READ },               \
+	{ "no-bind", no_argument, NULL, OPT_NO_BIND },                       \
+	{ "no-hugepages", no_argument, NULL, OPT_NO_HUGEPAGES },             \
+	{ "preallocate", no_argument, NULL, OPT_PREALLOCATE },               \
+	{ "verify", no_argument, NULL, OPT_VERIFY },                         \
+	{ "keep-going", no_argument, NULL, OPT_KEEP_GOING },                 \
+	{ "allow-truncated", no_argument, NULL, OPT_ALLOW_TRUNCATED },       \
+	{ "verify-seed", required_argument, NULL, OPT_VERIFY_SEED },         \
+	SELECT_LONGOPTS
+#define LOAD_SHORTOPTS "t:"
+
+/* Every table ends with --help and the end mark. */
+#define HELP_LONGOPTS_END                                                    \
+	{ "help", no_argument, NULL, OPT_HELP }, { NULL, 0, NULL, 0 }
+
+/* The selection options of parse_select_option (part of LOAD_LONGOPTS). */
+#define SELECT_LONGOPTS                                                      \
+	{ "views", required_argument, NULL, OPT_SEL_VIEWS },                 \
+	{ "rows", required_argument, NULL, OPT_SEL_ROWS },                   \
+	{ "cols", required_argument, NULL, OPT_SEL_COLS },                   \
+	{ "layout", required_argument, NULL, OPT_SEL_LAYOUT }
+
+/* The prototypes of subcommand NAME; its file says SUBCOMMAND(NAME);. */
+#define SUBCOMMAND(name)                                                     \
+	int cmd_##name(int argc, char **argv);                               \
+	extern const char cmd_##name##_help[]
+
+/* What the load options ask for. */
+struct load_cfg {
+	parload_options opts;
+	bool preallocate;
+	bool verify; /* --verify-seed */
+	uint64_t seed;
+};
+
+/* Messages: "parload: ...\n" on standard error. */
+void error_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same, then "Try 'parload --help'."; returns EXIT_USAGE. */
+int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* getopt_long returned '?' or ':' (with opterr 0): say why; EXIT_USAGE. */
+int bad_option(int c, char **argv, const struct option *longopts);
+/* A library failure of path: its message, or the code's text. */
+void report(const char *path, int rc, const parload_error *err);
+/* The whole usage text: the load's --help and 'parload help' (main.c). */
+int print_full_help(void);
+/* --help of subcommand name: "Usage: parload NAME " and its help text. */
+int print_help(const char *name, const char *help);
+
+/* What an option handler returns, besides an exit status that ends the
+ * parsing (EXIT_USAGE after usage_error, EXIT_OK after --version). */
+enum { ARG_OK = -1, ARG_UNKNOWN = -2 };
+
+/* A subcommand's options: getopt's tables, its help (name NULL: the
+ * whole usage text), and the handler of each option but -h/--help. */
+struct option_parser {
+	const char *shortopts; /* begins with ':' */
+	const struct option *longopts;
+	const char *name;
+	const char *help;
+	int (*fn)(void *ctx, int c, const char *arg);
+};
+
+/* Parse argv's options; ARG_OK, with optind at the first operand, or the
+ * exit status to end with. */
+int parse_options(int argc, char **argv, const struct option_parser *p,
+		  void *ctx);
+
+/* Strict numbers: digits only, no sign, no space, no overflow.  Sizes take
+ * a K, M, G or T suffix (binary multiples; KiB ... TiB too). */
+bool parse_u64(const char *s, uint64_t max, uint64_t *out);
+bool parse_size(const char *s, size_t *out);
+
+/* Load options (LOAD_LONGOPTS and -t): apply option c to cfg.  Returns
+ * ARG_OK, EXIT_USAGE (after saying why) or ARG_UNKNOWN. */
+void load_cfg_init(struct load_cfg *cfg);
+int parse_load_option(struct load_cfg *cfg, int c, const char *arg);
+/* The same for the selection options alone (SELECT_LONGOPTS). */
+int parse_select_option(parload_selection *sel, int c, const char *arg);
+/* Whether a selection asks for anything but the whole file as it is. */
+bool selection_is_whole(const parload_selection *sel);
+
+/* A resolved selection: its parts as slices ("0:10:4 of 10"), in a human
+ * line or as JSON members (",\"views\":3,..."), and the bytes it
+ * delivers (view headers and pixels). */
+void print_shape_human(const parload_shape *s, const parload_file_header *h);
+void print_shape_json(const parload_shape *s);
+uint64_t shape_bytes(const parload_shape *s);
+
+/* One file loaded as the load options ask: its name in messages (the
+ * path, or <stdin>), the I/O API for the report ("stream" for a pipe). */
+struct loaded {
+	const char *name;
+	const char *io;
+	parload_dataset ds;
+	parload_buffers buffers; /* --preallocate */
+};
+
+/* Start a loader with cfg's options; EXIT_OK or EXIT_FAIL (said why). */
+int new_loader(parload_loader **loader, const struct load_cfg *cfg);
+/* Load path ("-": standard input).  0, or a negative code after saying
+ * why; loaded_free() releases what a success holds. */
+int load_path(parload_loader *loader, const char *path,
+	      const struct load_cfg *cfg, struct loaded *l);
+void loaded_free(struct loaded *l);
+/* --keep-going: list the bad views; whether there were any. */
+bool report_bad_views(const char *name, const parload_dataset *ds);
+/* --verify-seed: whether the dataset is what 'parload gen --seed seed'
+ * wrote (the selected part of it); says where it is not. */
+bool verify_seed(const char *name, const parload_dataset *ds, uint64_t seed);
+
+/* One temporary file at a time, removed when a fatal signal ends the
+ * process.  tmp_create(NULL, NULL): $TMPDIR/parload-XXXXXX; with dir and
+ * base: dir/.base.XXXXXX.  Create it before the loader's threads exist. */
+int tmp_create(const char *dir, const char *base);
+const char *tmp_file(void);
+void tmp_remove(void);
+/* Rename it to path, which must not exist unless force; EXIT_OK, or
+ * EXIT_FAIL after saying why and removing it. */
+int tmp_commit(const char *path, bool force);
+
+/* JSON: a string (bytes that are not UTF-8 become U+FFFD) and a number
+ * that never reads inf or nan. */
+void json_str(FILE *f, const char *s);
+double finite_or_zero(double x);
+
+/* "512 B", "1.5 kB", "229.4 MB", "2.10 GB" (powers of 1000). */
+void print_bytes(uint64_t n);
+
+#endif
