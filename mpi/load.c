@@ -129,20 +129,157 @@ static int load_pool(const char *path, const parload_mpi_options *opts,
 	return rc;
 }
 
+/* One collective load: what every phase below shares. */
+struct job {
+	MPI_Comm c;
+	const char *path;
+	const parload_mpi_options *opts;
+	const parload_mpi_split *split;
+	parload_mpi_part *out;
+	parload_error *err;
+	struct meta meta;
+	parload_file_header complete; /* the header, with its complete views */
+	parload_selection sel;        /* this rank's part */
+	int has_part;
+	struct owned *owned;
+};
+
+/* 1.  The arguments, and the node's cores divided between its ranks. */
+static int check_and_place(struct job *j)
+{
+	const parload_mpi_options *o = j->opts;
+	parload_mpi_part *out = j->out;
+	int rc = 0;
+
+	if (j->split->kind < PARLOAD_MPI_SPLIT_VIEWS ||
+	    j->split->kind > PARLOAD_MPI_SPLIT_EXPLICIT ||
+	    (o->io != PARLOAD_MPI_IO_POOL && o->io != PARLOAD_MPI_IO_MPIIO))
+		rc = parload_mpi__fail(j->err, PARLOAD_EINVAL, j->path,
+				       "unknown split (%d) or io (%d)",
+				       (int)j->split->kind, (int)o->io);
+	rc = parload_mpi__agree(j->c, rc, j->err);
+	if (rc)
+		return rc;
+	if (o->flags & PARLOAD_MPI_OPT_NO_NODE_SPLIT) {
+		out->threads = o->load.threads;
+		out->core_offset = o->load.core_offset;
+		rc = parload_mpi_node_threads(j->c, 1, NULL, NULL,
+					      &out->local_rank,
+					      &out->local_ranks, j->err);
+	} else {
+		rc = parload_mpi_node_threads(j->c, o->load.threads,
+					      &out->threads, &out->core_offset,
+					      &out->local_rank,
+					      &out->local_ranks, j->err);
+	}
+	if (o->io == PARLOAD_MPI_IO_MPIIO)
+		out->threads = 1;
+	return rc;
+}
+
+/* 2.  Rank 0 reads the header and the file's size once, for all. */
+static int share_meta(struct job *j)
+{
+	int rc, mrc;
+
+	rc = j->out->rank == 0 ?
+		     read_meta(j->path, j->opts->load.flags, &j->meta, j->err) :
+		     0;
+	rc = parload_mpi__agree(j->c, rc, j->err);
+	if (rc)
+		return rc;
+	mrc = MPI_Bcast(&j->meta, (int)sizeof(j->meta), MPI_BYTE, 0, j->c);
+	rc = mrc == MPI_SUCCESS ?
+		     0 :
+		     parload_mpi__mpi_fail(j->err, j->path, "MPI_Bcast", mrc);
+	rc = parload_mpi__agree(j->c, rc, j->err);
+	j->out->file_header = j->meta.header;
+	j->out->file_size = j->meta.size;
+	return rc;
+}
+
+/* 3.  This rank's part.  Selections are resolved against the complete
+ * views: a part past them would fail on one rank only. */
+static int choose_part(struct job *j)
+{
+	parload_mpi_part *out = j->out;
+	parload_error *err = j->err;
+	parload_shape mine;
+	int rc;
+
+	j->complete = j->meta.header;
+	j->complete.view_count = parload_mpi__complete_views(&j->meta.header,
+							     j->meta.size);
+	if (j->split->kind == PARLOAD_MPI_SPLIT_EXPLICIT) {
+		rc = parload_selection_resolve(&j->complete, NULL,
+					       &out->global, err);
+		if (rc == 0)
+			rc = parload_selection_resolve(
+				&j->complete, &j->split->selection, &mine, err);
+		j->sel = j->split->selection;
+		j->has_part = 1;
+	} else {
+		rc = parload_selection_resolve(&j->complete,
+					       &j->opts->load.selection,
+					       &out->global, err);
+		if (rc == 0)
+			j->has_part = parload_mpi__part_selection(
+				&out->global, j->split->kind, out->ranks,
+				out->rank, &j->sel, &out->view_begin,
+				&out->view_end, &out->row_begin,
+				&out->row_end);
+	}
+	if (rc) {
+		/* A selection knows no file: name it. */
+		char text[sizeof(err->message)];
+
+		memcpy(text, err->message, sizeof(text));
+		parload_mpi__fail(err, rc, j->path, "%s", text);
+	}
+	return parload_mpi__agree(j->c, rc, err);
+}
+
+/* 4.  Read it: libparload's pool, or MPI-IO. */
+static int read_part(struct job *j)
+{
+	const parload_mpi_options *o = j->opts;
+	parload_mpi_part *out = j->out;
+	int rc = 0;
+
+	if (o->io == PARLOAD_MPI_IO_MPIIO) {
+		j->owned = calloc(1, sizeof(*j->owned));
+		rc = j->owned ? 0 :
+				parload_mpi__fail(j->err, PARLOAD_ENOMEM,
+						  j->path, "out of memory");
+		rc = parload_mpi__agree(j->c, rc, j->err);
+		if (rc == 0)
+			rc = parload_mpi__read_mpiio(
+				j->c, j->path, &j->meta.header,
+				j->has_part ? &j->sel : NULL, o->load.flags,
+				&out->dataset, &j->owned->buffers, j->err);
+		/* As libparload reports a truncated file: its complete
+		 * views, and the count its header declared. */
+		if (rc == 0 && j->has_part)
+			out->dataset.file_header.view_count =
+				j->complete.view_count;
+	} else if (j->has_part) {
+		rc = load_pool(j->path, o, &j->meta.header, &j->sel,
+			       out->threads, out->core_offset, &out->dataset,
+			       j->err);
+	}
+	return parload_mpi__agree(j->c, rc, j->err);
+}
+
 int parload_mpi_load(MPI_Comm comm, const char *path,
 		     const parload_mpi_options *opts,
 		     const parload_mpi_split *split, parload_mpi_part *out)
 {
 	parload_mpi_options defaults;
 	parload_mpi_split by_views;
-	parload_error local, *err;
-	parload_file_header complete;
-	parload_selection sel;
-	struct meta meta;
-	struct owned *owned = NULL;
+	parload_error local;
 	double t0 = MPI_Wtime();
-	MPI_Comm c;
-	int rc, mrc, has_part = 0;
+	struct job j;
+	int rc, mrc;
 
 	if (!opts) {
 		parload_mpi_options_init(&defaults);
@@ -153,136 +290,42 @@ int parload_mpi_load(MPI_Comm comm, const char *path,
 		by_views.kind = PARLOAD_MPI_SPLIT_VIEWS;
 		split = &by_views;
 	}
-	err = opts->error ? opts->error : &local;
-	memset(err, 0, sizeof(*err));
+	memset(&j, 0, sizeof(j));
+	j.path = path;
+	j.opts = opts;
+	j.split = split;
+	j.out = out;
+	j.err = opts->error ? opts->error : &local;
+	memset(j.err, 0, sizeof(*j.err));
 	memset(out, 0, sizeof(*out));
-	memset(&meta, 0, sizeof(meta));
 	/* A communicator of our own, which returns errors instead of
 	 * aborting the job, and whose collectives cannot mix with the
 	 * caller's. */
-	mrc = MPI_Comm_dup(comm, &c);
+	mrc = MPI_Comm_dup(comm, &j.c);
 	if (mrc != MPI_SUCCESS)
-		return parload_mpi__mpi_fail(err, path, "MPI_Comm_dup", mrc);
-	MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-	MPI_Comm_rank(c, &out->rank);
-	MPI_Comm_size(c, &out->ranks);
+		return parload_mpi__mpi_fail(j.err, path, "MPI_Comm_dup", mrc);
+	MPI_Comm_set_errhandler(j.c, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(j.c, &out->rank);
+	MPI_Comm_size(j.c, &out->ranks);
 	out->split = split->kind;
-
-	/* 1. */
-	rc = 0;
-	if (split->kind < PARLOAD_MPI_SPLIT_VIEWS ||
-	    split->kind > PARLOAD_MPI_SPLIT_EXPLICIT ||
-	    (opts->io != PARLOAD_MPI_IO_POOL &&
-	     opts->io != PARLOAD_MPI_IO_MPIIO))
-		rc = parload_mpi__fail(err, PARLOAD_EINVAL, path,
-				       "unknown split (%d) or io (%d)",
-				       (int)split->kind, (int)opts->io);
-	rc = parload_mpi__agree(c, rc, err);
-	if (rc)
-		goto out;
-	if (opts->flags & PARLOAD_MPI_OPT_NO_NODE_SPLIT) {
-		out->threads = opts->load.threads;
-		out->core_offset = opts->load.core_offset;
-		rc = parload_mpi_node_threads(c, 1, NULL, NULL,
-					      &out->local_rank,
-					      &out->local_ranks, err);
-	} else {
-		rc = parload_mpi_node_threads(c, opts->load.threads,
-					      &out->threads, &out->core_offset,
-					      &out->local_rank,
-					      &out->local_ranks, err);
-	}
-	if (opts->io == PARLOAD_MPI_IO_MPIIO)
-		out->threads = 1;
-	if (rc)
-		goto out;
-
-	/* 2. */
-	rc = out->rank == 0 ? read_meta(path, opts->load.flags, &meta, err) : 0;
-	rc = parload_mpi__agree(c, rc, err);
-	if (rc)
-		goto out;
-	mrc = MPI_Bcast(&meta, (int)sizeof(meta), MPI_BYTE, 0, c);
-	rc = mrc == MPI_SUCCESS ? 0 :
-		parload_mpi__mpi_fail(err, path, "MPI_Bcast", mrc);
-	rc = parload_mpi__agree(c, rc, err);
-	if (rc)
-		goto out;
-	out->file_header = meta.header;
-	out->file_size = meta.size;
-
-	/* 3.  Selections are resolved against the complete views: a part
-	 * past them would fail on one rank only. */
-	complete = meta.header;
-	complete.view_count = parload_mpi__complete_views(&meta.header,
-							  meta.size);
-	if (split->kind == PARLOAD_MPI_SPLIT_EXPLICIT) {
-		parload_shape mine;
-
-		rc = parload_selection_resolve(&complete, NULL, &out->global,
-					       err);
-		if (rc == 0)
-			rc = parload_selection_resolve(&complete,
-						       &split->selection,
-						       &mine, err);
-		sel = split->selection;
-		has_part = 1;
-	} else {
-		rc = parload_selection_resolve(&complete,
-					       &opts->load.selection,
-					       &out->global, err);
-		if (rc == 0)
-			has_part = parload_mpi__part_selection(
-				&out->global, split->kind, out->ranks,
-				out->rank, &sel, &out->view_begin,
-				&out->view_end, &out->row_begin,
-				&out->row_end);
-	}
+	rc = check_and_place(&j);
+	if (rc == 0)
+		rc = share_meta(&j);
+	if (rc == 0)
+		rc = choose_part(&j);
+	if (rc == 0)
+		rc = read_part(&j);
+	MPI_Comm_free(&j.c);
 	if (rc) {
-		/* A selection knows no file: name it. */
-		char text[sizeof(err->message)];
-
-		memcpy(text, err->message, sizeof(text));
-		parload_mpi__fail(err, rc, path, "%s", text);
-	}
-	rc = parload_mpi__agree(c, rc, err);
-	if (rc)
-		goto out;
-
-	/* 4. */
-	if (opts->io == PARLOAD_MPI_IO_MPIIO) {
-		owned = calloc(1, sizeof(*owned));
-		rc = owned ? 0 : parload_mpi__fail(err, PARLOAD_ENOMEM, path,
-						   "out of memory");
-		rc = parload_mpi__agree(c, rc, err);
-		if (rc == 0)
-			rc = parload_mpi__read_mpiio(c, path, &meta.header,
-						     has_part ? &sel : NULL,
-						     opts->load.flags,
-						     &out->dataset,
-						     &owned->buffers, err);
-		/* As libparload reports a truncated file: its complete
-		 * views, and the count its header declared. */
-		if (rc == 0 && has_part)
-			out->dataset.file_header.view_count =
-				complete.view_count;
-	} else if (has_part) {
-		rc = load_pool(path, opts, &meta.header, &sel, out->threads,
-			       out->core_offset, &out->dataset, err);
-	}
-	rc = parload_mpi__agree(c, rc, err);
-out:
-	MPI_Comm_free(&c);
-	if (rc) {
-		if (owned)
-			parload_buffers_free(&owned->buffers);
+		if (j.owned)
+			parload_buffers_free(&j.owned->buffers);
 		else
 			parload_dataset_free(&out->dataset);
-		free(owned);
+		free(j.owned);
 		memset(out, 0, sizeof(*out));
 		return rc;
 	}
-	out->internal_ = owned;
+	out->internal_ = j.owned;
 	out->seconds = MPI_Wtime() - t0;
 	return 0;
 }
