@@ -108,6 +108,7 @@ typedef struct got {
 	uint64_t total, bytes_done, bytes_total;
 	double seconds;
 	const void *windows[3];    /* distinct pixel addresses of batches */
+	const parload_view_header *base; /* pulled: headers of view 0 */
 	int n_windows;
 	unsigned char *headers, *pixels; /* copies of every view delivered */
 	double *when;              /* when each view arrived, or NULL */
@@ -168,14 +169,20 @@ static int on_batch(const parload_batch *b, void *arg)
 	ck_assert(b->seconds >= g->seconds);
 	ck_assert_ptr_nonnull(b->headers);
 	ck_assert_ptr_nonnull(b->pixels);
-	if (!g->windowed) {
+	if (g->windowed) {
+		note_window(g, b->pixels);
+	} else if (g->ds) {
 		/* Into the dataset's arrays, where the view stays. */
 		ck_assert_ptr_eq(b->headers, g->ds->headers + b->first);
 		ck_assert_ptr_eq(b->pixels, (const unsigned char *)
 						    g->ds->pixels +
 					    b->first * g->view_bytes);
 	} else {
-		note_window(g, b->pixels);
+		/* Pulled: into the arrays of a dataset that the stream hands
+		 * over at the end. */
+		if (g->batches == 0)
+			g->base = b->headers - b->first;
+		ck_assert_ptr_eq(b->headers, g->base + b->first);
 	}
 	if (g->keep) {
 		memcpy(g->headers + b->first * 32, b->headers, b->count * 32);
@@ -889,10 +896,12 @@ typedef struct follow {
 
 /* Start a writer of views views that writes the first write ones (see
  * appender_start), and follow the file with timeout, in batches of per
- * views, with a loader of 2 threads and flags. */
+ * views through windows of window views (0: none), stopping at batch
+ * stop_at, with a loader of 2 threads and flags. */
 static void follow_run(follow *f, const char *name, unsigned flags,
 		       uint64_t views, uint64_t write, double start_delay,
-		       double period, int end, double timeout, uint64_t per)
+		       double period, int end, double timeout, uint64_t per,
+		       uint64_t window, uint64_t stop_at)
 {
 	memset(f, 0, sizeof(*f));
 	f->path = tu_path(name);
@@ -908,6 +917,8 @@ static void follow_run(follow *f, const char *name, unsigned flags,
 	f->r.flags = PARLOAD_REQ_FOLLOW;
 	f->r.timeout = timeout;
 	f->r.batch_views = per;
+	f->r.window_bytes = window * (f->s.view_bytes + 32);
+	f->g.stop_at = stop_at;
 	f->wall = now();
 	f->cpu = cpu_seconds();
 	f->rc = run(f->l, &f->r, &f->g, &f->ds, &f->err);
@@ -942,7 +953,7 @@ START_TEST(test_follow_at_a_fixed_rate)
 	follow f;
 
 	follow_run(&f, "follow.raw", PARLOAD_OPT_VERIFY_CRC, N, N, 0.0, 0.005,
-		   END_CLOSE, 2.0, 1);
+		   END_CLOSE, 2.0, 1, 0, NEVER);
 	ck_assert_msg(f.rc == 0, "%s", f.err.message);
 	ck_assert_int_eq(tu_serial_read(f.path, &f.ref), 0);
 	assert_got(&f.g, &f.ref, &f.s, N, "followed");
@@ -977,7 +988,7 @@ START_TEST(test_follow_writer_stops)
 
 	follow_run(&f, "stops.raw", PARLOAD_OPT_VERIFY_CRC |
 		   (allow ? PARLOAD_OPT_ALLOW_TRUNCATED : 0), 40, 10, 0.0,
-		   0.002, end, timeout, 3);
+		   0.002, end, timeout, 3, 0, NEVER);
 	read_prefix(f.path, &f.ref);
 	ck_assert_uint_eq(f.ref.view_count, 10);
 	assert_got(&f.g, &f.ref, &f.s, 10,
@@ -1008,17 +1019,36 @@ START_TEST(test_follow_writer_stops)
 END_TEST
 
 /* The load starts while the file is still empty (the writer holds its
- * header back): the header, written 0.2 s later, is waited for. */
+ * header back): the header, written 0.2 s later, is waited for; also
+ * through windows of 2 views, and stopped by the callback at its second
+ * batch while the writer goes on. */
 START_TEST(test_follow_header_late)
 {
+	const bool window = _i == 1, cancel = _i == 2;
 	follow f;
 
-	follow_run(&f, "late.raw", 0, 20, 20, 0.2, 0.001, END_CLOSE, 2.0, 6);
-	ck_assert_msg(f.rc == 0, "%s", f.err.message);
+	follow_run(&f, "late.raw", 0, 20, 20, 0.2, 0.001, END_CLOSE, 2.0, 6,
+		   window ? 2 : 0, cancel ? 1 : NEVER);
 	ck_assert(f.wall >= 0.2);
 	ck_assert_int_eq(tu_serial_read(f.path, &f.ref), 0);
-	assert_got(&f.g, &f.ref, &f.s, 20, "header late");
-	tu_assert_same(&f.ds, &f.ref);
+	if (cancel) {
+		ck_assert_msg(f.rc == PARLOAD_ECANCELED, "%d %s", f.rc,
+			      f.err.message);
+		/* Following, a batch is what the file holds, up to 6. */
+		ck_assert_uint_eq(f.g.batches, 2);
+		ck_assert_uint_le(f.g.views, 12);
+		assert_got(&f.g, &f.ref, &f.s, f.g.views, "canceled");
+		ck_assert(zeroed(&f.ds));
+	} else {
+		ck_assert_msg(f.rc == 0, "%s", f.err.message);
+		assert_got(&f.g, &f.ref, &f.s, 20, "header late");
+	}
+	if (window) {
+		ck_assert_uint_le(f.g.max_count, 2);
+		ck_assert_ptr_null(f.ds.pixels);
+	} else if (!cancel) {
+		tu_assert_same(&f.ds, &f.ref);
+	}
 	follow_free(&f);
 }
 END_TEST
@@ -1122,6 +1152,108 @@ START_TEST(test_streams)
 	ck_assert_uint_eq(f.g.batches, 0);
 	ck_assert(zeroed(&f.ds));
 	free(data);
+	fixture_free(&f);
+}
+END_TEST
+
+/* ---- the iterator (parload_stream_*) ---- */
+
+/* Open a stream of f's request and pull at most max batches, each
+ * checked as on_batch checks a pushed one; the last parload_stream_next()
+ * result. */
+static int pull(fixture *f, parload_stream **st, uint64_t max)
+{
+	parload_batch b;
+	int rc = 1;
+
+	memset(&f->err, 0, sizeof(f->err));
+	f->g.ds = NULL;
+	f->g.windowed = f->r.window_bytes != 0;
+	ck_assert_msg(parload_stream_open(st, f->l, &f->r, &f->err) == 0, "%s",
+		      f->err.message);
+	for (uint64_t n = 0; n < max && rc == 1; n++) {
+		rc = parload_stream_next(*st, &b, &f->err);
+		if (rc == 1)
+			ck_assert_int_eq(on_batch(&b, &f->g), 0);
+	}
+	return rc;
+}
+
+/* Pulled to the end, with and without windows: the same views in the same
+ * order, and the dataset handed over by the close. */
+START_TEST(test_iterate)
+{
+	const bool window = _i;
+	parload_stream *st;
+	fixture f;
+
+	fixture_init(&f, "pull.raw", 0, false, 3, 0, NULL, 4, window ? 4 : 0);
+	ck_assert_msg(pull(&f, &st, NEVER) == 0, "%s", f.err.message);
+	ck_assert_msg(parload_stream_close(st, &f.ds) == 0, "close");
+	assert_got(&f.g, &f.ref, &f.s, VIEWS, "pulled");
+	ck_assert_uint_eq(f.g.batches, (VIEWS + 3) / 4);
+	ck_assert_uint_eq(f.g.bytes_done, f.g.bytes_total);
+	ck_assert_uint_eq(f.ds.shape.views, VIEWS);
+	if (window) {
+		ck_assert_int_le(f.g.n_windows, 2);
+		ck_assert_ptr_null(f.ds.headers);
+		ck_assert_ptr_null(f.ds.pixels);
+	} else {
+		tu_assert_same(&f.ds, &f.ref);
+		ck_assert_ptr_eq(f.ds.headers, f.g.base);
+	}
+	fixture_free(&f);
+}
+END_TEST
+
+/* Closed early (before the first batch, after two, with and without
+ * windows): PARLOAD_ECANCELED, nothing handed over or left running, and
+ * the loader loads again at once. */
+START_TEST(test_iterate_close_early)
+{
+	const uint64_t taken = _i % 2 ? 2 : 0;
+	const bool window = _i / 2;
+	parload_stream *st;
+	int tasks, fds;
+	fixture f;
+
+	fixture_init(&f, "early.raw", 0, false, 3, 0, NULL, 4, window ? 4 : 0);
+	assert_loads(&f, 4, "first load");
+	tasks = tu_count_entries("/proc/self/task");
+	fds = tu_count_entries("/proc/self/fd");
+	ck_assert_int_eq(pull(&f, &st, taken), 1);
+	memset(&f.ds, 0x5a, sizeof(f.ds));
+	ck_assert_int_eq(parload_stream_close(st, &f.ds), PARLOAD_ECANCELED);
+	ck_assert(zeroed(&f.ds));
+	assert_got(&f.g, &f.ref, &f.s, 4 * taken, "closed early");
+	ck_assert_int_eq(tu_count_entries("/proc/self/fd"), fds);
+	ck_assert_int_eq(tu_count_entries("/proc/self/task"), tasks);
+	assert_loads(&f, 4, "after the close");
+	fixture_free(&f);
+}
+END_TEST
+
+/* A bad CRC: the batch before it, then the error from
+ * parload_stream_next(), which the close returns too; a request with its
+ * own on_batch is no stream. */
+START_TEST(test_iterate_error)
+{
+	parload_stream *st;
+	fixture f;
+
+	fixture_init(&f, "ibad.raw", PARLOAD_FLAG_CRC32C, true, 2,
+		     PARLOAD_OPT_VERIFY_CRC, NULL, 4, 0);
+	ck_assert_int_eq(pull(&f, &st, NEVER), PARLOAD_ECRC);
+	ck_assert_uint_eq(f.err.view, 5);
+	ck_assert_ptr_nonnull(strstr(f.err.message, f.path));
+	assert_got(&f.g, &f.ref, &f.s, 4, "before the bad view");
+	memset(&f.ds, 0x5a, sizeof(f.ds));
+	ck_assert_int_eq(parload_stream_close(st, &f.ds), PARLOAD_ECRC);
+	ck_assert(zeroed(&f.ds));
+
+	f.r.on_batch = on_batch;
+	ck_assert_int_eq(parload_stream_open(&st, f.l, &f.r, &f.err),
+			 PARLOAD_EINVAL);
 	fixture_free(&f);
 }
 END_TEST
@@ -1277,10 +1409,15 @@ static Suite *suite(void)
 	t = tu_tcase(s, "follow", 20);
 	tcase_add_test(t, test_follow_at_a_fixed_rate);
 	tcase_add_loop_test(t, test_follow_writer_stops, 0, 4);
-	tcase_add_test(t, test_follow_header_late);
+	tcase_add_loop_test(t, test_follow_header_late, 0, 3);
 
 	t = tu_tcase(s, "streams", 0);
 	tcase_add_loop_test(t, test_streams, 0, 2 * N_VIA);
+
+	t = tu_tcase(s, "iterator", 0);
+	tcase_add_loop_test(t, test_iterate, 0, 2);
+	tcase_add_loop_test(t, test_iterate_close_early, 0, 4);
+	tcase_add_test(t, test_iterate_error);
 
 #ifdef PARLOAD_FAULT_INJECTION
 	ft_build_configs();
