@@ -1279,6 +1279,30 @@ START_TEST(test_iterate_error)
 }
 END_TEST
 
+/* A caller that has every view (views_done == views_total) and closes
+ * without asking for more has not closed early: the load succeeded, and
+ * the close returns 0 and hands the dataset over. */
+START_TEST(test_iterate_close_after_last)
+{
+	parload_stream *st;
+	parload_batch b;
+	fixture f;
+
+	fixture_init(&f, "last.raw", 0, false, 2, 0, NULL, 4, 0);
+	ck_assert_msg(parload_stream_open(&st, f.l, &f.r, &f.err) == 0, "%s",
+		      f.err.message);
+	do
+		ck_assert_int_eq(parload_stream_next(st, &b, &f.err), 1);
+	while (b.views_done < b.views_total);
+	ck_assert_int_eq(b.views_done, VIEWS);
+	f.rc = parload_stream_close(st, &f.ds);
+	ck_assert_msg(f.rc == 0, "every view was delivered, yet the close "
+		      "returned %s", parload_err_name(f.rc));
+	tu_assert_same(&f.ds, &f.ref);
+	fixture_free(&f);
+}
+END_TEST
+
 /* ---- faults (--enable-fault-injection) ---- */
 
 #ifdef PARLOAD_FAULT_INJECTION
@@ -1439,6 +1463,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_iterate, 0, 2);
 	tcase_add_loop_test(t, test_iterate_close_early, 0, 4);
 	tcase_add_test(t, test_iterate_error);
+	tcase_add_test(t, test_iterate_close_after_last);
 
 #ifdef PARLOAD_FAULT_INJECTION
 	ft_build_configs();
