@@ -457,6 +457,7 @@ typedef struct parload_batch {
 	 * reused once the callback returns or the next batch is asked for. */
 	const parload_view_header *headers;
 	const void *pixels;
+	uint64_t view_bytes; /* pixel bytes of one view: shape.view_bytes */
 	/* Progress: of the whole load, this batch included. */
 	uint64_t views_done, views_total;
 	uint64_t bytes_done, bytes_total;
@@ -495,7 +496,7 @@ typedef struct parload_request {
 	void *batch_arg;
 	uint64_t batch_views;  /* views per batch; 0: the default below */
 	uint64_t batch_bytes;  /* or pixel bytes per batch (if batch_views 0);
-				* 0 and 0: about 16 MiB a batch */
+				* 0 and 0: about 4 MiB a batch */
 	/* Out-of-core: with on_batch, read through windows of at most this
 	 * many bytes (at least one view each), reused, instead of a dataset
 	 * that holds every view: the dataset then has no arrays (headers and
@@ -608,7 +609,7 @@ PARLOAD_API int parload_writer_close(parload_writer *w, parload_error *err);
 /* CRC-32C (Castagnoli) of len bytes, continuing from crc (0 to start). */
 PARLOAD_API uint32_t parload_crc32c(uint32_t crc, const void *data, size_t len);
 
-/* "1.0.0" */
+/* The library's version, "0.1.0" */
 PARLOAD_API const char *parload_version(void);
 
 #ifdef __cplusplus

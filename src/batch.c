@@ -71,6 +71,7 @@ int parload__deliver(parload__ctx *c, uint64_t k_begin, uint64_t k_end,
 	b.count = k_end - k_begin;
 	b.headers = headers;
 	b.pixels = pixels;
+	b.view_bytes = s->view_bytes;
 	b.views_done = k_end;
 	b.views_total = s->views;
 	b.bytes_done = k_end * rec;

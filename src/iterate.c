@@ -133,7 +133,13 @@ int parload_stream_close(parload_stream *s, parload_dataset *out)
 	if (!s)
 		return PARLOAD_EINVAL;
 	pthread_mutex_lock(&s->lock);
-	s->closing = true;
+	/* The caller holds the last batch: every view was delivered, and
+	 * releasing it lets the load finish.  Anything else ends it early. */
+	if (s->have && s->taken &&
+	    s->batch.views_done == s->batch.views_total)
+		s->have = false;
+	else
+		s->closing = true;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 	parload__sys_pthread_join(s->thread, NULL);
