@@ -35,6 +35,7 @@ const char cmd_extract_help[] =
 "      --format F         npy, raw or bin; default: OUT's extension (.npy,\n"
 "                         .raw, .bin)\n"
 "      --force            replace OUT if it exists\n"
+"      --progress, --no-progress  as for a load\n"
 "  -h, --help             show this help and exit\n"
 "OUT is written under a temporary name in its directory, then renamed: a\n"
 "failed or interrupted extract leaves no file behind.\n";
@@ -309,13 +310,15 @@ int cmd_extract(int argc, char **argv)
 	status = parse_args(argc, argv, &x);
 	if (status != ARG_OK)
 		return status;
+	progress_auto(&x.load, false);
 	status = prepare_out(&x);
 	if (status == EXIT_OK)
 		status = new_loader(&loader, &x.load);
 	if (status == EXIT_OK)
 		status = extract(loader, &x);
 	parload_loader_free(loader);
-	if (status == EXIT_OK && strcmp(x.out, "-") != 0)
+	/* Interrupted after the load: the file is not wanted any more. */
+	if (status == EXIT_OK && strcmp(x.out, "-") != 0 && !was_interrupted())
 		return tmp_commit(x.out, x.force);
 	tmp_remove();
 	return status;

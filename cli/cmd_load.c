@@ -59,6 +59,10 @@ const char cmd_load_help[] =
 "      --verify-seed S    check every loaded view against the stream that\n"
 "                         'parload gen --seed S' writes; a difference fails\n"
 "                         the file\n"
+"      --progress         show a progress line on standard error while a\n"
+"                         file loads (default: on a terminal, for loads\n"
+"                         that take over half a second, unless --json or\n"
+"                         --quiet); --no-progress never\n"
 "      --json             one JSON object per line per file instead\n"
 "  -q, --quiet            print nothing but errors; the exit status tells\n"
 "      --list-strategies  print the strategies' names, one a line, and exit\n"
@@ -348,6 +352,7 @@ int cmd_load(int argc, char **argv)
 	status = check_stdin(argc, argv, &a.cfg);
 	if (status != EXIT_OK)
 		return status;
+	progress_auto(&a.cfg, a.rep.quiet || a.rep.json);
 	/* The temporary file exists before any library thread does (see
 	 * tmp_create). */
 	if (optind == argc)
@@ -357,7 +362,7 @@ int cmd_load(int argc, char **argv)
 	if (status == EXIT_OK && optind == argc)
 		status = run_default(loader, &a.cfg, &a.rep);
 	tmp_remove();
-	for (int i = optind; loader && i < argc; i++)
+	for (int i = optind; loader && i < argc && !was_interrupted(); i++)
 		if (load_one(loader, argv[i], argv[i], &a.cfg, &a.rep) !=
 		    EXIT_OK)
 			status = EXIT_FAIL;

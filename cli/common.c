@@ -22,6 +22,16 @@
 /* More worker threads than this is a typo, not a machine. */
 #define MAX_THREADS 4096
 
+/* SIGINT or SIGTERM during a load that delivers batches (cancel_armed)
+ * asks it to stop (interrupted): the next batch cancels it, the command
+ * cleans up and ends by the same signal.  A load that does not come to a
+ * batch within a second (a pipe that stalls) is ended by SIGALRM as any
+ * other fatal signal ends the command. */
+static volatile sig_atomic_t cancel_armed;
+static volatile sig_atomic_t interrupted;
+/* A progress line is on the terminal, to clear before a message. */
+static volatile sig_atomic_t line_drawn;
+
 /* ---------------------------------------------------------------------
  * Messages
  * ------------------------------------------------------------------- */
@@ -193,6 +203,7 @@ void load_cfg_init(struct load_cfg *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	parload_options_init(&cfg->opts);
 	cfg->opts.error = NULL;
+	cfg->progress = -1;
 }
 
 /* The options that only set flags, and the flags they set. */
@@ -271,6 +282,10 @@ int parse_load_option(struct load_cfg *cfg, int c, const char *arg)
 	}
 	if (c == OPT_PREALLOCATE) {
 		cfg->preallocate = true;
+		return ARG_OK;
+	}
+	if (c == OPT_PROGRESS || c == OPT_NO_PROGRESS) {
+		cfg->progress = c == OPT_PROGRESS;
 		return ARG_OK;
 	}
 	if (c == OPT_STRATEGY || c == OPT_IO)
@@ -380,17 +395,87 @@ void print_shape_json(const parload_shape *s)
 }
 
 /* ---------------------------------------------------------------------
+ * Progress: a line on standard error while a load runs, drawn from its
+ * batches; the batches also let SIGINT and SIGTERM cancel it.
+ * ------------------------------------------------------------------- */
+
+/* Auto progress starts after this long, and redraws at most this often. */
+#define PROGRESS_AFTER 0.5
+#define PROGRESS_EVERY 0.1
+
+struct progress {
+	const char *name;
+	bool force;
+	bool shown;
+	double drawn; /* batch->seconds of the last line */
+};
+
+static void print_eta(const parload_batch *b)
+{
+	double eta = 0.0;
+
+	if (b->bytes_done && b->seconds > 0.0)
+		eta = b->seconds * (double)(b->bytes_total - b->bytes_done) /
+		      (double)b->bytes_done;
+	fprintf(stderr, ", ETA %.0f s", finite_or_zero(eta));
+}
+
+static void draw(const parload_batch *b, const char *name)
+{
+	double rate = 0.0;
+
+	if (b->seconds > 0.0)
+		rate = finite_or_zero((double)b->bytes_done / b->seconds / 1e9);
+	fprintf(stderr, "\r%s: %" PRIu64 "/%" PRIu64 " views, %.1f/%.1f MB, "
+		"%.2f GB/s", name, b->views_done, b->views_total,
+		(double)b->bytes_done / 1e6, (double)b->bytes_total / 1e6,
+		rate);
+	print_eta(b);
+	fputs("\033[K", stderr); /* erase what a longer line left */
+	fflush(stderr);
+	line_drawn = 1;
+}
+
+static int on_batch(const parload_batch *b, void *arg)
+{
+	struct progress *p = arg;
+	const bool last = b->views_done == b->views_total;
+
+	if (interrupted)
+		return 1;
+	if (!p->force && b->seconds < PROGRESS_AFTER)
+		return 0;
+	if (p->shown && !last && b->seconds - p->drawn < PROGRESS_EVERY)
+		return 0;
+	draw(b, p->name);
+	p->shown = true;
+	p->drawn = b->seconds;
+	return 0;
+}
+
+void progress_auto(struct load_cfg *cfg, bool quiet)
+{
+	if (cfg->progress < 0)
+		cfg->progress = !quiet && isatty(STDERR_FILENO) ? 2 : 0;
+}
+
+/* Whether the load can deliver batches: the parallel strategy or a
+ * stream, view after view. */
+static bool batches_possible(const struct load_cfg *cfg, bool stream)
+{
+	return cfg->opts.selection.layout == PARLOAD_LAYOUT_VIEWS &&
+	       (stream || cfg->opts.strategy == PARLOAD_STRATEGY_PARALLEL);
+}
+
+/* ---------------------------------------------------------------------
  * Loading one file
  * ------------------------------------------------------------------- */
 
 /* --preallocate: size the arrays from the header and the selection,
  * allocate them with parload_buffers_alloc_select() (huge pages unless
- * --no-hugepages) and touch every page, all before the clock, then load
- * into them.  On success *b holds the buffers, which the caller frees with
- * parload_buffers_free(). */
-static int load_preallocated(parload_loader *loader, const char *path,
-			     const parload_options *o, parload_buffers *b,
-			     parload_dataset *ds, parload_error *err)
+ * --no-hugepages) and touch every page, all before the clock. */
+static int preallocate(const char *path, const parload_options *o,
+		       parload_buffers *b, parload_error *err)
 {
 	parload_file_header h;
 	int rc;
@@ -412,31 +497,56 @@ static int load_preallocated(parload_loader *loader, const char *path,
 		memset(b->headers, 0, b->headers_size);
 		memset(b->pixels, 0, b->pixels_size);
 	}
-	rc = parload_loader_load_into(loader, path, b, ds, err);
-	if (rc < 0)
-		parload_buffers_free(b);
-	return rc;
+	return 0;
 }
 
-/* Load path (standard input for "-") the way cfg asks; *io becomes
- * "stream" when standard input is read as a stream. */
-static int load_file(parload_loader *loader, const char *path,
-		     const struct load_cfg *cfg, const char **io,
-		     parload_buffers *b, parload_dataset *ds,
-		     parload_error *err)
+/* The request for path ("-": standard input).  What is not a regular
+ * file (a pipe, a socket, a FIFO, a terminal) is read as a stream whatever
+ * the strategy, and l->io says so. */
+static int make_request(const char *path, const struct load_cfg *cfg,
+			struct loaded *l, parload_request *req,
+			parload_error *err)
 {
 	struct stat st;
+	bool stream;
 
-	if (strcmp(path, "-") != 0 && cfg->preallocate)
-		return load_preallocated(loader, path, &cfg->opts, b, ds, err);
-	if (strcmp(path, "-") != 0)
-		return parload_loader_load(loader, path, ds, err);
-	/* A pipe or socket is read as a stream, whatever the strategy; a
-	 * redirected file is loaded as files are. */
-	if (fstat(STDIN_FILENO, &st) == 0 && !S_ISREG(st.st_mode))
-		*io = "stream";
-	return parload_loader_load_fd(loader, STDIN_FILENO, STDIN_NAME, ds,
-				      err);
+	parload_request_init(req);
+	if (strcmp(path, "-") == 0) {
+		req->fd = STDIN_FILENO;
+		req->name = STDIN_NAME;
+		stream = fstat(STDIN_FILENO, &st) == 0 && !S_ISREG(st.st_mode);
+	} else {
+		req->path = path;
+		stream = stat(path, &st) == 0 &&
+			 (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode));
+	}
+	if (stream)
+		l->io = "stream";
+	if (cfg->progress > 0 && batches_possible(cfg, stream))
+		req->on_batch = on_batch;
+	if (!cfg->preallocate || !req->path)
+		return 0;
+	req->into = &l->buffers;
+	return preallocate(path, &cfg->opts, &l->buffers, err);
+}
+
+/* Run the request, with SIGINT and SIGTERM cancelling it when it delivers
+ * batches. */
+static int run_request(parload_loader *loader, parload_request *req,
+		       const struct load_cfg *cfg, struct loaded *l,
+		       parload_error *err)
+{
+	struct progress p = { l->name, cfg->progress == 1, false, 0.0 };
+	int rc;
+
+	req->batch_arg = &p;
+	cancel_armed = req->on_batch != NULL;
+	rc = parload_loader_run(loader, req, &l->ds, err);
+	cancel_armed = 0;
+	if (p.shown) /* the line goes; what follows starts clean */
+		fputs("\r\033[K", stderr);
+	line_drawn = 0;
+	return rc;
 }
 
 bool report_bad_views(const char *name, const parload_dataset *ds)
@@ -471,6 +581,7 @@ bool verify_seed(const char *name, const parload_dataset *ds, uint64_t seed)
 int load_path(parload_loader *loader, const char *path,
 	      const struct load_cfg *cfg, struct loaded *l)
 {
+	parload_request req;
 	parload_error err;
 	int rc;
 
@@ -478,9 +589,13 @@ int load_path(parload_loader *loader, const char *path,
 	memset(&err, 0, sizeof(err));
 	l->name = strcmp(path, "-") == 0 ? STDIN_NAME : path;
 	l->io = parload_io_name(cfg->opts.io);
-	rc = load_file(loader, path, cfg, &l->io, &l->buffers, &l->ds, &err);
-	if (rc < 0)
+	rc = make_request(path, cfg, l, &req, &err);
+	if (rc == 0)
+		rc = run_request(loader, &req, cfg, l, &err);
+	if (rc < 0) {
 		report(l->name, rc, &err);
+		parload_buffers_free(&l->buffers);
+	}
 	return rc;
 }
 
@@ -513,7 +628,7 @@ int new_loader(parload_loader **loader, const struct load_cfg *cfg)
 static char tmp_path[4096];
 static volatile sig_atomic_t tmp_armed;
 
-static void on_fatal_signal(int sig)
+static void die_by(int sig)
 {
 	if (tmp_armed)
 		unlink(tmp_path); /* async-signal-safe, as are the others */
@@ -521,9 +636,35 @@ static void on_fatal_signal(int sig)
 	raise(sig);
 }
 
-static void catch_fatal_signals(void)
+/* One line for a load cut short by SIGINT or SIGTERM, after clearing
+ * the progress line. */
+static void say_interrupted(void)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
+	static const char clear[] = "\r\033[K", line[] = PROG ": interrupted\n";
+
+	if (line_drawn)
+		(void)!write(STDERR_FILENO, clear, sizeof(clear) - 1);
+	(void)!write(STDERR_FILENO, line, sizeof(line) - 1);
+}
+
+static void on_fatal_signal(int sig)
+{
+	if (cancel_armed && !interrupted && (sig == SIGINT || sig == SIGTERM)) {
+		interrupted = sig;
+		alarm(1);
+		return;
+	}
+	if (sig == SIGALRM && interrupted)
+		sig = interrupted;
+	if (sig == SIGINT || sig == SIGTERM)
+		say_interrupted();
+	die_by(sig);
+}
+
+void catch_fatal_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE,
+				    SIGALRM };
 	struct sigaction sa, old;
 
 	memset(&sa, 0, sizeof(sa));
@@ -535,6 +676,21 @@ static void catch_fatal_signals(void)
 		    old.sa_handler == SIG_IGN)
 			continue;
 		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+bool was_interrupted(void)
+{
+	return interrupted != 0;
+}
+
+void end_if_interrupted(void)
+{
+	if (interrupted) {
+		alarm(0);
+		fflush(stdout);
+		tmp_remove();
+		die_by(interrupted);
 	}
 }
 
@@ -582,7 +738,6 @@ int tmp_create(const char *dir, const char *base)
 		error_msg("%s: temporary file name too long", dir);
 		return EXIT_FAIL;
 	}
-	catch_fatal_signals();
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
 	fd = mkstemp(tmp_path);

@@ -59,6 +59,8 @@ enum {
 	OPT_SEL_ROWS,
 	OPT_SEL_COLS,
 	OPT_SEL_LAYOUT,
+	OPT_PROGRESS,
+	OPT_NO_PROGRESS,
 	OPT_LOCAL,
 };
 
@@ -76,6 +78,8 @@ enum {
 	{ "keep-going", no_argument, NULL, OPT_KEEP_GOING },                 \
 	{ "allow-truncated", no_argument, NULL, OPT_ALLOW_TRUNCATED },       \
 	{ "verify-seed", required_argument, NULL, OPT_VERIFY_SEED },         \
+	{ "progress", no_argument, NULL, OPT_PROGRESS },                     \
+	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },               \
 	SELECT_LONGOPTS
 #define LOAD_SHORTOPTS "t:"
 
@@ -101,6 +105,9 @@ struct load_cfg {
 	bool preallocate;
 	bool verify; /* --verify-seed */
 	uint64_t seed;
+	/* A progress line: -1 until decided (progress_auto), 0 never, 1
+	 * always (--progress), 2 after half a second. */
+	int progress;
 };
 
 /* Messages: "parload: ...\n" on standard error. */
@@ -177,6 +184,18 @@ bool report_bad_views(const char *name, const parload_dataset *ds);
 /* --verify-seed: whether the dataset is what 'parload gen --seed seed'
  * wrote (the selected part of it); says where it is not. */
 bool verify_seed(const char *name, const parload_dataset *ds, uint64_t seed);
+
+/* Settle cfg->progress: left to itself, a line on a terminal's standard
+ * error unless the output is to be quiet. */
+void progress_auto(struct load_cfg *cfg, bool quiet);
+
+/* SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGPIPE end the command without
+ * leaving its temporary file; SIGINT and SIGTERM cancel a load that
+ * delivers batches, after which end_if_interrupted() ends the command by
+ * that signal (shells see 128 + its number). */
+void catch_fatal_signals(void);
+bool was_interrupted(void);
+void end_if_interrupted(void);
 
 /* One temporary file at a time, removed when a fatal signal ends the
  * process.  tmp_create(NULL, NULL): $TMPDIR/parload-XXXXXX; with dir and

@@ -92,7 +92,13 @@ static int dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	int status = dispatch(argc, argv);
+	int status;
+
+	/* Before any library thread exists, so that they inherit it. */
+	catch_fatal_signals();
+	status = dispatch(argc, argv);
+	/* A load cancelled by SIGINT or SIGTERM ends by that signal. */
+	end_if_interrupted();
 
 	/* Output that could not be written is a failure too (parload >
 	 * /dev/full). */

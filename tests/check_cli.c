@@ -1207,11 +1207,11 @@ END_TEST
 /* GEN's default stream: 10 views of 256-byte payloads, 288-byte records. */
 #define PAYLOAD_OFF(v) (64 + (v) * 288 + 32)
 
-/* Run the command with its standard input read from file: redirected
- * (`parload - < FILE`), or, with through_pipe, through a pipe that this
- * process fills with the file's bytes (`cat FILE | parload -`). */
-static void run_stdin(result *r, const char *file, bool through_pipe,
-		      const char *const *args)
+/* Start the command (args) with its standard input read from file, or
+ * with file NULL from a pipe whose write end *wfd this process fills.
+ * SIGINT and SIGPIPE are the default ones in the command, as in a shell's
+ * foreground; this process ignores SIGPIPE. */
+static pid_t start_stdin(const char *const *args, const char *file, int *wfd)
 {
 	const char *argv[64];
 	posix_spawn_file_actions_t fa;
@@ -1225,7 +1225,7 @@ static void run_stdin(result *r, const char *file, bool through_pipe,
 		argv[n++] = *args;
 	argv[n] = NULL;
 	posix_spawn_file_actions_init(&fa);
-	if (through_pipe) {
+	if (!file) {
 		ck_assert_int_eq(pipe(p), 0);
 		posix_spawn_file_actions_adddup2(&fa, p[0], 0);
 		posix_spawn_file_actions_addclose(&fa, p[0]);
@@ -1237,9 +1237,9 @@ static void run_stdin(result *r, const char *file, bool through_pipe,
 					 O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	posix_spawn_file_actions_addopen(&fa, 2, P(".stderr"),
 					 O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	/* This process ignores SIGPIPE (below); the command must not. */
 	posix_spawnattr_init(&attr);
 	sigemptyset(&def);
+	sigaddset(&def, SIGINT);
 	sigaddset(&def, SIGPIPE);
 	posix_spawnattr_setsigdefault(&attr, &def);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
@@ -1248,22 +1248,43 @@ static void run_stdin(result *r, const char *file, bool through_pipe,
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	ck_assert_msg(rc == 0, "posix_spawn %s: %s", bin, strerror(rc));
+	if (!file) {
+		close(p[0]);
+		*wfd = p[1];
+	}
+	return pid;
+}
+
+/* Write data[from, to) to fd; false once the reader is gone. */
+static bool feed(int fd, const char *data, size_t from, size_t to)
+{
+	while (from < to) {
+		ssize_t k = write(fd, data + from, to - from);
+
+		if (k <= 0)
+			return false;
+		from += (size_t)k;
+	}
+	return true;
+}
+
+/* Run the command with its standard input read from file: redirected
+ * (`parload - < FILE`), or, with through_pipe, through a pipe that this
+ * process fills with the file's bytes (`cat FILE | parload -`). */
+static void run_stdin(result *r, const char *file, bool through_pipe,
+		      const char *const *args)
+{
+	int fd = -1;
+	pid_t pid = start_stdin(args, through_pipe ? NULL : file, &fd);
+
 	if (through_pipe) {
 		char *data = slurp(file);
 		struct stat st;
-		size_t done = 0;
 
-		close(p[0]);
 		ck_assert_int_eq(stat(file, &st), 0);
-		while (done < (size_t)st.st_size) {
-			ssize_t k = write(p[1], data + done,
-					  (size_t)st.st_size - done);
-
-			if (k <= 0)
-				break; /* the command stopped reading */
-			done += (size_t)k;
-		}
-		close(p[1]);
+		/* It stops early when the command stops reading. */
+		feed(fd, data, 0, (size_t)st.st_size);
+		close(fd);
 		free(data);
 	}
 	finish(pid, r);
@@ -2101,6 +2122,150 @@ START_TEST(test_extract_usage)
 END_TEST
 
 /* ---------------------------------------------------------------------
+ * Progress and cancelling: --progress, --no-progress, SIGINT
+ * ------------------------------------------------------------------- */
+
+/* --progress draws on standard error from the load's batches, and clears
+ * its line at the end; the report is unchanged. */
+START_TEST(test_progress_forced)
+{
+	result r;
+
+	GEN("a.raw", "--views", "40", "--width", "512", "--height", "512");
+	RUN(&r, "--progress", "-t", "2", P("a.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(starts_with(r.err, "\r") && strstr(r.err, "/40 views, "),
+		      "%s", r.err);
+	ck_assert_msg(strstr(r.err, "40/40 views, "), "%s", r.err);
+	ck_assert(strlen(r.err) >= 4);
+	ck_assert_str_eq(r.err + strlen(r.err) - 4, "\r\033[K");
+	ck_assert_int_eq(count_lines(r.out), 1);
+	result_free(&r);
+	RUN(&r, "--progress", "--no-progress", P("a.raw"));
+	ck_assert_str_eq(r.err, "");
+	result_free(&r);
+}
+END_TEST
+
+/* On a terminal: --no-progress draws nothing, --progress draws (through
+ * script(1), when it is there). */
+START_TEST(test_progress_terminal)
+{
+	char cmd[4096], *out;
+
+	if (system("command -v script >/dev/null 2>&1") != 0)
+		return;
+	GEN("a.raw", "--views", "40", "--width", "512", "--height", "512");
+	snprintf(cmd, sizeof(cmd),
+		 "script -qec \"'%s' --no-progress '%s'\" /dev/null >'%s' "
+		 "2>&1 </dev/null", bin, P("a.raw"), P("tty"));
+	ck_assert_int_eq(system(cmd), 0);
+	out = slurp(P("tty"));
+	ck_assert_msg(!strstr(out, "views, "), "drawn: %s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd),
+		 "script -qec \"'%s' --progress '%s'\" /dev/null >'%s' "
+		 "2>&1 </dev/null", bin, P("a.raw"), P("tty"));
+	ck_assert_int_eq(system(cmd), 0);
+	out = slurp(P("tty"));
+	ck_assert_msg(strstr(out, "40/40 views, "), "not drawn: %s", out);
+	free(out);
+}
+END_TEST
+
+/* Wait (without a deadline of its own: Check's timeout ends a hang) until
+ * the command's standard error holds text. */
+static void wait_for_stderr(const char *text)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+	for (;;) {
+		char *err = slurp(P(".stderr"));
+		bool found = strstr(err, text) != NULL;
+
+		free(err);
+		if (found)
+			return;
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* 64 views of 512 KiB: the default batches (4 MiB) are 8 views. */
+#define BIG_VIEW (32 + 512 * 512 * 2)
+
+/* SIGINT while views still arrive: the next batch cancels the load, which
+ * says so in one line; the command ends by SIGINT (a shell sees 130) and
+ * leaves no output file.  While the pipe stalls: within a second. */
+START_TEST(test_cancel)
+{
+	const bool stall = _i == 1;
+	char *data;
+	result r;
+	int fd;
+	pid_t pid;
+
+	GEN("a.raw", "--views", "64", "--width", "512", "--height", "512");
+	data = slurp(P("a.raw"));
+	ck_assert_int_eq(mkdir(P("out"), 0700), 0);
+	pid = start_stdin((const char *const[]){ "extract", "--progress",
+						 "-o", P("out/s.npy"), "-",
+						 NULL }, NULL, &fd);
+	feed(fd, data, 0, 64 + 20 * BIG_VIEW);
+	wait_for_stderr("8/64 views");
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	if (!stall)
+		feed(fd, data, 64 + 20 * BIG_VIEW, 64 + 64 * BIG_VIEW);
+	finish(pid, &r);
+	close(fd);
+	ck_assert_int_eq(r.status, 128 + SIGINT);
+	ck_assert_msg(strstr(r.err, stall ? "parload: interrupted\n" :
+					    ": load canceled after "),
+		      "%s", r.err);
+	ck_assert_int_eq(count_lines(r.err), 1);
+	ck_assert_msg(dir_is_empty(P("out")), "an interrupted extract left a file");
+	result_free(&r);
+	free(data);
+}
+END_TEST
+
+/* A FIFO given as a path, and /dev/stdin, are read as streams as '-'
+ * is, and the line says so. */
+START_TEST(test_stream_paths)
+{
+	char *data;
+	result r;
+	pid_t pid;
+	int fd;
+
+	GEN("a.raw");
+	data = slurp(P("a.raw"));
+	ck_assert_int_eq(mkfifo(P("fifo"), 0600), 0);
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? "/dev/stdin" : P("fifo");
+
+		if (i) {
+			pid = start_stdin((const char *const[]){ name, NULL },
+					  NULL, &fd);
+		} else {
+			pid = start((const char *const[]){ name, NULL });
+			fd = open(name, O_WRONLY); /* waits for the command */
+		}
+		ck_assert(fd >= 0);
+		ck_assert(feed(fd, data, 0, 64 + 10 * 288));
+		close(fd);
+		finish(pid, &r);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		ck_assert_msg(starts_with(r.out, name) &&
+				      strstr(r.out, ": 10 views 16x8 u16, ") &&
+				      strstr(r.out, "(sequential, stream)\n"),
+			      "%s", r.out);
+		result_free(&r);
+	}
+	free(data);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------
  * Suite
  * ------------------------------------------------------------------- */
 
@@ -2209,6 +2374,14 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_extract_no_half_file);
 	tcase_add_test(tc, test_extract_stdout_full);
 	tcase_add_loop_test(tc, test_extract_usage, 0, N(extract_errors));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("progress");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_progress_forced);
+	tcase_add_test(tc, test_progress_terminal);
+	tcase_add_loop_test(tc, test_cancel, 0, 2);
+	tcase_add_test(tc, test_stream_paths);
 	suite_add_tcase(s, tc);
 
 	/* 229 MB written and read per test: give them time on slow disks. */
