@@ -1,7 +1,9 @@
 /*
  * common.h - what the parload command's subcommands share: messages and
- * usage errors, strict number and size parsing, JSON output, byte counts,
- * and the load options that every subcommand reading a stream accepts.
+ * usage errors, strict number and size parsing, JSON output, byte counts
+ * (common.c); the load and selection options of every subcommand that
+ * reads a stream (options.c); loading one file, its progress line, Ctrl-C
+ * and temporary files (run.c).
  *
  * A subcommand is one file, cli/cmd_NAME.c, that defines
  *

@@ -1,0 +1,221 @@
+/*
+ * options.c - the options of every subcommand that reads a stream: the
+ * load options and the selection (see common.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "gen.h"
+
+/* More worker threads than this is a typo, not a machine. */
+#define MAX_THREADS 4096
+
+/* ---------------------------------------------------------------------
+ * Load options
+ * ------------------------------------------------------------------- */
+
+void load_cfg_init(struct load_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	parload_options_init(&cfg->opts);
+	cfg->opts.error = NULL;
+	cfg->progress = -1;
+}
+
+/* The options that only set flags, and the flags they set. */
+static const struct {
+	int opt;
+	unsigned flags;
+} flag_options[] = {
+	{ OPT_NO_BIND, PARLOAD_OPT_NO_BIND },
+	{ OPT_NO_HUGEPAGES, PARLOAD_OPT_NO_HUGEPAGES },
+	{ OPT_VERIFY, PARLOAD_OPT_VERIFY_CRC },
+	{ OPT_KEEP_GOING, PARLOAD_OPT_VERIFY_CRC | PARLOAD_OPT_KEEP_GOING },
+	{ OPT_ALLOW_TRUNCATED, PARLOAD_OPT_ALLOW_TRUNCATED },
+};
+
+/* --strategy and --io take the library's names. */
+static int parse_names(parload_options *o, int c, const char *arg)
+{
+	int v;
+
+	if (c == OPT_STRATEGY) {
+		v = parload_strategy_from_name(arg);
+		if (v < 0)
+			return usage_error("unknown strategy '%s'", arg);
+		o->strategy = (parload_strategy)v;
+	} else {
+		v = parload_io_from_name(arg);
+		if (v < 0)
+			return usage_error("unknown I/O API '%s'", arg);
+		o->io = (parload_io)v;
+	}
+	return ARG_OK;
+}
+
+static int parse_numbers(struct load_cfg *cfg, int c, const char *arg)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 't':
+	case OPT_THREADS:
+		if (!parse_u64(arg, MAX_THREADS, &v))
+			return usage_error("invalid thread count '%s' "
+					   "(0 to %d)", arg, MAX_THREADS);
+		cfg->opts.threads = (unsigned)v;
+		return ARG_OK;
+	case OPT_BUFFER:
+		if (!parse_size(arg, &cfg->opts.buffer_size))
+			return usage_error("invalid buffer size '%s'", arg);
+		return ARG_OK;
+	case OPT_MAX_READ:
+		if (!parse_size(arg, &cfg->opts.max_read))
+			return usage_error("invalid read size '%s'", arg);
+		return ARG_OK;
+	case OPT_VERIFY_SEED:
+		if (!parse_u64(arg, UINT64_MAX, &cfg->seed))
+			return usage_error("invalid seed '%s'", arg);
+		cfg->verify = true;
+		return ARG_OK;
+	default:
+		return ARG_UNKNOWN;
+	}
+}
+
+int parse_load_option(struct load_cfg *cfg, int c, const char *arg)
+{
+	int rc = parse_select_option(&cfg->opts.selection, c, arg);
+
+	if (rc != ARG_UNKNOWN)
+		return rc;
+	for (size_t i = 0; i < sizeof(flag_options) / sizeof(*flag_options);
+	     i++) {
+		if (flag_options[i].opt == c) {
+			cfg->opts.flags |= flag_options[i].flags;
+			return ARG_OK;
+		}
+	}
+	if (c == OPT_PREALLOCATE) {
+		cfg->preallocate = true;
+		return ARG_OK;
+	}
+	if (c == OPT_PROGRESS || c == OPT_NO_PROGRESS) {
+		cfg->progress = c == OPT_PROGRESS;
+		return ARG_OK;
+	}
+	if (c == OPT_STRATEGY || c == OPT_IO)
+		return parse_names(&cfg->opts, c, arg);
+	return parse_numbers(cfg, c, arg);
+}
+
+/* ---------------------------------------------------------------------
+ * Selections
+ * ------------------------------------------------------------------- */
+
+/* --views A:B:S, --rows A:B, --cols A:B: the library parses, the message
+ * names the option. */
+static int parse_slice(const char *opt, const char *arg, int allow_step,
+		       parload_slice *out)
+{
+	parload_error err;
+	int rc;
+
+	memset(&err, 0, sizeof(err));
+	rc = parload_slice_parse(arg, allow_step, out, &err);
+	if (rc < 0)
+		return usage_error("invalid %s '%s': %s", opt, arg,
+				   err.message[0] ? err.message :
+						    parload_strerror(rc));
+	/* A step is wrong whatever the file; say so before any load. */
+	if (out->step != PARLOAD_OMIT && out->step < 1)
+		return usage_error("invalid %s '%s': the step must be 1 or "
+				   "more", opt, arg);
+	return ARG_OK;
+}
+
+int parse_select_option(parload_selection *sel, int c, const char *arg)
+{
+	int layout;
+
+	switch (c) {
+	case OPT_SEL_VIEWS:
+		return parse_slice("--views", arg, 1, &sel->views);
+	case OPT_SEL_ROWS:
+		return parse_slice("--rows", arg, 0, &sel->rows);
+	case OPT_SEL_COLS:
+		return parse_slice("--cols", arg, 0, &sel->cols);
+	case OPT_SEL_LAYOUT:
+		layout = parload_layout_from_name(arg);
+		if (layout < 0)
+			return usage_error("invalid --layout '%s' (views or "
+					   "sinograms)", arg);
+		sel->layout = (parload_layout)layout;
+		return ARG_OK;
+	default:
+		return ARG_UNKNOWN;
+	}
+}
+
+static bool slice_eq(const parload_slice *a, const parload_slice *b)
+{
+	return a->start == b->start && a->stop == b->stop &&
+	       a->step == b->step;
+}
+
+bool selection_is_whole(const parload_selection *sel)
+{
+	parload_selection whole;
+
+	parload_selection_init(&whole);
+	return slice_eq(&sel->views, &whole.views) &&
+	       slice_eq(&sel->rows, &whole.rows) &&
+	       slice_eq(&sel->cols, &whole.cols) &&
+	       sel->layout == whole.layout;
+}
+
+uint64_t shape_bytes(const parload_shape *s)
+{
+	return s->views * (PARLOAD_VIEW_HEADER_SIZE + s->view_bytes);
+}
+
+static const char *layout_name(parload_layout layout)
+{
+	const char *name = parload_layout_name(layout);
+
+	return name ? name : "unknown";
+}
+
+/* "views 0:10:4 of 10, rows 2:6 of 8, cols 0:16 of 16, layout views" */
+void print_shape_human(const parload_shape *s, const parload_file_header *h)
+{
+	const uint64_t last = s->view_start + (s->views - 1) * s->view_step;
+
+	printf("views %" PRIu64 ":%" PRIu64 ":%" PRIu64 " of %" PRIu64
+	       ", rows %" PRIu32 ":%" PRIu32 " of %" PRIu32
+	       ", cols %" PRIu32 ":%" PRIu32 " of %" PRIu32 ", layout %s",
+	       s->view_start, s->views ? last + 1 : s->view_start,
+	       s->view_step, h->view_count, s->row_start,
+	       s->row_start + s->rows, h->height, s->col_start,
+	       s->col_start + s->cols, h->width, layout_name(s->layout));
+}
+
+void print_shape_json(const parload_shape *s)
+{
+	printf(",\"views\":%" PRIu64 ",\"view_start\":%" PRIu64
+	       ",\"view_step\":%" PRIu64 ",\"rows\":%" PRIu32
+	       ",\"row_start\":%" PRIu32 ",\"cols\":%" PRIu32
+	       ",\"col_start\":%" PRIu32 ",\"layout\":\"%s\"",
+	       s->views, s->view_start, s->view_step, s->rows, s->row_start,
+	       s->cols, s->col_start, layout_name(s->layout));
+}

@@ -1,0 +1,426 @@
+/*
+ * run.c - loading one file for a subcommand: the request, the progress
+ * line drawn from its batches, Ctrl-C through the same batches, and the
+ * temporary files a command must not leave behind (see common.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "gen.h"
+
+/* How messages and the report name standard input ('-'). */
+#define STDIN_NAME "<stdin>"
+
+/* SIGINT or SIGTERM during a load that delivers batches (cancel_armed)
+ * asks it to stop (interrupted): the next batch cancels it, the command
+ * cleans up and ends by the same signal.  A load that does not come to a
+ * batch within a second (a pipe that stalls) is ended by SIGALRM as any
+ * other fatal signal ends the command. */
+static volatile sig_atomic_t cancel_armed;
+static volatile sig_atomic_t interrupted;
+/* A progress line is on the terminal, to clear before a message. */
+static volatile sig_atomic_t line_drawn;
+/* ---------------------------------------------------------------------
+ * Progress: a line on standard error while a load runs, drawn from its
+ * batches; the batches also let SIGINT and SIGTERM cancel it.
+ * ------------------------------------------------------------------- */
+
+/* Auto progress starts after this long, and redraws at most this often. */
+#define PROGRESS_AFTER 0.5
+#define PROGRESS_EVERY 0.1
+
+struct progress {
+	const char *name;
+	bool force;
+	bool shown;
+	double drawn; /* batch->seconds of the last line */
+};
+
+static void print_eta(const parload_batch *b)
+{
+	double eta = 0.0;
+
+	if (b->bytes_done && b->seconds > 0.0)
+		eta = b->seconds * (double)(b->bytes_total - b->bytes_done) /
+		      (double)b->bytes_done;
+	fprintf(stderr, ", ETA %.0f s", finite_or_zero(eta));
+}
+
+static void draw(const parload_batch *b, const char *name)
+{
+	double rate = 0.0;
+
+	if (b->seconds > 0.0)
+		rate = finite_or_zero((double)b->bytes_done / b->seconds / 1e9);
+	fprintf(stderr, "\r%s: %" PRIu64 "/%" PRIu64 " views, %.1f/%.1f MB, "
+		"%.2f GB/s", name, b->views_done, b->views_total,
+		(double)b->bytes_done / 1e6, (double)b->bytes_total / 1e6,
+		rate);
+	print_eta(b);
+	fputs("\033[K", stderr); /* erase what a longer line left */
+	fflush(stderr);
+	line_drawn = 1;
+}
+
+static int on_batch(const parload_batch *b, void *arg)
+{
+	struct progress *p = arg;
+	const bool last = b->views_done == b->views_total;
+
+	if (interrupted)
+		return 1;
+	if (!p->force && b->seconds < PROGRESS_AFTER)
+		return 0;
+	if (p->shown && !last && b->seconds - p->drawn < PROGRESS_EVERY)
+		return 0;
+	draw(b, p->name);
+	p->shown = true;
+	p->drawn = b->seconds;
+	return 0;
+}
+
+void progress_auto(struct load_cfg *cfg, bool quiet)
+{
+	if (cfg->progress < 0)
+		cfg->progress = !quiet && isatty(STDERR_FILENO) ? 2 : 0;
+}
+
+/* Whether the load can deliver batches: the parallel strategy or a
+ * stream, view after view. */
+static bool batches_possible(const struct load_cfg *cfg, bool stream)
+{
+	return cfg->opts.selection.layout == PARLOAD_LAYOUT_VIEWS &&
+	       (stream || cfg->opts.strategy == PARLOAD_STRATEGY_PARALLEL);
+}
+
+/* ---------------------------------------------------------------------
+ * Loading one file
+ * ------------------------------------------------------------------- */
+
+/* --preallocate: size the arrays from the header and the selection,
+ * allocate them with parload_buffers_alloc_select() (huge pages unless
+ * --no-hugepages) and touch every page, all before the clock. */
+static int preallocate(const char *path, const parload_options *o,
+		       parload_buffers *b, parload_error *err)
+{
+	parload_file_header h;
+	int rc;
+
+	rc = parload_read_header(path, &h, err);
+	if (rc < 0)
+		return rc;
+	rc = parload_buffers_alloc_select(b, &h, &o->selection, o->flags, err);
+	if (rc < 0) {
+		/* The header names no file; the message should. */
+		char msg[sizeof(err->message)];
+
+		if (snprintf(msg, sizeof(msg), "%s: %s", path,
+			     err->message) > 0)
+			memcpy(err->message, msg, sizeof(msg));
+		return rc;
+	}
+	if (b->headers_size) { /* an empty stream has NULL arrays */
+		memset(b->headers, 0, b->headers_size);
+		memset(b->pixels, 0, b->pixels_size);
+	}
+	return 0;
+}
+
+/* The request for path ("-": standard input).  What is not a regular
+ * file (a pipe, a socket, a FIFO, a terminal) is read as a stream whatever
+ * the strategy, and l->io says so. */
+static int make_request(const char *path, const struct load_cfg *cfg,
+			struct loaded *l, parload_request *req,
+			parload_error *err)
+{
+	struct stat st;
+	bool stream;
+
+	parload_request_init(req);
+	if (strcmp(path, "-") == 0) {
+		req->fd = STDIN_FILENO;
+		req->name = STDIN_NAME;
+		stream = fstat(STDIN_FILENO, &st) == 0 && !S_ISREG(st.st_mode);
+	} else {
+		req->path = path;
+		stream = stat(path, &st) == 0 &&
+			 (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode));
+	}
+	if (stream)
+		l->io = "stream";
+	if (cfg->progress > 0 && batches_possible(cfg, stream))
+		req->on_batch = on_batch;
+	if (!cfg->preallocate || !req->path)
+		return 0;
+	req->into = &l->buffers;
+	return preallocate(path, &cfg->opts, &l->buffers, err);
+}
+
+/* Run the request, with SIGINT and SIGTERM cancelling it when it delivers
+ * batches. */
+static int run_request(parload_loader *loader, parload_request *req,
+		       const struct load_cfg *cfg, struct loaded *l,
+		       parload_error *err)
+{
+	struct progress p = { l->name, cfg->progress == 1, false, 0.0 };
+	int rc;
+
+	req->batch_arg = &p;
+	cancel_armed = req->on_batch != NULL;
+	rc = parload_loader_run(loader, req, &l->ds, err);
+	cancel_armed = 0;
+	if (p.shown) /* the line goes; what follows starts clean */
+		fputs("\r\033[K", stderr);
+	line_drawn = 0;
+	return rc;
+}
+
+bool report_bad_views(const char *name, const parload_dataset *ds)
+{
+	for (uint64_t k = 0; k < ds->bad_view_count; k++) {
+		const uint64_t v = ds->bad_views[k];
+
+		error_msg("%s: view %" PRIu64 ": payload CRC-32C mismatch "
+			  "(byte offset %" PRIu64 ")", name, v,
+			  parload_view_offset(&ds->file_header, v) +
+				  PARLOAD_VIEW_HEADER_SIZE);
+	}
+	return ds->bad_view_count > 0;
+}
+
+bool verify_seed(const char *name, const parload_dataset *ds, uint64_t seed)
+{
+	uint64_t bad_view = PARLOAD_NONE;
+	bool bad_header = false;
+
+	if (pgen_verify_shape(ds, &ds->shape, seed, &bad_view, &bad_header))
+		return true;
+	if (bad_view == PARLOAD_NONE)
+		error_msg("%s: out of memory while verifying", name);
+	else
+		error_msg("%s: view %" PRIu64 ": %s differs from the stream "
+			  "of seed %" PRIu64, name, bad_view,
+			  bad_header ? "header" : "payload", seed);
+	return false;
+}
+
+int load_path(parload_loader *loader, const char *path,
+	      const struct load_cfg *cfg, struct loaded *l)
+{
+	parload_request req;
+	parload_error err;
+	int rc;
+
+	memset(l, 0, sizeof(*l));
+	memset(&err, 0, sizeof(err));
+	l->name = strcmp(path, "-") == 0 ? STDIN_NAME : path;
+	l->io = parload_io_name(cfg->opts.io);
+	rc = make_request(path, cfg, l, &req, &err);
+	if (rc == 0)
+		rc = run_request(loader, &req, cfg, l, &err);
+	if (rc < 0) {
+		report(l->name, rc, &err);
+		parload_buffers_free(&l->buffers);
+	}
+	return rc;
+}
+
+void loaded_free(struct loaded *l)
+{
+	parload_dataset_free(&l->ds);
+	parload_buffers_free(&l->buffers);
+}
+
+int new_loader(parload_loader **loader, const struct load_cfg *cfg)
+{
+	parload_error err;
+
+	memset(&err, 0, sizeof(err));
+	if (parload_loader_new(loader, &cfg->opts, &err) == 0)
+		return EXIT_OK;
+	if (err.message[0])
+		error_msg("%s", err.message);
+	else
+		error_msg("cannot start the loader");
+	return EXIT_FAIL;
+}
+
+/* ---------------------------------------------------------------------
+ * Temporary files
+ * ------------------------------------------------------------------- */
+
+/* The temporary file is removed on every return path, and by the handler
+ * below when a signal ends the process while it exists. */
+static char tmp_path[4096];
+static volatile sig_atomic_t tmp_armed;
+
+static void die_by(int sig)
+{
+	if (tmp_armed)
+		unlink(tmp_path); /* async-signal-safe, as are the others */
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* One line for a load cut short by SIGINT or SIGTERM, after clearing
+ * the progress line. */
+static void say_interrupted(void)
+{
+	static const char clear[] = "\r\033[K", line[] = PROG ": interrupted\n";
+
+	if (line_drawn)
+		(void)!write(STDERR_FILENO, clear, sizeof(clear) - 1);
+	(void)!write(STDERR_FILENO, line, sizeof(line) - 1);
+}
+
+static void on_fatal_signal(int sig)
+{
+	if (cancel_armed && !interrupted && (sig == SIGINT || sig == SIGTERM)) {
+		interrupted = sig;
+		alarm(1);
+		return;
+	}
+	if (sig == SIGALRM && interrupted)
+		sig = interrupted;
+	if (sig == SIGINT || sig == SIGTERM)
+		say_interrupted();
+	die_by(sig);
+}
+
+void catch_fatal_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE,
+				    SIGALRM };
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fatal_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		/* A signal the caller ignores (nohup) stays ignored. */
+		if (sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+bool was_interrupted(void)
+{
+	return interrupted != 0;
+}
+
+void end_if_interrupted(void)
+{
+	if (interrupted) {
+		alarm(0);
+		fflush(stdout);
+		tmp_remove();
+		die_by(interrupted);
+	}
+}
+
+void tmp_remove(void)
+{
+	if (tmp_armed) {
+		unlink(tmp_path);
+		tmp_armed = 0;
+	}
+}
+
+static mode_t current_umask(void)
+{
+	mode_t m = umask(0);
+
+	umask(m);
+	return m;
+}
+
+const char *tmp_file(void)
+{
+	return tmp_path;
+}
+
+/* Create the temporary file; blocking signals here closes the window
+ * between mkstemp() and arming (no library thread exists yet, so the
+ * signal can only come to this thread). */
+int tmp_create(const char *dir, const char *base)
+{
+	sigset_t all, old;
+	int n, fd, saved;
+
+	if (!dir) {
+		dir = getenv("TMPDIR");
+		if (!dir || !*dir)
+			dir = "/tmp";
+	}
+	if (base)
+		n = snprintf(tmp_path, sizeof(tmp_path), "%s/.%s.XXXXXX", dir,
+			     base);
+	else
+		n = snprintf(tmp_path, sizeof(tmp_path), "%s/parload-XXXXXX",
+			     dir);
+	if (n < 0 || (size_t)n >= sizeof(tmp_path)) {
+		error_msg("%s: temporary file name too long", dir);
+		return EXIT_FAIL;
+	}
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	fd = mkstemp(tmp_path);
+	saved = errno;
+	if (fd >= 0)
+		tmp_armed = 1;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (fd < 0) {
+		error_msg("%s: cannot create a temporary file: %s", dir,
+			  strerror(saved));
+		return EXIT_FAIL;
+	}
+	/* mkstemp() makes it private; a file that becomes the user's
+	 * output gets the mode any new file would. */
+	if (base)
+		fchmod(fd, 0666 & ~current_umask());
+	close(fd);
+	return EXIT_OK;
+}
+
+/* link() refuses an existing name atomically; a file system without hard
+ * links falls back on rename() after a last check. */
+static int tmp_place(const char *path, bool force)
+{
+	struct stat st;
+
+	if (force)
+		return rename(tmp_path, path);
+	if (link(tmp_path, path) == 0)
+		return unlink(tmp_path);
+	if (errno != EPERM && errno != ENOTSUP && errno != EXDEV)
+		return -1;
+	if (lstat(path, &st) == 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	return rename(tmp_path, path);
+}
+
+int tmp_commit(const char *path, bool force)
+{
+	if (tmp_place(path, force) != 0) {
+		error_msg("%s: %s%s", path, strerror(errno),
+			  errno == EEXIST ? " (--force replaces it)" : "");
+		tmp_remove();
+		return EXIT_FAIL;
+	}
+	tmp_armed = 0;
+	return EXIT_OK;
+}
