@@ -313,98 +313,124 @@ static bool set_flag(int c, unsigned *flags)
 	return false;
 }
 
-static int run(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "split", required_argument, NULL, OPT_SPLIT },
-		{ "threads", required_argument, NULL, 't' },
-		{ "io", required_argument, NULL, OPT_IO },
-		{ "views", required_argument, NULL, OPT_VIEWS },
-		{ "rows", required_argument, NULL, OPT_ROWS },
-		{ "cols", required_argument, NULL, OPT_COLS },
-		{ "layout", required_argument, NULL, OPT_LAYOUT },
-		{ "verify", no_argument, NULL, OPT_VERIFY },
-		{ "keep-going", no_argument, NULL, OPT_KEEP_GOING },
-		{ "allow-truncated", no_argument, NULL, OPT_ALLOW_TRUNCATED },
-		{ "no-bind", no_argument, NULL, OPT_NO_BIND },
-		{ "no-hugepages", no_argument, NULL, OPT_NO_HUGEPAGES },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
+static const struct option longopts[] = {
+	{ "split", required_argument, NULL, OPT_SPLIT },
+	{ "threads", required_argument, NULL, 't' },
+	{ "io", required_argument, NULL, OPT_IO },
+	{ "views", required_argument, NULL, OPT_VIEWS },
+	{ "rows", required_argument, NULL, OPT_ROWS },
+	{ "cols", required_argument, NULL, OPT_COLS },
+	{ "layout", required_argument, NULL, OPT_LAYOUT },
+	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "keep-going", no_argument, NULL, OPT_KEEP_GOING },
+	{ "allow-truncated", no_argument, NULL, OPT_ALLOW_TRUNCATED },
+	{ "no-bind", no_argument, NULL, OPT_NO_BIND },
+	{ "no-hugepages", no_argument, NULL, OPT_NO_HUGEPAGES },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* What the options ask for. */
+struct cfg {
 	parload_mpi_options opts;
 	parload_mpi_split split;
-	parload_selection *sel;
-	bool json = false;
-	int c, v, status = EXIT_OK;
-	char *end;
-	unsigned long t;
+	bool json;
+};
 
-	parload_mpi_options_init(&opts);
-	memset(&split, 0, sizeof(split));
-	split.kind = PARLOAD_MPI_SPLIT_VIEWS;
-	sel = &opts.load.selection;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "t:hV", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_SPLIT:
-			v = parload_mpi_split_from_name(optarg);
-			if (v != PARLOAD_MPI_SPLIT_VIEWS &&
-			    v != PARLOAD_MPI_SPLIT_ROWS)
-				return usage_error("--split takes views or rows, not '%s'",
-						   optarg);
-			split.kind = (parload_mpi_split_kind)v;
-			break;
-		case 't':
-			t = strtoul(optarg, &end, 10);
-			if (!*optarg || *end || *optarg == '-' || t > 4096)
-				return usage_error("--threads takes a number from 0 to 4096, not '%s'",
-						   optarg);
-			opts.load.threads = (unsigned)t;
-			break;
-		case OPT_IO:
-			v = parload_mpi_io_from_name(optarg);
-			if (v < 0)
-				return usage_error("--io takes pool or mpiio, not '%s'",
-						   optarg);
-			opts.io = (parload_mpi_io)v;
-			break;
-		case OPT_VIEWS:
-		case OPT_ROWS:
-		case OPT_COLS:
-			if (slice_option(c, optarg, sel))
-				return EXIT_USAGE;
-			break;
-		case OPT_LAYOUT:
-			v = parload_layout_from_name(optarg);
-			if (v < 0)
-				return usage_error("--layout takes views or sinograms, not '%s'",
-						   optarg);
-			sel->layout = (parload_layout)v;
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case 'h':
-			if (rank == 0)
-				fputs(usage_text, stdout);
-			return EXIT_OK;
-		case 'V':
-			if (rank == 0)
-				printf(PROG " %s\n", parload_version());
-			return EXIT_OK;
-		default:
-			if (!set_flag(c, &opts.load.flags))
-				return usage_error("unknown option or missing argument: '%s'",
-						   argv[optind - 1]);
-			break;
-		}
+/* The options that take a name. */
+static int parse_name(struct cfg *g, int c, const char *arg)
+{
+	int v;
+
+	switch (c) {
+	case OPT_SPLIT:
+		v = parload_mpi_split_from_name(arg);
+		if (v != PARLOAD_MPI_SPLIT_VIEWS && v != PARLOAD_MPI_SPLIT_ROWS)
+			return usage_error("--split takes views or rows, not '%s'",
+					   arg);
+		g->split.kind = (parload_mpi_split_kind)v;
+		return EXIT_OK;
+	case OPT_IO:
+		v = parload_mpi_io_from_name(arg);
+		if (v < 0)
+			return usage_error("--io takes pool or mpiio, not '%s'",
+					   arg);
+		g->opts.io = (parload_mpi_io)v;
+		return EXIT_OK;
+	default: /* OPT_LAYOUT */
+		v = parload_layout_from_name(arg);
+		if (v < 0)
+			return usage_error("--layout takes views or sinograms, "
+					   "not '%s'", arg);
+		g->opts.load.selection.layout = (parload_layout)v;
+		return EXIT_OK;
 	}
+}
+
+/* One option; -1 to go on, else the exit status to end with. */
+static int parse_option(struct cfg *g, int c, char **argv)
+{
+	unsigned long t;
+	char *end;
+
+	switch (c) {
+	case 't':
+		t = strtoul(optarg, &end, 10);
+		if (!*optarg || *end || *optarg == '-' || t > 4096)
+			return usage_error("--threads takes a number from 0 to "
+					   "4096, not '%s'", optarg);
+		g->opts.load.threads = (unsigned)t;
+		return -1;
+	case OPT_SPLIT:
+	case OPT_IO:
+	case OPT_LAYOUT: {
+		int rc = parse_name(g, c, optarg);
+
+		return rc == EXIT_OK ? -1 : rc;
+	}
+	case OPT_VIEWS:
+	case OPT_ROWS:
+	case OPT_COLS:
+		return slice_option(c, optarg, &g->opts.load.selection) ?
+			       EXIT_USAGE : -1;
+	case OPT_JSON:
+		g->json = true;
+		return -1;
+	case 'h':
+		if (rank == 0)
+			fputs(usage_text, stdout);
+		return EXIT_OK;
+	case 'V':
+		if (rank == 0)
+			printf(PROG " %s\n", parload_version());
+		return EXIT_OK;
+	default:
+		if (!set_flag(c, &g->opts.load.flags))
+			return usage_error("unknown option or missing argument: "
+					   "'%s'", argv[optind - 1]);
+		return -1;
+	}
+}
+
+static int run(int argc, char **argv)
+{
+	struct cfg g;
+	int c, rc, status = EXIT_OK;
+
+	parload_mpi_options_init(&g.opts);
+	memset(&g.split, 0, sizeof(g.split));
+	g.split.kind = PARLOAD_MPI_SPLIT_VIEWS;
+	g.json = false;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "t:hV", longopts, NULL)) != -1)
+		if ((rc = parse_option(&g, c, argv)) >= 0)
+			return rc;
 	if (optind >= argc)
 		return usage_error("%s", "no FILE given");
 	for (int i = optind; i < argc; i++)
-		if (load_one(argv[i], &opts, &split, json) != EXIT_OK)
+		if (load_one(argv[i], &g.opts, &g.split, g.json) != EXIT_OK)
 			status = EXIT_FAIL;
 	return status;
 }
