@@ -279,8 +279,14 @@ PARLOAD_API uint64_t parload_shape_view(const parload_shape *s, uint64_t k);
 #define PARLOAD_OPT_ALLOW_TRUNCATED 0x10u
 
 typedef struct parload_options {
-	/* Worker threads for the parallel strategy; 0 means one per core the
-	 * process may run on.  The other strategies use one thread. */
+	/* Worker threads for the parallel strategy; 0 means one per CPU of
+	 * the process's affinity mask (taskset, a batch scheduler's cpuset),
+	 * or, where workers are placed (several NUMA nodes without
+	 * PARLOAD_OPT_NO_BIND, core_offset, an hwloc topology in the
+	 * environment), one per core the process may run on.  More threads
+	 * than that all run, unbound unless core_offset places them, so that
+	 * the scheduler shares the cores out evenly; stats.threads counts
+	 * them.  The other strategies use one thread. */
 	unsigned threads;
 	parload_strategy strategy;
 	/* I/O API and user-space buffer of the single-threaded strategies:

@@ -264,14 +264,16 @@ int parload__topology_open(parload__topology **out, parload_error *err)
 				     PARLOAD_NONE, PARLOAD_NONE,
 				     "cannot initialise hwloc");
 	/*
-	 * Placement needs cores and NUMA nodes only.  I/O devices (PCI, OS
-	 * devices) and caches are the slow part of discovery - reading
-	 * sysfs for every cache of every core - so leave them out: that
-	 * takes loading from several milliseconds to one or two, which
-	 * matters to short-lived processes that load one file.
-	 * HWLOC_SYNTHETIC and HWLOC_XMLFILE in the environment still select
-	 * another source: hwloc_topology_load() honours them because we
-	 * select none ourselves.
+	 * Placement needs NUMA nodes, cores and PUs only.  Caches (read from
+	 * sysfs for every core), I/O devices, memory-side caches and Misc
+	 * objects are the slow part of discovery and unused here, so they
+	 * are filtered out: that takes loading from several milliseconds to
+	 * one or two, which matters to short-lived processes that load one
+	 * file.  Packages and groups stay: they come with the cores' own
+	 * sysfs files at no cost, and a synthetic "numa:N" level is built of
+	 * groups.  HWLOC_SYNTHETIC, HWLOC_XMLFILE and HWLOC_FSROOT in the
+	 * environment still select another source: hwloc_topology_load()
+	 * honours them because we select none ourselves.
 	 */
 	what = "cannot configure hwloc";
 	if (hwloc_topology_set_io_types_filter(topo,
@@ -279,7 +281,11 @@ int parload__topology_open(parload__topology **out, parload_error *err)
 	    hwloc_topology_set_cache_types_filter(topo,
 						  HWLOC_TYPE_FILTER_KEEP_NONE) < 0 ||
 	    hwloc_topology_set_icache_types_filter(topo,
-						   HWLOC_TYPE_FILTER_KEEP_NONE) < 0)
+						   HWLOC_TYPE_FILTER_KEEP_NONE) < 0 ||
+	    hwloc_topology_set_type_filter(topo, HWLOC_OBJ_MEMCACHE,
+					   HWLOC_TYPE_FILTER_KEEP_NONE) < 0 ||
+	    hwloc_topology_set_type_filter(topo, HWLOC_OBJ_MISC,
+					   HWLOC_TYPE_FILTER_KEEP_NONE) < 0)
 		goto fail;
 	what = "cannot load the machine topology";
 	if (parload__sys_hwloc_topology_load(topo) < 0)

@@ -668,6 +668,203 @@ START_TEST(test_pool_thread_failure_leaves_nothing)
 }
 END_TEST
 
+/* ---- the loader's workers: how many, and where ---- */
+
+static void nothing(void *arg, unsigned w)
+{
+	(void)arg;
+	(void)w;
+}
+
+static void clear_hwloc_env(void)
+{
+	unsetenv("HWLOC_SYNTHETIC");
+	unsetenv("HWLOC_XMLFILE");
+	unsetenv("HWLOC_FSROOT");
+}
+
+/* Whether this machine has more than one NUMA node (the loader then asks
+ * hwloc, which counts cores rather than CPUs). */
+static bool several_nodes(void)
+{
+	return access("/sys/devices/system/node/node1", F_OK) == 0;
+}
+
+/* Threads of this process whose affinity is narrower than full. */
+static unsigned tasks_narrowed(const cpu_set_t *full)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	unsigned n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d))) {
+		cpu_set_t set;
+
+		if (e->d_name[0] == '.')
+			continue;
+		if (sched_getaffinity((pid_t)atoi(e->d_name), sizeof(set),
+				      &set) == 0 &&
+		    !CPU_EQUAL(&set, full))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Make a loader and run one job on its workers: each has started (and
+ * bound itself, if it binds) by the time the job returns. */
+static parload_loader *started_loader(const parload_options *o)
+{
+	parload_loader *l = NULL;
+	parload_error err;
+
+	memset(&err, 0, sizeof(err));
+	ck_assert_msg(parload_loader_new(&l, o, &err) == 0, "%s", err.message);
+	parload__engine_run(parload__loader_engine(l), nothing, NULL);
+	return l;
+}
+
+/* By default the loader runs one worker per CPU of the process's affinity
+ * mask: a process confined to one CPU (taskset -c 0, a batch slot) gets
+ * one worker, and the whole mask gets as many as it holds. */
+START_TEST(test_default_threads_follow_affinity)
+{
+	cpu_set_t full, one;
+	parload_loader *l;
+	int first = -1;
+
+	clear_hwloc_env();
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(full), &full), 0);
+	for (int c = 0; c < CPU_SETSIZE && first < 0; c++)
+		if (CPU_ISSET(c, &full))
+			first = c;
+	ck_assert_int_ge(first, 0);
+
+	CPU_ZERO(&one);
+	CPU_SET(first, &one);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	l = started_loader(NULL);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(full), &full), 0);
+	ck_assert_uint_eq(parload_loader_threads(l), 1);
+	parload_loader_free(l);
+
+	l = started_loader(NULL);
+	if (!several_nodes())
+		ck_assert_uint_eq(parload_loader_threads(l),
+				  (unsigned)CPU_COUNT(&full));
+	else
+		ck_assert_uint_ge(parload_loader_threads(l), 1);
+	parload_loader_free(l);
+}
+END_TEST
+
+/* A topology from the environment is still the one the loader uses: its
+ * cores, not this machine's CPUs, set the default thread count. */
+START_TEST(test_default_threads_follow_synthetic)
+{
+	parload_loader *l = NULL;
+
+	clear_hwloc_env();
+	ck_assert_int_eq(setenv("HWLOC_SYNTHETIC", "numa:2 core:3 pu:2", 1),
+			 0);
+	ck_assert_int_eq(parload_loader_new(&l, NULL, NULL), 0);
+	unsetenv("HWLOC_SYNTHETIC");
+	ck_assert_uint_eq(parload_loader_threads(l), 6);
+	parload_loader_free(l);
+}
+END_TEST
+
+/* Workers beyond the CPUs are not pinned: pinned, two would share a core
+ * for the whole load while another core idles once its worker is done.
+ * Every thread keeps the process's mask, and the count asked for is the
+ * count that runs. */
+START_TEST(test_workers_beyond_cpus_not_pinned)
+{
+	parload_options o;
+	parload_loader *l;
+	cpu_set_t full;
+
+	clear_hwloc_env();
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(full), &full), 0);
+	parload_options_init(&o);
+	o.threads = (unsigned)CPU_COUNT(&full) + 1;
+	l = started_loader(&o);
+	ck_assert_uint_eq(parload_loader_threads(l), o.threads);
+	ck_assert_uint_eq(tasks_narrowed(&full), 0);
+	parload_loader_free(l);
+}
+END_TEST
+
+/* core_offset asks for placement: the workers are bound, each to one core
+ * the process may use, from that index on. */
+START_TEST(test_core_offset_binds_workers)
+{
+	parload_options o;
+	parload_loader *l;
+	parload__engine *e;
+	cpu_set_t full;
+
+	clear_hwloc_env();
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(full), &full), 0);
+	parload_options_init(&o);
+	o.threads = 2;
+	o.core_offset = 1;
+	l = started_loader(&o);
+	e = parload__loader_engine(l);
+	ck_assert_ptr_nonnull(e->topo);
+	ck_assert_uint_eq(e->workers, 2);
+	if (parload__topology_cores(e->topo) >= 2) {
+		/* A core that is every CPU of the mask narrows nothing. */
+		ck_assert_uint_eq(tasks_narrowed(&full), 2);
+		ck_assert_int_ne(e->places[0].core, e->places[1].core);
+	}
+	parload_loader_free(l);
+	ck_assert_uint_eq(tasks_narrowed(&full), 0);
+}
+END_TEST
+
+/* View layout: share boundaries fall on multiples of the alignment in
+ * memory, wherever the pixel array starts (a caller's buffer need not
+ * start on a huge page), and the shares still tile the array. */
+START_TEST(test_split_aligned_in_memory)
+{
+	parload_file_header h;
+	parload_shape sh;
+	parload__share s[5];
+	parload__plan p;
+	const uint64_t align = PARLOAD__HUGE_PAGE;
+	/* Never dereferenced: the split is arithmetic. */
+	unsigned char *pixels = (unsigned char *)(uintptr_t)(
+		(64 * PARLOAD__HUGE_PAGE) + 3 * PARLOAD__PAGE);
+	uint64_t total;
+
+	ck_assert_int_eq(parload_file_header_init(&h, 7, 4096, 1024,
+						  PARLOAD_PIXEL_U16, 0), 0);
+	ck_assert_int_eq(parload_selection_resolve(&h, NULL, &sh, NULL), 0);
+	total = sh.views * sh.view_bytes;
+	parload__plan_init(&p, &h, &sh, NULL, pixels);
+	parload__plan_split(&p, 5, align, s);
+	ck_assert_uint_eq(s[0].dst_begin, 0);
+	ck_assert_uint_eq(s[4].dst_end, total);
+	for (unsigned w = 0; w < 5; w++) {
+		ck_assert_uint_le(s[w].dst_begin, s[w].dst_end);
+		if (w > 0) {
+			ck_assert_uint_eq(s[w].dst_begin, s[w - 1].dst_end);
+			ck_assert_uint_eq(s[w].begin, s[w - 1].end);
+			ck_assert_uint_eq(((uintptr_t)pixels + s[w].dst_begin) %
+						  align,
+					  0);
+		}
+		ck_assert_uint_le(s[w].dst_end - s[w].dst_begin,
+				  total / 5 + align + 1);
+	}
+	/* Before this, boundaries were multiples of align of the array, and
+	 * so 3 pages off every huge page here. */
+	ck_assert_uint_ne(s[1].dst_begin % align, 0);
+}
+END_TEST
+
 static Suite *topology_suite(void)
 {
 	Suite *s = suite_create("topology");
@@ -691,6 +888,15 @@ static Suite *topology_suite(void)
 	tcase_add_test(tc, test_bind_thread_this_system);
 	tcase_add_test(tc, test_env_synthetic_honoured);
 	tcase_add_test(tc, test_env_xmlfile_honoured);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("loader");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_default_threads_follow_affinity);
+	tcase_add_test(tc, test_default_threads_follow_synthetic);
+	tcase_add_test(tc, test_workers_beyond_cpus_not_pinned);
+	tcase_add_test(tc, test_core_offset_binds_workers);
+	tcase_add_test(tc, test_split_aligned_in_memory);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("pool");
