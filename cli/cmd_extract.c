@@ -316,7 +316,7 @@ int cmd_extract(int argc, char **argv)
 		status = new_loader(&loader, &x.load);
 	if (status == EXIT_OK)
 		status = extract(loader, &x);
-	parload_loader_free(loader);
+	end_loader(loader);
 	/* Interrupted after the load: the file is not wanted any more. */
 	if (status == EXIT_OK && strcmp(x.out, "-") != 0 && !was_interrupted())
 		return tmp_commit(x.out, x.force);

@@ -366,6 +366,6 @@ int cmd_load(int argc, char **argv)
 		if (load_one(loader, argv[i], argv[i], &a.cfg, &a.rep) !=
 		    EXIT_OK)
 			status = EXIT_FAIL;
-	parload_loader_free(loader);
+	end_loader(loader);
 	return status;
 }

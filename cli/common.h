@@ -176,6 +176,9 @@ struct loaded {
 
 /* Start a loader with cfg's options; EXIT_OK or EXIT_FAIL (said why). */
 int new_loader(parload_loader **loader, const struct load_cfg *cfg);
+/* The end of a subcommand with its loader: released by the process's exit
+ * (see run.c for why). */
+void end_loader(parload_loader *loader);
 /* Load path ("-": standard input).  0, or a negative code after saying
  * why; loaded_free() releases what a success holds. */
 int load_path(parload_loader *loader, const char *path,

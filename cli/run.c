@@ -241,6 +241,24 @@ void loaded_free(struct loaded *l)
 	parload_buffers_free(&l->buffers);
 }
 
+/* The loader kept until the process ends (end_loader). */
+static parload_loader *kept_loader;
+
+void end_loader(parload_loader *loader)
+{
+	/* The command is about to exit, and the kernel ends the loader's idle
+	 * workers and takes back its memory with the process: joining each
+	 * worker first costs system calls a user waits for and does nothing
+	 * the exit does not.  Kept here, the loader stays reachable, so a
+	 * leak checker counts nothing lost.  Sanitized builds free it, so
+	 * that ThreadSanitizer sees every thread joined. */
+#ifdef PARLOAD_SANITIZED
+	parload_loader_free(loader);
+#else
+	kept_loader = loader;
+#endif
+}
+
 int new_loader(parload_loader **loader, const struct load_cfg *cfg)
 {
 	parload_error err;

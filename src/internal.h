@@ -335,7 +335,10 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, int max_iov,
 /* Output views the cursor has read completely so far. */
 uint64_t parload__cursor_done(const parload__cursor *c);
 
-/* ---- topology.c: the machine, and where workers run ---- */
+/* ---- topology.c: the machine, and where workers run (hwloc is loaded
+ * only where workers are placed: several NUMA nodes, a core_offset, or a
+ * topology given in the environment; else the affinity mask counts the
+ * cores, loader.c) ---- */
 
 typedef struct parload__topology parload__topology;
 

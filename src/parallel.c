@@ -52,7 +52,6 @@ struct parload__pass {
 	atomic_int failed; /* the first error's code, 0 while none */
 	parload__badlist *bad; /* one per worker */
 	uint64_t first_bad;    /* lowest bad view found by the workers */
-	size_t align;
 };
 
 typedef struct parload__pass job;
@@ -299,13 +298,13 @@ static int gather_bad(job *j)
 	return 0;
 }
 
-/* Pixel boundaries between workers: 2 MiB when each share is large, so a
- * huge page is never filled by two workers, else 4 KiB. */
-static size_t plan_align(const parload_shape *s, unsigned n)
+/* Pixel boundaries between workers: 2 MiB when each share of a pass is
+ * large, so a huge page is never filled by two workers, else 4 KiB (a
+ * batch of a few megabytes still splits evenly). */
+static size_t plan_align(uint64_t bytes, unsigned n)
 {
-	return s->views * s->view_bytes / n >= 16 * PARLOAD__HUGE_PAGE ?
-		       PARLOAD__HUGE_PAGE :
-		       PARLOAD__PAGE;
+	return bytes / n >= 16 * PARLOAD__HUGE_PAGE ? PARLOAD__HUGE_PAGE :
+						      PARLOAD__PAGE;
 }
 
 int parload__pass_new(parload__ctx *c, parload__pass **out)
@@ -332,7 +331,6 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 	j->bounce = j->plan.run < (c->shape.layout == PARLOAD_LAYOUT_VIEWS ?
 					   BOUNCE_BELOW :
 					   BOUNCE_BELOW_ROWS);
-	j->align = plan_align(&c->shape, n);
 	j->shares = parload__sys_calloc(n, sizeof(*j->shares));
 	j->stats = parload__sys_calloc(n, sizeof(*j->stats));
 	j->bad = parload__sys_calloc(n, sizeof(*j->bad));
@@ -344,8 +342,12 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 void parload__pass_start(parload__pass *j, uint64_t k_begin, uint64_t k_end,
 			 parload_view_header *headers, void *pixels)
 {
+	const unsigned n = j->c->engine->workers;
+
 	parload__plan_views(&j->plan, k_begin, k_end, headers, pixels);
-	parload__plan_split(&j->plan, j->c->engine->workers, j->align,
+	parload__plan_split(&j->plan, n,
+			    plan_align((k_end - k_begin) *
+					       j->c->shape.view_bytes, n),
 			    j->shares);
 	parload__engine_start(j->c->engine, work, j);
 }

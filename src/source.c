@@ -122,8 +122,9 @@ int parload__source_open(parload__ctx *c, const parload_request *req)
 		rc = open_path(c, req->path);
 		if (rc == 0)
 			rc = classify(c, false);
-		/* Reads of a file or a device block as they always do. */
-		if (rc == 0)
+		/* Reads of a device block as they always do (O_NONBLOCK
+		 * changes nothing for a regular file). */
+		if (rc == 0 && c->stream)
 			(void)fcntl(c->fd, F_SETFL,
 				    fcntl(c->fd, F_GETFL) & ~O_NONBLOCK);
 		return rc;
