@@ -20,9 +20,6 @@
 #include <unistd.h>
 
 #include <parload.h>
-#ifndef PARLOAD_OMIT
-#include "compat.h"
-#endif
 
 /* The exception types, the FileHeader type and the header dtype. */
 static PyObject *Error;         /* parload.Error(OSError) */
@@ -427,7 +424,6 @@ static PyObject *file_header_new(const parload_file_header *h)
 typedef struct {
 	PyObject_HEAD
 	parload_dataset ds;
-	parload_shape shape; /* what ds holds */
 	/* load_into(): the caller's arrays, which ds points into */
 	PyObject *pixels;
 	PyObject *headers;
@@ -460,12 +456,6 @@ static PyObject *dataset_wrap(parload_dataset *ds, PyObject *name,
 	}
 	self->ds = *ds;
 	memset(ds, 0, sizeof(*ds));
-#ifdef PARLOAD_COMPAT_
-	parload_selection_resolve(&self->ds.file_header, NULL, &self->shape,
-				  NULL);
-#else
-	self->shape = self->ds.shape;
-#endif
 	self->pixels = Py_XNewRef(pixels);
 	self->headers = Py_XNewRef(headers);
 	self->name = Py_XNewRef(name);
@@ -479,7 +469,7 @@ static PyObject *Dataset_pixels(DatasetObject *self, void *closure)
 
 	if (self->pixels)
 		return Py_NewRef(self->pixels);
-	shape_dims(&self->shape, dims);
+	shape_dims(&self->ds.shape, dims);
 	return array_over(PyArray_DescrFromType(
 				  pixel_typenum(self->ds.file_header.pixel_type)),
 			  3, dims, NULL, self->ds.pixels,
@@ -488,7 +478,7 @@ static PyObject *Dataset_pixels(DatasetObject *self, void *closure)
 
 static PyObject *Dataset_headers(DatasetObject *self, void *closure)
 {
-	npy_intp n = (npy_intp)self->shape.views;
+	npy_intp n = (npy_intp)self->ds.shape.views;
 
 	if (self->headers)
 		return Py_NewRef(self->headers);
@@ -498,7 +488,7 @@ static PyObject *Dataset_headers(DatasetObject *self, void *closure)
 
 static PyObject *Dataset_angles(DatasetObject *self, void *closure)
 {
-	npy_intp n = (npy_intp)self->shape.views;
+	npy_intp n = (npy_intp)self->ds.shape.views;
 	npy_intp stride = sizeof(parload_view_header);
 	char *base = (char *)self->ds.headers;
 	PyObject *owner = self->headers ? self->headers : (PyObject *)self;
@@ -548,34 +538,34 @@ static PyObject *range3(uint64_t start, uint64_t n, uint64_t step)
 
 static PyObject *Dataset_views(DatasetObject *self, void *closure)
 {
-	const parload_shape *s = &self->shape;
+	const parload_shape *s = &self->ds.shape;
 
 	return range3(s->view_start, s->views, s->view_step ? s->view_step : 1);
 }
 
 static PyObject *Dataset_rows(DatasetObject *self, void *closure)
 {
-	return range3(self->shape.row_start, self->shape.rows, 1);
+	return range3(self->ds.shape.row_start, self->ds.shape.rows, 1);
 }
 
 static PyObject *Dataset_cols(DatasetObject *self, void *closure)
 {
-	return range3(self->shape.col_start, self->shape.cols, 1);
+	return range3(self->ds.shape.col_start, self->ds.shape.cols, 1);
 }
 
 static PyObject *Dataset_layout(DatasetObject *self, void *closure)
 {
-	return PyUnicode_FromString(parload_layout_name(self->shape.layout));
+	return PyUnicode_FromString(parload_layout_name(self->ds.shape.layout));
 }
 
 static Py_ssize_t Dataset_len(DatasetObject *self)
 {
-	return (Py_ssize_t)self->shape.views;
+	return (Py_ssize_t)self->ds.shape.views;
 }
 
 static PyObject *Dataset_repr(DatasetObject *self)
 {
-	const parload_shape *s = &self->shape;
+	const parload_shape *s = &self->ds.shape;
 	const char *px = parload_pixel_name(self->ds.file_header.pixel_type);
 
 	return PyUnicode_FromFormat("<parload.Dataset %R: %llu views of %ux%u "
@@ -1518,7 +1508,6 @@ static PyObject *Writer_write(WriterObject *self, PyObject *args,
 	Py_RETURN_NONE;
 }
 
-#ifndef PARLOAD_COMPAT_
 static PyObject *Writer_flush(WriterObject *self, PyObject *unused)
 {
 	parload_error err;
@@ -1535,8 +1524,6 @@ static PyObject *Writer_flush(WriterObject *self, PyObject *unused)
 		return raise_error(rc, &err, self->name);
 	Py_RETURN_NONE;
 }
-
-#endif
 
 static int writer_close(WriterObject *self, parload_error *err)
 {
@@ -1624,11 +1611,9 @@ static PyMethodDef Writer_methods[] = {
 	 "when the file stores CRCs.  pixels: an array of shape (height,\n"
 	 "width), or flat, of the writer's dtype (other dtypes only where\n"
 	 "NumPy casts them safely)."},
-#ifndef PARLOAD_COMPAT_
 	{"flush", (PyCFunction)Writer_flush, METH_NOARGS,
 	 "flush()\n--\n\nWrite out what is buffered, so that a reader sees\n"
 	 "every view written so far."},
-#endif
 	{"close", (PyCFunction)Writer_close, METH_NOARGS,
 	 "close()\n--\n\nFlush and close; parload.Error (PARLOAD_ECOUNT) if\n"
 	 "fewer than n views were written."},

@@ -22,8 +22,6 @@ import parload
 
 __all__ = ["from_file"]
 
-_LOADER_OPTIONS = ("threads", "strategy", "io", "buffer_size", "max_read",
-                   "verify", "numa_bind", "hugepages")
 _local = threading.local()
 
 
@@ -52,9 +50,8 @@ def _bounds(chunks):
         start += n
 
 
-def from_file(path, chunks=None, *, layout="views", threads=1,
-              strategy="parallel", io="posix", buffer_size=None,
-              max_read=0, verify=False, numa_bind=True, hugepages=True):
+def from_file(path, chunks=None, *, layout="views", threads=1, max_read=0,
+              verify=False, numa_bind=True, hugepages=True):
     """Return the pixels of the stream at path as a dask array.
 
     chunks follows dask.array's conventions over the pixel array's shape,
@@ -62,13 +59,13 @@ def from_file(path, chunks=None, *, layout="views", threads=1,
     the default splits the views alone into chunks of about dask's
     array.chunk-size.  Each chunk is loaded by one call with threads
     worker threads (default 1: dask runs chunks in parallel already; 0 is
-    one per core).  The file's header is read now; the pixels when the
-    array is computed.  The file must not change meanwhile.
+    one per core) of the parallel strategy.  verify checks CRCs, which
+    needs chunks of whole views (no row or column split).  The file's
+    header is read now; the pixels when the array is computed.  The file
+    must not change meanwhile.
     """
-    options = {"threads": threads, "strategy": strategy, "io": io,
-               "buffer_size": buffer_size, "max_read": max_read,
-               "verify": verify, "numa_bind": numa_bind,
-               "hugepages": hugepages}
+    options = {"threads": threads, "max_read": max_read, "verify": verify,
+               "numa_bind": numa_bind, "hugepages": hugepages}
     path = os.fspath(path)
     h = parload.read_header(path)
     if layout == "sinograms":

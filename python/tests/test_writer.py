@@ -61,8 +61,6 @@ def test_exception_in_with_block_is_not_hidden(tmp_path):
 
 
 def test_flush_makes_views_visible(tmp_path):
-    if not hasattr(parload.Writer, "flush"):
-        pytest.skip("this libparload has no parload_writer_flush")
     path = tmp_path / "f.raw"
     w = parload.Writer(path, 3, 2, 2, "u1")
     w.write(None, np.full((2, 2), 7, "u1"))
