@@ -922,6 +922,24 @@ static int source_header(const source *src, parload_file_header *h)
 	return 0;
 }
 
+/* The header of a source and a selection resolved against it. */
+static int source_shape(const source *src, const parload_selection *sel,
+			parload_file_header *h, parload_shape *shape)
+{
+	parload_error err;
+	int rc;
+
+	if (source_header(src, h))
+		return -1;
+	memset(&err, 0, sizeof(err));
+	rc = parload_selection_resolve(h, sel, shape, &err);
+	if (rc) {
+		raise_error(rc, &err, src->name);
+		return -1;
+	}
+	return 0;
+}
+
 /* Check a caller's array for load_into(): an ndarray of exactly this
  * dtype and shape, C-contiguous, aligned and writeable. */
 static int check_into(PyObject *obj, PyArray_Descr *want, int nd,
@@ -986,10 +1004,8 @@ static PyObject *Loader_load_into(LoaderObject *self, PyObject *args,
 	parload_shape shape;
 	parload_buffers into;
 	parload_dataset ds;
-	parload_error err;
 	npy_intp dims[3], n;
 	source src;
-	int rc;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOz:load_into",
 					 kwlist, &obj, &pixels, &headers,
@@ -998,14 +1014,8 @@ static PyObject *Loader_load_into(LoaderObject *self, PyObject *args,
 	if (selection_from(views, rows, cols, layout, &sel) ||
 	    source_parse(obj, &src))
 		return NULL;
-	if (source_header(&src, &h))
+	if (source_shape(&src, &sel, &h, &shape))
 		goto out;
-	memset(&err, 0, sizeof(err));
-	rc = parload_selection_resolve(&h, &sel, &shape, &err);
-	if (rc) {
-		raise_error(rc, &err, src.name);
-		goto out;
-	}
 	shape_dims(&shape, dims);
 	n = (npy_intp)shape.views;
 	px = PyArray_DescrFromType(pixel_typenum(h.pixel_type));
@@ -1201,24 +1211,21 @@ static PyObject *mod_empty_like_file(PyObject *mod, PyObject *args,
 	if (selection_from(views, rows, cols, layout, &sel) ||
 	    source_parse(obj, &src))
 		return NULL;
-	if (source_header(&src, &h))
+	if (source_shape(&src, &sel, &h, &shape))
 		goto out;
-	memset(&err, 0, sizeof(err));
-	rc = parload_selection_resolve(&h, &sel, &shape, &err);
-	b = rc ? NULL : PyMem_Calloc(1, sizeof(*b));
-	if (!rc && !b) {
+	b = PyMem_Calloc(1, sizeof(*b));
+	if (!b) {
 		PyErr_NoMemory();
 		goto out;
 	}
-	if (!rc) {
-		Py_BEGIN_ALLOW_THREADS
-		rc = parload_buffers_alloc_select(
-			b, &h, &sel, huge ? 0 : PARLOAD_OPT_NO_HUGEPAGES, &err);
-		Py_END_ALLOW_THREADS
-		if (rc)
-			PyMem_Free(b);
-	}
+	memset(&err, 0, sizeof(err));
+	Py_BEGIN_ALLOW_THREADS
+	rc = parload_buffers_alloc_select(b, &h, &sel,
+					  huge ? 0 : PARLOAD_OPT_NO_HUGEPAGES,
+					  &err);
+	Py_END_ALLOW_THREADS
 	if (rc) {
+		PyMem_Free(b);
 		raise_error(rc, &err, src.name);
 		goto out;
 	}
