@@ -1,3 +1,4 @@
+import builtins
 import os
 from typing import Any, Iterable, NamedTuple, Optional, Tuple, Union
 
@@ -16,8 +17,8 @@ class Error(OSError):
     view: Optional[int]
     offset: Optional[int]
 
-class FileNotFoundError(Error, __builtins__.FileNotFoundError): ...
-class PermissionError(Error, __builtins__.PermissionError): ...
+class FileNotFoundError(Error, builtins.FileNotFoundError): ...
+class PermissionError(Error, builtins.PermissionError): ...
 
 class FileHeader(NamedTuple):
     version_major: int

@@ -127,14 +127,14 @@ static int dtype_pixel_type(PyArray_Descr *d, const char *what)
 	return 0;
 }
 
-/* A new array over memory that base keeps alive (base: a new reference,
- * stolen).  data NULL (nothing to view) gives a fresh empty array. */
+/* A new array over memory that base keeps alive (descr and base: new
+ * references, stolen).  data NULL (nothing to view) gives a fresh empty
+ * array. */
 static PyObject *array_over(PyArray_Descr *descr, int nd, npy_intp *dims,
 			    npy_intp *strides, void *data, PyObject *base)
 {
 	PyObject *a;
 
-	Py_INCREF(descr);
 	if (!data) {
 		Py_DECREF(base);
 		return PyArray_Zeros(nd, dims, descr, 0);
@@ -150,6 +150,12 @@ static PyObject *array_over(PyArray_Descr *descr, int nd, npy_intp *dims,
 		return NULL;
 	}
 	return a;
+}
+
+static PyArray_Descr *new_header_descr(void)
+{
+	Py_INCREF(header_descr);
+	return header_descr;
 }
 
 /* ---------------------------------------------------------------------
@@ -482,7 +488,7 @@ static PyObject *Dataset_headers(DatasetObject *self, void *closure)
 
 	if (self->headers)
 		return Py_NewRef(self->headers);
-	return array_over(header_descr, 1, &n, NULL, self->ds.headers,
+	return array_over(new_header_descr(), 1, &n, NULL, self->ds.headers,
 			  Py_NewRef((PyObject *)self));
 }
 
@@ -1095,9 +1101,11 @@ static PyMethodDef Loader_methods[] = {
 	 "detector rows and columns (no step).  layout is \"views\" (pixels\n"
 	 "[view, row, col]) or \"sinograms\" ([row, view, col]).  Slices\n"
 	 "follow Python's meaning, except that one reaching past the end or\n"
-	 "selecting nothing raises parload.Error (PARLOAD_ESELECT).  The GIL\n"
-	 "is released while the file loads; Ctrl-C raises KeyboardInterrupt\n"
-	 "once it returns."},
+	 "selecting nothing raises parload.Error (PARLOAD_ESELECT).  Any\n"
+	 "selection but the whole file needs the parallel strategy, and CRCs\n"
+	 "can be verified only for whole rows and columns (PARLOAD_ENOTSUP).\n"
+	 "The GIL is released while the file loads; Ctrl-C raises\n"
+	 "KeyboardInterrupt once it returns."},
 	{"load_into", (PyCFunction)(void (*)(void))Loader_load_into,
 	 METH_VARARGS | METH_KEYWORDS,
 	 "load_into(source, pixels, headers=None, *, views=None, rows=None,\n"
@@ -1239,7 +1247,7 @@ static PyObject *mod_empty_like_file(PyObject *mod, PyObject *args,
 	n = (npy_intp)shape.views;
 	px = array_over(PyArray_DescrFromType(pixel_typenum(h.pixel_type)), 3,
 			dims, NULL, b->pixels, Py_NewRef(cap));
-	hd = array_over(header_descr, 1, &n, NULL, b->headers, Py_NewRef(cap));
+	hd = array_over(new_header_descr(), 1, &n, NULL, b->headers, Py_NewRef(cap));
 	if (px && hd)
 		r = PyTuple_Pack(2, px, hd);
 out:

@@ -77,3 +77,19 @@ def test_thousand_loads_keep_rss_flat(stream):
             assert ds.pixels[5, 5, 5] == px[5, 5, 5]
     del ds
     assert rss_bytes() - base < 16 * MiB
+
+
+def test_no_reference_leaks(stream):
+    """The getters and buffers hand out what they take, and no more."""
+    import sys
+    path, _, _ = stream
+    ds = parload.load(path)
+    watched = [ds, np.dtype(np.uint16), np.dtype(np.float32),
+               np.dtype(np.uint64), parload.header_dtype]
+    before = [sys.getrefcount(o) for o in watched]
+    for _ in range(200):
+        ds.pixels, ds.headers, ds.angles, ds.bad_views, ds.stats
+        ds.file_header, ds.views
+        pixels, headers = parload.empty_like_file(path)
+    del pixels, headers
+    assert [sys.getrefcount(o) for o in watched] == before

@@ -239,3 +239,23 @@ def test_keyboard_interrupt_during_a_load(stream):
             assert np.array_equal(ld.load(path).pixels, px)
     finally:
         signal.signal(signal.SIGINT, old)
+
+
+def test_documented_and_stubbed():
+    """Everything public has a docstring and a line in the stub."""
+    import ast
+    stub = pathlib.Path(parload.__file__).with_name("__init__.pyi")
+    names = {n.name if hasattr(n, "name") else n.targets[0].id
+             if isinstance(n, ast.Assign) else n.target.id
+             for n in ast.parse(stub.read_text()).body
+             if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Assign,
+                               ast.AnnAssign))}
+    for name in parload.__all__:
+        assert name in names, name
+        obj = getattr(parload, name)
+        if callable(obj):
+            assert obj.__doc__ and len(obj.__doc__) > 20, name
+    for cls in (parload.Loader, parload.Dataset, parload.Writer):
+        for attr, value in vars(cls).items():
+            if not attr.startswith("_"):
+                assert value.__doc__, f"{cls.__name__}.{attr}"
