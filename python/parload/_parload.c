@@ -168,7 +168,7 @@ typedef struct source {
 	PyObject *path; /* bytes, or NULL for fd */
 	int fd;
 	PyObject *name; /* for messages and Error.filename */
-	PyObject *name_bytes;
+	PyObject *name_bytes; /* name in the file system's encoding */
 } source;
 
 static void source_clear(source *s)
@@ -198,6 +198,7 @@ static int source_parse(PyObject *obj, source *s)
 			source_clear(s);
 			return -1;
 		}
+		s->name_bytes = Py_NewRef(s->path);
 		return 0;
 	} else if (PyObject_HasAttrString(obj, "fileno")) {
 		PyObject *n;
@@ -928,11 +929,14 @@ static int source_header(const source *src, parload_file_header *h)
 	return 0;
 }
 
-/* The header of a source and a selection resolved against it. */
+/* The header of a source and a selection resolved against it.  The
+ * resolver knows no file, so its message gets the source's name. */
 static int source_shape(const source *src, const parload_selection *sel,
 			parload_file_header *h, parload_shape *shape)
 {
+	char text[2 * sizeof(((parload_error *)0)->message)];
 	parload_error err;
+	size_t n;
 	int rc;
 
 	if (source_header(src, h))
@@ -940,6 +944,13 @@ static int source_shape(const source *src, const parload_selection *sel,
 	memset(&err, 0, sizeof(err));
 	rc = parload_selection_resolve(h, sel, shape, &err);
 	if (rc) {
+		snprintf(text, sizeof(text), "%s: %s",
+			 PyBytes_AS_STRING(src->name_bytes), err.message);
+		n = strlen(text);
+		if (n >= sizeof(err.message))
+			n = sizeof(err.message) - 1;
+		memcpy(err.message, text, n);
+		err.message[n] = '\0';
 		raise_error(rc, &err, src->name);
 		return -1;
 	}

@@ -116,3 +116,15 @@ def test_partial_views_cannot_be_verified(scan):
     with pytest.raises(parload.Error) as e:
         parload.load(path, verify=True, cols=(1, 5))
     assert e.value.code == "PARLOAD_ENOTSUP"
+
+
+def test_selection_errors_name_the_file(scan):
+    """Also where the selection is resolved before any load."""
+    path, _ = scan
+    for call in (lambda: parload.empty_like_file(path, views=range(0)),
+                 lambda: parload.Loader().load_into(
+                     path, np.empty((1, H, W), np.int16), views=(50, 51))):
+        with pytest.raises(parload.Error) as e:
+            call()
+        assert e.value.code == "PARLOAD_ESELECT"
+        assert str(e.value).startswith(f"{path}: ")
