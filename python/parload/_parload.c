@@ -839,6 +839,25 @@ static int loader_enter(LoaderObject *self)
 	return 0;
 }
 
+/* The thread Python runs signal handlers on. */
+static unsigned long main_thread;
+
+/* Pixel bytes between two looks for Ctrl-C during a load. */
+#define CANCEL_BATCH_BYTES ((uint64_t)32 << 20)
+
+/* on_batch of a load made on the main thread: a signal that came during
+ * the load (Ctrl-C) runs its Python handler here, and the exception the
+ * handler raises (KeyboardInterrupt) cancels the load and stays set for
+ * the caller. */
+static int batch_check_signals(const parload_batch *batch, void *arg)
+{
+	PyGILState_STATE g = PyGILState_Ensure();
+	int stop = PyErr_CheckSignals() < 0;
+
+	PyGILState_Release(g);
+	return stop;
+}
+
 /* One load.  The dataset, on success, still has to be wrapped. */
 static int loader_run(LoaderObject *self, const source *src,
 		      const parload_selection *sel, const parload_buffers *into,
@@ -854,6 +873,15 @@ static int loader_run(LoaderObject *self, const source *src,
 	req.name = src->path ? NULL : PyBytes_AS_STRING(src->name_bytes);
 	req.selection = sel;
 	req.into = into;
+	/* Batches come from the parallel strategy in view layout.  Each is a
+	 * pass of every worker: large ones keep their cost out of sight and
+	 * still end a load within a few hundredths of a second. */
+	if (self->strategy == PARLOAD_STRATEGY_PARALLEL &&
+	    sel->layout == PARLOAD_LAYOUT_VIEWS &&
+	    PyThread_get_thread_ident() == main_thread) {
+		req.on_batch = batch_check_signals;
+		req.batch_bytes = CANCEL_BATCH_BYTES;
+	}
 	memset(&err, 0, sizeof(err));
 	if (loader_enter(self))
 		return -1;
@@ -861,13 +889,15 @@ static int loader_run(LoaderObject *self, const source *src,
 	rc = parload_loader_run(self->loader, &req, out, &err);
 	Py_END_ALLOW_THREADS
 	PyThread_release_lock(self->lock);
-	if (rc) {
-		raise_error(rc, &err, src->name);
+	/* Ctrl-C during the load: its exception cancelled the load, or the
+	 * handler runs now, after the last batch. */
+	if (PyErr_Occurred() || PyErr_CheckSignals() < 0) {
+		if (rc == 0)
+			parload_dataset_free(out);
 		return -1;
 	}
-	/* Ctrl-C during the load: the handler only set a flag. */
-	if (PyErr_CheckSignals() < 0) {
-		parload_dataset_free(out);
+	if (rc) {
+		raise_error(rc, &err, src->name);
 		return -1;
 	}
 	return 0;
@@ -1115,8 +1145,10 @@ static PyMethodDef Loader_methods[] = {
 	 "selecting nothing raises parload.Error (PARLOAD_ESELECT).  Any\n"
 	 "selection but the whole file needs the parallel strategy, and CRCs\n"
 	 "can be verified only for whole rows and columns (PARLOAD_ENOTSUP).\n"
-	 "The GIL is released while the file loads; Ctrl-C raises\n"
-	 "KeyboardInterrupt once it returns."},
+	 "The GIL is released while the file loads.  Ctrl-C raises\n"
+	 "KeyboardInterrupt: a load on the main thread with the parallel\n"
+	 "strategy in view layout stops at its next batch (about 16 MiB),\n"
+	 "any other once it returns."},
 	{"load_into", (PyCFunction)(void (*)(void))Loader_load_into,
 	 METH_VARARGS | METH_KEYWORDS,
 	 "load_into(source, pixels, headers=None, *, views=None, rows=None,\n"
@@ -1796,6 +1828,23 @@ static int make_header_dtype(PyObject *m)
 				     (PyObject *)header_descr);
 }
 
+static int set_main_thread(void)
+{
+	PyObject *threading = PyImport_ImportModule("threading"), *t = NULL;
+	PyObject *ident = NULL;
+
+	if (threading)
+		t = PyObject_CallMethod(threading, "main_thread", NULL);
+	if (t)
+		ident = PyObject_GetAttrString(t, "ident");
+	if (ident)
+		main_thread = PyLong_AsUnsignedLong(ident);
+	Py_XDECREF(ident);
+	Py_XDECREF(t);
+	Py_XDECREF(threading);
+	return ident && !PyErr_Occurred() ? 0 : -1;
+}
+
 PyMODINIT_FUNC PyInit__parload(void);
 PyMODINIT_FUNC PyInit__parload(void)
 {
@@ -1806,8 +1855,10 @@ PyMODINIT_FUNC PyInit__parload(void)
 	    PyType_Ready(&WriterType) < 0)
 		return NULL;
 	m = PyModule_Create(&module_def);
-	if (!m)
+	if (!m || set_main_thread() < 0) {
+		Py_XDECREF(m);
 		return NULL;
+	}
 	FileHeaderType = PyStructSequence_NewType(&file_header_desc);
 	if (!FileHeaderType || make_errors(m) < 0 || make_header_dtype(m) < 0 ||
 	    PyModule_AddObjectRef(m, "FileHeader", (PyObject *)FileHeaderType) ||

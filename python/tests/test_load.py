@@ -259,3 +259,45 @@ def test_documented_and_stubbed():
         for attr, value in vars(cls).items():
             if not attr.startswith("_"):
                 assert value.__doc__, f"{cls.__name__}.{attr}"
+
+
+def test_keyboard_interrupt_cancels_the_load():
+    """On the main thread with the parallel strategy, Ctrl-C stops the
+    load at its next look for signals (every 32 MiB): the rest of the
+    stream is never read.  Without the cancel the load reads all 100 MiB."""
+    import struct
+    v, h, w = 200, 512, 512
+    payload = h * w * 2
+    head = struct.pack("<8sHHHHQIIHHIQ16x", b"\x89RAW\r\n\x1a\n", 1, 0, 64,
+                       32, v, w, h, 2, 2, 0, payload)
+    total = len(head) + v * (32 + payload)
+    r, wfd = os.pipe()
+    written = [0]
+
+    def feed():
+        chunk = bytes(1 << 20)
+        try:
+            with os.fdopen(wfd, "wb", buffering=0) as f:
+                f.write(head)
+                for i in range(v):
+                    f.write(struct.pack("<QQfI8x", i, 0, 0.0, 0))
+                    f.write(chunk[:payload // 2])
+                    f.write(chunk[:payload // 2])
+                    written[0] += 32 + payload
+                    if written[0] >= 40 << 20 and written[0] - 32 - \
+                            payload < 40 << 20:
+                        os.kill(os.getpid(), signal.SIGINT)
+        except BrokenPipeError:
+            pass
+
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        t = threading.Thread(target=feed)
+        t.start()
+        with pytest.raises(KeyboardInterrupt):
+            with os.fdopen(r, "rb") as f:
+                parload.load(f)
+        t.join()
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert 40 << 20 <= written[0] < total - (16 << 20)
