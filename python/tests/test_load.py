@@ -209,6 +209,21 @@ def test_fork_after_import(stream):
     ld.close()
 
 
+def interrupted(load, r, feed):
+    """load() the read end r of a pipe while feed() writes it (and sends
+    SIGINT) from a thread: the load must end in KeyboardInterrupt."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        t = threading.Thread(target=feed)
+        t.start()
+        with pytest.raises(KeyboardInterrupt):
+            with os.fdopen(r, "rb") as f:
+                load(f)
+        t.join()
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 def test_keyboard_interrupt_during_a_load(stream):
     """SIGINT arrives while the load waits for a pipe: KeyboardInterrupt
     once the load returns, and the loader is fine afterwards."""
@@ -227,18 +242,9 @@ def test_keyboard_interrupt_during_a_load(stream):
             os.kill(os.getpid(), signal.SIGINT)
             f.write(data[half:])
 
-    old = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        with parload.Loader() as ld:
-            t = threading.Thread(target=feed)
-            t.start()
-            with pytest.raises(KeyboardInterrupt):
-                with os.fdopen(r, "rb") as f:
-                    ld.load(f)
-            t.join()
-            assert np.array_equal(ld.load(path).pixels, px)
-    finally:
-        signal.signal(signal.SIGINT, old)
+    with parload.Loader() as ld:
+        interrupted(ld.load, r, feed)
+        assert np.array_equal(ld.load(path).pixels, px)
 
 
 def test_documented_and_stubbed():
@@ -290,14 +296,5 @@ def test_keyboard_interrupt_cancels_the_load():
         except BrokenPipeError:
             pass
 
-    old = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        t = threading.Thread(target=feed)
-        t.start()
-        with pytest.raises(KeyboardInterrupt):
-            with os.fdopen(r, "rb") as f:
-                parload.load(f)
-        t.join()
-    finally:
-        signal.signal(signal.SIGINT, old)
+    interrupted(parload.load, r, feed)
     assert 40 << 20 <= written[0] < total - (16 << 20)
