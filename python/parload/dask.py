@@ -1,0 +1,93 @@
+"""parload.dask: a raw image stream as a dask array.
+
+    import parload.dask
+    arr = parload.dask.from_file("scan.raw", chunks=(64, -1, -1))
+    arr.mean(axis=0).compute()
+
+Each chunk is one parload selection load (a range of views, a band of
+rows, a range of columns) read by the loader's thread pool, so that
+dask.distributed spreads a large scan over workers with every chunk read
+in one call.  Needs dask (Debian: python3-dask); importing parload alone
+does not import it.
+"""
+
+import os
+import threading
+
+import dask.array as da
+from dask.array.core import normalize_chunks
+from dask.base import tokenize
+
+import parload
+
+__all__ = ["from_file"]
+
+_local = threading.local()
+
+
+def _loader(options):
+    """This thread's Loader for these options, made once per process."""
+    key = (os.getpid(),) + tuple(sorted(options.items()))
+    cache = getattr(_local, "loaders", None)
+    if cache is None or cache.get("pid") != os.getpid():
+        cache = _local.loaders = {"pid": os.getpid()}
+    loader = cache.get(key)
+    if loader is None:
+        loader = cache[key] = parload.Loader(**options)
+    return loader
+
+
+def _load_chunk(path, views, rows, cols, layout, options):
+    ds = _loader(options).load(path, views=views, rows=rows, cols=cols,
+                               layout=layout)
+    return ds.pixels
+
+
+def _bounds(chunks):
+    start = 0
+    for n in chunks:
+        yield start, start + n
+        start += n
+
+
+def from_file(path, chunks=None, *, layout="views", threads=1, max_read=0,
+              verify=False, numa_bind=True, hugepages=True):
+    """Return the pixels of the stream at path as a dask array.
+
+    chunks follows dask.array's conventions over the pixel array's shape,
+    (views, rows, cols), or (rows, views, cols) with layout="sinograms";
+    the default splits the views alone into chunks of about dask's
+    array.chunk-size.  Each chunk is loaded by one call with threads
+    worker threads (default 1: dask runs chunks in parallel already; 0 is
+    one per core) of the parallel strategy.  verify checks CRCs, which
+    needs chunks of whole views (no row or column split).  The file's
+    header is read now; the pixels when the array is computed.  The file
+    must not change meanwhile.
+    """
+    options = {"threads": threads, "max_read": max_read, "verify": verify,
+               "numa_bind": numa_bind, "hugepages": hugepages}
+    path = os.fspath(path)
+    h = parload.read_header(path)
+    if layout == "sinograms":
+        shape = (h.height, h.view_count, h.width)
+    elif layout == "views":
+        shape = (h.view_count, h.height, h.width)
+    else:
+        raise ValueError(f"layout: {layout!r} is not a layout "
+                         f"(views or sinograms)")
+    if chunks is None:
+        chunks = ("auto", -1, -1) if layout == "views" else (-1, "auto", -1)
+    chunks = normalize_chunks(chunks, shape=shape, dtype=h.dtype)
+    st = os.stat(path)
+    name = "parload-" + tokenize(path, st.st_size, st.st_mtime_ns, chunks,
+                                 layout, options)
+    vaxis = 0 if layout == "views" else 1
+    raxis = 1 - vaxis
+    graph = {}
+    for i, (v0, v1) in enumerate(_bounds(chunks[vaxis])):
+        for j, (r0, r1) in enumerate(_bounds(chunks[raxis])):
+            for k, (c0, c1) in enumerate(_bounds(chunks[2])):
+                key = (name, i, j, k) if vaxis == 0 else (name, j, i, k)
+                graph[key] = (_load_chunk, path, slice(v0, v1), (r0, r1),
+                              (c0, c1), layout, options)
+    return da.Array(graph, name, chunks, dtype=h.dtype)

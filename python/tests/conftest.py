@@ -1,0 +1,141 @@
+"""Shared helpers of the parload Python tests.
+
+The reference reader and writer here are written from docs/FORMAT.md with
+NumPy and struct alone, sharing no code with libparload, so that a load is
+always compared against a second, independent reading of the file.
+"""
+
+import faulthandler
+import os
+import struct
+import subprocess
+
+import numpy as np
+import pytest
+
+import parload
+
+# A test that hangs (a load holding the GIL while it waits for a Python
+# thread) fails the run instead of stopping it.
+faulthandler.dump_traceback_later(600, exit=True)
+
+MAGIC = b"\x89RAW\r\n\x1a\n"
+# pixel_type code -> dtype, as docs/FORMAT.md numbers them
+PIXEL_TYPES = {1: "<u1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4",
+               7: "<f8"}
+TYPE_OF = {np.dtype(v): k for k, v in PIXEL_TYPES.items()}
+# The view header, with its 8 reserved bytes.
+VIEW_HEADER = np.dtype({"names": ["view_index", "timestamp_ns", "angle_deg",
+                                  "crc32c"],
+                        "formats": ["<u8", "<u8", "<f4", "<u4"],
+                        "offsets": [0, 8, 16, 20], "itemsize": 32})
+
+# Byte offsets of the file header's fields.
+OFF = {"magic": 0, "version_major": 8, "version_minor": 10,
+       "file_header_size": 12, "view_header_size": 14, "view_count": 16,
+       "width": 24, "height": 28, "pixel_type": 32, "bytes_per_pixel": 34,
+       "flags": 36, "payload_size": 40}
+
+
+def crc32c(data):
+    """CRC-32C (Castagnoli), bitwise: slow, for small payloads only."""
+    crc = 0xFFFFFFFF
+    for b in bytes(data):
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+    return crc ^ 0xFFFFFFFF
+
+
+def write_raw(path, pixels, timestamps=None, angles=None, crc=False):
+    """Write pixels (views, height, width) as a stream, independently."""
+    pixels = np.ascontiguousarray(pixels)
+    v, h, w = pixels.shape
+    dt = pixels.dtype.newbyteorder("<")
+    payload = h * w * dt.itemsize
+    head = struct.pack("<8sHHHHQIIHHIQ16x", MAGIC, 1, 0, 64, 32, v, w, h,
+                       TYPE_OF[dt], dt.itemsize, 1 if crc else 0, payload)
+    rec = np.zeros(v, dtype=[("h", VIEW_HEADER), ("p", dt, (h, w))])
+    rec["h"]["view_index"] = np.arange(v)
+    if timestamps is not None:
+        rec["h"]["timestamp_ns"] = timestamps
+    if angles is not None:
+        rec["h"]["angle_deg"] = angles
+    rec["p"] = pixels
+    if crc:
+        rec["h"]["crc32c"] = [crc32c(p.tobytes()) for p in pixels]
+    with open(path, "wb") as f:
+        f.write(head)
+        rec.tofile(f)
+    return rec
+
+
+def read_raw(path):
+    """(file header fields, headers, pixels) of a stream, read plainly."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+    fields = dict(zip(OFF, struct.unpack("<8sHHHHQIIHHIQ", head[:48])))
+    dt = np.dtype(PIXEL_TYPES[fields["pixel_type"]])
+    rec = np.fromfile(path, offset=64,
+                      dtype=[("h", VIEW_HEADER),
+                             ("p", dt, (fields["height"], fields["width"]))])
+    return fields, rec["h"].copy(), np.ascontiguousarray(rec["p"])
+
+
+def patch(path, offset, fmt, value):
+    """Overwrite bytes of a file at offset with struct.pack(fmt, value)."""
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        f.write(struct.pack(fmt, value))
+
+
+def random_pixels(rng, shape, dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return rng.standard_normal(shape).astype(dtype) * 1000
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, size=shape, dtype=dtype,
+                        endpoint=True)
+
+
+# RSS means nothing under AddressSanitizer, whose quarantine keeps freed
+# memory (python/tests/run.sh sets this).
+needs_rss = pytest.mark.skipif(bool(os.environ.get("PARLOAD_TEST_ASAN")),
+                               reason="RSS under AddressSanitizer counts "
+                               "its quarantine")
+
+
+def rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)
+
+
+@pytest.fixture
+def stream(tmp_path, rng):
+    """A small u16 stream with CRCs: (path, pixels, headers)."""
+    path = tmp_path / "s.raw"
+    px = random_pixels(rng, (23, 9, 13), np.uint16)
+    rec = write_raw(path, px, timestamps=np.arange(23) * 1000 + 7,
+                    angles=np.linspace(0, 180, 23, dtype=np.float32),
+                    crc=True)
+    return path, px, rec["h"]
+
+
+@pytest.fixture
+def parload_bin():
+    """The parload command of the build tree (make check sets it)."""
+    path = os.environ.get("PARLOAD_BIN")
+    if not path or not os.access(path, os.X_OK):
+        pytest.skip("PARLOAD_BIN is not set to the parload command "
+                    "(run the tests with make check)")
+    return path
+
+
+def run_cli(parload_bin, *args):
+    return subprocess.run([parload_bin, *map(str, args)], capture_output=True,
+                          text=True, timeout=120)
