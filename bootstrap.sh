@@ -12,15 +12,17 @@
 # otherwise they print the exact command to run and stop.
 #
 # Environment: JOBS (parallel make jobs, default: the number of CPUs),
-# CONFIGURE_FLAGS (extra arguments for ./configure).
+# CONFIGURE_FLAGS (extra arguments for ./configure), PYTHON (the
+# interpreter to build the Python module for; default /usr/bin/python3).
 set -eu
 
 # What the build and the tests need, as Debian packages.
 PACKAGES="build-essential autoconf automake libtool pkg-config \
-libhwloc-dev libisal-dev check python3"
+libhwloc-dev libisal-dev check python3 python3-dev python3-numpy \
+python3-pytest python3-dask openmpi-bin libopenmpi-dev"
 
 usage() {
-	sed -n '2,15s/^# \{0,1\}//p' "$0"
+	sed -n '2,16s/^# \{0,1\}//p' "$0"
 }
 
 case ${1:-} in
@@ -82,7 +84,13 @@ if [ ! -x configure ] || [ configure.ac -nt configure ] ||
 	autoreconf -fi
 fi
 if [ ! -f Makefile ] || [ configure -nt config.status ]; then
-	say "./configure ${CONFIGURE_FLAGS:-}"
+	# The Python module is built for Debian's interpreter, which has
+	# python3-numpy, unless PYTHON names another.
+	if [ -z "${PYTHON:-}" ] && [ -x /usr/bin/python3 ]; then
+		PYTHON=/usr/bin/python3
+		export PYTHON
+	fi
+	say "PYTHON=${PYTHON:-} ./configure ${CONFIGURE_FLAGS:-}"
 	# shellcheck disable=SC2086 # flags are words
 	./configure ${CONFIGURE_FLAGS:-}
 fi
