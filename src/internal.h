@@ -396,10 +396,17 @@ void parload__pool_free(parload__pool *p);
 
 typedef struct parload__engine {
 	parload__topology *topo;
-	parload__pool *pool;  /* NULL with one worker: it runs on the caller */
+	/* NULL with one worker (it runs on the caller), and until the first
+	 * load that reads with workers starts it. */
+	parload__pool *pool;
 	unsigned workers;
 	parload__place *places;
+	bool bind;            /* workers bind to their places as they start */
 } parload__engine;
+
+/* Start the workers if they are not running yet: a loader that only ever
+ * loads empty files, streams or single-threaded strategies starts none. */
+int parload__engine_ready(parload__engine *e, parload_error *err);
 
 /* Run fn(arg, w) for every worker w: on the pool, or on the caller. */
 void parload__engine_run(parload__engine *e, parload__job_fn fn, void *arg);

@@ -181,15 +181,18 @@ static int engine_init(parload__engine *e, const parload_options *o,
 
 		e->workers = o->threads ? o->threads : PARLOAD__MAX(1u, cpus);
 	}
-	if (e->workers > 1) {
-		rc = parload__pool_new(&e->pool, e->workers,
-				       bind ? bind_worker : NULL, e, err);
-		if (rc) {
-			engine_free(e);
-			return rc;
-		}
-	}
+	/* The pool starts with the first load that needs it
+	 * (parload__engine_ready). */
+	e->bind = bind;
 	return 0;
+}
+
+int parload__engine_ready(parload__engine *e, parload_error *err)
+{
+	if (e->pool || e->workers <= 1)
+		return 0;
+	return parload__pool_new(&e->pool, e->workers,
+				 e->bind ? bind_worker : NULL, e, err);
 }
 
 void parload__engine_run(parload__engine *e, parload__job_fn fn, void *arg)

@@ -313,7 +313,11 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 	const unsigned n = e->workers;
 	job *j;
 
-	*out = j = parload__sys_calloc(1, sizeof(*j));
+	int rc = parload__engine_ready(e, c->err);
+
+	*out = j = rc ? NULL : parload__sys_calloc(1, sizeof(*j));
+	if (rc)
+		return rc;
 	if (!j)
 		return parload__fail_nomem(c->err, c->path);
 	j->c = c;
@@ -397,6 +401,16 @@ static int read_parallel(parload__ctx *c)
 	return rc;
 }
 
+/* The header step: the workers start (if they have not yet) while the
+ * caller reads the file header, so that they are up and bound by the time
+ * the first pass needs them. */
+static int parallel_header(parload__ctx *c, unsigned char *bytes)
+{
+	int rc = parload__engine_ready(c->engine, c->err);
+
+	return rc ? rc : parload__source_read_header(c, bytes);
+}
+
 const parload__strategy parload__strategy_parallel = {
-	"parallel", false, true, read_parallel, NULL, NULL
+	"parallel", false, true, read_parallel, parallel_header, NULL
 };
