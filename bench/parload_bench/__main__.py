@@ -32,6 +32,16 @@ def parse_args(argv=None):
     ap.add_argument("--evict", help="the evict helper (default: TOOLS/evict)")
     ap.add_argument("--selcopy", help="the selcopy helper (default: "
                     "TOOLS/selcopy; experiment 9 runs without it)")
+    ap.add_argument("--batches", help="the batches helper (default: "
+                    "TOOLS/batches; experiment 11 is skipped without it)")
+    ap.add_argument("--parload-mpi", default=os.environ.get("PARLOAD_MPI_BIN")
+                    or next((p for p in ("mpi/parload-mpi", "src/parload-mpi")
+                             if os.access(p, os.X_OK)), None),
+                    help="the parload-mpi command (default: $PARLOAD_MPI_BIN, "
+                    "or mpi/parload-mpi of the build tree; experiment 12 is "
+                    "skipped without it)")
+    ap.add_argument("--mpiexec", help="the MPI launcher (default: mpirun or "
+                    "mpiexec on the PATH)")
     ap.add_argument("--quick", action="store_true",
                     help="a few points, 3 runs each, results in a temporary "
                          "directory unless --out (CI)")
@@ -43,7 +53,7 @@ def parse_args(argv=None):
                          "or OUT/data)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the generated data")
-    ap.add_argument("--only", help="comma-separated experiments to run (1-10)")
+    ap.add_argument("--only", help="comma-separated experiments to run (1-12)")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"),
                     help="the compiler, for machine.txt")
     ap.add_argument("--numpy-python", help="a python3 with numpy for the numpy peer")
@@ -73,6 +83,7 @@ def main(argv=None):
     args.copyfloor = args.copyfloor or os.path.join(args.tools, "copyfloor")
     args.evict = args.evict or os.path.join(args.tools, "evict")
     args.selcopy = args.selcopy or os.path.join(args.tools, "selcopy")
+    args.batches = args.batches or os.path.join(args.tools, "batches")
     for tool in (args.copyfloor, args.evict):
         if not os.access(tool, os.X_OK):
             sys.exit("run.py: %s is not built (make bench builds it)" % tool)
@@ -112,6 +123,8 @@ def run(args):
         tools.missing.append("numpy's whole load (experiment 6; left out of "
                              "--quick: about a second per run)")
     if args.dry_run:
+        for m in tools.missing:
+            log("  skipped: " + m)
         plan.print_plan(sessions, args.runs)
         return 0
 

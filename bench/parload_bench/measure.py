@@ -31,7 +31,25 @@ class Tools:
         self.pyenv = find_module(self.numpy, args.python_path)
         self.selcopy = args.selcopy if args.selcopy and \
             os.access(args.selcopy, os.X_OK) else None
+        self.batches = args.batches if args.batches and \
+            os.access(args.batches, os.X_OK) else None
+        self.mpiexec = args.mpiexec or shutil.which("mpirun") or \
+            shutil.which("mpiexec")
+        self.parload_mpi = args.parload_mpi if args.parload_mpi and \
+            os.access(args.parload_mpi, os.X_OK) else None
+        self.timeout = shutil.which("timeout")
+        self.mpi = bool(self.mpiexec and self.parload_mpi and self.timeout)
+        self.mpi_flags = open_mpi_flags(self.mpiexec) if self.mpi else []
         self.missing = []
+        if not self.batches:
+            self.missing.append("bench/batches (not built: make bench builds "
+                                "it): experiment 11 is skipped")
+        if not self.mpi:
+            self.missing.append("MPI (%s): experiment 12 is skipped" % (
+                "no parload-mpi: configure found no MPI, or --parload-mpi"
+                if not self.parload_mpi else
+                "no mpirun or mpiexec on the PATH, or --mpiexec"
+                if not self.mpiexec else "no timeout(1)"))
         if not self.selections:
             self.missing.append("parload's selections (this parload has no "
                                 "--views, --rows, --cols, --layout): "
@@ -52,6 +70,20 @@ class Tools:
             self.missing.append("gnuplot (not installed: no plots)")
         if not self.dd:
             self.missing.append("dd (not found: its peer points are skipped)")
+
+
+def open_mpi_flags(mpiexec):
+    """Open MPI's launcher: more ranks than cores allowed, and no binding
+    of its own (libparload-mpi binds each rank's workers to its share of
+    the cores; Open MPI would bind a single rank to one core)."""
+    try:
+        r = subprocess.run([mpiexec, "--version"], capture_output=True,
+                           text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if "Open MPI" in r.stdout + r.stderr or "OpenRTE" in r.stdout + r.stderr:
+        return ["--oversubscribe", "--bind-to", "none"]
+    return []
 
 
 def list_strategies(parload):
@@ -100,40 +132,52 @@ def snapshot_programs(args, where):
     `where`, so that the whole run measures one build even if the tree is
     rebuilt meanwhile (a relink leaves a missing or half-written file for a
     moment)."""
-    parload = shutil.which(args.parload) or args.parload
-    with open(parload, "rb") as f:
-        if f.read(2) == b"#!":
-            # A libtool wrapper script works only where it is: run the
-            # harness through `libtool --mode=execute` (make bench does)
-            # to get the real program.
-            args.parload = parload
-            parload = None
     env_path = os.environ.get("LD_LIBRARY_PATH", "")
-    r = subprocess.run(["ldd", parload], capture_output=True, text=True) \
-        if parload and shutil.which("ldd") else None
+    copies = {}
+    progs = [("copyfloor", args.copyfloor), ("evict", args.evict)]
+    for name in ("selcopy", "batches"):
+        path = getattr(args, name)
+        if path and os.access(path, os.X_OK):
+            progs.append((name, path))
+    libs = []
+    for name in ("parload", "parload_mpi"):
+        path = getattr(args, name)
+        path = shutil.which(path) or path if path else None
+        if not path or not os.access(path, os.X_OK):
+            continue
+        with open(path, "rb") as f:
+            if f.read(2) == b"#!":
+                # A libtool wrapper script works only where it is: run
+                # the harness through `libtool --mode=execute` (make
+                # bench does) to get the real program.
+                setattr(args, name, path)
+                continue
+        progs.append((name, path))
+        libs += [x for x in parload_libs(path) if x not in libs]
+    for name, path in progs + libs:
+        dest = os.path.join(where, name)
+        shutil.copy2(path, dest)
+        copies[name] = dest
+    for name in ("parload", "copyfloor", "evict", "selcopy", "batches",
+                 "parload_mpi"):
+        if getattr(args, name, None) is not None or name in copies:
+            setattr(args, name, copies.get(name, getattr(args, name)))
+    if libs:
+        os.environ["LD_LIBRARY_PATH"] = where + (":" + env_path if env_path
+                                                 else "")
+
+
+def parload_libs(program):
+    """[(name, path)] of the libparload libraries program loads (ldd)."""
+    r = subprocess.run(["ldd", program], capture_output=True, text=True) \
+        if shutil.which("ldd") else None
     libs = []
     if r and r.returncode == 0:
         for line in r.stdout.splitlines():
             m = re.match(r"\s*(libparload\S*)\s+=>\s+(/\S+)", line)
             if m:
                 libs.append((m.group(1), m.group(2)))
-    copies = {}
-    progs = [("copyfloor", args.copyfloor), ("evict", args.evict)]
-    if args.selcopy and os.access(args.selcopy, os.X_OK):
-        progs.append(("selcopy", args.selcopy))
-    if parload:
-        progs.append(("parload", parload))
-    for name, path in progs + libs:
-        dest = os.path.join(where, name)
-        shutil.copy2(path, dest)
-        copies[name] = dest
-    args.parload = copies.get("parload", args.parload)
-    args.copyfloor = copies["copyfloor"]
-    args.evict = copies["evict"]
-    args.selcopy = copies.get("selcopy")
-    if libs:
-        os.environ["LD_LIBRARY_PATH"] = where + (":" + env_path if env_path
-                                                 else "")
+    return libs
 
 
 def find_numpy_python(explicit):
@@ -396,6 +440,86 @@ def run_pyimport(tools, p, stream):
     return result(float(d["seconds"]), proc, None, None)
 
 
+def run_batches(tools, p, stream):
+    """bench/batches: a load delivered in batches, every view checked
+    against the generator; or, compute_only, the compute alone."""
+    if p.compute_only:
+        cmd = [tools.batches, "--compute-only", str(p.compute_batches),
+               "--compute-us", str(p.compute_us)]
+    else:
+        cmd = [tools.batches, "--threads", str(p.threads), "--seed",
+               str(stream.seed)]
+        if p.window:
+            cmd += ["--window", str(p.window)]
+        if p.compute_us:
+            cmd += ["--compute-us", str(p.compute_us)]
+        cmd.append(stream.path)
+    r, proc = run_checked(cmd, None)
+    d = last_json(r.stdout)
+    if d.get("verified") is not True or not p.compute_only and (
+            d.get("views") != stream.views or d.get("bytes") != stream.size):
+        raise BenchError("%s: batches not verified: %s" % (" ".join(cmd), d))
+    m = result(float(d["seconds"]), proc)
+    for k in ("first_batch_seconds", "batches", "compute_seconds",
+              "verify_seconds"):
+        m[k] = d.get(k)
+    return m
+
+
+# Each launcher run is killed after this long: a rank that hangs fails the
+# bench instead of stopping it.
+MPI_TIMEOUT = 120
+
+
+def check_mpi(cmd, p, stream, d):
+    """parload-mpi's JSON: p.ranks ranks whose parts cover the file once
+    (views split: contiguous view ranges, each rank's payloads checked
+    against their CRCs; rows split: contiguous row slabs of every view)."""
+    ranks = d.get("per_rank") or []
+    axis, total = (("view", stream.views) if p.split == "views" else
+                   ("row", stream.height))
+    at, ok = 0, d.get("ranks") == p.ranks == len(ranks) and \
+        d.get("bad_views") == 0
+    pixels = 0
+    for x in ranks:
+        # Each rank holds its views' headers and their rows' pixels.
+        part = x["views"] * x["rows"] * stream.width * stream.bpp
+        ok = ok and x["%s_begin" % axis] == at and \
+            x["threads"] == p.threads and \
+            x["bytes"] == x["views"] * 32 + part
+        pixels += part
+        at = x["%s_end" % axis]
+        if "--verify" in p.extra:
+            ok = ok and x["crc_checked"] == x["views"]
+    if not ok or at != total or pixels != stream.views * stream.payload:
+        raise BenchError("%s: the ranks' parts do not cover the file once, "
+                         "checked: %s" % (" ".join(cmd), d))
+
+
+def run_mpi(tools, p, stream):
+    """parload-mpi under the launcher: seconds is the slowest rank's load
+    (from opening the file until its part is complete, as parload's);
+    call_seconds the slowest rank's whole parload_mpi_load (communicator,
+    header broadcast, loader, load); rank_seconds each rank's load."""
+    env = dict(os.environ)
+    if os.geteuid() == 0:
+        # Open MPI refuses root unless told; the launcher's child only.
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1",
+                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cmd = [tools.timeout, "-k", "5", str(MPI_TIMEOUT), tools.mpiexec] + \
+        tools.mpi_flags + ["-n", str(p.ranks), tools.parload_mpi, "--json",
+                           "--threads", str(p.threads), "--split", p.split] + \
+        list(p.extra) + [stream.path]
+    r, proc = run_checked(cmd, "mpirun -n %d parload-mpi" % p.ranks, env)
+    d = last_json(r.stdout)
+    check_mpi(cmd, p, stream, d)
+    m = result(max(x["load_seconds"] for x in d["per_rank"]), proc,
+               None, sum(x["bytes_read"] for x in d["per_rank"]))
+    m["call_seconds"] = float(d["seconds"])
+    m["rank_seconds"] = [x["load_seconds"] for x in d["per_rank"]]
+    return m
+
+
 RUNNERS = {
     "parload-version": run_version,
     "parload": run_parload,
@@ -408,6 +532,8 @@ RUNNERS = {
     "selcopy": run_selcopy,
     "pyload": run_pyload,
     "pyimport": run_pyimport,
+    "batches": run_batches,
+    "parload-mpi": run_mpi,
 }
 
 

@@ -5,7 +5,7 @@ import subprocess
 
 from . import BenchError, log
 from .measure import evict, measure
-from .points import Point
+from .points import CALIBRATE, Point
 
 
 def generate(tools, stream, data_dir):
@@ -14,7 +14,7 @@ def generate(tools, stream, data_dir):
     stream.path = os.path.join(data_dir, stream.name + ".raw")
     params = ["--views", str(stream.views), "--width", str(stream.width),
               "--height", str(stream.height), "--type", stream.ptype,
-              "--seed", str(stream.seed)]
+              "--seed", str(stream.seed)] + (["--crc"] if stream.crc else [])
     marker = " ".join(params) + "\n"
     try:
         with open(stream.path + ".ok") as f:
@@ -75,6 +75,7 @@ def run_session(tools, s, runs, measured):
         for f in s.streams():
             if f.views:
                 measure(tools, Point("copyfloor", [], threads=1), f)
+    calibrate(tools, s)
     slow = False
     for run in range(runs):
         for p in s.points:
@@ -98,6 +99,30 @@ def run_session(tools, s, runs, measured):
             p.runs.append(m)
             measured.append((s, p, m))
             slow = m["wall"] > SETTLE_SECONDS
+
+
+# Untimed runs of the I/O alone that set experiment 11's compute.
+CALIBRATION_RUNS = 3
+
+
+def calibrate(tools, s):
+    """Experiment 11's compute overlap: the compute per batch of the
+    session's CALIBRATE points is the I/O-alone point's median time over
+    its batches, so that the compute in all takes as long as the I/O."""
+    pts = [p for p in s.points if p.compute_us == CALIBRATE]
+    io = [p for p in s.points if p.tool == "batches" and
+          p.compute_us is None]
+    if not pts or not io:
+        return
+    ms = [measure(tools, io[0], s.stream) for _ in range(CALIBRATION_RUNS)]
+    secs = sorted(m["seconds"] for m in ms)[len(ms) // 2]
+    batches = ms[0]["batches"]
+    us = max(1, round(secs / batches * 1e6))
+    for p in pts:
+        p.compute_us = us
+        p.compute_batches = batches
+    log("    compute per batch: %d us (the I/O alone: %.1f ms in %d "
+        "batches)" % (us, secs * 1e3, batches))
 
 
 def print_plan(sessions, runs):

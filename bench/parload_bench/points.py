@@ -8,9 +8,11 @@ from . import KIB, MIB, human_bytes
 
 
 class Stream:
-    def __init__(self, name, views, width, height, ptype="u16", seed=1):
+    def __init__(self, name, views, width, height, ptype="u16", seed=1,
+                 crc=False):
         self.name, self.views, self.width, self.height = name, views, width, height
         self.ptype, self.seed = ptype, seed
+        self.crc = crc  # `parload gen --crc`: every view header has a CRC
         self.bpp = {"u8": 1, "u16": 2, "i16": 2, "u32": 4, "i32": 4,
                     "f32": 4, "f64": 8}[ptype]
         self.payload = width * height * self.bpp
@@ -20,10 +22,11 @@ class Stream:
         self.path = None
 
     def describe(self):
-        return "%d view%s of %d x %d %s (%s payloads, %s)" % (
+        return "%d view%s of %d x %d %s (%s payloads, %s%s)" % (
             self.views, "" if self.views == 1 else "s", self.width,
             self.height, self.ptype,
-            human_bytes(self.payload), human_bytes(self.size))
+            human_bytes(self.payload), human_bytes(self.size),
+            ", CRC-32C" if self.crc else "")
 
 
 def sweep_target(quick):
@@ -112,7 +115,12 @@ V = {"bulk": "V1", "sequential": "V2", "two-pass": "V3"}
 EXTRA_TEXT = {
     "--preallocate": "into touched caller memory",
     "--no-hugepages": "4 KiB pages",
+    "--verify": "CRC-32C checked",
 }
+
+# Point.compute_us of experiment 11's overlap points before the run: set
+# from the I/O-alone point measured first (plan.calibrate).
+CALIBRATE = "calibrate"
 
 
 def plural(n, word):
@@ -131,8 +139,16 @@ class Point:
 
     def __init__(self, tool, exps, strategy=None, io=None, buffer=None,
                  threads=1, extra=(), verify=True, stream=None, select=None,
-                 threads_flag=False):
+                 threads_flag=False, window=None, compute_us=None,
+                 compute_only=False, ranks=None, split=None):
         self.tool = tool
+        # bench/batches: read through windows of this many bytes; burn
+        # compute_us of CPU time per batch (CALIBRATE: chosen by the run);
+        # compute_only: the burning alone, compute_batches batches.
+        self.window, self.compute_us = window, compute_us
+        self.compute_only, self.compute_batches = compute_only, None
+        # parload-mpi: ranks under the launcher, threads each, the split.
+        self.ranks, self.split = ranks, split
         # With strategy None: pass --threads anyway (the defaults but the
         # thread count).
         self.threads_flag = threads_flag
@@ -150,7 +166,9 @@ class Point:
         return (self.tool, self.strategy, self.io, self.buffer, self.threads,
                 self.threads_flag, self.extra, self.verify,
                 self.stream.name if self.stream else None,
-                self.select.name if self.select else None)
+                self.select.name if self.select else None,
+                self.window, self.compute_only, self.compute_us is not None,
+                self.ranks, self.split)
 
     def file(self, session):
         return self.stream or session.stream
@@ -195,6 +213,11 @@ class Point:
             return "parload.load() in Python, " + threads
         if self.tool == "selcopy":
             return "parallel full load + copy, " + threads
+        if self.tool == "batches":
+            return self.batches_label(threads)
+        if self.tool == "parload-mpi":
+            return "mpirun -n %d parload-mpi --split %s, %s each" % (
+                self.ranks, self.split, threads)
         if self.tool == "copyfloor-whole":
             return "copy floor into a touched file-sized buffer, " + threads
         if self.strategy == "parallel":
@@ -206,6 +229,35 @@ class Point:
             text += " unbuffered"
         elif self.buffer not in (None, 0):
             text += " +%s buffer" % human_bytes(self.buffer).replace(" ", "")
+        return text
+
+    def tool_flags(self):
+        """bench/batches' and parload-mpi's settings, for the CSV files."""
+        out = []
+        if self.window:
+            out += ["--window", str(self.window)]
+        if self.compute_only:
+            out += ["--compute-only", str(self.compute_batches)]
+        if self.compute_us is not None:
+            out += ["--compute-us", str(self.compute_us)]
+        if self.ranks:
+            out += ["-n", str(self.ranks), "--split", self.split]
+        return out
+
+    def compute_text(self):
+        if self.compute_us == CALIBRATE:
+            return "I/O time / batches"
+        return "%d us" % self.compute_us
+
+    def batches_label(self, threads):
+        if self.compute_only:
+            return "compute alone (%s x %s)" % (
+                self.compute_batches or "batches", self.compute_text())
+        text = "batches (on_batch), " + threads
+        if self.window:
+            text += ", window %s" % human_bytes(self.window)
+        if self.compute_us is not None:
+            text += ", compute %s per batch" % self.compute_text()
         return text
 
     def is_plain(self):
@@ -291,6 +343,8 @@ EXPERIMENTS = {
     8: "The whole process (warm cache)",
     9: "Partial and reshaped loads (warm cache)",
     10: "Python (warm cache)",
+    11: "Views delivered while the load runs (warm cache)",
+    12: "MPI on one node (warm cache)",
 }
 
 # The article's buffering of its loaders: POSIX unbuffered and with the
@@ -303,8 +357,10 @@ def buffering(exp, strategy):
             for io, buf in BUFFERINGS]
 
 
-# The note of the session of 4 KiB-page points.
+# The note of the session of 4 KiB-page points, and of experiment 11's
+# compute overlap.
 PAGES_4K = "4 KiB-page session"
+OVERLAP = "compute overlap"
 
 REFERENCE = Stream("reference", 2000, 896, 64, "u16", seed=1)
 
@@ -315,6 +371,53 @@ def scan_stream(quick):
     if quick:
         return Stream("scan", 256, 512, 64, "u16", seed=6)
     return Stream("scan", 1024, 2048, 256, "u16", seed=6)
+
+
+# Experiment 11: the window of the out-of-core load; experiment 12: the
+# ranks.
+WINDOW = 16 * MIB
+MPI_RANKS = 2
+
+
+def slabs(n, parts):
+    """[(begin, end)] of n rows split in `parts` balanced ranges, the
+    first n % parts one longer: parload-mpi's row split."""
+    q, r = divmod(n, parts)
+    out, b = [], 0
+    for i in range(parts):
+        e = b + q + (1 if i < r else 0)
+        out.append((b, e))
+        b = e
+    return out
+
+
+def mpi_session(n):
+    """Experiment 12 on the reference stream written with CRCs (so that
+    every views-split load checks every payload it delivers): the single
+    process, MPI_RANKS ranks sharing the cores, one rank with all of
+    them, a row-slab split, and each rank's rows in view layout loaded by
+    one process with that rank's threads (checked against the
+    generator)."""
+    st = Stream("reference-crc", 2000, 896, 64, "u16", seed=1, crc=True)
+    per_rank = max(1, n // MPI_RANKS)
+    pts = [Point("parload", [12], "parallel", threads=n, extra=("--verify",)),
+           Point("parload-mpi", [12], threads=per_rank, ranks=MPI_RANKS,
+                 split="views", extra=("--verify",)),
+           Point("parload-mpi", [12], threads=n, ranks=1, split="views",
+                 extra=("--verify",)),
+           Point("parload-mpi", [12], threads=per_rank, ranks=MPI_RANKS,
+                 split="rows")]
+    # Each rank's rows in one process, in view layout (the target's
+    # yardstick) and as sinograms (what the layout costs without MPI).
+    for r, (a, b) in enumerate(slabs(st.height, MPI_RANKS)):
+        for layout in ("views", "sinograms"):
+            name = "rank %d's rows %d:%d" % (r, a, b)
+            if layout != "views":
+                name += " as sinograms"
+            pts.append(Point("parload", [12], "parallel", threads=per_rank,
+                             select=Selection(name, rows=(a, b),
+                                              layout=layout)))
+    return Session(st, "warm", pts)
 
 
 def selection_session(st, n, tools):
@@ -339,6 +442,7 @@ def experiments(quick, n, tools, only):
     article's loaders with each I/O API); --quick keeps V2 and the
     parallel loader."""
     ref = REFERENCE
+    scan = scan_stream(quick)
     tiny = Stream("tiny", 200000, 128, 1, "u16", seed=2)
     empty = Stream("empty", 0, 896, 64, "u16", seed=3)
     huge = [Stream("huge-1", 1, 8192, 16384, "u16", seed=4),   # 256 MiB
@@ -417,6 +521,12 @@ def experiments(quick, n, tools, only):
         if has("sequential"):
             pts.append(Point("parload", [8], "sequential", "posix",
                              verify=False))
+    if want(11) and tools.batches:
+        # Time to the first batch, beside the whole load (with --quick,
+        # this one point alone).
+        pts.append(Point("batches", [11], threads=n))
+        if not quick:
+            pts.append(Point("parload", [11], "parallel", threads=n))
     if pts:
         sessions.append(Session(ref, "warm", pts))
 
@@ -498,19 +608,42 @@ def experiments(quick, n, tools, only):
     # Experiment 9: selections, on the reference stream and a larger file
     # (with --quick, a small one only).
     if want(9):
-        for st in ([] if quick else [ref]) + [scan_stream(quick)]:
+        for st in ([] if quick else [ref]) + [scan]:
             sessions.append(selection_session(st, n, tools))
 
     # Experiment 10: parload from Python, beside the command and NumPy, on
     # the reference stream (with --quick, the small file of experiment 9).
     if want(10) and tools.numpy and tools.pyenv:
-        st = scan_stream(True) if quick else ref
+        st = scan if quick else ref
         sessions.append(Session(st, "warm", [
             Point("parload", [10], "parallel", threads=n),
             Point("pyload", [10], threads=n),
             Point("numpy", [10]),
             Point("npselect", [10], select=Selection(WHOLE)),
             Point("pyimport", [10])]))
+
+    # Experiment 11: the out-of-core load of the 1 GiB file through two
+    # windows, beside the whole load; and the compute overlap: the callback
+    # burns CPU time per batch, as much in all as the load's I/O takes,
+    # with one core fewer for the workers so that the callback's thread
+    # has a core of its own.  The overlap loads read through windows too:
+    # reused memory, so that the kernel's faulting in of fresh pages (on a
+    # virtual machine, at the host's pace) is not what is measured.
+    if want(11) and tools.batches and not quick:
+        sessions.append(Session(scan, "warm", [
+            Point("parload", [11], "parallel", threads=n),
+            Point("batches", [11], threads=n, window=WINDOW)]))
+        io = max(1, n - 1)
+        sessions.append(Session(ref, "warm", [
+            Point("batches", [11], threads=io, window=WINDOW),
+            Point("batches", [11], threads=io, window=WINDOW,
+                  compute_us=CALIBRATE),
+            Point("batches", [11], compute_only=True, compute_us=CALIBRATE)],
+            note=OVERLAP))
+
+    # Experiment 12: MPI, when parload-mpi and a launcher are there.
+    if want(12) and tools.mpi and not quick:
+        sessions.append(mpi_session(n))
 
     # Experiment 5: cold cache, experiments 1 and 4 again, with floors.
     if want(5):

@@ -11,7 +11,7 @@ import statistics
 import subprocess
 
 from . import MIB, human_bytes
-from .points import EXPERIMENTS, Point, sweep_target
+from .points import EXPERIMENTS, OVERLAP, Point, sweep_target
 
 # --------------------------------------------------------------------------
 # Medians, and finding the points a ratio is made of.
@@ -375,6 +375,115 @@ def python_table(sessions, n):
     return out + [""]
 
 
+STREAM_TEXT = (
+    "*batches (on_batch)*: bench/batches, a load delivered in batches "
+    "(`parload_request.on_batch`, `parload_loader_run`, about 4 MiB of "
+    "pixels a batch), timed from just before the call until it returns "
+    "(*median ms*) and until the first batch reaches the callback (*first "
+    "batch ms*); the loader is made before the clock, as the command's "
+    "is.  Every view is checked against the generator and the batches "
+    "must deliver each view once, in order: after the clock without a "
+    "window; with one, whose windows are reused, the callback checks each "
+    "batch's headers and sums its pixels (on the clock: *verify ms*), and "
+    "the sum must equal the generator's content's after the clock.  *parallel*: `parload --verify-seed`, the whole "
+    "load.  *compute*: the callback burns that much of its thread's CPU "
+    "time per batch, chosen by the run as the I/O alone's time over its "
+    "batches; *compute alone*: the burning without a load.  *peak RSS*: "
+    "the process's ru_maxrss.")
+
+
+def stream_table(sessions, n):
+    """Experiment 11: time to the first batch, the windowed load and the
+    compute overlap, each beside the whole load."""
+    out = [STREAM_TEXT, ""] + head([
+        "file", "point", "median ms", "middle 50% ms", "first batch ms",
+        "batches", "compute ms", "verify ms", "peak RSS MiB"])
+    for s in sessions:
+        for p in s.points:
+            if 11 not in p.exps or not p.runs:
+                continue
+            med, q1, q3 = summary(p.runs)
+            t = point_stats(s, p, n)
+
+            def cell(field, fmt="%.2f", scale=1e3):
+                x = median(p, field)
+                return fmt % (x * scale) if x else ""
+            rss = t["peak_rss_kib"]
+            out.append(row([
+                s.stream.name + (" (%s)" % s.note if s.note else ""),
+                p.label(), ms(med), "%s - %s" % (ms(q1), ms(q3)),
+                cell("first_batch_seconds"), cell("batches", "%.0f", 1),
+                cell("compute_seconds"), cell("verify_seconds"),
+                (mib(rss) + ("*" if on_floor(t) else "")) if rss else ""]))
+    out.append("")
+    ov = overlap(sessions)
+    if ov:
+        io, comp, both = ov
+        out += ["Compute overlap (file %s, median ms): I/O alone %s, "
+                "compute alone %s, their sum %s and max %s; I/O and "
+                "compute together %s: %.2f x the max, %.2f x the sum." % (
+                    "reference", ms(io), ms(comp), ms(io + comp),
+                    ms(max(io, comp)), ms(both), both / max(io, comp),
+                    both / (io + comp)), ""]
+    return out
+
+
+def overlap(sessions):
+    """Experiment 11: (I/O alone, compute alone, both) medians, or None."""
+    for s in sessions:
+        if s.note != OVERLAP:
+            continue
+        pts = [p for p in s.points if p.tool == "batches" and p.runs]
+        io = [median(p) for p in pts if p.compute_us is None]
+        comp = [median(p) for p in pts if p.compute_only]
+        both = [median(p) for p in pts
+                if p.compute_us is not None and not p.compute_only]
+        if io and comp and both:
+            return io[0], comp[0], both[0]
+    return None
+
+
+MPI_TEXT = (
+    "`mpirun -n R parload-mpi --json` (Open MPI with `--oversubscribe "
+    "--bind-to none`: parload-mpi divides the cores between the ranks "
+    "itself), on the reference stream written with CRC-32Cs.  *median "
+    "ms*: the slowest rank's load, from opening the file until its part "
+    "is complete (the clock of parload's own `seconds`); *whole call ms*: "
+    "the slowest rank's parload_mpi_load (communicator, header broadcast, "
+    "loader, load).  The views splits and the single process check every "
+    "payload against its CRC (`--verify`); the single process and the "
+    "rows in view layout are also checked against the generator.  A row "
+    "slab holds part of each view, which no CRC covers: the rows split is "
+    "checked for its shape only (every rank's slab, all views, the slabs "
+    "covering the rows once).  *per rank ms*: each rank's load.")
+
+
+def mpi_table(sessions, n):
+    """Experiment 12: the ranks against the single process."""
+    cols = ["point", "median ms", "middle 50% ms", "whole call ms",
+            "vs single process", "per rank ms"]
+    out = [MPI_TEXT, ""] + head(cols)
+    for s in sessions:
+        single = median(s.find(lambda p: 12 in p.exps and
+                               p.is_flags("parallel", ("--verify",), n)))
+        for p in s.points:
+            if 12 not in p.exps or not p.runs:
+                continue
+            med, q1, q3 = summary(p.runs)
+            ranks = ""
+            if p.tool == "parload-mpi":
+                ranks = ", ".join(ms(statistics.median(
+                    r["rank_seconds"][i] for r in p.runs))
+                    for i in range(p.ranks))
+            call = median(p, "call_seconds")
+            out.append(row([p.label(), ms(med), "%s - %s" % (ms(q1), ms(q3)),
+                            ms(call) if call else "",
+                            fmt_ratio(med / single) if single and
+                            p.split != "rows" and not p.select else "",
+                            ranks]))
+    return out + [""]
+
+
 def on_floor(t):
     """Whether a point's peak RSS is at the harness's own size (see
     harness_rss_kib): the process used at most that much."""
@@ -451,7 +560,8 @@ RUN_FIELDS = ["experiments", "point", "tool", "strategy", "io", "buffer",
               "threads", "flags", "selection", "verified", "cache", "file",
               "views",
               "payload_bytes", "file_bytes", "run", "seconds", "wall_seconds",
-              "peak_rss_kib", "harness_rss_kib", "read_calls", "bytes_read"]
+              "peak_rss_kib", "harness_rss_kib", "read_calls", "bytes_read",
+              "first_batch_seconds", "call_seconds"]
 
 
 def point_fields(s, p):
@@ -461,7 +571,7 @@ def point_fields(s, p):
         "experiments": " ".join(str(e) for e in sorted(p.exps)),
         "point": p.label(), "tool": p.tool, "strategy": p.strategy or "",
         "io": p.io or "", "buffer": p.buffer_text(), "threads": p.threads,
-        "flags": " ".join(p.extra),
+        "flags": " ".join(list(p.extra) + p.tool_flags()),
         "selection": " ".join(p.select.flags) if p.select else "",
         "verified": "" if p.tool != "parload" else
         ("yes" if p.verify else "no"),
@@ -486,6 +596,9 @@ def run_rows(measured):
             "harness_rss_kib": blank(m["harness_rss_kib"], "%d"),
             "read_calls": blank(m["read_calls"]),
             "bytes_read": blank(m["bytes_read"]),
+            "first_batch_seconds": blank(m.get("first_batch_seconds"),
+                                         "%.9f"),
+            "call_seconds": blank(m.get("call_seconds"), "%.9f"),
         })
         rows.append(r)
     return rows
@@ -636,9 +749,12 @@ def experiment_section(exp, sessions, args, n, plots):
     if not rows_e:
         return []
     md = ["## %d. %s" % (exp, EXPERIMENTS[exp]), ""]
+    if exp == 11:  # the file of compute alone is no file
+        rows_e = [r for r in rows_e if not r[1].compute_only]
     if exp != 3:
         md += files_text(rows_e)
-    if any(p.extra for _, p, _ in rows_e):
+    if any(set(p.extra) & {"--preallocate", "--no-hugepages"}
+           for _, p, _ in rows_e):
         md += [EXTRA_FLAGS_TEXT, ""]
     if exp == 3:
         md += [SWEEP_TEXT % human_bytes(sweep_target(args.quick)), ""]
@@ -651,6 +767,10 @@ def experiment_section(exp, sessions, args, n, plots):
         md += selection_table(sessions, n)
     elif exp == 10:
         md += python_table(sessions, n)
+    elif exp == 11:
+        md += stream_table(sessions, n)
+    elif exp == 12:
+        md += mpi_table(sessions, n)
     else:
         md += markdown_table(rows_e, exp in (5, 6, 7)) + [""]
         if exp == 4:

@@ -6,11 +6,13 @@ ratios) that go with them.
 
 A target's `value` is a function of the run (Run below) that returns a
 Measured, or None when the points it needs were not run."""
+import statistics
+
 from . import MIB, human_bytes
-from .points import BAND, PAGES_4K, SINOGRAMS, STEP4
+from .points import BAND, MPI_RANKS, PAGES_4K, SINOGRAMS, STEP4, WINDOW
 from .report import (efficiency, find_point, huge_names,
-                     median, on_floor, point_stats, scaling, speedup,
-                     sweep_series)
+                     median, on_floor, overlap, point_stats, scaling,
+                     speedup, sweep_series)
 
 
 class Measured:
@@ -465,6 +467,144 @@ PYTHON_TARGETS = [
            ms_of(exp10(lambda p, n: p.tool == "pyimport")), "<=", 20, "ms"),
 ]
 
+# ---- views delivered while the load runs (experiment 11) ----
+
+def batches(window=None):
+    """bench/batches with every core, no compute (window: that window)."""
+    return lambda p, n: (p.tool == "batches" and p.threads == n and
+                         p.window == window and p.compute_us is None)
+
+
+FIRST_BATCH = ref(batches(), "first_batch_seconds")
+SCAN_WINDOWED = Pick("scan", "warm", batches(WINDOW))
+SCAN_WHOLE = Pick("scan", "warm", lambda p, n: 11 in p.exps and
+                  p.is_parallel(n))
+# Peak RSS of the out-of-core load: two windows and 16 MiB.
+WINDOW_RSS_BAR = (2 * WINDOW + 16 * MIB) / MIB
+
+
+def window_rss(run):
+    s, p = find_point(run.sessions, "scan", "warm",
+                      lambda p: batches(WINDOW)(p, run.n))
+    if not p or not median(p, "peak_rss_kib"):
+        return None
+    t = point_stats(s, p, run.n)
+    return Measured(t["peak_rss_kib"] / 1024, "file %s%s" % (
+        human_bytes(s.stream.size), ", at the harness's own size: at most "
+        "this" if on_floor(t) else ""))
+
+
+def overlap_ratio(of_sum=False):
+    """I/O and compute together / the max (of_sum: the sum) of each
+    alone."""
+    def value(run):
+        ov = overlap(run.sessions)
+        if not ov:
+            return None
+        io, comp, both = ov
+        return Measured(both / ((io + comp) if of_sum else max(io, comp)),
+                        "" if of_sum else "I/O %.1f ms, compute %.1f ms, "
+                        "together %.1f ms" % (io * 1e3, comp * 1e3,
+                                              both * 1e3))
+    return value
+
+
+STREAM_TARGETS = [
+    Target("12a", "Time to first view", "11",
+           "first batch of the reference stream, from just before "
+           "parload_loader_run (every core)", ms_of(FIRST_BATCH), "<=", 5,
+           "ms"),
+    Target("12b", "Out-of-core windows", "11",
+           "peak RSS of the scan file's load through %s windows (bar: 2 "
+           "windows + 16 MiB)" % human_bytes(WINDOW), window_rss, "<=",
+           WINDOW_RSS_BAR, "MiB"),
+    Target("12c", "Compute overlap", "11",
+           "I/O and per-batch compute together / max(I/O alone, compute "
+           "alone), compute in all about the I/O's time", overlap_ratio(),
+           "<=", 1.15),
+]
+
+# ---- MPI on one node (experiment 12) ----
+
+def mpi(ranks, split="views"):
+    return lambda p, n: (
+        p.tool == "parload-mpi" and p.ranks == ranks and p.split == split
+        and p.threads == (n if ranks == 1 else max(1, n // ranks)))
+
+
+MPI_SINGLE = Pick("reference-crc", "warm", lambda p, n: p.is_flags(
+    "parallel", ("--verify",), n))
+
+
+def rank_rows(s, r, layout):
+    """Rank r's rows loaded by one process in layout (experiment 12)."""
+    return median(s.find(lambda q: q.select is not None and
+                         q.select.name.startswith("rank %d's" % r) and
+                         q.select.layout == layout))
+
+
+def slab_ratios(run, over):
+    """[(x, rank)]: the rows split's load of each rank / over(session,
+    rank), the largest first."""
+    s, p = find_point(run.sessions, "reference-crc", "warm",
+                      lambda p: p.tool == "parload-mpi" and
+                      p.split == "rows")
+    xs = []
+    for r in range(p.ranks if p else 0):
+        mine = statistics.median(m["rank_seconds"][r] for m in p.runs)
+        base = over(s, r)
+        if base:
+            xs.append((mine / base, r))
+    return sorted(xs, reverse=True)
+
+
+def slab_worst(run):
+    """The largest rank's rows-split load / that rank's rows in view layout
+    (one process, the rank's threads)."""
+    xs = slab_ratios(run, lambda s, r: rank_rows(s, r, "views"))
+    if not xs:
+        return None
+    return Measured(xs[0][0], "rank %d; %s" % (xs[0][1], ", ".join(
+        "rank %d %.2f" % (q, x) for x, q in sorted(xs, key=lambda x: x[1]))))
+
+
+def layout_cost(run):
+    """Informational: one process's sinograms / its view layout, and the
+    rows split / one process's sinograms, for each rank's rows."""
+    s = find_point(run.sessions, "reference-crc", "warm",
+                   lambda p: p.tool == "parload-mpi")[0]
+    if not s:
+        return None
+    lay = [(rank_rows(s, r, "sinograms"), rank_rows(s, r, "views"), r)
+           for r in range(MPI_RANKS)]
+    lay = ["rank %d %.2f" % (r, a / b) for a, b, r in lay if a and b]
+    split = ["rank %d %.2f" % (r, x) for x, r in sorted(slab_ratios(
+        run, lambda s, r: rank_rows(s, r, "sinograms")),
+        key=lambda x: x[1])]
+    if not lay:
+        return None
+    return Measured(None, "one process, sinograms / view layout: %s; the "
+                    "rows split / one process's sinograms: %s" % (
+                        ", ".join(lay), ", ".join(split) or "not measured"))
+
+
+def mpi_pick(ranks, field="seconds"):
+    return Pick("reference-crc", "warm", mpi(ranks), field)
+
+
+MPI_TARGETS = [
+    Target("13a", "MPI, %d ranks sharing the cores" % MPI_RANKS, "12",
+           "slowest rank's load (views split) / single-process load, "
+           "same file and cores", ratio(mpi_pick(MPI_RANKS), MPI_SINGLE),
+           "<=", 1.10),
+    Target("13b", "MPI, 1 rank with every core", "12",
+           "the rank's load / single-process load",
+           ratio(mpi_pick(1), MPI_SINGLE), "<=", 1.10),
+    Target("13c", "MPI row slabs", "12",
+           "a rank's sinograms (rows split) / its rows in view layout, "
+           "largest over the ranks", slab_worst, "<=", 1.2),
+]
+
 TARGETS = [
     Target("1a", "Reference stream", "1",
            "V2 POSIX time / parallel time",
@@ -503,7 +643,7 @@ TARGETS = [
            "parallel efficiency T(1) / (t x T(t)), lowest at 2 <= t <= "
            "the cores", scaling_worst, ">=", 0.70, "%"),
 ] + [t for f in SELECTION_FILES for t in selection_targets(f)] + \
-    STARTUP_TARGETS + PYTHON_TARGETS
+    STARTUP_TARGETS + PYTHON_TARGETS + STREAM_TARGETS + MPI_TARGETS
 
 NOTES = [
     Note("1b", "Ceiling of 1a: V2 POSIX / copy floor = %s, the lead of a "
@@ -535,6 +675,17 @@ NOTES = [
     Note("10a", "`parload --threads 1 EMPTY` wall - `parload --version` "
          "wall = %s.", difference(wall("reference", empty_load(True)),
                                   VERSION_WALL), "ms"),
+    Note("12a", "The whole load of the reference stream (`parload`, every "
+         "core) takes %s.", ms_of(REF_PAR), "ms"),
+    Note("12b", "The windowed load / the whole load of the scan file "
+         "(time) = %s.", ratio(SCAN_WINDOWED, SCAN_WHOLE)),
+    Note("12c", "I/O and compute together / their sum = %s.",
+         overlap_ratio(of_sum=True)),
+    Note("13a", "The whole parload_mpi_load call (communicator, header "
+         "broadcast, loader, load) of %d ranks / the single-process "
+         "load = %%s." % MPI_RANKS,
+         ratio(mpi_pick(MPI_RANKS, "call_seconds"), MPI_SINGLE)),
+    Note("13c", "Each rank's rows (%s).", layout_cost),
 ]
 
 
