@@ -405,8 +405,12 @@ typedef struct parload__engine {
 } parload__engine;
 
 /* Start the workers if they are not running yet: a loader that only ever
- * loads empty files, streams or single-threaded strategies starts none. */
-int parload__engine_ready(parload__engine *e, parload_error *err);
+ * loads empty files, streams or single-threaded strategies starts none.
+ * One worker reads on the caller's thread, unless the reads must go on in
+ * the background (batches, read while the caller works on the last one):
+ * then it gets a thread too. */
+int parload__engine_ready(parload__engine *e, bool background,
+			  parload_error *err);
 
 /* Run fn(arg, w) for every worker w: on the pool, or on the caller. */
 void parload__engine_run(parload__engine *e, parload__job_fn fn, void *arg);

@@ -187,9 +187,10 @@ static int engine_init(parload__engine *e, const parload_options *o,
 	return 0;
 }
 
-int parload__engine_ready(parload__engine *e, parload_error *err)
+int parload__engine_ready(parload__engine *e, bool background,
+			  parload_error *err)
 {
-	if (e->pool || e->workers <= 1)
+	if (e->pool || (e->workers <= 1 && !background))
 		return 0;
 	return parload__pool_new(&e->pool, e->workers,
 				 e->bind ? bind_worker : NULL, e, err);

@@ -313,7 +313,7 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 	const unsigned n = e->workers;
 	job *j;
 
-	int rc = parload__engine_ready(e, c->err);
+	int rc = parload__engine_ready(e, c->req->on_batch != NULL, c->err);
 
 	*out = j = rc ? NULL : parload__sys_calloc(1, sizeof(*j));
 	if (rc)
@@ -406,7 +406,8 @@ static int read_parallel(parload__ctx *c)
  * the first pass needs them. */
 static int parallel_header(parload__ctx *c, unsigned char *bytes)
 {
-	int rc = parload__engine_ready(c->engine, c->err);
+	int rc = parload__engine_ready(c->engine, c->req->on_batch != NULL,
+				       c->err);
 
 	return rc ? rc : parload__source_read_header(c, bytes);
 }

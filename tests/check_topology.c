@@ -722,7 +722,8 @@ static parload_loader *started_loader(const parload_options *o)
 	memset(&err, 0, sizeof(err));
 	ck_assert_msg(parload_loader_new(&l, o, &err) == 0, "%s", err.message);
 	/* The workers start with the first load that needs them. */
-	ck_assert_int_eq(parload__engine_ready(parload__loader_engine(l), &err),
+	ck_assert_int_eq(parload__engine_ready(parload__loader_engine(l), false,
+					       &err),
 			 0);
 	parload__engine_run(parload__loader_engine(l), nothing, NULL);
 	return l;
