@@ -70,78 +70,49 @@ static int node_of(hwloc_topology_t topo, hwloc_obj_t unit)
 	return overlap >= 0 ? overlap : 0;
 }
 
-/*
- * Build the placement order over the units that intersect t->allowed:
- * node 0's first unit, node 1's first, ..., node 0's second, node 1's
- * second, ...; a node that runs out of units drops out of the rotation, so
- * every allowed unit appears exactly once even when nodes differ in size.
- * Returns 0, -ENOENT when no unit is allowed, or -ENOMEM.
- */
-static int build_order(parload__topology *t)
+/* The allowed units grouped by node: unit_node[i] is unit i's node (-1
+ * if not allowed), count[k] how many node k holds.  Returns how many are
+ * allowed. */
+static unsigned group_units(parload__topology *t, int nunits, int nnodes,
+			    int *unit_node, int *count)
 {
-	hwloc_topology_t topo = t->topo;
-	int nunits = hwloc_get_nbobjs_by_type(topo, t->unit_type);
-	int nnodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
-	int *unit_node = NULL, *count = NULL, *start = NULL, *fill = NULL;
-	int *by_node = NULL;
-	unsigned units = 0, nodes = 0;
-	int ret = -ENOMEM, max_count = 0;
-
-	if (nunits <= 0)
-		return -ENOENT;
-	if (nnodes <= 0)
-		nnodes = 1;
-
-	unit_node = parload__sys_malloc(sizeof(*unit_node) * (size_t)nunits);
-	by_node = parload__sys_malloc(sizeof(*by_node) * (size_t)nunits);
-	count = parload__sys_calloc((size_t)nnodes, sizeof(*count));
-	start = parload__sys_calloc((size_t)nnodes, sizeof(*start));
-	fill = parload__sys_calloc((size_t)nnodes, sizeof(*fill));
-	if (!unit_node || !by_node || !count || !start || !fill)
-		goto out;
+	unsigned units = 0;
 
 	for (int i = 0; i < nunits; i++) {
-		hwloc_obj_t u = hwloc_get_obj_by_type(topo, t->unit_type, i);
+		hwloc_obj_t u = hwloc_get_obj_by_type(t->topo, t->unit_type, i);
 
 		unit_node[i] = -1;
 		if (!u || !u->cpuset ||
 		    !hwloc_bitmap_intersects(u->cpuset, t->allowed))
 			continue;
-		unit_node[i] = node_of(topo, u);
+		unit_node[i] = node_of(t->topo, u);
 		if (unit_node[i] >= nnodes)
 			unit_node[i] = 0;
 		count[unit_node[i]]++;
 		units++;
 	}
-	if (units == 0) {
-		ret = -ENOENT;
-		goto out;
-	}
+	return units;
+}
 
-	/* Group the allowed units by node, in logical order within each. */
-	for (int k = 0, sum = 0; k < nnodes; k++) {
-		start[k] = sum;
-		sum += count[k];
-		if (count[k] > 0)
-			nodes++;
-		max_count = PARLOAD__MAX(max_count, count[k]);
-	}
-	for (int i = 0; i < nunits; i++) {
-		int k = unit_node[i];
-
-		if (k >= 0)
-			by_node[start[k] + fill[k]++] = i;
-	}
+/* Deal the units out one round at a time into t's order: node 0's first
+ * unit, node 1's first, ..., node 0's second, ...  by_node lists the
+ * allowed units node after node, start[k] where node k's begin. */
+static int deal(parload__topology *t, unsigned units, int nnodes,
+		const int *by_node, const int *start, const int *count)
+{
+	int max_count = 0;
+	unsigned w = 0, nodes = 0;
 
 	parload__sys_free(t->order_unit);
 	parload__sys_free(t->order_node);
 	t->order_unit = parload__sys_malloc(sizeof(*t->order_unit) * units);
 	t->order_node = parload__sys_malloc(sizeof(*t->order_node) * units);
 	if (!t->order_unit || !t->order_node)
-		goto out;
-
-	/* Deal the units out one round at a time. */
-	unsigned w = 0;
+		return -ENOMEM;
+	for (int k = 0; k < nnodes; k++) {
+		max_count = PARLOAD__MAX(max_count, count[k]);
+		nodes += count[k] > 0;
+	}
 	for (int r = 0; r < max_count; r++) {
 		for (int k = 0; k < nnodes; k++) {
 			if (r >= count[k])
@@ -153,7 +124,49 @@ static int build_order(parload__topology *t)
 	}
 	t->units = units;
 	t->nodes = nodes;
-	ret = 0;
+	return 0;
+}
+
+/*
+ * Build the placement order over the units that intersect t->allowed:
+ * node 0's first unit, node 1's first, ..., node 0's second, node 1's
+ * second, ...; a node that runs out of units drops out of the rotation, so
+ * every allowed unit appears exactly once even when nodes differ in size.
+ * Returns 0, -ENOENT when no unit is allowed, or -ENOMEM.
+ */
+static int build_order(parload__topology *t)
+{
+	int nunits = hwloc_get_nbobjs_by_type(t->topo, t->unit_type);
+	int nnodes = hwloc_get_nbobjs_by_type(t->topo, HWLOC_OBJ_NUMANODE);
+	int *unit_node = NULL, *count = NULL, *start = NULL, *fill = NULL;
+	int *by_node = NULL;
+	unsigned units;
+	int ret = -ENOMEM;
+
+	if (nunits <= 0)
+		return -ENOENT;
+	if (nnodes <= 0)
+		nnodes = 1;
+	unit_node = parload__sys_malloc(sizeof(*unit_node) * (size_t)nunits);
+	by_node = parload__sys_malloc(sizeof(*by_node) * (size_t)nunits);
+	count = parload__sys_calloc((size_t)nnodes, sizeof(*count));
+	start = parload__sys_calloc((size_t)nnodes, sizeof(*start));
+	fill = parload__sys_calloc((size_t)nnodes, sizeof(*fill));
+	if (!unit_node || !by_node || !count || !start || !fill)
+		goto out;
+	units = group_units(t, nunits, nnodes, unit_node, count);
+	ret = -ENOENT;
+	if (units == 0)
+		goto out;
+	/* Group the allowed units by node, in logical order within each. */
+	for (int k = 0, sum = 0; k < nnodes; k++) {
+		start[k] = sum;
+		sum += count[k];
+	}
+	for (int i = 0; i < nunits; i++)
+		if (unit_node[i] >= 0)
+			by_node[start[unit_node[i]] + fill[unit_node[i]]++] = i;
+	ret = deal(t, units, nnodes, by_node, start, count);
 out:
 	parload__sys_free(unit_node);
 	parload__sys_free(by_node);
