@@ -12,19 +12,22 @@ without a copy::
     ds.headers["angle_deg"]                    # per-view metadata
     sino = parload.load("scan.raw", rows=(100, 116), layout="sinograms")
 
-load() is the one-call form; a Loader keeps its threads for many files
+load() is the one-call form; stream() hands over batches of views while
+the load runs; a Loader keeps its threads for many files
 and loads into caller arrays (load_into, empty_like_file); Writer writes
 streams from arrays; parload.dask builds dask arrays from files.  Errors
 raise parload.Error, an OSError that names the file, view and byte offset.
 """
 
 from ._parload import (
+    Batch,
     Dataset,
     Error,
     FileHeader,
     FileNotFoundError,
     Loader,
     PermissionError,
+    Stream,
     Writer,
     empty_like_file,
     header_dtype,
@@ -36,10 +39,12 @@ from ._parload import (
 )
 
 __all__ = [
+    "Batch",
     "Dataset",
     "Error",
     "FileHeader",
     "Loader",
+    "Stream",
     "Writer",
     "empty_like_file",
     "header_dtype",
@@ -49,6 +54,7 @@ __all__ = [
     "load",
     "read_header",
     "strategies",
+    "stream",
 ]
 
 __version__ = library_version
@@ -74,3 +80,48 @@ def load(source, *, threads=0, strategy="parallel", io="posix",
                 numa_bind=numa_bind, hugepages=hugepages) as loader:
         return loader.load(source, views=views, rows=rows, cols=cols,
                            layout=layout)
+
+
+def stream(path, *, batch_views=None, batch_bytes=None, window=None,
+           follow=False, timeout=10.0, threads=0, numa_bind=True,
+           hugepages=True, verify=False, keep_going=False,
+           allow_truncated=False, views=None, rows=None, cols=None,
+           copy=False):
+    """Load path in batches of views, handing each over as it is read.
+
+    Returns a Stream: an iterator of Batch objects (first, count, views,
+    headers, pixels of shape (count, rows, cols), and the progress
+    views_done, views_total, bytes_done, bytes_total, seconds), in file
+    order, and a context manager.  While the caller works on one batch
+    the next is being read.  A batch holds batch_views views, or about
+    batch_bytes pixel bytes (default about 4 MiB).  views, rows and cols
+    select as in load(); the layout is always views.
+
+    Lifetime of the arrays: without a window the load fills memory of
+    its own and a batch's arrays view it, valid for as long as any of
+    them is referenced, like Dataset's.  With window=N (bytes) the file
+    is read through two reused windows of at most N bytes, so that a
+    file larger than memory streams through 2 N: a batch's arrays are
+    then read-only and valid only until the next batch or close() (the
+    next batch overwrites them).  copy=True hands over copies instead.
+
+    follow=True reads a file still being written: the stream waits for
+    views not yet in the file until the header's count is reached or
+    timeout seconds pass without growth, then raises parload.Error
+    (PARLOAD_ETRUNCATED), or with allow_truncated ends after the
+    complete views.  verify, keep_going, threads, numa_bind and hugepages
+    are Loader's.
+
+    Ending early (break, close(), leaving the with block, or dropping the
+    stream) cancels the load.  The GIL is released while a batch is
+    awaited; Ctrl-C raises KeyboardInterrupt at the next batch and
+    cancels the load.  A failure raises parload.Error, naming the view
+    and byte offset, after every batch before it was delivered.
+    """
+    loader = Loader(threads=threads, strategy="parallel", verify=verify,
+                    keep_going=keep_going, allow_truncated=allow_truncated,
+                    numa_bind=numa_bind, hugepages=hugepages)
+    return Stream(loader, path, batch_views=batch_views,
+                  batch_bytes=batch_bytes, window=window, follow=follow,
+                  timeout=timeout, views=views, rows=rows, cols=cols,
+                  copy=copy)

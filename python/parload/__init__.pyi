@@ -1,11 +1,13 @@
 import builtins
 import os
-from typing import Any, Iterable, NamedTuple, Optional, Tuple, Union
+from typing import (Any, Dict, Iterable, Iterator, NamedTuple, Optional, Tuple,
+                    Union)
 
 import numpy as np
 import numpy.typing as npt
 
 _Source = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]", int, Any]
+_Path = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 _Part = Union[None, slice, range, Tuple[Optional[int], Optional[int]]]
 
 header_dtype: np.dtype
@@ -97,6 +99,50 @@ class Writer:
     @property
     def closed(self) -> bool: ...
 
+class Batch(NamedTuple):
+    first: int
+    count: int
+    views: range
+    headers: np.ndarray
+    pixels: np.ndarray
+    views_done: int
+    views_total: int
+    bytes_done: int
+    bytes_total: int
+    seconds: float
+
+class Stream(Iterator[Batch]):
+    def __init__(self, loader: Loader, path: _Path, *,
+                 batch_views: Optional[int] = None,
+                 batch_bytes: Optional[int] = None,
+                 window: Optional[int] = None, follow: bool = False,
+                 timeout: float = 10.0, views: _Part = None,
+                 rows: _Part = None, cols: _Part = None,
+                 copy: bool = False) -> None: ...
+    def __iter__(self) -> "Stream": ...
+    def __next__(self) -> Batch: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> "Stream": ...
+    def __exit__(self, *exc: Any) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def stats(self) -> Optional[Dict[str, Any]]: ...
+    @property
+    def bad_views(self) -> Optional[Tuple[int, ...]]: ...
+    @property
+    def shape(self) -> Tuple[int, int, int]: ...
+    @property
+    def dtype(self) -> np.dtype: ...
+
+def stream(path: _Path, *, batch_views: Optional[int] = None,
+           batch_bytes: Optional[int] = None, window: Optional[int] = None,
+           follow: bool = False, timeout: float = 10.0, threads: int = 0,
+           numa_bind: bool = True, hugepages: bool = True,
+           verify: bool = False, keep_going: bool = False,
+           allow_truncated: bool = False, views: _Part = None,
+           rows: _Part = None, cols: _Part = None,
+           copy: bool = False) -> Stream: ...
 def load(source: _Source, *, threads: int = 0, strategy: str = "parallel",
          io: str = "posix", buffer_size: Optional[int] = None,
          max_read: int = 0, verify: bool = False, keep_going: bool = False,

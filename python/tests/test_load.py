@@ -261,7 +261,8 @@ def test_documented_and_stubbed():
         obj = getattr(parload, name)
         if callable(obj):
             assert obj.__doc__ and len(obj.__doc__) > 20, name
-    for cls in (parload.Loader, parload.Dataset, parload.Writer):
+    for cls in (parload.Loader, parload.Dataset, parload.Writer,
+                parload.Stream):
         for attr, value in vars(cls).items():
             if not attr.startswith("_"):
                 assert value.__doc__, f"{cls.__name__}.{attr}"
