@@ -9,10 +9,8 @@
  * Every load and write runs with the GIL released.
  */
 #define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_parload_api.h"
 #include <pythread.h>
-#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
-#include <numpy/arrayobject.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -2321,6 +2319,30 @@ static int set_main_thread(void)
 	return ident && !PyErr_Occurred() ? 0 : -1;
 }
 
+/* What parload._parload_mpi borrows (_parload_api.h). */
+static const parload_py_api py_api = {
+	.raise_error = raise_error,
+	.selection_from = selection_from,
+	.array_over = array_over,
+	.shape_dims = shape_dims,
+	.pixel_typenum = pixel_typenum,
+	.header_descr = new_header_descr,
+	.file_header_new = file_header_new,
+	.stats_dict = stats_dict,
+	.range3 = range3,
+	.size_arg = size_arg,
+};
+
+static int add_api(PyObject *m)
+{
+	PyObject *cap = PyCapsule_New((void *)&py_api, PARLOAD_PY_API_CAPSULE,
+				      NULL);
+	int rc = cap ? PyModule_AddObjectRef(m, "_C_API", cap) : -1;
+
+	Py_XDECREF(cap);
+	return rc;
+}
+
 PyMODINIT_FUNC PyInit__parload(void);
 PyMODINIT_FUNC PyInit__parload(void)
 {
@@ -2344,6 +2366,7 @@ PyMODINIT_FUNC PyInit__parload(void)
 	    PyModule_AddObjectRef(m, "Writer", (PyObject *)&WriterType) ||
 	    PyModule_AddObjectRef(m, "Stream", (PyObject *)&StreamType) ||
 	    PyModule_AddObjectRef(m, "Batch", (PyObject *)BatchType) ||
+	    add_api(m) < 0 ||
 	    PyModule_AddStringConstant(m, "library_version",
 				       parload_version()) < 0) {
 		Py_DECREF(m);

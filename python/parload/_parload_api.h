@@ -1,0 +1,51 @@
+/*
+ * _parload_api.h - what parload._parload lends the package's other C
+ * modules (parload._parload_mpi): its error, selection and array helpers,
+ * so that every module raises the same parload.Error and builds arrays the
+ * same way.  _parload exports them in the capsule parload._parload._C_API;
+ * a module calls parload_py_import_api() once at its initialisation.
+ */
+#ifndef PARLOAD_PY_API_H
+#define PARLOAD_PY_API_H
+
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#include <parload.h>
+
+#define PARLOAD_PY_API_CAPSULE "parload._parload._C_API"
+
+typedef struct parload_py_api {
+	/* Raise parload.Error for a failed call (NULL returned). */
+	PyObject *(*raise_error)(int code, const parload_error *err,
+				 PyObject *filename);
+	/* views=, rows=, cols=, layout= (NULL: views) into *sel; -1 with an
+	 * exception. */
+	int (*selection_from)(PyObject *views, PyObject *rows, PyObject *cols,
+			      const char *layout, parload_selection *sel);
+	/* An ndarray over data that base keeps alive (descr and base
+	 * stolen; strides NULL: C order). */
+	PyObject *(*array_over)(PyArray_Descr *descr, int nd, npy_intp *dims,
+				npy_intp *strides, void *data, PyObject *base);
+	/* The pixel array's dimensions for a resolved selection. */
+	void (*shape_dims)(const parload_shape *s, npy_intp dims[3]);
+	/* The NumPy type number of a pixel type. */
+	int (*pixel_typenum)(int pixel_type);
+	/* A new reference to parload.header_dtype. */
+	PyArray_Descr *(*header_descr)(void);
+	PyObject *(*file_header_new)(const parload_file_header *h);
+	PyObject *(*stats_dict)(const parload_stats *st);
+	/* range(start, start + n * step, step) */
+	PyObject *(*range3)(uint64_t start, uint64_t n, uint64_t step);
+	/* A non-negative int that fits a size_t; -1 with an exception. */
+	int (*size_arg)(PyObject *obj, size_t *out, const char *what);
+} parload_py_api;
+
+/* parload._parload's table, or NULL with ImportError. */
+static inline const parload_py_api *parload_py_import_api(void)
+{
+	return PyCapsule_Import(PARLOAD_PY_API_CAPSULE, 0);
+}
+
+#endif /* PARLOAD_PY_API_H */

@@ -1,0 +1,381 @@
+/*
+ * _parload_mpi.c - parload.mpi's C part: parload_mpi_load() over the
+ * MPI_Comm of an mpi4py communicator, each rank's part a Python object
+ * whose arrays view its memory (zero copy, as Dataset's).
+ */
+#define PY_SSIZE_T_CLEAN
+#include "_parload_api.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include <mpi.h>
+#include <mpi4py/mpi4py.h>
+#include <parload_mpi.h>
+
+static const parload_py_api *api;
+
+/* ---------------------------------------------------------------------
+ * Part: one rank's part; its arrays hold it as their base.
+ * ------------------------------------------------------------------- */
+
+typedef struct {
+	PyObject_HEAD
+	parload_mpi_part part;
+	PyObject *name;
+	PyObject *weakrefs;
+} PartObject;
+
+static void Part_dealloc(PartObject *self)
+{
+	if (self->weakrefs)
+		PyObject_ClearWeakRefs((PyObject *)self);
+	parload_mpi_part_free(&self->part);
+	Py_XDECREF(self->name);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static const parload_shape *part_shape(const PartObject *self)
+{
+	return &self->part.dataset.shape;
+}
+
+/* A rows split delivers sinograms, a views split views (also on a rank
+ * with nothing, whose dataset is all zero). */
+static parload_layout part_layout(const PartObject *self)
+{
+	return self->part.split == PARLOAD_MPI_SPLIT_ROWS ?
+		       PARLOAD_LAYOUT_SINOGRAMS :
+		       PARLOAD_LAYOUT_VIEWS;
+}
+
+static void global_dims(const PartObject *self, npy_intp dims[3]);
+
+static PyObject *Part_pixels(PartObject *self, void *closure)
+{
+	const parload_dataset *ds = &self->part.dataset;
+	npy_intp dims[3];
+
+	/* A rank with nothing still has the others' row and column shape,
+	 * so that the parts concatenate. */
+	if (!ds->pixels) {
+		global_dims(self, dims);
+		dims[0] = 0;
+	} else {
+		api->shape_dims(&ds->shape, dims);
+	}
+	return api->array_over(
+		PyArray_DescrFromType(api->pixel_typenum(
+			self->part.file_header.pixel_type)),
+		3, dims, NULL, ds->pixels, Py_NewRef((PyObject *)self));
+}
+
+static PyObject *Part_headers(PartObject *self, void *closure)
+{
+	npy_intp n = (npy_intp)part_shape(self)->views;
+
+	return api->array_over(api->header_descr(), 1, &n, NULL,
+			       self->part.dataset.headers,
+			       Py_NewRef((PyObject *)self));
+}
+
+static PyObject *Part_bad_views(PartObject *self, void *closure)
+{
+	npy_intp n = (npy_intp)self->part.dataset.bad_view_count;
+
+	return api->array_over(PyArray_DescrFromType(NPY_UINT64), 1, &n, NULL,
+			       self->part.dataset.bad_views,
+			       Py_NewRef((PyObject *)self));
+}
+
+/* The global array's dimensions in the part's layout. */
+static void global_dims(const PartObject *self, npy_intp dims[3])
+{
+	parload_shape g = self->part.global;
+
+	g.layout = part_layout(self);
+	api->shape_dims(&g, dims);
+}
+
+static PyObject *Part_global_shape(PartObject *self, void *closure)
+{
+	npy_intp d[3];
+
+	global_dims(self, d);
+	return Py_BuildValue("(nnn)", (Py_ssize_t)d[0], (Py_ssize_t)d[1],
+			     (Py_ssize_t)d[2]);
+}
+
+/* Where the part sits in the global array: (first, last) of its first
+ * axis (views for a views split, rows for a rows split). */
+static void part_range(const PartObject *self, uint64_t *b, uint64_t *e)
+{
+	const parload_mpi_part *p = &self->part;
+
+	if (p->split == PARLOAD_MPI_SPLIT_ROWS) {
+		*b = p->row_begin;
+		*e = p->row_end;
+	} else {
+		*b = p->view_begin;
+		*e = p->view_end;
+	}
+}
+
+static PyObject *Part_index(PartObject *self, void *closure)
+{
+	uint64_t b, e;
+	PyObject *lo, *hi, *sl = NULL, *all, *t;
+
+	part_range(self, &b, &e);
+	lo = PyLong_FromUnsignedLongLong(b);
+	hi = PyLong_FromUnsignedLongLong(e);
+	if (lo && hi)
+		sl = PySlice_New(lo, hi, NULL);
+	Py_XDECREF(lo);
+	Py_XDECREF(hi);
+	all = PySlice_New(NULL, NULL, NULL);
+	t = sl && all ? PyTuple_Pack(3, sl, all, all) : NULL;
+	Py_XDECREF(sl);
+	Py_XDECREF(all);
+	return t;
+}
+
+static PyObject *Part_views(PartObject *self, void *closure)
+{
+	const parload_shape *s = part_shape(self);
+
+	return api->range3(s->view_start, s->views,
+			   s->view_step ? s->view_step : 1);
+}
+
+static PyObject *Part_rows(PartObject *self, void *closure)
+{
+	return api->range3(part_shape(self)->row_start,
+			   part_shape(self)->rows, 1);
+}
+
+static PyObject *Part_split(PartObject *self, void *closure)
+{
+	return PyUnicode_FromString(parload_mpi_split_name(self->part.split));
+}
+
+static PyObject *Part_layout(PartObject *self, void *closure)
+{
+	return PyUnicode_FromString(parload_layout_name(part_layout(self)));
+}
+
+static PyObject *Part_file_header(PartObject *self, void *closure)
+{
+	return api->file_header_new(&self->part.file_header);
+}
+
+static PyObject *Part_stats(PartObject *self, void *closure)
+{
+	return api->stats_dict(&self->part.dataset.stats);
+}
+
+static PyObject *Part_placement(PartObject *self, void *closure)
+{
+	const parload_mpi_part *p = &self->part;
+
+	return Py_BuildValue("{s:i,s:i,s:I,s:I,s:d}", "local_rank",
+			     p->local_rank, "local_ranks", p->local_ranks,
+			     "threads", p->threads, "core_offset",
+			     p->core_offset, "seconds", p->seconds);
+}
+
+static PyObject *Part_rank(PartObject *self, void *closure)
+{
+	return PyLong_FromLong(closure ? self->part.ranks : self->part.rank);
+}
+
+static PyObject *Part_repr(PartObject *self)
+{
+	uint64_t b, e;
+
+	part_range(self, &b, &e);
+	return PyUnicode_FromFormat("<parload.mpi.Part %R: rank %d of %d, %s "
+				    "%llu:%llu>",
+				    self->name ? self->name : Py_None,
+				    self->part.rank, self->part.ranks,
+				    parload_mpi_split_name(self->part.split),
+				    (unsigned long long)b,
+				    (unsigned long long)e);
+}
+
+static PyGetSetDef Part_getset[] = {
+	{"pixels", (getter)Part_pixels, NULL,
+	 "The rank's pixels, viewing the part's memory (no copy): shape\n"
+	 "(views, rows, cols) for split=\"views\", (rows, views, cols)\n"
+	 "(sinograms) for split=\"rows\".  global[part.index] is this array.",
+	 NULL},
+	{"headers", (getter)Part_headers, NULL,
+	 "The view headers of the part's views (header_dtype, no copy).", NULL},
+	{"bad_views", (getter)Part_bad_views, NULL,
+	 "With verify and keep_going: the part's views whose CRC-32C does\n"
+	 "not match (uint64 ndarray).", NULL},
+	{"global_shape", (getter)Part_global_shape, NULL,
+	 "The shape of the whole selection in the part's layout.", NULL},
+	{"index", (getter)Part_index, NULL,
+	 "The part's place in the whole: a tuple of slices, so that a whole\n"
+	 "load in the same layout, indexed with it, equals pixels.", NULL},
+	{"views", (getter)Part_views, NULL,
+	 "The file indices of the part's views, a range.", NULL},
+	{"rows", (getter)Part_rows, NULL,
+	 "The detector rows of the part, a range.", NULL},
+	{"split", (getter)Part_split, NULL, "\"views\" or \"rows\".", NULL},
+	{"layout", (getter)Part_layout, NULL,
+	 "The pixels' layout: \"views\" or \"sinograms\".", NULL},
+	{"file_header", (getter)Part_file_header, NULL,
+	 "The file header rank 0 read (a parload.FileHeader).", NULL},
+	{"stats", (getter)Part_stats, NULL,
+	 "What this rank's load did, a dict as Dataset.stats.", NULL},
+	{"placement", (getter)Part_placement, NULL,
+	 "This rank's place on its node: local_rank, local_ranks, the\n"
+	 "threads and core_offset of its workers, and the seconds the whole\n"
+	 "collective call took here.", NULL},
+	{"rank", (getter)Part_rank, NULL, "This rank in the communicator.",
+	 NULL},
+	{"ranks", (getter)Part_rank, NULL, "The communicator's size.",
+	 (void *)1},
+	{NULL},
+};
+
+static PyTypeObject PartType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "parload.mpi.Part",
+	.tp_basicsize = sizeof(PartObject),
+	.tp_dealloc = (destructor)Part_dealloc,
+	.tp_repr = (reprfunc)Part_repr,
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "One rank's part of a parload.mpi.load(): its arrays, where "
+		  "it sits in the whole, and how it was loaded.",
+	.tp_weaklistoffset = offsetof(PartObject, weakrefs),
+	.tp_getset = Part_getset,
+};
+
+/* ---------------------------------------------------------------------
+ * load()
+ * ------------------------------------------------------------------- */
+
+static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = {"comm", "path", "split", "threads", "io",
+				 "verify", "keep_going", "allow_truncated",
+				 "numa_bind", "hugepages", "node_split",
+				 "views", "rows", "cols", NULL};
+	PyObject *comm_obj, *path_obj, *threads_obj = NULL, *path = NULL;
+	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
+	const char *split_name = "views", *io_name = "pool";
+	int verify = 0, keep_going = 0, truncated = 0, bind = 1, huge = 1;
+	int node_split = 1, kind, io, rc;
+	parload_mpi_options opts;
+	parload_mpi_split split;
+	parload_error err;
+	PartObject *self;
+	MPI_Comm *comm;
+	size_t threads = 0;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|s$OsppppppOOO:load",
+					 kwlist, &comm_obj, &path_obj,
+					 &split_name, &threads_obj, &io_name,
+					 &verify, &keep_going, &truncated,
+					 &bind, &huge, &node_split, &views,
+					 &rows, &cols))
+		return NULL;
+	comm = PyMPIComm_Get(comm_obj);
+	if (!comm)
+		return NULL;
+	kind = parload_mpi_split_from_name(split_name);
+	if (kind != PARLOAD_MPI_SPLIT_VIEWS && kind != PARLOAD_MPI_SPLIT_ROWS)
+		return PyErr_Format(PyExc_ValueError,
+				    "split: \"%s\" is not \"views\" or "
+				    "\"rows\"",
+				    split_name);
+	io = parload_mpi_io_from_name(io_name);
+	if (io < 0)
+		return PyErr_Format(PyExc_ValueError,
+				    "io: \"%s\" is not \"pool\" or \"mpiio\"",
+				    io_name);
+	parload_mpi_options_init(&opts);
+	if (threads_obj && api->size_arg(threads_obj, &threads, "threads"))
+		return NULL;
+	if (threads > UINT_MAX)
+		return PyErr_Format(PyExc_OverflowError, "threads is too large");
+	if (api->selection_from(views, rows, cols, NULL, &opts.load.selection))
+		return NULL;
+	opts.load.threads = (unsigned)threads;
+	opts.load.flags = (verify ? PARLOAD_OPT_VERIFY_CRC : 0) |
+			  (keep_going ? PARLOAD_OPT_KEEP_GOING : 0) |
+			  (truncated ? PARLOAD_OPT_ALLOW_TRUNCATED : 0) |
+			  (bind ? 0 : PARLOAD_OPT_NO_BIND) |
+			  (huge ? 0 : PARLOAD_OPT_NO_HUGEPAGES);
+	opts.io = (parload_mpi_io)io;
+	opts.flags = node_split ? 0 : PARLOAD_MPI_OPT_NO_NODE_SPLIT;
+	memset(&err, 0, sizeof(err));
+	opts.error = &err;
+	memset(&split, 0, sizeof(split));
+	split.kind = (parload_mpi_split_kind)kind;
+	if (!PyUnicode_FSConverter(path_obj, &path))
+		return NULL;
+	self = PyObject_New(PartObject, &PartType);
+	if (!self) {
+		Py_DECREF(path);
+		return NULL;
+	}
+	memset(&self->part, 0, sizeof(self->part));
+	self->weakrefs = NULL;
+	self->name = PyOS_FSPath(path_obj);
+	Py_BEGIN_ALLOW_THREADS
+	rc = parload_mpi_load(*comm, PyBytes_AS_STRING(path), &opts, &split,
+			      &self->part);
+	Py_END_ALLOW_THREADS
+	Py_DECREF(path);
+	if (rc) {
+		api->raise_error(rc, &err, self->name);
+		Py_DECREF(self);
+		return NULL;
+	}
+	if (!self->name) {
+		Py_DECREF(self);
+		return NULL;
+	}
+	return (PyObject *)self;
+}
+
+static PyMethodDef module_methods[] = {
+	{"load", (PyCFunction)(void (*)(void))mod_load,
+	 METH_VARARGS | METH_KEYWORDS,
+	 "load(comm, path, split='views', *, threads=0, io='pool', ...)\n--\n\n"
+	 "Collective: this rank's part of path; see parload.mpi.load."},
+	{NULL},
+};
+
+static struct PyModuleDef module_def = {
+	PyModuleDef_HEAD_INIT,
+	.m_name = "parload._parload_mpi",
+	.m_doc = "The C part of parload.mpi; use parload.mpi instead.",
+	.m_size = -1,
+	.m_methods = module_methods,
+};
+
+PyMODINIT_FUNC PyInit__parload_mpi(void);
+PyMODINIT_FUNC PyInit__parload_mpi(void)
+{
+	PyObject *m;
+
+	import_array();
+	if (import_mpi4py() < 0)
+		return NULL;
+	api = parload_py_import_api();
+	if (!api || PyType_Ready(&PartType) < 0)
+		return NULL;
+	m = PyModule_Create(&module_def);
+	if (!m)
+		return NULL;
+	if (PyModule_AddObjectRef(m, "Part", (PyObject *)&PartType) < 0) {
+		Py_DECREF(m);
+		return NULL;
+	}
+	return m;
+}
