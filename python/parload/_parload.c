@@ -728,6 +728,17 @@ static int size_arg(PyObject *obj, size_t *out, const char *what)
 	return 0;
 }
 
+/* parload_options.flags from the keyword arguments of the same names. */
+static unsigned option_flags(int verify, int keep_going, int allow_truncated,
+			     int numa_bind, int hugepages)
+{
+	return (verify ? PARLOAD_OPT_VERIFY_CRC : 0) |
+	       (keep_going ? PARLOAD_OPT_KEEP_GOING : 0) |
+	       (allow_truncated ? PARLOAD_OPT_ALLOW_TRUNCATED : 0) |
+	       (numa_bind ? 0 : PARLOAD_OPT_NO_BIND) |
+	       (hugepages ? 0 : PARLOAD_OPT_NO_HUGEPAGES);
+}
+
 static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {"threads", "strategy", "io", "buffer_size",
@@ -773,11 +784,7 @@ static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 		return -1;
 	if (max_read && size_arg(max_read, &opts.max_read, "max_read"))
 		return -1;
-	opts.flags = (verify ? PARLOAD_OPT_VERIFY_CRC : 0) |
-		     (keep_going ? PARLOAD_OPT_KEEP_GOING : 0) |
-		     (truncated ? PARLOAD_OPT_ALLOW_TRUNCATED : 0) |
-		     (bind ? 0 : PARLOAD_OPT_NO_BIND) |
-		     (huge ? 0 : PARLOAD_OPT_NO_HUGEPAGES);
+	opts.flags = option_flags(verify, keep_going, truncated, bind, huge);
 	self->lock = PyThread_allocate_lock();
 	if (!self->lock) {
 		PyErr_NoMemory();
@@ -1365,6 +1372,9 @@ typedef struct {
 	PyObject_HEAD
 	LoaderObject *loader; /* held, its lock taken, while s is open */
 	parload_stream *s;
+	/* One call at a time on s: a close() from another thread waits for
+	 * a next() in progress instead of freeing the stream under it. */
+	PyThread_type_lock lock;
 	PyObject *name;
 	PyObject *path;       /* bytes */
 	PyObject *buffers;    /* capsule of the load's memory, or NULL */
@@ -1494,6 +1504,8 @@ static int stream_end(StreamObject *self, parload_dataset *out)
 static void Stream_dealloc(StreamObject *self)
 {
 	(void)stream_end(self, NULL);
+	if (self->lock)
+		PyThread_free_lock(self->lock);
 	Py_XDECREF(self->loader);
 	Py_XDECREF(self->name);
 	Py_XDECREF(self->path);
@@ -1562,10 +1574,15 @@ static PyObject *Stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 		return NULL;
 	}
 	self->loader = (LoaderObject *)Py_NewRef(loader);
+	self->lock = PyThread_allocate_lock();
 	self->name = Py_NewRef(src.name);
 	self->path = Py_NewRef(src.path);
 	self->copy = copy;
 	source_clear(&src);
+	if (!self->lock) {
+		PyErr_NoMemory();
+		goto fail;
+	}
 	if (stream_header(PyBytes_AS_STRING(self->path), self->name, follow,
 			  timeout, &h))
 		goto fail;
@@ -1693,7 +1710,7 @@ static int stream_done(StreamObject *self, parload_error *err)
 	return 0;
 }
 
-static PyObject *Stream_next(StreamObject *self)
+static PyObject *stream_next(StreamObject *self)
 {
 	parload_batch b;
 	parload_error err;
@@ -1723,9 +1740,21 @@ static PyObject *Stream_next(StreamObject *self)
 	return NULL; /* StopIteration */
 }
 
+static PyObject *Stream_next(StreamObject *self)
+{
+	PyObject *r;
+
+	lock_take(self->lock);
+	r = stream_next(self);
+	PyThread_release_lock(self->lock);
+	return r;
+}
+
 static PyObject *Stream_close(StreamObject *self, PyObject *unused)
 {
+	lock_take(self->lock);
 	(void)stream_end(self, NULL);
+	PyThread_release_lock(self->lock);
 	Py_RETURN_NONE;
 }
 
@@ -2331,6 +2360,7 @@ static const parload_py_api py_api = {
 	.stats_dict = stats_dict,
 	.range3 = range3,
 	.size_arg = size_arg,
+	.option_flags = option_flags,
 };
 
 static int add_api(PyObject *m)

@@ -40,6 +40,11 @@ typedef struct parload_py_api {
 	PyObject *(*range3)(uint64_t start, uint64_t n, uint64_t step);
 	/* A non-negative int that fits a size_t; -1 with an exception. */
 	int (*size_arg)(PyObject *obj, size_t *out, const char *what);
+	/* parload_options.flags from verify=, keep_going=,
+	 * allow_truncated=, numa_bind=, hugepages=. */
+	unsigned (*option_flags)(int verify, int keep_going,
+				 int allow_truncated, int numa_bind,
+				 int hugepages);
 } parload_py_api;
 
 /* parload._parload's table, or NULL with ImportError. */

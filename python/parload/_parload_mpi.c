@@ -305,11 +305,8 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 	if (api->selection_from(views, rows, cols, NULL, &opts.load.selection))
 		return NULL;
 	opts.load.threads = (unsigned)threads;
-	opts.load.flags = (verify ? PARLOAD_OPT_VERIFY_CRC : 0) |
-			  (keep_going ? PARLOAD_OPT_KEEP_GOING : 0) |
-			  (truncated ? PARLOAD_OPT_ALLOW_TRUNCATED : 0) |
-			  (bind ? 0 : PARLOAD_OPT_NO_BIND) |
-			  (huge ? 0 : PARLOAD_OPT_NO_HUGEPAGES);
+	opts.load.flags = api->option_flags(verify, keep_going, truncated, bind,
+					    huge);
 	opts.io = (parload_mpi_io)io;
 	opts.flags = node_split ? 0 : PARLOAD_MPI_OPT_NO_NODE_SPLIT;
 	memset(&err, 0, sizeof(err));

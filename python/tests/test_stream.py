@@ -272,3 +272,26 @@ def test_many_streams_keep_rss_flat(stream):
         del s, b
     gc.collect()
     assert rss_bytes() - base < 16 * 2 ** 20
+
+
+def test_close_from_another_thread(tmp_path, rng):
+    """close() while another thread waits in next(): it waits for that
+    call, then ends the stream, whose iteration stops there."""
+    path = tmp_path / "shared.raw"
+    px = random_pixels(rng, (40, 4, 4), np.uint16)
+    wr, t = slow_writer(path, px, 0.01)
+    s = parload.stream(path, follow=True, batch_views=1)
+    seen, started = [], threading.Event()
+
+    def consume():
+        for b in s:
+            seen.append(b.first)
+            started.set()
+    c = threading.Thread(target=consume)
+    c.start()
+    assert started.wait(30)
+    s.close()
+    c.join()
+    t.join()
+    wr.close()
+    assert s.closed and seen == list(range(len(seen))) and len(seen) < 40
