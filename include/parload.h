@@ -510,6 +510,11 @@ typedef struct parload_request {
 	uint64_t window_bytes;
 	unsigned flags;        /* PARLOAD_REQ_* */
 	double timeout;        /* PARLOAD_REQ_FOLLOW: seconds without growth */
+	/* When not NULL: a batched load ends with PARLOAD_ECANCELED once
+	 * *cancel is non-zero, checked before each batch and while it waits
+	 * for a file still being written.  Set it from another thread or a
+	 * signal handler. */
+	const volatile int *cancel;
 } parload_request;
 
 /* Defaults: no file, fd -1, the loader's selection, own memory, no

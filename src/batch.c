@@ -85,6 +85,21 @@ int parload__deliver(parload__ctx *c, uint64_t k_begin, uint64_t k_end,
 				  k_end, s->views);
 }
 
+/* The caller asked to stop (parload_request.cancel). */
+static bool canceled(const parload__ctx *c)
+{
+	return c->req->cancel && __atomic_load_n(c->req->cancel,
+						 __ATOMIC_RELAXED);
+}
+
+static int fail_canceled(parload__ctx *c, uint64_t k)
+{
+	return parload__fail_path(c->err, PARLOAD_ECANCELED, 0, c->path,
+				  "load canceled after %" PRIu64 " of %" PRIu64
+				  " views",
+				  k, c->shape.views);
+}
+
 /* The selected views whose records lie wholly within size bytes. */
 static uint64_t complete(const parload__ctx *c, uint64_t size)
 {
@@ -134,6 +149,8 @@ static int wait_for_views(batches *bs, uint64_t k, bool *stalled)
 
 	*stalled = false;
 	while ((rc = look(bs)) == 0 && bs->avail <= k) {
+		if (canceled(bs->c))
+			return fail_canceled(bs->c, k);
 		if (bs->size != seen) {
 			seen = bs->size;
 			quiet_since = parload__now();
@@ -210,6 +227,10 @@ static int run_batches(batches *bs)
 		parload_view_header *h;
 		void *p;
 
+		if (!pending && canceled(c)) {
+			rc = fail_canceled(c, k);
+			break;
+		}
 		if (!pending) {
 			if (follow && bs->avail <= k)
 				rc = wait_for_views(bs, k, &stop);

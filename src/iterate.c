@@ -26,6 +26,7 @@ struct parload_stream {
 	bool closing;   /* the caller wants no more */
 	bool finished;  /* the load has returned */
 	int rc;         /* its result */
+	volatile int cancel; /* the request's cancel: set by close */
 };
 
 static int hand_over(const parload_batch *b, void *arg)
@@ -77,6 +78,9 @@ int parload_stream_open(parload_stream **out, parload_loader *loader,
 	s->req = *req;
 	s->req.on_batch = hand_over;
 	s->req.batch_arg = s;
+	/* A load waiting for a file that grows sees close at once. */
+	if (!s->req.cancel)
+		s->req.cancel = &s->cancel;
 	if ((e = parload__sys_pthread_mutex_init(&s->lock, NULL)) != 0)
 		goto fail_lock;
 	if ((e = parload__sys_pthread_cond_init(&s->cond, NULL)) != 0)
@@ -138,8 +142,10 @@ int parload_stream_close(parload_stream *s, parload_dataset *out)
 	if (s->have && s->taken &&
 	    s->batch.views_done == s->batch.views_total)
 		s->have = false;
-	else
+	else {
 		s->closing = true;
+		__atomic_store_n(&s->cancel, 1, __ATOMIC_RELAXED);
+	}
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 	parload__sys_pthread_join(s->thread, NULL);

@@ -74,6 +74,12 @@ static int wait_size(parload__ctx *c, uint64_t need)
 	struct stat st;
 
 	while (c->size < need) {
+		if (c->req->cancel &&
+		    __atomic_load_n(c->req->cancel, __ATOMIC_RELAXED))
+			return parload__fail_path(c->err, PARLOAD_ECANCELED, 0,
+						  c->path,
+						  "load canceled while waiting "
+						  "for the file header");
 		if (parload__sys_fstat(c->fd, &st) != 0)
 			return parload__fail_path(c->err, PARLOAD_EIO, errno,
 						  c->path, "cannot stat file");

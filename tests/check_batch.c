@@ -1430,6 +1430,75 @@ END_TEST
 
 #endif /* PARLOAD_FAULT_INJECTION */
 
+/* parload_request.cancel stops a load that waits for a file which has
+ * stopped growing, long before the timeout: set from another thread, and
+ * through the iterator's close. */
+static void *set_after(void *arg)
+{
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+	__atomic_store_n((volatile int *)arg, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static int count_views(const parload_batch *b, void *arg)
+{
+	*(uint64_t *)arg += b->count;
+	return 0;
+}
+
+START_TEST(test_cancel_while_following)
+{
+	char *path = tu_path("cancelfollow.raw");
+	parload_file_header h;
+	parload_request req;
+	parload_loader *l;
+	parload_dataset ds;
+	parload_error err;
+	parload_stream *st;
+	parload_batch b;
+	pthread_t t;
+	volatile int cancel = 0;
+	uint64_t got = 0;
+	double t0;
+
+	tu_write_stream(path, 10, 16, 8, PARLOAD_PIXEL_U16, 0, 4);
+	ck_assert_int_eq(parload_read_header(path, &h, NULL), 0);
+	tu_truncate(path, parload_view_offset(&h, 3));
+	ck_assert_int_eq(parload_loader_new(&l, NULL, &err), 0);
+	parload_request_init(&req);
+	req.path = path;
+	req.flags = PARLOAD_REQ_FOLLOW;
+	req.timeout = 30.0;
+	req.on_batch = count_views;
+	req.batch_arg = &got;
+	req.cancel = &cancel;
+	t0 = now();
+	ck_assert_int_eq(pthread_create(&t, NULL, set_after, (void *)&cancel),
+			 0);
+	ck_assert_int_eq(parload_loader_run(l, &req, &ds, &err),
+			 PARLOAD_ECANCELED);
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(got, 3);
+	ck_assert_msg(now() - t0 < 5.0, "the cancel waited for the timeout");
+	ck_assert(zeroed(&ds));
+
+	/* The iterator: close while the load waits for more views. */
+	req.on_batch = NULL;
+	req.cancel = NULL;
+	req.batch_views = 100;
+	ck_assert_int_eq(parload_stream_open(&st, l, &req, &err), 0);
+	ck_assert_int_eq(parload_stream_next(st, &b, &err), 1);
+	ck_assert_uint_eq(b.count, 3);
+	t0 = now();
+	ck_assert_int_eq(parload_stream_close(st, &ds), PARLOAD_ECANCELED);
+	ck_assert_msg(now() - t0 < 5.0, "close waited for the timeout");
+	parload_loader_free(l);
+	free(path);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("batch");
@@ -1455,6 +1524,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_follow_at_a_fixed_rate);
 	tcase_add_loop_test(t, test_follow_writer_stops, 0, 4);
 	tcase_add_loop_test(t, test_follow_header_late, 0, 3);
+	tcase_add_test(t, test_cancel_while_following);
 
 	t = tu_tcase(s, "streams", 0);
 	tcase_add_loop_test(t, test_streams, 0, 2 * N_VIA);
