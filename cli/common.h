@@ -63,6 +63,8 @@ enum {
 	OPT_SEL_LAYOUT,
 	OPT_PROGRESS,
 	OPT_NO_PROGRESS,
+	OPT_FOLLOW,
+	OPT_TIMEOUT,
 	OPT_LOCAL,
 };
 
@@ -82,6 +84,8 @@ enum {
 	{ "verify-seed", required_argument, NULL, OPT_VERIFY_SEED },         \
 	{ "progress", no_argument, NULL, OPT_PROGRESS },                     \
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },               \
+	{ "follow", no_argument, NULL, OPT_FOLLOW },                         \
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },                 \
 	SELECT_LONGOPTS
 #define LOAD_SHORTOPTS "t:"
 
@@ -110,6 +114,10 @@ struct load_cfg {
 	/* A progress line: -1 until decided (progress_auto), 0 never, 1
 	 * always (--progress), 2 after half a second. */
 	int progress;
+	/* --follow: wait for views a writer has not appended yet, until
+	 * timeout seconds pass without growth (--timeout). */
+	bool follow;
+	double timeout;
 };
 
 /* Messages: "parload: ...\n" on standard error. */

@@ -30,6 +30,7 @@ void load_cfg_init(struct load_cfg *cfg)
 	parload_options_init(&cfg->opts);
 	cfg->opts.error = NULL;
 	cfg->progress = -1;
+	cfg->timeout = 10.0;
 }
 
 /* The options that only set flags, and the flags they set. */
@@ -63,6 +64,21 @@ static int parse_names(parload_options *o, int c, const char *arg)
 	return ARG_OK;
 }
 
+/* --timeout S: seconds, a decimal number above 0 and at most a day. */
+static int parse_seconds(const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v > 0.0) || v > 86400.0)
+		return usage_error("invalid timeout '%s' (seconds, above 0 and "
+				   "at most 86400)", arg);
+	*out = v;
+	return ARG_OK;
+}
+
 static int parse_numbers(struct load_cfg *cfg, int c, const char *arg)
 {
 	uint64_t v;
@@ -88,6 +104,8 @@ static int parse_numbers(struct load_cfg *cfg, int c, const char *arg)
 			return usage_error("invalid seed '%s'", arg);
 		cfg->verify = true;
 		return ARG_OK;
+	case OPT_TIMEOUT:
+		return parse_seconds(arg, &cfg->timeout);
 	default:
 		return ARG_UNKNOWN;
 	}
@@ -112,6 +130,10 @@ int parse_load_option(struct load_cfg *cfg, int c, const char *arg)
 	}
 	if (c == OPT_PROGRESS || c == OPT_NO_PROGRESS) {
 		cfg->progress = c == OPT_PROGRESS;
+		return ARG_OK;
+	}
+	if (c == OPT_FOLLOW) {
+		cfg->follow = true;
 		return ARG_OK;
 	}
 	if (c == OPT_STRATEGY || c == OPT_IO)

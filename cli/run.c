@@ -41,6 +41,7 @@ static volatile sig_atomic_t line_drawn;
 
 struct progress {
 	const char *name;
+	bool draw;  /* a line at all (batches may be there for --follow) */
 	bool force;
 	bool shown;
 	double drawn; /* batch->seconds of the last line */
@@ -79,7 +80,7 @@ static int on_batch(const parload_batch *b, void *arg)
 
 	if (interrupted)
 		return 1;
-	if (!p->force && b->seconds < PROGRESS_AFTER)
+	if (!p->draw || (!p->force && b->seconds < PROGRESS_AFTER))
 		return 0;
 	if (p->shown && !last && b->seconds - p->drawn < PROGRESS_EVERY)
 		return 0;
@@ -158,8 +159,20 @@ static int make_request(const char *path, const struct load_cfg *cfg,
 	}
 	if (stream)
 		l->io = "stream";
-	if (cfg->progress > 0 && batches_possible(cfg, stream))
+	if ((cfg->progress > 0 || cfg->follow) &&
+	    batches_possible(cfg, stream))
 		req->on_batch = on_batch;
+	if (cfg->follow && !stream) {
+		if (!req->on_batch) {
+			err->code = PARLOAD_EINVAL;
+			snprintf(err->message, sizeof(err->message),
+				 "%s: --follow reads with the parallel strategy "
+				 "in view layout", path);
+			return PARLOAD_EINVAL;
+		}
+		req->flags |= PARLOAD_REQ_FOLLOW;
+		req->timeout = cfg->timeout;
+	}
 	if (!cfg->preallocate || !req->path)
 		return 0;
 	req->into = &l->buffers;
@@ -172,7 +185,8 @@ static int run_request(parload_loader *loader, parload_request *req,
 		       const struct load_cfg *cfg, struct loaded *l,
 		       parload_error *err)
 {
-	struct progress p = { l->name, cfg->progress == 1, false, 0.0 };
+	struct progress p = { l->name, cfg->progress > 0, cfg->progress == 1,
+			      false, 0.0 };
 	int rc;
 
 	req->batch_arg = &p;

@@ -783,6 +783,55 @@ START_TEST(test_truncated)
 }
 END_TEST
 
+/* --follow: a file that grows while it is loaded loads whole (checked
+ * against the generator); one that stops growing fails after --timeout,
+ * or loads its complete views with --allow-truncated; --follow needs the
+ * parallel strategy; a bad --timeout is a usage error. */
+START_TEST(test_follow)
+{
+	const off_t part = 64 + 4 * (32 + 256);
+	char *whole;
+	result r;
+	pid_t pid;
+	int fd;
+
+	GEN("full.raw");
+	whole = slurp(P("full.raw"));
+	fd = open(P("grow.raw"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_eq(write(fd, whole, (size_t)part), part);
+	pid = start((const char *const[]){ "--follow", "--timeout", "5",
+					   "--verify-seed", "1",
+					   P("grow.raw"), NULL });
+	usleep(300 * 1000);
+	ck_assert_int_eq(write(fd, whole + part, 2944 - (size_t)part),
+			 2944 - part);
+	close(fd);
+	finish(pid, &r);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "10 views"), "%s", r.out);
+	result_free(&r);
+
+	ck_assert_int_eq(truncate(P("grow.raw"), part), 0);
+	RUN(&r, "--follow", "--timeout", "0.2", P("grow.raw"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "4 of the 10"), "%s", r.err);
+	result_free(&r);
+	RUN(&r, "--follow", "--timeout", "0.2", "--allow-truncated",
+	    P("grow.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_msg(strstr(r.out, "4 of 10"), "%s", r.out);
+	result_free(&r);
+	RUN(&r, "--follow", "--strategy", "bulk", P("full.raw"));
+	ck_assert_int_eq(r.status, 1);
+	ck_assert_msg(strstr(r.err, "--follow"), "%s", r.err);
+	result_free(&r);
+	RUN(&r, "--follow", "--timeout", "0", P("full.raw"));
+	ck_assert_int_eq(r.status, 2);
+	result_free(&r);
+	free(whole);
+}
+END_TEST
+
 /* A failed file does not stop the others, and costs exit status 1. */
 START_TEST(test_good_and_bad)
 {
@@ -2310,6 +2359,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_bad_magic);
 	tcase_add_test(tc, test_truncated);
+	tcase_add_test(tc, test_follow);
 	tcase_add_test(tc, test_good_and_bad);
 	tcase_add_test(tc, test_dash_is_stdin);
 	tcase_add_test(tc, test_directory);
