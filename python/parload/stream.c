@@ -173,6 +173,103 @@ static int u64_arg(PyObject *obj, uint64_t *out, const char *what)
 	return 0;
 }
 
+/* A Stream reads a path: a descriptor can't be followed or reopened. */
+static int stream_source(PyObject *obj, source *src)
+{
+	if (PyLong_Check(obj) || !(PyUnicode_Check(obj) || PyBytes_Check(obj) ||
+				   PyObject_HasAttrString(obj, "__fspath__"))) {
+		PyErr_Format(PyExc_TypeError,
+			     "stream() reads a path (str, bytes or "
+			     "os.PathLike), not %.100s",
+			     Py_TYPE(obj)->tp_name);
+		return -1;
+	}
+	return py_source_parse(obj, src);
+}
+
+/* A Stream of loader over src (cleared here), not yet open. */
+static StreamObject *stream_alloc(PyTypeObject *type, PyObject *loader,
+				  source *src, int copy)
+{
+	StreamObject *self = (StreamObject *)type->tp_alloc(type, 0);
+
+	if (!self) {
+		py_source_clear(src);
+		return NULL;
+	}
+	self->loader = (LoaderObject *)Py_NewRef(loader);
+	self->lock = PyThread_allocate_lock();
+	self->name = Py_NewRef(src->name);
+	self->path = Py_NewRef(src->path);
+	self->copy = copy;
+	py_source_clear(src);
+	if (!self->lock) {
+		PyErr_NoMemory();
+		Py_DECREF(self);
+		return NULL;
+	}
+	return self;
+}
+
+/* Without a window: the buffers the load goes into (req->into), held by
+ * self->buffers, a capsule that the batches' arrays keep alive. */
+static int stream_alloc_buffers(StreamObject *self,
+				const parload_file_header *h,
+				const parload_selection *sel,
+				parload_request *req)
+{
+	parload_buffers *b = PyMem_Calloc(1, sizeof(*b));
+	parload_error err;
+	int rc;
+
+	if (!b) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	memset(&err, 0, sizeof(err));
+	Py_BEGIN_ALLOW_THREADS
+	rc = parload_buffers_alloc_select(
+		b, h, sel, self->loader->flags & PARLOAD_OPT_NO_HUGEPAGES,
+		&err);
+	Py_END_ALLOW_THREADS
+	if (rc) {
+		PyMem_Free(b);
+		py_raise_error(rc, &err, self->name);
+		return -1;
+	}
+	self->buffers = PyCapsule_New(b, "parload.buffers",
+				      py_buffers_capsule_free);
+	if (!self->buffers) {
+		parload_buffers_free(b);
+		PyMem_Free(b);
+		return -1;
+	}
+	req->into = b;
+	return 0;
+}
+
+/* Take the loader (its lock stays taken while the stream is open) and
+ * start the load. */
+static int stream_open(StreamObject *self, parload_request *req)
+{
+	parload_error err;
+	int rc;
+
+	if (py_loader_enter(self->loader))
+		return -1;
+	memset(&err, 0, sizeof(err));
+	Py_BEGIN_ALLOW_THREADS
+	rc = parload_stream_open(&self->s, self->loader->loader, req, &err);
+	Py_END_ALLOW_THREADS
+	if (rc) {
+		PyThread_release_lock(self->loader->lock);
+		self->s = NULL;
+		py_raise_error(rc, &err, self->name);
+		return -1;
+	}
+	return 0;
+}
+
 static PyObject *Stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {"loader", "path", "batch_views",
@@ -180,13 +277,11 @@ static PyObject *Stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 				 "views", "rows", "cols", "copy", NULL};
 	PyObject *loader, *obj, *bv = Py_None, *bb = Py_None, *win = Py_None;
 	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
-	int follow = 0, copy = 0, rc;
+	int follow = 0, copy = 0;
 	double timeout = 10.0;
 	parload_selection sel;
 	parload_file_header h;
 	parload_request req;
-	parload_buffers *b = NULL;
-	parload_error err;
 	StreamObject *self;
 	source src;
 
@@ -204,82 +299,27 @@ static PyObject *Stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	if (u64_arg(bv, &req.batch_views, "batch_views") ||
 	    u64_arg(bb, &req.batch_bytes, "batch_bytes") ||
 	    u64_arg(win, &req.window_bytes, "window") ||
-	    py_selection_from(views, rows, cols, NULL, &sel))
+	    py_selection_from(views, rows, cols, NULL, &sel) ||
+	    stream_source(obj, &src))
 		return NULL;
-	if (PyLong_Check(obj) || !(PyUnicode_Check(obj) || PyBytes_Check(obj) ||
-				   PyObject_HasAttrString(obj, "__fspath__"))) {
-		PyErr_Format(PyExc_TypeError,
-			     "stream() reads a path (str, bytes or "
-			     "os.PathLike), not %.100s",
-			     Py_TYPE(obj)->tp_name);
+	self = stream_alloc(type, loader, &src, copy);
+	if (!self)
 		return NULL;
-	}
-	if (py_source_parse(obj, &src))
-		return NULL;
-	self = (StreamObject *)type->tp_alloc(type, 0);
-	if (!self) {
-		py_source_clear(&src);
-		return NULL;
-	}
-	self->loader = (LoaderObject *)Py_NewRef(loader);
-	self->lock = PyThread_allocate_lock();
-	self->name = Py_NewRef(src.name);
-	self->path = Py_NewRef(src.path);
-	self->copy = copy;
-	py_source_clear(&src);
-	if (!self->lock) {
-		PyErr_NoMemory();
-		goto fail;
-	}
 	if (stream_header(PyBytes_AS_STRING(self->path), self->name, follow,
-			  timeout, &h))
-		goto fail;
-	if (py_resolve_shape(&h, &sel, PyBytes_AS_STRING(self->path),
+			  timeout, &h) ||
+	    py_resolve_shape(&h, &sel, PyBytes_AS_STRING(self->path),
 			     self->name, &self->shape))
 		goto fail;
-	memset(&err, 0, sizeof(err));
 	self->typenum = py_pixel_typenum(h.pixel_type);
-	if (!req.window_bytes) {
-		b = PyMem_Calloc(1, sizeof(*b));
-		if (!b) {
-			PyErr_NoMemory();
-			goto fail;
-		}
-		Py_BEGIN_ALLOW_THREADS
-		rc = parload_buffers_alloc_select(
-			b, &h, &sel,
-			self->loader->flags & PARLOAD_OPT_NO_HUGEPAGES, &err);
-		Py_END_ALLOW_THREADS
-		if (rc) {
-			PyMem_Free(b);
-			py_raise_error(rc, &err, self->name);
-			goto fail;
-		}
-		self->buffers = PyCapsule_New(b, "parload.buffers",
-					      py_buffers_capsule_free);
-		if (!self->buffers) {
-			parload_buffers_free(b);
-			PyMem_Free(b);
-			goto fail;
-		}
-		req.into = b;
-	}
+	if (!req.window_bytes && stream_alloc_buffers(self, &h, &sel, &req))
+		goto fail;
 	req.path = PyBytes_AS_STRING(self->path);
 	self->sel = sel;
 	req.selection = &self->sel;
 	req.flags = follow ? PARLOAD_REQ_FOLLOW : 0;
 	req.timeout = timeout;
-	if (py_loader_enter(self->loader))
+	if (stream_open(self, &req))
 		goto fail;
-	Py_BEGIN_ALLOW_THREADS
-	rc = parload_stream_open(&self->s, self->loader->loader, &req, &err);
-	Py_END_ALLOW_THREADS
-	if (rc) {
-		PyThread_release_lock(self->loader->lock);
-		self->s = NULL;
-		py_raise_error(rc, &err, self->name);
-		goto fail;
-	}
 	return (PyObject *)self;
 fail:
 	Py_DECREF(self);
