@@ -13,26 +13,15 @@ typedef struct {
 	PyObject *path;
 } WriterObject;
 
-static int Writer_init(WriterObject *self, PyObject *args, PyObject *kw)
+/* self->h from Writer()'s n, height, width, dtype and crc. */
+static int writer_header(WriterObject *self, PyObject *n_obj,
+			 PyObject *h_obj, PyObject *w_obj, PyObject *dt_obj,
+			 int crc)
 {
-	static char *kwlist[] = {"path", "n", "height", "width", "dtype",
-				 "crc", NULL};
-	PyObject *path_obj, *n_obj, *h_obj, *w_obj, *dt_obj;
 	PyArray_Descr *dt = NULL;
 	size_t n, height, width;
-	parload_writer *w = NULL;
-	parload_error err;
-	int crc = 0, pt, rc;
+	int pt, rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOO|$p:Writer", kwlist,
-					 &path_obj, &n_obj, &h_obj, &w_obj,
-					 &dt_obj, &crc))
-		return -1;
-	if (self->w || self->lock) {
-		PyErr_SetString(PyExc_RuntimeError,
-				"Writer.__init__ called twice");
-		return -1;
-	}
 	if (py_size_arg(n_obj, &n, "n") ||
 	    py_size_arg(h_obj, &height, "height") ||
 	    py_size_arg(w_obj, &width, "width"))
@@ -48,7 +37,6 @@ static int Writer_init(WriterObject *self, PyObject *args, PyObject *kw)
 	Py_DECREF(dt);
 	if (!pt)
 		return -1;
-	memset(&err, 0, sizeof(err));
 	rc = parload_file_header_init(&self->h, n, (uint32_t)width,
 				      (uint32_t)height, pt,
 				      crc ? PARLOAD_FLAG_CRC32C : 0);
@@ -58,6 +46,29 @@ static int Writer_init(WriterObject *self, PyObject *args, PyObject *kw)
 			     parload_pixel_name(pt), parload_strerror(rc));
 		return -1;
 	}
+	return 0;
+}
+
+static int Writer_init(WriterObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = {"path", "n", "height", "width", "dtype",
+				 "crc", NULL};
+	PyObject *path_obj, *n_obj, *h_obj, *w_obj, *dt_obj;
+	parload_writer *w = NULL;
+	parload_error err;
+	int crc = 0, rc;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOO|$p:Writer", kwlist,
+					 &path_obj, &n_obj, &h_obj, &w_obj,
+					 &dt_obj, &crc))
+		return -1;
+	if (self->w || self->lock) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"Writer.__init__ called twice");
+		return -1;
+	}
+	if (writer_header(self, n_obj, h_obj, w_obj, dt_obj, crc))
+		return -1;
 	if (!PyUnicode_FSConverter(path_obj, &self->path))
 		return -1;
 	self->name = PyOS_FSPath(path_obj);
@@ -67,6 +78,7 @@ static int Writer_init(WriterObject *self, PyObject *args, PyObject *kw)
 			PyErr_NoMemory();
 		return -1;
 	}
+	memset(&err, 0, sizeof(err));
 	Py_BEGIN_ALLOW_THREADS
 	rc = parload_writer_open(&w, PyBytes_AS_STRING(self->path), &self->h,
 				 &err);
@@ -112,6 +124,52 @@ static int header_field(PyObject *obj, const char *key, PyObject **out)
 
 /* None, {"timestamp_ns": t, "angle_deg": a}, a header_dtype record or a
  * (timestamp_ns, angle_deg) pair. */
+/* A dict header names only the view header's fields. */
+static int header_dict_check(PyObject *obj)
+{
+	static const char *const known[] = {"timestamp_ns", "angle_deg",
+					    "view_index", "crc32c"};
+	PyObject *key;
+	Py_ssize_t pos = 0;
+
+	while (PyDict_Next(obj, &pos, &key, NULL)) {
+		size_t k = 0;
+
+		if (PyUnicode_Check(key))
+			while (k < 4 && PyUnicode_CompareWithASCIIString(
+						key, known[k]))
+				k++;
+		if (!PyUnicode_Check(key) || k == 4) {
+			PyErr_Format(PyExc_ValueError,
+				     "header: unknown field %R "
+				     "(timestamp_ns, angle_deg)",
+				     key);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* timestamp_ns and angle_deg (either NULL: 0) into *vh. */
+static int header_values(PyObject *ts, PyObject *angle,
+			 parload_view_header *vh)
+{
+	if (ts) {
+		PyObject *i = PyNumber_Index(ts);
+
+		vh->timestamp_ns = i ? PyLong_AsUnsignedLongLong(i) : 0;
+		Py_XDECREF(i);
+		if (PyErr_Occurred())
+			return -1;
+	}
+	if (angle) {
+		vh->angle_deg = (float)PyFloat_AsDouble(angle);
+		if (PyErr_Occurred())
+			return -1;
+	}
+	return 0;
+}
+
 static int view_header_from(PyObject *obj, parload_view_header *vh)
 {
 	PyObject *ts = NULL, *angle = NULL;
@@ -125,28 +183,8 @@ static int view_header_from(PyObject *obj, parload_view_header *vh)
 		angle = Py_NewRef(PyTuple_GET_ITEM(obj, 1));
 	} else if (PyDict_Check(obj) ||
 		   PyObject_TypeCheck(obj, &PyVoidArrType_Type)) {
-		if (PyDict_Check(obj)) {
-			PyObject *key;
-			Py_ssize_t pos = 0;
-
-			while (PyDict_Next(obj, &pos, &key, NULL)) {
-				if (!PyUnicode_Check(key) ||
-				    (PyUnicode_CompareWithASCIIString(
-					     key, "timestamp_ns") &&
-				     PyUnicode_CompareWithASCIIString(
-					     key, "angle_deg") &&
-				     PyUnicode_CompareWithASCIIString(
-					     key, "view_index") &&
-				     PyUnicode_CompareWithASCIIString(
-					     key, "crc32c"))) {
-					PyErr_Format(PyExc_ValueError,
-						     "header: unknown field %R "
-						     "(timestamp_ns, angle_deg)",
-						     key);
-					return -1;
-				}
-			}
-		}
+		if (PyDict_Check(obj) && header_dict_check(obj))
+			return -1;
 		if (header_field(obj, "timestamp_ns", &ts) ||
 		    header_field(obj, "angle_deg", &angle))
 			goto out;
@@ -158,20 +196,7 @@ static int view_header_from(PyObject *obj, parload_view_header *vh)
 			     Py_TYPE(obj)->tp_name);
 		return -1;
 	}
-	if (ts) {
-		PyObject *i = PyNumber_Index(ts);
-
-		vh->timestamp_ns = i ? PyLong_AsUnsignedLongLong(i) : 0;
-		Py_XDECREF(i);
-		if (PyErr_Occurred())
-			goto out;
-	}
-	if (angle) {
-		vh->angle_deg = (float)PyFloat_AsDouble(angle);
-		if (PyErr_Occurred())
-			goto out;
-	}
-	rc = 0;
+	rc = header_values(ts, angle, vh);
 out:
 	Py_XDECREF(ts);
 	Py_XDECREF(angle);
