@@ -89,8 +89,9 @@ int py_loader_enter(LoaderObject *self);
 int py_resolve_shape(const parload_file_header *h,
 			     const parload_selection *sel, const char *path,
 			     PyObject *name, parload_shape *out);
-/* Frees a "parload.buffers" capsule's parload_buffers. */
-void py_buffers_capsule_free(PyObject *cap);
+PyObject *py_buffers_new(const parload_file_header *h,
+			 const parload_selection *sel, unsigned flags,
+			 PyObject *name, parload_buffers **out);
 PyObject *py_mod_read_header(PyObject *mod, PyObject *arg);
 PyObject *py_mod_empty_like_file(PyObject *mod, PyObject *args,
 					 PyObject *kw);

@@ -32,6 +32,22 @@ static int name_arg(const char *name, int (*from_name)(const char *),
 	return v;
 }
 
+/* strategy= and io= into *opts. */
+static int loader_names(parload_options *opts, const char *strategy,
+			const char *io)
+{
+	int v;
+
+	if ((v = name_arg(strategy, parload_strategy_from_name,
+			  parload_strategy_name, "strategy")) < 0)
+		return -1;
+	opts->strategy = (parload_strategy)v;
+	if ((v = name_arg(io, parload_io_from_name, parload_io_name, "io")) < 0)
+		return -1;
+	opts->io = (parload_io)v;
+	return 0;
+}
+
 static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {"threads", "strategy", "io", "buffer_size",
@@ -45,7 +61,7 @@ static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	parload_error err;
 	parload_loader *loader = NULL;
 	size_t threads = 0;
-	int rc, v;
+	int rc;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OssOOppppp:Loader",
 					 kwlist, &threads_obj, &strategy, &io,
@@ -65,13 +81,8 @@ static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 		return -1;
 	}
 	opts.threads = (unsigned)threads;
-	if ((v = name_arg(strategy, parload_strategy_from_name,
-			  parload_strategy_name, "strategy")) < 0)
+	if (loader_names(&opts, strategy, io))
 		return -1;
-	opts.strategy = (parload_strategy)v;
-	if ((v = name_arg(io, parload_io_from_name, parload_io_name, "io")) < 0)
-		return -1;
-	opts.io = (parload_io)v;
 	if (buffer != Py_None && py_size_arg(buffer, &opts.buffer_size,
 					     "buffer_size"))
 		return -1;
@@ -544,7 +555,7 @@ PyObject *py_mod_read_header(PyObject *mod, PyObject *arg)
 	return r;
 }
 
-void py_buffers_capsule_free(PyObject *cap)
+static void buffers_capsule_free(PyObject *cap)
 {
 	parload_buffers *b = PyCapsule_GetPointer(cap, "parload.buffers");
 
@@ -554,6 +565,39 @@ void py_buffers_capsule_free(PyObject *cap)
 	}
 }
 
+/* Buffers for the selection sel of a file with header h, allocated as
+ * the library allocates a dataset's (flags: PARLOAD_OPT_NO_HUGEPAGES or
+ * 0), in a new "parload.buffers" capsule that frees them; *out: the
+ * buffers.  NULL with an exception that names name. */
+PyObject *py_buffers_new(const parload_file_header *h,
+			 const parload_selection *sel, unsigned flags,
+			 PyObject *name, parload_buffers **out)
+{
+	parload_buffers *b = PyMem_Calloc(1, sizeof(*b));
+	parload_error err;
+	PyObject *cap;
+	int rc;
+
+	if (!b)
+		return PyErr_NoMemory();
+	memset(&err, 0, sizeof(err));
+	Py_BEGIN_ALLOW_THREADS
+	rc = parload_buffers_alloc_select(b, h, sel, flags, &err);
+	Py_END_ALLOW_THREADS
+	if (rc) {
+		PyMem_Free(b);
+		return py_raise_error(rc, &err, name);
+	}
+	cap = PyCapsule_New(b, "parload.buffers", buffers_capsule_free);
+	if (!cap) {
+		parload_buffers_free(b);
+		PyMem_Free(b);
+		return NULL;
+	}
+	*out = b;
+	return cap;
+}
+
 PyObject *py_mod_empty_like_file(PyObject *mod, PyObject *args,
 					PyObject *kw)
 {
@@ -561,12 +605,11 @@ PyObject *py_mod_empty_like_file(PyObject *mod, PyObject *args,
 	PyObject *obj, *views = Py_None, *rows = Py_None, *cols = Py_None;
 	PyObject *cap = NULL, *px = NULL, *hd = NULL, *r = NULL;
 	const char *layout = NULL;
-	int huge = 1, rc;
+	int huge = 1;
 	parload_selection sel;
 	parload_file_header h;
 	parload_shape shape;
 	parload_buffers *b;
-	parload_error err;
 	npy_intp dims[3], n;
 	source src;
 
@@ -579,28 +622,10 @@ PyObject *py_mod_empty_like_file(PyObject *mod, PyObject *args,
 		return NULL;
 	if (source_shape(&src, &sel, &h, &shape))
 		goto out;
-	b = PyMem_Calloc(1, sizeof(*b));
-	if (!b) {
-		PyErr_NoMemory();
+	cap = py_buffers_new(&h, &sel, huge ? 0 : PARLOAD_OPT_NO_HUGEPAGES,
+			     src.name, &b);
+	if (!cap)
 		goto out;
-	}
-	memset(&err, 0, sizeof(err));
-	Py_BEGIN_ALLOW_THREADS
-	rc = parload_buffers_alloc_select(b, &h, &sel,
-					  huge ? 0 : PARLOAD_OPT_NO_HUGEPAGES,
-					  &err);
-	Py_END_ALLOW_THREADS
-	if (rc) {
-		PyMem_Free(b);
-		py_raise_error(rc, &err, src.name);
-		goto out;
-	}
-	cap = PyCapsule_New(b, "parload.buffers", py_buffers_capsule_free);
-	if (!cap) {
-		parload_buffers_free(b);
-		PyMem_Free(b);
-		goto out;
-	}
 	py_shape_dims(&shape, dims);
 	n = (npy_intp)shape.views;
 	px = py_array_over(PyArray_DescrFromType(py_pixel_typenum(h.pixel_type)),

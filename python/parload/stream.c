@@ -218,32 +218,13 @@ static int stream_alloc_buffers(StreamObject *self,
 				const parload_selection *sel,
 				parload_request *req)
 {
-	parload_buffers *b = PyMem_Calloc(1, sizeof(*b));
-	parload_error err;
-	int rc;
+	parload_buffers *b;
 
-	if (!b) {
-		PyErr_NoMemory();
+	self->buffers = py_buffers_new(
+		h, sel, self->loader->flags & PARLOAD_OPT_NO_HUGEPAGES,
+		self->name, &b);
+	if (!self->buffers)
 		return -1;
-	}
-	memset(&err, 0, sizeof(err));
-	Py_BEGIN_ALLOW_THREADS
-	rc = parload_buffers_alloc_select(
-		b, h, sel, self->loader->flags & PARLOAD_OPT_NO_HUGEPAGES,
-		&err);
-	Py_END_ALLOW_THREADS
-	if (rc) {
-		PyMem_Free(b);
-		py_raise_error(rc, &err, self->name);
-		return -1;
-	}
-	self->buffers = PyCapsule_New(b, "parload.buffers",
-				      py_buffers_capsule_free);
-	if (!self->buffers) {
-		parload_buffers_free(b);
-		PyMem_Free(b);
-		return -1;
-	}
 	req->into = b;
 	return 0;
 }
