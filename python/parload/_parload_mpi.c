@@ -258,21 +258,78 @@ static PyTypeObject PartType = {
  * load()
  * ------------------------------------------------------------------- */
 
+/* split= and io= as the library's values; -1 with ValueError. */
+static int split_io(const char *split_name, const char *io_name, int *kind,
+		    int *io)
+{
+	*kind = parload_mpi_split_from_name(split_name);
+	if (*kind != PARLOAD_MPI_SPLIT_VIEWS &&
+	    *kind != PARLOAD_MPI_SPLIT_ROWS) {
+		PyErr_Format(PyExc_ValueError,
+			     "split: \"%s\" is not \"views\" or \"rows\"",
+			     split_name);
+		return -1;
+	}
+	*io = parload_mpi_io_from_name(io_name);
+	if (*io < 0) {
+		PyErr_Format(PyExc_ValueError,
+			     "io: \"%s\" is not \"pool\" or \"mpiio\"",
+			     io_name);
+		return -1;
+	}
+	return 0;
+}
+
+/* The collective load of path_obj into a new Part (opts->error set). */
+static PyObject *part_load(MPI_Comm comm, PyObject *path_obj,
+			   const parload_mpi_options *opts,
+			   const parload_mpi_split *split)
+{
+	PyObject *path = NULL;
+	PartObject *self;
+	int rc;
+
+	if (!PyUnicode_FSConverter(path_obj, &path))
+		return NULL;
+	self = PyObject_New(PartObject, &PartType);
+	if (!self) {
+		Py_DECREF(path);
+		return NULL;
+	}
+	memset(&self->part, 0, sizeof(self->part));
+	self->weakrefs = NULL;
+	self->name = PyOS_FSPath(path_obj);
+	Py_BEGIN_ALLOW_THREADS
+	rc = parload_mpi_load(comm, PyBytes_AS_STRING(path), opts, split,
+			      &self->part);
+	Py_END_ALLOW_THREADS
+	Py_DECREF(path);
+	if (rc) {
+		api->raise_error(rc, opts->error, self->name);
+		Py_DECREF(self);
+		return NULL;
+	}
+	if (!self->name) {
+		Py_DECREF(self);
+		return NULL;
+	}
+	return (PyObject *)self;
+}
+
 static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {"comm", "path", "split", "threads", "io",
 				 "verify", "keep_going", "allow_truncated",
 				 "numa_bind", "hugepages", "node_split",
 				 "views", "rows", "cols", NULL};
-	PyObject *comm_obj, *path_obj, *threads_obj = NULL, *path = NULL;
+	PyObject *comm_obj, *path_obj, *threads_obj = NULL;
 	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
 	const char *split_name = "views", *io_name = "pool";
 	int verify = 0, keep_going = 0, truncated = 0, bind = 1, huge = 1;
-	int node_split = 1, kind, io, rc;
+	int node_split = 1, kind, io;
 	parload_mpi_options opts;
 	parload_mpi_split split;
 	parload_error err;
-	PartObject *self;
 	MPI_Comm *comm;
 	size_t threads = 0;
 
@@ -286,17 +343,8 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 	comm = PyMPIComm_Get(comm_obj);
 	if (!comm)
 		return NULL;
-	kind = parload_mpi_split_from_name(split_name);
-	if (kind != PARLOAD_MPI_SPLIT_VIEWS && kind != PARLOAD_MPI_SPLIT_ROWS)
-		return PyErr_Format(PyExc_ValueError,
-				    "split: \"%s\" is not \"views\" or "
-				    "\"rows\"",
-				    split_name);
-	io = parload_mpi_io_from_name(io_name);
-	if (io < 0)
-		return PyErr_Format(PyExc_ValueError,
-				    "io: \"%s\" is not \"pool\" or \"mpiio\"",
-				    io_name);
+	if (split_io(split_name, io_name, &kind, &io))
+		return NULL;
 	parload_mpi_options_init(&opts);
 	if (threads_obj && api->size_arg(threads_obj, &threads, "threads"))
 		return NULL;
@@ -313,31 +361,7 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 	opts.error = &err;
 	memset(&split, 0, sizeof(split));
 	split.kind = (parload_mpi_split_kind)kind;
-	if (!PyUnicode_FSConverter(path_obj, &path))
-		return NULL;
-	self = PyObject_New(PartObject, &PartType);
-	if (!self) {
-		Py_DECREF(path);
-		return NULL;
-	}
-	memset(&self->part, 0, sizeof(self->part));
-	self->weakrefs = NULL;
-	self->name = PyOS_FSPath(path_obj);
-	Py_BEGIN_ALLOW_THREADS
-	rc = parload_mpi_load(*comm, PyBytes_AS_STRING(path), &opts, &split,
-			      &self->part);
-	Py_END_ALLOW_THREADS
-	Py_DECREF(path);
-	if (rc) {
-		api->raise_error(rc, &err, self->name);
-		Py_DECREF(self);
-		return NULL;
-	}
-	if (!self->name) {
-		Py_DECREF(self);
-		return NULL;
-	}
-	return (PyObject *)self;
+	return part_load(*comm, path_obj, &opts, &split);
 }
 
 static PyMethodDef module_methods[] = {

@@ -1,0 +1,129 @@
+/*
+ * _parload.h - what the source files of parload._parload share: the
+ * object types, the error and array helpers and the argument parsers,
+ * named py_x.
+ * Everything here stays inside the module (-fvisibility=hidden); what
+ * other modules may use goes through the capsule of _parload_api.h.
+ */
+#ifndef PARLOAD_PY_INTERNAL_H
+#define PARLOAD_PY_INTERNAL_H
+
+#define PY_SSIZE_T_CLEAN
+/* One NumPy API table for the whole module, filled by module.c's
+ * import_array(). */
+#define PY_ARRAY_UNIQUE_SYMBOL parload_py_numpy_api
+#ifndef PARLOAD_PY_MODULE_C
+#define NO_IMPORT_ARRAY
+#endif
+#include "_parload_api.h"
+#include <pythread.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <parload.h>
+
+/* errors.c */
+PyObject *py_raise_error(int code, const parload_error *err,
+				 PyObject *filename);
+int py_make_errors(PyObject *m);
+
+/* arrays.c */
+extern PyTypeObject *FileHeaderType;
+extern PyArray_Descr *py_header_descr;
+extern PyStructSequence_Desc py_file_header_desc;
+int py_pixel_typenum(int pixel_type);
+int py_dtype_pixel_type(PyArray_Descr *d, const char *what);
+PyObject *py_array_over(PyArray_Descr *descr, int nd, npy_intp *dims,
+				npy_intp *strides, void *data, PyObject *base);
+PyArray_Descr *py_new_header_descr(void);
+PyObject *py_file_header_new(const parload_file_header *h);
+int py_make_header_dtype(PyObject *m);
+
+/* args.c: what a load reads, a path (bytes, in the file system's
+ * encoding) or a descriptor, and the object that names it in errors. */
+typedef struct source {
+	PyObject *path; /* bytes, or NULL for fd */
+	int fd;
+	PyObject *name; /* for messages and Error.filename */
+	PyObject *name_bytes; /* name in the file system's encoding */
+} source;
+
+void py_source_clear(source *s);
+int py_source_parse(PyObject *obj, source *s);
+const char *py_source_path(const source *s);
+int py_selection_from(PyObject *views, PyObject *rows, PyObject *cols,
+			      const char *layout, parload_selection *sel);
+void py_shape_dims(const parload_shape *s, npy_intp dims[3]);
+int py_size_arg(PyObject *obj, size_t *out, const char *what);
+unsigned py_option_flags(int verify, int keep_going,
+				 int allow_truncated, int numa_bind,
+				 int hugepages);
+
+/* dataset.c */
+extern PyTypeObject DatasetType;
+PyObject *py_dataset_wrap(parload_dataset *ds, PyObject *name,
+				  PyObject *pixels, PyObject *headers);
+PyObject *py_stats_dict(const parload_stats *st);
+PyObject *py_range3(uint64_t start, uint64_t n, uint64_t step);
+
+/* loader.c */
+typedef struct {
+	PyObject_HEAD
+	parload_loader *loader;
+	PyThread_type_lock lock;
+	pid_t pid; /* the process that made the loader and owns its threads */
+	unsigned flags;
+	parload_strategy strategy;
+} LoaderObject;
+
+extern PyTypeObject LoaderType;
+extern unsigned long py_main_thread;
+int py_set_main_thread(void);
+int py_loader_enter(LoaderObject *self);
+int py_resolve_shape(const parload_file_header *h,
+			     const parload_selection *sel, const char *path,
+			     PyObject *name, parload_shape *out);
+PyObject *py_buffers_new(const parload_file_header *h,
+			 const parload_selection *sel, unsigned flags,
+			 PyObject *name, parload_buffers **out);
+PyObject *py_mod_read_header(PyObject *mod, PyObject *arg);
+PyObject *py_mod_empty_like_file(PyObject *mod, PyObject *args,
+					 PyObject *kw);
+
+/* stream.c */
+extern PyTypeObject StreamType;
+extern PyTypeObject *BatchType;
+extern PyStructSequence_Desc py_batch_desc;
+
+/* writer.c */
+extern PyTypeObject WriterType;
+
+/* A lock for objects that serve one call at a time (a loader, a writer).
+ * Waiting for it releases the GIL. */
+static inline void lock_take(PyThread_type_lock lock)
+{
+	if (!PyThread_acquire_lock(lock, NOWAIT_LOCK)) {
+		Py_BEGIN_ALLOW_THREADS
+		PyThread_acquire_lock(lock, WAIT_LOCK);
+		Py_END_ALLOW_THREADS
+	}
+}
+
+/* Set the next item i of the struct sequence t to expr (a new reference
+ * held in v), or free t and return NULL when expr fails. */
+#define PUT_(expr)                                                           \
+	do {                                                                 \
+		if (!(v = (expr))) {                                         \
+			Py_DECREF(t);                                        \
+			return NULL;                                         \
+		}                                                            \
+		PyStructSequence_SET_ITEM(t, i++, v);                        \
+	} while (0)
+
+#endif /* PARLOAD_PY_INTERNAL_H */

@@ -1,0 +1,218 @@
+/*
+ * dataset.c - parload.Dataset: a loaded file, its arrays views of the
+ * library's memory that keep the Dataset alive.
+ */
+#include "_parload.h"
+
+typedef struct {
+	PyObject_HEAD
+	parload_dataset ds;
+	/* load_into(): the caller's arrays, which ds points into */
+	PyObject *pixels;
+	PyObject *headers;
+	PyObject *name;
+	PyObject *weakrefs;
+} DatasetObject;
+
+static void Dataset_dealloc(DatasetObject *self)
+{
+	if (self->weakrefs)
+		PyObject_ClearWeakRefs((PyObject *)self);
+	parload_dataset_free(&self->ds);
+	Py_XDECREF(self->pixels);
+	Py_XDECREF(self->headers);
+	Py_XDECREF(self->name);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* A Dataset that takes over *ds (zeroed here). */
+PyObject *py_dataset_wrap(parload_dataset *ds, PyObject *name,
+				 PyObject *pixels, PyObject *headers)
+{
+	DatasetObject *self = PyObject_New(DatasetObject, &DatasetType);
+
+	if (!self) {
+		parload_dataset_free(ds);
+		return NULL;
+	}
+	self->ds = *ds;
+	memset(ds, 0, sizeof(*ds));
+	self->pixels = Py_XNewRef(pixels);
+	self->headers = Py_XNewRef(headers);
+	self->name = Py_XNewRef(name);
+	self->weakrefs = NULL;
+	return (PyObject *)self;
+}
+
+static PyObject *Dataset_pixels(DatasetObject *self, void *closure)
+{
+	npy_intp dims[3];
+	int typenum;
+
+	if (self->pixels)
+		return Py_NewRef(self->pixels);
+	py_shape_dims(&self->ds.shape, dims);
+	typenum = py_pixel_typenum(self->ds.file_header.pixel_type);
+	return py_array_over(PyArray_DescrFromType(typenum), 3, dims, NULL,
+			     self->ds.pixels, Py_NewRef((PyObject *)self));
+}
+
+static PyObject *Dataset_headers(DatasetObject *self, void *closure)
+{
+	npy_intp n = (npy_intp)self->ds.shape.views;
+
+	if (self->headers)
+		return Py_NewRef(self->headers);
+	return py_array_over(py_new_header_descr(), 1, &n, NULL,
+			     self->ds.headers, Py_NewRef((PyObject *)self));
+}
+
+static PyObject *Dataset_angles(DatasetObject *self, void *closure)
+{
+	npy_intp n = (npy_intp)self->ds.shape.views;
+	npy_intp stride = sizeof(parload_view_header);
+	char *base = (char *)self->ds.headers;
+	PyObject *owner = self->headers ? self->headers : (PyObject *)self;
+
+	if (base)
+		base += offsetof(parload_view_header, angle_deg);
+	return py_array_over(PyArray_DescrFromType(NPY_FLOAT32), 1, &n, &stride,
+			     base, Py_NewRef(owner));
+}
+
+static PyObject *Dataset_bad_views(DatasetObject *self, void *closure)
+{
+	npy_intp n = (npy_intp)self->ds.bad_view_count;
+
+	return py_array_over(PyArray_DescrFromType(NPY_UINT64), 1, &n, NULL,
+			     self->ds.bad_views, Py_NewRef((PyObject *)self));
+}
+
+static PyObject *Dataset_file_header(DatasetObject *self, void *closure)
+{
+	return py_file_header_new(&self->ds.file_header);
+}
+
+PyObject *py_stats_dict(const parload_stats *st)
+{
+	const char *strategy = parload_strategy_name(st->strategy);
+
+	return Py_BuildValue("{s:d,s:K,s:K,s:I,s:s,s:K,s:K}", "seconds",
+			     st->seconds, "bytes_read",
+			     (unsigned long long)st->bytes_read, "read_calls",
+			     (unsigned long long)st->read_calls, "threads",
+			     st->threads, "strategy",
+			     strategy ? strategy : "unknown", "crc_checked",
+			     (unsigned long long)st->crc_checked,
+			     "declared_views",
+			     (unsigned long long)st->declared_views);
+}
+
+static PyObject *Dataset_stats(DatasetObject *self, void *closure)
+{
+	return py_stats_dict(&self->ds.stats);
+}
+
+PyObject *py_range3(uint64_t start, uint64_t n, uint64_t step)
+{
+	return PyObject_CallFunction((PyObject *)&PyRange_Type, "KKK",
+				     (unsigned long long)start,
+				     (unsigned long long)(start + n * step),
+				     (unsigned long long)step);
+}
+
+static PyObject *Dataset_views(DatasetObject *self, void *closure)
+{
+	const parload_shape *s = &self->ds.shape;
+
+	return py_range3(s->view_start, s->views,
+			 s->view_step ? s->view_step : 1);
+}
+
+static PyObject *Dataset_rows(DatasetObject *self, void *closure)
+{
+	return py_range3(self->ds.shape.row_start, self->ds.shape.rows, 1);
+}
+
+static PyObject *Dataset_cols(DatasetObject *self, void *closure)
+{
+	return py_range3(self->ds.shape.col_start, self->ds.shape.cols, 1);
+}
+
+static PyObject *Dataset_layout(DatasetObject *self, void *closure)
+{
+	return PyUnicode_FromString(parload_layout_name(self->ds.shape.layout));
+}
+
+static Py_ssize_t Dataset_len(DatasetObject *self)
+{
+	return (Py_ssize_t)self->ds.shape.views;
+}
+
+static PyObject *Dataset_repr(DatasetObject *self)
+{
+	const parload_shape *s = &self->ds.shape;
+	const char *px = parload_pixel_name(self->ds.file_header.pixel_type);
+
+	return PyUnicode_FromFormat("<parload.Dataset %R: %llu views of %ux%u "
+				    "%s, %s layout>",
+				    self->name ? self->name : Py_None,
+				    (unsigned long long)s->views, s->cols,
+				    s->rows, px ? px : "?",
+				    parload_layout_name(s->layout));
+}
+
+static PyGetSetDef Dataset_getset[] = {
+	{"pixels", (getter)Dataset_pixels, NULL,
+	 "The pixels: an ndarray of shape (views, rows, cols), or (rows, views,\n"
+	 "cols) in the sinograms layout, with the file's pixel dtype.  It views\n"
+	 "the dataset's memory (its base is the Dataset): no copy is made, and\n"
+	 "the memory lives as long as any array that views it.",
+	 NULL},
+	{"headers", (getter)Dataset_headers, NULL,
+	 "The view headers: a structured ndarray of header_dtype (view_index,\n"
+	 "timestamp_ns, angle_deg, crc32c), one per loaded view, viewing the\n"
+	 "dataset's memory.  view_index is the view's index in the file.",
+	 NULL},
+	{"angles", (getter)Dataset_angles, NULL,
+	 "headers['angle_deg']: a float32 view (strided, no copy).", NULL},
+	{"bad_views", (getter)Dataset_bad_views, NULL,
+	 "With verify and keep_going: the views (file indices) whose payload\n"
+	 "does not match its CRC-32C, as a uint64 ndarray (empty if none).",
+	 NULL},
+	{"file_header", (getter)Dataset_file_header, NULL,
+	 "The file's header, a FileHeader named tuple.", NULL},
+	{"stats", (getter)Dataset_stats, NULL,
+	 "What the load did, a dict: seconds (from opening the file until the\n"
+	 "dataset was complete), bytes_read, read_calls, threads, strategy,\n"
+	 "crc_checked and declared_views (the header's view count).",
+	 NULL},
+	{"views", (getter)Dataset_views, NULL,
+	 "The file indices of the loaded views, a range.", NULL},
+	{"rows", (getter)Dataset_rows, NULL,
+	 "The detector rows loaded, a range.", NULL},
+	{"cols", (getter)Dataset_cols, NULL, "The columns loaded, a range.",
+	 NULL},
+	{"layout", (getter)Dataset_layout, NULL,
+	 "The pixels' layout: \"views\" or \"sinograms\".", NULL},
+	{NULL},
+};
+
+static PySequenceMethods Dataset_as_sequence = {
+	.sq_length = (lenfunc)Dataset_len,
+};
+
+PyTypeObject DatasetType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "parload.Dataset",
+	.tp_basicsize = sizeof(DatasetObject),
+	.tp_dealloc = (destructor)Dataset_dealloc,
+	.tp_repr = (reprfunc)Dataset_repr,
+	.tp_as_sequence = &Dataset_as_sequence,
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "A loaded stream: pixels, headers and what the load did.\n\n"
+		  "Made by load() and Loader.load(); len() is the number of "
+		  "views.",
+	.tp_weaklistoffset = offsetof(DatasetObject, weakrefs),
+	.tp_getset = Dataset_getset,
+};

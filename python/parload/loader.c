@@ -1,0 +1,660 @@
+/*
+ * loader.c - parload.Loader (load, load_into) and the module functions
+ * read_header and empty_like_file.
+ */
+#include "_parload.h"
+
+static int name_arg(const char *name, int (*from_name)(const char *),
+		    const char *(*to_name)(int), const char *what)
+{
+	int v = from_name(name);
+
+	if (v < 0) {
+		PyObject *names = PyList_New(0);
+
+		for (int i = 0; names && to_name(i); i++) {
+			PyObject *s = PyUnicode_FromString(to_name(i));
+
+			if (!s || PyList_Append(names, s) < 0) {
+				Py_XDECREF(s);
+				Py_CLEAR(names);
+				break;
+			}
+			Py_DECREF(s);
+		}
+		if (names) {
+			PyErr_Format(PyExc_ValueError,
+				     "%s: \"%s\" is unknown; one of %R", what,
+				     name, names);
+			Py_DECREF(names);
+		}
+	}
+	return v;
+}
+
+/* strategy= and io= into *opts. */
+static int loader_names(parload_options *opts, const char *strategy,
+			const char *io)
+{
+	int v;
+
+	if ((v = name_arg(strategy, parload_strategy_from_name,
+			  parload_strategy_name, "strategy")) < 0)
+		return -1;
+	opts->strategy = (parload_strategy)v;
+	if ((v = name_arg(io, parload_io_from_name, parload_io_name, "io")) < 0)
+		return -1;
+	opts->io = (parload_io)v;
+	return 0;
+}
+
+static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = {"threads", "strategy", "io", "buffer_size",
+				 "max_read", "verify", "keep_going",
+				 "allow_truncated", "numa_bind", "hugepages",
+				 NULL};
+	PyObject *threads_obj = NULL, *buffer = Py_None, *max_read = NULL;
+	const char *strategy = "parallel", *io = "posix";
+	int verify = 0, keep_going = 0, truncated = 0, bind = 1, huge = 1;
+	parload_options opts;
+	parload_error err;
+	parload_loader *loader = NULL;
+	size_t threads = 0;
+	int rc;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OssOOppppp:Loader",
+					 kwlist, &threads_obj, &strategy, &io,
+					 &buffer, &max_read, &verify,
+					 &keep_going, &truncated, &bind, &huge))
+		return -1;
+	if (self->loader) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"Loader.__init__ called twice");
+		return -1;
+	}
+	parload_options_init(&opts);
+	if (threads_obj && py_size_arg(threads_obj, &threads, "threads"))
+		return -1;
+	if (threads > UINT_MAX) {
+		PyErr_SetString(PyExc_OverflowError, "threads is too large");
+		return -1;
+	}
+	opts.threads = (unsigned)threads;
+	if (loader_names(&opts, strategy, io))
+		return -1;
+	if (buffer != Py_None && py_size_arg(buffer, &opts.buffer_size,
+					     "buffer_size"))
+		return -1;
+	if (max_read && py_size_arg(max_read, &opts.max_read, "max_read"))
+		return -1;
+	opts.flags = py_option_flags(verify, keep_going, truncated, bind, huge);
+	self->lock = PyThread_allocate_lock();
+	if (!self->lock) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	Py_BEGIN_ALLOW_THREADS
+	rc = parload_loader_new(&loader, &opts, &err);
+	Py_END_ALLOW_THREADS
+	if (rc) {
+		py_raise_error(rc, &err, NULL);
+		return -1;
+	}
+	self->loader = loader;
+	self->pid = getpid();
+	self->flags = opts.flags;
+	self->strategy = opts.strategy;
+	return 0;
+}
+
+static void loader_release(LoaderObject *self)
+{
+	parload_loader *l = self->loader;
+
+	self->loader = NULL;
+	if (!l)
+		return;
+	/* In a child of fork() the workers do not exist: joining them
+	 * could hang, so the loader's memory is left alone. */
+	if (self->pid != getpid())
+		return;
+	Py_BEGIN_ALLOW_THREADS
+	parload_loader_free(l);
+	Py_END_ALLOW_THREADS
+}
+
+static void Loader_dealloc(LoaderObject *self)
+{
+	loader_release(self);
+	if (self->lock)
+		PyThread_free_lock(self->lock);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Take the loader for one call: 0, or -1 with an exception. */
+int py_loader_enter(LoaderObject *self)
+{
+	if (!self->lock) {
+		PyErr_SetString(PyExc_ValueError, "Loader is not initialised");
+		return -1;
+	}
+	lock_take(self->lock);
+	if (!self->loader) {
+		PyThread_release_lock(self->lock);
+		PyErr_SetString(PyExc_ValueError,
+				"I/O operation on a closed Loader");
+		return -1;
+	}
+	if (self->pid != getpid()) {
+		PyThread_release_lock(self->lock);
+		PyErr_SetString(PyExc_RuntimeError,
+				"this Loader was made before fork(): its "
+				"threads are not in this process; make a new "
+				"Loader in the child");
+		return -1;
+	}
+	return 0;
+}
+
+/* The thread Python runs signal handlers on. */
+unsigned long py_main_thread;
+
+/* Pixel bytes between two looks for Ctrl-C during a load. */
+#define CANCEL_BATCH_BYTES ((uint64_t)32 << 20)
+
+/* on_batch of a load made on the main thread: a signal that came during
+ * the load (Ctrl-C) runs its Python handler here, and the exception the
+ * handler raises (KeyboardInterrupt) cancels the load and stays set for
+ * the caller. */
+static int batch_check_signals(const parload_batch *batch, void *arg)
+{
+	PyGILState_STATE g = PyGILState_Ensure();
+	int stop = PyErr_CheckSignals() < 0;
+
+	PyGILState_Release(g);
+	return stop;
+}
+
+/* One load.  The dataset, on success, still has to be wrapped. */
+static int loader_run(LoaderObject *self, const source *src,
+		      const parload_selection *sel, const parload_buffers *into,
+		      parload_dataset *out)
+{
+	parload_request req;
+	parload_error err;
+	int rc;
+
+	parload_request_init(&req);
+	req.path = py_source_path(src);
+	req.fd = src->fd;
+	req.name = src->path ? NULL : PyBytes_AS_STRING(src->name_bytes);
+	req.selection = sel;
+	req.into = into;
+	/* Batches come from the parallel strategy in view layout.  Each is a
+	 * pass of every worker: large ones keep their cost out of sight and
+	 * still end a load within a few hundredths of a second. */
+	if (self->strategy == PARLOAD_STRATEGY_PARALLEL &&
+	    sel->layout == PARLOAD_LAYOUT_VIEWS &&
+	    PyThread_get_thread_ident() == py_main_thread) {
+		req.on_batch = batch_check_signals;
+		req.batch_bytes = CANCEL_BATCH_BYTES;
+	}
+	memset(&err, 0, sizeof(err));
+	if (py_loader_enter(self))
+		return -1;
+	Py_BEGIN_ALLOW_THREADS
+	rc = parload_loader_run(self->loader, &req, out, &err);
+	Py_END_ALLOW_THREADS
+	PyThread_release_lock(self->lock);
+	/* Ctrl-C during the load: its exception cancelled the load, or the
+	 * handler runs now, after the last batch. */
+	if (PyErr_Occurred() || PyErr_CheckSignals() < 0) {
+		if (rc == 0)
+			parload_dataset_free(out);
+		return -1;
+	}
+	if (rc) {
+		py_raise_error(rc, &err, src->name);
+		return -1;
+	}
+	return 0;
+}
+
+#define SELECT_KWARGS "views", "rows", "cols", "layout"
+
+static PyObject *Loader_load(LoaderObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = {"source", SELECT_KWARGS, NULL};
+	PyObject *obj, *views = Py_None, *rows = Py_None, *cols = Py_None;
+	const char *layout = NULL;
+	parload_selection sel;
+	parload_dataset ds;
+	source src;
+	int rc;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOz:load", kwlist, &obj,
+					 &views, &rows, &cols, &layout))
+		return NULL;
+	if (py_selection_from(views, rows, cols, layout, &sel) ||
+	    py_source_parse(obj, &src))
+		return NULL;
+	memset(&ds, 0, sizeof(ds));
+	rc = loader_run(self, &src, &sel, NULL, &ds);
+	obj = rc ? NULL : py_dataset_wrap(&ds, src.name, NULL, NULL);
+	py_source_clear(&src);
+	return obj;
+}
+
+/* The file header of a source without moving a descriptor's offset. */
+static int source_header(const source *src, parload_file_header *h)
+{
+	parload_error err;
+	unsigned char buf[PARLOAD_FILE_HEADER_SIZE];
+	ssize_t n;
+	int rc;
+
+	memset(&err, 0, sizeof(err));
+	Py_BEGIN_ALLOW_THREADS
+	if (src->path) {
+		rc = parload_read_header(py_source_path(src), h, &err);
+	} else {
+		n = pread(src->fd, buf, sizeof(buf), 0);
+		rc = n < 0 ? -1 : parload_parse_file_header(
+					  buf, (size_t)n,
+					  PyBytes_AS_STRING(src->name_bytes),
+					  h, &err);
+	}
+	Py_END_ALLOW_THREADS
+	if (rc == -1 && !src->path) {
+		PyErr_SetFromErrno(PyExc_OSError);
+		return -1;
+	}
+	if (rc) {
+		py_raise_error(rc, &err, src->name);
+		return -1;
+	}
+	return 0;
+}
+
+/* Resolve sel against h; the resolver knows no file, so its message gets
+ * the file's name (path: in the file system's encoding). */
+int py_resolve_shape(const parload_file_header *h,
+			    const parload_selection *sel, const char *path,
+			    PyObject *name, parload_shape *shape)
+{
+	char text[2 * sizeof(((parload_error *)0)->message)];
+	parload_error err;
+	size_t n;
+	int rc;
+
+	memset(&err, 0, sizeof(err));
+	rc = parload_selection_resolve(h, sel, shape, &err);
+	if (rc) {
+		snprintf(text, sizeof(text), "%s: %s", path, err.message);
+		n = strlen(text);
+		if (n >= sizeof(err.message))
+			n = sizeof(err.message) - 1;
+		memcpy(err.message, text, n);
+		err.message[n] = '\0';
+		py_raise_error(rc, &err, name);
+		return -1;
+	}
+	return 0;
+}
+
+/* The header of a source and a selection resolved against it. */
+static int source_shape(const source *src, const parload_selection *sel,
+			parload_file_header *h, parload_shape *shape)
+{
+	if (source_header(src, h))
+		return -1;
+	return py_resolve_shape(h, sel, PyBytes_AS_STRING(src->name_bytes),
+				src->name, shape);
+}
+
+/* Check a caller's array for load_into(): an ndarray of exactly this
+ * dtype and shape, C-contiguous, aligned and writeable. */
+static int check_into(PyObject *obj, PyArray_Descr *want, int nd,
+		      const npy_intp *dims, const char *what)
+{
+	PyArrayObject *a = (PyArrayObject *)obj;
+	PyObject *shape;
+
+	if (!PyArray_Check(obj)) {
+		PyErr_Format(PyExc_TypeError,
+			     "%s must be a numpy.ndarray, not %.100s", what,
+			     Py_TYPE(obj)->tp_name);
+		return -1;
+	}
+	if (!PyArray_EquivTypes(PyArray_DESCR(a), want)) {
+		PyErr_Format(PyExc_TypeError,
+			     "%s has dtype %R; the file needs %R", what,
+			     (PyObject *)PyArray_DESCR(a), (PyObject *)want);
+		return -1;
+	}
+	if (PyArray_NDIM(a) != nd ||
+	    memcmp(PyArray_DIMS(a), dims, nd * sizeof(npy_intp)) != 0) {
+		shape = PyArray_IntTupleFromIntp(nd, (npy_intp *)dims);
+		if (shape) {
+			PyObject *given = PyObject_GetAttrString(obj, "shape");
+
+			if (given)
+				PyErr_Format(PyExc_ValueError,
+					     "%s has shape %R; the file needs %R",
+					     what, given, shape);
+			Py_XDECREF(given);
+			Py_DECREF(shape);
+		}
+		return -1;
+	}
+	if (!PyArray_IS_C_CONTIGUOUS(a)) {
+		PyErr_Format(PyExc_ValueError, "%s is not C-contiguous", what);
+		return -1;
+	}
+	if (!PyArray_ISWRITEABLE(a)) {
+		PyErr_Format(PyExc_ValueError, "%s is read-only", what);
+		return -1;
+	}
+	if (!PyArray_ISALIGNED(a)) {
+		PyErr_Format(PyExc_ValueError, "%s is not aligned", what);
+		return -1;
+	}
+	return 0;
+}
+
+static PyObject *Loader_load_into(LoaderObject *self, PyObject *args,
+				  PyObject *kw)
+{
+	static char *kwlist[] = {"source", "pixels", "headers", SELECT_KWARGS,
+				 NULL};
+	PyObject *obj, *pixels, *headers = Py_None, *result = NULL;
+	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
+	const char *layout = NULL;
+	PyArray_Descr *px = NULL;
+	parload_selection sel;
+	parload_file_header h;
+	parload_shape shape;
+	parload_buffers into;
+	parload_dataset ds;
+	npy_intp dims[3], n;
+	source src;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOz:load_into",
+					 kwlist, &obj, &pixels, &headers,
+					 &views, &rows, &cols, &layout))
+		return NULL;
+	if (py_selection_from(views, rows, cols, layout, &sel) ||
+	    py_source_parse(obj, &src))
+		return NULL;
+	if (source_shape(&src, &sel, &h, &shape))
+		goto out;
+	py_shape_dims(&shape, dims);
+	n = (npy_intp)shape.views;
+	px = PyArray_DescrFromType(py_pixel_typenum(h.pixel_type));
+	if (check_into(pixels, px, 3, dims, "pixels"))
+		goto out;
+	if (headers == Py_None) {
+		Py_INCREF(py_header_descr);
+		headers = PyArray_Empty(1, &n, py_header_descr, 0);
+		if (!headers)
+			goto out;
+	} else {
+		if (check_into(headers, py_header_descr, 1, &n, "headers"))
+			goto out;
+		Py_INCREF(headers);
+	}
+	into.pixels = PyArray_DATA((PyArrayObject *)pixels);
+	into.pixels_size = PyArray_NBYTES((PyArrayObject *)pixels);
+	into.headers = PyArray_DATA((PyArrayObject *)headers);
+	into.headers_size = PyArray_NBYTES((PyArrayObject *)headers);
+	memset(&ds, 0, sizeof(ds));
+	if (loader_run(self, &src, &sel, &into, &ds) == 0)
+		result = py_dataset_wrap(&ds, src.name, pixels, headers);
+	Py_DECREF(headers);
+out:
+	Py_XDECREF(px);
+	py_source_clear(&src);
+	return result;
+}
+
+static PyObject *Loader_close(LoaderObject *self, PyObject *unused)
+{
+	if (self->lock) {
+		lock_take(self->lock);
+		loader_release(self);
+		PyThread_release_lock(self->lock);
+	}
+	Py_RETURN_NONE;
+}
+
+static PyObject *Loader_enter_ctx(LoaderObject *self, PyObject *unused)
+{
+	return Py_NewRef((PyObject *)self);
+}
+
+static PyObject *Loader_exit_ctx(LoaderObject *self, PyObject *args)
+{
+	return Loader_close(self, NULL);
+}
+
+static PyObject *Loader_get_threads(LoaderObject *self, void *closure)
+{
+	if (!self->loader)
+		Py_RETURN_NONE;
+	return PyLong_FromUnsignedLong(parload_loader_threads(self->loader));
+}
+
+static PyObject *Loader_get_strategy(LoaderObject *self, void *closure)
+{
+	return PyUnicode_FromString(parload_strategy_name(self->strategy));
+}
+
+static PyObject *Loader_get_closed(LoaderObject *self, void *closure)
+{
+	return PyBool_FromLong(self->loader == NULL);
+}
+
+static PyMethodDef Loader_methods[] = {
+	{"load", (PyCFunction)(void (*)(void))Loader_load,
+	 METH_VARARGS | METH_KEYWORDS,
+	 "load(source, *, views=None, rows=None, cols=None, layout=None)\n"
+	 "--\n\n"
+	 "Load source and return a Dataset.\n\n"
+	 "source is a path (str, bytes, os.PathLike), a file descriptor or a\n"
+	 "file object (a regular file is read with the loader's strategy, a\n"
+	 "pipe or socket as a stream).  views takes a slice or a range of\n"
+	 "file views; rows and cols a slice or a (start, stop) pair of\n"
+	 "detector rows and columns (no step).  layout is \"views\" (pixels\n"
+	 "[view, row, col]) or \"sinograms\" ([row, view, col]).  Slices\n"
+	 "follow Python's meaning, except that one reaching past the end or\n"
+	 "selecting nothing raises parload.Error (PARLOAD_ESELECT).  Any\n"
+	 "selection but the whole file needs the parallel strategy, and CRCs\n"
+	 "can be verified only for whole rows and columns (PARLOAD_ENOTSUP).\n"
+	 "The GIL is released while the file loads.  Ctrl-C raises\n"
+	 "KeyboardInterrupt: a load on the main thread with the parallel\n"
+	 "strategy in view layout stops at its next batch (about 16 MiB),\n"
+	 "any other once it returns."},
+	{"load_into", (PyCFunction)(void (*)(void))Loader_load_into,
+	 METH_VARARGS | METH_KEYWORDS,
+	 "load_into(source, pixels, headers=None, *, views=None, rows=None,\n"
+	 "          cols=None, layout=None)\n"
+	 "--\n\n"
+	 "Load source into the caller's arrays and return a Dataset whose\n"
+	 "pixels and headers are those arrays.\n\n"
+	 "pixels must be a C-contiguous, writeable ndarray of the file's\n"
+	 "pixel dtype and the selection's shape; headers (made when None) one\n"
+	 "of header_dtype and shape (views,).  empty_like_file() makes both.\n"
+	 "Anything else raises TypeError (wrong type or dtype) or ValueError\n"
+	 "(shape, layout in memory), naming what is wrong."},
+	{"close", (PyCFunction)Loader_close, METH_NOARGS,
+	 "close()\n--\n\nStop the threads and free the loader.  Datasets\n"
+	 "already loaded stay valid."},
+	{"__enter__", (PyCFunction)Loader_enter_ctx, METH_NOARGS, NULL},
+	{"__exit__", (PyCFunction)Loader_exit_ctx, METH_VARARGS, NULL},
+	{NULL},
+};
+
+static PyGetSetDef Loader_getset[] = {
+	{"threads", (getter)Loader_get_threads, NULL,
+	 "The number of worker threads (None once closed).", NULL},
+	{"strategy", (getter)Loader_get_strategy, NULL,
+	 "The strategy's name.", NULL},
+	{"closed", (getter)Loader_get_closed, NULL, "Whether close() ran.",
+	 NULL},
+	{NULL},
+};
+
+PyTypeObject LoaderType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "parload.Loader",
+	.tp_basicsize = sizeof(LoaderObject),
+	.tp_dealloc = (destructor)Loader_dealloc,
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+	.tp_doc =
+		"Loader(*, threads=0, strategy='parallel', io='posix',\n"
+		"       buffer_size=None, max_read=0, verify=False,\n"
+		"       keep_going=False, allow_truncated=False, numa_bind=True,\n"
+		"       hugepages=True)\n"
+		"--\n\n"
+		"A reusable loader: it discovers the machine and starts its\n"
+		"threads once, for programs that load many files.  A context\n"
+		"manager (close() on exit).\n\n"
+		"threads: worker threads, 0 for one per core.  strategy: one of\n"
+		"strategies().  io and buffer_size (None: the I/O API's own\n"
+		"buffering, 0: none): the single-threaded strategies' reads.\n"
+		"max_read: the largest read request, 0 for 8 MiB.  verify:\n"
+		"check every payload's CRC-32C; keep_going: list bad views in\n"
+		"Dataset.bad_views instead of failing.  allow_truncated: load\n"
+		"the complete views of a file cut short.  numa_bind and\n"
+		"hugepages: NUMA binding and transparent huge pages.\n\n"
+		"One loader runs one load at a time: a second thread's load\n"
+		"waits for the first (use one Loader per thread to load\n"
+		"concurrently).  A Loader must not be used in a child of\n"
+		"fork(): its threads are not there (it raises RuntimeError).",
+	.tp_methods = Loader_methods,
+	.tp_getset = Loader_getset,
+	.tp_init = (initproc)Loader_init,
+	.tp_new = PyType_GenericNew,
+};
+
+/* ---------------------------------------------------------------------
+ * Module functions: headers, buffers
+ * ------------------------------------------------------------------- */
+
+PyObject *py_mod_read_header(PyObject *mod, PyObject *arg)
+{
+	parload_file_header h;
+	source src;
+	PyObject *r;
+
+	if (py_source_parse(arg, &src))
+		return NULL;
+	r = source_header(&src, &h) ? NULL : py_file_header_new(&h);
+	py_source_clear(&src);
+	return r;
+}
+
+static void buffers_capsule_free(PyObject *cap)
+{
+	parload_buffers *b = PyCapsule_GetPointer(cap, "parload.buffers");
+
+	if (b) {
+		parload_buffers_free(b);
+		PyMem_Free(b);
+	}
+}
+
+/* Buffers for the selection sel of a file with header h, allocated as
+ * the library allocates a dataset's (flags: PARLOAD_OPT_NO_HUGEPAGES or
+ * 0), in a new "parload.buffers" capsule that frees them; *out: the
+ * buffers.  NULL with an exception that names name. */
+PyObject *py_buffers_new(const parload_file_header *h,
+			 const parload_selection *sel, unsigned flags,
+			 PyObject *name, parload_buffers **out)
+{
+	parload_buffers *b = PyMem_Calloc(1, sizeof(*b));
+	parload_error err;
+	PyObject *cap;
+	int rc;
+
+	if (!b)
+		return PyErr_NoMemory();
+	memset(&err, 0, sizeof(err));
+	Py_BEGIN_ALLOW_THREADS
+	rc = parload_buffers_alloc_select(b, h, sel, flags, &err);
+	Py_END_ALLOW_THREADS
+	if (rc) {
+		PyMem_Free(b);
+		return py_raise_error(rc, &err, name);
+	}
+	cap = PyCapsule_New(b, "parload.buffers", buffers_capsule_free);
+	if (!cap) {
+		parload_buffers_free(b);
+		PyMem_Free(b);
+		return NULL;
+	}
+	*out = b;
+	return cap;
+}
+
+PyObject *py_mod_empty_like_file(PyObject *mod, PyObject *args,
+					PyObject *kw)
+{
+	static char *kwlist[] = {"source", SELECT_KWARGS, "hugepages", NULL};
+	PyObject *obj, *views = Py_None, *rows = Py_None, *cols = Py_None;
+	PyObject *cap = NULL, *px = NULL, *hd = NULL, *r = NULL;
+	const char *layout = NULL;
+	int huge = 1;
+	parload_selection sel;
+	parload_file_header h;
+	parload_shape shape;
+	parload_buffers *b;
+	npy_intp dims[3], n;
+	source src;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOzp:empty_like_file",
+					 kwlist, &obj, &views, &rows, &cols,
+					 &layout, &huge))
+		return NULL;
+	if (py_selection_from(views, rows, cols, layout, &sel) ||
+	    py_source_parse(obj, &src))
+		return NULL;
+	if (source_shape(&src, &sel, &h, &shape))
+		goto out;
+	cap = py_buffers_new(&h, &sel, huge ? 0 : PARLOAD_OPT_NO_HUGEPAGES,
+			     src.name, &b);
+	if (!cap)
+		goto out;
+	py_shape_dims(&shape, dims);
+	n = (npy_intp)shape.views;
+	px = py_array_over(PyArray_DescrFromType(py_pixel_typenum(h.pixel_type)),
+			   3, dims, NULL, b->pixels, Py_NewRef(cap));
+	hd = py_array_over(py_new_header_descr(), 1, &n, NULL, b->headers,
+			   Py_NewRef(cap));
+	if (px && hd)
+		r = PyTuple_Pack(2, px, hd);
+out:
+	Py_XDECREF(px);
+	Py_XDECREF(hd);
+	Py_XDECREF(cap);
+	py_source_clear(&src);
+	return r;
+}
+
+int py_set_main_thread(void)
+{
+	PyObject *threading = PyImport_ImportModule("threading"), *t = NULL;
+	PyObject *ident = NULL;
+
+	if (threading)
+		t = PyObject_CallMethod(threading, "main_thread", NULL);
+	if (t)
+		ident = PyObject_GetAttrString(t, "ident");
+	if (ident)
+		py_main_thread = PyLong_AsUnsignedLong(ident);
+	Py_XDECREF(ident);
+	Py_XDECREF(t);
+	Py_XDECREF(threading);
+	return ident && !PyErr_Occurred() ? 0 : -1;
+}

@@ -1,0 +1,143 @@
+/*
+ * module.c - the parload Python module's C part: libparload's loader,
+ * datasets, buffers and writer as Python objects whose arrays are NumPy
+ * arrays over the library's memory.
+ *
+ * Zero copy: a Dataset owns its parload_dataset; every array it hands out
+ * views that memory and holds the Dataset as its base, so the memory is
+ * released when the last of them (or the Dataset itself) goes away.
+ * Every load and write runs with the GIL released.
+ *
+ * This file makes the module: its functions that list names, its types
+ * and the capsule of _parload_api.h.
+ */
+#define PARLOAD_PY_MODULE_C
+#include "_parload.h"
+
+static PyObject *names_tuple(const char *(*to_name)(int))
+{
+	PyObject *t = PyTuple_New(0);
+
+	for (int i = 0; t && to_name(i); i++) {
+		PyObject *s = PyUnicode_FromString(to_name(i));
+
+		if (!s || _PyTuple_Resize(&t, i + 1) < 0) {
+			Py_XDECREF(s);
+			Py_XDECREF(t);
+			return NULL;
+		}
+		PyTuple_SET_ITEM(t, i, s);
+	}
+	return t;
+}
+
+static PyObject *mod_strategies(PyObject *mod, PyObject *unused)
+{
+	return names_tuple(parload_strategy_name);
+}
+
+static PyObject *mod_io_names(PyObject *mod, PyObject *unused)
+{
+	return names_tuple(parload_io_name);
+}
+
+static PyObject *mod_layouts(PyObject *mod, PyObject *unused)
+{
+	return names_tuple(parload_layout_name);
+}
+
+/* ---------------------------------------------------------------------
+ * The module
+ * ------------------------------------------------------------------- */
+
+static PyMethodDef module_methods[] = {
+	{"read_header", (PyCFunction)py_mod_read_header, METH_O,
+	 "read_header(source)\n--\n\n"
+	 "Read and validate a file's header (and check it against the file's\n"
+	 "size); return a FileHeader.  source: a path or a descriptor."},
+	{"empty_like_file", (PyCFunction)(void (*)(void))py_mod_empty_like_file,
+	 METH_VARARGS | METH_KEYWORDS,
+	 "empty_like_file(source, *, views=None, rows=None, cols=None,\n"
+	 "                layout=None, hugepages=True)\n"
+	 "--\n\n"
+	 "Return (pixels, headers): uninitialised arrays for Loader.load_into()\n"
+	 "of this file (or selection), allocated as parload allocates its own\n"
+	 "datasets: one mapping, the pixels on a 2 MiB boundary, advised for\n"
+	 "transparent huge pages unless hugepages is false.  Reuse them for\n"
+	 "files of the same shape."},
+	{"strategies", (PyCFunction)mod_strategies, METH_NOARGS,
+	 "strategies()\n--\n\nThe names of the loading strategies, the "
+	 "default first."},
+	{"io_names", (PyCFunction)mod_io_names, METH_NOARGS,
+	 "io_names()\n--\n\nThe names of the single-threaded strategies' I/O "
+	 "APIs."},
+	{"layouts", (PyCFunction)mod_layouts, METH_NOARGS,
+	 "layouts()\n--\n\nThe names of the pixel layouts."},
+	{NULL},
+};
+
+static struct PyModuleDef module_def = {
+	PyModuleDef_HEAD_INIT,
+	.m_name = "parload._parload",
+	.m_doc = "The C part of the parload package; use parload instead.",
+	.m_size = -1,
+	.m_methods = module_methods,
+};
+
+/* What parload._parload_mpi borrows (_parload_api.h). */
+static const parload_py_api py_api = {
+	.raise_error = py_raise_error,
+	.selection_from = py_selection_from,
+	.array_over = py_array_over,
+	.shape_dims = py_shape_dims,
+	.pixel_typenum = py_pixel_typenum,
+	.header_descr = py_new_header_descr,
+	.file_header_new = py_file_header_new,
+	.stats_dict = py_stats_dict,
+	.range3 = py_range3,
+	.size_arg = py_size_arg,
+	.option_flags = py_option_flags,
+};
+
+static int add_api(PyObject *m)
+{
+	PyObject *cap = PyCapsule_New((void *)&py_api, PARLOAD_PY_API_CAPSULE,
+				      NULL);
+	int rc = cap ? PyModule_AddObjectRef(m, "_C_API", cap) : -1;
+
+	Py_XDECREF(cap);
+	return rc;
+}
+
+PyMODINIT_FUNC PyInit__parload(void);
+PyMODINIT_FUNC PyInit__parload(void)
+{
+	PyObject *m;
+
+	import_array();
+	if (PyType_Ready(&DatasetType) < 0 || PyType_Ready(&LoaderType) < 0 ||
+	    PyType_Ready(&WriterType) < 0 || PyType_Ready(&StreamType) < 0)
+		return NULL;
+	m = PyModule_Create(&module_def);
+	if (!m || py_set_main_thread() < 0) {
+		Py_XDECREF(m);
+		return NULL;
+	}
+	FileHeaderType = PyStructSequence_NewType(&py_file_header_desc);
+	BatchType = PyStructSequence_NewType(&py_batch_desc);
+	if (!FileHeaderType || !BatchType || py_make_errors(m) < 0 ||
+	    py_make_header_dtype(m) < 0 ||
+	    PyModule_AddObjectRef(m, "FileHeader", (PyObject *)FileHeaderType) ||
+	    PyModule_AddObjectRef(m, "Dataset", (PyObject *)&DatasetType) ||
+	    PyModule_AddObjectRef(m, "Loader", (PyObject *)&LoaderType) ||
+	    PyModule_AddObjectRef(m, "Writer", (PyObject *)&WriterType) ||
+	    PyModule_AddObjectRef(m, "Stream", (PyObject *)&StreamType) ||
+	    PyModule_AddObjectRef(m, "Batch", (PyObject *)BatchType) ||
+	    add_api(m) < 0 ||
+	    PyModule_AddStringConstant(m, "library_version",
+				       parload_version()) < 0) {
+		Py_DECREF(m);
+		return NULL;
+	}
+	return m;
+}
