@@ -255,8 +255,10 @@ void loaded_free(struct loaded *l)
 	parload_buffers_free(&l->buffers);
 }
 
-/* The loader kept until the process ends (end_loader). */
-static parload_loader *kept_loader;
+/* The loader kept until the process ends (end_loader).  volatile: a
+ * store the program never reads back must still happen, or the loader
+ * would look lost to a leak checker. */
+static parload_loader *volatile kept_loader;
 
 void end_loader(parload_loader *loader)
 {
