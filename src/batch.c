@@ -40,7 +40,6 @@ typedef struct batches {
 	parload_buffers win[2];  /* windows, or none */
 	bool windowed;
 	uint64_t avail;          /* selected views complete in the file */
-	uint64_t size;           /* the file's size at the last look */
 } batches;
 
 uint64_t parload__batch_views(const parload__ctx *c)
@@ -117,51 +116,32 @@ static uint64_t complete(const parload__ctx *c, uint64_t size)
 				    s->view_step);
 }
 
-static void nap(double seconds)
-{
-	struct timespec ts = { 0, (long)(seconds * 1e9) };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 /* How many selected views the file holds now. */
 static int look(batches *bs)
 {
+	parload__ctx *c = bs->c;
 	struct stat st;
 
-	if (parload__sys_fstat(bs->c->fd, &st) != 0)
-		return parload__fail_path(bs->c->err, PARLOAD_EIO, errno,
-					  bs->c->path, "cannot stat file");
-	bs->size = (uint64_t)st.st_size;
-	bs->avail = complete(bs->c, bs->size);
+	if (parload__sys_fstat(c->fd, &st) != 0)
+		return parload__fail_path(c->err, PARLOAD_EIO, errno, c->path,
+					  "cannot stat file");
+	c->size = (uint64_t)st.st_size;
+	bs->avail = complete(c, c->size);
 	return 0;
 }
 
-/* Following: wait until the file holds more than k selected views, or
- * until it has not grown for the request's timeout (then *stalled). */
+/* Following: wait until the file holds output view k (more than k
+ * selected views), or until it has not grown for the request's timeout
+ * (then *stalled). */
 static int wait_for_views(batches *bs, uint64_t k, bool *stalled)
 {
-	const double timeout = bs->c->req->timeout;
-	double quiet_since = parload__now(), pause = 0.001;
-	uint64_t seen = bs->size;
-	int rc;
+	parload__ctx *c = bs->c;
+	const uint64_t need = parload__view_offset(
+		&c->h, parload_shape_view(&c->shape, k) + 1);
+	int rc = parload__source_wait(c, need, k);
 
-	*stalled = false;
-	while ((rc = look(bs)) == 0 && bs->avail <= k) {
-		if (canceled(bs->c))
-			return fail_canceled(bs->c, k);
-		if (bs->size != seen) {
-			seen = bs->size;
-			quiet_since = parload__now();
-			pause = 0.001;
-		} else if (parload__now() - quiet_since >= timeout) {
-			*stalled = true;
-			return 0;
-		}
-		nap(pause);
-		pause = PARLOAD__MIN(pause * 2, 0.010);
-	}
+	bs->avail = complete(c, c->size);
+	*stalled = rc == 0 && bs->avail <= k;
 	return rc;
 }
 
@@ -197,14 +177,14 @@ static int stalled(batches *bs, uint64_t k)
 
 	if (!(c->opts->flags & PARLOAD_OPT_ALLOW_TRUNCATED))
 		return parload__fail(c->err, PARLOAD_ETRUNCATED, 0, c->path,
-				     PARLOAD_NONE, bs->size,
+				     PARLOAD_NONE, c->size,
 				     "file stopped growing: %" PRIu64 " of the "
 				     "%" PRIu64 " selected views are complete "
 				     "after %g s without growth",
 				     k, c->shape.views, c->req->timeout);
 	c->shape.views = c->out->shape.views = k;
 	c->h.view_count = c->out->file_header.view_count =
-		(bs->size - PARLOAD_FILE_HEADER_SIZE) /
+		(c->size - PARLOAD_FILE_HEADER_SIZE) /
 		parload__record_size(&c->h);
 	return 0;
 }
@@ -280,7 +260,6 @@ int parload__read_batches(parload__ctx *c)
 	bs.avail = c->shape.views;
 	if (c->req->flags & PARLOAD_REQ_FOLLOW)
 		bs.avail = complete(c, c->size);
-	bs.size = c->size;
 	rc = parload__pass_new(c, &bs.pass);
 	for (int i = 0; rc == 0 && bs.windowed && i < 2; i++)
 		rc = parload__window_alloc(c, bs.per, &bs.win[i]);

@@ -201,6 +201,13 @@ int parload__source_read_header(parload__ctx *c, unsigned char *b);
  * ETRAILING, or with PARLOAD_OPT_ALLOW_TRUNCATED a file cut short keeps
  * its complete views. */
 int parload__source_header(parload__ctx *c, const unsigned char *b);
+/* Following a file still being written (PARLOAD_REQ_FOLLOW): wait,
+ * sleeping 1 to 10 ms between looks at its size, until it holds need bytes
+ * or has not grown for the request's timeout; c->size is its size then
+ * (the caller tells a stall by need).  The request's cancel ends the wait
+ * with PARLOAD_ECANCELED, naming the done views delivered (PARLOAD_NONE:
+ * the header was awaited). */
+int parload__source_wait(parload__ctx *c, uint64_t need, uint64_t done);
 /* After the last read: fail with PARLOAD_ETRUNCATED if the file has become
  * shorter than need bytes.  A read can race a truncation and copy the
  * zeros the kernel writes over a cut page; the size afterwards tells. */

@@ -64,38 +64,46 @@ static bool following(const parload__ctx *c)
 	return c->req && (c->req->flags & PARLOAD_REQ_FOLLOW);
 }
 
-/* Following a file still being written: wait, sleeping 1 to 10 ms between
- * looks, until it holds at least need bytes or has not grown for the
- * request's timeout (then the caller finds it short). */
-static int wait_size(parload__ctx *c, uint64_t need)
+static void nap(double seconds)
+{
+	struct timespec ts = { 0, (long)(seconds * 1e9) };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+int parload__source_wait(parload__ctx *c, uint64_t need, uint64_t done)
 {
 	double quiet_since = parload__now(), pause = 0.001;
-	struct timespec ts;
 	struct stat st;
 
-	while (c->size < need) {
-		if (c->req->cancel &&
-		    __atomic_load_n(c->req->cancel, __ATOMIC_RELAXED))
-			return parload__fail_path(c->err, PARLOAD_ECANCELED, 0,
-						  c->path,
-						  "load canceled while waiting "
-						  "for the file header");
+	for (;;) {
 		if (parload__sys_fstat(c->fd, &st) != 0)
 			return parload__fail_path(c->err, PARLOAD_EIO, errno,
 						  c->path, "cannot stat file");
 		if ((uint64_t)st.st_size != c->size) {
 			c->size = (uint64_t)st.st_size;
 			quiet_since = parload__now();
-			continue;
+			pause = 0.001;
 		}
-		if (parload__now() - quiet_since >= c->req->timeout)
-			break;
-		ts.tv_sec = 0;
-		ts.tv_nsec = (long)(pause * 1e9);
-		nanosleep(&ts, NULL);
+		if (c->size >= need ||
+		    parload__now() - quiet_since >= c->req->timeout)
+			return 0;
+		if (c->req->cancel &&
+		    __atomic_load_n(c->req->cancel, __ATOMIC_RELAXED))
+			return done == PARLOAD_NONE ?
+				parload__fail_path(c->err, PARLOAD_ECANCELED, 0,
+						   c->path,
+						   "load canceled while waiting "
+						   "for the file header") :
+				parload__fail_path(c->err, PARLOAD_ECANCELED, 0,
+						   c->path,
+						   "load canceled after %" PRIu64
+						   " of %" PRIu64 " views",
+						   done, c->shape.views);
+		nap(pause);
 		pause = PARLOAD__MIN(pause * 2, 0.010);
 	}
-	return 0;
 }
 
 /* Open path read-only.  A FIFO (mkfifo, <(...), /dev/stdin on a pipe) is
@@ -168,7 +176,8 @@ int parload__source_read_header(parload__ctx *c, unsigned char *b)
 
 	if (!c->stream) {
 		if (following(c) &&
-		    (rc = wait_size(c, PARLOAD_FILE_HEADER_SIZE)) != 0)
+		    (rc = parload__source_wait(c, PARLOAD_FILE_HEADER_SIZE,
+					       PARLOAD_NONE)) != 0)
 			return rc;
 		if (c->size < PARLOAD_FILE_HEADER_SIZE)
 			return parload__fail_short_header(c, c->size);
