@@ -489,10 +489,10 @@ int parload__deliver(parload__ctx *c, uint64_t k_begin, uint64_t k_end,
 
 /* The strategy for code s, or NULL. */
 const parload__strategy *parload__strategy_get(int s);
-/* stream.c: a pipe, socket or character device, whatever the strategy. */
-extern const parload__strategy parload__strategy_stream;
+/* pipe.c: a pipe, socket or character device, whatever the strategy. */
+extern const parload__strategy parload__strategy_pipe;
 /* Read len bytes of a stream source, or fewer at its end (*got says). */
-int parload__stream_fill(parload__ctx *c, void *buf, size_t len, size_t *got,
+int parload__pipe_fill(parload__ctx *c, void *buf, size_t len, size_t *got,
 			 uint64_t *off);
 
 #endif /* PARLOAD_INTERNAL_H */

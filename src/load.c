@@ -86,7 +86,7 @@ static int check_batches(parload__ctx *c, const parload__strategy *st)
 	if (!r->on_batch)
 		return 0;
 	if (st != &parload__strategy_parallel &&
-	    st != &parload__strategy_stream)
+	    st != &parload__strategy_pipe)
 		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
 					  "the %s strategy does not deliver "
 					  "batches: use the parallel strategy",
@@ -185,7 +185,7 @@ static int run(parload_loader *loader, const parload_request *req,
 	c.t0 = parload__now();
 	rc = parload__source_open(&c, req);
 	if (c.stream)
-		st = &parload__strategy_stream;
+		st = &parload__strategy_pipe;
 	/* A caller's regular file: strategies that read with read() move its
 	 * offset, which is put back. */
 	if (rc == 0 && !c.own_fd && !c.stream)

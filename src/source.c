@@ -186,7 +186,7 @@ int parload__source_read_header(parload__ctx *c, unsigned char *b)
 					   &c->io, c->path, PARLOAD_NONE,
 					   c->err);
 	}
-	rc = parload__stream_fill(c, b, PARLOAD_FILE_HEADER_SIZE, &got, &off);
+	rc = parload__pipe_fill(c, b, PARLOAD_FILE_HEADER_SIZE, &got, &off);
 	if (rc == 0 && got == 0)
 		return parload__fail(c->err, PARLOAD_ETRUNCATED, 0, c->path,
 				     PARLOAD_NONE, 0,
@@ -233,7 +233,7 @@ int parload__source_header(parload__ctx *c, const unsigned char *b)
 		return rc;
 	c->declared = c->h.view_count;
 	/* A stream has no size to check: it must end where the header says
-	 * (stream.c). */
+	 * (pipe.c). */
 	return c->stream ? 0 : fit_size(c);
 }
 

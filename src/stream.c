@@ -1,168 +1,161 @@
 /*
- * stream.c - a source that can only be read once, in order: a pipe, a
- * socket or a character device (standard input, say).
- *
- * It has no size and no offsets, so it is read as the records arrive from
- * the hardware: the load has read and validated the file header (with
- * parload__stream_fill below) and laid out the arrays for its view_count;
- * each view header and payload is then read with read() loops straight
- * into its place and checked while it is still in cache.  The stream must
- * then end: a byte after the last view is PARLOAD_ETRAILING, an end before
- * it PARLOAD_ETRUNCATED (or, allowed, the complete views).  Pages of the
- * arrays are touched only as data arrives, so a stream that promises many
- * views and delivers few costs what it delivered.  Such a load reports the
- * sequential strategy and one thread whatever the loader's options.
+ * stream.c - the pull form of batch delivery (parload_stream_*): the load
+ * runs with an on_batch of its own on a thread of its own, and each
+ * parload_stream_next() takes the batch that callback hands over.  The
+ * callback waits until the caller asks for the next batch (the one it
+ * handed over stays valid until then), while the workers read the batch
+ * after it.
  */
 #include "internal.h"
 
 #include <errno.h>
-#include <inttypes.h>
-#include <poll.h>
+#include <pthread.h>
 #include <string.h>
-#include <unistd.h>
 
-/* Wait until a descriptor opened non-blocking has data (or its end). */
-static int wait_readable(parload__ctx *c, uint64_t off)
-{
-	struct pollfd p = { .fd = c->fd, .events = POLLIN };
-
-	while (poll(&p, 1, -1) < 0) {
-		if (errno != EINTR)
-			return parload__fail(c->err, PARLOAD_EIO, errno,
-					     c->path,
-					     parload__view_at(&c->h, off), off,
-					     "cannot wait for data");
-	}
-	return 0;
-}
-
-int parload__stream_fill(parload__ctx *c, void *buf, size_t len, size_t *got,
-			 uint64_t *off)
-{
-	const size_t max_read = parload__max_read(c->opts);
-	unsigned char *p = buf;
-	int rc;
-
-	*got = 0;
-	while (*got < len) {
-		ssize_t n = parload__sys_read(
-			c->fd, p + *got, PARLOAD__MIN(len - *got, max_read));
-
-		c->io.calls++;
-		if (n > 0) {
-			*got += (size_t)n;
-			*off += (uint64_t)n;
-			c->io.bytes += (uint64_t)n;
-			continue;
-		}
-		if (n == 0)
-			break; /* the end of the stream */
-		if (errno == EINTR)
-			continue;
-		if (errno == EAGAIN || errno == EWOULDBLOCK) {
-			rc = wait_readable(c, *off);
-			if (rc)
-				return rc;
-			continue;
-		}
-		return parload__fail(c->err, PARLOAD_EIO, errno, c->path,
-				     parload__view_at(&c->h, *off), *off,
-				     "read failed");
-	}
-	return 0;
-}
-
-/* View i, header and payload; *whole says whether all of it arrived. */
-static int read_view(parload__ctx *c, uint64_t i, uint64_t *off, bool *whole)
-{
-	const size_t ps = (size_t)c->h.payload_size;
-	unsigned char *pix = (unsigned char *)c->out->pixels + i * ps;
-	const uint64_t start = *off;
-	size_t got;
-	int rc;
-
-	rc = parload__stream_fill(c, &c->out->headers[i],
-				  PARLOAD_VIEW_HEADER_SIZE, &got, off);
-	if (rc == 0 && got == PARLOAD_VIEW_HEADER_SIZE)
-		rc = parload__stream_fill(c, pix, ps, &got, off);
-	*whole = *off - start == parload__record_size(&c->h);
-	return rc;
-}
-
-/* After the last view: the stream must end here, as a file must. */
-static int expect_end(parload__ctx *c, uint64_t *off)
-{
-	unsigned char extra;
-	size_t got;
-	int rc = parload__stream_fill(c, &extra, 1, &got, off);
-
-	if (rc == 0 && got)
-		rc = parload__fail(c->err, PARLOAD_ETRAILING, 0, c->path,
-				   PARLOAD_NONE, *off - 1,
-				   "stream goes on after the last of its %"
-				   PRIu64 " views",
-				   c->h.view_count);
-	return rc;
-}
-
-/* With on_batch: hand over the views [*sent, n) when there are a batch's
- * worth of them, or all that remain when last. */
-static int deliver(parload__ctx *c, uint64_t *sent, uint64_t n, bool last)
-{
-	const size_t ps = (size_t)c->h.payload_size;
-	int rc;
-
-	if (!c->req->on_batch || n == *sent ||
-	    (!last && n - *sent < parload__batch_views(c)))
-		return 0;
-	rc = parload__deliver(c, *sent, n, c->out->headers + *sent,
-			      (unsigned char *)c->out->pixels + *sent * ps);
-	*sent = n;
-	return rc;
-}
-
-static int read_stream(parload__ctx *c)
-{
-	const bool allow_truncated =
-		(c->opts->flags & PARLOAD_OPT_ALLOW_TRUNCATED) != 0;
-	const size_t ps = (size_t)c->h.payload_size;
-	uint64_t i, sent = 0, off = PARLOAD_FILE_HEADER_SIZE;
-	bool whole = true;
-	int rc = 0;
-
-	c->threads = 1;
-	c->checked = true;
-	for (i = 0; rc == 0 && i < c->h.view_count; i++) {
-		rc = read_view(c, i, &off, &whole);
-		if (rc || !whole)
-			break;
-		/* Checked while the view is still in this core's cache. */
-		rc = parload__verify_views(&c->verify, &c->out->headers[i],
-					   (unsigned char *)c->out->pixels +
-						   i * ps,
-					   i, 1, &c->bad, c->err);
-		if (rc == 0)
-			rc = deliver(c, &sent, i + 1, false);
-	}
-	if (rc == 0 && (whole || allow_truncated))
-		rc = deliver(c, &sent, i, true);
-	if (rc == 0 && !whole && !allow_truncated)
-		return parload__fail(c->err, PARLOAD_ETRUNCATED, 0, c->path, i,
-				     off,
-				     "stream ended early: the header "
-				     "promises %" PRIu64 " views, %" PRIu64
-				     " complete views arrived",
-				     c->h.view_count, i);
-	if (rc == 0 && whole)
-		return expect_end(c, &off);
-	if (rc == 0) {
-		/* Keep views [0, i). */
-		c->h.view_count = c->shape.views = i;
-		c->out->file_header.view_count = c->out->shape.views = i;
-	}
-	return rc;
-}
-
-const parload__strategy parload__strategy_stream = {
-	"stream", false, false, read_stream, NULL, NULL
+struct parload_stream {
+	parload_loader *loader;
+	parload_request req;
+	parload_dataset ds;
+	parload_error err;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	parload_batch batch;
+	bool have;      /* a batch handed over and not yet released */
+	bool taken;     /* ... and given to the caller */
+	bool closing;   /* the caller wants no more */
+	bool finished;  /* the load has returned */
+	int rc;         /* its result */
+	volatile int cancel; /* the request's cancel: set by close */
 };
+
+static int hand_over(const parload_batch *b, void *arg)
+{
+	parload_stream *s = arg;
+	bool stop;
+
+	pthread_mutex_lock(&s->lock);
+	s->batch = *b;
+	s->have = true;
+	s->taken = false;
+	pthread_cond_broadcast(&s->cond);
+	while (s->have && !s->closing)
+		pthread_cond_wait(&s->cond, &s->lock);
+	stop = s->closing;
+	pthread_mutex_unlock(&s->lock);
+	return stop;
+}
+
+static void *load_main(void *arg)
+{
+	parload_stream *s = arg;
+	int rc = parload_loader_run(s->loader, &s->req, &s->ds, &s->err);
+
+	pthread_mutex_lock(&s->lock);
+	s->rc = rc;
+	s->finished = true;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+int parload_stream_open(parload_stream **out, parload_loader *loader,
+			const parload_request *req, parload_error *err)
+{
+	parload_stream *s;
+	int e;
+
+	if (!out || !loader || !req || req->on_batch)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0,
+					  req ? req->path : NULL,
+					  "a stream needs a loader and a "
+					  "request without on_batch");
+	*out = NULL;
+	s = parload__sys_calloc(1, sizeof(*s));
+	if (!s)
+		return parload__fail_nomem(err, req->path);
+	s->loader = loader;
+	s->req = *req;
+	s->req.on_batch = hand_over;
+	s->req.batch_arg = s;
+	/* A load waiting for a file that grows sees close at once. */
+	if (!s->req.cancel)
+		s->req.cancel = &s->cancel;
+	if ((e = parload__sys_pthread_mutex_init(&s->lock, NULL)) != 0)
+		goto fail_lock;
+	if ((e = parload__sys_pthread_cond_init(&s->cond, NULL)) != 0)
+		goto fail_cond;
+	if ((e = parload__sys_pthread_create(&s->thread, NULL, load_main, s)))
+		goto fail_thread;
+	*out = s;
+	return 0;
+fail_thread:
+	parload__sys_pthread_cond_destroy(&s->cond);
+fail_cond:
+	parload__sys_pthread_mutex_destroy(&s->lock);
+fail_lock:
+	parload__sys_free(s);
+	return parload__fail_path(err, PARLOAD_ETHREAD, e, req->path,
+				  "cannot start the stream's thread");
+}
+
+int parload_stream_next(parload_stream *s, parload_batch *batch,
+			parload_error *err)
+{
+	int rc;
+
+	if (!s || !batch)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
+					  "no stream or no batch");
+	pthread_mutex_lock(&s->lock);
+	/* Release the batch the caller had: the load goes on. */
+	if (s->have && s->taken) {
+		s->have = false;
+		pthread_cond_broadcast(&s->cond);
+	}
+	while (!(s->have && !s->taken) && !s->finished)
+		pthread_cond_wait(&s->cond, &s->lock);
+	if (s->have && !s->taken) {
+		*batch = s->batch;
+		s->taken = true;
+		rc = 1;
+	} else {
+		rc = s->rc;
+		if (rc && err)
+			*err = s->err;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int parload_stream_close(parload_stream *s, parload_dataset *out)
+{
+	int rc;
+
+	if (out)
+		memset(out, 0, sizeof(*out));
+	if (!s)
+		return PARLOAD_EINVAL;
+	pthread_mutex_lock(&s->lock);
+	/* The caller holds the last batch: every view was delivered, and
+	 * releasing it lets the load finish.  Anything else ends it early. */
+	if (s->have && s->taken &&
+	    s->batch.views_done == s->batch.views_total)
+		s->have = false;
+	else {
+		s->closing = true;
+		__atomic_store_n(&s->cancel, 1, __ATOMIC_RELAXED);
+	}
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	parload__sys_pthread_join(s->thread, NULL);
+	rc = s->rc;
+	if (rc == 0 && out)
+		*out = s->ds;
+	else
+		parload_dataset_free(&s->ds);
+	parload__sys_pthread_cond_destroy(&s->cond);
+	parload__sys_pthread_mutex_destroy(&s->lock);
+	parload__sys_free(s);
+	return rc;
+}
