@@ -263,7 +263,7 @@ int main(int argc, char **argv)
 	c.windowed = req.window_bytes != 0;
 	c.compute_ns = compute_us * 1000;
 	c.ok = true;
-	req.path = path;
+	req.source.path = path;
 	req.on_batch = on_batch;
 	req.batch_arg = &c;
 

@@ -105,7 +105,7 @@ static const unsigned char *in_row_at(const parload_dataset *ds,
 				      const struct sel *s, uint64_t k,
 				      uint64_t r)
 {
-	const parload_file_header *h = &ds->file_header;
+	const parload_desc *h = &ds->desc;
 	uint64_t v = s->views.start + k * s->views.step;
 
 	return (const unsigned char *)ds->pixels + v * h->payload_size +
@@ -120,7 +120,7 @@ static void copy_selection(const parload_dataset *ds, const struct sel *s,
 			   uint64_t nv, uint64_t nr, unsigned char *out,
 			   parload_view_header *hout)
 {
-	const parload_file_header *h = &ds->file_header;
+	const parload_desc *h = &ds->desc;
 	size_t row_bytes = (size_t)(s->cols.stop - s->cols.start) *
 			   h->bytes_per_pixel;
 	int block = !s->sinograms && s->cols.stop - s->cols.start == h->width;
@@ -142,7 +142,7 @@ static void copy_selection(const parload_dataset *ds, const struct sel *s,
 }
 
 /* Every output byte and header against the generator. */
-static int check(const parload_file_header *h, const struct sel *s,
+static int check(const parload_desc *h, const struct sel *s,
 		 uint64_t seed, uint64_t nv, uint64_t nr,
 		 const unsigned char *out, const parload_view_header *hout)
 {
@@ -155,7 +155,7 @@ static int check(const parload_file_header *h, const struct sel *s,
 		uint64_t v = s->views.start + k * s->views.step;
 		parload_view_header vh;
 
-		pgen_view_header(seed, v, h->view_count, &vh);
+		pgen_view_header(seed, v, h->count, &vh);
 		pgen_payload(seed, v, want, h->payload_size);
 		if (memcmp(&vh, &hout[k], sizeof(vh)) != 0) {
 			fprintf(stderr, "selcopy: view %" PRIu64
@@ -194,6 +194,7 @@ int main(int argc, char **argv)
 	parload_options opts;
 	parload_error err;
 	parload_loader *loader;
+	parload_request req;
 	parload_dataset ds;
 	parload_view_header *hout;
 	unsigned char *out;
@@ -243,20 +244,22 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	t0 = now();
-	if (parload_loader_load(loader, path, &ds, &err) != 0) {
+	parload_request_init(&req);
+	req.source.path = path;
+	if (parload_loader_run(loader, &req, &ds, &err) != 0) {
 		fprintf(stderr, "selcopy: %s\n", err.message);
 		return 1;
 	}
 	t1 = now();
-	nv = resolve(&s.views, ds.file_header.view_count);
-	nr = resolve(&s.rows, ds.file_header.height);
-	nc = resolve(&s.cols, ds.file_header.width);
+	nv = resolve(&s.views, ds.desc.count);
+	nr = resolve(&s.rows, ds.desc.height);
+	nc = resolve(&s.cols, ds.desc.width);
 	if (!nv || !nr || !nc) {
 		fprintf(stderr, "selcopy: %s: the selection does not fit the "
 				"file\n", path);
 		return 1;
 	}
-	out_bytes = nv * nr * nc * ds.file_header.bytes_per_pixel;
+	out_bytes = nv * nr * nc * ds.desc.bytes_per_pixel;
 	out = alloc_output((size_t)out_bytes, &map, &map_len);
 	hout = malloc((size_t)nv * sizeof(*hout));
 	if (!out || !hout) {
@@ -266,8 +269,8 @@ int main(int argc, char **argv)
 	copy_selection(&ds, &s, nv, nr, out, hout);
 	t2 = now();
 
-	ok = check(&ds.file_header, &s, seed, nv, nr, out, hout);
-	parload_file_size(&ds.file_header, &file_bytes);
+	ok = check(&ds.desc, &s, seed, nv, nr, out, hout);
+	file_bytes = ds.desc.offset + ds.desc.count * ds.desc.record_size;
 	printf("{\"seconds\":%.9f,\"load_seconds\":%.9f,\"bytes\":%" PRIu64
 	       ",\"views\":%" PRIu64 ",\"out_bytes\":%" PRIu64
 	       ",\"verified\":%s}\n",

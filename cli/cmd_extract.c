@@ -158,7 +158,7 @@ static size_t npy_header(const parload_dataset *ds, char *buf, size_t cap)
 {
 	const parload_shape *s = &ds->shape;
 	const bool sino = s->layout == PARLOAD_LAYOUT_SINOGRAMS;
-	const char *type = parload_pixel_name(ds->file_header.pixel_type);
+	const char *type = parload_pixel_name(ds->desc.pixel_type);
 	size_t n, len;
 
 	/* "u16" is '<u2': NumPy's kind letters are parload's (u, i, f). */
@@ -220,9 +220,9 @@ static int write_raw(const char *out, const char *path,
 
 	memset(&err, 0, sizeof(err));
 	rc = parload_file_header_init(&h, s->views, s->cols, s->rows,
-				      ds->file_header.pixel_type,
-				      ds->file_header.flags &
-					      PARLOAD_FLAG_CRC32C);
+				      ds->desc.pixel_type,
+				      (ds->desc.flags & PARLOAD_DESC_CRC32C) ?
+					      PARLOAD_FLAG_CRC32C : 0);
 	if (rc == 0)
 		rc = parload_writer_open(&w, path, &h, &err);
 	for (uint64_t k = 0; rc == 0 && k < s->views; k++)

@@ -32,6 +32,7 @@ const char cmd_info_help[] =
 struct info {
 	const char *path;
 	parload_file_header h;
+	parload_desc d;   /* what a load of it works from (when valid) */
 	parload_error err;
 	struct stat st;
 	bool valid;       /* parload_read_header accepted it */
@@ -76,7 +77,7 @@ static void info_human_selection(const struct info *in)
 	}
 	shape_dims(&in->shape, d);
 	fputs("selection:         ", stdout);
-	print_shape_human(&in->shape, &in->h);
+	print_shape_human(&in->shape, &in->d);
 	printf("\nshape:             %" PRIu64 " x %" PRIu64 " x %" PRIu64
 	       " (%s)\n", d[0], d[1], d[2],
 	       in->shape.layout == PARLOAD_LAYOUT_SINOGRAMS ?
@@ -186,8 +187,11 @@ static void info_json(const struct info *in)
 static void resolve(struct info *in)
 {
 	char msg[sizeof(in->sel_err.message)];
-	int rc = parload_selection_resolve(&in->h, in->sel, &in->shape,
-					   &in->sel_err);
+	int rc;
+
+	parload_desc_from_header(&in->d, &in->h);
+	rc = parload_selection_resolve(&in->d, in->sel, &in->shape,
+				       &in->sel_err);
 
 	in->sel_ok = rc == 0;
 	if (in->sel_ok)

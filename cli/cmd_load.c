@@ -113,7 +113,7 @@ static const char *crc_note(const parload_dataset *ds, unsigned flags)
 {
 	if (!(flags & PARLOAD_OPT_VERIFY_CRC))
 		return NULL;
-	if (!(ds->file_header.flags & PARLOAD_FLAG_CRC32C))
+	if (!(ds->desc.flags & PARLOAD_DESC_CRC32C))
 		return "no CRC-32C to verify";
 	return ds->bad_view_count ? "CRC-32C mismatch" : "CRC-32C verified";
 }
@@ -130,7 +130,7 @@ struct load_line {
 static void print_load_json(const struct load_line *l,
 			    const parload_dataset *ds)
 {
-	const parload_file_header *h = &ds->file_header;
+	const parload_desc *h = &ds->desc;
 	const parload_stats *st = &ds->stats;
 
 	fputs("{\"file\":", stdout);
@@ -146,9 +146,9 @@ static void print_load_json(const struct load_line *l,
 	       ",\"io\":\"%s\",\"verified\":%s"
 	       ",\"declared_views\":%" PRIu64 ",\"truncated\":%s"
 	       ",\"crc_checked\":%" PRIu64 ",\"bad_views\":%" PRIu64 "}\n",
-	       h->view_count, h->width, h->height, l->type,
+	       h->count, h->width, h->height, l->type,
 	       (unsigned)h->bytes_per_pixel,
-	       (h->flags & PARLOAD_FLAG_CRC32C) ? "true" : "false",
+	       (h->flags & PARLOAD_DESC_CRC32C) ? "true" : "false",
 	       l->file_size, shape_bytes(&ds->shape), st->bytes_read,
 	       st->read_calls, l->seconds, l->gbps, st->threads, l->strategy,
 	       l->io, l->verified ? "true" : "false", st->declared_views,
@@ -159,7 +159,7 @@ static void print_load_json(const struct load_line *l,
 static void print_load_human(const struct load_line *l,
 			     const parload_dataset *ds)
 {
-	const parload_file_header *h = &ds->file_header;
+	const parload_desc *h = &ds->desc;
 	const parload_shape *s = &ds->shape;
 	const parload_stats *st = &ds->stats;
 
@@ -172,7 +172,7 @@ static void print_load_human(const struct load_line *l,
 	}
 	if (l->truncated)
 		printf(" (truncated: %" PRIu64 " of %" PRIu64 " views)",
-		       h->view_count, st->declared_views);
+		       h->count, st->declared_views);
 	fputs(", ", stdout);
 	print_bytes(l->size);
 	printf(l->seconds >= 0.001 ? " in %.4f s" : " in %.6f s", l->seconds);
@@ -192,19 +192,20 @@ static void print_load(const char *label, const parload_dataset *ds,
 {
 	struct load_line l = {
 		.label = label,
-		.type = parload_pixel_name(ds->file_header.pixel_type),
+		.type = parload_type_name(ds->desc.pixel_type,
+					  ds->desc.encoding),
 		.strategy = parload_strategy_name(ds->stats.strategy),
 		.io = io,
 		.crc = crc_note(ds, cfg->opts.flags),
 		.seconds = finite_or_zero(ds->stats.seconds),
 		.truncated = ds->stats.declared_views >
-			     ds->file_header.view_count,
+			     ds->desc.count,
 		.verified = cfg->verify,
 		.selected = !selection_is_whole(&cfg->opts.selection),
 	};
 
-	if (parload_file_size(&ds->file_header, &l.file_size) < 0)
-		l.file_size = ds->stats.bytes_read;
+	/* The records the layout describes (of one file). */
+	l.file_size = ds->desc.offset + ds->desc.count * ds->desc.record_size;
 	l.size = l.selected ? shape_bytes(&ds->shape) : l.file_size;
 	if (ds->stats.seconds > 0.0)
 		l.gbps = finite_or_zero((double)l.size / ds->stats.seconds /

@@ -169,7 +169,7 @@ bool selection_is_whole(const parload_selection *sel);
 /* A resolved selection: its parts as slices ("0:10:4 of 10"), in a human
  * line or as JSON members (",\"views\":3,..."), and the bytes it
  * delivers (view headers and pixels). */
-void print_shape_human(const parload_shape *s, const parload_file_header *h);
+void print_shape_human(const parload_shape *s, const parload_desc *h);
 void print_shape_json(const parload_shape *s);
 uint64_t shape_bytes(const parload_shape *s);
 

@@ -78,7 +78,7 @@ static bool pgen_view_matches(const parload_dataset *ds,
 			      const parload_shape *s, uint64_t k, uint64_t i,
 			      uint64_t seed, unsigned char *payload)
 {
-	const parload_file_header *h = &ds->file_header;
+	const parload_desc *h = &ds->desc;
 	const size_t bpp = s->bytes_per_pixel, line = (size_t)s->cols * bpp;
 	const unsigned char *pix = ds->pixels;
 
@@ -101,12 +101,17 @@ static bool pgen_view_matches(const parload_dataset *ds,
 bool pgen_verify_shape(const parload_dataset *ds, const parload_shape *s,
 		       uint64_t seed, uint64_t *bad_view, bool *bad_header)
 {
-	const parload_file_header *h = &ds->file_header;
+	const parload_desc *h = &ds->desc;
 	unsigned char *buf = malloc(h->payload_size ? h->payload_size : 1);
 	/* The angles were written for the views the header promised, more
 	 * than were loaded when a truncated file was allowed. */
 	const uint64_t written = PGEN_MAX(ds->stats.declared_views,
-					  h->view_count);
+					  h->count);
+	/* The stream's own view headers: typed (parload's format), or the
+	 * raw bytes of a layout that reads them as such. */
+	const bool raw = h->format == PARLOAD_FORMAT_RAW;
+	const bool headers = !raw || (ds->raw_headers &&
+				      h->header == sizeof(parload_view_header));
 	bool ok = buf != NULL;
 
 	*bad_view = PARLOAD_NONE;
@@ -116,12 +121,15 @@ bool pgen_verify_shape(const parload_dataset *ds, const parload_shape *s,
 		parload_view_header vh;
 		parload_view_header got = ds->headers[k];
 
+		if (raw && headers)
+			memcpy(&got, ds->raw_headers + k * sizeof(got),
+			       sizeof(got));
 		pgen_view_header(seed, i, written, &vh);
 		/* The CRC is the writer's; compare it only where the file has
 		 * none, where it must be 0. */
-		if (h->flags & PARLOAD_FLAG_CRC32C)
-			got.crc32c = 0;
-		*bad_header = memcmp(&vh, &got, sizeof(vh)) != 0;
+		if ((h->flags & PARLOAD_DESC_CRC32C) || raw)
+			got.crc32c = vh.crc32c = 0;
+		*bad_header = headers && memcmp(&vh, &got, sizeof(vh)) != 0;
 		ok = !*bad_header &&
 		     pgen_view_matches(ds, s, k, i, seed, buf);
 		if (!ok)
@@ -134,9 +142,9 @@ bool pgen_verify_shape(const parload_dataset *ds, const parload_shape *s,
 bool pgen_verify(const parload_dataset *ds, uint64_t seed,
 		 uint64_t *bad_view, bool *bad_header)
 {
-	const parload_file_header *h = &ds->file_header;
+	const parload_desc *h = &ds->desc;
 	const parload_shape whole = {
-		.views = h->view_count,
+		.views = h->count,
 		.view_step = 1,
 		.rows = h->height,
 		.cols = h->width,

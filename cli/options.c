@@ -219,7 +219,7 @@ static const char *layout_name(parload_layout layout)
 }
 
 /* "views 0:10:4 of 10, rows 2:6 of 8, cols 0:16 of 16, layout views" */
-void print_shape_human(const parload_shape *s, const parload_file_header *h)
+void print_shape_human(const parload_shape *s, const parload_desc *h)
 {
 	const uint64_t last = s->view_start + (s->views - 1) * s->view_step;
 
@@ -227,7 +227,7 @@ void print_shape_human(const parload_shape *s, const parload_file_header *h)
 	       ", rows %" PRIu32 ":%" PRIu32 " of %" PRIu32
 	       ", cols %" PRIu32 ":%" PRIu32 " of %" PRIu32 ", layout %s",
 	       s->view_start, s->views ? last + 1 : s->view_start,
-	       s->view_step, h->view_count, s->row_start,
+	       s->view_step, h->count, s->row_start,
 	       s->row_start + s->rows, h->height, s->col_start,
 	       s->col_start + s->cols, h->width, layout_name(s->layout));
 }

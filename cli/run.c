@@ -108,24 +108,25 @@ static bool batches_possible(const struct load_cfg *cfg, bool stream)
  * Loading one file
  * ------------------------------------------------------------------- */
 
-/* --preallocate: size the arrays from the header and the selection,
- * allocate them with parload_buffers_alloc_select() (huge pages unless
- * --no-hugepages) and touch every page, all before the clock. */
-static int preallocate(const char *path, const parload_options *o,
+/* --preallocate: size the arrays from the source's description and the
+ * selection, allocate them with parload_buffers_alloc() (huge pages
+ * unless --no-hugepages) and touch every page, all before the clock. */
+static int preallocate(const parload_source *src, const parload_options *o,
 		       parload_buffers *b, parload_error *err)
 {
-	parload_file_header h;
+	parload_desc d;
 	int rc;
 
-	rc = parload_read_header(path, &h, err);
+	rc = parload_describe(src, (o->flags & PARLOAD_OPT_ALLOW_TRUNCATED) != 0,
+			      &d, err);
 	if (rc < 0)
 		return rc;
-	rc = parload_buffers_alloc_select(b, &h, &o->selection, o->flags, err);
+	rc = parload_buffers_alloc(b, &d, &o->selection, o->flags, err);
 	if (rc < 0) {
-		/* The header names no file; the message should. */
+		/* The layout names no file; the message should. */
 		char msg[sizeof(err->message)];
 
-		if (snprintf(msg, sizeof(msg), "%s: %s", path,
+		if (snprintf(msg, sizeof(msg), "%s: %s", src->path,
 			     err->message) > 0)
 			memcpy(err->message, msg, sizeof(msg));
 		return rc;
@@ -149,11 +150,11 @@ static int make_request(const char *path, const struct load_cfg *cfg,
 
 	parload_request_init(req);
 	if (strcmp(path, "-") == 0) {
-		req->fd = STDIN_FILENO;
-		req->name = STDIN_NAME;
+		req->source.fd = STDIN_FILENO;
+		req->source.name = STDIN_NAME;
 		stream = fstat(STDIN_FILENO, &st) == 0 && !S_ISREG(st.st_mode);
 	} else {
-		req->path = path;
+		req->source.path = path;
 		stream = stat(path, &st) == 0 &&
 			 (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode));
 	}
@@ -173,10 +174,10 @@ static int make_request(const char *path, const struct load_cfg *cfg,
 		req->flags |= PARLOAD_REQ_FOLLOW;
 		req->timeout = cfg->timeout;
 	}
-	if (!cfg->preallocate || !req->path)
+	if (!cfg->preallocate || !req->source.path)
 		return 0;
 	req->into = &l->buffers;
-	return preallocate(path, &cfg->opts, &l->buffers, err);
+	return preallocate(&req->source, &cfg->opts, &l->buffers, err);
 }
 
 /* Run the request, with SIGINT and SIGTERM cancelling it when it delivers
@@ -206,8 +207,8 @@ bool report_bad_views(const char *name, const parload_dataset *ds)
 
 		error_msg("%s: view %" PRIu64 ": payload CRC-32C mismatch "
 			  "(byte offset %" PRIu64 ")", name, v,
-			  parload_view_offset(&ds->file_header, v) +
-				  PARLOAD_VIEW_HEADER_SIZE);
+			  ds->desc.offset + v * ds->desc.record_size +
+				  ds->desc.header);
 	}
 	return ds->bad_view_count > 0;
 }

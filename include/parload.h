@@ -147,6 +147,133 @@ PARLOAD_API const char *parload_strerror(int code);
 PARLOAD_API const char *parload_err_name(int code);
 
 /* ---------------------------------------------------------------------
+ * Layouts: where a source's views lie.  Every load works from a
+ * description: parload's own format is one (read from its 64-byte
+ * header), and so is any fixed-record raw stream (a camera's or a
+ * detector's dump: a file header of some size, then for each view a header
+ * of its own, its pixels and a gap), given as a parload_desc or as text
+ * ("width=2048,height=2048,type=u16be,header=512"; parload_desc_parse).
+ * Nothing after the description knows which format it came from.
+ * ------------------------------------------------------------------- */
+
+/* How the file stores each pixel.  The dataset holds desc.pixel_type in
+ * the host's (little-endian) order; the workers convert as they read. */
+typedef enum parload_encoding {
+	PARLOAD_ENC_LE = 0,       /* the pixel type, little-endian */
+	PARLOAD_ENC_BE,           /* the pixel type, big-endian: swapped */
+	/* Packed 12- and 10-bit integers, unpacked into u16.  A view is one
+	 * bit stream of width x height pixels; a row must be whole bytes. */
+	PARLOAD_ENC_MONO12P,      /* GenICam PFNC Mono12p, LSB first:
+				   * p0 = b0 | (b1 & 0xF) << 8,
+				   * p1 = b1 >> 4 | b2 << 4 */
+	PARLOAD_ENC_MONO12PACKED, /* GigE Vision Mono12Packed:
+				   * p0 = b0 << 4 | (b1 & 0xF),
+				   * p1 = b2 << 4 | b1 >> 4 */
+	PARLOAD_ENC_U12MSB,       /* MSB first (Photron MRAW):
+				   * p0 = b0 << 4 | b1 >> 4,
+				   * p1 = (b1 & 0xF) << 8 | b2 */
+	PARLOAD_ENC_MONO10P,      /* PFNC Mono10p, 4 pixels in 5 bytes, LSB
+				   * first */
+	PARLOAD_ENC_COUNT_
+} parload_encoding;
+
+typedef enum parload_format {
+	/* parload's own stream: the file header says everything, each view
+	 * header is a parload_view_header (view_index checked, CRC-32C when
+	 * the file has them) and the file must end after its last view. */
+	PARLOAD_FORMAT_PARLOAD = 0,
+	/* A raw stream: the description says everything.  Each view's own
+	 * header (desc.header bytes, maybe 0) is delivered as bytes
+	 * (dataset.raw_headers), and bytes after the last counted record are
+	 * ignored when desc.count is given. */
+	PARLOAD_FORMAT_RAW = 1
+} parload_format;
+
+/* parload_desc.flags (parload's own format) */
+#define PARLOAD_DESC_CRC32C 0x1u /* each view header carries its payload's CRC-32C */
+
+typedef struct parload_desc {
+	parload_format format;
+	uint32_t width, height;   /* pixels of a view's row, rows of a view */
+	int pixel_type;           /* PARLOAD_PIXEL_*: what the dataset holds
+				   * (u16 for the packed encodings) */
+	parload_encoding encoding;
+	uint64_t offset;          /* bytes before the first record, in each file */
+	uint64_t header;          /* bytes of each view's own header */
+	uint64_t gap;             /* bytes after each view's pixels; the last
+				   * view's may be missing from the file */
+	/* Views: for a raw stream 0 means as many whole records as the files
+	 * hold; resolved (parload_describe, dataset.desc), the views there
+	 * are. */
+	uint64_t count;
+	unsigned flags;           /* PARLOAD_DESC_* */
+	/* Derived by parload_desc_check() from the fields above: */
+	uint32_t bytes_per_pixel; /* of pixel_type in the dataset */
+	uint64_t row_size;        /* bytes of one row in the file */
+	uint64_t payload_size;    /* bytes of one view's pixels in the file */
+	uint64_t record_size;     /* header + payload_size + gap */
+} parload_desc;
+
+/* A raw stream of nothing yet: format RAW, u16 little-endian, every size
+ * 0 (width, height and the type must then be set). */
+PARLOAD_API void parload_desc_init(parload_desc *d);
+/* Parse a description from text: key=value pairs separated by commas (or
+ * newlines; '#' starts a comment to the end of its line), keys width,
+ * height, type (u8 u16 i16 u32 i32 f32 f64, each with an optional le or
+ * be, or mono10p mono12p mono12packed u12msb), offset, header, gap and
+ * count; sizes take K, M, G, T (powers of 1024).  "@PATH" reads the text
+ * from the file PATH.  Fails with PARLOAD_EINVAL naming the key for an
+ * unknown or repeated key, a missing width, height or type, a bad number,
+ * a zero width or height, or a packed row that is not whole bytes. */
+PARLOAD_API int parload_desc_parse(const char *text, parload_desc *out,
+				   parload_error *err);
+/* Validate a description and derive its sizes (the fields after flags):
+ * PARLOAD_EINVAL or PARLOAD_EOVERFLOW naming what is wrong. */
+PARLOAD_API int parload_desc_check(parload_desc *d, parload_error *err);
+/* Write d as the text parload_desc_parse reads ("width=...,type=...");
+ * returns the length it needs, as snprintf does. */
+PARLOAD_API int parload_desc_format(const parload_desc *d, char *buf,
+				    size_t size);
+/* The type's text ("u16be", "mono12p"), NULL for an invalid pair; and the
+ * pair from such a text (0, or PARLOAD_EINVAL). */
+PARLOAD_API const char *parload_type_name(int pixel_type, int encoding);
+PARLOAD_API int parload_type_from_name(const char *name, int *pixel_type,
+				       int *encoding);
+/* The description of parload's own stream with header h. */
+PARLOAD_API void parload_desc_from_header(parload_desc *d,
+					  const parload_file_header *h);
+
+/* Where a load reads from: one file, many files read as one stream (views
+ * numbered across them in the order given; desc.offset applies to each),
+ * or an open descriptor (a regular file, or a pipe, socket or character
+ * device read in order).  desc NULL: parload's own format, or, for a path
+ * ending in ".nhdr", the NRRD detached header it names. */
+typedef struct parload_source {
+	const char *path;          /* one file */
+	const char *const *paths;  /* or path_count files */
+	size_t path_count;
+	int fd;                    /* or a descriptor (-1: none), not closed */
+	const char *name;          /* names fd in messages (NULL: "fd N") */
+	/* The layout; NULL: as above.  A description of parload's own format
+	 * (parload_desc_from_header of a header read elsewhere: an MPI rank 0
+	 * that broadcast it) is trusted to describe the file: it is checked
+	 * against the file's size, and the header is not read again. */
+	const parload_desc *desc;
+} parload_source;
+
+/* An empty source: no file, fd -1, no description. */
+PARLOAD_API void parload_source_init(parload_source *src);
+/* What src holds, checked against its files' sizes: the description with
+ * count resolved to the views there are.  The errors of a load: a file
+ * that cannot be opened, a header that is not valid, a file shorter than
+ * its views or (without a count) ending in a partial record, each naming
+ * the file, the view and the byte offset.  allow_truncated: a file cut
+ * short describes its complete views (PARLOAD_OPT_ALLOW_TRUNCATED). */
+PARLOAD_API int parload_describe(const parload_source *src,
+				 int allow_truncated, parload_desc *out,
+				 parload_error *err);
+
+/* ---------------------------------------------------------------------
  * Options
  * ------------------------------------------------------------------- */
 
@@ -243,11 +370,12 @@ typedef struct parload_shape {
 	 * or pixels[r][k][c] (sinograms), C order */
 } parload_shape;
 
-/* Resolve sel (NULL: the whole file) against a valid header.  Fails with
+/* Resolve sel (NULL: the whole file) against a resolved description (its
+ * count the views there are: parload_describe).  Fails with
  * PARLOAD_ESELECT, naming the bad part, for an empty selection, a slice
  * past the end, a step of 0 or below, more rows or columns than a view
  * has, or an unknown layout. */
-PARLOAD_API int parload_selection_resolve(const parload_file_header *h,
+PARLOAD_API int parload_selection_resolve(const parload_desc *d,
 					  const parload_selection *sel,
 					  parload_shape *out,
 					  parload_error *err);
@@ -325,8 +453,9 @@ typedef struct parload_stats {
 	uint64_t read_calls;  /* read system calls issued (read, pread, preadv) */
 	unsigned threads;     /* threads that read */
 	parload_strategy strategy;
-	/* view_count in the file's header; more than file_header.view_count
-	 * only when PARLOAD_OPT_ALLOW_TRUNCATED loaded a truncated file. */
+	/* The views the header (or the description's count) promises; more
+	 * than desc.count only when PARLOAD_OPT_ALLOW_TRUNCATED loaded a
+	 * truncated file. */
 	uint64_t declared_views;
 	/* Payloads whose CRC-32C was checked: every view with
 	 * PARLOAD_OPT_VERIFY_CRC when the file stores CRCs, else 0. */
@@ -334,12 +463,19 @@ typedef struct parload_stats {
 } parload_stats;
 
 typedef struct parload_dataset {
-	/* The file's header (view_count: the complete views of a truncated
-	 * file loaded with PARLOAD_OPT_ALLOW_TRUNCATED). */
-	parload_file_header file_header;
+	/* What was read (count: the complete views of a truncated file
+	 * loaded with PARLOAD_OPT_ALLOW_TRUNCATED). */
+	parload_desc desc;
 	/* shape.views entries: the selected views' headers, whose view_index
-	 * is the view's index in the file. */
+	 * is the view's index in the stream.  parload's own format reads them
+	 * from the file; for a raw stream they are made here (view_index set,
+	 * the rest 0) and the file's own view headers are raw_headers. */
 	parload_view_header *headers;
+	/* A raw stream with desc.header bytes of header per view: those bytes
+	 * of each selected view, back to back (shape.views * desc.header
+	 * bytes), unless the request said PARLOAD_REQ_NO_RAW_HEADERS.  NULL
+	 * otherwise. */
+	unsigned char *raw_headers;
 	/* shape.views * shape.view_bytes bytes laid out as shape says; for a
 	 * whole-file load, view i at (char *)pixels + i * payload_size. */
 	void *pixels;
@@ -355,14 +491,17 @@ typedef struct parload_dataset {
 	parload_shape shape;
 } parload_dataset;
 
-/* Load a whole file with one call.  opts may be NULL for the defaults.  On
- * success *out owns its arrays until parload_dataset_free(); on failure it
- * owns nothing and opts->error (if set) tells why.  A header whose arrays
- * need more memory than the machine has (RAM plus swap) or than the
- * process may map (RLIMIT_AS, RLIMIT_DATA) fails with PARLOAD_ENOMEM,
- * naming the bytes, before anything is allocated.  A file truncated or
- * extended by another process during the load gives an error or a
- * complete dataset, never a partial one reported as success. */
+/* Load a whole file of parload's own format (or the .nhdr it names) with
+ * one call.  opts may be NULL for the defaults.  On success *out owns its
+ * arrays until parload_dataset_free(); on failure it owns nothing and
+ * opts->error (if set) tells why.  A load whose arrays need more memory
+ * than the machine has (RAM plus swap) or than the process may map
+ * (RLIMIT_AS, RLIMIT_DATA) fails with PARLOAD_ENOMEM, naming the bytes,
+ * before anything is allocated.  A file truncated or extended by another
+ * process during the load gives an error or a complete dataset, never a
+ * partial one reported as success.  Anything else (a raw layout, many
+ * files, a descriptor, a selection, the caller's memory, batches) is a
+ * parload_request given to parload_loader_run(). */
 PARLOAD_API int parload_load(const char *path, const parload_options *opts,
 			     parload_dataset *out);
 
@@ -379,76 +518,47 @@ typedef struct parload_loader parload_loader;
 PARLOAD_API int parload_loader_new(parload_loader **out,
 				   const parload_options *opts,
 				   parload_error *err);
-PARLOAD_API int parload_loader_load(parload_loader *loader, const char *path,
-				    parload_dataset *out, parload_error *err);
 PARLOAD_API void parload_loader_free(parload_loader *loader);
+/* The number of worker threads the loader runs. */
+PARLOAD_API unsigned parload_loader_threads(const parload_loader *loader);
 
-/* Memory the caller owns, for parload_loader_load_into(): pinned buffers,
- * buffers reused from file to file, or arrays of a library that wants to
- * own its memory.  Sizes are in bytes. */
+/* Memory the caller owns (parload_request.into): pinned buffers, buffers
+ * reused from file to file, or arrays of a library that wants to own its
+ * memory.  Sizes are in bytes. */
 typedef struct parload_buffers {
 	parload_view_header *headers;
 	size_t headers_size;
 	void *pixels;
 	size_t pixels_size;
+	/* A raw stream's view headers (dataset.raw_headers); may be NULL
+	 * with size 0 when the request says PARLOAD_REQ_NO_RAW_HEADERS or
+	 * the layout has none. */
+	unsigned char *raw_headers;
+	size_t raw_headers_size;
 } parload_buffers;
 
-/* Load path into the caller's buffers, which must hold view_count view
- * headers and view_count * payload_size pixel bytes (parload_read_header
- * tells both; PARLOAD_ESPACE if they do not).  On success *out describes
- * the load and points at the caller's buffers, which parload_dataset_free()
- * leaves alone.  On failure their contents are unspecified. */
-PARLOAD_API int parload_loader_load_into(parload_loader *loader,
-					 const char *path,
-					 const parload_buffers *into,
-					 parload_dataset *out,
-					 parload_error *err);
-/* Allocate buffers for the arrays of a stream with file header h, laid out
- * the way parload lays out its own datasets: one anonymous mapping, the
- * headers ending where the pixels begin, the pixels on a 2 MiB boundary
- * when they fill a huge page, and the whole advised for transparent huge
- * pages unless flags holds PARLOAD_OPT_NO_HUGEPAGES.  A first load into
- * them costs far fewer page faults than one into 4 KiB pages of malloc().
- * The sizes are exactly what h needs; a stream of no views gets NULL
- * arrays.  Pages are not touched here, so each lands on the NUMA node of
- * the worker that first writes it.  PARLOAD_EINVAL for an invalid header,
- * PARLOAD_ENOMEM when the memory cannot be had (checked against RAM, swap
- * and the process's limits first).  Release with parload_buffers_free(),
- * passing the struct as this call filled it in. */
+/* Allocate buffers for a selection (sel NULL: everything) of a source
+ * described by d (resolved: parload_describe), laid out the way parload
+ * lays out its own datasets: one anonymous mapping, the headers ending
+ * where the pixels begin, the pixels on a 2 MiB boundary when they fill a
+ * huge page, and the whole advised for transparent huge pages unless
+ * flags holds PARLOAD_OPT_NO_HUGEPAGES.  A first load into them costs far
+ * fewer page faults than one into 4 KiB pages of malloc().  The sizes are
+ * exactly what the selection needs; nothing selected gets NULL arrays.
+ * Pages are not touched here, so each lands on the NUMA node of the
+ * worker that first writes it.  PARLOAD_EINVAL for an invalid
+ * description, PARLOAD_ESELECT for an invalid selection, PARLOAD_ENOMEM
+ * when the memory cannot be had (checked against RAM, swap and the
+ * process's limits first).  Release with parload_buffers_free(), passing
+ * the struct as this call filled it in. */
 PARLOAD_API int parload_buffers_alloc(parload_buffers *out,
-				      const parload_file_header *h,
+				      const parload_desc *d,
+				      const parload_selection *sel,
 				      unsigned flags, parload_error *err);
 PARLOAD_API void parload_buffers_free(parload_buffers *b);
-/* The same for a selection of the stream h (sel NULL: the whole file):
- * shape.views headers and the selection's pixels.  PARLOAD_ESELECT for an
- * invalid selection.  Release with parload_buffers_free(). */
-PARLOAD_API int parload_buffers_alloc_select(parload_buffers *out,
-					     const parload_file_header *h,
-					     const parload_selection *sel,
-					     unsigned flags,
-					     parload_error *err);
-/* Load from an open descriptor; name names it in messages (NULL: "fd N").
- * The descriptor is not closed.  A regular file is loaded by the loader's
- * strategy, reading with pread where it can; its file offset is restored
- * afterwards.  A pipe, socket or character device (standard input, say) is
- * read sequentially, each record as it arrives, with the same checks and
- * the same result as a load of the file: the header is validated, the
- * arrays are allocated for its view_count, and the stream must then end
- * exactly after the last view (PARLOAD_ETRAILING if it goes on,
- * PARLOAD_ETRUNCATED or, with PARLOAD_OPT_ALLOW_TRUNCATED, the complete
- * views if it stops early).  Such a load reports the sequential strategy
- * and one thread whatever the loader's options.  A directory is
- * PARLOAD_ENOTREG. */
-PARLOAD_API int parload_loader_load_fd(parload_loader *loader, int fd,
-				       const char *name, parload_dataset *out,
-				       parload_error *err);
-/* The number of worker threads the loader runs. */
-PARLOAD_API unsigned parload_loader_threads(const parload_loader *loader);
 
 /* ---------------------------------------------------------------------
- * Requests: one load described in full.  parload_loader_load(),
- * _load_into() and _load_fd() are requests with most fields left at their
- * defaults; parload_loader_run() takes any combination.
+ * Requests: one load described in full, the one door into the library.
  * ------------------------------------------------------------------- */
 
 /* One batch of views delivered while a load runs (parload_request.on_batch
@@ -464,6 +574,10 @@ typedef struct parload_batch {
 	const parload_view_header *headers;
 	const void *pixels;
 	uint64_t view_bytes; /* pixel bytes of one view: shape.view_bytes */
+	/* count * raw_header_size bytes of a raw stream's view headers, or
+	 * NULL (dataset.raw_headers). */
+	const unsigned char *raw_headers;
+	uint64_t raw_header_size;
 	/* Progress: of the whole load, this batch included. */
 	uint64_t views_done, views_total;
 	uint64_t bytes_done, bytes_total;
@@ -478,24 +592,22 @@ typedef int (*parload_batch_fn)(const parload_batch *batch, void *arg);
 /* parload_request.flags */
 /* Follow a file still being written: wait for views not yet in the file
  * (and for a file shorter than its header) until the header's view_count
- * is reached or timeout seconds pass with no growth.  Then the load fails
- * with PARLOAD_ETRUNCATED naming the complete views, or, with
+ * (a raw stream's count, which must then be given) is reached or timeout
+ * seconds pass with no growth.  Then the load fails with
+ * PARLOAD_ETRUNCATED naming the complete views, or, with
  * PARLOAD_OPT_ALLOW_TRUNCATED, succeeds with them. */
 #define PARLOAD_REQ_FOLLOW 0x1u
+/* Do not read a raw stream's own view headers (dataset.raw_headers NULL):
+ * only the pixels are read. */
+#define PARLOAD_REQ_NO_RAW_HEADERS 0x2u
 
 typedef struct parload_request {
-	const char *path;  /* the file; NULL to read fd */
-	int fd;            /* with path NULL: an open descriptor, not closed */
-	const char *name;  /* names fd in messages (NULL: "fd N") */
+	parload_source source; /* what to read */
 	/* NULL: the loader's options.selection. */
 	const parload_selection *selection;
 	/* NULL: the dataset owns its arrays; else the caller's memory, sized
-	 * for the selection (parload_buffers_alloc_select). */
+	 * for the selection (parload_buffers_alloc). */
 	const parload_buffers *into;
-	/* NULL: read and validate the file header.  Else a header that was
-	 * read and validated elsewhere (an MPI rank 0 that broadcast it): it
-	 * is validated again, checked against the file's size, and not read. */
-	const parload_file_header *header;
 
 	/* Delivery while the load runs (parallel strategy, view layout). */
 	parload_batch_fn on_batch;
@@ -517,9 +629,19 @@ typedef struct parload_request {
 	const volatile int *cancel;
 } parload_request;
 
-/* Defaults: no file, fd -1, the loader's selection, own memory, no
+/* Defaults: an empty source, the loader's selection, own memory, no
  * batches, 10 s follow timeout. */
 PARLOAD_API void parload_request_init(parload_request *req);
+/* Run one load.  A regular file is read by the loader's strategy with
+ * pread where it can (a caller's descriptor keeps its file offset).  A
+ * pipe, socket or character device (standard input, say) is read
+ * sequentially, each record as it arrives, with the same checks and the
+ * same result as a load of the file: the header is validated, the arrays
+ * are allocated for its view count, and the stream must then end exactly
+ * after the last view (PARLOAD_ETRAILING if it goes on, PARLOAD_ETRUNCATED
+ * or, with PARLOAD_OPT_ALLOW_TRUNCATED, the complete views if it stops
+ * early); such a load reports the sequential strategy and one thread.  A
+ * directory is PARLOAD_ENOTREG. */
 PARLOAD_API int parload_loader_run(parload_loader *loader,
 				   const parload_request *req,
 				   parload_dataset *out, parload_error *err);
@@ -542,14 +664,6 @@ PARLOAD_API int parload_stream_next(parload_stream *s, parload_batch *batch,
  * fill it), PARLOAD_ECANCELED for a stream closed early, or the load's
  * error.  The loader is free for another load once it returns. */
 PARLOAD_API int parload_stream_close(parload_stream *s, parload_dataset *out);
-
-/* Load a selection of path (sel NULL: the loader's); into may be NULL. */
-PARLOAD_API int parload_loader_load_select(parload_loader *loader,
-					   const char *path,
-					   const parload_selection *sel,
-					   const parload_buffers *into,
-					   parload_dataset *out,
-					   parload_error *err);
 
 /* ---------------------------------------------------------------------
  * Format helpers

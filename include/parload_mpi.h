@@ -76,6 +76,9 @@ typedef struct parload_mpi_options {
 	 * PARLOAD_MPI_OPT_NO_NODE_SPLIT) so the ranks' workers do not share
 	 * cores.  load.error is not used: see error below. */
 	parload_options load;
+	/* The file's layout (parload_desc_parse): NULL for parload's own
+	 * format, whose header rank 0 reads. */
+	const parload_desc *desc;
 	parload_mpi_io io;
 	unsigned flags; /* PARLOAD_MPI_OPT_* */
 	/* Where a failure is explained, on every rank; may be NULL.  The
@@ -104,8 +107,9 @@ typedef struct parload_mpi_part {
 	 * SPLIT_EXPLICIT leaves both ranges 0, 0: dataset.shape says it. */
 	uint64_t view_begin, view_end;
 	uint32_t row_begin, row_end;
-	/* The file header rank 0 read, and the file's size. */
-	parload_file_header file_header;
+	/* What rank 0 described (count: the views the header or the layout
+	 * promises), and the file's size. */
+	parload_desc desc;
 	uint64_t file_size;
 	/* The rank's place on its node and the cores its workers use. */
 	int local_rank, local_ranks;

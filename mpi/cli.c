@@ -121,7 +121,7 @@ static void print_json(const char *path, const parload_mpi_part *p,
 		       int n, uint64_t bytes, double seconds,
 		       unsigned threads, uint64_t bad, int nodes)
 {
-	const parload_file_header *h = &p->file_header;
+	const parload_desc *h = &p->desc;
 
 	fputs("{\"file\":", stdout);
 	json_string(path);
@@ -132,7 +132,7 @@ static void print_json(const char *path, const parload_mpi_part *p,
 	       ",\"selected_cols\":%" PRIu32 ",\"bytes\":%" PRIu64
 	       ",\"seconds\":%.9f,\"gbps\":%.6g,\"threads\":%u"
 	       ",\"bad_views\":%" PRIu64 ",\"per_rank\":[",
-	       h->view_count, h->width, h->height,
+	       h->count, h->width, h->height,
 	       parload_pixel_name(h->pixel_type),
 	       parload_mpi_split_name(p->split), parload_mpi_io_name(o->io),
 	       n, nodes, p->global.views, p->global.rows, p->global.cols,
@@ -164,10 +164,10 @@ static void print_human(const char *path, const parload_mpi_part *p,
 			int n, uint64_t bytes, double seconds,
 			unsigned threads, int nodes)
 {
-	const parload_file_header *h = &p->file_header;
+	const parload_desc *h = &p->desc;
 
 	printf("%s: %" PRIu64 " views %" PRIu32 "x%" PRIu32 " %s, split by %s"
-	       " over %d rank%s on %d node%s (%s)\n", path, h->view_count,
+	       " over %d rank%s on %d node%s (%s)\n", path, h->count,
 	       h->width, h->height, parload_pixel_name(h->pixel_type),
 	       parload_mpi_split_name(p->split), n, n == 1 ? "" : "s", nodes,
 	       nodes == 1 ? "" : "s", parload_mpi_io_name(o->io));

@@ -35,9 +35,9 @@ void parload_mpi__divide(unsigned units, unsigned group, unsigned index,
 			 unsigned requested, unsigned *threads,
 			 unsigned *offset);
 
-/* The views of a file of size bytes with header h that are complete: its
- * view_count, or fewer for a file cut short. */
-uint64_t parload_mpi__complete_views(const parload_file_header *h,
+/* The views of a file of size bytes with layout d that are complete: its
+ * count, or fewer for a file cut short. */
+uint64_t parload_mpi__complete_views(const parload_desc *d,
 				     uint64_t size);
 
 /* ---- agree.c: errors every rank agrees on ---- */
@@ -82,7 +82,7 @@ int parload_mpi__allgather(MPI_Comm comm, const void *send, uint64_t count,
  * views; fill *ds as a libparload load would.  *owned receives the
  * buffers, which the part frees. */
 int parload_mpi__read_mpiio(MPI_Comm comm, const char *path,
-			    const parload_file_header *h,
+			    const parload_desc *h,
 			    const parload_selection *sel, unsigned flags,
 			    parload_dataset *ds, parload_buffers *owned,
 			    parload_error *err);

@@ -20,9 +20,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* What rank 0 broadcasts. */
+/* What rank 0 broadcasts: the layout (count: the views promised) and
+ * the file's size. */
 struct meta {
-	parload_file_header header;
+	parload_desc desc;
 	uint64_t size;
 };
 
@@ -72,17 +73,18 @@ void parload_mpi_options_init(parload_mpi_options *opts)
 /* Rank 0: the header, validated against the file's size.  A file cut
  * short, where the options allow it, keeps its header (the ranks load its
  * complete views) and reports its real size. */
-static int read_meta(const char *path, unsigned flags, struct meta *m,
-		     parload_error *err)
+static int read_header(const char *path, unsigned flags,
+		       parload_file_header *h, uint64_t *size,
+		       parload_error *err)
 {
 	unsigned char bytes[PARLOAD_FILE_HEADER_SIZE];
 	struct stat st;
 	int rc, fd;
 	ssize_t got;
 
-	rc = parload_read_header(path, &m->header, err);
+	rc = parload_read_header(path, h, err);
 	if (rc == 0)
-		return parload_file_size(&m->header, &m->size);
+		return parload_file_size(h, size);
 	if (rc != PARLOAD_ETRUNCATED || !(flags & PARLOAD_OPT_ALLOW_TRUNCATED))
 		return rc;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -96,15 +98,43 @@ static int read_meta(const char *path, unsigned flags, struct meta *m,
 		return parload_mpi__fail(err, PARLOAD_ETRUNCATED, path,
 					 "cannot read the %d-byte file header",
 					 PARLOAD_FILE_HEADER_SIZE);
-	rc = parload_parse_file_header(bytes, sizeof(bytes), path, &m->header,
-				       err);
-	m->size = (uint64_t)st.st_size;
+	rc = parload_parse_file_header(bytes, sizeof(bytes), path, h, err);
+	*size = (uint64_t)st.st_size;
+	return rc;
+}
+
+/* Rank 0: the layout, parload's own header or the given one fitted to
+ * the file, and the file's size. */
+static int read_meta(const char *path, const parload_desc *given,
+		     unsigned flags, struct meta *m, parload_error *err)
+{
+	parload_file_header h;
+	parload_source src;
+	struct stat st;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	if (!given) {
+		rc = read_header(path, flags, &h, &m->size, err);
+		if (rc == 0)
+			parload_desc_from_header(&m->desc, &h);
+		return rc;
+	}
+	parload_source_init(&src);
+	src.path = path;
+	src.desc = given;
+	rc = parload_describe(&src, (flags & PARLOAD_OPT_ALLOW_TRUNCATED) != 0,
+			      &m->desc, err);
+	if (rc == 0 && stat(path, &st) != 0)
+		rc = parload_mpi__fail(err, PARLOAD_EIO, path, "%s",
+				       strerror(errno));
+	m->size = rc == 0 ? (uint64_t)st.st_size : 0;
 	return rc;
 }
 
 /* Phase 4 with libparload's pool. */
 static int load_pool(const char *path, const parload_mpi_options *opts,
-		     const parload_file_header *h,
+		     const parload_desc *d,
 		     const parload_selection *sel, unsigned threads,
 		     unsigned core_offset, parload_dataset *ds,
 		     parload_error *err)
@@ -121,9 +151,9 @@ static int load_pool(const char *path, const parload_mpi_options *opts,
 	if (rc)
 		return rc;
 	parload_request_init(&req);
-	req.path = path;
+	req.source.path = path;
+	req.source.desc = d;
 	req.selection = sel;
-	req.header = h;
 	rc = parload_loader_run(loader, &req, ds, err);
 	parload_loader_free(loader);
 	return rc;
@@ -138,7 +168,7 @@ struct job {
 	parload_mpi_part *out;
 	parload_error *err;
 	struct meta meta;
-	parload_file_header complete; /* the header, with its complete views */
+	parload_desc complete; /* the layout, with its complete views */
 	parload_selection sel;        /* this rank's part */
 	int has_part;
 	struct owned *owned;
@@ -183,7 +213,8 @@ static int share_meta(struct job *j)
 	int rc, mrc;
 
 	rc = j->out->rank == 0 ?
-		     read_meta(j->path, j->opts->load.flags, &j->meta, j->err) :
+		     read_meta(j->path, j->opts->desc, j->opts->load.flags,
+			       &j->meta, j->err) :
 		     0;
 	rc = parload_mpi__agree(j->c, rc, j->err);
 	if (rc)
@@ -193,7 +224,7 @@ static int share_meta(struct job *j)
 		     0 :
 		     parload_mpi__mpi_fail(j->err, j->path, "MPI_Bcast", mrc);
 	rc = parload_mpi__agree(j->c, rc, j->err);
-	j->out->file_header = j->meta.header;
+	j->out->desc = j->meta.desc;
 	j->out->file_size = j->meta.size;
 	return rc;
 }
@@ -207,9 +238,9 @@ static int choose_part(struct job *j)
 	parload_shape mine;
 	int rc;
 
-	j->complete = j->meta.header;
-	j->complete.view_count = parload_mpi__complete_views(&j->meta.header,
-							     j->meta.size);
+	j->complete = j->meta.desc;
+	j->complete.count = parload_mpi__complete_views(&j->meta.desc,
+							j->meta.size);
 	if (j->split->kind == PARLOAD_MPI_SPLIT_EXPLICIT) {
 		rc = parload_selection_resolve(&j->complete, NULL,
 					       &out->global, err);
@@ -254,16 +285,15 @@ static int read_part(struct job *j)
 		rc = parload_mpi__agree(j->c, rc, j->err);
 		if (rc == 0)
 			rc = parload_mpi__read_mpiio(
-				j->c, j->path, &j->meta.header,
+				j->c, j->path, &j->meta.desc,
 				j->has_part ? &j->sel : NULL, o->load.flags,
 				&out->dataset, &j->owned->buffers, j->err);
 		/* As libparload reports a truncated file: its complete
 		 * views, and the count its header declared. */
 		if (rc == 0 && j->has_part)
-			out->dataset.file_header.view_count =
-				j->complete.view_count;
+			out->dataset.desc.count = j->complete.count;
 	} else if (j->has_part) {
-		rc = load_pool(j->path, o, &j->meta.header, &j->sel,
+		rc = load_pool(j->path, o, &j->meta.desc, &j->sel,
 			       out->threads, out->core_offset, &out->dataset,
 			       j->err);
 	}

@@ -30,11 +30,11 @@ static void free_types(struct types *t)
 /* The file views and the memory layout of shape s in a file with header
  * h.  MPI's counts are int: a part whose views, rows or row length do not
  * fit one is PARLOAD_ENOTSUP rather than a wrapped count. */
-static int build_types(const parload_file_header *h, const parload_shape *s,
+static int build_types(const parload_desc *h, const parload_shape *s,
 		       struct types *t, const char *path, parload_error *err)
 {
-	const MPI_Aint record = (MPI_Aint)(h->view_header_size + h->payload_size);
-	const MPI_Aint row = (MPI_Aint)h->width * h->bytes_per_pixel;
+	const MPI_Aint record = (MPI_Aint)h->record_size;
+	const MPI_Aint row = (MPI_Aint)h->row_size;
 	const uint64_t line = (uint64_t)s->cols * s->bytes_per_pixel;
 	MPI_Datatype view = MPI_DATATYPE_NULL, sino = MPI_DATATYPE_NULL;
 	MPI_Datatype sized = MPI_DATATYPE_NULL;
@@ -46,8 +46,8 @@ static int build_types(const parload_file_header *h, const parload_shape *s,
 					 "a part of %llu views of %u rows of %llu bytes is too large for MPI-IO's int counts",
 					 (unsigned long long)s->views, s->rows,
 					 (unsigned long long)line);
-	t->hdisp = (MPI_Offset)(h->file_header_size + s->view_start * record);
-	t->pdisp = t->hdisp + (MPI_Offset)h->view_header_size +
+	t->hdisp = (MPI_Offset)(h->offset + s->view_start * record);
+	t->pdisp = t->hdisp + (MPI_Offset)h->header +
 		(MPI_Offset)s->row_start * row +
 		(MPI_Offset)s->col_start * h->bytes_per_pixel;
 	/* Headers: one per selected view, a record's length apart times the
@@ -142,18 +142,18 @@ static uint32_t view_crc(const parload_shape *s, const void *pixels,
 
 /* After the read: view indices as libparload checks them, and the CRCs
  * when asked for and the part holds whole payloads. */
-static int check_part(const parload_file_header *h, const parload_shape *s,
+static int check_part(const parload_desc *h, const parload_shape *s,
 		      unsigned flags, parload_dataset *ds, const char *path,
 		      parload_error *err)
 {
-	const uint64_t record = h->view_header_size + h->payload_size;
+	const uint64_t record = h->record_size;
 	/* Whole payloads: read_mpiio refused anything else. */
 	const int crc = (flags & PARLOAD_OPT_VERIFY_CRC) &&
-		(h->flags & PARLOAD_FLAG_CRC32C);
+		(h->flags & PARLOAD_DESC_CRC32C);
 
 	for (uint64_t k = 0; k < s->views; k++) {
 		uint64_t v = parload_shape_view(s, k);
-		uint64_t at = h->file_header_size + v * record;
+		uint64_t at = h->offset + v * record;
 		uint32_t sum;
 
 		if (ds->headers[k].view_index != v) {
@@ -177,9 +177,9 @@ static int check_part(const parload_file_header *h, const parload_shape *s,
 					  (unsigned)sum,
 					  (unsigned)ds->headers[k].crc32c,
 					  (unsigned long long)v,
-					  (unsigned long long)(at + h->view_header_size));
+					  (unsigned long long)(at + h->header));
 			err->view = v;
-			err->offset = at + h->view_header_size;
+			err->offset = at + h->header;
 			return PARLOAD_ECRC;
 		}
 		if (!ds->bad_views) {
@@ -195,7 +195,7 @@ static int check_part(const parload_file_header *h, const parload_shape *s,
 }
 
 int parload_mpi__read_mpiio(MPI_Comm comm, const char *path,
-			    const parload_file_header *h,
+			    const parload_desc *h,
 			    const parload_selection *sel, unsigned flags,
 			    parload_dataset *ds, parload_buffers *owned,
 			    parload_error *err)
@@ -210,18 +210,21 @@ int parload_mpi__read_mpiio(MPI_Comm comm, const char *path,
 	memset(ds, 0, sizeof(*ds));
 	memset(owned, 0, sizeof(*owned));
 	memset(&s, 0, sizeof(s));
-	if (sel) {
+	if (sel && h->format != PARLOAD_FORMAT_PARLOAD)
+		rc = parload_mpi__fail(err, PARLOAD_ENOTSUP, path,
+				       "MPI-IO reads parload's own format: "
+				       "load a raw layout with the pool");
+	else if (sel) {
 		rc = parload_selection_resolve(h, sel, &s, err);
 		/* As libparload decides: a CRC covers a whole payload, and a
 		 * check that cannot be made is refused, not skipped. */
 		if (rc == 0 && (flags & PARLOAD_OPT_VERIFY_CRC) &&
-		    (h->flags & PARLOAD_FLAG_CRC32C) &&
+		    (h->flags & PARLOAD_DESC_CRC32C) &&
 		    (s.rows != h->height || s.cols != h->width))
 			rc = parload_mpi__fail(err, PARLOAD_ENOTSUP, path,
 					       "a payload's CRC-32C covers all of its rows and columns: a part of some rows or columns cannot be verified (load without verification)");
 		if (rc == 0)
-			rc = parload_buffers_alloc_select(owned, h, sel, flags,
-							  err);
+			rc = parload_buffers_alloc(owned, h, sel, flags, err);
 		if (rc == 0)
 			rc = build_types(h, &s, &t, path, err);
 	}
@@ -249,7 +252,7 @@ int parload_mpi__read_mpiio(MPI_Comm comm, const char *path,
 		       sel ? 1 : 0, sel ? t.pmem : MPI_BYTE,
 		       (MPI_Count)(s.views * s.view_bytes), path, err);
 	if (rc == 0 && sel) {
-		ds->file_header = *h;
+		ds->desc = *h;
 		ds->headers = owned->headers;
 		ds->pixels = owned->pixels;
 		ds->shape = s;
@@ -269,6 +272,6 @@ out:
 	ds->stats.bytes_read = s.views * (PARLOAD_VIEW_HEADER_SIZE + s.view_bytes);
 	ds->stats.read_calls = sel ? 2 : 0;
 	ds->stats.threads = 1;
-	ds->stats.declared_views = h->view_count;
+	ds->stats.declared_views = h->count;
 	return 0;
 }

@@ -75,14 +75,13 @@ void parload_mpi__divide(unsigned units, unsigned group, unsigned index,
 	*offset = index * t;
 }
 
-uint64_t parload_mpi__complete_views(const parload_file_header *h,
-				     uint64_t size)
+uint64_t parload_mpi__complete_views(const parload_desc *d, uint64_t size)
 {
-	uint64_t record = (uint64_t)h->view_header_size + h->payload_size;
 	uint64_t n;
 
-	if (size < h->file_header_size || record == 0)
+	if (size < d->offset || d->record_size == 0)
 		return 0;
-	n = (size - h->file_header_size) / record;
-	return n < h->view_count ? n : h->view_count;
+	/* The last record's gap may be missing. */
+	n = (size - d->offset + d->gap) / d->record_size;
+	return n < d->count ? n : d->count;
 }

@@ -99,7 +99,7 @@ static int stage_alloc(stage *st, size_t size, unsigned flags)
 /* Split n records at tmp into the dataset's two arrays. */
 static void split(parload__ctx *c, const unsigned char *tmp, uint64_t n)
 {
-	const size_t ps = (size_t)c->h.payload_size;
+	const size_t ps = (size_t)c->d.payload_size;
 	const size_t rec = PARLOAD_VIEW_HEADER_SIZE + ps;
 	unsigned char *pix = c->out->pixels;
 
@@ -113,9 +113,9 @@ static void split(parload__ctx *c, const unsigned char *tmp, uint64_t n)
 
 static int read_bulk(parload__ctx *c)
 {
-	const uint64_t n = c->h.view_count;
+	const uint64_t n = c->d.count;
 	/* The dataset fit in memory, so the records fit in size_t. */
-	const size_t total = (size_t)(n * parload__record_size(&c->h));
+	const size_t total = (size_t)(n * c->d.record_size);
 	parload__reader *r;
 	stage st = { NULL, 0, NULL };
 	int rc = reader_of(c, &r);
@@ -141,12 +141,12 @@ static int read_bulk(parload__ctx *c)
 
 static int read_sequential(parload__ctx *c)
 {
-	const size_t ps = (size_t)c->h.payload_size;
+	const size_t ps = (size_t)c->d.payload_size;
 	unsigned char *pix = c->out->pixels;
 	parload__reader *r;
 	int rc = reader_of(c, &r);
 
-	for (uint64_t i = 0; rc == 0 && i < c->h.view_count; i++) {
+	for (uint64_t i = 0; rc == 0 && i < c->d.count; i++) {
 		rc = parload__reader_read(r, &c->out->headers[i],
 					  PARLOAD_VIEW_HEADER_SIZE);
 		if (rc == 0)
@@ -159,8 +159,8 @@ static int read_sequential(parload__ctx *c)
 
 static int read_two_pass(parload__ctx *c)
 {
-	const size_t ps = (size_t)c->h.payload_size;
-	const uint64_t n = c->h.view_count;
+	const size_t ps = (size_t)c->d.payload_size;
+	const uint64_t n = c->d.count;
 	unsigned char *pix = c->out->pixels;
 	parload__reader *r;
 	int rc = reader_of(c, &r);
@@ -171,11 +171,11 @@ static int read_two_pass(parload__ctx *c)
 					  PARLOAD_VIEW_HEADER_SIZE);
 		if (rc == 0 && i + 1 < n)
 			rc = parload__reader_seek(
-				r, parload__view_offset(&c->h, i + 1));
+				r, parload__record_at(&c->d, i + 1));
 	}
 	/* Payloads: seek over a header, read its payload. */
 	for (uint64_t i = 0; rc == 0 && i < n; i++) {
-		rc = parload__reader_seek(r, parload__view_offset(&c->h, i) +
+		rc = parload__reader_seek(r, parload__record_at(&c->d, i) +
 						     PARLOAD_VIEW_HEADER_SIZE);
 		if (rc == 0)
 			rc = parload__reader_read(r, pix + i * ps, ps);

@@ -54,21 +54,29 @@ uint64_t parload__batch_views(const parload__ctx *c)
 		n = (r->batch_bytes ? r->batch_bytes : DEFAULT_BATCH_BYTES) / vb;
 	if (r->window_bytes)
 		n = PARLOAD__MIN(n ? n : 1, r->window_bytes /
-						    (vb + PARLOAD_VIEW_HEADER_SIZE));
+						    (vb + PARLOAD_VIEW_HEADER_SIZE +
+							     (c->raw_headers ?
+								      c->d.header :
+								      0)));
 	return PARLOAD__MAX(n, 1);
 }
 
 int parload__deliver(parload__ctx *c, uint64_t k_begin, uint64_t k_end,
-		     const parload_view_header *headers, const void *pixels)
+		     const parload_view_header *headers,
+		     const unsigned char *raw_headers, const void *pixels)
 {
 	const parload_shape *s = &c->shape;
-	const uint64_t rec = PARLOAD_VIEW_HEADER_SIZE +
-			     (uint64_t)s->rows * c->h.width * s->bytes_per_pixel;
+	/* Progress in the file's bytes: what a view's record costs to read. */
+	const uint64_t rec = (c->raw_headers || c->d.format ==
+				       PARLOAD_FORMAT_PARLOAD ? c->d.header : 0) +
+			     (uint64_t)s->rows * c->d.row_size;
 	parload_batch b;
 
 	b.first = k_begin;
 	b.count = k_end - k_begin;
 	b.headers = headers;
+	b.raw_headers = raw_headers;
+	b.raw_header_size = raw_headers ? c->d.header : 0;
 	b.pixels = pixels;
 	b.view_bytes = s->view_bytes;
 	b.views_done = k_end;
@@ -105,9 +113,10 @@ static uint64_t complete(const parload__ctx *c, uint64_t size)
 	const parload_shape *s = &c->shape;
 	uint64_t files;
 
-	if (size < PARLOAD_FILE_HEADER_SIZE)
+	if (size < c->d.offset)
 		return 0;
-	files = (size - PARLOAD_FILE_HEADER_SIZE) / parload__record_size(&c->h);
+	/* The last record's gap may be missing. */
+	files = (size - c->d.offset + c->d.gap) / c->d.record_size;
 	files = PARLOAD__MIN(files, c->declared);
 	if (files <= s->view_start)
 		return 0;
@@ -136,8 +145,8 @@ static int look(batches *bs)
 static int wait_for_views(batches *bs, uint64_t k, bool *stalled)
 {
 	parload__ctx *c = bs->c;
-	const uint64_t need = parload__view_offset(
-		&c->h, parload_shape_view(&c->shape, k) + 1);
+	const uint64_t need = parload__record_at(
+		&c->d, parload_shape_view(&c->shape, k) + 1) - c->d.gap;
 	int rc = parload__source_wait(c, need, k);
 
 	bs->avail = complete(c, c->size);
@@ -146,27 +155,27 @@ static int wait_for_views(batches *bs, uint64_t k, bool *stalled)
 }
 
 /* Where output view k goes: the dataset, or window i. */
-static void dest(batches *bs, int i, uint64_t k, parload_view_header **h,
-		 void **p)
+static void dest(batches *bs, int i, uint64_t k, parload_buffers *to)
 {
 	parload_dataset *ds = bs->c->out;
+	const uint64_t raw = bs->c->raw_headers ? bs->c->d.header : 0;
 
 	if (bs->windowed) {
-		*h = bs->win[i].headers;
-		*p = bs->win[i].pixels;
-	} else {
-		*h = ds->headers + k;
-		*p = (unsigned char *)ds->pixels + k * bs->c->shape.view_bytes;
+		*to = bs->win[i];
+		return;
 	}
+	to->headers = ds->headers + k;
+	to->raw_headers = raw ? ds->raw_headers + k * raw : NULL;
+	to->pixels = (unsigned char *)ds->pixels + k * bs->c->shape.view_bytes;
 }
 
 static void start(batches *bs, int i, uint64_t k, uint64_t end)
 {
-	parload_view_header *h;
-	void *p;
+	parload_buffers to;
 
-	dest(bs, i, k, &h, &p);
-	parload__pass_start(bs->pass, k, end, h, p);
+	dest(bs, i, k, &to);
+	parload__pass_start(bs->pass, k, end, to.headers, to.raw_headers,
+			    to.pixels);
 }
 
 /* The file stopped growing after k views: the complete views are the
@@ -183,9 +192,8 @@ static int stalled(batches *bs, uint64_t k)
 				     "after %g s without growth",
 				     k, c->shape.views, c->req->timeout);
 	c->shape.views = c->out->shape.views = k;
-	c->h.view_count = c->out->file_header.view_count =
-		(c->size - PARLOAD_FILE_HEADER_SIZE) /
-		parload__record_size(&c->h);
+	c->d.count = c->out->desc.count =
+		(c->size - c->d.offset + c->d.gap) / c->d.record_size;
 	return 0;
 }
 
@@ -204,8 +212,7 @@ static int run_batches(batches *bs)
 	int i = 0, rc = 0;
 
 	while (rc == 0 && k < c->shape.views) {
-		parload_view_header *h;
-		void *p;
+		parload_buffers to;
 
 		if (!pending && canceled(c)) {
 			rc = fail_canceled(c, k);
@@ -222,7 +229,7 @@ static int run_batches(batches *bs)
 		rc = parload__pass_wait(bs->pass);
 		if (rc)
 			break;
-		dest(bs, i, k, &h, &p);
+		dest(bs, i, k, &to);
 		pending = false;
 		if (end < c->shape.views && follow)
 			rc = look(bs);
@@ -233,7 +240,8 @@ static int run_batches(batches *bs)
 			pending = true;
 		}
 		if (rc == 0)
-			rc = parload__deliver(c, k, end, h, p);
+			rc = parload__deliver(c, k, end, to.headers,
+					      to.raw_headers, to.pixels);
 		if (pending) {
 			/* Stopped or failed: wait for the pass in flight. */
 			if (rc)

@@ -25,10 +25,19 @@ static size_t round_up(size_t x, size_t a)
 }
 
 /* The caller's buffers: check they are large enough and use them. */
-static int use_buffers(parload__ctx *c, uint64_t hbytes, uint64_t pbytes)
+static int use_buffers(parload__ctx *c, uint64_t hbytes, uint64_t rbytes,
+		       uint64_t pbytes)
 {
 	const parload_buffers *b = c->into;
 
+	if (rbytes > b->raw_headers_size || (rbytes && !b->raw_headers))
+		return parload__fail(c->err, PARLOAD_ESPACE, 0, c->path,
+				     PARLOAD_NONE, PARLOAD_NONE,
+				     "destination buffer too small: the load "
+				     "needs %" PRIu64 " bytes of raw view "
+				     "headers, the buffers hold %zu",
+				     rbytes, b->raw_headers ?
+					     b->raw_headers_size : 0);
 	if (hbytes > b->headers_size || pbytes > b->pixels_size)
 		return parload__fail(c->err, PARLOAD_ESPACE, 0, c->path,
 				     PARLOAD_NONE, PARLOAD_NONE,
@@ -43,6 +52,7 @@ static int use_buffers(parload__ctx *c, uint64_t hbytes, uint64_t pbytes)
 				     PARLOAD_NONE, PARLOAD_NONE,
 				     "destination buffer is NULL");
 	c->out->headers = hbytes ? b->headers : NULL;
+	c->out->raw_headers = rbytes ? b->raw_headers : NULL;
 	c->out->pixels = pbytes ? b->pixels : NULL;
 	return 0;
 }
@@ -124,13 +134,14 @@ static struct arrays layout(size_t hbytes, size_t pbytes)
 	return a;
 }
 
-/* Map the arrays of h (hbytes and pbytes > 0) as layout() says; on success
- * *map is the mapping, of layout().span bytes.  Fresh pages are not
- * touched. */
+/* Map the arrays of views views with hper bytes of headers (typed and
+ * raw) and view_bytes of pixels each, as layout() says; on success *map
+ * is the mapping, of layout().span bytes.  Fresh pages are not touched. */
 static int map_arrays(parload_error *err, const char *path, uint64_t views,
-		      uint64_t view_bytes, unsigned flags, unsigned char **map)
+		      uint64_t hper, uint64_t view_bytes, unsigned flags,
+		      unsigned char **map)
 {
-	const uint64_t hbytes = views * PARLOAD_VIEW_HEADER_SIZE;
+	const uint64_t hbytes = views * hper;
 	const uint64_t pbytes = views * view_bytes;
 	struct arrays a;
 	unsigned char *base, *start;
@@ -179,43 +190,61 @@ static int map_arrays(parload_error *err, const char *path, uint64_t views,
 	return 0;
 }
 
-/* The two arrays' layout in a mapping of views * (32 + view_bytes). */
-static void place(size_t hbytes, size_t pbytes, unsigned char *map,
-		  parload_view_header **headers, void **pixels)
+/* The arrays' places in a mapping of views * (32 + raw + view_bytes)
+ * bytes: the typed headers, the raw headers (rbytes, maybe 0) right
+ * after them, the pixels. */
+static void place(parload_buffers *b, size_t hbytes, size_t rbytes,
+		  size_t pbytes, unsigned char *map)
 {
-	struct arrays a = layout(hbytes, pbytes);
+	struct arrays a = layout(hbytes + rbytes, pbytes);
 
-	*pixels = map + a.lead;
-	*headers = (parload_view_header *)(map + a.lead - a.hround);
+	b->pixels = map + a.lead;
+	b->headers = (parload_view_header *)(map + a.lead - a.hround);
+	b->raw_headers = rbytes ? (unsigned char *)b->headers + hbytes : NULL;
+	b->headers_size = hbytes;
+	b->raw_headers_size = rbytes;
+	b->pixels_size = pbytes;
+}
+
+/* Bytes of raw view headers per view a load of c delivers. */
+static uint64_t raw_per_view(const parload__ctx *c)
+{
+	return c->raw_headers ? c->d.header : 0;
 }
 
 static int alloc_arrays(parload__ctx *c)
 {
 	parload_dataset *ds = c->out;
 	const parload_shape *s = &c->shape;
-	/* The header was validated and the selection lies inside the file,
+	/* The layout was checked and the selection lies inside the files,
 	 * so these fit in 64 bits; whether they fit in this address space
 	 * is map_arrays's question. */
 	const uint64_t hbytes = s->views * PARLOAD_VIEW_HEADER_SIZE;
+	const uint64_t rbytes = s->views * raw_per_view(c);
 	const uint64_t pbytes = s->views * s->view_bytes;
+	parload_buffers b;
 	unsigned char *map;
 	int rc;
 
 	memset(ds, 0, sizeof(*ds));
-	ds->file_header = c->h;
+	ds->desc = c->d;
 	ds->shape = *s;
 	if (c->into)
-		return use_buffers(c, hbytes, pbytes);
+		return use_buffers(c, hbytes, rbytes, pbytes);
 	/* A windowed load keeps no arrays: its batches come in windows. */
 	if (s->views == 0 || c->req->window_bytes)
 		return 0;
-	rc = map_arrays(c->err, c->path, s->views, s->view_bytes,
-			c->opts->flags, &map);
+	rc = map_arrays(c->err, c->path, s->views,
+			PARLOAD_VIEW_HEADER_SIZE + raw_per_view(c),
+			s->view_bytes, c->opts->flags, &map);
 	if (rc)
 		return rc;
-	place((size_t)hbytes, (size_t)pbytes, map, &ds->headers, &ds->pixels);
+	place(&b, (size_t)hbytes, (size_t)rbytes, (size_t)pbytes, map);
+	ds->headers = b.headers;
+	ds->raw_headers = b.raw_headers;
+	ds->pixels = b.pixels;
 	ds->internal_[0] = map;
-	ds->internal_[1] = (void *)(uintptr_t)layout((size_t)hbytes,
+	ds->internal_[1] = (void *)(uintptr_t)layout((size_t)(hbytes + rbytes),
 						     (size_t)pbytes).span;
 	return 0;
 }
@@ -233,57 +262,49 @@ int parload__dataset_alloc(parload__ctx *c)
 
 int parload__window_alloc(parload__ctx *c, uint64_t views, parload_buffers *b)
 {
-	const uint64_t vb = c->shape.view_bytes;
+	const uint64_t vb = c->shape.view_bytes, raw = raw_per_view(c);
 	unsigned char *map;
 	int rc;
 
 	memset(b, 0, sizeof(*b));
-	rc = map_arrays(c->err, c->path, views, vb, c->opts->flags, &map);
+	rc = map_arrays(c->err, c->path, views,
+			PARLOAD_VIEW_HEADER_SIZE + raw, vb, c->opts->flags,
+			&map);
 	if (rc)
 		return rc;
-	b->headers_size = (size_t)(views * PARLOAD_VIEW_HEADER_SIZE);
-	b->pixels_size = (size_t)(views * vb);
-	place(b->headers_size, b->pixels_size, map, &b->headers, &b->pixels);
+	place(b, (size_t)(views * PARLOAD_VIEW_HEADER_SIZE),
+	      (size_t)(views * raw), (size_t)(views * vb), map);
 	return 0;
 }
 
-int parload_buffers_alloc_select(parload_buffers *out,
-				 const parload_file_header *h,
-				 const parload_selection *sel, unsigned flags,
-				 parload_error *err)
+int parload_buffers_alloc(parload_buffers *out, const parload_desc *d,
+			  const parload_selection *sel, unsigned flags,
+			  parload_error *err)
 {
+	parload_desc checked;
 	parload_shape s;
 	unsigned char *map;
-	uint64_t size;
+	uint64_t raw;
 	int rc;
 
-	if (!out || !h)
+	if (!out || !d)
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
-					  "no buffers or no header");
+					  "no buffers or no layout");
 	memset(out, 0, sizeof(*out));
-	if (h->view_count && (h->payload_size == 0 ||
-			      parload_file_size(h, &size) < 0))
-		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
-					  "invalid header: %" PRIu64
-					  " views of %" PRIu64 " bytes",
-					  h->view_count, h->payload_size);
-	rc = parload_selection_resolve(h, sel, &s, err);
+	checked = *d;
+	rc = parload_desc_check(&checked, err);
+	if (rc == 0)
+		rc = parload_selection_resolve(&checked, sel, &s, err);
 	if (rc || s.views == 0)
 		return rc;
-	rc = map_arrays(err, NULL, s.views, s.view_bytes, flags, &map);
+	raw = checked.format == PARLOAD_FORMAT_RAW ? checked.header : 0;
+	rc = map_arrays(err, NULL, s.views, PARLOAD_VIEW_HEADER_SIZE + raw,
+			s.view_bytes, flags, &map);
 	if (rc)
 		return rc;
-	out->headers_size = (size_t)(s.views * PARLOAD_VIEW_HEADER_SIZE);
-	out->pixels_size = (size_t)(s.views * s.view_bytes);
-	place(out->headers_size, out->pixels_size, map, &out->headers,
-	      &out->pixels);
+	place(out, (size_t)(s.views * PARLOAD_VIEW_HEADER_SIZE),
+	      (size_t)(s.views * raw), (size_t)(s.views * s.view_bytes), map);
 	return 0;
-}
-
-int parload_buffers_alloc(parload_buffers *out, const parload_file_header *h,
-			  unsigned flags, parload_error *err)
-{
-	return parload_buffers_alloc_select(out, h, NULL, flags, err);
 }
 
 void parload_buffers_free(parload_buffers *b)
@@ -291,7 +312,11 @@ void parload_buffers_free(parload_buffers *b)
 	if (!b)
 		return;
 	if (b->pixels) {
-		struct arrays a = layout(b->headers_size, b->pixels_size);
+		struct arrays a = layout(b->headers_size +
+						 (b->raw_headers ?
+							  b->raw_headers_size :
+							  0),
+					 b->pixels_size);
 
 		parload__sys_munmap((unsigned char *)b->pixels - a.lead,
 				    a.span);

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const struct {
 	int code;
@@ -132,4 +133,36 @@ int parload__fail_path(parload_error *err, int code, int sys_errno,
 int parload__fail_nomem(parload_error *err, const char *path)
 {
 	return parload__fail_path(err, PARLOAD_ENOMEM, ENOMEM, path, NULL);
+}
+
+void parload__error_prefix(parload_error *err, const char *prefix)
+{
+	const size_t cap = sizeof(err->message);
+	size_t p = strlen(prefix), m = strnlen(err->message, cap - 1);
+
+	p = PARLOAD__MIN(p, cap - 1);
+	if (p + 2 + m >= cap)
+		m = p + 2 < cap - 1 ? cap - 1 - (p + 2) : 0;
+	if (p + 2 >= cap)
+		p = cap - 3;
+	memmove(err->message + p + 2, err->message, m);
+	memcpy(err->message, prefix, p);
+	err->message[p] = ':';
+	err->message[p + 1] = ' ';
+	err->message[p + 2 + m] = '\0';
+}
+
+int parload__fail_open(parload_error *err, int sys_errno, const char *path)
+{
+	struct stat st;
+
+	/* open() says only ENOENT; lstat() tells a link whose target is
+	 * missing from a missing name. */
+	if (sys_errno == ENOENT && path && lstat(path, &st) == 0 &&
+	    S_ISLNK(st.st_mode))
+		return parload__fail_path(err, PARLOAD_EOPEN, sys_errno, path,
+					  "cannot open file (a dangling "
+					  "symbolic link)");
+	return parload__fail_path(err, PARLOAD_EOPEN, sys_errno, path,
+				  "cannot open file");
 }

@@ -319,32 +319,33 @@ uint32_t parload_crc32c(uint32_t crc, const void *data, size_t len)
 	return ~crc;
 }
 
-int parload__check_views(const parload_file_header *h, const parload_shape *s,
+int parload__check_views(const parload_desc *d, const parload_shape *s,
 			 const parload_view_header *vh, const void *pixels,
 			 uint64_t first, uint64_t n, bool verify_crc,
 			 const char *path, parload_error *err)
 {
 	const unsigned char *pix = pixels;
 
+	if (d->format != PARLOAD_FORMAT_PARLOAD)
+		return 0;
 	for (uint64_t k = 0; k < n; k++) {
 		uint64_t i = s ? parload_shape_view(s, first + k) : first + k;
 
 		if (vh[k].view_index != i)
 			return parload__fail(err, PARLOAD_EVIEWINDEX, 0, path,
-					     i, parload__view_offset(h, i),
+					     i, parload__record_at(d, i),
 					     "view header says view_index %"
 					     PRIu64 ", but it is view %" PRIu64
 					     " of the file",
 					     vh[k].view_index, i);
-		if (verify_crc && (h->flags & PARLOAD_FLAG_CRC32C)) {
+		if (verify_crc && (d->flags & PARLOAD_DESC_CRC32C)) {
 			uint32_t crc = parload_crc32c(
-				0, pix + k * h->payload_size, h->payload_size);
+				0, pix + k * d->payload_size, d->payload_size);
 
 			if (crc != vh[k].crc32c)
 				return parload__fail(
 					err, PARLOAD_ECRC, 0, path, i,
-					parload__view_offset(h, i) +
-						PARLOAD_VIEW_HEADER_SIZE,
+					parload__record_at(d, i) + d->header,
 					"payload CRC-32C is 0x%08" PRIx32
 					", the view header says 0x%08" PRIx32,
 					crc, vh[k].crc32c);

@@ -50,10 +50,46 @@ int parload__vfail(parload_error *err, int code, int sys_errno,
 int parload__fail_path(parload_error *err, int code, int sys_errno,
 		       const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/* Put "prefix: " before err's message (cut at its end if need be). */
+void parload__error_prefix(parload_error *err, const char *prefix);
 /* PARLOAD_ENOMEM for path, with the code's own text. */
 int parload__fail_nomem(parload_error *err, const char *path);
 
-/* ---- format.c: the file's geometry and the checks of each view ---- */
+/* ---- desc.c: layout descriptions ---- */
+
+/* convert.c: one stored row (src, the file's bytes) into n pixels of the
+ * dataset's type from column col on, at dst. */
+typedef void (*parload__convert_fn)(void *dst, const unsigned char *src,
+				    uint32_t col, uint32_t n);
+/* The conversion a layout's rows need, or NULL when the file holds the
+ * dataset's bytes. */
+parload__convert_fn parload__convert_get(const parload_desc *d);
+
+/* Bits of one stored pixel of a packed encoding; 0 if not packed. */
+unsigned parload__packed_bits(int encoding);
+
+/* The files of a source, each holding whole records from d.offset on:
+ * views [first, first + views) of the stream. */
+typedef struct parload__file {
+	const char *path;
+	int fd;
+	bool own;       /* opened here, closed here */
+	uint64_t size;
+	uint64_t first;
+	uint64_t views;
+} parload__file;
+
+/* Byte offset, in its file, of the record of the file's view i. */
+static inline uint64_t parload__record_at(const parload_desc *d, uint64_t i)
+{
+	return d->offset + i * d->record_size;
+}
+
+/* The file (index into files) holding stream view v; the last file for
+ * views past the end. */
+size_t parload__file_of(const parload__file *files, size_t n, uint64_t v);
+
+/* ---- format.c: parload's own file header, and the checks of each view ---- */
 
 /* Bytes of one record (view header plus payload) of a validated header. */
 static inline uint64_t parload__record_size(const parload_file_header *h)
@@ -77,8 +113,9 @@ int parload__check_file_size(const parload_file_header *h, uint64_t file_size,
  * whole file): their headers (at vh) carry the file index of the view in
  * view_index and, when verify_crc and the file has CRCs, their payloads
  * (view k at pixels + (k - first) * payload_size, contiguous) match.
- * Reports the first bad view by its index in the file. */
-int parload__check_views(const parload_file_header *h, const parload_shape *s,
+ * Reports the first bad view by its index in the file.  d is parload's own
+ * format: a raw stream's views have nothing to check. */
+int parload__check_views(const parload_desc *d, const parload_shape *s,
 			 const parload_view_header *vh, const void *pixels,
 			 uint64_t first, uint64_t n, bool verify_crc,
 			 const char *path, parload_error *err);
@@ -86,12 +123,11 @@ int parload__check_views(const parload_file_header *h, const parload_shape *s,
 /* ---- select.c ---- */
 
 /* The shape is the whole file in view layout: the load is today's. */
-bool parload__shape_is_whole(const parload_shape *s,
-			     const parload_file_header *h);
+bool parload__shape_is_whole(const parload_shape *s, const parload_desc *d);
 /* Every row and column of each selected view: a payload CRC can be
  * checked. */
 bool parload__shape_full_payload(const parload_shape *s,
-				 const parload_file_header *h);
+				 const parload_desc *d);
 
 /* ---- io.c: reads that finish or say why ---- */
 
@@ -109,16 +145,18 @@ int parload__pread_full(int fd, void *buf, size_t len, uint64_t off,
 			const char *path, uint64_t view, parload_error *err);
 
 /* The same for a vector of iovcnt (at most IOV_MAX) buffers that lie back
- * to back in the file from off.  iov is consumed (modified).  h, when not
- * NULL, lets a failure name the view that holds the failing offset. */
+ * to back in the file from off.  iov is consumed (modified).  f, when not
+ * NULL, is the file of layout d read, so that a failure names it and the
+ * view that holds the failing offset. */
 int parload__preadv_full(int fd, struct iovec *iov, int iovcnt, uint64_t off,
 			 size_t max_read, parload__io_stats *st,
-			 const parload_file_header *h, const char *path,
-			 parload_error *err);
+			 const parload_desc *d, const parload__file *f,
+			 const char *path, parload_error *err);
 
-/* The view whose record holds file offset off (PARLOAD_NONE in the file
- * header). */
-uint64_t parload__view_at(const parload_file_header *h, uint64_t off);
+/* The stream view whose record holds offset off of file f (PARLOAD_NONE
+ * before the first record). */
+uint64_t parload__view_at(const parload_desc *d, const parload__file *f,
+			  uint64_t off);
 
 /* Drop the first n bytes of a vector of *cnt buffers: whole buffers are
  * skipped, a partly filled one moves on. */
@@ -145,12 +183,28 @@ typedef struct parload__badlist {
 
 /* What a load checks in each view. */
 typedef struct parload__verify {
-	const parload_file_header *h;
+	const parload_desc *d;
 	const parload_shape *s;
 	const char *path;
 	bool crc;        /* PARLOAD_OPT_VERIFY_CRC and the file has CRCs */
 	bool keep_going; /* PARLOAD_OPT_KEEP_GOING */
 } parload__verify;
+
+/* ---- nrrd.c: NRRD detached headers (.nhdr) ---- */
+
+/* What a .nhdr says: a raw layout and its data files. */
+typedef struct parload__nrrd {
+	parload_desc desc;
+	char **paths;   /* n data files, in order (owned) */
+	size_t n;
+} parload__nrrd;
+
+/* Read the detached header path: PARLOAD_EINVAL or PARLOAD_ENOTSUP
+ * naming the field for what parload cannot read; nothing held on
+ * failure. */
+int parload__nrrd_read(const char *path, parload__nrrd *out,
+		       parload_error *err);
+void parload__nrrd_free(parload__nrrd *n);
 
 /* ---- one load, as every stage sees it ---- */
 
@@ -165,15 +219,20 @@ typedef struct parload__ctx {
 	const parload_buffers *into;  /* the caller's memory, or NULL */
 	struct parload__engine *engine; /* the loader's workers */
 
-	/* The source (source.c). */
+	/* The source (source.c): its files, at least one.  fd and size are
+	 * the first file's (what the single-file strategies read). */
+	parload__file *files;
+	size_t nfiles;
+	parload__file one;  /* the files of a one-file source */
+	parload__nrrd nrrd; /* a .nhdr source: its layout and files */
 	int fd;
-	bool own_fd;     /* opened here, closed here */
 	bool stream;     /* a pipe, socket or character device: read() only */
 	uint64_t size;   /* a regular file's size */
 
 	/* What is read (source.c, select.c). */
-	parload_file_header h; /* validated; view_count: the complete views */
-	uint64_t declared;     /* view_count in the file's header */
+	parload_desc d;        /* resolved; count: the complete views */
+	uint64_t declared;     /* the views the header or count promises */
+	bool raw_headers;      /* a raw stream's view headers are read */
 	parload_shape shape;
 	bool whole;            /* the whole file in view layout */
 	parload_dataset *out;
@@ -201,6 +260,13 @@ int parload__source_read_header(parload__ctx *c, unsigned char *b);
  * ETRAILING, or with PARLOAD_OPT_ALLOW_TRUNCATED a file cut short keeps
  * its complete views. */
 int parload__source_header(parload__ctx *c, const unsigned char *b);
+/* The layout the request gives (or its .nhdr), NULL for parload's own
+ * format, whose header is read. */
+const parload_desc *parload__source_given(const parload__ctx *c);
+/* The load of a given layout: checked, and fitted to the files' sizes
+ * (a raw stream's views, each file's share of them), or, for parload's
+ * own format, to the file as a read header would be. */
+int parload__source_describe(parload__ctx *c, const parload_desc *given);
 /* Following a file still being written (PARLOAD_REQ_FOLLOW): wait,
  * sleeping 1 to 10 ms between looks at its size, until it holds need bytes
  * or has not grown for the request's timeout; c->size is its size then
@@ -208,10 +274,10 @@ int parload__source_header(parload__ctx *c, const unsigned char *b);
  * with PARLOAD_ECANCELED, naming the done views delivered (PARLOAD_NONE:
  * the header was awaited). */
 int parload__source_wait(parload__ctx *c, uint64_t need, uint64_t done);
-/* After the last read: fail with PARLOAD_ETRUNCATED if the file has become
- * shorter than need bytes.  A read can race a truncation and copy the
+/* After the last read: fail with PARLOAD_ETRUNCATED if a file has become
+ * shorter than the views up to stream view last need.  A read can race a truncation and copy the
  * zeros the kernel writes over a cut page; the size afterwards tells. */
-int parload__source_recheck(parload__ctx *c, uint64_t need);
+int parload__source_recheck(parload__ctx *c, uint64_t last);
 /* PARLOAD_ETRUNCATED: a source of size bytes has no whole file header. */
 int parload__fail_short_header(const parload__ctx *c, uint64_t size);
 /* PARLOAD_EOPEN for path and the errno open() gave, naming a dangling
@@ -269,13 +335,21 @@ int parload__window_alloc(parload__ctx *c, uint64_t views, parload_buffers *b);
 /* Where the bytes of a load go: the shape's views, rows and columns of the
  * file h, into the arrays of the dataset. */
 typedef struct parload__plan {
-	const parload_file_header *h;
+	const parload_desc *d;
+	const parload__file *files;
+	size_t nfiles;
 	const parload_shape *s;
 	/* The output views [k_begin, k_end) this plan reads; its arrays hold
 	 * view k_begin at index 0 (a batch's window, or the whole dataset). */
 	uint64_t k_begin, k_end;
 	parload_view_header *headers;
+	unsigned char *raw_headers;
 	unsigned char *pixels;
+	bool native;           /* parload's own view headers (typed) */
+	uint64_t hdr;          /* view header bytes read per view */
+	/* Rows stored otherwise than the dataset holds them (byte order,
+	 * packing) are converted by this; NULL: copied as they are. */
+	parload__convert_fn convert;
 	uint64_t row_bytes;    /* one detector row in the file */
 	uint64_t skip, take;   /* of a row: bytes before the columns, theirs */
 	uint64_t dst_row;      /* bytes between rows r and r + 1 of a view */
@@ -299,13 +373,17 @@ typedef struct parload__share {
 	uint64_t dst_begin, dst_end;
 } parload__share;
 
-void parload__plan_init(parload__plan *p, const parload_file_header *h,
-			const parload_shape *s, parload_view_header *headers,
-			void *pixels);
-/* Restrict the plan to output views [k_begin, k_end), whose headers and
- * pixels (view layout) start at the given arrays. */
+/* The plan of shape s over the files of layout d; raw_headers: a raw
+ * stream's view headers are read.  It reads into no arrays until
+ * parload__plan_views says which. */
+void parload__plan_init(parload__plan *p, const parload_desc *d,
+			const parload__file *files, size_t nfiles,
+			bool raw_headers, const parload_shape *s);
+/* Restrict the plan to output views [k_begin, k_end), whose headers, raw
+ * headers and pixels (view layout) start at the given arrays. */
 void parload__plan_views(parload__plan *p, uint64_t k_begin, uint64_t k_end,
-			 parload_view_header *headers, void *pixels);
+			 parload_view_header *headers,
+			 unsigned char *raw_headers, void *pixels);
 /* Bytes of view k's stream in share sh. */
 uint64_t parload__share_stride(const parload__plan *p,
 			       const parload__share *sh);
@@ -327,18 +405,24 @@ typedef struct parload__cursor {
 	const parload__share *sh;
 	uint64_t stride;   /* bytes of one view's stream */
 	uint64_t pos;      /* next position */
+	size_t file;       /* the file of the last position located */
 } parload__cursor;
 
 void parload__cursor_init(parload__cursor *c, const parload__plan *p,
 			  const parload__share *sh);
 /* Fill at most max_iov buffers totalling at most max_bytes from the
  * cursor on, stopping where the file is not contiguous; returns how many
- * (0 at the share's end) and advances the cursor.  *off receives the file
- * offset of the first.  A buffer whose iov_base is NULL stands for file
- * bytes to skip (columns left out): such a batch must be read through a
- * bounce buffer. */
-int parload__cursor_next(parload__cursor *c, struct iovec *iov, int max_iov,
-			 size_t max_bytes, uint64_t *off);
+ * (0 at the share's end) and advances the cursor.  *off and *file receive
+ * the file offset of the first and its file.  A buffer whose iov_base is
+ * NULL stands for file bytes to skip (columns left out): such a batch
+ * must be read through a bounce buffer.  With the plan's convert, rows[i]
+ * (when rows is not NULL) says buffer i is one whole file row to convert
+ * into iov_base (the row's first selected pixel), iov_len being the
+ * file's bytes; such rows are never cut, so a batch may hold one row of
+ * more than max_bytes. */
+int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
+			 int max_iov, size_t max_bytes, uint64_t *off,
+			 const parload__file **file);
 /* Output views the cursor has read completely so far. */
 uint64_t parload__cursor_done(const parload__cursor *c);
 
@@ -472,7 +556,8 @@ void parload__reader_close(parload__reader *r, parload__ctx *c);
 typedef struct parload__pass parload__pass;
 int parload__pass_new(parload__ctx *c, parload__pass **out);
 void parload__pass_start(parload__pass *p, uint64_t k_begin, uint64_t k_end,
-			 parload_view_header *headers, void *pixels);
+			 parload_view_header *headers,
+			 unsigned char *raw_headers, void *pixels);
 int parload__pass_wait(parload__pass *p);
 /* Adds the pass's reads to c->io; takes NULL and a pass that failed to be
  * made. */
@@ -485,7 +570,8 @@ uint64_t parload__batch_views(const parload__ctx *c);
 /* Hand output views [k_begin, k_end) to the caller's on_batch;
  * PARLOAD_ECANCELED when it asks to stop. */
 int parload__deliver(parload__ctx *c, uint64_t k_begin, uint64_t k_end,
-		     const parload_view_header *headers, const void *pixels);
+		     const parload_view_header *headers,
+		     const unsigned char *raw_headers, const void *pixels);
 
 /* The strategy for code s, or NULL. */
 const parload__strategy *parload__strategy_get(int s);

@@ -15,11 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
-uint64_t parload__view_at(const parload_file_header *h, uint64_t off)
+uint64_t parload__view_at(const parload_desc *d, const parload__file *f,
+			  uint64_t off)
 {
-	if (off < PARLOAD_FILE_HEADER_SIZE)
+	if (off < d->offset || d->record_size == 0)
 		return PARLOAD_NONE;
-	return (off - PARLOAD_FILE_HEADER_SIZE) / parload__record_size(h);
+	return f->first + (off - d->offset) / d->record_size;
 }
 
 void parload__iov_advance(struct iovec **iov, int *cnt, size_t n)
@@ -100,9 +101,11 @@ int parload__pread_full(int fd, void *buf, size_t len, uint64_t off,
 
 int parload__preadv_full(int fd, struct iovec *iov, int iovcnt, uint64_t off,
 			 size_t max_read, parload__io_stats *st,
-			 const parload_file_header *h, const char *path,
-			 parload_error *err)
+			 const parload_desc *d, const parload__file *f,
+			 const char *path, parload_error *err)
 {
+	if (f)
+		path = f->path;
 	max_read = clamp_max_read(max_read);
 	while (iovcnt > 0) {
 		/* Ask for no more than max_read: take whole buffers while
@@ -129,13 +132,13 @@ int parload__preadv_full(int fd, struct iovec *iov, int iovcnt, uint64_t off,
 			if (errno == EINTR)
 				continue;
 			return parload__fail(err, PARLOAD_EIO, errno, path,
-					     h ? parload__view_at(h, off) :
+					     f ? parload__view_at(d, f, off) :
 						 PARLOAD_NONE,
 					     off, "read failed");
 		}
 		if (n == 0 && total > 0)
 			return parload__fail(err, PARLOAD_ETRUNCATED, 0, path,
-					     h ? parload__view_at(h, off) :
+					     f ? parload__view_at(d, f, off) :
 						 PARLOAD_NONE,
 					     off,
 					     "file ended early: it was "

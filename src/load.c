@@ -24,22 +24,22 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Step 2: the header's bytes, from the request (validated elsewhere and
- * trusted to describe this file: validated again, not read), from the
- * strategy, or read from the file. */
-static int header(parload__ctx *c, const parload__strategy *st,
-		  const parload_file_header *given)
+/* Step 2: the description, from the request (a raw layout, or parload's
+ * own header read elsewhere and trusted to describe this file), from a
+ * .nhdr, or from the file header the strategy or the source reads. */
+static int describe(parload__ctx *c, const parload__strategy *st)
 {
+	const parload_desc *given = parload__source_given(c);
 	unsigned char b[PARLOAD_FILE_HEADER_SIZE];
-	int rc = 0;
+	int rc;
 
-	if (given && c->stream)
+	if (given && given->format == PARLOAD_FORMAT_PARLOAD && c->stream)
 		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
 					  "a known header needs a regular "
 					  "file");
 	if (given)
-		memcpy(b, given, sizeof(b));
-	else if (st->header)
+		return parload__source_describe(c, given);
+	if (st && st->header)
 		rc = st->header(c, b);
 	else
 		rc = parload__source_read_header(c, b);
@@ -51,25 +51,25 @@ static int header(parload__ctx *c, const parload__strategy *st,
  * the header promises but the file lacks says so. */
 static int resolve(parload__ctx *c, const parload_selection *sel)
 {
-	parload_file_header promised = c->h;
+	parload_desc promised = c->d;
 	parload_shape ignored;
 	parload_error e;
 	int rc;
 
-	rc = parload_selection_resolve(&c->h, sel, &c->shape, &e);
+	rc = parload_selection_resolve(&c->d, sel, &c->shape, &e);
 	if (rc == 0) {
-		c->whole = parload__shape_is_whole(&c->shape, &c->h);
+		c->whole = parload__shape_is_whole(&c->shape, &c->d);
 		return 0;
 	}
-	promised.view_count = c->declared;
-	if (c->declared > c->h.view_count &&
+	promised.count = c->declared;
+	if (c->declared > c->d.count &&
 	    parload_selection_resolve(&promised, sel, &ignored, NULL) == 0)
 		return parload__fail_path(c->err, PARLOAD_ETRUNCATED, 0,
 					  c->path,
 					  "the selection reaches past the %"
 					  PRIu64 " complete views of the %"
 					  PRIu64 " the header promises",
-					  c->h.view_count, c->declared);
+					  c->d.count, c->declared);
 	return parload__fail_path(c->err, rc, 0, c->path, "%s", e.message);
 }
 
@@ -77,7 +77,8 @@ static int resolve(parload__ctx *c, const parload_selection *sel)
 static int check_batches(parload__ctx *c, const parload__strategy *st)
 {
 	const parload_request *r = c->req;
-	const uint64_t need = c->shape.view_bytes + PARLOAD_VIEW_HEADER_SIZE;
+	const uint64_t need = c->shape.view_bytes + PARLOAD_VIEW_HEADER_SIZE +
+			      (c->raw_headers ? c->d.header : 0);
 
 	if (!r->on_batch && (r->window_bytes || (r->flags & PARLOAD_REQ_FOLLOW)))
 		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
@@ -122,7 +123,13 @@ static int check_support(parload__ctx *c, const parload__strategy *st)
 					  "only: a selection needs the "
 					  "parallel strategy",
 					  c->stream ? "stream" : st->name);
-	if (c->verify.crc && !parload__shape_full_payload(&c->shape, &c->h))
+	if (c->d.format != PARLOAD_FORMAT_PARLOAD && !st->selections)
+		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
+					  "the %s strategy reads parload's own "
+					  "format: a raw layout needs the "
+					  "parallel strategy",
+					  st->name);
+	if (c->verify.crc && !parload__shape_full_payload(&c->shape, &c->d))
 		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
 					  "a payload's CRC-32C covers all of "
 					  "its rows and columns: a selection "
@@ -160,7 +167,7 @@ static int finish(parload__ctx *c)
 	if (rc || c->shape.views == 0)
 		return rc;
 	last = parload_shape_view(&c->shape, c->shape.views - 1);
-	return parload__source_recheck(c, parload__view_offset(&c->h, last + 1));
+	return parload__source_recheck(c, last);
 }
 
 static int run(parload_loader *loader, const parload_request *req,
@@ -176,7 +183,9 @@ static int run(parload_loader *loader, const parload_request *req,
 
 	memset(&c, 0, sizeof(c));
 	c.req = req;
-	c.path = req->path ? req->path : req->name;
+	c.path = req->source.path ? req->source.path :
+		 req->source.path_count ? req->source.paths[0] :
+					  req->source.name;
 	c.opts = o;
 	c.err = err;
 	c.into = req->into;
@@ -188,10 +197,10 @@ static int run(parload_loader *loader, const parload_request *req,
 		st = &parload__strategy_pipe;
 	/* A caller's regular file: strategies that read with read() move its
 	 * offset, which is put back. */
-	if (rc == 0 && !c.own_fd && !c.stream)
+	if (rc == 0 && !c.one.own && c.files == &c.one && !c.stream)
 		pos = parload__sys_lseek(c.fd, 0, SEEK_CUR);
 	if (rc == 0)
-		rc = header(&c, st, req->header);
+		rc = describe(&c, st);
 	if (rc == 0)
 		rc = resolve(&c, sel);
 	parload__verify_init(&c.verify, &c);
@@ -217,15 +226,48 @@ static int run(parload_loader *loader, const parload_request *req,
 	return 0;
 }
 
-/* ---- the public entry points: one request each ---- */
+/* ---- the public entry points ---- */
 
 void parload_request_init(parload_request *req)
 {
 	if (!req)
 		return;
 	memset(req, 0, sizeof(*req));
-	req->fd = -1;
+	parload_source_init(&req->source);
 	req->timeout = 10.0;
+}
+
+void parload_source_init(parload_source *src)
+{
+	if (!src)
+		return;
+	memset(src, 0, sizeof(*src));
+	src->fd = -1;
+}
+
+/* What a request must name: one source, known flags. */
+static int check_request(const parload_request *r, parload_error *err)
+{
+	const parload_source *s = &r->source;
+	const int given = (s->path != NULL) + (s->path_count != 0) +
+			  (s->fd >= 0);
+
+	if (given == 0 && s->fd == -1 && !s->name)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
+					  "no file given");
+	if (given > 1)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, s->path,
+					  "a source is one of a path, a list "
+					  "of paths or a descriptor");
+	if (s->path_count && !s->paths)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
+					  "a list of %zu files with no paths",
+					  s->path_count);
+	if (r->flags & ~(PARLOAD_REQ_FOLLOW | PARLOAD_REQ_NO_RAW_HEADERS))
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, s->path,
+					  "unknown request flags 0x%x",
+					  r->flags);
+	return 0;
 }
 
 int parload_loader_run(parload_loader *loader, const parload_request *req,
@@ -233,98 +275,85 @@ int parload_loader_run(parload_loader *loader, const parload_request *req,
 {
 	char label[32];
 	parload_request r;
+	int rc;
 
 	if (!out)
 		return parload__fail_path(err, PARLOAD_EINVAL, 0,
-					  req ? req->path : NULL,
+					  req ? req->source.path : NULL,
 					  "no dataset to load into");
 	memset(out, 0, sizeof(*out));
 	if (!loader || !req)
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
 					  loader ? "no request" : "no loader");
+	rc = check_request(req, err);
+	if (rc)
+		return rc;
 	r = *req;
-	if (!r.path && r.fd == -1 && !r.name)
-		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
-					  "no file given");
-	if (r.flags & ~PARLOAD_REQ_FOLLOW)
-		return parload__fail_path(err, PARLOAD_EINVAL, 0, r.path,
-					  "unknown request flags 0x%x",
-					  r.flags);
-	if (!r.path && !r.name) {
-		snprintf(label, sizeof(label), "fd %d", r.fd);
-		r.name = label;
+	if (!r.source.path && !r.source.path_count && !r.source.name) {
+		snprintf(label, sizeof(label), "fd %d", r.source.fd);
+		r.source.name = label;
 	}
 	return run(loader, &r, out, err);
 }
 
-int parload_loader_load_select(parload_loader *loader, const char *path,
-			       const parload_selection *sel,
-			       const parload_buffers *into,
-			       parload_dataset *out, parload_error *err)
+int parload_describe(const parload_source *src, int allow_truncated,
+		     parload_desc *out, parload_error *err)
 {
+	parload_options o;
 	parload_request r;
+	parload__ctx c;
+	int rc;
 
-	if (!path) {
-		if (out)
-			memset(out, 0, sizeof(*out));
+	if (!src || !out)
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
-					  "no file given");
-	}
+					  "no source or no description");
+	memset(out, 0, sizeof(*out));
+	parload_options_init(&o);
+	if (allow_truncated)
+		o.flags |= PARLOAD_OPT_ALLOW_TRUNCATED;
 	parload_request_init(&r);
-	r.path = path;
-	r.selection = sel;
-	r.into = into;
-	return parload_loader_run(loader, &r, out, err);
-}
-
-int parload_loader_load(parload_loader *loader, const char *path,
-			parload_dataset *out, parload_error *err)
-{
-	return parload_loader_load_select(loader, path, NULL, NULL, out, err);
-}
-
-int parload_loader_load_into(parload_loader *loader, const char *path,
-			     const parload_buffers *into, parload_dataset *out,
-			     parload_error *err)
-{
-	if (!into) {
-		if (out)
-			memset(out, 0, sizeof(*out));
-		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
-					  "no buffers to load into");
-	}
-	return parload_loader_load_select(loader, path, NULL, into, out, err);
-}
-
-int parload_loader_load_fd(parload_loader *loader, int fd, const char *name,
-			   parload_dataset *out, parload_error *err)
-{
-	char label[32];
-	parload_request r;
-
-	if (!name) {
-		snprintf(label, sizeof(label), "fd %d", fd);
-		name = label;
-	}
-	parload_request_init(&r);
-	r.fd = fd;
-	r.name = name;
-	return parload_loader_run(loader, &r, out, err);
+	r.source = *src;
+	rc = check_request(&r, err);
+	if (rc)
+		return rc;
+	memset(&c, 0, sizeof(c));
+	c.req = &r;
+	c.path = src->path ? src->path :
+		 src->path_count ? src->paths[0] : src->name;
+	c.opts = &o;
+	c.err = err;
+	rc = parload__source_open(&c, &r);
+	if (rc == 0 && c.stream)
+		rc = parload__fail_path(err, PARLOAD_ENOTREG, 0, c.path,
+					"a stream is described as it is read: "
+					"load it");
+	if (rc == 0)
+		rc = describe(&c, NULL);
+	parload__source_close(&c);
+	if (rc == 0)
+		*out = c.d;
+	return rc;
 }
 
 int parload_load(const char *path, const parload_options *opts,
 		 parload_dataset *out)
 {
 	parload_error *err = opts ? opts->error : NULL;
+	parload_request r;
 	parload_loader *l;
 	int rc;
 
 	if (out)
 		memset(out, 0, sizeof(*out));
+	if (!path)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
+					  "no file given");
 	rc = parload_loader_new(&l, opts, err);
 	if (rc)
 		return rc;
-	rc = parload_loader_load(l, path, out, err);
+	parload_request_init(&r);
+	r.source.path = path;
+	rc = parload_loader_run(l, &r, out, err);
 	parload_loader_free(l);
 	return rc;
 }

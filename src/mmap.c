@@ -39,7 +39,7 @@ typedef struct mapcopy {
 	pid_t pid;
 	size_t max_read;
 	bool use_pread;
-	bool have_header; /* c->h is parsed: errors can name views */
+	bool have_header; /* c->d is known: errors can name views */
 } mapcopy;
 
 /* Nothing could be copied at off: the file shrank (an error), or a page
@@ -48,7 +48,7 @@ typedef struct mapcopy {
 static int map_stuck(mapcopy *m, uint64_t off, int sys_errno, int tries)
 {
 	parload__ctx *c = m->c;
-	uint64_t view = m->have_header ? parload__view_at(&c->h, off) :
+	uint64_t view = m->have_header ? parload__view_at(&c->d, &c->one, off) :
 					 PARLOAD_NONE;
 	struct stat st;
 
@@ -79,7 +79,8 @@ static int map_read(mapcopy *m, struct iovec *iov, int cnt, uint64_t off)
 		if (m->use_pread)
 			return parload__preadv_full(
 				c->fd, iov, cnt, off, m->max_read, &c->io,
-				m->have_header ? &c->h : NULL, c->path, c->err);
+				&c->d, m->have_header ? &c->one : NULL, c->path,
+				c->err);
 		for (int k = 0; k < cnt; k++)
 			want += iov[k].iov_len;
 		remote.iov_base = (void *)(m->map + off);
@@ -150,17 +151,22 @@ static int map_records(parload__ctx *c)
 	parload__plan plan;
 	parload__share all;
 	parload__cursor cur;
+	const parload__file *f;
 	uint64_t off;
 	int cnt, rc = 0;
 
 	c->threads = 1;
 	m->have_header = true;
-	parload__plan_init(&plan, &c->h, &c->shape, c->out->headers,
-			   c->out->pixels);
+	parload__plan_init(&plan, &c->d, c->files, c->nfiles, false,
+			   &c->shape);
+	parload__plan_views(&plan, 0, c->shape.views, c->out->headers, NULL,
+			    c->out->pixels);
 	parload__plan_split(&plan, 1, PARLOAD__PAGE, &all);
 	parload__cursor_init(&cur, &plan, &all);
-	while (rc == 0 && (cnt = parload__cursor_next(&cur, iov, MAP_BATCH_IOV,
-						      m->max_read, &off)) > 0)
+	while (rc == 0 && (cnt = parload__cursor_next(&cur, iov, NULL,
+						      MAP_BATCH_IOV,
+						      m->max_read, &off,
+						      &f)) > 0)
 		rc = map_read(m, iov, cnt, off);
 	return rc;
 }

@@ -47,6 +47,7 @@ struct parload__pass {
 	size_t max_read;
 	size_t batch;      /* bytes per preadv */
 	bool bounce;       /* small runs: read through a bounce buffer */
+	size_t bounce_size;
 	bool bind_memory;
 	bool check;        /* view layout: workers check views as they read */
 	atomic_int failed; /* the first error's code, 0 while none */
@@ -95,11 +96,13 @@ static unsigned char *view_pixels(const job *j, uint64_t k)
 }
 
 /* Read one batch into buf, then scatter it to the places iov names (a NULL
- * place is bytes to drop). */
+ * place is bytes to drop; a row, rows[k], is converted into its selected
+ * columns). */
 static int read_bounced(job *j, unsigned w, unsigned char *buf,
-			const struct iovec *iov, int cnt, uint64_t off,
-			parload_error *e)
+			const struct iovec *iov, const bool *rows, int cnt,
+			uint64_t off, const parload__file *f, parload_error *e)
 {
+	const parload__plan *p = &j->plan;
 	struct iovec one = { buf, 0 };
 	int rc;
 
@@ -107,10 +110,13 @@ static int read_bounced(job *j, unsigned w, unsigned char *buf,
 		one.iov_len += iov[k].iov_len;
 	/* One buffer through preadv_full, so that a failure names the view
 	 * at the failing offset, not the batch's first. */
-	rc = parload__preadv_full(j->c->fd, &one, 1, off, j->max_read,
-				  &j->stats[w], &j->c->h, j->c->path, e);
+	rc = parload__preadv_full(f->fd, &one, 1, off, j->max_read,
+				  &j->stats[w], p->d, f, j->c->path, e);
 	for (int k = 0; rc == 0 && k < cnt; k++) {
-		if (iov[k].iov_base)
+		if (p->convert && rows[k])
+			p->convert(iov[k].iov_base, buf, p->s->col_start,
+				   p->s->cols);
+		else if (iov[k].iov_base)
 			memcpy(iov[k].iov_base, buf, iov[k].iov_len);
 		buf += iov[k].iov_len;
 	}
@@ -149,11 +155,25 @@ static int check_done(job *j, unsigned w, const parload__cursor *cur,
 	return rc;
 }
 
+/* A raw stream's typed headers: output views [hb, he) are stream views
+ * shape_view(k), and nothing else is known of them. */
+static void make_headers(job *j, uint64_t hb, uint64_t he)
+{
+	for (uint64_t k = hb; k < he; k++) {
+		parload_view_header *vh = view_header(j, k);
+
+		memset(vh, 0, sizeof(*vh));
+		vh->view_index = parload_shape_view(j->plan.s, k);
+	}
+}
+
 static void work(void *arg, unsigned w)
 {
 	job *j = arg;
 	const parload__share *sh = &j->shares[w];
 	struct iovec iov[BATCH_IOV];
+	bool rows[BATCH_IOV];
+	const parload__file *f = NULL;
 	parload__cursor cur;
 	parload_error e;
 	uint64_t off, hb, he, whole, next;
@@ -166,21 +186,26 @@ static void work(void *arg, unsigned w)
 	next = hb;
 	if (j->bind_memory)
 		bind_share(j, w, sh);
-	if (j->bounce && !(bounce = parload__sys_malloc(BOUNCE)))
+	if (j->bounce && !(bounce = parload__sys_malloc(j->bounce_size)))
 		rc = parload__fail_nomem(&e, j->c->path);
+	if (!j->plan.native && sh->headers)
+		make_headers(j, hb, he);
 	parload__cursor_init(&cur, &j->plan, sh);
 	while (rc == 0 && !atomic_load_explicit(&j->failed,
 						memory_order_relaxed)) {
-		cnt = parload__cursor_next(&cur, iov, BATCH_IOV,
-					   bounce ? PARLOAD__MIN(j->batch, BOUNCE) :
+		cnt = parload__cursor_next(&cur, iov, rows, BATCH_IOV,
+					   bounce ? PARLOAD__MIN(j->batch,
+								 j->bounce_size) :
 						    j->batch,
-					   &off);
+					   &off, &f);
 		if (cnt == 0)
 			break;
-		rc = bounce ? read_bounced(j, w, bounce, iov, cnt, off, &e) :
-			      parload__preadv_full(j->c->fd, iov, cnt, off,
+		rc = bounce ? read_bounced(j, w, bounce, iov, rows, cnt, off,
+					   f, &e) :
+			      parload__preadv_full(f->fd, iov, cnt, off,
 						   j->max_read, &j->stats[w],
-						   &j->c->h, j->c->path, &e);
+						   j->plan.d, f, j->c->path,
+						   &e);
 		if (rc == 0 && j->check && j->c->verify.crc)
 			rc = check_done(j, w, &cur, whole, &next, &e);
 	}
@@ -192,7 +217,7 @@ static void work(void *arg, unsigned w)
 	/* The headers the CRC checks above have not seen, while they are
 	 * still in this core's cache. */
 	if (rc == 0 && j->check && !atomic_load(&j->failed))
-		rc = parload__check_views(&j->c->h, j->plan.s,
+		rc = parload__check_views(&j->c->d, j->plan.s,
 					  view_header(j, next), NULL, next,
 					  he - next, false, j->c->path, &e);
 	if (rc != 0 && rc != PARLOAD_ECRC)
@@ -252,13 +277,12 @@ static int fail_bad(job *j, uint64_t k)
 	const parload__verify *v = &j->c->verify;
 	const uint64_t i = parload_shape_view(v->s, k);
 
-	if (j->check && parload__check_views(&j->c->h, v->s, view_header(j, k),
+	if (j->check && parload__check_views(&j->c->d, v->s, view_header(j, k),
 					     view_pixels(j, k), k, 1, true,
 					     v->path, j->c->err) == PARLOAD_ECRC)
 		return PARLOAD_ECRC;
 	return parload__fail(j->c->err, PARLOAD_ECRC, 0, v->path, i,
-			     parload__view_offset(&j->c->h, i) +
-				     PARLOAD_VIEW_HEADER_SIZE,
+			     parload__record_at(&j->c->d, i) + j->c->d.header,
 			     NULL);
 }
 
@@ -324,7 +348,8 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 	c->threads = n;
 	c->checked = true;
 	atomic_init(&j->failed, 0);
-	parload__plan_init(&j->plan, &c->h, &c->shape, NULL, NULL);
+	parload__plan_init(&j->plan, &c->d, c->files, c->nfiles,
+			   c->raw_headers, &c->shape);
 	j->max_read = parload__max_read(c->opts);
 	/* The caller's buffers stay where the caller put them. */
 	j->bind_memory = !(c->opts->flags & PARLOAD_OPT_NO_BIND) && !c->into &&
@@ -335,6 +360,8 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 	j->bounce = j->plan.run < (c->shape.layout == PARLOAD_LAYOUT_VIEWS ?
 					   BOUNCE_BELOW :
 					   BOUNCE_BELOW_ROWS);
+	/* A converted row is read whole into it. */
+	j->bounce_size = PARLOAD__MAX(BOUNCE, j->plan.row_bytes);
 	j->shares = parload__sys_calloc(n, sizeof(*j->shares));
 	j->stats = parload__sys_calloc(n, sizeof(*j->stats));
 	j->bad = parload__sys_calloc(n, sizeof(*j->bad));
@@ -344,11 +371,13 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 }
 
 void parload__pass_start(parload__pass *j, uint64_t k_begin, uint64_t k_end,
-			 parload_view_header *headers, void *pixels)
+			 parload_view_header *headers,
+			 unsigned char *raw_headers, void *pixels)
 {
 	const unsigned n = j->c->engine->workers;
 
-	parload__plan_views(&j->plan, k_begin, k_end, headers, pixels);
+	parload__plan_views(&j->plan, k_begin, k_end, headers, raw_headers,
+			    pixels);
 	parload__plan_split(&j->plan, n,
 			    plan_align((k_end - k_begin) *
 					       j->c->shape.view_bytes, n),
@@ -394,7 +423,7 @@ static int read_parallel(parload__ctx *c)
 	rc = parload__pass_new(c, &j);
 	if (rc == 0 && c->shape.views) {
 		parload__pass_start(j, 0, c->shape.views, c->out->headers,
-				    c->out->pixels);
+				    c->out->raw_headers, c->out->pixels);
 		rc = parload__pass_wait(j);
 	}
 	parload__pass_free(j);

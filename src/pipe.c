@@ -30,7 +30,7 @@ static int wait_readable(parload__ctx *c, uint64_t off)
 		if (errno != EINTR)
 			return parload__fail(c->err, PARLOAD_EIO, errno,
 					     c->path,
-					     parload__view_at(&c->h, off), off,
+					     parload__view_at(&c->d, &c->one, off), off,
 					     "cannot wait for data");
 	}
 	return 0;
@@ -66,7 +66,7 @@ int parload__pipe_fill(parload__ctx *c, void *buf, size_t len, size_t *got,
 			continue;
 		}
 		return parload__fail(c->err, PARLOAD_EIO, errno, c->path,
-				     parload__view_at(&c->h, *off), *off,
+				     parload__view_at(&c->d, &c->one, *off), *off,
 				     "read failed");
 	}
 	return 0;
@@ -75,7 +75,7 @@ int parload__pipe_fill(parload__ctx *c, void *buf, size_t len, size_t *got,
 /* View i, header and payload; *whole says whether all of it arrived. */
 static int read_view(parload__ctx *c, uint64_t i, uint64_t *off, bool *whole)
 {
-	const size_t ps = (size_t)c->h.payload_size;
+	const size_t ps = (size_t)c->d.payload_size;
 	unsigned char *pix = (unsigned char *)c->out->pixels + i * ps;
 	const uint64_t start = *off;
 	size_t got;
@@ -85,7 +85,7 @@ static int read_view(parload__ctx *c, uint64_t i, uint64_t *off, bool *whole)
 				  PARLOAD_VIEW_HEADER_SIZE, &got, off);
 	if (rc == 0 && got == PARLOAD_VIEW_HEADER_SIZE)
 		rc = parload__pipe_fill(c, pix, ps, &got, off);
-	*whole = *off - start == parload__record_size(&c->h);
+	*whole = *off - start == c->d.record_size;
 	return rc;
 }
 
@@ -101,7 +101,7 @@ static int expect_end(parload__ctx *c, uint64_t *off)
 				   PARLOAD_NONE, *off - 1,
 				   "stream goes on after the last of its %"
 				   PRIu64 " views",
-				   c->h.view_count);
+				   c->d.count);
 	return rc;
 }
 
@@ -109,13 +109,13 @@ static int expect_end(parload__ctx *c, uint64_t *off)
  * worth of them, or all that remain when last. */
 static int deliver(parload__ctx *c, uint64_t *sent, uint64_t n, bool last)
 {
-	const size_t ps = (size_t)c->h.payload_size;
+	const size_t ps = (size_t)c->d.payload_size;
 	int rc;
 
 	if (!c->req->on_batch || n == *sent ||
 	    (!last && n - *sent < parload__batch_views(c)))
 		return 0;
-	rc = parload__deliver(c, *sent, n, c->out->headers + *sent,
+	rc = parload__deliver(c, *sent, n, c->out->headers + *sent, NULL,
 			      (unsigned char *)c->out->pixels + *sent * ps);
 	*sent = n;
 	return rc;
@@ -125,14 +125,14 @@ static int read_stream(parload__ctx *c)
 {
 	const bool allow_truncated =
 		(c->opts->flags & PARLOAD_OPT_ALLOW_TRUNCATED) != 0;
-	const size_t ps = (size_t)c->h.payload_size;
+	const size_t ps = (size_t)c->d.payload_size;
 	uint64_t i, sent = 0, off = PARLOAD_FILE_HEADER_SIZE;
 	bool whole = true;
 	int rc = 0;
 
 	c->threads = 1;
 	c->checked = true;
-	for (i = 0; rc == 0 && i < c->h.view_count; i++) {
+	for (i = 0; rc == 0 && i < c->d.count; i++) {
 		rc = read_view(c, i, &off, &whole);
 		if (rc || !whole)
 			break;
@@ -152,13 +152,13 @@ static int read_stream(parload__ctx *c)
 				     "stream ended early: the header "
 				     "promises %" PRIu64 " views, %" PRIu64
 				     " complete views arrived",
-				     c->h.view_count, i);
+				     c->d.count, i);
 	if (rc == 0 && whole)
 		return expect_end(c, &off);
 	if (rc == 0) {
 		/* Keep views [0, i). */
-		c->h.view_count = c->shape.views = i;
-		c->out->file_header.view_count = c->out->shape.views = i;
+		c->d.count = c->shape.views = i;
+		c->out->desc.count = c->out->shape.views = i;
 	}
 	return rc;
 }

@@ -24,49 +24,59 @@
  */
 #include "internal.h"
 
-static uint64_t hdr_bytes(const parload__share *sh)
+#include <string.h>
+
+static uint64_t hdr_bytes(const parload__plan *p, const parload__share *sh)
 {
-	return sh->headers ? PARLOAD_VIEW_HEADER_SIZE : 0;
+	return sh->headers ? p->hdr : 0;
 }
 
-void parload__plan_init(parload__plan *p, const parload_file_header *h,
-			const parload_shape *s, parload_view_header *headers,
-			void *pixels)
+void parload__plan_init(parload__plan *p, const parload_desc *d,
+			const parload__file *files, size_t nfiles,
+			bool raw_headers, const parload_shape *s)
 {
-	const uint64_t bpp = h->bytes_per_pixel;
+	const uint64_t bpp = d->bytes_per_pixel;
 
-	p->h = h;
+	memset(p, 0, sizeof(*p));
+	p->d = d;
+	p->files = files;
+	p->nfiles = nfiles;
 	p->s = s;
-	p->k_begin = 0;
 	p->k_end = s->views;
-	p->headers = headers;
-	p->pixels = pixels;
-	p->row_bytes = (uint64_t)h->width * bpp;
+	/* parload's own view headers land in the typed array; a raw
+	 * stream's, when wanted, in raw_headers. */
+	p->native = d->format == PARLOAD_FORMAT_PARLOAD;
+	p->hdr = p->native || raw_headers ? d->header : 0;
+	p->convert = parload__convert_get(d);
+	p->row_bytes = d->row_size;
 	p->skip = (uint64_t)s->col_start * bpp;
 	p->take = (uint64_t)s->cols * bpp;
-	p->crop = p->take < p->row_bytes;
+	p->crop = !p->convert && p->take < p->row_bytes;
 	p->dst_row = s->layout == PARLOAD_LAYOUT_VIEWS ? p->take :
 							 s->views * p->take;
 	/* Rows of a view lie back to back in view layout; in sinogram layout
-	 * each row is a run of its own. */
-	p->run = p->crop ? 0 :
+	 * each row is a run of its own.  Converted rows always go through
+	 * the bounce buffer: its bytes are not the destination's. */
+	p->run = p->crop || p->convert ? 0 :
 		 s->layout == PARLOAD_LAYOUT_VIEWS ? s->view_bytes : p->take;
 }
 
 void parload__plan_views(parload__plan *p, uint64_t k_begin, uint64_t k_end,
-			 parload_view_header *headers, void *pixels)
+			 parload_view_header *headers,
+			 unsigned char *raw_headers, void *pixels)
 {
 	p->k_begin = k_begin;
 	p->k_end = k_end;
 	p->headers = headers;
+	p->raw_headers = raw_headers;
 	p->pixels = pixels;
 }
 
 uint64_t parload__share_stride(const parload__plan *p,
 			       const parload__share *sh)
 {
-	return hdr_bytes(sh) + (uint64_t)(sh->row_end - sh->row_begin) *
-				       p->row_bytes;
+	return hdr_bytes(p, sh) + (uint64_t)(sh->row_end - sh->row_begin) *
+					  p->row_bytes;
 }
 
 /* floor(total * w / n) without overflowing 64 bits. */
@@ -85,7 +95,7 @@ static uint64_t pixel_pos(const parload__plan *p, uint64_t stride, uint64_t x)
 
 	if (rem == 0)
 		return k * stride;
-	return k * stride + PARLOAD_VIEW_HEADER_SIZE + row * p->row_bytes +
+	return k * stride + p->hdr + row * p->row_bytes +
 	       (b ? p->skip + b : 0);
 }
 
@@ -112,6 +122,9 @@ static void split_views(const parload__plan *p, unsigned n, size_t align,
 
 			end = x > at + begin ? PARLOAD__MIN(x - at, total) :
 					       begin;
+			/* A converted row is read whole, by one worker. */
+			if (p->convert)
+				end = PARLOAD__MAX(end - end % p->take, begin);
 		}
 		shares[w] = proto;
 		shares[w].dst_begin = begin;
@@ -194,6 +207,7 @@ void parload__cursor_init(parload__cursor *c, const parload__plan *p,
 	c->sh = sh;
 	c->stride = parload__share_stride(p, sh);
 	c->pos = sh->begin;
+	c->file = 0;
 }
 
 uint64_t parload__cursor_done(const parload__cursor *c)
@@ -217,6 +231,11 @@ static unsigned char *row_dest(const parload__plan *p, const parload__share *sh,
 		      p->pixels + (k - p->k_begin) * s->view_bytes +
 			      rr * p->take :
 		      p->pixels + (rr * s->views + k) * p->take;
+	if (p->convert) {
+		/* One file row, converted into its selected columns. */
+		*len = p->row_bytes - b;
+		return row;
+	}
 	if (!p->crop) {
 		/* Whole rows: in view layout the rest of the band follows. */
 		*len = s->layout == PARLOAD_LAYOUT_VIEWS ?
@@ -236,54 +255,85 @@ static unsigned char *row_dest(const parload__plan *p, const parload__share *sh,
 	return NULL;
 }
 
+/* The file holding stream view v and the offset of v's record in it;
+ * views come in order, so the last answer is tried first. */
+static uint64_t record_of(parload__cursor *c, uint64_t v)
+{
+	const parload__plan *p = c->p;
+	const parload__file *f = &p->files[c->file];
+
+	if (v < f->first || v >= f->first + f->views) {
+		c->file = parload__file_of(p->files, p->nfiles, v);
+		f = &p->files[c->file];
+	}
+	return parload__record_at(p->d, v - f->first);
+}
+
 /* Position pos of share sh: its file offset, destination and the bytes
- * that follow it contiguously in both. */
-static unsigned char *locate(const parload__cursor *c, uint64_t pos,
-			     uint64_t *off, uint64_t *len)
+ * that follow it contiguously in both; *row says the bytes are a file row
+ * to convert. */
+static unsigned char *locate(parload__cursor *c, uint64_t pos, uint64_t *off,
+			     uint64_t *len, bool *row)
 {
 	const parload__plan *p = c->p;
 	const parload__share *sh = c->sh;
-	const uint64_t k = pos / c->stride, hb = hdr_bytes(sh);
-	const uint64_t rec = parload__view_offset(p->h,
-						  parload_shape_view(p->s, k));
+	const uint64_t k = pos / c->stride, hb = hdr_bytes(p, sh);
+	const uint64_t rec = record_of(c, parload_shape_view(p->s, k));
 	uint64_t q = pos % c->stride, r, b;
 
+	*row = false;
 	if (q < hb) {
 		*off = rec + q;
 		*len = hb - q;
-		return (unsigned char *)&p->headers[k - p->k_begin] + q;
+		return p->native ?
+			       (unsigned char *)&p->headers[k - p->k_begin] + q :
+			       p->raw_headers + (k - p->k_begin) * hb + q;
 	}
 	q -= hb;
 	r = sh->row_begin + q / p->row_bytes;
 	b = q % p->row_bytes;
-	*off = rec + PARLOAD_VIEW_HEADER_SIZE + r * p->row_bytes + b;
+	*off = rec + p->d->header + r * p->row_bytes + b;
+	*row = p->convert != NULL;
 	return row_dest(p, sh, k, r, b, len);
 }
 
-int parload__cursor_next(parload__cursor *c, struct iovec *iov, int max_iov,
-			 size_t max_bytes, uint64_t *off)
+int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
+			 int max_iov, size_t max_bytes, uint64_t *off,
+			 const parload__file **file)
 {
 	const uint64_t end = c->sh->end;
 	uint64_t next_off = 0;
-	size_t total = 0;
+	size_t total = 0, in_file = 0;
 	int cnt = 0;
 
 	while (cnt < max_iov && total < max_bytes && c->pos < end) {
 		uint64_t o, len;
-		unsigned char *dst = locate(c, c->pos, &o, &len);
+		bool row;
+		unsigned char *dst = locate(c, c->pos, &o, &len, &row);
 
-		if (cnt == 0)
+		if (cnt == 0) {
 			*off = o;
-		else if (o != next_off)
+			in_file = c->file;
+		} else if (o != next_off || c->file != in_file) {
 			break; /* a gap in the file: the next read starts here */
+		}
 		len = PARLOAD__MIN(len, end - c->pos);
-		len = PARLOAD__MIN(len, (uint64_t)(max_bytes - total));
+		/* A row to convert is never cut: it goes whole or waits for
+		 * the next batch (a bounce buffer holds at least one). */
+		if (row && cnt > 0 && len > max_bytes - total)
+			break;
+		if (!row)
+			len = PARLOAD__MIN(len, (uint64_t)(max_bytes - total));
 		iov[cnt].iov_base = dst;
 		iov[cnt].iov_len = (size_t)len;
+		if (rows)
+			rows[cnt] = row;
 		cnt++;
 		total += (size_t)len;
 		c->pos += len;
 		next_off = o + len;
 	}
+	if (cnt)
+		*file = &c->p->files[in_file];
 	return cnt;
 }

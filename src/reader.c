@@ -133,7 +133,8 @@ struct parload__reader {
 	enum rd_kind kind;
 	const char *path;
 	parload_error *err;
-	const parload_file_header *h; /* names views in errors */
+	const parload_desc *d;      /* names views in errors */
+	const parload__file *f;
 	size_t max_read;
 	uint64_t off;   /* file offset of the next byte the strategy gets */
 	uint64_t calls; /* read system calls (POSIX) */
@@ -159,7 +160,8 @@ typedef struct parload__reader reader;
 static uint64_t rd_view(const reader *r, uint64_t off)
 {
 	/* Views exist once the header is parsed. */
-	return r->h->payload_size ? parload__view_at(r->h, off) : PARLOAD_NONE;
+	return r->d->payload_size ? parload__view_at(r->d, r->f, off) :
+				    PARLOAD_NONE;
 }
 
 static int rd_eio(reader *r, int sys_errno, uint64_t off)
@@ -244,7 +246,8 @@ int parload__reader_open(parload__ctx *c, parload__reader **out)
 		return parload__fail_nomem(c->err, c->path);
 	r->path = c->path;
 	r->err = c->err;
-	r->h = &c->h;
+	r->d = &c->d;
+	r->f = &c->one;
 	r->fd = c->fd;
 	r->sio.fd = -1;
 	r->max_read = parload__max_read(o);

@@ -1,7 +1,7 @@
 /*
  * select.c - selections: which views, rows and columns a load reads and the
- * layout it delivers them in, parsed from text and resolved against a file
- * header into a parload_shape.  Pure functions; the plan (plan.c) turns a
+ * layout it delivers them in, parsed from text and resolved against a layout
+ * description into a parload_shape.  Pure functions; the plan (plan.c) turns a
  * shape into the reads.
  *
  * Slices mean what Python's do, with two differences a loader needs: a
@@ -186,7 +186,7 @@ static int resolve(const parload_slice *sl, uint64_t n, const char *what,
 	return 0;
 }
 
-int parload_selection_resolve(const parload_file_header *h,
+int parload_selection_resolve(const parload_desc *d,
 			      const parload_selection *sel, parload_shape *out,
 			      parload_error *err)
 {
@@ -194,9 +194,9 @@ int parload_selection_resolve(const parload_file_header *h,
 	uint64_t first, count, step;
 	int rc;
 
-	if (!h || !out)
+	if (!d || !out)
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
-					  "no header or no shape");
+					  "no layout or no shape");
 	memset(out, 0, sizeof(*out));
 	if (!sel) {
 		parload_selection_init(&whole);
@@ -208,18 +208,18 @@ int parload_selection_resolve(const parload_file_header *h,
 					  "invalid selection: unknown layout %d",
 					  (int)sel->layout);
 	out->layout = sel->layout;
-	out->bytes_per_pixel = h->bytes_per_pixel;
+	out->bytes_per_pixel = d->bytes_per_pixel;
 	out->view_step = 1;
 	/* A file of no views has nothing to select from: only the whole
 	 * file (omitted bounds) is valid, and it is empty. */
-	if (h->view_count == 0 && sel->views.start == PARLOAD_OMIT &&
+	if (d->count == 0 && sel->views.start == PARLOAD_OMIT &&
 	    sel->views.stop == PARLOAD_OMIT &&
 	    (sel->views.step == PARLOAD_OMIT || sel->views.step > 0)) {
 		first = count = 0;
 		step = sel->views.step == PARLOAD_OMIT ? 1 :
 			(uint64_t)sel->views.step;
 	} else {
-		rc = resolve(&sel->views, h->view_count, "views", true, &first,
+		rc = resolve(&sel->views, d->count, "views", true, &first,
 			     &count, &step, err);
 		if (rc)
 			return rc;
@@ -227,19 +227,19 @@ int parload_selection_resolve(const parload_file_header *h,
 	out->views = count;
 	out->view_start = first;
 	out->view_step = step;
-	rc = resolve(&sel->rows, h->height, "rows", false, &first, &count,
+	rc = resolve(&sel->rows, d->height, "rows", false, &first, &count,
 		     &step, err);
 	if (rc)
 		return rc;
 	out->row_start = (uint32_t)first;
 	out->rows = (uint32_t)count;
-	rc = resolve(&sel->cols, h->width, "columns", false, &first, &count,
+	rc = resolve(&sel->cols, d->width, "columns", false, &first, &count,
 		     &step, err);
 	if (rc)
 		return rc;
 	out->col_start = (uint32_t)first;
 	out->cols = (uint32_t)count;
-	out->view_bytes = (uint64_t)out->rows * out->cols * h->bytes_per_pixel;
+	out->view_bytes = (uint64_t)out->rows * out->cols * d->bytes_per_pixel;
 	return 0;
 }
 
@@ -248,19 +248,18 @@ uint64_t parload_shape_view(const parload_shape *s, uint64_t k)
 	return s->view_start + k * s->view_step;
 }
 
-bool parload__shape_is_whole(const parload_shape *s,
-			     const parload_file_header *h)
+bool parload__shape_is_whole(const parload_shape *s, const parload_desc *d)
 {
 	return s->layout == PARLOAD_LAYOUT_VIEWS && s->view_start == 0 &&
 	       (s->view_step == 1 || s->views <= 1) &&
-	       s->views == h->view_count && s->row_start == 0 &&
-	       s->rows == h->height && s->col_start == 0 &&
-	       s->cols == h->width;
+	       s->views == d->count && s->row_start == 0 &&
+	       s->rows == d->height && s->col_start == 0 &&
+	       s->cols == d->width;
 }
 
 bool parload__shape_full_payload(const parload_shape *s,
-				 const parload_file_header *h)
+				 const parload_desc *d)
 {
-	return s->row_start == 0 && s->rows == h->height &&
-	       s->col_start == 0 && s->cols == h->width;
+	return s->row_start == 0 && s->rows == d->height &&
+	       s->col_start == 0 && s->cols == d->width;
 }

@@ -8,6 +8,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
@@ -15,28 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
-int parload__fail_open(parload_error *err, int sys_errno, const char *path)
-{
-	struct stat st;
-
-	/* open() says only ENOENT; lstat() tells a link whose target is
-	 * missing from a missing name. */
-	if (sys_errno == ENOENT && path && lstat(path, &st) == 0 &&
-	    S_ISLNK(st.st_mode))
-		return parload__fail_path(err, PARLOAD_EOPEN, sys_errno, path,
-					  "cannot open file (a dangling "
-					  "symbolic link)");
-	return parload__fail_path(err, PARLOAD_EOPEN, sys_errno, path,
-				  "cannot open file");
-}
-
-/* What kind of thing fd is: a regular file (its size), a stream (when
+/* What kind of thing f is: a regular file (its size), a stream (when
  * the caller's descriptor may be one), or something a load cannot read. */
-static int classify(parload__ctx *c, bool callers)
+static int classify(parload__ctx *c, parload__file *f, bool callers)
 {
 	struct stat st;
 
-	if (parload__sys_fstat(c->fd, &st) != 0)
+	if (parload__sys_fstat(f->fd, &st) != 0)
 		return callers ? parload__fail_path(c->err, PARLOAD_EOPEN, errno,
 						    c->path,
 						    "not an open file "
@@ -45,7 +31,7 @@ static int classify(parload__ctx *c, bool callers)
 						    c->path,
 						    "cannot stat file");
 	if (S_ISREG(st.st_mode)) {
-		c->size = (uint64_t)st.st_size;
+		f->size = (uint64_t)st.st_size;
 		return 0;
 	}
 	if (callers ? !S_ISDIR(st.st_mode) :
@@ -53,7 +39,7 @@ static int classify(parload__ctx *c, bool callers)
 		c->stream = true;
 		return 0;
 	}
-	return parload__fail_path(c->err, PARLOAD_ENOTREG, 0, c->path,
+	return parload__fail_path(c->err, PARLOAD_ENOTREG, 0, f->path,
 				  callers ? "not a file or a stream (a %s)" :
 					    "not a regular file (a %s)",
 				  parload__file_kind(st.st_mode));
@@ -111,49 +97,111 @@ int parload__source_wait(parload__ctx *c, uint64_t need, uint64_t done)
  * waiting would see the end of a stream no writer has joined yet.  Anything
  * else is opened O_NONBLOCK, so that a FIFO made in between cannot hang the
  * open, and blocks again once opened. */
-static int open_path(parload__ctx *c, const char *path)
+static int open_path(parload__ctx *c, parload__file *f)
 {
 	struct stat st;
-	int wait = stat(path, &st) == 0 && S_ISFIFO(st.st_mode) ?
+	int wait = stat(f->path, &st) == 0 && S_ISFIFO(st.st_mode) ?
 			   0 : O_NONBLOCK;
 
 	do
-		c->fd = parload__sys_open(path, O_RDONLY | O_CLOEXEC |
-						O_NOCTTY | wait);
-	while (c->fd < 0 && errno == EINTR);
-	if (c->fd < 0)
-		return parload__fail_open(c->err, errno, path);
-	c->own_fd = true;
+		f->fd = parload__sys_open(f->path, O_RDONLY | O_CLOEXEC |
+						   O_NOCTTY | wait);
+	while (f->fd < 0 && errno == EINTR);
+	if (f->fd < 0)
+		return parload__fail_open(c->err, errno, f->path);
+	f->own = true;
 	return 0;
+}
+
+/* Many files, one stream: each a regular file. */
+static int open_list(parload__ctx *c, const char *const *paths, size_t n)
+{
+	int rc = 0;
+
+	c->files = parload__sys_calloc(n, sizeof(*c->files));
+	if (!c->files)
+		return parload__fail_nomem(c->err, c->path);
+	c->nfiles = n;
+	for (size_t i = 0; i < n; i++)
+		c->files[i].fd = -1;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		c->files[i].path = paths[i];
+		if (!paths[i])
+			return parload__fail_path(c->err, PARLOAD_EINVAL, 0,
+						  NULL, "file %zu of the list "
+						  "is NULL", i);
+		rc = open_path(c, &c->files[i]);
+		if (rc == 0)
+			rc = classify(c, &c->files[i], false);
+		if (rc == 0 && c->stream)
+			rc = parload__fail_path(c->err, PARLOAD_ENOTREG, 0,
+						paths[i],
+						"not a regular file: a list "
+						"holds regular files");
+	}
+	c->fd = c->files[0].fd;
+	c->size = c->files[0].size;
+	return rc;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), m = strlen(tail);
+
+	return n >= m && strcmp(s + n - m, tail) == 0;
 }
 
 int parload__source_open(parload__ctx *c, const parload_request *req)
 {
+	const parload_source *src = &req->source;
+	parload__file *f = &c->one;
 	int rc;
 
 	c->fd = -1;
-	if (req->path) {
-		rc = open_path(c, req->path);
+	c->one.fd = -1;
+	c->one.path = c->path;
+	c->files = &c->one;
+	c->nfiles = 1;
+	if (src->path_count)
+		return open_list(c, src->paths, src->path_count);
+	if (src->path && !src->desc && ends_with(src->path, ".nhdr")) {
+		rc = parload__nrrd_read(src->path, &c->nrrd, c->err);
+		return rc ? rc : open_list(c, (const char *const *)
+						      c->nrrd.paths,
+					   c->nrrd.n);
+	}
+	if (src->path) {
+		rc = open_path(c, f);
 		if (rc == 0)
-			rc = classify(c, false);
+			rc = classify(c, f, false);
 		/* Reads of a device block as they always do (O_NONBLOCK
 		 * changes nothing for a regular file). */
 		if (rc == 0 && c->stream)
-			(void)fcntl(c->fd, F_SETFL,
-				    fcntl(c->fd, F_GETFL) & ~O_NONBLOCK);
-		return rc;
+			(void)fcntl(f->fd, F_SETFL,
+				    fcntl(f->fd, F_GETFL) & ~O_NONBLOCK);
+	} else {
+		f->fd = src->fd;
+		rc = f->fd < 0 ? parload__fail_path(c->err, PARLOAD_EOPEN,
+						    EBADF, c->path,
+						    "not an open file "
+						    "descriptor") :
+				 classify(c, f, true);
 	}
-	c->fd = req->fd;
-	if (c->fd < 0)
-		return parload__fail_path(c->err, PARLOAD_EOPEN, EBADF, c->path,
-					  "not an open file descriptor");
-	return classify(c, true);
+	c->fd = f->fd;
+	c->size = f->size;
+	return rc;
 }
 
 void parload__source_close(parload__ctx *c)
 {
-	if (c->fd >= 0 && c->own_fd)
-		parload__sys_close(c->fd);
+	for (size_t i = 0; c->files && i < c->nfiles; i++)
+		if (c->files[i].fd >= 0 && c->files[i].own)
+			parload__sys_close(c->files[i].fd);
+	if (c->files != &c->one)
+		parload__sys_free(c->files);
+	parload__nrrd_free(&c->nrrd);
+	c->files = NULL;
+	c->nfiles = 0;
 	c->fd = -1;
 }
 
@@ -200,12 +248,11 @@ int parload__source_read_header(parload__ctx *c, unsigned char *b)
 	return rc;
 }
 
-/* Fit the header to the file's size: with PARLOAD_OPT_ALLOW_TRUNCATED a
- * file cut short keeps its complete views; a file being followed may be
- * short now (batch.c waits for its views). */
-static int fit_size(parload__ctx *c)
+/* Fit parload's own header h to the file's size: with
+ * PARLOAD_OPT_ALLOW_TRUNCATED a file cut short keeps its complete views; a
+ * file being followed may be short now (batch.c waits for its views). */
+static int fit_native(parload__ctx *c, parload_file_header *h)
 {
-	parload_file_header *h = &c->h;
 	uint64_t want;
 
 	if (following(c) && parload_file_size(h, &want) == 0 && c->size < want)
@@ -223,36 +270,191 @@ static int fit_size(parload__ctx *c)
 	return parload__check_file_size(h, c->size, c->path, c->err);
 }
 
+/* parload's own format, its header h validated: fitted to the file, it
+ * becomes the load's description. */
+static int native(parload__ctx *c, parload_file_header *h)
+{
+	int rc = 0;
+
+	if (c->nfiles > 1)
+		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
+					  "a list of files is one stream of a "
+					  "raw layout: give its description");
+	c->declared = h->view_count;
+	/* A stream has no size to check: it must end where the header says
+	 * (pipe.c). */
+	if (!c->stream)
+		rc = fit_native(c, h);
+	if (rc == 0) {
+		parload_desc_from_header(&c->d, h);
+		c->one.first = 0;
+		c->one.views = h->view_count;
+	}
+	return rc;
+}
+
 int parload__source_header(parload__ctx *c, const unsigned char *b)
 {
+	parload_file_header h;
 	int rc;
 
 	rc = parload_parse_file_header(b, PARLOAD_FILE_HEADER_SIZE, c->path,
-				       &c->h, c->err);
-	if (rc)
-		return rc;
-	c->declared = c->h.view_count;
-	/* A stream has no size to check: it must end where the header says
-	 * (pipe.c). */
-	return c->stream ? 0 : fit_size(c);
+				       &h, c->err);
+	return rc ? rc : native(c, &h);
 }
 
-int parload__source_recheck(parload__ctx *c, uint64_t need)
+/* Whole records in file f (the last one's gap may be missing): *n, and
+ * *part, the bytes of a partial record after them (0: none). */
+static void whole_records(const parload_desc *d, const parload__file *f,
+			  uint64_t *n, uint64_t *part)
 {
+	const uint64_t body = f->size - d->offset;
+
+	*n = (body + d->gap) / d->record_size;
+	*part = body - (*n ? *n * d->record_size - d->gap : 0);
+	/* Bytes of the last gap are no record. */
+	*part = *n && *part <= d->gap ? 0 : *part - (*n ? d->gap : 0);
+}
+
+/* A raw stream of files whose size is below its offset, or that end in a
+ * partial record: the error, unless the load may be short. */
+static int fit_file(parload__ctx *c, parload__file *f, uint64_t total)
+{
+	const parload_desc *d = &c->d;
+	const bool allow = (c->opts->flags & PARLOAD_OPT_ALLOW_TRUNCATED) ||
+			   following(c);
+	uint64_t n = 0, part = 0;
+
+	if (f->size < d->offset) {
+		if (allow || (f->size == 0 && d->offset == 0))
+			goto out;
+		return parload__fail(c->err, PARLOAD_ETRUNCATED, 0, f->path,
+				     total, f->size,
+				     "file is %" PRIu64 " bytes, shorter than "
+				     "the layout's offset of %" PRIu64 " bytes",
+				     f->size, d->offset);
+	}
+	whole_records(d, f, &n, &part);
+	if (d->count && total + n >= d->count)
+		n = d->count - total, part = 0; /* the rest is ignored */
+	if (part && !allow)
+		return parload__fail(c->err, PARLOAD_ETRUNCATED, 0, f->path,
+				     total + n, parload__record_at(d, n),
+				     "file ends inside the record of view %"
+				     PRIu64 ": %" PRIu64 " of its %" PRIu64
+				     " bytes (a partial record; the file holds %"
+				     PRIu64 " complete views)",
+				     total + n, part, d->record_size, n);
+out:
+	f->first = total;
+	f->views = n;
+	return 0;
+}
+
+/* A raw stream: as many views as its files hold, or its count. */
+static int fit_raw(parload__ctx *c)
+{
+	parload_desc *d = &c->d;
+	const parload__file *last;
+	uint64_t total = 0;
+	int rc;
+
+	if (c->stream)
+		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
+					  "a raw layout is read from regular "
+					  "files, not from a stream");
+	if (following(c) && (!d->count || c->nfiles > 1))
+		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
+					  "following a raw stream needs one "
+					  "file and the layout's count");
+	for (size_t i = 0; i < c->nfiles; i++) {
+		rc = fit_file(c, &c->files[i], total);
+		if (rc)
+			return rc;
+		total += c->files[i].views;
+	}
+	c->declared = d->count ? d->count : total;
+	last = &c->files[c->nfiles - 1];
+	if (total < c->declared && !following(c) &&
+	    !(c->opts->flags & PARLOAD_OPT_ALLOW_TRUNCATED))
+		return parload__fail(c->err, PARLOAD_ETRUNCATED, 0, last->path,
+				     total, last->size,
+				     "the layout's count is %" PRIu64
+				     " views, the file%s hold%s %" PRIu64
+				     " complete views",
+				     d->count, c->nfiles > 1 ? "s" : "",
+				     c->nfiles > 1 ? "" : "s", total);
+	d->count = total;
+	return 0;
+}
+
+/* Name the source in a description's message ("layout: ..."). */
+static int fail_desc(parload__ctx *c, int rc)
+{
+	if (c->err && c->path)
+		parload__error_prefix(c->err, c->path);
+	return rc;
+}
+
+int parload__source_describe(parload__ctx *c, const parload_desc *given)
+{
+	parload_file_header h;
+	int rc;
+
+	c->d = *given;
+	rc = parload_desc_check(&c->d, c->err);
+	if (rc)
+		return fail_desc(c, rc);
+	c->raw_headers = c->d.format == PARLOAD_FORMAT_RAW && c->d.header &&
+			 !(c->req->flags & PARLOAD_REQ_NO_RAW_HEADERS);
+	if (c->d.format == PARLOAD_FORMAT_RAW)
+		return fit_raw(c);
+	/* A header read elsewhere: trusted, fitted to the file. */
+	rc = parload_file_header_init(&h, c->d.count, c->d.width, c->d.height,
+				      c->d.pixel_type,
+				      (c->d.flags & PARLOAD_DESC_CRC32C) ?
+					      PARLOAD_FLAG_CRC32C :
+					      0);
+	if (rc)
+		return parload__fail_path(c->err, rc, 0, c->path, NULL);
+	return native(c, &h);
+}
+
+const parload_desc *parload__source_given(const parload__ctx *c)
+{
+	if (c->req->source.desc)
+		return c->req->source.desc;
+	return c->nrrd.n ? &c->nrrd.desc : NULL;
+}
+
+int parload__source_recheck(parload__ctx *c, uint64_t last)
+{
+	const parload_desc *d = &c->d;
+	const size_t upto = parload__file_of(c->files, c->nfiles, last);
 	struct stat st;
 
 	if (c->stream)
 		return 0;
-	if (parload__sys_fstat(c->fd, &st) != 0)
-		return parload__fail_path(c->err, PARLOAD_EIO, errno, c->path,
-					  "cannot stat file");
-	if ((uint64_t)st.st_size >= need)
-		return 0;
-	return parload__fail(c->err, PARLOAD_ETRUNCATED, 0, c->path,
-			     PARLOAD_NONE, (uint64_t)st.st_size,
-			     "file ended early: it was truncated to %jd bytes "
-			     "while being read",
-			     (intmax_t)st.st_size);
+	for (size_t i = 0; i <= upto; i++) {
+		const parload__file *f = &c->files[i];
+		const uint64_t n = i < upto ? f->views : last - f->first + 1;
+		const uint64_t need = parload__record_at(d, n) - d->gap;
+
+		if (f->views == 0)
+			continue;
+		if (parload__sys_fstat(f->fd, &st) != 0)
+			return parload__fail_path(c->err, PARLOAD_EIO, errno,
+						  f->path, "cannot stat file");
+		if ((uint64_t)st.st_size < need)
+			return parload__fail(c->err, PARLOAD_ETRUNCATED, 0,
+					     f->path, PARLOAD_NONE,
+					     (uint64_t)st.st_size,
+					     "file ended early: it was "
+					     "truncated to %jd bytes while "
+					     "being read",
+					     (intmax_t)st.st_size);
+	}
+	return 0;
 }
 
 /* ---- header-only calls ---- */
@@ -279,10 +481,15 @@ static int peek(const char *path, void *out, unsigned char *b,
 	c.opts = &o;
 	c.err = err;
 	c.path = path;
-	c.fd = -1;
-	rc = open_path(&c, path);
+	c.one.path = path;
+	c.one.fd = -1;
+	c.files = &c.one;
+	c.nfiles = 1;
+	rc = open_path(&c, &c.one);
 	if (rc == 0)
-		rc = classify(&c, false);
+		rc = classify(&c, &c.one, false);
+	c.fd = c.one.fd;
+	c.size = c.one.size;
 	if (rc == 0 && c.stream)
 		rc = parload__fail_path(err, PARLOAD_ENOTREG, 0, path,
 					"not a regular file (a %s)",

@@ -67,13 +67,13 @@ int parload_stream_open(parload_stream **out, parload_loader *loader,
 
 	if (!out || !loader || !req || req->on_batch)
 		return parload__fail_path(err, PARLOAD_EINVAL, 0,
-					  req ? req->path : NULL,
+					  req ? req->source.path : NULL,
 					  "a stream needs a loader and a "
 					  "request without on_batch");
 	*out = NULL;
 	s = parload__sys_calloc(1, sizeof(*s));
 	if (!s)
-		return parload__fail_nomem(err, req->path);
+		return parload__fail_nomem(err, req->source.path);
 	s->loader = loader;
 	s->req = *req;
 	s->req.on_batch = hand_over;
@@ -95,7 +95,7 @@ fail_cond:
 	parload__sys_pthread_mutex_destroy(&s->lock);
 fail_lock:
 	parload__sys_free(s);
-	return parload__fail_path(err, PARLOAD_ETHREAD, e, req->path,
+	return parload__fail_path(err, PARLOAD_ETHREAD, e, req->source.path,
 				  "cannot start the stream's thread");
 }
 

@@ -22,11 +22,11 @@ void parload__verify_init(parload__verify *v, const parload__ctx *c)
 {
 	const unsigned flags = c->opts->flags;
 
-	v->h = &c->h;
+	v->d = &c->d;
 	v->s = &c->shape;
 	v->path = c->path;
 	v->crc = (flags & PARLOAD_OPT_VERIFY_CRC) &&
-		 (c->h.flags & PARLOAD_FLAG_CRC32C);
+		 (c->d.flags & PARLOAD_DESC_CRC32C);
 	v->keep_going = (flags & PARLOAD_OPT_KEEP_GOING) != 0;
 }
 
@@ -78,13 +78,13 @@ int parload__verify_views(const parload__verify *v,
 			  uint64_t first, uint64_t n, parload__badlist *bad,
 			  parload_error *err)
 {
-	const parload_file_header *h = v->h;
+	const parload_desc *d = v->d;
 	const unsigned char *pix = pixels;
 	parload_error e;
 	int rc;
 
 	/* The common case, every view good, costs one call. */
-	rc = parload__check_views(h, v->s, vh, pix, first, n, v->crc, v->path,
+	rc = parload__check_views(d, v->s, vh, pix, first, n, v->crc, v->path,
 				  &e);
 	while (rc == PARLOAD_ECRC) {
 		/* e.view is the file's index: find the output view. */
@@ -100,8 +100,8 @@ int parload__verify_views(const parload__verify *v,
 			break;
 		/* The views up to k were good; carry on after it. */
 		k++;
-		rc = parload__check_views(h, v->s, vh + k,
-					  pix + k * h->payload_size, first + k,
+		rc = parload__check_views(d, v->s, vh + k,
+					  pix + k * d->payload_size, first + k,
 					  n - k, v->crc, v->path, &e);
 	}
 	if (rc && err)
@@ -132,7 +132,7 @@ int parload__verify_scattered(const parload__verify *v,
 	int rc;
 
 	/* view_index first, with no CRC, as every load checks it. */
-	rc = parload__check_views(v->h, v->s, vh + first, NULL, first, n,
+	rc = parload__check_views(v->d, v->s, vh + first, NULL, first, n,
 				  false, v->path, err);
 	for (uint64_t k = first; rc == 0 && v->crc && k < first + n; k++) {
 		uint64_t i = parload_shape_view(v->s, k);
@@ -143,8 +143,8 @@ int parload__verify_scattered(const parload__verify *v,
 			return parload__fail_nomem(err, v->path);
 		if (!v->keep_going)
 			rc = parload__fail(err, PARLOAD_ECRC, 0, v->path, i,
-					   parload__view_offset(v->h, i) +
-						   PARLOAD_VIEW_HEADER_SIZE,
+					   parload__record_at(v->d, i) +
+						   v->d->header,
 					   NULL);
 	}
 	return rc;
@@ -160,7 +160,7 @@ static void to_file_views(const parload_shape *s, parload__badlist *bad)
 int parload__verify_finish(const parload__verify *v, parload__badlist *bad,
 			   parload_dataset *ds, parload_error *err)
 {
-	const parload_file_header *h = v->h;
+	const parload_desc *d = v->d;
 	uint64_t k, i;
 
 	if (bad->n == 0) {
@@ -181,14 +181,13 @@ int parload__verify_finish(const parload__verify *v, parload__badlist *bad,
 	i = parload_shape_view(v->s, k);
 	parload__badlist_free(bad);
 	if (v->s->layout == PARLOAD_LAYOUT_VIEWS &&
-	    parload__check_views(h, v->s, &ds->headers[k],
+	    parload__check_views(d, v->s, &ds->headers[k],
 				 (const unsigned char *)ds->pixels +
-					 k * h->payload_size,
+					 k * d->payload_size,
 				 k, 1, true, v->path, err) == PARLOAD_ECRC)
 		return PARLOAD_ECRC;
 	return parload__fail(err, PARLOAD_ECRC, 0, v->path, i,
-			     parload__view_offset(h, i) +
-				     PARLOAD_VIEW_HEADER_SIZE,
+			     parload__record_at(d, i) + d->header,
 			     "payload CRC-32C does not match the view header's "
 			     "0x%08" PRIx32, ds->headers[k].crc32c);
 }

@@ -260,7 +260,7 @@ static void resolve(const char *path, const parload_selection *sel,
 	parload_error err;
 
 	ck_assert_int_eq(parload_read_header(path, &h, &err), 0);
-	ck_assert_msg(parload_selection_resolve(&h, sel, s, &err) == 0, "%s",
+	ck_assert_msg(tu_resolve(&h, sel, s, &err) == 0, "%s",
 		      err.message);
 }
 
@@ -286,7 +286,7 @@ static void prepare(parload_request *r, got *g, parload_shape *s,
 	resolve(path, sel, s);
 	got_init(g, s->view_bytes, s->views);
 	parload_request_init(r);
-	r->path = path;
+	r->source.path = path;
 	r->selection = sel;
 	r->batch_views = per;
 	r->window_bytes = window * (s->view_bytes + 32);
@@ -604,7 +604,7 @@ START_TEST(test_cancel)
 	assert_tasks(tasks, "canceled");
 	/* At once, with batches and without. */
 	assert_loads(&f, 5, "after the cancel");
-	ck_assert_int_eq(parload_loader_load(f.l, f.path, &f.ds, &f.err), 0);
+	ck_assert_int_eq(tu_load(f.l, f.path, NULL, NULL, &f.ds, &f.err), 0);
 	tu_assert_same(&f.ds, &f.ref);
 	fixture_free(&f);
 }
@@ -719,7 +719,7 @@ START_TEST(test_window_bounds_memory)
 	g.check = check_against_file;
 	g.check_arg = &w;
 	parload_request_init(&r);
-	r.path = path;
+	r.source.path = path;
 	r.window_bytes = window;
 	exact = reset_peak();
 	base = exact ? status_kib("VmRSS") : status_kib("VmHWM");
@@ -731,7 +731,7 @@ START_TEST(test_window_bounds_memory)
 	ck_assert_ptr_null(ds.headers);
 	ck_assert_ptr_null(ds.pixels);
 	ck_assert_uint_eq(ds.shape.views, views);
-	ck_assert_uint_eq(ds.file_header.view_count, views);
+	ck_assert_uint_eq(ds.desc.count, views);
 	printf("window of %" PRIu64 " KiB over a %" PRIu64 " MiB file: peak "
 	       "resident memory grew by %" PRIu64 " KiB (bound %" PRIu64
 	       " KiB, %s)\n", window >> 10, views * w.rec >> 20, peak - base,
@@ -927,13 +927,13 @@ static void follow_run(follow *f, const char *name, unsigned flags,
 	f->path = tu_path(name);
 	f->l = loader(2, flags);
 	appender_start(&f->a, f->path, views, write, start_delay, period, end);
-	ck_assert_int_eq(parload_selection_resolve(&f->a.h, NULL, &f->s,
+	ck_assert_int_eq(tu_resolve(&f->a.h, NULL, &f->s,
 						   &f->err), 0);
 	got_init(&f->g, f->s.view_bytes, views);
 	f->g.when = calloc(views, sizeof(double));
 	ck_assert_ptr_nonnull(f->g.when);
 	parload_request_init(&f->r);
-	f->r.path = f->path;
+	f->r.source.path = f->path;
 	f->r.flags = PARLOAD_REQ_FOLLOW;
 	f->r.timeout = timeout;
 	f->r.batch_views = per;
@@ -1017,7 +1017,7 @@ START_TEST(test_follow_writer_stops)
 	ck_assert(f.wall >= timeout);
 	if (allow) {
 		ck_assert_msg(f.rc == 0, "%s", f.err.message);
-		ck_assert_uint_eq(f.ds.file_header.view_count, 10);
+		ck_assert_uint_eq(f.ds.desc.count, 10);
 		ck_assert_uint_eq(f.ds.shape.views, 10);
 		ck_assert_uint_eq(f.ds.stats.declared_views, 40);
 		tu_assert_prefix(&f.ds, &f.ref, 10, "truncation allowed");
@@ -1114,7 +1114,7 @@ static int run_fed(fixture *f, int via, const unsigned char *data,
 	f->g.stop_at = stop_at;
 	signal(SIGPIPE, SIG_IGN);
 	if (via == VIA_FIFO) {
-		p.fifo = f->r.path = tu_path("fifo");
+		p.fifo = f->r.source.path = tu_path("fifo");
 		unlink(p.fifo);
 		ck_assert_int_eq(mkfifo(p.fifo, 0600), 0);
 	} else {
@@ -1124,9 +1124,9 @@ static int run_fed(fixture *f, int via, const unsigned char *data,
 					 pipe(fds),
 				 0);
 		p.fd = fds[1];
-		f->r.path = NULL;
-		f->r.fd = fds[0];
-		f->r.name = "fed stream";
+		f->r.source.path = NULL;
+		f->r.source.fd = fds[0];
+		f->r.source.name = "fed stream";
 	}
 	ck_assert_int_eq(pthread_create(&p.thread, NULL, push, &p), 0);
 	fixture_run(f);
@@ -1468,7 +1468,7 @@ START_TEST(test_cancel_while_following)
 	tu_truncate(path, parload_view_offset(&h, 3));
 	ck_assert_int_eq(parload_loader_new(&l, NULL, &err), 0);
 	parload_request_init(&req);
-	req.path = path;
+	req.source.path = path;
 	req.flags = PARLOAD_REQ_FOLLOW;
 	req.timeout = 30.0;
 	req.on_batch = count_views;

@@ -165,12 +165,12 @@ START_TEST(test_crc_lowest_bad_view_reported)
 	for (int k = TU_COUNT(bad) - 1; k >= 0; k--)
 		tu_flip(path, tu_payload_off(ps, bad[k]) + 100);
 	for (int round = 0; round < 20; round++) {
-		ck_assert_int_eq(parload_loader_load(strict, path, &ds, &err),
+		ck_assert_int_eq(tu_load(strict, path, NULL, NULL, &ds, &err),
 				 PARLOAD_ECRC);
 		ck_assert_uint_eq(err.view, 9);
 		ck_assert_uint_eq(err.offset, tu_payload_off(ps, 9));
 		tu_assert_empty(&ds, "strict");
-		ck_assert_int_eq(parload_loader_load(keep, path, &ds, &err), 0);
+		ck_assert_int_eq(tu_load(keep, path, NULL, NULL, &ds, &err), 0);
 		tu_assert_bad_views(&ds, bad, TU_COUNT(bad), "keep-going");
 		parload_dataset_free(&ds);
 	}
@@ -204,7 +204,7 @@ START_TEST(test_crc_split_views)
 		tu_write_stream(path, nviews, 400, 300, PARLOAD_PIXEL_U16,
 				PARLOAD_FLAG_CRC32C, nviews);
 		/* All good: no view is reported however it is split. */
-		ck_assert_msg(parload_loader_load(strict, path, &ds, &err) == 0,
+		ck_assert_msg(tu_load(strict, path, NULL, NULL, &ds, &err) == 0,
 			      "%u threads: %s", threads, err.message);
 		ck_assert_uint_eq(ds.stats.crc_checked, nviews);
 		parload_dataset_free(&ds);
@@ -219,8 +219,8 @@ START_TEST(test_crc_split_views)
 
 			for (int k = 0; k < TU_COUNT(where); k++) {
 				tu_flip(path, where[k]);
-				ck_assert_int_eq(parload_loader_load(
-							 strict, path, &ds,
+				ck_assert_int_eq(tu_load(
+							 strict, path, NULL, NULL, &ds,
 							 &err),
 						 PARLOAD_ECRC);
 				ck_assert_msg(err.view == v,
@@ -229,8 +229,8 @@ START_TEST(test_crc_split_views)
 					      " damaged, view %" PRIu64
 					      " reported",
 					      threads, nviews, v, err.view);
-				ck_assert_int_eq(parload_loader_load(
-							 keep, path, &ds,
+				ck_assert_int_eq(tu_load(
+							 keep, path, NULL, NULL, &ds,
 							 &err),
 						 0);
 				tu_assert_bad_views(&ds, &v, 1, "split");
@@ -260,7 +260,7 @@ START_TEST(test_keep_going_load_into)
 	tu_flip(path, tu_payload_off(TU_CRC_PS, bad) + 3);
 	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
 	tu_buffers_new(&b, TU_CRC_VIEWS, TU_CRC_PS);
-	ck_assert_int_eq(parload_loader_load_into(l, path, &b, &ds, &err), 0);
+	ck_assert_int_eq(tu_load(l, path, NULL, &b, &ds, &err), 0);
 	tu_assert_bad_views(&ds, &bad, 1, m->label);
 	tu_assert_same(&ds, &ref);
 	parload_dataset_free(&ds);

@@ -124,12 +124,12 @@ START_TEST(test_walk_selection)
 		sel.cols.stop = -3;
 	}
 	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
-	ck_assert_int_eq(parload_loader_load_select(l, path, &sel, NULL, &want,
+	ck_assert_int_eq(tu_load(l, path, &sel, NULL, &want,
 						    &err), 0);
 	hb = want.shape.views * 32;
 	pb = want.shape.views * want.shape.view_bytes;
 	parload__fault_reset();
-	ck_assert_int_eq(parload_loader_load_select(l, path, &sel, NULL, &ds,
+	ck_assert_int_eq(tu_load(l, path, &sel, NULL, &ds,
 						    &err), 0);
 	parload_dataset_free(&ds);
 	calls = parload__fault_calls();
@@ -141,7 +141,7 @@ START_TEST(test_walk_selection)
 			 PRIu64, layout, threads, n);
 		parload__fault_fail_nth(n, PARLOAD__FK_ALL, 0);
 		memset(&ds, 0x5a, sizeof(ds));
-		rc = parload_loader_load_select(l, path, &sel, NULL, &ds, &err);
+		rc = tu_load(l, path, &sel, NULL, &ds, &err);
 		k = parload__fault_fired();
 		parload__fault_reset();
 		if (rc == 0) {
@@ -338,7 +338,7 @@ START_TEST(test_walk_load_fd)
 	ck_assert_int_eq(lseek(fd, start, SEEK_SET), start);
 	ft_options(&o, c);
 	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
-	ck_assert_int_eq(parload_loader_load_fd(l, fd, path, &ds, &err), 0);
+	ck_assert_int_eq(tu_load_fd(l, fd, path, &ds, &err), 0);
 	ft_assert_same(&ds, &ref);
 	parload_dataset_free(&ds);
 	ck_assert_int_eq(lseek(fd, 0, SEEK_CUR), start);
@@ -352,7 +352,7 @@ START_TEST(test_walk_load_fd)
 		memset(&ds, 0x5a, sizeof(ds));
 		memset(&err, 0, sizeof(err));
 		parload__fault_fail_nth(n, PARLOAD__FK_ALL, 0);
-		rc = parload_loader_load_fd(l, fd, path, &ds, &err);
+		rc = tu_load_fd(l, fd, path, &ds, &err);
 		k = ft_fired(rc, &ds, &err, &ref, &t, what);
 		if (k < 0)
 			break;
@@ -538,7 +538,7 @@ START_TEST(test_walk_buffers_alloc)
 			 0);
 	parload__fault_reset();
 	ft_snap(&base);
-	ck_assert_int_eq(parload_buffers_alloc(&b, &h, 0, &err), 0);
+	ck_assert_int_eq(tu_buffers_alloc(&b, &h, NULL, 0, &err), 0);
 	calls = parload__fault_calls();
 	parload_buffers_free(&b);
 	ft_assert_as_before(&base, "buffers");
@@ -548,7 +548,7 @@ START_TEST(test_walk_buffers_alloc)
 		snprintf(what, sizeof(what), "buffers, call %" PRIu64, n);
 		memset(&err, 0, sizeof(err));
 		parload__fault_fail_nth(n, PARLOAD__FK_ALL, 0);
-		rc = parload_buffers_alloc(&b, &h, 0, &err);
+		rc = tu_buffers_alloc(&b, &h, NULL, 0, &err);
 		k = parload__fault_fired();
 		parload__fault_reset();
 		if (k < 0) {

@@ -228,8 +228,8 @@ static void check_dataset(const parload_dataset *ds, const char *what)
 {
 	const unsigned char *pix = ds->pixels;
 
-	ck_assert_uint_eq(ds->file_header.view_count, VIEWS);
-	ck_assert_uint_eq(ds->file_header.payload_size, PAYLOAD);
+	ck_assert_uint_eq(ds->desc.count, VIEWS);
+	ck_assert_uint_eq(ds->desc.payload_size, PAYLOAD);
 	for (uint64_t i = 0; i < VIEWS; i++) {
 		parload_view_header vh;
 

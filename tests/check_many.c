@@ -54,22 +54,22 @@ START_TEST(test_many_loads_stay_flat)
 		}
 		switch (i % 4) {
 		case 0:
-			ck_assert_int_eq(parload_loader_load(l, good, &ds, &err),
+			ck_assert_int_eq(tu_load(l, good, NULL, NULL, &ds, &err),
 					 0);
 			break;
 		case 1:
-			ck_assert_int_eq(parload_loader_load(l, bad, &ds, &err),
+			ck_assert_int_eq(tu_load(l, bad, NULL, NULL, &ds, &err),
 					 0);
 			ck_assert_uint_eq(ds.bad_view_count, 1);
 			break;
 		case 2:
-			ck_assert_int_eq(parload_loader_load_into(l, bad, &b,
+			ck_assert_int_eq(tu_load(l, bad, NULL, &b,
 								  &ds, &err),
 					 0);
 			ck_assert_uint_eq(ds.bad_view_count, 1);
 			break;
 		default:
-			ck_assert_int_eq(parload_loader_load(l, missing, &ds,
+			ck_assert_int_eq(tu_load(l, missing, NULL, NULL, &ds,
 							     &err),
 					 PARLOAD_EOPEN);
 			break;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "testutil.h"
 
 static parload_file_header header(uint64_t views, uint32_t w, uint32_t h,
 				  int type)
@@ -28,7 +29,7 @@ static parload_shape whole(const parload_file_header *h)
 {
 	parload_shape s;
 
-	ck_assert_int_eq(parload_selection_resolve(h, NULL, &s, NULL), 0);
+	ck_assert_int_eq(tu_resolve(h, NULL, &s, NULL), 0);
 	return s;
 }
 
@@ -43,7 +44,7 @@ static void check_partition(const parload_file_header *h, unsigned n,
 
 	ck_assert_ptr_nonnull(s);
 	ck_assert_int_eq(parload_file_size(h, &size), 0);
-	parload__plan_init(&p, h, &sh, NULL, NULL);
+	tu_plan_init(&p, h, &sh, NULL, NULL);
 	parload__plan_split(&p, n, align, s);
 	if (total == 0) {
 		for (unsigned w = 0; w < n; w++)
@@ -111,7 +112,7 @@ START_TEST(test_one_huge_view_is_split)
 	parload__share s[4];
 	parload__plan p;
 
-	parload__plan_init(&p, &h, &sh, NULL, NULL);
+	tu_plan_init(&p, &h, &sh, NULL, NULL);
 	parload__plan_split(&p, 4, 4096, s);
 	for (unsigned w = 0; w < 4; w++)
 		ck_assert_uint_eq(s[w].dst_end - s[w].dst_begin, 64ull << 20);
@@ -133,8 +134,8 @@ START_TEST(test_sinogram_bands_own_rows)
 
 	parload_selection_init(&sel);
 	sel.layout = PARLOAD_LAYOUT_SINOGRAMS;
-	ck_assert_int_eq(parload_selection_resolve(&h, &sel, &sh, NULL), 0);
-	parload__plan_init(&p, &h, &sh, NULL, NULL);
+	ck_assert_int_eq(tu_resolve(&h, &sel, &sh, NULL), 0);
+	tu_plan_init(&p, &h, &sh, NULL, NULL);
 	parload__plan_split(&p, 4, 4096, s);
 	for (unsigned w = 0; w < 4; w++) {
 		ck_assert_uint_eq(s[w].row_begin, 16 * w);
@@ -205,7 +206,7 @@ static void cursor_fill(const image *im, const parload_selection *sel,
 	parload__plan p;
 	uint64_t hbytes, pbytes;
 
-	ck_assert_int_eq(parload_selection_resolve(&im->h, sel, &s, NULL), 0);
+	ck_assert_int_eq(tu_resolve(&im->h, sel, &s, NULL), 0);
 	hbytes = s.views * 32;
 	pbytes = s.views * s.view_bytes;
 	headers = malloc(hbytes + 1);
@@ -215,17 +216,17 @@ static void cursor_fill(const image *im, const parload_selection *sel,
 	memset(headers, 0xa5, hbytes);
 	memset(pixels, 0xa5, pbytes);
 	expect(im, &s, want_headers, want_pixels);
-	parload__plan_init(&p, &im->h, &s, (parload_view_header *)headers,
-			   pixels);
+	tu_plan_init(&p, &im->h, &s, (parload_view_header *)headers, pixels);
 	parload__plan_split(&p, n, 64, sh);
 	for (unsigned w = 0; w < n; w++) {
 		parload__cursor c;
+		const parload__file *file;
 		uint64_t off;
 		int cnt;
 
 		parload__cursor_init(&c, &p, &sh[w]);
-		while ((cnt = parload__cursor_next(&c, iov, max_iov, max_bytes,
-						   &off)) > 0) {
+		while ((cnt = parload__cursor_next(&c, iov, NULL, max_iov,
+						   max_bytes, &off, &file)) > 0) {
 			size_t got = 0;
 
 			ck_assert_int_le(cnt, max_iov);

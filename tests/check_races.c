@@ -128,7 +128,7 @@ START_TEST(test_file_shrinks_during_load)
 		/* How long a load takes here, to cut at any moment of one. */
 		for (int k = 0; k < 3; k++) {
 			t0 = now();
-			ck_assert_int_eq(parload_loader_load(l, path, &ds,
+			ck_assert_int_eq(tu_load(l, path, NULL, NULL, &ds,
 							     &err),
 					 0);
 			if (now() - t0 < took)
@@ -146,7 +146,7 @@ START_TEST(test_file_shrinks_during_load)
 			ck_assert_int_eq(pthread_create(&mu.thread, NULL,
 							shrink_later, &mu),
 					 0);
-			rc = parload_loader_load(l, path, &ds, &err);
+			rc = tu_load(l, path, NULL, NULL, &ds, &err);
 			pthread_join(mu.thread, NULL);
 			if (rc == 0) {
 				tu_assert_same(&ds, &ref);
@@ -196,7 +196,7 @@ START_TEST(test_file_grows_during_load)
 	ck_assert_int_eq(pthread_create(&mu.thread, NULL, extend_loop, &mu),
 			 0);
 	for (int it = 0; it < 40; it++) {
-		int rc = parload_loader_load(l, path, &ds, &err);
+		int rc = tu_load(l, path, NULL, NULL, &ds, &err);
 
 		if (rc == 0) {
 			tu_assert_same(&ds, &ref);
@@ -244,8 +244,11 @@ static void *app_main(void *arg)
 		return NULL;
 	}
 	for (int i = 0; i < a->loads; i++) {
-		if (parload_loader_load(l, a->path, &ds, &err) != 0 ||
-		    memcmp(&ds.file_header, ref->file_header, 64) != 0 ||
+		parload_file_header h;
+
+		if (tu_load(l, a->path, NULL, NULL, &ds, &err) != 0 ||
+		    (h = tu_ds_header(&ds),
+		     memcmp(&h, ref->file_header, 64) != 0) ||
 		    memcmp(ds.headers, ref->headers, ref->view_count * 32) ||
 		    memcmp(ds.pixels, ref->pixels,
 			   ref->view_count * ref->payload_size))

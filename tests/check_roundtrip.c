@@ -131,7 +131,7 @@ START_TEST(test_loader_reused)
 		parload_dataset ds;
 		const char *p = i % 2 ? b : a;
 
-		ck_assert_int_eq(parload_loader_load(l, p, &ds, NULL), 0);
+		ck_assert_int_eq(tu_load(l, p, NULL, NULL, &ds, NULL), 0);
 		tu_assert_same(&ds, i % 2 ? &rb : &ra);
 		parload_dataset_free(&ds);
 	}
@@ -141,9 +141,9 @@ START_TEST(test_loader_reused)
 		parload_error err;
 		char *missing = tu_path("missing.raw");
 
-		ck_assert_int_eq(parload_loader_load(l, missing, &ds, &err),
+		ck_assert_int_eq(tu_load(l, missing, NULL, NULL, &ds, &err),
 				 PARLOAD_EOPEN);
-		ck_assert_int_eq(parload_loader_load(l, a, &ds, &err), 0);
+		ck_assert_int_eq(tu_load(l, a, NULL, NULL, &ds, &err), 0);
 		tu_assert_same(&ds, &ra);
 		parload_dataset_free(&ds);
 		free(missing);
@@ -218,7 +218,7 @@ START_TEST(test_synthetic_numa_machine)
 	ck_assert_int_eq(parload_loader_new(&l, NULL, NULL), 0);
 	unsetenv("HWLOC_SYNTHETIC");
 	ck_assert_uint_eq(parload_loader_threads(l), 8);
-	ck_assert_int_eq(parload_loader_load(l, path, &ds, NULL), 0);
+	ck_assert_int_eq(tu_load(l, path, NULL, NULL, &ds, NULL), 0);
 	tu_assert_same(&ds, &ref);
 	ck_assert_uint_eq(ds.stats.threads, 8);
 	parload_dataset_free(&ds);
@@ -342,7 +342,7 @@ START_TEST(test_load_into_caller_buffers)
 			ck_assert_int_eq(parload_loader_new(&l, &o, NULL), 0);
 			memset(b.headers, 0xee, b.headers_size);
 			memset(b.pixels, 0xee, b.pixels_size);
-			ck_assert_int_eq(parload_loader_load_into(l, path, &b,
+			ck_assert_int_eq(tu_load(l, path, NULL, &b,
 								  &ds, &err),
 					 0);
 			ck_assert_ptr_eq(ds.headers, b.headers);
@@ -355,16 +355,13 @@ START_TEST(test_load_into_caller_buffers)
 
 			/* One byte short is refused, naming both sizes. */
 			b.pixels_size--;
-			ck_assert_int_eq(parload_loader_load_into(l, path, &b,
+			ck_assert_int_eq(tu_load(l, path, NULL, &b,
 								  &ds, &err),
 					 PARLOAD_ESPACE);
 			ck_assert_ptr_nonnull(strstr(err.message,
 						     "bytes of pixels"));
 			ck_assert_ptr_null(ds.pixels);
 			b.pixels_size++;
-			ck_assert_int_eq(parload_loader_load_into(l, path, NULL,
-								  &ds, &err),
-					 PARLOAD_EINVAL);
 			parload_loader_free(l);
 		}
 	tu_buffers_free(&b);
@@ -449,8 +446,7 @@ START_TEST(test_buffers_alloc)
 				cases[i].height, PARLOAD_PIXEL_U16, 0, 3);
 		ck_assert_int_eq(tu_serial_read(path, &ref), 0);
 		ck_assert_int_eq(parload_read_header(path, &h, NULL), 0);
-		ck_assert_int_eq(parload_buffers_alloc(&b, &h,
-						       cases[i].flags, &err),
+		ck_assert_int_eq(tu_buffers_alloc(&b, &h, NULL, cases[i].flags, &err),
 				 0);
 		ck_assert_uint_eq(b.headers_size, h.view_count * 32);
 		ck_assert_uint_eq(b.pixels_size,
@@ -474,7 +470,7 @@ START_TEST(test_buffers_alloc)
 		memset(b.pixels, 0xee, b.pixels_size);
 
 		ck_assert_int_eq(parload_loader_new(&l, NULL, NULL), 0);
-		ck_assert_int_eq(parload_loader_load_into(l, path, &b, &ds,
+		ck_assert_int_eq(tu_load(l, path, NULL, &b, &ds,
 							  &err),
 				 0);
 		tu_assert_same(&ds, &ref);
@@ -507,6 +503,7 @@ END_TEST
 START_TEST(test_buffers_alloc_edges)
 {
 	parload_file_header h;
+	parload_desc d;
 	parload_buffers b;
 	parload_error err;
 
@@ -514,33 +511,38 @@ START_TEST(test_buffers_alloc_edges)
 						  PARLOAD_PIXEL_U8, 0),
 			 0);
 	memset(&b, 0x55, sizeof(b));
-	ck_assert_int_eq(parload_buffers_alloc(&b, &h, 0, &err), 0);
+	ck_assert_int_eq(tu_buffers_alloc(&b, &h, NULL, 0, &err), 0);
 	ck_assert_ptr_null(b.headers);
 	ck_assert_ptr_null(b.pixels);
 	ck_assert_uint_eq(b.headers_size + b.pixels_size, 0);
 	parload_buffers_free(&b);
 	parload_buffers_free(NULL);
 
-	h.view_count = 4;
-	h.payload_size = 0;
+	/* A description of no width is refused, as is one whose sizes
+	 * overflow. */
+	parload_desc_from_header(&d, &h);
+	d.count = 4;
+	d.width = 0;
 	memset(&b, 0x55, sizeof(b));
-	ck_assert_int_eq(parload_buffers_alloc(&b, &h, 0, &err),
+	ck_assert_int_eq(parload_buffers_alloc(&b, &d, NULL, 0, &err),
 			 PARLOAD_EINVAL);
 	ck_assert_int_eq(err.code, PARLOAD_EINVAL);
 	ck_assert_ptr_null(b.pixels);
-	h.payload_size = UINT64_MAX / 2;
-	ck_assert_int_eq(parload_buffers_alloc(&b, &h, 0, &err),
+	d.width = UINT32_MAX;
+	d.height = UINT32_MAX;
+	d.count = UINT64_MAX / 2;
+	ck_assert_int_eq(parload_buffers_alloc(&b, &d, NULL, 0, &err),
+			 PARLOAD_EOVERFLOW);
+	ck_assert_int_eq(tu_buffers_alloc(NULL, &h, NULL, 0, &err),
 			 PARLOAD_EINVAL);
-	ck_assert_int_eq(parload_buffers_alloc(NULL, &h, 0, &err),
-			 PARLOAD_EINVAL);
-	ck_assert_int_eq(parload_buffers_alloc(&b, NULL, 0, NULL),
+	ck_assert_int_eq(parload_buffers_alloc(&b, NULL, NULL, 0, NULL),
 			 PARLOAD_EINVAL);
 
 	/* 2^20 views of 1 MiB: a valid header, and a TiB of pixels. */
 	ck_assert_int_eq(parload_file_header_init(&h, (uint64_t)1 << 20, 1024,
 						  512, PARLOAD_PIXEL_U16, 0),
 			 0);
-	ck_assert_int_eq(parload_buffers_alloc(&b, &h, 0, &err),
+	ck_assert_int_eq(tu_buffers_alloc(&b, &h, NULL, 0, &err),
 			 PARLOAD_ENOMEM);
 	ck_assert_ptr_nonnull(strstr(err.message, "out of memory"));
 	ck_assert_ptr_null(b.pixels);

@@ -100,9 +100,9 @@ static void load_and_compare(const char *path, const tu_soa *ref,
 	ck_assert_int_eq(parload_read_header(path, &h, &err), 0);
 	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
 	if (into)
-		ck_assert_int_eq(parload_buffers_alloc_select(&b, &h, sel, 0,
+		ck_assert_int_eq(tu_buffers_alloc(&b, &h, sel, 0,
 							      &err), 0);
-	ck_assert_msg(parload_loader_load_select(l, path, sel, into ? &b : NULL,
+	ck_assert_msg(tu_load(l, path, sel, into ? &b : NULL,
 						 &ds, &err) == 0,
 		      "%s", err.message);
 	assert_selection(&ds, ref, &h);
@@ -193,7 +193,7 @@ START_TEST(test_default_is_whole_file)
 	ck_assert_uint_eq(ds.shape.views, 20);
 	ck_assert_uint_eq(ds.shape.rows, 8);
 	ck_assert_uint_eq(ds.shape.cols, 8);
-	ck_assert_uint_eq(ds.shape.view_bytes, ds.file_header.payload_size);
+	ck_assert_uint_eq(ds.shape.view_bytes, ds.desc.payload_size);
 	ck_assert_int_eq(ds.shape.layout, PARLOAD_LAYOUT_VIEWS);
 	(void)err;
 	parload_dataset_free(&ds);
@@ -270,7 +270,7 @@ START_TEST(test_invalid_selections)
 			ck_assert_int_eq(parload_slice_parse(cases[i].cols, 0,
 							     &sel.cols, &err),
 					 0);
-		ck_assert_int_eq(parload_loader_load_select(l, path, &sel, NULL,
+		ck_assert_int_eq(tu_load(l, path, &sel, NULL,
 							    &ds, &err),
 				 PARLOAD_ESELECT);
 		ck_assert_msg(strstr(err.message, cases[i].msg) &&
@@ -413,13 +413,13 @@ START_TEST(test_into_too_small)
 	ck_assert_int_eq(parload_read_header(path, &h, NULL), 0);
 	parload_selection_init(&sel);
 	sel.views.stop = 5;
-	ck_assert_int_eq(parload_buffers_alloc_select(&b, &h, &sel, 0, &err),
+	ck_assert_int_eq(tu_buffers_alloc(&b, &h, &sel, 0, &err),
 			 0);
 	ck_assert_uint_eq(b.pixels_size, 5 * 32);
 	ck_assert_uint_eq(b.headers_size, 5 * 32);
 	ck_assert_int_eq(parload_loader_new(&l, NULL, &err), 0);
 	sel.views.stop = 6;
-	ck_assert_int_eq(parload_loader_load_select(l, path, &sel, &b, &ds,
+	ck_assert_int_eq(tu_load(l, path, &sel, &b, &ds,
 						    &err),
 			 PARLOAD_ESPACE);
 	parload_buffers_free(&b);

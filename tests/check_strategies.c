@@ -68,10 +68,11 @@ static int load(const char *path, const tu_config *c, parload_dataset *ds,
 static void assert_same_dataset(const parload_dataset *a,
 				const parload_dataset *b, const char *what)
 {
-	const parload_file_header *h = &a->file_header;
+	const parload_file_header ha = tu_ds_header(a), hb = tu_ds_header(b);
+	const parload_file_header *h = &ha;
 
-	ck_assert_msg(memcmp(&a->file_header, &b->file_header,
-			     sizeof(*h)) == 0, "%s: file header differs", what);
+	ck_assert_msg(memcmp(&ha, &hb, sizeof(*h)) == 0,
+		      "%s: file header differs", what);
 	if (!h->view_count)
 		return;
 	ck_assert_msg(memcmp(a->headers, b->headers,

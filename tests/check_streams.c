@@ -56,8 +56,8 @@ START_TEST(test_stream_equals_file)
 							 &err) == 0,
 				      "via %d, chunk %zu: %s", via, chunks[k],
 				      err.message);
-			ck_assert_mem_eq(&ds.file_header, &file.file_header,
-					 sizeof(ds.file_header));
+			ck_assert_mem_eq(&ds.desc, &file.desc,
+					 sizeof(ds.desc));
 			if (s->views) {
 				ck_assert_int_eq(
 					memcmp(ds.headers, file.headers,
@@ -66,8 +66,7 @@ START_TEST(test_stream_equals_file)
 				ck_assert_int_eq(
 					memcmp(ds.pixels, file.pixels,
 					       s->views *
-						       file.file_header
-							       .payload_size),
+						       file.desc.payload_size),
 					0);
 			}
 			ck_assert_uint_eq(ds.stats.bytes_read, len);
@@ -109,7 +108,7 @@ START_TEST(test_stream_from_child_process)
 		_exit(127);
 	}
 	close(fds[1]);
-	ck_assert_msg(parload_loader_load_fd(l, fds[0], "child", &ds, &err) ==
+	ck_assert_msg(tu_load_fd(l, fds[0], "child", &ds, &err) ==
 			      0,
 		      "%s", err.message);
 	close(fds[0]);
@@ -184,7 +183,7 @@ START_TEST(test_fd_regular_file)
 	ck_assert_int_eq(lseek(fd, 1000, SEEK_SET), 1000);
 	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
 	l = tu_config_loader(m, VERIFY);
-	ck_assert_msg(parload_loader_load_fd(l, fd, "regular", &ds, &err) == 0,
+	ck_assert_msg(tu_load_fd(l, fd, "regular", &ds, &err) == 0,
 		      "%s: %s", m->label, err.message);
 	tu_assert_same(&ds, &ref);
 	ck_assert_int_eq(ds.stats.strategy, m->strategy);
@@ -207,30 +206,30 @@ START_TEST(test_fd_bad_descriptors)
 	parload_error err;
 	int fd;
 
-	ck_assert_int_eq(parload_loader_load_fd(l, -1, "x", &ds, &err),
+	ck_assert_int_eq(tu_load_fd(l, -1, "x", &ds, &err),
 			 PARLOAD_EOPEN);
-	ck_assert_int_eq(parload_loader_load_fd(l, 1000000, NULL, &ds, &err),
+	ck_assert_int_eq(tu_load_fd(l, 1000000, NULL, &ds, &err),
 			 PARLOAD_EOPEN);
 	ck_assert_msg(strncmp(err.message, "fd 1000000: ", 12) == 0, "%s",
 		      err.message);
 	fd = open(dir, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(parload_loader_load_fd(l, fd, "dir", &ds, &err),
+	ck_assert_int_eq(tu_load_fd(l, fd, "dir", &ds, &err),
 			 PARLOAD_ENOTREG);
 	close(fd);
 	/* A character device is a stream: /dev/null is an empty one, and
 	 * /dev/zero is not a raw image stream. */
 	fd = open("/dev/null", O_RDONLY);
-	ck_assert_int_eq(parload_loader_load_fd(l, fd, "null", &ds, &err),
+	ck_assert_int_eq(tu_load_fd(l, fd, "null", &ds, &err),
 			 PARLOAD_ETRUNCATED);
 	close(fd);
 	fd = open("/dev/zero", O_RDONLY);
-	ck_assert_int_eq(parload_loader_load_fd(l, fd, "zero", &ds, &err),
+	ck_assert_int_eq(tu_load_fd(l, fd, "zero", &ds, &err),
 			 PARLOAD_EMAGIC);
 	close(fd);
-	ck_assert_int_eq(parload_loader_load_fd(NULL, 0, "x", &ds, &err),
+	ck_assert_int_eq(tu_load_fd(NULL, 0, "x", &ds, &err),
 			 PARLOAD_EINVAL);
-	ck_assert_int_eq(parload_loader_load_fd(l, 0, "x", NULL, &err),
+	ck_assert_int_eq(tu_load_fd(l, 0, "x", NULL, &err),
 			 PARLOAD_EINVAL);
 	parload_loader_free(l);
 	free(dir);

@@ -8,6 +8,7 @@
  * for what holds everywhere.
  */
 #include "internal.h"
+#include "testutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -845,9 +846,9 @@ START_TEST(test_split_aligned_in_memory)
 
 	ck_assert_int_eq(parload_file_header_init(&h, 7, 4096, 1024,
 						  PARLOAD_PIXEL_U16, 0), 0);
-	ck_assert_int_eq(parload_selection_resolve(&h, NULL, &sh, NULL), 0);
+	ck_assert_int_eq(tu_resolve(&h, NULL, &sh, NULL), 0);
 	total = sh.views * sh.view_bytes;
-	parload__plan_init(&p, &h, &sh, NULL, pixels);
+	tu_plan_init(&p, &h, &sh, NULL, pixels);
 	parload__plan_split(&p, 5, align, s);
 	ck_assert_uint_eq(s[0].dst_begin, 0);
 	ck_assert_uint_eq(s[4].dst_end, total);

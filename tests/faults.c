@@ -286,7 +286,7 @@ int ft_load(parload_loader *l, const char *path, parload_dataset *ds,
 	/* Garbage in: a failed load must leave the dataset zeroed. */
 	memset(ds, 0x5a, sizeof(*ds));
 	memset(err, 0, sizeof(*err));
-	return parload_loader_load(l, path, ds, err);
+	return tu_load(l, path, NULL, NULL, ds, err);
 }
 
 void ft_assert_loads_exactly(parload_loader *l, const char *path,

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "gen.h"
+#include "internal.h"
 #include "testutil.h"
 
 static char scratch[4096];
@@ -224,8 +225,10 @@ void tu_soa_free(tu_soa *s)
 
 void tu_assert_same(const parload_dataset *ds, const tu_soa *ref)
 {
-	ck_assert_mem_eq(&ds->file_header, ref->file_header, 64);
-	ck_assert_uint_eq(ds->file_header.view_count, ref->view_count);
+	const parload_file_header h = tu_ds_header(ds);
+
+	ck_assert_mem_eq(&h, ref->file_header, 64);
+	ck_assert_uint_eq(ds->desc.count, ref->view_count);
 	if (ref->view_count == 0)
 		return;
 	ck_assert_int_eq(memcmp(ds->headers, ref->headers,
@@ -237,9 +240,9 @@ void tu_assert_same(const parload_dataset *ds, const tu_soa *ref)
 void tu_assert_prefix(const parload_dataset *ds, const tu_soa *ref,
 		      uint64_t n, const char *what)
 {
-	ck_assert_msg(ds->file_header.view_count == n,
+	ck_assert_msg(ds->desc.count == n,
 		      "%s: %" PRIu64 " views, expected %" PRIu64, what,
-		      ds->file_header.view_count, n);
+		      ds->desc.count, n);
 	if (n == 0)
 		return;
 	ck_assert_msg(memcmp(ds->headers, ref->headers, n * 32) == 0,
@@ -253,7 +256,7 @@ void tu_assert_empty(const parload_dataset *ds, const char *what)
 {
 	ck_assert_msg(!ds->headers && !ds->pixels && !ds->bad_views &&
 			      ds->bad_view_count == 0 &&
-			      ds->file_header.view_count == 0,
+			      ds->desc.count == 0,
 		      "%s: a failed load left a dataset behind", what);
 }
 
@@ -319,7 +322,7 @@ int tu_load_fed(parload_loader *l, const unsigned char *data, size_t len,
 	f.chunk = chunk;
 	ck_assert_int_eq(pthread_create(&f.thread, NULL, feed, &f), 0);
 	memset(err, 0, sizeof(*err));
-	rc = parload_loader_load_fd(l, fds[0], name, ds, err);
+	rc = tu_load_fd(l, fds[0], name, ds, err);
 	/* The reader is done: a writer still writing gets EPIPE. */
 	close(fds[0]);
 	ck_assert_int_eq(pthread_join(f.thread, NULL), 0);
@@ -367,4 +370,83 @@ int tu_run(Suite *s)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------
+ * The one door (parload_loader_run), as the tests call it
+ * ------------------------------------------------------------------- */
+
+int tu_load(parload_loader *l, const char *path, const parload_selection *sel,
+	    const parload_buffers *into, parload_dataset *ds,
+	    parload_error *err)
+{
+	parload_request r;
+
+	parload_request_init(&r);
+	r.source.path = path;
+	r.selection = sel;
+	r.into = into;
+	return parload_loader_run(l, &r, ds, err);
+}
+
+int tu_load_fd(parload_loader *l, int fd, const char *name,
+	       parload_dataset *ds, parload_error *err)
+{
+	parload_request r;
+
+	parload_request_init(&r);
+	r.source.fd = fd;
+	r.source.name = name;
+	return parload_loader_run(l, &r, ds, err);
+}
+
+parload_file_header tu_ds_header(const parload_dataset *ds)
+{
+	const parload_desc *d = &ds->desc;
+	parload_file_header h;
+
+	memset(&h, 0, sizeof(h));
+	if (d->format == PARLOAD_FORMAT_PARLOAD && d->width)
+		ck_assert_int_eq(parload_file_header_init(
+					 &h, d->count, d->width, d->height,
+					 d->pixel_type,
+					 (d->flags & PARLOAD_DESC_CRC32C) ?
+						 PARLOAD_FLAG_CRC32C : 0),
+				 0);
+	return h;
+}
+
+int tu_buffers_alloc(parload_buffers *b, const parload_file_header *h,
+		     const parload_selection *sel, unsigned flags,
+		     parload_error *err)
+{
+	parload_desc d;
+
+	parload_desc_from_header(&d, h);
+	return parload_buffers_alloc(b, &d, sel, flags, err);
+}
+
+int tu_resolve(const parload_file_header *h, const parload_selection *sel,
+	       parload_shape *out, parload_error *err)
+{
+	parload_desc d;
+
+	parload_desc_from_header(&d, h);
+	return parload_selection_resolve(&d, sel, out, err);
+}
+
+/* The plan's description and file live as long as the test that made
+ * the plan (Check runs one test per process). */
+static parload_desc plan_desc;
+static parload__file plan_file;
+
+void tu_plan_init(struct parload__plan *p, const parload_file_header *h,
+		  const parload_shape *s, void *headers, void *pixels)
+{
+	parload_desc_from_header(&plan_desc, h);
+	memset(&plan_file, 0, sizeof(plan_file));
+	plan_file.fd = -1;
+	plan_file.views = h->view_count;
+	parload__plan_init(p, &plan_desc, &plan_file, 1, false, s);
+	parload__plan_views(p, 0, s->views, headers, NULL, pixels);
 }

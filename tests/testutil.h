@@ -112,4 +112,28 @@ TCase *tu_tcase(Suite *s, const char *name, double timeout);
 /* Run a suite; the exit status for main(). */
 int tu_run(Suite *s);
 
+/* parload_loader_run of path (a selection and the caller's buffers may
+ * be NULL), or of descriptor fd named name. */
+int tu_load(parload_loader *l, const char *path, const parload_selection *sel,
+	    const parload_buffers *into, parload_dataset *ds,
+	    parload_error *err);
+int tu_load_fd(parload_loader *l, int fd, const char *name,
+	       parload_dataset *ds, parload_error *err);
+/* The 64-byte header of parload's own format that a dataset's
+ * description stands for (all zeros for a raw layout). */
+parload_file_header tu_ds_header(const parload_dataset *ds);
+/* parload_buffers_alloc and parload_selection_resolve for a file of
+ * parload's own format with header h. */
+int tu_buffers_alloc(parload_buffers *b, const parload_file_header *h,
+		     const parload_selection *sel, unsigned flags,
+		     parload_error *err);
+int tu_resolve(const parload_file_header *h, const parload_selection *sel,
+	       parload_shape *out, parload_error *err);
+
+/* The extent plan (src/plan.c) of shape s of a file of parload's own
+ * format with header h, into the given arrays. */
+struct parload__plan;
+void tu_plan_init(struct parload__plan *p, const parload_file_header *h,
+		  const parload_shape *s, void *headers, void *pixels);
+
 #endif

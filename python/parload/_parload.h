@@ -86,10 +86,10 @@ extern PyTypeObject LoaderType;
 extern unsigned long py_main_thread;
 int py_set_main_thread(void);
 int py_loader_enter(LoaderObject *self);
-int py_resolve_shape(const parload_file_header *h,
+int py_resolve_shape(const parload_desc *h,
 			     const parload_selection *sel, const char *path,
 			     PyObject *name, parload_shape *out);
-PyObject *py_buffers_new(const parload_file_header *h,
+PyObject *py_buffers_new(const parload_desc *h,
 			 const parload_selection *sel, unsigned flags,
 			 PyObject *name, parload_buffers **out);
 PyObject *py_mod_read_header(PyObject *mod, PyObject *arg);

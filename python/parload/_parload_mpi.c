@@ -66,7 +66,7 @@ static PyObject *Part_pixels(PartObject *self, void *closure)
 	}
 	return api->array_over(
 		PyArray_DescrFromType(api->pixel_typenum(
-			self->part.file_header.pixel_type)),
+			self->part.desc.pixel_type)),
 		3, dims, NULL, ds->pixels, Py_NewRef((PyObject *)self));
 }
 
@@ -166,7 +166,16 @@ static PyObject *Part_layout(PartObject *self, void *closure)
 
 static PyObject *Part_file_header(PartObject *self, void *closure)
 {
-	return api->file_header_new(&self->part.file_header);
+	const parload_desc *d = &self->part.desc;
+	parload_file_header h;
+
+	if (d->format != PARLOAD_FORMAT_PARLOAD ||
+	    parload_file_header_init(&h, d->count, d->width, d->height,
+				     d->pixel_type,
+				     (d->flags & PARLOAD_DESC_CRC32C) ?
+					     PARLOAD_FLAG_CRC32C : 0) != 0)
+		Py_RETURN_NONE;
+	return api->file_header_new(&h);
 }
 
 static PyObject *Part_stats(PartObject *self, void *closure)

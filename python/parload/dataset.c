@@ -52,7 +52,7 @@ static PyObject *Dataset_pixels(DatasetObject *self, void *closure)
 	if (self->pixels)
 		return Py_NewRef(self->pixels);
 	py_shape_dims(&self->ds.shape, dims);
-	typenum = py_pixel_typenum(self->ds.file_header.pixel_type);
+	typenum = py_pixel_typenum(self->ds.desc.pixel_type);
 	return py_array_over(PyArray_DescrFromType(typenum), 3, dims, NULL,
 			     self->ds.pixels, Py_NewRef((PyObject *)self));
 }
@@ -88,9 +88,19 @@ static PyObject *Dataset_bad_views(DatasetObject *self, void *closure)
 			     self->ds.bad_views, Py_NewRef((PyObject *)self));
 }
 
+/* parload's own header, as the file has it; None for a raw layout. */
 static PyObject *Dataset_file_header(DatasetObject *self, void *closure)
 {
-	return py_file_header_new(&self->ds.file_header);
+	const parload_desc *d = &self->ds.desc;
+	parload_file_header h;
+
+	if (d->format != PARLOAD_FORMAT_PARLOAD ||
+	    parload_file_header_init(&h, d->count, d->width, d->height,
+				     d->pixel_type,
+				     (d->flags & PARLOAD_DESC_CRC32C) ?
+					     PARLOAD_FLAG_CRC32C : 0) != 0)
+		Py_RETURN_NONE;
+	return py_file_header_new(&h);
 }
 
 PyObject *py_stats_dict(const parload_stats *st)
@@ -152,7 +162,7 @@ static Py_ssize_t Dataset_len(DatasetObject *self)
 static PyObject *Dataset_repr(DatasetObject *self)
 {
 	const parload_shape *s = &self->ds.shape;
-	const char *px = parload_pixel_name(self->ds.file_header.pixel_type);
+	const char *px = parload_pixel_name(self->ds.desc.pixel_type);
 
 	return PyUnicode_FromFormat("<parload.Dataset %R: %llu views of %ux%u "
 				    "%s, %s layout>",

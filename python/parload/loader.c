@@ -186,9 +186,9 @@ static int loader_run(LoaderObject *self, const source *src,
 	int rc;
 
 	parload_request_init(&req);
-	req.path = py_source_path(src);
-	req.fd = src->fd;
-	req.name = src->path ? NULL : PyBytes_AS_STRING(src->name_bytes);
+	req.source.path = py_source_path(src);
+	req.source.fd = src->path ? -1 : src->fd;
+	req.source.name = src->path ? NULL : PyBytes_AS_STRING(src->name_bytes);
 	req.selection = sel;
 	req.into = into;
 	/* Batches come from the parallel strategy in view layout.  Each is a
@@ -279,9 +279,8 @@ static int source_header(const source *src, parload_file_header *h)
 
 /* Resolve sel against h; the resolver knows no file, so its message gets
  * the file's name (path: in the file system's encoding). */
-int py_resolve_shape(const parload_file_header *h,
-			    const parload_selection *sel, const char *path,
-			    PyObject *name, parload_shape *shape)
+int py_resolve_shape(const parload_desc *d, const parload_selection *sel,
+		     const char *path, PyObject *name, parload_shape *shape)
 {
 	char text[2 * sizeof(((parload_error *)0)->message)];
 	parload_error err;
@@ -289,7 +288,7 @@ int py_resolve_shape(const parload_file_header *h,
 	int rc;
 
 	memset(&err, 0, sizeof(err));
-	rc = parload_selection_resolve(h, sel, shape, &err);
+	rc = parload_selection_resolve(d, sel, shape, &err);
 	if (rc) {
 		snprintf(text, sizeof(text), "%s: %s", path, err.message);
 		n = strlen(text);
@@ -305,11 +304,14 @@ int py_resolve_shape(const parload_file_header *h,
 
 /* The header of a source and a selection resolved against it. */
 static int source_shape(const source *src, const parload_selection *sel,
-			parload_file_header *h, parload_shape *shape)
+			parload_desc *d, parload_shape *shape)
 {
-	if (source_header(src, h))
+	parload_file_header h;
+
+	if (source_header(src, &h))
 		return -1;
-	return py_resolve_shape(h, sel, PyBytes_AS_STRING(src->name_bytes),
+	parload_desc_from_header(d, &h);
+	return py_resolve_shape(d, sel, PyBytes_AS_STRING(src->name_bytes),
 				src->name, shape);
 }
 
@@ -373,7 +375,7 @@ static PyObject *Loader_load_into(LoaderObject *self, PyObject *args,
 	const char *layout = NULL;
 	PyArray_Descr *px = NULL;
 	parload_selection sel;
-	parload_file_header h;
+	parload_desc h;
 	parload_shape shape;
 	parload_buffers into;
 	parload_dataset ds;
@@ -569,7 +571,7 @@ static void buffers_capsule_free(PyObject *cap)
  * the library allocates a dataset's (flags: PARLOAD_OPT_NO_HUGEPAGES or
  * 0), in a new "parload.buffers" capsule that frees them; *out: the
  * buffers.  NULL with an exception that names name. */
-PyObject *py_buffers_new(const parload_file_header *h,
+PyObject *py_buffers_new(const parload_desc *h,
 			 const parload_selection *sel, unsigned flags,
 			 PyObject *name, parload_buffers **out)
 {
@@ -582,7 +584,7 @@ PyObject *py_buffers_new(const parload_file_header *h,
 		return PyErr_NoMemory();
 	memset(&err, 0, sizeof(err));
 	Py_BEGIN_ALLOW_THREADS
-	rc = parload_buffers_alloc_select(b, h, sel, flags, &err);
+	rc = parload_buffers_alloc(b, h, sel, flags, &err);
 	Py_END_ALLOW_THREADS
 	if (rc) {
 		PyMem_Free(b);
@@ -607,7 +609,7 @@ PyObject *py_mod_empty_like_file(PyObject *mod, PyObject *args,
 	const char *layout = NULL;
 	int huge = 1;
 	parload_selection sel;
-	parload_file_header h;
+	parload_desc h;
 	parload_shape shape;
 	parload_buffers *b;
 	npy_intp dims[3], n;

@@ -214,7 +214,7 @@ static StreamObject *stream_alloc(PyTypeObject *type, PyObject *loader,
 /* Without a window: the buffers the load goes into (req->into), held by
  * self->buffers, a capsule that the batches' arrays keep alive. */
 static int stream_alloc_buffers(StreamObject *self,
-				const parload_file_header *h,
+				const parload_desc *h,
 				const parload_selection *sel,
 				parload_request *req)
 {
@@ -262,6 +262,7 @@ static PyObject *Stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	double timeout = 10.0;
 	parload_selection sel;
 	parload_file_header h;
+	parload_desc d;
 	parload_request req;
 	StreamObject *self;
 	source src;
@@ -288,13 +289,14 @@ static PyObject *Stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 		return NULL;
 	if (stream_header(PyBytes_AS_STRING(self->path), self->name, follow,
 			  timeout, &h) ||
-	    py_resolve_shape(&h, &sel, PyBytes_AS_STRING(self->path),
-			     self->name, &self->shape))
+	    (parload_desc_from_header(&d, &h),
+	     py_resolve_shape(&d, &sel, PyBytes_AS_STRING(self->path),
+			      self->name, &self->shape)))
 		goto fail;
 	self->typenum = py_pixel_typenum(h.pixel_type);
-	if (!req.window_bytes && stream_alloc_buffers(self, &h, &sel, &req))
+	if (!req.window_bytes && stream_alloc_buffers(self, &d, &sel, &req))
 		goto fail;
-	req.path = PyBytes_AS_STRING(self->path);
+	req.source.path = PyBytes_AS_STRING(self->path);
 	self->sel = sel;
 	req.selection = &self->sel;
 	req.flags = follow ? PARLOAD_REQ_FOLLOW : 0;

@@ -74,16 +74,24 @@ typedef struct expected {
 static int compare(const parload_dataset *ds, const expected *e,
 		   const char *path, const char *how)
 {
-	const parload_file_header *h = &ds->file_header;
+	const parload_desc *h = &ds->desc;
+	parload_file_header fh;
 
-	if (e->file_len < PARLOAD_FILE_HEADER_SIZE ||
-	    memcmp(h, e->file, offsetof(parload_file_header, reserved)) != 0) {
+	/* The description a load of parload's own format works from is
+	 * its file header's. */
+	if (parload_file_header_init(&fh, h->count, h->width, h->height,
+				     h->pixel_type,
+				     (h->flags & PARLOAD_DESC_CRC32C) ?
+					     PARLOAD_FLAG_CRC32C : 0) != 0 ||
+	    e->file_len < PARLOAD_FILE_HEADER_SIZE ||
+	    memcmp(&fh.file_header_size, e->file + 12,
+		   offsetof(parload_file_header, reserved) - 12) != 0) {
 		fprintf(stderr, "consumer: %s (%s): file header differs\n",
 			path, how);
 		return -1;
 	}
-	if (h->view_count * PARLOAD_VIEW_HEADER_SIZE != e->headers_len ||
-	    h->view_count * h->payload_size != e->pixels_len) {
+	if (h->count * PARLOAD_VIEW_HEADER_SIZE != e->headers_len ||
+	    h->count * h->payload_size != e->pixels_len) {
 		fprintf(stderr, "consumer: %s (%s): sizes differ\n", path,
 			how);
 		return -1;
@@ -142,7 +150,12 @@ static int check_file(const char *path, parload_loader *loader)
 
 	{
 		parload_dataset ds;
-		int rc = parload_loader_load(loader, path, &ds, &err);
+		parload_request req;
+		int rc;
+
+		parload_request_init(&req);
+		req.source.path = path;
+		rc = parload_loader_run(loader, &req, &ds, &err);
 
 		if (rc != 0) {
 			fprintf(stderr, "consumer: reused loader: %s\n",

@@ -224,12 +224,14 @@ static void fuzz_views(const parload_file_header *h, const uint8_t *rec,
 		uint64_t first = pass < 2 ? 0 : h->view_count - n;
 		bool crc = pass & 1;
 		parload_error err;
+		parload_desc d;
 		uint64_t bad;
 		int ret, code;
 
 		bad = model_first_bad(h, vh, pix, first, n, crc, &code);
 		poison(&err);
-		ret = parload__check_views(h, NULL, vh, pix, first, n, crc,
+		parload_desc_from_header(&d, h);
+		ret = parload__check_views(&d, NULL, vh, pix, first, n, crc,
 					   pass ? long_path : NULL, &err);
 		if (!code) {
 			REQUIRE(ret == 0);
@@ -312,19 +314,26 @@ static void fuzz_plan(const parload_file_header *h, const parload_shape *s,
 	parload__share sh[4];
 	struct iovec iov[16];
 	parload__plan p;
+	parload__file f = { .fd = -1, .views = h->view_count };
+	parload_desc d;
 
 	REQUIRE(hd && px);
 	memset(hd, 0xa5, hb);
 	memset(px, 0xa5, pb);
-	parload__plan_init(&p, h, s, (parload_view_header *)hd, px);
+	parload_desc_from_header(&d, h);
+	parload__plan_init(&p, &d, &f, 1, false, s);
+	parload__plan_views(&p, 0, s->views, (parload_view_header *)hd, NULL,
+			    px);
 	parload__plan_split(&p, n, 64, sh);
 	for (unsigned w = 0; w < n; w++) {
 		parload__cursor c;
+		const parload__file *at;
 		uint64_t off;
 		int cnt;
 
 		parload__cursor_init(&c, &p, &sh[w]);
-		while ((cnt = parload__cursor_next(&c, iov, 16, 1000, &off)) > 0)
+		while ((cnt = parload__cursor_next(&c, iov, NULL, 16, 1000, &off,
+						   &at)) > 0)
 			for (int k = 0; k < cnt; k++) {
 				if (iov[k].iov_base)
 					memcpy(iov[k].iov_base, file + off,
@@ -359,6 +368,7 @@ static void fuzz_selection(const parload_file_header *h, const uint8_t *file,
 	parload_selection sel;
 	parload_shape s;
 	parload_error err;
+	parload_desc d;
 	uint64_t vf = 0, vn = 0, rf = 0, rn = 0, cf = 0, cn = 0;
 	bool ok;
 	int ret;
@@ -373,7 +383,8 @@ static void fuzz_selection(const parload_file_header *h, const uint8_t *file,
 	sel.cols.stop = bound_of(r + 12);
 	sel.layout = (parload_layout)(r[14] & 1);
 	poison(&err);
-	ret = parload_selection_resolve(h, &sel, &s, &err);
+	parload_desc_from_header(&d, h);
+	ret = parload_selection_resolve(&d, &sel, &s, &err);
 	/* No views: the whole (empty) file is the one valid view slice. */
 	ok = (h->view_count == 0 && sel.views.start == PARLOAD_OMIT &&
 	      sel.views.stop == PARLOAD_OMIT &&
@@ -505,10 +516,12 @@ static void seed(const char *name, const uint8_t *b, size_t len, int want)
 			const uint8_t *r = b + PARLOAD_FILE_HEADER_SIZE +
 					   i * rec;
 			parload_view_header vh;
+			parload_desc d;
 
 			memcpy(&vh, r, sizeof(vh));
-			ret = parload__check_views(&h, NULL, &vh, r + 32, i, 1, true,
-						   NULL, NULL);
+			parload_desc_from_header(&d, &h);
+			ret = parload__check_views(&d, NULL, &vh, r + 32, i, 1,
+						   true, NULL, NULL);
 		}
 	}
 	if (ret != want) {

@@ -169,11 +169,11 @@ static void body(const char *dir)
 			 parload_mpi_io_name(io), rc, p.global.views,
 			 err.message);
 		held = p.dataset.shape.views;
-		MT_CHECK(held == 0 || (p.dataset.file_header.view_count == 4 &&
+		MT_CHECK(held == 0 || (p.dataset.desc.count == 4 &&
 				       p.dataset.stats.declared_views == views),
 			 "truncated, allowed (%s): %" PRIu64 " views of %" PRIu64
 			 " declared", parload_mpi_io_name(io),
-			 p.dataset.file_header.view_count,
+			 p.dataset.desc.count,
 			 p.dataset.stats.declared_views);
 		MPI_Allreduce(&held, &all, 1, MPI_UINT64_T, MPI_SUM,
 			      MPI_COMM_WORLD);

@@ -22,7 +22,7 @@
 static const unsigned char *ref_pixel(const parload_dataset *ref, uint64_t v,
 				      uint64_t r, uint64_t c)
 {
-	const parload_file_header *h = &ref->file_header;
+	const parload_desc *h = &ref->desc;
 
 	return (const unsigned char *)ref->pixels + v * h->payload_size +
 		(r * h->width + c) * h->bytes_per_pixel;
@@ -158,7 +158,7 @@ static void load(const char *path, const char *what,
 static void load_explicit(const char *path, const parload_mpi_options *o,
 			  const parload_dataset *ref)
 {
-	const parload_file_header *h = &ref->file_header;
+	const parload_desc *h = &ref->desc;
 	parload_mpi_options opts = *o;
 	parload_mpi_split split;
 	parload_mpi_part p;
@@ -168,8 +168,8 @@ static void load_explicit(const char *path, const parload_mpi_options *o,
 	memset(&split, 0, sizeof(split));
 	split.kind = PARLOAD_MPI_SPLIT_EXPLICIT;
 	parload_selection_init(&split.selection);
-	split.selection.views.start = (uint64_t)mt_rank < h->view_count ?
-		mt_rank : (int64_t)h->view_count - 1;
+	split.selection.views.start = (uint64_t)mt_rank < h->count ?
+		mt_rank : (int64_t)h->count - 1;
 	split.selection.views.step = mt_size;
 	split.selection.rows.start = h->height > 1 ? 1 : 0;
 	split.selection.cols.stop = h->width > 1 ? -1 : 1;

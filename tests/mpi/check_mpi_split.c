@@ -72,8 +72,10 @@ static void check_split(const parload_file_header *h,
 	parload_error err;
 	uint64_t next_view = 0;
 	uint32_t next_row = 0;
+	parload_desc d;
 
-	if (parload_selection_resolve(h, sel, &g, &err) != 0) {
+	parload_desc_from_header(&d, h);
+	if (parload_selection_resolve(&d, sel, &g, &err) != 0) {
 		CHECK(0, "resolve: %s", err.message);
 		return;
 	}
@@ -100,7 +102,7 @@ static void check_split(const parload_file_header *h,
 		}
 		if (!has)
 			continue;
-		if (parload_selection_resolve(h, &part, &s, &err) != 0) {
+		if (parload_selection_resolve(&d, &part, &s, &err) != 0) {
 			CHECK(0, "rank %d: its selection: %s", r, err.message);
 			continue;
 		}
@@ -190,11 +192,13 @@ static void test_divide(void)
 
 static void test_complete(void)
 {
-	parload_file_header h;
+	parload_file_header fh;
+	parload_desc h;
 	uint64_t size;
 
-	parload_file_header_init(&h, 10, 4, 3, PARLOAD_PIXEL_U8, 0);
-	parload_file_size(&h, &size);
+	parload_file_header_init(&fh, 10, 4, 3, PARLOAD_PIXEL_U8, 0);
+	parload_file_size(&fh, &size);
+	parload_desc_from_header(&h, &fh);
 	CHECK(parload_mpi__complete_views(&h, size) == 10, "whole file");
 	CHECK(parload_mpi__complete_views(&h, size - 1) == 9, "cut short");
 	CHECK(parload_mpi__complete_views(&h, size + 100) == 10, "longer");
