@@ -151,9 +151,10 @@ PARLOAD_API const char *parload_err_name(int code);
  * ------------------------------------------------------------------- */
 
 /* The strategies: enum name, the strategy's id in the library (the file of
- * its family in src/ defines parload__strategy_ID), and the name users give
- * (parload_strategy_name).  Adding a strategy is one row here and its read
- * step in src/ (docs/ARCHITECTURE.md). */
+ * its family in src/ defines parload__strategy_ID, with what it can do),
+ * and the name users give (parload_strategy_name; this row is the only
+ * place that names it).  Adding a strategy is one row here, its file in
+ * src/ and that file's line in Makefile.am (docs/ARCHITECTURE.md). */
 #define PARLOAD_STRATEGY_MAP(X)                                                \
 	X(PARALLEL, parallel, "parallel")  /* the thread pool with pread/preadv (default) */ \
 	X(BULK, bulk, "bulk")              /* read the whole file into a buffer, then split */ \
@@ -171,8 +172,17 @@ typedef enum parload_strategy {
 /* "parallel", "bulk", ... or NULL if unknown; and back (-1 if unknown). */
 PARLOAD_API const char *parload_strategy_name(int strategy);
 PARLOAD_API int parload_strategy_from_name(const char *name);
+
+/* What a strategy can do: parload_strategy_caps() returns these bits (0 for
+ * an unknown strategy).  Code that must know asks for the capability, never
+ * for a strategy by name. */
+#define PARLOAD_CAP_IO 0x1u      /* reads through options.io and buffer_size */
+#define PARLOAD_CAP_SELECT 0x2u  /* reads selections, not only whole files */
+#define PARLOAD_CAP_BATCHES 0x4u /* delivers batches (parload_request.on_batch) */
+#define PARLOAD_CAP_THREADS 0x8u /* reads with options.threads worker threads */
+PARLOAD_API unsigned parload_strategy_caps(int strategy);
 /* Whether a strategy reads through parload_options.io and buffer_size
- * (the article's single-threaded readers); 0 for unknown strategies. */
+ * (the article's single-threaded readers): its PARLOAD_CAP_IO bit. */
 PARLOAD_API int parload_strategy_uses_io(int strategy);
 
 typedef enum parload_io {

@@ -434,11 +434,11 @@ parload__engine *parload__loader_engine(parload_loader *l);
  * and counts its reads in c->io; everything around it (open, header,
  * checks, memory, stats, close) is load.c's.  It may check views as it
  * reads (then it sets c->checked and fills c->bad), or leave the checks to
- * the load. */
+ * the load.  Its name is its row's in PARLOAD_STRATEGY_MAP; the code
+ * around it asks its caps, never which strategy it is.  Defined with
+ * designated initialisers. */
 typedef struct parload__strategy {
-	const char *name;
-	bool uses_io;    /* reads through opts->io and opts->buffer_size */
-	bool selections; /* reads selections other than the whole file */
+	unsigned caps; /* PARLOAD_CAP_* (parload.h): what it can do */
 	int (*read)(parload__ctx *c);
 	/* Optional: read the file header's 64 bytes its own way (mmap reads
 	 * them from its mapping) instead of a pread, and release what that

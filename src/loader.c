@@ -252,7 +252,8 @@ int parload_loader_new(parload_loader **out, const parload_options *opts,
 		parload_options_init(&l->opts);
 	l->opts.error = NULL;
 	rc = check_options(&l->opts, err);
-	if (rc == 0 && l->opts.strategy == PARLOAD_STRATEGY_PARALLEL)
+	if (rc == 0 &&
+	    (parload_strategy_caps(l->opts.strategy) & PARLOAD_CAP_THREADS))
 		rc = engine_init(&l->engine, &l->opts, err);
 	if (rc) {
 		parload__sys_free(l);
@@ -266,8 +267,8 @@ unsigned parload_loader_threads(const parload_loader *l)
 {
 	if (!l)
 		return 0;
-	return l->opts.strategy == PARLOAD_STRATEGY_PARALLEL ? l->engine.workers :
-							      1;
+	return parload_strategy_caps(l->opts.strategy) & PARLOAD_CAP_THREADS ?
+		       l->engine.workers : 1;
 }
 
 void parload_loader_free(parload_loader *loader)

@@ -413,5 +413,7 @@ static int parallel_header(parload__ctx *c, unsigned char *bytes)
 }
 
 const parload__strategy parload__strategy_parallel = {
-	"parallel", false, true, read_parallel, parallel_header, NULL
+	.caps = PARLOAD_CAP_SELECT | PARLOAD_CAP_BATCHES | PARLOAD_CAP_THREADS,
+	.read = read_parallel,
+	.header = parallel_header,
 };

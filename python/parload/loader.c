@@ -191,10 +191,11 @@ static int loader_run(LoaderObject *self, const source *src,
 	req.name = src->path ? NULL : PyBytes_AS_STRING(src->name_bytes);
 	req.selection = sel;
 	req.into = into;
-	/* Batches come from the parallel strategy in view layout.  Each is a
-	 * pass of every worker: large ones keep their cost out of sight and
-	 * still end a load within a few hundredths of a second. */
-	if (self->strategy == PARLOAD_STRATEGY_PARALLEL &&
+	/* Batches come from a strategy that delivers them (the parallel
+	 * one), in view layout.  Each is a pass of every worker: large ones
+	 * keep their cost out of sight and still end a load within a few
+	 * hundredths of a second. */
+	if ((parload_strategy_caps(self->strategy) & PARLOAD_CAP_BATCHES) &&
 	    sel->layout == PARLOAD_LAYOUT_VIEWS &&
 	    PyThread_get_thread_ident() == py_main_thread) {
 		req.on_batch = batch_check_signals;
