@@ -288,6 +288,10 @@ PARLOAD_API uint64_t parload_shape_view(const parload_shape *s, uint64_t k);
  * fails. */
 #define PARLOAD_OPT_ALLOW_TRUNCATED 0x10u
 
+/* The most worker threads parload_options.threads may ask for: more is a
+ * mistake, not a machine, and would exhaust the process's threads. */
+#define PARLOAD_THREADS_MAX 4096u
+
 typedef struct parload_options {
 	/* Worker threads for the parallel strategy; 0 means one per CPU of
 	 * the process's affinity mask (taskset, a batch scheduler's cpuset),
@@ -296,7 +300,9 @@ typedef struct parload_options {
 	 * environment), one per core the process may run on.  More threads
 	 * than that all run, unbound unless core_offset places them, so that
 	 * the scheduler shares the cores out evenly; stats.threads counts
-	 * them.  The other strategies use one thread. */
+	 * them.  The other strategies use one thread.  More than
+	 * PARLOAD_THREADS_MAX is refused (PARLOAD_EINVAL) before any thread
+	 * starts. */
 	unsigned threads;
 	parload_strategy strategy;
 	/* I/O API and user-space buffer of the single-threaded strategies:

@@ -224,6 +224,11 @@ static int check_options(const parload_options *o, parload_error *err)
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
 					  "unknown strategy %d",
 					  (int)o->strategy);
+	if (o->threads > PARLOAD_THREADS_MAX)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
+					  "%u worker threads asked for: at most "
+					  "%u (PARLOAD_THREADS_MAX)",
+					  o->threads, PARLOAD_THREADS_MAX);
 	if (!parload_io_name(o->io))
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
 					  "unknown I/O API %d", (int)o->io);

@@ -3,11 +3,13 @@
  * two-pass, mmap), with each I/O API and buffering, load every shape byte
  * for byte as the serial reference and the parallel loader do, fail with
  * the parallel loader's codes and messages, and report honest counters;
- * and every strategy does what its capabilities say.
+ * and every strategy does what its capabilities say and refuses more than
+ * PARLOAD_THREADS_MAX threads.
  */
 #include "config.h"
 
 #include <check.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -447,7 +449,7 @@ START_TEST(test_bytes_read_cover_the_file)
 }
 END_TEST
 
-/* ---- what the strategies say they can do ---- */
+/* ---- what the strategies say they can do, and the limits ---- */
 
 static int count_batch(const parload_batch *b, void *arg)
 {
@@ -531,6 +533,37 @@ START_TEST(test_caps_are_what_strategies_do)
 }
 END_TEST
 
+/* More threads than PARLOAD_THREADS_MAX is refused by the library, with
+ * every strategy, before a thread starts: PARLOAD_EINVAL naming the
+ * limit, not PARLOAD_ETHREAD once the process runs out of threads.  The
+ * limit itself is accepted (the workers start with the first load). */
+START_TEST(test_threads_over_the_limit_refused)
+{
+	char *path = tiny_stream("limit.raw", 2);
+	parload_options o;
+	parload_loader *l;
+	parload_dataset ds;
+	parload_error err;
+
+	parload_options_init(&o);
+	o.strategy = (parload_strategy)_i;
+	o.threads = PARLOAD_THREADS_MAX + 1;
+	o.error = &err;
+	ck_assert_int_eq(parload_load(path, &o, &ds), PARLOAD_EINVAL);
+	ck_assert_ptr_null(ds.pixels);
+	ck_assert_msg(strstr(err.message, "at most 4096 "
+					  "(PARLOAD_THREADS_MAX)"),
+		      "%s", err.message);
+	o.threads = UINT_MAX;
+	ck_assert_int_eq(parload_loader_new(&l, &o, &err), PARLOAD_EINVAL);
+	ck_assert_ptr_null(l);
+	o.threads = PARLOAD_THREADS_MAX;
+	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
+	parload_loader_free(l);
+	free(path);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("strategies");
@@ -560,6 +593,8 @@ static Suite *suite(void)
 					    tu_matrix_end(st));
 	t = tu_tcase(s, "capabilities", 0);
 	tcase_add_loop_test(t, test_caps_are_what_strategies_do, 0,
+			    PARLOAD_STRATEGY_COUNT_);
+	tcase_add_loop_test(t, test_threads_over_the_limit_refused, 0,
 			    PARLOAD_STRATEGY_COUNT_);
 	return s;
 }

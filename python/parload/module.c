@@ -134,6 +134,7 @@ PyMODINIT_FUNC PyInit__parload(void)
 	    PyModule_AddObjectRef(m, "Stream", (PyObject *)&StreamType) ||
 	    PyModule_AddObjectRef(m, "Batch", (PyObject *)BatchType) ||
 	    add_api(m) < 0 ||
+	    PyModule_AddIntConstant(m, "THREADS_MAX", PARLOAD_THREADS_MAX) ||
 	    PyModule_AddStringConstant(m, "library_version",
 				       parload_version()) < 0) {
 		Py_DECREF(m);
