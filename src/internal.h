@@ -85,7 +85,7 @@ int parload__check_views(const parload_file_header *h, const parload_shape *s,
 
 /* ---- select.c ---- */
 
-/* The shape is the whole file in view layout: the load is today's. */
+/* The shape is every view, row and column of the file, in view layout. */
 bool parload__shape_is_whole(const parload_shape *s,
 			     const parload_file_header *h);
 /* Every row and column of each selected view: a payload CRC can be
@@ -316,10 +316,6 @@ uint64_t parload__share_stride(const parload__plan *p,
  * views within a band when there are fewer rows than workers. */
 void parload__plan_split(const parload__plan *p, unsigned n, size_t align,
 			 parload__share *shares);
-/* The output views a share's first and last bytes belong to:
- * [*k_begin, *k_end). */
-void parload__share_views(const parload__plan *p, const parload__share *sh,
-			  uint64_t *k_begin, uint64_t *k_end);
 
 /* Walks a share in file order, yielding destinations for preadv. */
 typedef struct parload__cursor {

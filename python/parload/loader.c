@@ -474,7 +474,8 @@ static PyMethodDef Loader_methods[] = {
 	 "can be verified only for whole rows and columns (PARLOAD_ENOTSUP).\n"
 	 "The GIL is released while the file loads.  Ctrl-C raises\n"
 	 "KeyboardInterrupt: a load on the main thread with the parallel\n"
-	 "strategy in view layout stops at its next batch (about 16 MiB),\n"
+	 "strategy in view layout stops at its next batch (every 32 MiB of\n"
+	 "pixels, or every view when one view is larger),\n"
 	 "any other once it returns."},
 	{"load_into", (PyCFunction)(void (*)(void))Loader_load_into,
 	 METH_VARARGS | METH_KEYWORDS,
