@@ -282,7 +282,11 @@ int parload_loader_load_select(parload_loader *loader, const char *path,
 int parload_loader_load(parload_loader *loader, const char *path,
 			parload_dataset *out, parload_error *err)
 {
-	return parload_loader_load_select(loader, path, NULL, NULL, out, err);
+	parload_request r;
+
+	parload_request_init(&r);
+	r.path = path;
+	return parload_loader_run(loader, &r, out, err);
 }
 
 int parload_loader_load_into(parload_loader *loader, const char *path,
@@ -318,6 +322,7 @@ int parload_load(const char *path, const parload_options *opts,
 		 parload_dataset *out)
 {
 	parload_error *err = opts ? opts->error : NULL;
+	parload_request r;
 	parload_loader *l;
 	int rc;
 
@@ -326,7 +331,9 @@ int parload_load(const char *path, const parload_options *opts,
 	rc = parload_loader_new(&l, opts, err);
 	if (rc)
 		return rc;
-	rc = parload_loader_load(l, path, out, err);
+	parload_request_init(&r);
+	r.path = path;
+	rc = parload_loader_run(l, &r, out, err);
 	parload_loader_free(l);
 	return rc;
 }
