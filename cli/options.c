@@ -17,9 +17,6 @@
 #include "common.h"
 #include "gen.h"
 
-/* More worker threads than this is a typo, not a machine. */
-#define MAX_THREADS 4096
-
 /* ---------------------------------------------------------------------
  * Load options
  * ------------------------------------------------------------------- */
@@ -86,9 +83,10 @@ static int parse_numbers(struct load_cfg *cfg, int c, const char *arg)
 	switch (c) {
 	case 't':
 	case OPT_THREADS:
-		if (!parse_u64(arg, MAX_THREADS, &v))
+		if (!parse_u64(arg, PARLOAD_THREADS_MAX, &v))
 			return usage_error("invalid thread count '%s' "
-					   "(0 to %d)", arg, MAX_THREADS);
+					   "(0 to %u)", arg,
+					   PARLOAD_THREADS_MAX);
 		cfg->opts.threads = (unsigned)v;
 		return ARG_OK;
 	case OPT_BUFFER:

@@ -96,12 +96,13 @@ void progress_auto(struct load_cfg *cfg, bool quiet)
 		cfg->progress = !quiet && isatty(STDERR_FILENO) ? 2 : 0;
 }
 
-/* Whether the load can deliver batches: the parallel strategy or a
+/* Whether the load can deliver batches: a strategy that can, or a
  * stream, view after view. */
 static bool batches_possible(const struct load_cfg *cfg, bool stream)
 {
 	return cfg->opts.selection.layout == PARLOAD_LAYOUT_VIEWS &&
-	       (stream || cfg->opts.strategy == PARLOAD_STRATEGY_PARALLEL);
+	       (stream || (parload_strategy_caps(cfg->opts.strategy) &
+			   PARLOAD_CAP_BATCHES));
 }
 
 /* ---------------------------------------------------------------------

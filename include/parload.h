@@ -278,9 +278,10 @@ PARLOAD_API int parload_describe(const parload_source *src,
  * ------------------------------------------------------------------- */
 
 /* The strategies: enum name, the strategy's id in the library (the file of
- * its family in src/ defines parload__strategy_ID), and the name users give
- * (parload_strategy_name).  Adding a strategy is one row here and its read
- * step in src/ (docs/ARCHITECTURE.md). */
+ * its family in src/ defines parload__strategy_ID, with what it can do),
+ * and the name users give (parload_strategy_name; this row is the only
+ * place that names it).  Adding a strategy is one row here, its file in
+ * src/ and that file's line in Makefile.am (docs/ARCHITECTURE.md). */
 #define PARLOAD_STRATEGY_MAP(X)                                                \
 	X(PARALLEL, parallel, "parallel")  /* the thread pool with pread/preadv (default) */ \
 	X(BULK, bulk, "bulk")              /* read the whole file into a buffer, then split */ \
@@ -298,8 +299,19 @@ typedef enum parload_strategy {
 /* "parallel", "bulk", ... or NULL if unknown; and back (-1 if unknown). */
 PARLOAD_API const char *parload_strategy_name(int strategy);
 PARLOAD_API int parload_strategy_from_name(const char *name);
+
+/* What a strategy can do: parload_strategy_caps() returns these bits (0 for
+ * an unknown strategy).  Code that must know asks for the capability, never
+ * for a strategy by name. */
+#define PARLOAD_CAP_IO 0x1u      /* reads through options.io and buffer_size */
+#define PARLOAD_CAP_SELECT 0x2u  /* reads selections, not only whole files */
+#define PARLOAD_CAP_BATCHES 0x4u /* delivers batches (parload_request.on_batch) */
+#define PARLOAD_CAP_THREADS 0x8u /* reads with options.threads worker threads */
+#define PARLOAD_CAP_LAYOUTS 0x10u /* reads raw layouts and many files, not only
+				   * parload's own format */
+PARLOAD_API unsigned parload_strategy_caps(int strategy);
 /* Whether a strategy reads through parload_options.io and buffer_size
- * (the article's single-threaded readers); 0 for unknown strategies. */
+ * (the article's single-threaded readers): its PARLOAD_CAP_IO bit. */
 PARLOAD_API int parload_strategy_uses_io(int strategy);
 
 typedef enum parload_io {
@@ -406,6 +418,10 @@ PARLOAD_API uint64_t parload_shape_view(const parload_shape *s, uint64_t k);
  * fails. */
 #define PARLOAD_OPT_ALLOW_TRUNCATED 0x10u
 
+/* The most worker threads parload_options.threads may ask for: more is a
+ * mistake, not a machine, and would exhaust the process's threads. */
+#define PARLOAD_THREADS_MAX 4096u
+
 typedef struct parload_options {
 	/* Worker threads for the parallel strategy; 0 means one per CPU of
 	 * the process's affinity mask (taskset, a batch scheduler's cpuset),
@@ -414,7 +430,9 @@ typedef struct parload_options {
 	 * environment), one per core the process may run on.  More threads
 	 * than that all run, unbound unless core_offset places them, so that
 	 * the scheduler shares the cores out evenly; stats.threads counts
-	 * them.  The other strategies use one thread. */
+	 * them.  The other strategies use one thread.  More than
+	 * PARLOAD_THREADS_MAX is refused (PARLOAD_EINVAL) before any thread
+	 * starts. */
 	unsigned threads;
 	parload_strategy strategy;
 	/* I/O API and user-space buffer of the single-threaded strategies:

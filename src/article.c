@@ -184,13 +184,20 @@ static int read_two_pass(parload__ctx *c)
 }
 
 const parload__strategy parload__strategy_bulk = {
-	"bulk", true, false, read_bulk, reader_header, reader_release
+	.caps = PARLOAD_CAP_IO,
+	.read = read_bulk,
+	.header = reader_header,
+	.release = reader_release,
 };
 const parload__strategy parload__strategy_sequential = {
-	"sequential", true, false, read_sequential, reader_header,
-	reader_release
+	.caps = PARLOAD_CAP_IO,
+	.read = read_sequential,
+	.header = reader_header,
+	.release = reader_release,
 };
 const parload__strategy parload__strategy_two_pass = {
-	"two-pass", true, false, read_two_pass, reader_header,
-	reader_release
+	.caps = PARLOAD_CAP_IO,
+	.read = read_two_pass,
+	.header = reader_header,
+	.release = reader_release,
 };

@@ -122,7 +122,7 @@ int parload__check_views(const parload_desc *d, const parload_shape *s,
 
 /* ---- select.c ---- */
 
-/* The shape is the whole file in view layout: the load is today's. */
+/* The shape is every view, row and column of the file, in view layout. */
 bool parload__shape_is_whole(const parload_shape *s, const parload_desc *d);
 /* Every row and column of each selected view: a payload CRC can be
  * checked. */
@@ -394,10 +394,6 @@ uint64_t parload__share_stride(const parload__plan *p,
  * views within a band when there are fewer rows than workers. */
 void parload__plan_split(const parload__plan *p, unsigned n, size_t align,
 			 parload__share *shares);
-/* The output views a share's first and last bytes belong to:
- * [*k_begin, *k_end). */
-void parload__share_views(const parload__plan *p, const parload__share *sh,
-			  uint64_t *k_begin, uint64_t *k_end);
 
 /* Walks a share in file order, yielding destinations for preadv. */
 typedef struct parload__cursor {
@@ -518,11 +514,11 @@ parload__engine *parload__loader_engine(parload_loader *l);
  * and counts its reads in c->io; everything around it (open, header,
  * checks, memory, stats, close) is load.c's.  It may check views as it
  * reads (then it sets c->checked and fills c->bad), or leave the checks to
- * the load. */
+ * the load.  Its name is its row's in PARLOAD_STRATEGY_MAP; the code
+ * around it asks its caps, never which strategy it is.  Defined with
+ * designated initialisers. */
 typedef struct parload__strategy {
-	const char *name;
-	bool uses_io;    /* reads through opts->io and opts->buffer_size */
-	bool selections; /* reads selections other than the whole file */
+	unsigned caps; /* PARLOAD_CAP_* (parload.h): what it can do */
 	int (*read)(parload__ctx *c);
 	/* Optional: read the file header's 64 bytes its own way (mmap reads
 	 * them from its mapping) instead of a pread, and release what that

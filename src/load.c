@@ -86,12 +86,11 @@ static int check_batches(parload__ctx *c, const parload__strategy *st)
 					  "batches (on_batch)");
 	if (!r->on_batch)
 		return 0;
-	if (st != &parload__strategy_parallel &&
-	    st != &parload__strategy_pipe)
+	if (!(st->caps & PARLOAD_CAP_BATCHES))
 		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
 					  "the %s strategy does not deliver "
 					  "batches: use the parallel strategy",
-					  st->name);
+					  parload_strategy_name(c->opts->strategy));
 	if (c->shape.layout != PARLOAD_LAYOUT_VIEWS)
 		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
 					  "batches are delivered in view "
@@ -117,18 +116,20 @@ static int check_support(parload__ctx *c, const parload__strategy *st)
 
 	if (rc)
 		return rc;
-	if (!c->whole && !st->selections)
+	if (!c->whole && !(st->caps & PARLOAD_CAP_SELECT))
 		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
 					  "the %s strategy loads whole files "
 					  "only: a selection needs the "
 					  "parallel strategy",
-					  c->stream ? "stream" : st->name);
-	if (c->d.format != PARLOAD_FORMAT_PARLOAD && !st->selections)
+					  c->stream ? "stream" :
+					  parload_strategy_name(c->opts->strategy));
+	if (c->d.format != PARLOAD_FORMAT_PARLOAD &&
+	    !(st->caps & PARLOAD_CAP_LAYOUTS))
 		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
 					  "the %s strategy reads parload's own "
 					  "format: a raw layout needs the "
 					  "parallel strategy",
-					  st->name);
+					  parload_strategy_name(c->opts->strategy));
 	if (c->verify.crc && !parload__shape_full_payload(&c->shape, &c->d))
 		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
 					  "a payload's CRC-32C covers all of "
@@ -222,6 +223,8 @@ static int run(parload_loader *loader, const parload_request *req,
 		parload_dataset_free(out);
 		return rc;
 	}
+	/* A stream is read in order, view after view: it reports the
+	 * sequential strategy (parload.h). */
 	fill_stats(&c, c.stream ? PARLOAD_STRATEGY_SEQUENTIAL : o->strategy);
 	return 0;
 }

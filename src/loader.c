@@ -224,6 +224,11 @@ static int check_options(const parload_options *o, parload_error *err)
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
 					  "unknown strategy %d",
 					  (int)o->strategy);
+	if (o->threads > PARLOAD_THREADS_MAX)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
+					  "%u worker threads asked for: at most "
+					  "%u (PARLOAD_THREADS_MAX)",
+					  o->threads, PARLOAD_THREADS_MAX);
 	if (!parload_io_name(o->io))
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
 					  "unknown I/O API %d", (int)o->io);
@@ -252,7 +257,8 @@ int parload_loader_new(parload_loader **out, const parload_options *opts,
 		parload_options_init(&l->opts);
 	l->opts.error = NULL;
 	rc = check_options(&l->opts, err);
-	if (rc == 0 && l->opts.strategy == PARLOAD_STRATEGY_PARALLEL)
+	if (rc == 0 &&
+	    (parload_strategy_caps(l->opts.strategy) & PARLOAD_CAP_THREADS))
 		rc = engine_init(&l->engine, &l->opts, err);
 	if (rc) {
 		parload__sys_free(l);
@@ -266,8 +272,8 @@ unsigned parload_loader_threads(const parload_loader *l)
 {
 	if (!l)
 		return 0;
-	return l->opts.strategy == PARLOAD_STRATEGY_PARALLEL ? l->engine.workers :
-							      1;
+	return parload_strategy_caps(l->opts.strategy) & PARLOAD_CAP_THREADS ?
+		       l->engine.workers : 1;
 }
 
 void parload_loader_free(parload_loader *loader)

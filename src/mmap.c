@@ -184,5 +184,8 @@ static void map_release(parload__ctx *c)
 }
 
 const parload__strategy parload__strategy_mmap = {
-	"mmap", false, false, map_records, map_header, map_release
+	.caps = 0,
+	.read = map_records,
+	.header = map_header,
+	.release = map_release,
 };

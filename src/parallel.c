@@ -138,8 +138,12 @@ static void bind_share(job *j, unsigned w, const parload__share *sh)
 						    (void *)a, b - a);
 }
 
-/* The views a batch completed, checked while they are still in this core's
- * cache.  Returns the new first unchecked view. */
+/* Check the views from *next up to the last one the cursor has completed
+ * (no further than whole, the end of those wholly in this share),
+ * view_index and CRC, while they are still in this core's cache, and move
+ * *next past them.  Returns parload__verify_views' code: 0 (with
+ * keep-going, bad CRCs are only added to the worker's list), PARLOAD_ECRC
+ * for the first bad CRC, or another failure; *e describes it. */
 static int check_done(job *j, unsigned w, const parload__cursor *cur,
 		      uint64_t whole, uint64_t *next, parload_error *e)
 {
@@ -442,5 +446,8 @@ static int parallel_header(parload__ctx *c, unsigned char *bytes)
 }
 
 const parload__strategy parload__strategy_parallel = {
-	"parallel", false, true, read_parallel, parallel_header, NULL
+	.caps = PARLOAD_CAP_SELECT | PARLOAD_CAP_BATCHES | PARLOAD_CAP_THREADS |
+		PARLOAD_CAP_LAYOUTS,
+	.read = read_parallel,
+	.header = parallel_header,
 };

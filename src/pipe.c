@@ -164,5 +164,6 @@ static int read_stream(parload__ctx *c)
 }
 
 const parload__strategy parload__strategy_pipe = {
-	"stream", false, false, read_stream, NULL, NULL
+	.caps = PARLOAD_CAP_BATCHES,
+	.read = read_stream,
 };

@@ -187,19 +187,6 @@ void parload__plan_split(const parload__plan *p, unsigned n, size_t align,
 		split_rows(p, n, shares);
 }
 
-void parload__share_views(const parload__plan *p, const parload__share *sh,
-			  uint64_t *k_begin, uint64_t *k_end)
-{
-	const uint64_t stride = parload__share_stride(p, sh);
-
-	if (sh->begin >= sh->end || stride == 0) {
-		*k_begin = *k_end = 0;
-		return;
-	}
-	*k_begin = sh->begin / stride;
-	*k_end = (sh->end + stride - 1) / stride;
-}
-
 void parload__cursor_init(parload__cursor *c, const parload__plan *p,
 			  const parload__share *sh)
 {

@@ -1,7 +1,7 @@
 /*
  * strategy.c - the table of strategies (PARLOAD_STRATEGY_MAP in parload.h:
- * one row each, its read step in a file of its family) and the names users
- * give strategies and I/O APIs.
+ * one row each, its name there, its read step and capabilities in a file of
+ * its family) and the names users give strategies and I/O APIs.
  */
 #include "internal.h"
 
@@ -42,11 +42,16 @@ int parload_strategy_from_name(const char *name)
 	return -1;
 }
 
-int parload_strategy_uses_io(int s)
+unsigned parload_strategy_caps(int s)
 {
 	const parload__strategy *st = parload__strategy_get(s);
 
-	return st && st->uses_io;
+	return st ? st->caps : 0;
+}
+
+int parload_strategy_uses_io(int s)
+{
+	return (parload_strategy_caps(s) & PARLOAD_CAP_IO) != 0;
 }
 
 static const char *const io_names[] = {

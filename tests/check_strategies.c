@@ -2,11 +2,14 @@
  * check_strategies.c - the single-threaded strategies (bulk, sequential,
  * two-pass, mmap), with each I/O API and buffering, load every shape byte
  * for byte as the serial reference and the parallel loader do, fail with
- * the parallel loader's codes and messages, and report honest counters.
+ * the parallel loader's codes and messages, and report honest counters;
+ * and every strategy does what its capabilities say and refuses more than
+ * PARLOAD_THREADS_MAX threads.
  */
 #include "config.h"
 
 #include <check.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +30,8 @@ static const tu_config *parallel(void)
  * ignore the API and buffering it is given: it is tried with every one. */
 static int variants(const tu_config *c)
 {
-	return parload_strategy_uses_io(c->strategy) ||
-		       c->strategy == PARLOAD_STRATEGY_PARALLEL ?
+	return parload_strategy_caps(c->strategy) &
+			       (PARLOAD_CAP_IO | PARLOAD_CAP_THREADS) ?
 		       1 :
 		       tu_io_variants();
 }
@@ -447,6 +450,121 @@ START_TEST(test_bytes_read_cover_the_file)
 }
 END_TEST
 
+/* ---- what the strategies say they can do, and the limits ---- */
+
+static int count_batch(const parload_batch *b, void *arg)
+{
+	(void)b;
+	++*(unsigned *)arg;
+	return 0;
+}
+
+/* Load path with l as a request with on_batch; the batches delivered are
+ * counted in *n. */
+static int load_batched(parload_loader *l, const char *path, unsigned *n,
+			parload_error *err)
+{
+	parload_request r;
+	parload_dataset ds;
+	int rc;
+
+	parload_request_init(&r);
+	r.source.path = path;
+	r.on_batch = count_batch;
+	r.batch_arg = n;
+	r.batch_views = 2;
+	rc = parload_loader_run(l, &r, &ds, err);
+	parload_dataset_free(&ds);
+	return rc;
+}
+
+/* ds is views 2 to 6 of path, as the parallel loader reads them. */
+static void assert_views_2_to_6(const char *path, const parload_dataset *ds)
+{
+	const uint64_t vb = ds->shape.view_bytes;
+	parload_dataset all;
+
+	ck_assert_int_eq(parload_load(path, NULL, &all), 0);
+	ck_assert_uint_eq(ds->shape.views, 4);
+	ck_assert_int_eq(memcmp(ds->headers, all.headers + 2,
+				4 * sizeof(*ds->headers)), 0);
+	ck_assert_int_eq(memcmp(ds->pixels, (char *)all.pixels + 2 * vb,
+				4 * vb), 0);
+	parload_dataset_free(&all);
+}
+
+/* Each capability strategy _i claims is what it does: a selection loads
+ * or is refused, batches are delivered or refused, the loader's threads
+ * are its workers or one.  Unknown strategies can do nothing. */
+START_TEST(test_caps_are_what_strategies_do)
+{
+	const unsigned caps = parload_strategy_caps(_i);
+	char *path = tiny_stream("caps.raw", 8);
+	parload_selection sel;
+	parload_options o;
+	parload_loader *l;
+	parload_dataset ds;
+	parload_error err;
+	unsigned batches = 0;
+
+	ck_assert_int_eq(parload_strategy_uses_io(_i),
+			 (caps & PARLOAD_CAP_IO) != 0);
+	ck_assert_uint_eq(parload_strategy_caps(-1), 0);
+	ck_assert_uint_eq(parload_strategy_caps(PARLOAD_STRATEGY_COUNT_), 0);
+	parload_options_init(&o);
+	o.strategy = (parload_strategy)_i;
+	o.threads = 3;
+	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
+	ck_assert_uint_eq(parload_loader_threads(l),
+			  caps & PARLOAD_CAP_THREADS ? 3 : 1);
+	parload_selection_init(&sel);
+	sel.views.start = 2;
+	sel.views.stop = 6;
+	ck_assert_int_eq(tu_load(l, path, &sel, NULL, &ds,
+						    &err),
+			 caps & PARLOAD_CAP_SELECT ? 0 : PARLOAD_ENOTSUP);
+	if (caps & PARLOAD_CAP_SELECT)
+		assert_views_2_to_6(path, &ds);
+	parload_dataset_free(&ds);
+	ck_assert_int_eq(load_batched(l, path, &batches, &err),
+			 caps & PARLOAD_CAP_BATCHES ? 0 : PARLOAD_ENOTSUP);
+	ck_assert_uint_eq(batches, caps & PARLOAD_CAP_BATCHES ? 4 : 0);
+	parload_loader_free(l);
+	free(path);
+}
+END_TEST
+
+/* More threads than PARLOAD_THREADS_MAX is refused by the library, with
+ * every strategy, before a thread starts: PARLOAD_EINVAL naming the
+ * limit, not PARLOAD_ETHREAD once the process runs out of threads.  The
+ * limit itself is accepted (the workers start with the first load). */
+START_TEST(test_threads_over_the_limit_refused)
+{
+	char *path = tiny_stream("limit.raw", 2);
+	parload_options o;
+	parload_loader *l;
+	parload_dataset ds;
+	parload_error err;
+
+	parload_options_init(&o);
+	o.strategy = (parload_strategy)_i;
+	o.threads = PARLOAD_THREADS_MAX + 1;
+	o.error = &err;
+	ck_assert_int_eq(parload_load(path, &o, &ds), PARLOAD_EINVAL);
+	ck_assert_ptr_null(ds.pixels);
+	ck_assert_msg(strstr(err.message, "at most 4096 "
+					  "(PARLOAD_THREADS_MAX)"),
+		      "%s", err.message);
+	o.threads = UINT_MAX;
+	ck_assert_int_eq(parload_loader_new(&l, &o, &err), PARLOAD_EINVAL);
+	ck_assert_ptr_null(l);
+	o.threads = PARLOAD_THREADS_MAX;
+	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
+	parload_loader_free(l);
+	free(path);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("strategies");
@@ -474,6 +592,11 @@ static Suite *suite(void)
 			tcase_add_loop_test(t, test_bytes_read_cover_the_file,
 					    tu_matrix_first(st),
 					    tu_matrix_end(st));
+	t = tu_tcase(s, "capabilities", 0);
+	tcase_add_loop_test(t, test_caps_are_what_strategies_do, 0,
+			    PARLOAD_STRATEGY_COUNT_);
+	tcase_add_loop_test(t, test_threads_over_the_limit_refused, 0,
+			    PARLOAD_STRATEGY_COUNT_);
 	return s;
 }
 

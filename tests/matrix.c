@@ -87,7 +87,7 @@ static void build(void)
 	n_configs = 0;
 	for (int s = 0; s < PARLOAD_STRATEGY_COUNT_; s++) {
 		first[s] = n_configs;
-		if (s == PARLOAD_STRATEGY_PARALLEL) {
+		if (parload_strategy_caps(s) & PARLOAD_CAP_THREADS) {
 			for (size_t k = 0; k < sizeof(worker_counts) /
 						       sizeof(*worker_counts);
 			     k++)

@@ -14,7 +14,7 @@ from . import HERE, BenchError, log
 from . import plan, report, targets
 from .measure import Tools, snapshot_programs
 from .plots import make_plots
-from .points import experiments
+from .sessions import experiments
 
 
 def parse_args(argv=None):

@@ -4,8 +4,9 @@ import os
 import subprocess
 
 from . import log
-from .points import EXPERIMENTS
-from .report import summary, sweep_series, table_rows
+from .sessions import EXPERIMENTS
+from .medians import summary, sweep_series
+from .tables import table_rows
 
 
 def gp_quote(s):

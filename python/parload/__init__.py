@@ -20,6 +20,7 @@ raise parload.Error, an OSError that names the file, view and byte offset.
 """
 
 from ._parload import (
+    THREADS_MAX,
     Batch,
     Dataset,
     Error,
@@ -36,9 +37,11 @@ from ._parload import (
     library_version,
     read_header,
     strategies,
+    THREADS_MAX,
 )
 
 __all__ = [
+    "THREADS_MAX",
     "Batch",
     "Dataset",
     "Error",

@@ -12,6 +12,7 @@ _Part = Union[None, slice, range, Tuple[Optional[int], Optional[int]]]
 
 header_dtype: np.dtype
 library_version: str
+THREADS_MAX: int
 __version__: str
 
 class Error(OSError):

@@ -201,13 +201,19 @@ void py_shape_dims(const parload_shape *s, npy_intp dims[3])
 int py_size_arg(PyObject *obj, size_t *out, const char *what)
 {
 	unsigned long long v;
+	long long sv;
+	int overflow;
 
 	if (!PyLong_Check(obj)) {
 		PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s",
 			     what, Py_TYPE(obj)->tp_name);
 		return -1;
 	}
-	if (_PyLong_Sign(obj) < 0) {
+	/* The sign: overflow says which way a value past long long went. */
+	sv = PyLong_AsLongLongAndOverflow(obj, &overflow);
+	if (sv == -1 && !overflow && PyErr_Occurred())
+		return -1;
+	if (overflow < 0 || (!overflow && sv < 0)) {
 		PyErr_Format(PyExc_ValueError, "%s must not be negative: %R",
 			     what, obj);
 		return -1;

@@ -191,10 +191,11 @@ static int loader_run(LoaderObject *self, const source *src,
 	req.source.name = src->path ? NULL : PyBytes_AS_STRING(src->name_bytes);
 	req.selection = sel;
 	req.into = into;
-	/* Batches come from the parallel strategy in view layout.  Each is a
-	 * pass of every worker: large ones keep their cost out of sight and
-	 * still end a load within a few hundredths of a second. */
-	if (self->strategy == PARLOAD_STRATEGY_PARALLEL &&
+	/* Batches come from a strategy that delivers them (the parallel
+	 * one), in view layout.  Each is a pass of every worker: large ones
+	 * keep their cost out of sight and still end a load within a few
+	 * hundredths of a second. */
+	if ((parload_strategy_caps(self->strategy) & PARLOAD_CAP_BATCHES) &&
 	    sel->layout == PARLOAD_LAYOUT_VIEWS &&
 	    PyThread_get_thread_ident() == py_main_thread) {
 		req.on_batch = batch_check_signals;
@@ -475,7 +476,8 @@ static PyMethodDef Loader_methods[] = {
 	 "can be verified only for whole rows and columns (PARLOAD_ENOTSUP).\n"
 	 "The GIL is released while the file loads.  Ctrl-C raises\n"
 	 "KeyboardInterrupt: a load on the main thread with the parallel\n"
-	 "strategy in view layout stops at its next batch (about 16 MiB),\n"
+	 "strategy in view layout stops at its next batch (every 32 MiB of\n"
+	 "pixels, or every view when one view is larger),\n"
 	 "any other once it returns."},
 	{"load_into", (PyCFunction)(void (*)(void))Loader_load_into,
 	 METH_VARARGS | METH_KEYWORDS,
@@ -522,7 +524,9 @@ PyTypeObject LoaderType = {
 		"A reusable loader: it discovers the machine and starts its\n"
 		"threads once, for programs that load many files.  A context\n"
 		"manager (close() on exit).\n\n"
-		"threads: worker threads, 0 for one per core.  strategy: one of\n"
+		"threads: worker threads, 0 for one per core, at most\n"
+		"THREADS_MAX (4096; more raises parload.Error, PARLOAD_EINVAL,\n"
+		"before any thread starts).  strategy: one of\n"
 		"strategies().  io and buffer_size (None: the I/O API's own\n"
 		"buffering, 0: none): the single-threaded strategies' reads.\n"
 		"max_read: the largest read request, 0 for 8 MiB.  verify:\n"

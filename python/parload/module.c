@@ -16,14 +16,17 @@
 
 static PyObject *names_tuple(const char *(*to_name)(int))
 {
-	PyObject *t = PyTuple_New(0);
+	Py_ssize_t n = 0;
+	PyObject *t;
 
-	for (int i = 0; t && to_name(i); i++) {
-		PyObject *s = PyUnicode_FromString(to_name(i));
+	while (to_name((int)n))
+		n++;
+	t = PyTuple_New(n);
+	for (Py_ssize_t i = 0; t && i < n; i++) {
+		PyObject *s = PyUnicode_FromString(to_name((int)i));
 
-		if (!s || _PyTuple_Resize(&t, i + 1) < 0) {
-			Py_XDECREF(s);
-			Py_XDECREF(t);
+		if (!s) {
+			Py_DECREF(t);
 			return NULL;
 		}
 		PyTuple_SET_ITEM(t, i, s);
@@ -134,6 +137,7 @@ PyMODINIT_FUNC PyInit__parload(void)
 	    PyModule_AddObjectRef(m, "Stream", (PyObject *)&StreamType) ||
 	    PyModule_AddObjectRef(m, "Batch", (PyObject *)BatchType) ||
 	    add_api(m) < 0 ||
+	    PyModule_AddIntConstant(m, "THREADS_MAX", PARLOAD_THREADS_MAX) ||
 	    PyModule_AddStringConstant(m, "library_version",
 				       parload_version()) < 0) {
 		Py_DECREF(m);

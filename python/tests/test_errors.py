@@ -175,6 +175,7 @@ def test_bad_loader_arguments():
     for kw, exc in [({"threads": -1}, ValueError),
                     ({"threads": "2"}, TypeError),
                     ({"threads": 2.0}, TypeError),
+                    ({"threads": -2**70}, ValueError),
                     ({"threads": 2**70}, OverflowError),
                     ({"strategy": "fastest"}, ValueError),
                     ({"strategy": 1}, TypeError),
@@ -186,6 +187,22 @@ def test_bad_loader_arguments():
             parload.Loader(**kw)
     with pytest.raises(TypeError):
         parload.Loader(2)
+
+
+def test_thread_count_over_the_limit_is_refused(tmp_path):
+    # The library refuses it before it starts a thread: PARLOAD_EINVAL,
+    # not PARLOAD_ETHREAD once the process has run out of threads.
+    path = tmp_path / "s.raw"
+    write_raw(path, PX)
+    assert parload.THREADS_MAX == 4096
+    for n in (parload.THREADS_MAX + 1, 10**6):
+        with pytest.raises(parload.Error, match="at most 4096") as e:
+            parload.load(path, threads=n)
+        assert e.value.code == "PARLOAD_EINVAL"
+        with pytest.raises(parload.Error, match="PARLOAD_THREADS_MAX"):
+            parload.Loader(threads=n, strategy="bulk")
+    with parload.Loader(threads=parload.THREADS_MAX) as ld:
+        assert ld.threads == parload.THREADS_MAX
 
 
 def test_bad_load_arguments(tmp_path):

@@ -1,0 +1,339 @@
+"""The experiments: their titles and the sessions they run, each the
+points measured on one file in one cache state."""
+from . import KIB, MIB
+from .points import (CALIBRATE, V, WHOLE, Point, Selection, Session, Stream,
+                     selections, sweep_stream, sweep_target)
+
+
+EXPERIMENTS = {
+    1: "Strategies on the reference stream (warm cache)",
+    2: "Buffering on tiny views (warm cache)",
+    3: "View-size sweep (warm cache, file size held about constant)",
+    4: "Thread scaling (warm cache)",
+    5: "Cold cache (file evicted before each run)",
+    6: "Floors and peers",
+    7: "Few, huge views (warm cache)",
+    8: "The whole process (warm cache)",
+    9: "Partial and reshaped loads (warm cache)",
+    10: "Python (warm cache)",
+    11: "Views delivered while the load runs (warm cache)",
+    12: "MPI on one node (warm cache)",
+}
+
+# The article's buffering of its loaders: POSIX unbuffered and with the
+# loader's own 4 KiB buffer, stdio unbuffered and with its default buffer.
+BUFFERINGS = (("posix", None), ("posix", 4096), ("stdio", 0), ("stdio", None))
+
+
+def buffering(exp, strategy):
+    return [Point("parload", [exp], strategy, io, buf)
+            for io, buf in BUFFERINGS]
+
+
+# The note of the session of 4 KiB-page points, and of experiment 11's
+# compute overlap.
+PAGES_4K = "4 KiB-page session"
+OVERLAP = "compute overlap"
+
+REFERENCE = Stream("reference", 2000, 896, 64, "u16", seed=1)
+
+
+def scan_stream(quick):
+    """Experiment 9's larger file: 1 GiB of 1,024 views of 2048 x 256 u16
+    (16 MiB of 256 views of 512 x 64 with --quick)."""
+    if quick:
+        return Stream("scan", 256, 512, 64, "u16", seed=6)
+    return Stream("scan", 1024, 2048, 256, "u16", seed=6)
+
+
+# Experiment 11: the window of the out-of-core load; experiment 12: the
+# ranks.
+WINDOW = 16 * MIB
+MPI_RANKS = 2
+
+
+def slabs(n, parts):
+    """[(begin, end)] of n rows split in `parts` balanced ranges, the
+    first n % parts one longer: parload-mpi's row split."""
+    q, r = divmod(n, parts)
+    out, b = [], 0
+    for i in range(parts):
+        e = b + q + (1 if i < r else 0)
+        out.append((b, e))
+        b = e
+    return out
+
+
+def mpi_session(n):
+    """Experiment 12 on the reference stream written with CRCs (so that
+    every views-split load checks every payload it delivers): the single
+    process, MPI_RANKS ranks sharing the cores, one rank with all of
+    them, a row-slab split, and each rank's rows in view layout loaded by
+    one process with that rank's threads (checked against the
+    generator)."""
+    st = Stream("reference-crc", 2000, 896, 64, "u16", seed=1, crc=True)
+    per_rank = max(1, n // MPI_RANKS)
+    pts = [Point("parload", [12], "parallel", threads=n, extra=("--verify",)),
+           Point("parload-mpi", [12], threads=per_rank, ranks=MPI_RANKS,
+                 split="views", extra=("--verify",)),
+           Point("parload-mpi", [12], threads=n, ranks=1, split="views",
+                 extra=("--verify",)),
+           Point("parload-mpi", [12], threads=per_rank, ranks=MPI_RANKS,
+                 split="rows")]
+    # Each rank's rows in one process, in view layout (the target's
+    # yardstick) and as sinograms (what the layout costs without MPI).
+    for r, (a, b) in enumerate(slabs(st.height, MPI_RANKS)):
+        for layout in ("views", "sinograms"):
+            name = "rank %d's rows %d:%d" % (r, a, b)
+            if layout != "views":
+                name += " as sinograms"
+            pts.append(Point("parload", [12], "parallel", threads=per_rank,
+                             select=Selection(name, rows=(a, b),
+                                              layout=layout)))
+    return Session(st, "warm", pts)
+
+
+def selection_session(st, n, tools):
+    """Experiment 9 on st: the full load, then each selection by parload,
+    by NumPy and by parload's full load and a copy."""
+    pts = [Point("parload", [9], "parallel", threads=n)]
+    for sel in selections(st):
+        if tools.selections:
+            pts.append(Point("parload", [9], "parallel", threads=n,
+                             select=sel))
+        if tools.numpy:
+            pts.append(Point("npselect", [9], select=sel))
+        if tools.selcopy:
+            pts.append(Point("selcopy", [9], threads=n, select=sel))
+    return Session(st, "warm", pts)
+
+
+def experiments(quick, n, tools, only):
+    """Sessions, in the order they run (cold last: warm data stays warm).
+    n: the cores; tools.strategies: the command's strategies, in its
+    order.  Experiments 1, 2 and 5 run every strategy the command has (the
+    article's loaders with each I/O API); --quick keeps V2 and the
+    parallel loader."""
+    ref = REFERENCE
+    scan = scan_stream(quick)
+    tiny = Stream("tiny", 200000, 128, 1, "u16", seed=2)
+    empty = Stream("empty", 0, 896, 64, "u16", seed=3)
+    huge = [Stream("huge-1", 1, 8192, 16384, "u16", seed=4),   # 256 MiB
+            Stream("huge-3", 3, 10240, 5120, "u16", seed=5)]   # 3 x 100 MiB
+    apis = ("posix", "stdio")
+    strategies = tools.strategies
+    # The article's loaders that the experiments run, and the command's
+    # other single-threaded strategies (mmap, ...): V2 alone when quick.
+    article = [s for s in strategies if s in V and
+               (not quick or s == "sequential")]
+    others = [] if quick else [s for s in strategies
+                               if s not in V and s != "parallel"]
+    has = set(strategies).__contains__
+    sessions = []
+
+    def want(e):
+        return not only or e in only
+
+    def at_defaults(exp, strategies=others):
+        """The strategies at their defaults, then the parallel loader and
+        the copy floor with every core."""
+        return [Point("parload", [exp], s) for s in strategies] + [
+            Point("parload", [exp], "parallel", threads=n),
+            Point("copyfloor", [exp], threads=n)]
+
+    # Experiments 1, 4 and 6 (warm) share the reference stream.
+    pts = []
+    if want(1):
+        for s in article:
+            for io in apis:
+                pts.append(Point("parload", [1], s, io))
+        for s in others:
+            pts.append(Point("parload", [1], s))
+        pts.append(Point("parload", [1], "parallel", threads=1))
+        pts.append(Point("parload", [1], "parallel", threads=n))
+        # Target 2: into memory the caller owns and has touched, and the
+        # copy floor with a destination as large as the file.
+        pts.append(Point("parload", [1], "parallel", threads=n,
+                         extra=("--preallocate",)))
+        pts.append(Point("copyfloor-whole", [1], threads=n))
+    if want(4):
+        # Quick: 1, and the cores to twice as many (more threads than
+        # cores must not slow a load).
+        ts = [1] + list(range(n, 2 * n + 1)) if quick else \
+            list(range(1, 2 * n + 1))
+        for t in ts:
+            pts.append(Point("parload", [4], "parallel", threads=t))
+            pts.append(Point("copyfloor", [4, 6], threads=t))
+    if want(1) or want(4) or want(6):
+        pts.append(Point("copyfloor", [1, 6], threads=n))
+        if has("sequential"):
+            pts.append(Point("parload", [1, 6], "sequential", "posix"))
+    if want(6):
+        pts.append(Point("copyfloor", [6], threads=1))
+        pts.append(Point("parload", [6], "parallel", threads=n))
+        if tools.dd:
+            pts.append(Point("dd", [6]))
+        if tools.fio:
+            pts.append(Point("fio", [6]))
+        if tools.numpy and not quick:
+            pts.append(Point("numpy", [6]))
+    if want(8):
+        # The whole process: `parload FILE` as a user runs it (no
+        # --verify-seed: its check would be inside the wall measured; the
+        # same load, verified, is the parallel point beside it), and the
+        # fixed costs: a process that loads nothing, and a 0-view load
+        # (process, topology discovery, thread pool, exit).
+        pts.append(Point("parload", [8], None, threads=n, verify=False))
+        pts.append(Point("parload", [8], "parallel", threads=n))
+        pts.append(Point("parload-version", [8]))
+        pts.append(Point("parload", [8], None, threads=n, stream=empty))
+        # Start-up: the 0-view load with one thread (no pool to speak of),
+        # and V2 as a user runs it, for the whole-process ratios.
+        pts.append(Point("parload", [8], None, threads=1, threads_flag=True,
+                         stream=empty))
+        if has("sequential"):
+            pts.append(Point("parload", [8], "sequential", "posix",
+                             verify=False))
+    if want(11) and tools.batches:
+        # Time to the first batch, beside the whole load (with --quick,
+        # this one point alone).
+        pts.append(Point("batches", [11], threads=n))
+        if not quick:
+            pts.append(Point("parload", [11], "parallel", threads=n))
+    if pts:
+        sessions.append(Session(ref, "warm", pts))
+
+    # The 4 KiB-page points of experiment 1 (V2 as the article allocates,
+    # and caller memory in 4 KiB pages) take most of a second each.  On a
+    # virtual machine that hands free memory back to its host, a load that
+    # long leaves the next process's fresh memory to be faulted in again by
+    # the host (perf: the kernel's page zeroing then runs at 0.5 GB/s), so
+    # interleaved with the others they would slow whichever point follows.
+    # They run in a session of their own, after the others.
+    # Experiment 8 compares the whole process with V2 as the article
+    # allocates here, `parload FILE` beside it.
+    pts = []
+    if want(1):
+        if has("sequential"):
+            pts.append(Point("parload", [1], "sequential", "posix",
+                             extra=("--no-hugepages",)))
+        if not quick:
+            pts.append(Point("parload", [1], "parallel", threads=n,
+                             extra=("--preallocate", "--no-hugepages")))
+        pts.append(Point("copyfloor", [1], threads=n))
+    if want(8) and has("sequential"):
+        pts.append(Point("parload", [8], "sequential", "posix",
+                         extra=("--no-hugepages",), verify=False))
+        pts.append(Point("parload", [8], None, threads=n, verify=False))
+    if pts:
+        sessions.append(Session(ref, "warm", pts, note=PAGES_4K))
+
+    # Experiment 2: buffering on tiny views; experiment 8: the whole
+    # process there, against V2 as a user runs it.
+    pts = []
+    if want(2):
+        for s in article:
+            pts += buffering(2, s)
+        pts += at_defaults(2)
+    if want(8):
+        pts.append(Point("parload", [8], None, threads=n, verify=False))
+        if has("sequential"):
+            pts.append(Point("parload", [8], "sequential", "posix",
+                             verify=False))
+            pts.append(Point("parload", [8], "sequential", "stdio",
+                             verify=False))
+    if pts:
+        sessions.append(Session(tiny, "warm", pts))
+
+    # Experiment 3: the view-size sweep, file size held about constant.
+    if want(3):
+        target = sweep_target(quick)
+        if quick:
+            sizes = [256, 16 * KIB, MIB]
+        else:
+            sizes = [1 << k for k in range(8, 21)]
+        buffered = [s for s in (("sequential",) if quick else
+                                ("sequential", "two-pass")) if has(s)]
+        for size in sizes:
+            st = sweep_stream(size, target)
+            pts = []
+            for s in buffered:
+                pts += buffering(3, s)
+            if not quick:
+                if has("bulk"):
+                    pts.append(Point("parload", [3], "bulk", "posix", None))
+                    pts.append(Point("parload", [3], "bulk", "stdio", None))
+            pts += at_defaults(3, others if not quick else ())
+            sessions.append(Session(st, "warm", pts))
+
+    # Experiment 7: few, huge views; fewer views than workers.
+    if want(7):
+        for st in (huge[1:] if quick else huge):
+            pts = [Point("parload", [7], "parallel", threads=1),
+                   Point("parload", [7], "parallel", threads=n)]
+            if not quick:
+                pts.append(Point("copyfloor", [7], threads=1))
+                pts.append(Point("copyfloor", [7], threads=n))
+            if has("sequential"):
+                pts.append(Point("parload", [7], "sequential", "posix"))
+            sessions.append(Session(st, "warm", pts))
+
+    # Experiment 9: selections, on the reference stream and a larger file
+    # (with --quick, a small one only).
+    if want(9):
+        for st in ([] if quick else [ref]) + [scan]:
+            sessions.append(selection_session(st, n, tools))
+
+    # Experiment 10: parload from Python, beside the command and NumPy, on
+    # the reference stream (with --quick, the small file of experiment 9).
+    if want(10) and tools.numpy and tools.pyenv:
+        st = scan if quick else ref
+        sessions.append(Session(st, "warm", [
+            Point("parload", [10], "parallel", threads=n),
+            Point("pyload", [10], threads=n),
+            Point("numpy", [10]),
+            Point("npselect", [10], select=Selection(WHOLE)),
+            Point("pyimport", [10])]))
+
+    # Experiment 11: the out-of-core load of the 1 GiB file through two
+    # windows, beside the whole load; and the compute overlap: the callback
+    # burns CPU time per batch, as much in all as the load's I/O takes,
+    # with one core fewer for the workers so that the callback's thread
+    # has a core of its own.  The overlap loads read through windows too:
+    # reused memory, so that the kernel's faulting in of fresh pages (on a
+    # virtual machine, at the host's pace) is not what is measured.
+    if want(11) and tools.batches and not quick:
+        sessions.append(Session(scan, "warm", [
+            Point("parload", [11], "parallel", threads=n),
+            Point("batches", [11], threads=n, window=WINDOW)]))
+        io = max(1, n - 1)
+        sessions.append(Session(ref, "warm", [
+            Point("batches", [11], threads=io, window=WINDOW),
+            Point("batches", [11], threads=io, window=WINDOW,
+                  compute_us=CALIBRATE),
+            Point("batches", [11], compute_only=True, compute_us=CALIBRATE)],
+            note=OVERLAP))
+
+    # Experiment 12: MPI, when parload-mpi and a launcher are there.
+    if want(12) and tools.mpi and not quick:
+        sessions.append(mpi_session(n))
+
+    # Experiment 5: cold cache, experiments 1 and 4 again, with floors.
+    if want(5):
+        pts = []
+        for s in article:
+            for io in (("posix",) if quick else apis):
+                pts.append(Point("parload", [5], s, io))
+        for s in others:
+            pts.append(Point("parload", [5], s))
+        ts = [1, n] if quick else list(range(1, 2 * n + 1))
+        for t in ts:
+            pts.append(Point("parload", [5, 6] if t == n else [5], "parallel",
+                             threads=t))
+        pts.append(Point("copyfloor", [5, 6], threads=n))
+        if tools.dd:
+            pts.append(Point("dd", [5, 6]))
+        if tools.fio:
+            pts.append(Point("fio", [5, 6]))
+        sessions.append(Session(ref, "cold", pts))
+    return sessions
