@@ -1,12 +1,11 @@
 /*
  * common.c - what every subcommand of the parload command shares (see
- * common.h): messages and usage errors, strict numbers and sizes, JSON.
+ * common.h): messages and usage errors, byte counts.  Numbers and JSON
+ * are number.c and json.c, which parload-mpi shares.
  */
 #include "config.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -123,145 +122,6 @@ int parse_options(int argc, char **argv, const struct option_parser *p,
 			return rc;
 	}
 	return ARG_OK;
-}
-
-/* ---------------------------------------------------------------------
- * Strict number parsing
- * ------------------------------------------------------------------- */
-
-bool parse_u64(const char *s, uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end != '\0' || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
-/* "", "K", "KiB", "m", ...: the shift of the unit, or -1. */
-static int unit_shift(const char *s)
-{
-	static const char units[] = "KMGT";
-	/* & ~0x20 folds k, m, g, t to upper case. */
-	const int up = s[0] & ~0x20;
-	const char *u = up ? strchr(units, up) : NULL;
-
-	if (!s[0])
-		return 0;
-	if (!u || (strcmp(s + 1, "") != 0 && strcmp(s + 1, "iB") != 0))
-		return -1;
-	return 10 * (int)(u - units + 1);
-}
-
-/* "4096", "64K", "1M", "2GiB": binary multiples. */
-bool parse_size(const char *s, size_t *out)
-{
-	unsigned long long v;
-	char *end;
-	int shift;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return false;
-	shift = unit_shift(end);
-	if (shift < 0 || v > (unsigned long long)(SIZE_MAX >> shift))
-		return false;
-	*out = (size_t)v << shift;
-	return true;
-}
-
-/* ---------------------------------------------------------------------
- * JSON output
- * ------------------------------------------------------------------- */
-
-/* Length of the well-formed UTF-8 sequence at p, or 0. */
-static size_t utf8_len(const unsigned char *p)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t n;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	/* No overlong forms, no surrogates, nothing past U+10FFFF. */
-	if (p[0] == 0xe0)
-		lo = 0xa0;
-	else if (p[0] == 0xed)
-		hi = 0x9f;
-	else if (p[0] == 0xf0)
-		lo = 0x90;
-	else if (p[0] == 0xf4)
-		hi = 0x8f;
-	if (p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	return n;
-}
-
-/* The escape of an ASCII byte that JSON wants escaped, or NULL. */
-static const char *json_escape(unsigned char c)
-{
-	switch (c) {
-	case '"':
-		return "\\\"";
-	case '\\':
-		return "\\\\";
-	case '\n':
-		return "\\n";
-	case '\r':
-		return "\\r";
-	case '\t':
-		return "\\t";
-	default:
-		return NULL;
-	}
-}
-
-/* File names are bytes, JSON is Unicode: a byte that is not part of
- * well-formed UTF-8 becomes U+FFFD, so the line always parses. */
-void json_str(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	fputc('"', f);
-	while (*p) {
-		const char *esc = json_escape(*p);
-		size_t n = esc ? 1 : utf8_len(p);
-
-		if (esc)
-			fputs(esc, f);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else if (n == 0)
-			fputs("\\ufffd", f);
-		else
-			fwrite(p, 1, n, f);
-		p += n ? n : 1;
-	}
-	fputc('"', f);
-}
-
-double finite_or_zero(double x)
-{
-	return isfinite(x) ? x : 0.0;
 }
 
 void print_bytes(uint64_t n)

@@ -1,8 +1,9 @@
 /*
  * common.h - what the parload command's subcommands share: messages and
- * usage errors, strict number and size parsing, JSON output, byte counts
- * (common.c); the load and selection options of every subcommand that
- * reads a stream (options.c); loading one file, its progress line, Ctrl-C
+ * usage errors, byte counts (common.c); strict number and size parsing
+ * (number.c) and JSON output (json.c), which parload-mpi shares; the load
+ * and selection options of every subcommand that reads a stream
+ * (options.c); loading one file, its progress line, Ctrl-C
  * and temporary files (run.c).
  *
  * A subcommand is one file, cli/cmd_NAME.c, that defines
@@ -24,6 +25,9 @@
 #include <stdio.h>
 
 #include "parload.h"
+/* Shared with parload-mpi: JSON output, strict numbers and sizes. */
+#include "json.h"
+#include "number.h"
 
 #define PROG "parload"
 
@@ -152,11 +156,6 @@ struct option_parser {
 int parse_options(int argc, char **argv, const struct option_parser *p,
 		  void *ctx);
 
-/* Strict numbers: digits only, no sign, no space, no overflow.  Sizes take
- * a K, M, G or T suffix (binary multiples; KiB ... TiB too). */
-bool parse_u64(const char *s, uint64_t max, uint64_t *out);
-bool parse_size(const char *s, size_t *out);
-
 /* Load options (LOAD_LONGOPTS and -t): apply option c to cfg.  Returns
  * ARG_OK, EXIT_USAGE (after saying why) or ARG_UNKNOWN. */
 void load_cfg_init(struct load_cfg *cfg);
@@ -219,11 +218,6 @@ void tmp_remove(void);
 /* Rename it to path, which must not exist unless force; EXIT_OK, or
  * EXIT_FAIL after saying why and removing it. */
 int tmp_commit(const char *path, bool force);
-
-/* JSON: a string (bytes that are not UTF-8 become U+FFFD) and a number
- * that never reads inf or nan. */
-void json_str(FILE *f, const char *s);
-double finite_or_zero(double x);
 
 /* "512 B", "1.5 kB", "229.4 MB", "2.10 GB" (powers of 1000). */
 void print_bytes(uint64_t n);

@@ -574,6 +574,23 @@ PARLOAD_API int parload_buffers_alloc(parload_buffers *out,
 				      const parload_selection *sel,
 				      unsigned flags, parload_error *err);
 PARLOAD_API void parload_buffers_free(parload_buffers *b);
+/* Check views a caller read itself (into such buffers, say) as a load
+ * checks them: ds->headers and ds->pixels hold the ds->shape.views views
+ * of ds->shape, laid out as a load lays them out, of a stream described by
+ * ds->desc.  In parload's own format each view's view_index must be its
+ * index in the file (PARLOAD_EVIEWINDEX).  With PARLOAD_OPT_VERIFY_CRC in
+ * flags, on a file that stores CRCs, each payload must match its CRC-32C:
+ * the first that does not fails with PARLOAD_ECRC or, with
+ * PARLOAD_OPT_KEEP_GOING, every one is listed in ds->bad_views (which must
+ * be NULL before; freed by parload_dataset_free(), which leaves the arrays
+ * alone when ds->internal_ is zeroed) and the check succeeds.
+ * ds->stats.crc_checked says how many payloads were checked.  A CRC
+ * covers a whole payload: PARLOAD_OPT_VERIFY_CRC on a shape of some rows
+ * or columns is PARLOAD_ENOTSUP before any view is looked at, so
+ * ds->headers NULL asks only that, before reading.  A raw stream has
+ * nothing to check.  path names the stream in messages. */
+PARLOAD_API int parload_check_views(parload_dataset *ds, unsigned flags,
+				    const char *path, parload_error *err);
 
 /* ---------------------------------------------------------------------
  * Requests: one load described in full, the one door into the library.

@@ -11,7 +11,6 @@
 
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,6 +19,10 @@
 #include <unistd.h>
 
 #include <parload_mpi.h>
+
+/* Shared with the parload command (cli/). */
+#include "json.h"
+#include "number.h"
 
 #define PROG "parload-mpi"
 
@@ -93,27 +96,10 @@ usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-/* A JSON string: escapes what JSON requires; bytes past ASCII pass as
- * they are, which is valid JSON for UTF-8 names. */
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			printf("\\u%04x", *p);
-		else
-			putchar(*p);
-	}
-	putchar('"');
-}
-
 static double rate(uint64_t bytes, double seconds)
 {
-	double r = seconds > 0.0 ? (double)bytes / seconds / 1e9 : 0.0;
-
-	return isfinite(r) ? r : 0.0;
+	return finite_or_zero(seconds > 0.0 ? (double)bytes / seconds / 1e9 :
+					      0.0);
 }
 
 static void print_json(const char *path, const parload_mpi_part *p,
@@ -124,7 +110,7 @@ static void print_json(const char *path, const parload_mpi_part *p,
 	const parload_desc *h = &p->desc;
 
 	fputs("{\"file\":", stdout);
-	json_string(path);
+	json_str(stdout, path);
 	printf(",\"views\":%" PRIu64 ",\"width\":%" PRIu32
 	       ",\"height\":%" PRIu32 ",\"pixel_type\":\"%s\""
 	       ",\"split\":\"%s\",\"io\":\"%s\",\"ranks\":%d,\"nodes\":%d"
@@ -372,13 +358,11 @@ static int parse_name(struct cfg *g, int c, const char *arg)
 /* One option; -1 to go on, else the exit status to end with. */
 static int parse_option(struct cfg *g, int c, char **argv)
 {
-	unsigned long t;
-	char *end;
+	uint64_t t;
 
 	switch (c) {
 	case 't':
-		t = strtoul(optarg, &end, 10);
-		if (!*optarg || *end || *optarg == '-' || t > 4096)
+		if (!parse_u64(optarg, 4096, &t))
 			return usage_error("--threads takes a number from 0 to "
 					   "4096, not '%s'", optarg);
 		g->opts.load.threads = (unsigned)t;

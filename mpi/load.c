@@ -347,10 +347,11 @@ int parload_mpi_load(MPI_Comm comm, const char *path,
 		rc = read_part(&j);
 	MPI_Comm_free(&j.c);
 	if (rc) {
+		/* An MPI-IO part's dataset owns its list of bad views only:
+		 * parload_dataset_free leaves the buffers' arrays alone. */
 		if (j.owned)
 			parload_buffers_free(&j.owned->buffers);
-		else
-			parload_dataset_free(&out->dataset);
+		parload_dataset_free(&out->dataset);
 		free(j.owned);
 		memset(out, 0, sizeof(*out));
 		return rc;
@@ -367,14 +368,13 @@ void parload_mpi_part_free(parload_mpi_part *part)
 	if (!part)
 		return;
 	owned = part->internal_;
+	/* An MPI-IO part's arrays are the buffers': only the list of bad
+	 * views belongs to its dataset, and parload_dataset_free frees just
+	 * that. */
+	parload_dataset_free(&part->dataset);
 	if (owned) {
-		/* The arrays are the buffers': only the list of bad views
-		 * belongs to the dataset. */
-		free(part->dataset.bad_views);
 		parload_buffers_free(&owned->buffers);
 		free(owned);
-	} else {
-		parload_dataset_free(&part->dataset);
 	}
 	memset(part, 0, sizeof(*part));
 }

@@ -6,13 +6,14 @@
  * datatype where they go (view after view, or scattered into sinograms),
  * so MPI_File_read_all moves only selected bytes and the MPI library may
  * merge the ranks' requests into large ones (collective buffering): what
- * a parallel file system rewards.  One thread per rank; CRCs are checked
- * here, after the read (parts of whole payloads only, as in libparload).
+ * a parallel file system rewards.  One thread per rank; the views are
+ * checked after the read by libparload's own check (parload_check_views:
+ * view_index, the CRCs when asked, keep-going), whose rule that a CRC
+ * needs whole payloads is asked before the read.
  */
 #include "internal.h"
 
 #include <limits.h>
-#include <stdlib.h>
 #include <string.h>
 
 struct types {
@@ -125,75 +126,6 @@ static int read_view(MPI_File fh, MPI_Offset disp, MPI_Datatype ftype,
 	return 0;
 }
 
-/* The CRC-32C of output view k's payload, which must be whole. */
-static uint32_t view_crc(const parload_shape *s, const void *pixels,
-			 uint64_t k)
-{
-	const unsigned char *p = pixels;
-	const size_t line = (size_t)s->cols * s->bytes_per_pixel;
-	uint32_t crc = 0;
-
-	if (s->layout == PARLOAD_LAYOUT_VIEWS)
-		return parload_crc32c(0, p + k * s->view_bytes, s->view_bytes);
-	for (uint64_t r = 0; r < s->rows; r++)
-		crc = parload_crc32c(crc, p + (r * s->views + k) * line, line);
-	return crc;
-}
-
-/* After the read: view indices as libparload checks them, and the CRCs
- * when asked for and the part holds whole payloads. */
-static int check_part(const parload_desc *h, const parload_shape *s,
-		      unsigned flags, parload_dataset *ds, const char *path,
-		      parload_error *err)
-{
-	const uint64_t record = h->record_size;
-	/* Whole payloads: read_mpiio refused anything else. */
-	const int crc = (flags & PARLOAD_OPT_VERIFY_CRC) &&
-		(h->flags & PARLOAD_DESC_CRC32C);
-
-	for (uint64_t k = 0; k < s->views; k++) {
-		uint64_t v = parload_shape_view(s, k);
-		uint64_t at = h->offset + v * record;
-		uint32_t sum;
-
-		if (ds->headers[k].view_index != v) {
-			parload_mpi__fail(err, PARLOAD_EVIEWINDEX, path,
-					  "view_index %llu does not match the view's position (view %llu, byte offset %llu)",
-					  (unsigned long long)ds->headers[k].view_index,
-					  (unsigned long long)v,
-					  (unsigned long long)at);
-			err->view = v;
-			err->offset = at;
-			return PARLOAD_EVIEWINDEX;
-		}
-		if (!crc)
-			continue;
-		sum = view_crc(s, ds->pixels, k);
-		if (sum == ds->headers[k].crc32c)
-			continue;
-		if (!(flags & PARLOAD_OPT_KEEP_GOING)) {
-			parload_mpi__fail(err, PARLOAD_ECRC, path,
-					  "payload CRC-32C is 0x%08x, the view header says 0x%08x (view %llu, byte offset %llu)",
-					  (unsigned)sum,
-					  (unsigned)ds->headers[k].crc32c,
-					  (unsigned long long)v,
-					  (unsigned long long)(at + h->header));
-			err->view = v;
-			err->offset = at + h->header;
-			return PARLOAD_ECRC;
-		}
-		if (!ds->bad_views) {
-			ds->bad_views = malloc(s->views * sizeof(uint64_t));
-			if (!ds->bad_views)
-				return parload_mpi__fail(err, PARLOAD_ENOMEM,
-							 path, "out of memory");
-		}
-		ds->bad_views[ds->bad_view_count++] = v;
-	}
-	ds->stats.crc_checked = crc ? s->views : 0;
-	return 0;
-}
-
 int parload_mpi__read_mpiio(MPI_Comm comm, const char *path,
 			    const parload_desc *h,
 			    const parload_selection *sel, unsigned flags,
@@ -216,13 +148,12 @@ int parload_mpi__read_mpiio(MPI_Comm comm, const char *path,
 				       "load a raw layout with the pool");
 	else if (sel) {
 		rc = parload_selection_resolve(h, sel, &s, err);
-		/* As libparload decides: a CRC covers a whole payload, and a
-		 * check that cannot be made is refused, not skipped. */
-		if (rc == 0 && (flags & PARLOAD_OPT_VERIFY_CRC) &&
-		    (h->flags & PARLOAD_DESC_CRC32C) &&
-		    (s.rows != h->height || s.cols != h->width))
-			rc = parload_mpi__fail(err, PARLOAD_ENOTSUP, path,
-					       "a payload's CRC-32C covers all of its rows and columns: a part of some rows or columns cannot be verified (load without verification)");
+		ds->desc = *h;
+		ds->shape = s;
+		/* No headers yet: libparload's rule alone, that a CRC covers a
+		 * whole payload, refused before anything is read. */
+		if (rc == 0)
+			rc = parload_check_views(ds, flags, path, err);
 		if (rc == 0)
 			rc = parload_buffers_alloc(owned, h, sel, flags, err);
 		if (rc == 0)
@@ -256,15 +187,14 @@ int parload_mpi__read_mpiio(MPI_Comm comm, const char *path,
 		ds->headers = owned->headers;
 		ds->pixels = owned->pixels;
 		ds->shape = s;
-		rc = check_part(h, &s, flags, ds, path, err);
+		rc = parload_check_views(ds, flags, path, err);
 	}
 out:
 	if (fh != MPI_FILE_NULL)
 		MPI_File_close(&fh);
 	free_types(&t);
 	if (rc) {
-		free(ds->bad_views);
-		memset(ds, 0, sizeof(*ds));
+		parload_dataset_free(ds);
 		parload_buffers_free(owned);
 		return rc;
 	}

@@ -287,6 +287,9 @@ int parload__fail_open(parload_error *err, int sys_errno, const char *path);
 /* ---- verify.c ---- */
 
 void parload__verify_init(parload__verify *v, const parload__ctx *c);
+/* The rule that a CRC covers a whole payload: PARLOAD_ENOTSUP when v->crc
+ * and the shape lacks some rows or columns, said before anything is read. */
+int parload__verify_supported(const parload__verify *v, parload_error *err);
 /* Check output views [first, first + n) (headers at vh, contiguous
  * payloads from pixels): view_index always, the payload CRC when v->crc.
  * A bad CRC is added to bad; it stops the check with PARLOAD_ECRC (err says

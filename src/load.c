@@ -130,14 +130,7 @@ static int check_support(parload__ctx *c, const parload__strategy *st)
 					  "format: a raw layout needs the "
 					  "parallel strategy",
 					  parload_strategy_name(c->opts->strategy));
-	if (c->verify.crc && !parload__shape_full_payload(&c->shape, &c->d))
-		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
-					  "a payload's CRC-32C covers all of "
-					  "its rows and columns: a selection "
-					  "of some rows or columns cannot be "
-					  "verified (select them all, or load "
-					  "without verification)");
-	return 0;
+	return parload__verify_supported(&c->verify, c->err);
 }
 
 /* Step 8 for a load that succeeded. */

@@ -85,8 +85,9 @@ static int map_read(mapcopy *m, struct iovec *iov, int cnt, uint64_t off)
 			want += iov[k].iov_len;
 		remote.iov_base = (void *)(m->map + off);
 		remote.iov_len = want;
-		got = process_vm_readv(m->pid, iov, (unsigned long)cnt, &remote,
-				       1, 0);
+		got = parload__sys_process_vm_readv(m->pid, iov,
+						    (unsigned long)cnt,
+						    &remote, 1, 0);
 		if (got < 0 && (errno == ENOSYS || errno == EPERM ||
 				errno == EACCES || errno == ENOMEM)) {
 			m->use_pread = true;

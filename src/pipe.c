@@ -26,7 +26,7 @@ static int wait_readable(parload__ctx *c, uint64_t off)
 {
 	struct pollfd p = { .fd = c->fd, .events = POLLIN };
 
-	while (poll(&p, 1, -1) < 0) {
+	while (parload__sys_poll(&p, 1, -1) < 0) {
 		if (errno != EINTR)
 			return parload__fail(c->err, PARLOAD_EIO, errno,
 					     c->path,

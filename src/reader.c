@@ -183,14 +183,14 @@ static int rd_truncated(reader *r, uint64_t off)
  * close, at the first record. */
 static int rd_open_stdio(reader *r, size_t buffer_size)
 {
-	int d = fcntl(r->fd, F_DUPFD_CLOEXEC, 0);
+	int d = parload__sys_fcntl(r->fd, F_DUPFD_CLOEXEC, 0);
 
-	r->fp = d < 0 ? NULL : fdopen(d, "rb");
+	r->fp = d < 0 ? NULL : parload__sys_fdopen(d, "rb");
 	if (!r->fp) {
 		int e = errno;
 
 		if (d >= 0)
-			close(d);
+			parload__sys_close(d);
 		return parload__fail_path(r->err, PARLOAD_EOPEN, e, r->path,
 					  "cannot open a stream on the file");
 	}
@@ -285,7 +285,7 @@ void parload__reader_close(parload__reader *r, parload__ctx *c)
 	c->io.bytes += r->bytes;
 	c->threads = 1;
 	if (r->fp)
-		fclose(r->fp); /* opened by fdopen, outside the seam */
+		(void)parload__sys_fclose(r->fp); /* a reader has what it read */
 	parload__sys_free(r->vbuf);
 	parload__sys_free(r->buf);
 	parload__sys_free(r);

@@ -33,6 +33,12 @@
 #define parload__sys_fseeko fseeko
 #define parload__sys_ferror ferror
 #define parload__sys_clearerr clearerr
+/* fcntl with one int argument (0 for the commands that take none), the
+ * form the fault wrapper takes. */
+#define parload__sys_fcntl fcntl
+#define parload__sys_fdopen fdopen
+#define parload__sys_poll poll
+#define parload__sys_process_vm_readv process_vm_readv
 #define parload__sys_mmap mmap
 #define parload__sys_munmap munmap
 #define parload__sys_madvise madvise

@@ -7,6 +7,9 @@
  * CRCs at all, carrying on past a bad payload when asked, and keeping the
  * list of bad views that ends up in the dataset.
  *
+ * parload_check_views, the public call, runs the same check on views a
+ * caller read itself (libparload-mpi's MPI-IO reader does).
+ *
  * A reader checks its views in ascending order and adds each bad one to
  * its own list, so every list is sorted without being sorted, and the
  * parallel loader joins its workers' lists in worker order.
@@ -18,16 +21,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What flags ask of views of shape s of the stream described by d. */
+static void verify_set(parload__verify *v, const parload_desc *d,
+		       const parload_shape *s, const char *path,
+		       unsigned flags)
+{
+	v->d = d;
+	v->s = s;
+	v->path = path;
+	v->crc = (flags & PARLOAD_OPT_VERIFY_CRC) &&
+		 (d->flags & PARLOAD_DESC_CRC32C);
+	v->keep_going = (flags & PARLOAD_OPT_KEEP_GOING) != 0;
+}
+
 void parload__verify_init(parload__verify *v, const parload__ctx *c)
 {
-	const unsigned flags = c->opts->flags;
+	verify_set(v, &c->d, &c->shape, c->path, c->opts->flags);
+}
 
-	v->d = &c->d;
-	v->s = &c->shape;
-	v->path = c->path;
-	v->crc = (flags & PARLOAD_OPT_VERIFY_CRC) &&
-		 (c->d.flags & PARLOAD_DESC_CRC32C);
-	v->keep_going = (flags & PARLOAD_OPT_KEEP_GOING) != 0;
+int parload__verify_supported(const parload__verify *v, parload_error *err)
+{
+	if (v->crc && !parload__shape_full_payload(v->s, v->d))
+		return parload__fail_path(err, PARLOAD_ENOTSUP, 0, v->path,
+					  "a payload's CRC-32C covers all of "
+					  "its rows and columns: a selection "
+					  "of some rows or columns cannot be "
+					  "verified (select them all, or load "
+					  "without verification)");
+	return 0;
 }
 
 int parload__badlist_add(parload__badlist *b, uint64_t view)
@@ -192,23 +213,51 @@ int parload__verify_finish(const parload__verify *v, parload__badlist *bad,
 			     "0x%08" PRIx32, ds->headers[k].crc32c);
 }
 
-int parload__verify_all(parload__ctx *c)
+/* Every view of ds, in its layout; then, as parload__verify_finish says,
+ * the end of the check. */
+static int check_dataset(const parload__verify *v, parload_dataset *ds,
+			 parload__badlist *bad, parload_error *err)
 {
-	const parload__verify *v = &c->verify;
-	parload_dataset *ds = c->out;
 	int rc;
 
-	if (c->shape.views == 0)
+	if (v->s->views == 0)
 		return 0;
-	if (c->shape.layout == PARLOAD_LAYOUT_VIEWS)
+	if (v->s->layout == PARLOAD_LAYOUT_VIEWS)
 		rc = parload__verify_views(v, ds->headers, ds->pixels, 0,
-					   c->shape.views, &c->bad, c->err);
+					   v->s->views, bad, err);
 	else
 		rc = parload__verify_scattered(v, ds->headers, ds->pixels, 0,
-					       c->shape.views, &c->bad, c->err);
+					       v->s->views, bad, err);
 	if (rc == PARLOAD_ECRC && !v->keep_going)
 		return rc; /* stopped at the first bad view: that is the error */
 	if (rc)
 		return rc;
-	return parload__verify_finish(v, &c->bad, ds, c->err);
+	return parload__verify_finish(v, bad, ds, err);
+}
+
+int parload__verify_all(parload__ctx *c)
+{
+	return check_dataset(&c->verify, c->out, &c->bad, c->err);
+}
+
+/* The public check (parload.h): the load's own, on views read elsewhere. */
+int parload_check_views(parload_dataset *ds, unsigned flags,
+			const char *path, parload_error *err)
+{
+	parload__badlist bad = { NULL, 0, 0 };
+	parload__verify v;
+	int rc;
+
+	if (!ds)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+					  "no dataset to check");
+	verify_set(&v, &ds->desc, &ds->shape, path, flags);
+	rc = parload__verify_supported(&v, err);
+	if (rc || !ds->headers)
+		return rc;
+	rc = check_dataset(&v, ds, &bad, err);
+	parload__badlist_free(&bad);
+	if (rc == 0)
+		ds->stats.crc_checked = v.crc ? ds->shape.views : 0;
+	return rc;
 }

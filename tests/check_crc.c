@@ -2,7 +2,8 @@
  * check_crc.c - payload CRC-32C: checked in every configuration, the
  * first bad view failing the load with its view and byte offset, or with
  * keep-going every bad view listed; views split between workers; streams
- * checked as they arrive.
+ * checked as they arrive; the same check on views read elsewhere
+ * (parload_check_views).
  */
 #include "config.h"
 
@@ -302,6 +303,98 @@ START_TEST(test_crc_stream)
 }
 END_TEST
 
+/* parload_check_views on views read without libparload (the independent
+ * serial reader): the load's own check, outcome and messages. */
+static void read_for_check(const char *path, tu_soa *ref,
+			   parload_dataset *ds)
+{
+	parload_file_header h;
+	parload_error err;
+
+	ck_assert_int_eq(tu_serial_read(path, ref), 0);
+	memset(ds, 0, sizeof(*ds));
+	ck_assert_int_eq(parload_read_header(path, &h, &err), 0);
+	parload_desc_from_header(&ds->desc, &h);
+	ck_assert_int_eq(parload_selection_resolve(&ds->desc, NULL,
+						   &ds->shape, &err),
+			 0);
+	ds->headers = (parload_view_header *)ref->headers;
+	ds->pixels = ref->pixels;
+}
+
+START_TEST(test_check_views_public)
+{
+	static const uint64_t bad[] = { 3, 7 };
+	char *path = tu_crc_stream("public.raw", PARLOAD_FLAG_CRC32C);
+	parload_dataset ds;
+	parload_error err;
+	tu_soa ref;
+
+	tu_flip(path, tu_payload_off(TU_CRC_PS, 3) + 5);
+	tu_flip(path, tu_payload_off(TU_CRC_PS, 7) + 1);
+	read_for_check(path, &ref, &ds);
+	ck_assert_int_eq(parload_check_views(&ds, 0, path, &err), 0);
+	ck_assert_uint_eq(ds.stats.crc_checked, 0);
+	ck_assert_int_eq(parload_check_views(&ds, VERIFY, path, &err),
+			 PARLOAD_ECRC);
+	ck_assert_uint_eq(err.view, 3);
+	ck_assert_uint_eq(err.offset, tu_payload_off(TU_CRC_PS, 3));
+	ck_assert_ptr_nonnull(strstr(err.message, "payload CRC-32C is 0x"));
+	ck_assert_ptr_null(ds.bad_views);
+	ck_assert_int_eq(parload_check_views(&ds, KEEP, path, &err), 0);
+	tu_assert_bad_views(&ds, bad, TU_COUNT(bad), "parload_check_views");
+	ck_assert_uint_eq(ds.stats.crc_checked, TU_CRC_VIEWS);
+	/* Frees the list and leaves the caller's arrays alone. */
+	parload_dataset_free(&ds);
+	ck_assert_ptr_null(ds.bad_views);
+	/* A view_index that is not the view's place. */
+	tu_soa_free(&ref);
+	read_for_check(path, &ref, &ds);
+	ds.headers[4].view_index = 40;
+	ck_assert_int_eq(parload_check_views(&ds, KEEP, path, &err),
+			 PARLOAD_EVIEWINDEX);
+	ck_assert_uint_eq(err.view, 4);
+	ck_assert_uint_eq(err.offset, tu_view_off(TU_CRC_PS, 4));
+	ck_assert_ptr_null(ds.bad_views);
+	tu_soa_free(&ref);
+	free(path);
+}
+END_TEST
+
+/* A CRC needs whole payloads: the check refuses some rows with the very
+ * message of a load, before it looks at a view (headers NULL). */
+START_TEST(test_check_views_whole_payloads)
+{
+	char *path = tu_crc_stream("rows.raw", PARLOAD_FLAG_CRC32C);
+	parload_loader *l = tu_config_loader(tu_parallel(2), VERIFY);
+	parload_selection sel;
+	parload_file_header h;
+	parload_dataset ds, loaded;
+	parload_error err, load_err;
+
+	parload_selection_init(&sel);
+	sel.rows.start = 1;
+	sel.rows.stop = 5;
+	memset(&ds, 0, sizeof(ds));
+	ck_assert_int_eq(parload_read_header(path, &h, &err), 0);
+	parload_desc_from_header(&ds.desc, &h);
+	ck_assert_int_eq(parload_selection_resolve(&ds.desc, &sel,
+						   &ds.shape, &err),
+			 0);
+	ck_assert_int_eq(parload_check_views(&ds, VERIFY, path, &err),
+			 PARLOAD_ENOTSUP);
+	ck_assert_int_eq(tu_load(l, path, &sel, NULL,
+						    &loaded, &load_err),
+			 PARLOAD_ENOTSUP);
+	ck_assert_str_eq(err.message, load_err.message);
+	ck_assert_int_eq(parload_check_views(&ds, 0, path, &err), 0);
+	ck_assert_int_eq(parload_check_views(NULL, 0, path, &err),
+			 PARLOAD_EINVAL);
+	parload_loader_free(l);
+	free(path);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("crc");
@@ -314,6 +407,8 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_crc_split_views, 0, 6);
 	tu_add_matrix_test(t, test_keep_going_load_into);
 	tcase_add_test(t, test_crc_stream);
+	tcase_add_test(t, test_check_views_public);
+	tcase_add_test(t, test_check_views_whole_payloads);
 	return s;
 }
 

@@ -184,6 +184,9 @@ static int code_for(int k, bool writing)
 	case PARLOAD__FK_OPEN:
 	case PARLOAD__FK_FOPEN:
 		return writing ? PARLOAD_EWRITE : PARLOAD_EOPEN;
+	case PARLOAD__FK_FCNTL:  /* the stdio reader's copy of the descriptor */
+	case PARLOAD__FK_FDOPEN: /* and its stream */
+		return PARLOAD_EOPEN;
 	case PARLOAD__FK_WRITE:
 		return PARLOAD_EWRITE;
 	case PARLOAD__FK_CLOSE:
@@ -196,6 +199,7 @@ static int code_for(int k, bool writing)
 	case PARLOAD__FK_LSEEK:
 	case PARLOAD__FK_FREAD:
 	case PARLOAD__FK_FSEEKO:
+	case PARLOAD__FK_POLL:
 		return PARLOAD_EIO;
 	case PARLOAD__FK_MMAP:
 	case PARLOAD__FK_MALLOC:
@@ -211,7 +215,8 @@ static int code_for(int k, bool writing)
 	case PARLOAD__FK_TOPOLOGY_INIT:
 	case PARLOAD__FK_TOPOLOGY_LOAD:
 		return PARLOAD_ETOPOLOGY;
-	default: /* fclose, madvise, the bindings */
+	default: /* fclose, madvise, the bindings, and process_vm_readv,
+		  * after which the mmap strategy copies with preadv */
 		return 0;
 	}
 }
@@ -238,7 +243,8 @@ static bool passes_errno(int k)
 			    PARLOAD__FK_BIT(PREAD) | PARLOAD__FK_BIT(PREADV) |
 			    PARLOAD__FK_BIT(LSEEK) | PARLOAD__FK_BIT(FREAD) |
 			    PARLOAD__FK_BIT(FSEEKO) | PARLOAD__FK_BIT(WRITE) |
-			    PARLOAD__FK_BIT(MMAP);
+			    PARLOAD__FK_BIT(MMAP) | PARLOAD__FK_BIT(FCNTL) |
+			    PARLOAD__FK_BIT(FDOPEN) | PARLOAD__FK_BIT(POLL);
 
 	return io >> k & 1;
 }

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <hwloc.h>
@@ -411,6 +412,59 @@ void parload__fault_clearerr(FILE *fp)
 	if (fp == failed_stream)
 		failed_stream = NULL;
 	clearerr(fp);
+}
+
+/* ---- descriptors: duplicates, streams over them, waits ---- */
+
+int parload__fault_fcntl(int fd, int cmd, int arg)
+{
+	int e = should_fail(PARLOAD__FK_FCNTL);
+	int r;
+
+	if (e)
+		FAIL_WITH(e, -1);
+	r = fcntl(fd, cmd, arg);
+	if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
+		acquired(PARLOAD__FR_FD);
+	return r;
+}
+
+/* The stream owns the descriptor from now on: its fclose closes it. */
+FILE *parload__fault_fdopen(int fd, const char *mode)
+{
+	int e = should_fail(PARLOAD__FK_FDOPEN);
+	FILE *fp;
+
+	if (e)
+		FAIL_WITH(e, NULL);
+	fp = fdopen(fd, mode);
+	if (fp) {
+		released(PARLOAD__FR_FD);
+		acquired(PARLOAD__FR_STREAM);
+	}
+	return fp;
+}
+
+int parload__fault_poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	int e = should_fail(PARLOAD__FK_POLL);
+
+	if (e)
+		FAIL_WITH(e, -1);
+	return poll(fds, n, timeout);
+}
+
+ssize_t parload__fault_process_vm_readv(pid_t pid, const struct iovec *local,
+					unsigned long nlocal,
+					const struct iovec *remote,
+					unsigned long nremote,
+					unsigned long flags)
+{
+	int e = should_fail(PARLOAD__FK_PROCESS_VM_READV);
+
+	if (e)
+		FAIL_WITH(e, -1);
+	return process_vm_readv(pid, local, nlocal, remote, nremote, flags);
 }
 
 /* ---- memory ---- */

@@ -35,6 +35,7 @@
 #ifndef PARLOAD_FAULT_H
 #define PARLOAD_FAULT_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -63,6 +64,10 @@
 	X(FCLOSE, "fclose", EIO, false)                                        \
 	X(FREAD, "fread", EIO, true)                                           \
 	X(FSEEKO, "fseeko", EIO, false)                                        \
+	X(FCNTL, "fcntl", EMFILE, false)                                       \
+	X(FDOPEN, "fdopen", ENOMEM, false)                                     \
+	X(POLL, "poll", ENOMEM, true)                                          \
+	X(PROCESS_VM_READV, "process_vm_readv", EPERM, false)                  \
 	X(MMAP, "mmap", ENOMEM, false)                                         \
 	X(MADVISE, "madvise", EINVAL, false)                                   \
 	X(MALLOC, "malloc", ENOMEM, false)                                     \
@@ -92,8 +97,8 @@ typedef enum parload__fault_kind {
 /* What the library holds: acquired by a wrapped call, released by its
  * counterpart. */
 typedef enum parload__fault_res {
-	PARLOAD__FR_FD,       /* open - close */
-	PARLOAD__FR_STREAM,   /* fopen - fclose */
+	PARLOAD__FR_FD,       /* open, fcntl F_DUPFD(_CLOEXEC) - close, fdopen */
+	PARLOAD__FR_STREAM,   /* fopen, fdopen - fclose */
 	PARLOAD__FR_HEAP,     /* malloc, calloc, strdup - free */
 	PARLOAD__FR_MAP,      /* mmap - munmap */
 	PARLOAD__FR_THREAD,   /* pthread_create - pthread_join */
@@ -153,6 +158,15 @@ size_t parload__fault_fread(void *buf, size_t size, size_t n, FILE *fp);
 int parload__fault_fseeko(FILE *fp, off_t off, int whence);
 int parload__fault_ferror(FILE *fp);
 void parload__fault_clearerr(FILE *fp);
+/* fcntl with one int argument (0 for the commands that take none). */
+int parload__fault_fcntl(int fd, int cmd, int arg);
+FILE *parload__fault_fdopen(int fd, const char *mode);
+int parload__fault_poll(struct pollfd *fds, nfds_t n, int timeout);
+ssize_t parload__fault_process_vm_readv(pid_t pid, const struct iovec *local,
+					unsigned long nlocal,
+					const struct iovec *remote,
+					unsigned long nremote,
+					unsigned long flags);
 void *parload__fault_mmap(void *addr, size_t len, int prot, int flags,
 			  int fd, off_t off);
 int parload__fault_munmap(void *addr, size_t len);
@@ -196,6 +210,10 @@ int parload__fault_hwloc_set_area_membind(void *topo, const void *addr,
 #define parload__sys_fseeko parload__fault_fseeko
 #define parload__sys_ferror parload__fault_ferror
 #define parload__sys_clearerr parload__fault_clearerr
+#define parload__sys_fcntl parload__fault_fcntl
+#define parload__sys_fdopen parload__fault_fdopen
+#define parload__sys_poll parload__fault_poll
+#define parload__sys_process_vm_readv parload__fault_process_vm_readv
 #define parload__sys_mmap parload__fault_mmap
 #define parload__sys_munmap parload__fault_munmap
 #define parload__sys_madvise parload__fault_madvise

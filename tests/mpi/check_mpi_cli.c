@@ -1,11 +1,13 @@
 /*
  * check_mpi_cli.c - the parload-mpi command under the launcher: its
  * per-rank and aggregate figures (checked by Python's json module where
- * python3 is there), its exit status, and one message for a failure.
+ * python3 is there), --json of file names that are not UTF-8 (parsed
+ * strictly), its exit status, and one message for a failure.
  */
 #include "config.h"
 
 #include "mpitest.h"
+#include "../json_names.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -66,6 +68,33 @@ static int count(const char *hay, const char *needle)
 	return n;
 }
 
+/* --json of file names that are not UTF-8 (json_names.h) writes each bad
+ * byte as U+FFFD (cli/json.c), so a strict parser (a strict UTF-8 decode,
+ * then json) takes the output. */
+static void check_json_names(const char *py)
+{
+	char file[512], args[2048];
+	int rc;
+
+	for (int i = 0; i < JSON_NAMES; i++) {
+		snprintf(file, sizeof(file), "%s/%s", dir,
+			 json_names[i].bytes);
+		mt_write(file, 3, 4, 2, PARLOAD_PIXEL_U16, 0, 1);
+		snprintf(args, sizeof(args),
+			 "--json '%s' | '%s' -c 'import json,sys\n"
+			 "d = json.loads(sys.stdin.buffer.read()"
+			 ".decode(\"utf-8\", \"strict\"))\n"
+			 "want = json.loads(sys.argv[1])\n"
+			 "assert d[\"file\"].endswith(want), (d[\"file\"], want)\n"
+			 "print(\"strict ok\")' '%s'",
+			 file, py, json_names[i].json);
+		rc = run(2, args);
+		CHECK(rc == 0 && strstr(out, "strict ok"),
+		      "--json of name %d (%s): exit %d", i, json_names[i].json,
+		      rc);
+	}
+}
+
 int main(void)
 {
 	const char *py = getenv("PYTHON3");
@@ -111,6 +140,9 @@ int main(void)
 		rc = run(2, args);
 		CHECK(rc == 0 && strstr(out, "json ok"), "--json: exit %d", rc);
 	}
+
+	if (py && *py)
+		check_json_names(py);
 
 	/* One message, from rank 0, with the rank; exit status 1. */
 	snprintf(args, sizeof(args), "'%s/missing.raw'", dir);
