@@ -24,6 +24,8 @@
 #include <check.h>
 #include <hwloc.h>
 
+#include "testutil.h"
+
 /* ---- helpers ---- */
 
 static hwloc_topology_t load_synthetic(const char *desc)
@@ -623,8 +625,9 @@ static unsigned long vm_size_bytes(void)
 
 /* When a thread cannot be created (here: the address space limit leaves
  * room for a few 8 MiB stacks, not for 64), the pool fails with ETHREAD
- * and no thread is left behind.  Skipped where the limit cannot be used
- * (sanitizers and valgrind map their own memory). */
+ * and no thread is left behind.  Part 1 (check_topology_rlimit): it
+ * skips where the limit cannot be used (sanitizers and valgrind map their
+ * own memory) or the stack limit does not size the threads' stacks. */
 START_TEST(test_pool_thread_failure_leaves_nothing)
 {
 	struct rlimit saved, lim, stack;
@@ -634,15 +637,7 @@ START_TEST(test_pool_thread_failure_leaves_nothing)
 	unsigned before;
 	int ret;
 
-#ifdef PARLOAD_SANITIZED
-	return; /* configure --enable-sanitizers */
-#endif
-	if (getenv("PARLOAD_TEST_NO_RLIMIT"))
-		return;
 	ck_assert_int_eq(getrlimit(RLIMIT_STACK, &stack), 0);
-	if (stack.rlim_cur == RLIM_INFINITY || stack.rlim_cur < (1 << 20))
-		return; /* stacks too small to exhaust the space quickly */
-
 	counter_init(&c, 64);
 	before = threads_now();
 	ck_assert_int_eq(getrlimit(RLIMIT_AS, &saved), 0);
@@ -668,6 +663,19 @@ START_TEST(test_pool_thread_failure_leaves_nothing)
 	counter_free(&c);
 }
 END_TEST
+
+static const char *why_no_thread_limit(void)
+{
+	struct rlimit stack;
+
+	if (tu_why_no_rlimit())
+		return tu_why_no_rlimit();
+	if (getrlimit(RLIMIT_STACK, &stack) != 0 ||
+	    stack.rlim_cur == RLIM_INFINITY || stack.rlim_cur < (1 << 20))
+		return "the stack limit is unlimited or under 1 MiB: threads' "
+		       "stacks too small to exhaust the address space quickly";
+	return NULL;
+}
 
 /* ---- the loader's workers: how many, and where ---- */
 
@@ -732,7 +740,7 @@ static parload_loader *started_loader(const parload_options *o)
 
 /* By default the loader runs one worker per CPU of the process's affinity
  * mask: a process confined to one CPU (taskset -c 0, a batch slot) gets
- * one worker, and the whole mask gets as many as it holds. */
+ * one worker. */
 START_TEST(test_default_threads_follow_affinity)
 {
 	cpu_set_t full, one;
@@ -753,16 +761,32 @@ START_TEST(test_default_threads_follow_affinity)
 	ck_assert_int_eq(sched_setaffinity(0, sizeof(full), &full), 0);
 	ck_assert_uint_eq(parload_loader_threads(l), 1);
 	parload_loader_free(l);
+}
+END_TEST
 
+/* On one NUMA node, the whole mask gets as many workers as it holds CPUs
+ * (part 2, check_topology_one_node: on several nodes the loader asks
+ * hwloc, which counts cores). */
+START_TEST(test_default_threads_fill_the_mask)
+{
+	cpu_set_t full;
+	parload_loader *l;
+
+	clear_hwloc_env();
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(full), &full), 0);
 	l = started_loader(NULL);
-	if (!several_nodes())
-		ck_assert_uint_eq(parload_loader_threads(l),
-				  (unsigned)CPU_COUNT(&full));
-	else
-		ck_assert_uint_ge(parload_loader_threads(l), 1);
+	ck_assert_uint_eq(parload_loader_threads(l),
+			  (unsigned)CPU_COUNT(&full));
 	parload_loader_free(l);
 }
 END_TEST
+
+static const char *why_several_nodes(void)
+{
+	return several_nodes() ? "more than one NUMA node: the default thread "
+				 "count is hwloc's cores, not the CPUs" :
+				 NULL;
+}
 
 /* A topology from the environment is still the one the loader uses: its
  * cores, not this machine's CPUs, set the default thread count. */
@@ -912,18 +936,35 @@ static Suite *topology_suite(void)
 	tcase_add_test(tc, test_pool_without_start_callback);
 	tcase_add_test(tc, test_pool_zero_workers_refused);
 	tcase_add_test(tc, test_pool_workers_block_signals);
-	tcase_add_test(tc, test_pool_thread_failure_leaves_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
+static Suite *thread_limit_suite(void)
+{
+	Suite *s = suite_create("topology_rlimit");
+	TCase *tc = tu_tcase(s, "pool", 60);
+
+	tcase_add_test(tc, test_pool_thread_failure_leaves_nothing);
+	return s;
+}
+
+static Suite *one_node_suite(void)
+{
+	Suite *s = suite_create("topology_one_node");
+	TCase *tc = tu_tcase(s, "loader", 60);
+
+	tcase_add_test(tc, test_default_threads_fill_the_mask);
+	return s;
+}
+
+static const tu_part parts[] = {
+	{ "check_topology", NULL, topology_suite },
+	{ "check_topology_rlimit", why_no_thread_limit, thread_limit_suite },
+	{ "check_topology_one_node", why_several_nodes, one_node_suite },
+};
+
 int main(void)
 {
-	SRunner *sr = srunner_create(topology_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run_part(parts, TU_COUNT(parts), TU_PART);
 }

@@ -450,3 +450,47 @@ void tu_plan_init(struct parload__plan *p, const parload_file_header *h,
 	parload__plan_init(p, &plan_desc, &plan_file, 1, false, s);
 	parload__plan_views(p, 0, s->views, headers, NULL, pixels);
 }
+
+int tu_run_part(const tu_part *parts, int n, int k)
+{
+	const char *why;
+
+	if (k < 0 || k >= n) {
+		fprintf(stderr, "no part %d of %d\n", k, n);
+		return 99;
+	}
+	why = parts[k].why_not ? parts[k].why_not() : NULL;
+	if (why) {
+		printf("%s: SKIP: %s\n", parts[k].program, why);
+		return 77;
+	}
+	return tu_run(parts[k].suite());
+}
+
+const char *tu_why_no_rlimit(void)
+{
+#ifdef PARLOAD_SANITIZED
+	return "the sanitizers own the address space (configure "
+	       "--enable-sanitizers)";
+#else
+	if (getenv("PARLOAD_TEST_NO_RLIMIT"))
+		return "PARLOAD_TEST_NO_RLIMIT is set (make check-valgrind: "
+		       "valgrind maps its own memory)";
+	return NULL;
+#endif
+}
+
+uint64_t tu_status_kib(const char *field)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	unsigned long long v = 0;
+	size_t n = strlen(field);
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, field, n) == 0 && line[n] == ':')
+			v = strtoull(line + n + 1, NULL, 10);
+	fclose(f);
+	return v;
+}

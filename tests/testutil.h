@@ -136,4 +136,27 @@ struct parload__plan;
 void tu_plan_init(struct parload__plan *p, const parload_file_header *h,
 		  const parload_shape *s, void *headers, void *pixels);
 
+/* A program's tests in parts: part 0 runs everywhere, and each other part
+ * is its own check_PROGRAMS entry (the same source built with
+ * -DTU_PART=k) whose tests need something a machine may lack. */
+typedef struct tu_part {
+	const char *program;          /* its name in make check's summary */
+	const char *(*why_not)(void); /* why it cannot run here, or NULL;
+				       * NULL: it always runs */
+	Suite *(*suite)(void);
+} tu_part;
+#ifndef TU_PART
+#define TU_PART 0
+#endif
+/* Run part k of the n parts: its suite (tu_run), or, where its why_not()
+ * gives a reason, print "program: SKIP: reason" and return 77, which make
+ * check reports as SKIP. */
+int tu_run_part(const tu_part *parts, int n, int k);
+
+/* Why an RLIMIT_AS limit cannot be tried here (a sanitizer build, or
+ * PARLOAD_TEST_NO_RLIMIT set, as make check-valgrind does), or NULL. */
+const char *tu_why_no_rlimit(void);
+/* A field of /proc/self/status in KiB ("VmRSS", "VmHWM", "VmSize"). */
+uint64_t tu_status_kib(const char *field);
+
 #endif
