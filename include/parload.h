@@ -243,6 +243,28 @@ PARLOAD_API int parload_type_from_name(const char *name, int *pixel_type,
 PARLOAD_API void parload_desc_from_header(parload_desc *d,
 					  const parload_file_header *h);
 
+/* Write a NRRD detached header (NRRD0004) at nhdr_path that describes
+ * the nfiles raw files in place, laid out as d (views numbered across the
+ * files, each holding d->count / nfiles of them from d->offset), so that
+ * NRRD readers open them, and parload too (a source path ending in
+ * ".nhdr").  The header gives type, dimension (2 for one view, else 3),
+ * sizes (width, height[, count]), endian (types wider than a byte),
+ * encoding raw, byte skip and the data file: its name, or a LIST of names,
+ * each relative to the header's directory when the file lies below it,
+ * else absolute.  It is written to a temporary name beside nhdr_path and
+ * renamed into place; nothing is left behind on failure.  PARLOAD_ENOTSUP
+ * with the reason for what NRRD cannot express: a view header between
+ * views (d->header with more than one view), a gap between views, a packed
+ * encoding (mono12p, ...), views that do not split evenly over the files,
+ * a file other than the last that holds more than its share;
+ * PARLOAD_ETRUNCATED for a file shorter than its share; PARLOAD_EINVAL
+ * for an invalid layout or no count; PARLOAD_EOPEN for a file that does
+ * not exist; PARLOAD_EWRITE if the header cannot be written. */
+PARLOAD_API int parload_nrrd_write(const char *nhdr_path,
+				   const parload_desc *d,
+				   const char *const *files, size_t nfiles,
+				   parload_error *err);
+
 /* Where a load reads from: one file, many files read as one stream (views
  * numbered across them in the order given; desc.offset applies to each),
  * or an open descriptor (a regular file, or a pipe, socket or character

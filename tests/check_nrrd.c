@@ -1,11 +1,13 @@
 /*
  * check_nrrd.c - NRRD detached headers: the parser (src/nrrd.c) on headers
  * this test writes by hand, each with the data files it names; what it
- * refuses; loads of a .nhdr through the loader; and corrupted headers that must fail cleanly.
+ * refuses; parload_nrrd_write read back by the parser; loads of a .nhdr
+ * through the loader; and corrupted headers that must fail cleanly.
  */
 #include "config.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -547,6 +549,170 @@ START_TEST(test_bad_files)
 }
 END_TEST
 
+/* ---- the writer ---- */
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL)
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+static parload_desc layout(int type, int enc, uint64_t count,
+			   uint64_t offset)
+{
+	parload_desc d;
+
+	parload_desc_init(&d);
+	d.width = 3;
+	d.height = 2;
+	d.pixel_type = type;
+	d.encoding = (parload_encoding)enc;
+	d.count = count;
+	d.offset = offset;
+	return d;
+}
+
+/* Write the header, read it back: the same layout, the same files. */
+static void round_trip(const char *nhdr, const parload_desc *d,
+		       const char *const *files, size_t nfiles)
+{
+	parload_error err;
+	parload__nrrd n;
+	char a[PATH_MAX], b[PATH_MAX];
+	int rc = parload_nrrd_write(nhdr, d, files, nfiles, &err);
+
+	ck_assert_msg(rc == 0, "%s", err.message);
+	read_ok(nhdr, &n);
+	ck_assert_uint_eq(n.desc.width, d->width);
+	ck_assert_uint_eq(n.desc.height, d->height);
+	ck_assert_uint_eq(n.desc.count, d->count);
+	ck_assert_int_eq(n.desc.pixel_type, d->pixel_type);
+	ck_assert_int_eq(n.desc.encoding, d->encoding);
+	ck_assert_uint_eq(n.desc.offset, d->offset + (d->count == 1 ?
+						      d->header : 0));
+	ck_assert_uint_eq(n.desc.header, 0);
+	ck_assert_uint_eq(n.n, nfiles);
+	for (size_t i = 0; i < nfiles; i++) {
+		ck_assert_ptr_nonnull(realpath(files[i], a));
+		ck_assert_ptr_nonnull(realpath(n.paths[i], b));
+		ck_assert_str_eq(a, b);
+	}
+	parload__nrrd_free(&n);
+}
+
+START_TEST(test_write_round_trip)
+{
+	const char *one[1], *two[2];
+	parload_desc d;
+	char text[4096];
+	FILE *f;
+
+	ck_assert_int_eq(mkdir(at("w"), 0755), 0);
+	ck_assert_int_eq(mkdir(at("w/sub"), 0755), 0);
+	/* One file of three big-endian views after 128 bytes. */
+	d = layout(PARLOAD_PIXEL_U16, PARLOAD_ENC_BE, 3, 128);
+	write_data(one[0] = at("w/a.raw"), "", 128 + 3 * 12);
+	round_trip(at("w/a.nhdr"), &d, one, 1);
+	/* Two files of two views each, in a subdirectory: LIST. */
+	d = layout(PARLOAD_PIXEL_F32, PARLOAD_ENC_LE, 4, 0);
+	write_data(two[0] = at("w/sub/b0.raw"), "", 2 * 24);
+	write_data(two[1] = at("w/sub/b1.raw"), "", 2 * 24);
+	round_trip(at("w/b.nhdr"), &d, two, 2);
+	ck_assert_ptr_nonnull(f = fopen(at("w/b.nhdr"), "r"));
+	text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+	fclose(f);
+	ck_assert_msg(strstr(text, "\ndata file: LIST 3\nsub/b0.raw\n"
+			     "sub/b1.raw\n"), "%s", text);
+	ck_assert_ptr_null(strstr(text, scratch));
+	/* One view with a header of its own: the byte skip passes it. */
+	d = layout(PARLOAD_PIXEL_I32, PARLOAD_ENC_LE, 1, 8);
+	d.header = 16;
+	d.gap = 5;
+	write_data(one[0] = at("w/c.raw"), "", 8 + 16 + 24);
+	round_trip(at("w/c.nhdr"), &d, one, 1);
+	/* A file outside the header's directory: absolute.  A one-byte type:
+	 * no endian line. */
+	d = layout(PARLOAD_PIXEL_U8, PARLOAD_ENC_LE, 2, 0);
+	write_data(one[0] = at("outside.raw"), "", 12);
+	round_trip(at("w/sub/d.nhdr"), &d, one, 1);
+	ck_assert_ptr_nonnull(f = fopen(at("w/sub/d.nhdr"), "r"));
+	text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(text, "\ndata file: /"));
+	ck_assert_ptr_null(strstr(text, "endian"));
+	/* The name "LIST" goes in a LIST of its own. */
+	d = layout(PARLOAD_PIXEL_F64, PARLOAD_ENC_BE, 2, 0);
+	write_data(one[0] = at("w/LIST"), "", 2 * 48);
+	round_trip(at("w/e.nhdr"), &d, one, 1);
+	ck_assert_int_eq(count_entries(at("w")), 8);
+}
+END_TEST
+
+/* What NRRD cannot express: refused, nothing left behind. */
+START_TEST(test_write_refusals)
+{
+	const char *file = at("r/x.raw"), *files[2] = {file, file};
+	const char *nhdr = at("r/x.nhdr");
+	parload_error err;
+	parload_desc d;
+
+	ck_assert_int_eq(mkdir(at("r"), 0755), 0);
+	write_data(file, "", 100);
+	d = layout(PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 2, 0);
+	d.header = 32;
+	ck_assert_int_eq(parload_nrrd_write(nhdr, &d, files, 1, &err),
+			 PARLOAD_ENOTSUP);
+	ck_assert_ptr_nonnull(strstr(err.message, "header"));
+	d.header = 0;
+	d.gap = 4;
+	ck_assert_int_eq(parload_nrrd_write(nhdr, &d, files, 1, &err),
+			 PARLOAD_ENOTSUP);
+	ck_assert_ptr_nonnull(strstr(err.message, "gap"));
+	d = layout(PARLOAD_PIXEL_U16, PARLOAD_ENC_MONO12P, 2, 0);
+	d.width = 4;
+	ck_assert_int_eq(parload_nrrd_write(nhdr, &d, files, 1, &err),
+			 PARLOAD_ENOTSUP);
+	ck_assert_ptr_nonnull(strstr(err.message, "mono12p"));
+	d = layout(PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 3, 0);
+	ck_assert_int_eq(parload_nrrd_write(nhdr, &d, files, 2, &err),
+			 PARLOAD_ENOTSUP);
+	ck_assert_ptr_nonnull(strstr(err.message, "evenly"));
+	d.count = 0;
+	ck_assert_int_eq(parload_nrrd_write(nhdr, &d, files, 1, &err),
+			 PARLOAD_EINVAL);
+	d.count = 2;
+	files[0] = at("r/missing.raw");
+	ck_assert_int_eq(parload_nrrd_write(nhdr, &d, files, 2, &err),
+			 PARLOAD_EOPEN);
+	ck_assert_ptr_nonnull(strstr(err.message, "missing.raw"));
+	files[0] = file;
+	ck_assert_int_eq(parload_nrrd_write(at("nodir/x.nhdr"), &d, files, 1,
+					    &err),
+			 PARLOAD_EOPEN);
+	/* Files that do not hold their share: two views of 12 bytes in
+	 * each of two files of 100 bytes; 9 views in one. */
+	d.count = 4;
+	ck_assert_int_eq(parload_nrrd_write(nhdr, &d, files, 2, &err),
+			 PARLOAD_ENOTSUP);
+	ck_assert_ptr_nonnull(strstr(err.message, "same number of views"));
+	d.count = 9;
+	ck_assert_int_eq(parload_nrrd_write(nhdr, &d, files, 1, &err),
+			 PARLOAD_ETRUNCATED);
+	d.count = 8;
+	ck_assert_int_eq(parload_nrrd_write(nhdr, &d, files, 1, &err), 0);
+	ck_assert_int_eq(unlink(nhdr), 0);
+	/* Only the data file remains. */
+	ck_assert_int_eq(count_entries(at("r")), 1);
+}
+END_TEST
+
 /* ---- corruption ---- */
 
 static uint32_t rnd(uint64_t *s)
@@ -627,6 +793,7 @@ static Suite *suite(void)
 	Suite *s = suite_create("nrrd");
 	TCase *read = tcase_create("read");
 	TCase *bad = tcase_create("refused");
+	TCase *write = tcase_create("write");
 
 	tcase_add_test(read, test_types);
 	tcase_add_test(read, test_2d_byte_skip);
@@ -650,8 +817,11 @@ static Suite *suite(void)
 	tcase_add_test(bad, test_bad_structure);
 	tcase_add_test(bad, test_bad_files);
 	tcase_add_test(bad, test_corruptions);
+	tcase_add_test(write, test_write_round_trip);
+	tcase_add_test(write, test_write_refusals);
 	suite_add_tcase(s, read);
 	suite_add_tcase(s, bad);
+	suite_add_tcase(s, write);
 	return s;
 }
 
