@@ -543,6 +543,18 @@ void tu_result_free(tu_result *r)
 	r->out = r->err = NULL;
 }
 
+int tu_add_options(const char **args, int n, const char *const *names,
+		   const char *const *values, int count)
+{
+	for (int i = 0; i < count; i++) {
+		if (!values[i])
+			continue;
+		args[n++] = names[i];
+		args[n++] = values[i];
+	}
+	return n;
+}
+
 bool tu_feed(int fd, const void *data, size_t len)
 {
 	const char *b = data;

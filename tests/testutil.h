@@ -157,6 +157,10 @@ void tu_run_cmd(const tu_cmd *c, tu_result *r);
 void tu_result_free(tu_result *r);
 /* What p has written to standard error so far (the caller frees it). */
 char *tu_err_so_far(const tu_proc *p);
+/* Append to args, from args[n], each of the count options names[i] with
+ * its values[i], those whose value is not NULL; the new n. */
+int tu_add_options(const char **args, int n, const char *const *names,
+		   const char *const *values, int count);
 /* Write len bytes to fd; false once the reader is gone. */
 bool tu_feed(int fd, const void *data, size_t len);
 
