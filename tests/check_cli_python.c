@@ -223,6 +223,7 @@ START_TEST(test_numpy_reads_npy)
 	int n = sel_args(_i, args, 1);
 
 	gen("a.raw", type, false);
+	remove(npy); /* the last test's, when they share a process */
 	args[n++] = "-o";
 	args[n++] = "@s.npy";
 	args[n++] = "@a.raw";

@@ -481,6 +481,10 @@ static void collect(tu_proc *p, int ws, tu_result *r)
 	if (p->in >= 0)
 		close(p->in);
 	p->in = -1;
+	if (p->out_path)
+		unlink(p->out_path);
+	if (p->err_path)
+		unlink(p->err_path);
 	free(p->out_path);
 	free(p->err_path);
 	p->out_path = p->err_path = NULL;

@@ -149,8 +149,8 @@ typedef struct tu_result {
 void tu_spawn(const tu_cmd *c, tu_proc *p);
 /* Whether p has ended (it is then reaped into r); never blocks. */
 bool tu_ended(tu_proc *p, tu_result *r);
-/* Wait for p to end, within its timeout, and read its captures; then
- * close p->in if still open. */
+/* Wait for p to end, within its timeout, and read its captures (which
+ * are then removed); then close p->in if still open. */
 void tu_wait(tu_proc *p, tu_result *r);
 /* tu_spawn() then tu_wait(). */
 void tu_run_cmd(const tu_cmd *c, tu_result *r);
