@@ -10,11 +10,14 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gen.h"
@@ -327,6 +330,267 @@ int tu_load_fed(parload_loader *l, const unsigned char *data, size_t len,
 	close(fds[0]);
 	ck_assert_int_eq(pthread_join(f.thread, NULL), 0);
 	return rc;
+}
+
+/* ---- running a program ---- */
+
+extern char **environ;
+
+/* Whether entry ("NAME=value") names one of env's entries. */
+static bool env_overridden(const char *entry, const char *const *env)
+{
+	size_t n = strcspn(entry, "=");
+
+	for (; *env; env++)
+		if (strcspn(*env, "=") == n && strncmp(*env, entry, n) == 0)
+			return true;
+	return false;
+}
+
+/* This process's environment with env's entries set or unset; the
+ * array is the caller's to free, its strings are not. */
+static char **make_env(const char *const *env)
+{
+	size_t n = 0, k = 0, extra = 0;
+	char **out;
+
+	while (environ[n])
+		n++;
+	while (env[extra])
+		extra++;
+	out = malloc((n + extra + 1) * sizeof(*out));
+	ck_assert_ptr_nonnull(out);
+	for (size_t i = 0; i < n; i++)
+		if (!env_overridden(environ[i], env))
+			out[k++] = environ[i];
+	for (size_t i = 0; i < extra; i++)
+		if (strchr(env[i], '='))
+			out[k++] = (char *)env[i];
+	out[k] = NULL;
+	return out;
+}
+
+/* Standard stream fd: path if given, else a fresh capture file in dir
+ * (its path in *capture). */
+static void add_output(posix_spawn_file_actions_t *fa, int fd,
+		       const char *path, const char *dir, const char *name,
+		       char **capture)
+{
+	*capture = NULL;
+	if (!path) {
+		static unsigned serial; /* two at once get two files */
+		char base[64];
+
+		snprintf(base, sizeof(base), ".%s.%ld.%u", name,
+			 (long)getpid(), serial++);
+		if (dir) {
+			*capture = malloc(strlen(dir) + strlen(base) + 2);
+			ck_assert_ptr_nonnull(*capture);
+			sprintf(*capture, "%s/%s", dir, base);
+		} else {
+			*capture = tu_path(base);
+		}
+		path = *capture;
+	}
+	posix_spawn_file_actions_addopen(fa, fd, path,
+					 O_WRONLY | O_CREAT | O_TRUNC, 0600);
+}
+
+/* Signals as a shell's foreground job has them. */
+static void foreground_signals(posix_spawnattr_t *attr)
+{
+	sigset_t def, none;
+
+	posix_spawnattr_init(attr);
+	sigemptyset(&def);
+	sigaddset(&def, SIGINT);
+	sigaddset(&def, SIGTERM);
+	sigaddset(&def, SIGPIPE);
+	sigemptyset(&none);
+	posix_spawnattr_setsigdefault(attr, &def);
+	posix_spawnattr_setsigmask(attr, &none);
+	posix_spawnattr_setflags(attr, POSIX_SPAWN_SETSIGDEF |
+					       POSIX_SPAWN_SETSIGMASK);
+}
+
+void tu_spawn(const tu_cmd *c, tu_proc *p)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	int fds[2] = { -1, -1 }, rc;
+	char **envp = c->env ? make_env(c->env) : environ;
+
+	memset(p, 0, sizeof(*p));
+	p->in = -1;
+	p->timeout = c->timeout;
+	signal(SIGPIPE, SIG_IGN);
+	posix_spawn_file_actions_init(&fa);
+	if (c->in_pipe) {
+		ck_assert_int_eq(pipe(fds), 0);
+		posix_spawn_file_actions_adddup2(&fa, fds[0], 0);
+		posix_spawn_file_actions_addclose(&fa, fds[0]);
+		posix_spawn_file_actions_addclose(&fa, fds[1]);
+	} else {
+		posix_spawn_file_actions_addopen(&fa, 0,
+						 c->in ? c->in : "/dev/null",
+						 O_RDONLY, 0);
+	}
+	add_output(&fa, 1, c->out, c->dir, "stdout", &p->out_path);
+	add_output(&fa, 2, c->err, c->dir, "stderr", &p->err_path);
+	foreground_signals(&attr);
+	rc = posix_spawn(&p->pid, c->argv[0], &fa, &attr,
+			 (char *const *)c->argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (envp != environ)
+		free(envp);
+	if (c->in_pipe) {
+		close(fds[0]);
+		p->in = fds[1];
+	}
+	ck_assert_msg(rc == 0, "posix_spawn %s: %s", c->argv[0], strerror(rc));
+}
+
+/* A capture's text, or "" for none. */
+static char *read_capture(const char *path, size_t *len)
+{
+	char *b;
+
+	if (!path) {
+		*len = 0;
+		b = calloc(1, 1);
+		ck_assert_ptr_nonnull(b);
+		return b;
+	}
+	b = (char *)tu_read_all(path, len);
+	b[*len] = '\0';
+	return b;
+}
+
+char *tu_err_so_far(const tu_proc *p)
+{
+	size_t len;
+
+	return read_capture(p->err_path, &len);
+}
+
+/* r from the wait status ws, and the captures. */
+static void collect(tu_proc *p, int ws, tu_result *r)
+{
+	r->signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
+	r->status = r->signal ? 128 + r->signal : WEXITSTATUS(ws);
+	r->out = read_capture(p->out_path, &r->out_len);
+	r->err = read_capture(p->err_path, &r->err_len);
+	if (p->in >= 0)
+		close(p->in);
+	p->in = -1;
+	if (p->out_path)
+		unlink(p->out_path);
+	if (p->err_path)
+		unlink(p->err_path);
+	free(p->out_path);
+	free(p->err_path);
+	p->out_path = p->err_path = NULL;
+}
+
+bool tu_ended(tu_proc *p, tu_result *r)
+{
+	int ws;
+	pid_t got = waitpid(p->pid, &ws, WNOHANG);
+
+	ck_assert_int_ge(got, 0);
+	if (got == 0)
+		return false;
+	collect(p, ws, r);
+	return true;
+}
+
+static double seconds_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void tu_wait(tu_proc *p, tu_result *r)
+{
+	const struct timespec nap = { 0, 2 * 1000 * 1000 };
+	double deadline = seconds_now() + p->timeout;
+	int ws;
+
+	if (p->timeout <= 0) {
+		ck_assert_int_eq(waitpid(p->pid, &ws, 0), p->pid);
+		collect(p, ws, r);
+		return;
+	}
+	while (!tu_ended(p, r)) {
+		if (seconds_now() > deadline) {
+			kill(p->pid, SIGKILL);
+			waitpid(p->pid, &ws, 0);
+			ck_abort_msg("%ld still running after %g s: killed",
+				     (long)p->pid, p->timeout);
+		}
+		nanosleep(&nap, NULL);
+	}
+}
+
+void tu_run_cmd(const tu_cmd *c, tu_result *r)
+{
+	tu_proc p;
+
+	tu_spawn(c, &p);
+	tu_wait(&p, r);
+}
+
+void tu_result_free(tu_result *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+}
+
+int tu_add_options(const char **args, int n, const char *const *names,
+		   const char *const *values, int count)
+{
+	for (int i = 0; i < count; i++) {
+		if (!values[i])
+			continue;
+		args[n++] = names[i];
+		args[n++] = values[i];
+	}
+	return n;
+}
+
+bool tu_feed(int fd, const void *data, size_t len)
+{
+	const char *b = data;
+
+	while (len) {
+		ssize_t k = write(fd, b, len);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return false;
+		b += k;
+		len -= (size_t)k;
+	}
+	return true;
+}
+
+const char *tu_parload_bin(void)
+{
+	const char *bin = getenv("PARLOAD_BIN");
+
+	return bin && *bin ? bin : NULL;
+}
+
+int tu_skip(const char *prog, const char *why)
+{
+	printf("%s: skipped: %s\n", prog, why);
+	fflush(stdout);
+	return 77;
 }
 
 /* ---- the process ---- */

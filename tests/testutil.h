@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "parload.h"
 
@@ -105,6 +106,70 @@ int tu_load_fed(parload_loader *l, const unsigned char *data, size_t len,
 int tu_count_entries(const char *dir);
 /* Under valgrind everything is slower and memory is valgrind's. */
 bool tu_under_valgrind(void);
+
+/* ---- running a program: the one harness the Check programs share ---- */
+
+/* What to run and how. */
+typedef struct tu_cmd {
+	const char *const *argv; /* argv[0] is the program's path; NULL ends */
+	const char *const *env;  /* "NAME=value" sets, "NAME" unsets; NULL
+				  * ends it, and NULL is the test's own */
+	const char *in;  /* standard input opened from this path (a file, a
+			  * FIFO); NULL: /dev/null */
+	bool in_pipe;    /* standard input is a pipe: tu_proc.in writes it */
+	const char *out; /* standard output opened on this path (a terminal,
+			  * /dev/full); NULL: captured */
+	const char *err; /* the same for standard error */
+	const char *dir; /* where captures go; NULL: tu_path()'s directory */
+	double timeout;  /* tu_wait() kills it and fails the test after this
+			  * many seconds; 0: no limit of its own */
+} tu_cmd;
+
+/* A program that runs. */
+typedef struct tu_proc {
+	pid_t pid;
+	int in;                  /* the write end of its stdin pipe, or -1 */
+	char *out_path, *err_path; /* its captures (NULL: not captured) */
+	double timeout;
+} tu_proc;
+
+/* How it ended and what it wrote. */
+typedef struct tu_result {
+	int status;  /* exit status, or 128 + signal as a shell shows it */
+	int signal;  /* the signal that ended it, or 0 */
+	char *out;   /* captured standard output, NUL-terminated ("" when it
+		      * went elsewhere) */
+	char *err;
+	size_t out_len, err_len;
+} tu_result;
+
+/* Start c.  SIGINT, SIGTERM and SIGPIPE are the default ones in the
+ * program (as in a shell's foreground) whatever this process does; this
+ * process ignores SIGPIPE from then on. */
+void tu_spawn(const tu_cmd *c, tu_proc *p);
+/* Whether p has ended (it is then reaped into r); never blocks. */
+bool tu_ended(tu_proc *p, tu_result *r);
+/* Wait for p to end, within its timeout, and read its captures (which
+ * are then removed); then close p->in if still open. */
+void tu_wait(tu_proc *p, tu_result *r);
+/* tu_spawn() then tu_wait(). */
+void tu_run_cmd(const tu_cmd *c, tu_result *r);
+void tu_result_free(tu_result *r);
+/* What p has written to standard error so far (the caller frees it). */
+char *tu_err_so_far(const tu_proc *p);
+/* Append to args, from args[n], each of the count options names[i] with
+ * its values[i], those whose value is not NULL; the new n. */
+int tu_add_options(const char **args, int n, const char *const *names,
+		   const char *const *values, int count);
+/* Write len bytes to fd; false once the reader is gone. */
+bool tu_feed(int fd, const void *data, size_t len);
+
+/* The parload command that `make check` built ($PARLOAD_BIN), or NULL
+ * when it is not set. */
+const char *tu_parload_bin(void);
+/* For main(): say why prog cannot run here, and return 77, which
+ * automake reports as SKIP. */
+int tu_skip(const char *prog, const char *why);
 
 /* A test case of s, each test stopped after timeout seconds (0: Check's
  * default). */

@@ -1,0 +1,171 @@
+/*
+ * check_cli_signals.c - SIGINT and SIGTERM while `parload extract` loads
+ * a stream from a pipe: the command ends by that signal (a shell sees 128
+ * + its number), says so in one line, and leaves no file, temporary or
+ * half written.
+ *
+ * The test holds the pipe: the command has part of the stream and waits
+ * for the rest when the signal comes, so that it cannot have finished
+ * first.  With batches (--progress) the next batch cancels the load; a
+ * pipe that stalls is ended by the command's one-second alarm; without
+ * batches the signal ends the command at once.  $PARLOAD_BIN is the
+ * command (exit 77 without it).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "parload.h"
+#include "testutil.h"
+
+static const char *bin;
+
+/* 64 views of 512 x 512 u16: the default batches (4 MiB) are 8 views. */
+#define VIEWS 64
+#define BIG_VIEW ((size_t)32 + 512 * 512 * 2)
+/* What the test writes before the signal: the header and 20 views. */
+#define PART (64 + 20 * BIG_VIEW)
+
+typedef struct sig_case {
+	const char *name;
+	int sig;
+	bool batches;  /* --progress: batches, which cancel the load */
+	bool rest;     /* the rest of the stream comes after the signal */
+	const char *line; /* the one line on standard error */
+} sig_case;
+
+static const sig_case cases[] = {
+	{ "SIGINT, views still arriving", SIGINT, true, true,
+	  ": load canceled after " },
+	{ "SIGINT, the pipe stalls", SIGINT, true, false,
+	  "parload: interrupted\n" },
+	{ "SIGTERM, views still arriving", SIGTERM, true, true,
+	  ": load canceled after " },
+	{ "SIGTERM, the pipe stalls", SIGTERM, true, false,
+	  "parload: interrupted\n" },
+	{ "SIGINT, no batches", SIGINT, false, false,
+	  "parload: interrupted\n" },
+	{ "SIGTERM, no batches", SIGTERM, false, false,
+	  "parload: interrupted\n" },
+};
+
+/* Entries of dir, "." and ".." aside (a temporary file's name starts
+ * with '.'). */
+static int entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* Wait (Check's timeout ends a hang) until done() says so; the command
+ * must not end meanwhile. */
+static void wait_until(tu_proc *p, bool (*done)(const tu_proc *, void *),
+		       void *arg, const char *what)
+{
+	const struct timespec nap = { 0, 5 * 1000 * 1000 };
+	tu_result r;
+
+	while (!done(p, arg)) {
+		if (tu_ended(p, &r))
+			ck_abort_msg("ended (status %d) before %s: %s",
+				     r.status, what, r.err);
+		nanosleep(&nap, NULL);
+	}
+}
+
+static bool err_holds(const tu_proc *p, void *text)
+{
+	char *err = tu_err_so_far(p);
+	bool found = strstr(err, text) != NULL;
+
+	free(err);
+	return found;
+}
+
+static bool dir_holds_a_file(const tu_proc *p, void *dir)
+{
+	(void)p;
+	return entries(dir) > 0;
+}
+
+START_TEST(test_signal)
+{
+	const sig_case *c = &cases[_i];
+	char name[64], *in, *out, *dir;
+	unsigned char *data;
+	const char *argv[8];
+	tu_result r;
+	tu_proc p;
+	size_t len;
+	tu_cmd cmd;
+
+	snprintf(name, sizeof(name), "in-%d.raw", _i);
+	in = tu_path(name);
+	tu_write_stream(in, VIEWS, 512, 512, PARLOAD_PIXEL_U16, 0, 1);
+	data = tu_read_all(in, &len);
+	snprintf(name, sizeof(name), "out-%d", _i);
+	dir = tu_path(name);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(name, sizeof(name), "out-%d/s.npy", _i);
+	out = tu_path(name);
+	argv[0] = bin;
+	argv[1] = "extract";
+	argv[2] = c->batches ? "--progress" : "--no-progress";
+	argv[3] = "-o";
+	argv[4] = out;
+	argv[5] = "-";
+	argv[6] = NULL;
+	cmd = (tu_cmd){ .argv = argv, .in_pipe = true, .timeout = 60 };
+	tu_spawn(&cmd, &p);
+	ck_assert(tu_feed(p.in, data, PART));
+	/* Mid-load: a batch drawn, or (without batches) the temporary file
+	 * made before the load starts. */
+	if (c->batches)
+		wait_until(&p, err_holds, "8/64 views", "the first batch");
+	else
+		wait_until(&p, dir_holds_a_file, dir, "its temporary file");
+	ck_assert_msg(entries(dir) == 1, "no temporary file beside %s", out);
+	ck_assert_int_eq(kill(p.pid, c->sig), 0);
+	if (c->rest) /* stops early when the command stops reading */
+		tu_feed(p.in, data + PART, len - PART);
+	tu_wait(&p, &r);
+	ck_assert_msg(r.status == 128 + c->sig, "%s: status %d: %s", c->name,
+		      r.status, r.err);
+	ck_assert_msg(strstr(r.err, c->line), "%s: %s", c->name, r.err);
+	ck_assert_msg(strchr(r.err, '\n') == r.err + strlen(r.err) - 1,
+		      "%s: more than one line: %s", c->name, r.err);
+	ck_assert_msg(entries(dir) == 0, "%s: a file left in %s", c->name,
+		      dir);
+	tu_result_free(&r);
+	free(data);
+	free(in);
+	free(out);
+	free(dir);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("cli_signals");
+
+	if (!(bin = tu_parload_bin()))
+		return tu_skip("check_cli_signals", "PARLOAD_BIN is not set");
+	tcase_add_loop_test(tu_tcase(s, "signals", 90), test_signal, 0,
+			    TU_COUNT(cases));
+	return tu_run(s);
+}
