@@ -20,7 +20,8 @@ try:
 except ImportError as e:  # not built: say why at import
     raise ImportError(
         "parload.mpi needs the package built with libparload-mpi and "
-        f"mpi4py (configure's summary says whether it was): {e}") from e
+        "mpi4py (configure's summary, or pip install -v, says whether "
+        f"it was): {e}") from e
 
 __all__ = ["Part", "load"]
 

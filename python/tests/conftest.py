@@ -128,11 +128,12 @@ def stream(tmp_path, rng):
 
 @pytest.fixture
 def parload_bin():
-    """The parload command of the build tree (make check sets it)."""
+    """The parload command of the build tree (make check sets it); a test
+    of an installed package (pip) without it skips."""
     path = os.environ.get("PARLOAD_BIN")
     if not path or not os.access(path, os.X_OK):
         pytest.skip("PARLOAD_BIN is not set to the parload command "
-                    "(run the tests with make check)")
+                    "(make check sets it to the build tree's)")
     return path
 
 
