@@ -158,7 +158,7 @@ int parload__fail_open(parload_error *err, int sys_errno, const char *path)
 
 	/* open() says only ENOENT; lstat() tells a link whose target is
 	 * missing from a missing name. */
-	if (sys_errno == ENOENT && path && lstat(path, &st) == 0 &&
+	if (sys_errno == ENOENT && path && parload__sys_lstat(path, &st) == 0 &&
 	    S_ISLNK(st.st_mode))
 		return parload__fail_path(err, PARLOAD_EOPEN, sys_errno, path,
 					  "cannot open file (a dangling "

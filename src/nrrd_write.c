@@ -301,7 +301,7 @@ int parload_nrrd_write(const char *nhdr_path, const parload_desc *d,
 		rc = flush(o);
 	if (o->fd >= 0 && parload__sys_close(o->fd) != 0 && rc == 0)
 		rc = parload__fail_path(err, PARLOAD_EWRITE, errno, tmp, NULL);
-	if (rc == 0 && rename(tmp, nhdr_path) != 0)
+	if (rc == 0 && parload__sys_rename(tmp, nhdr_path) != 0)
 		rc = parload__fail_path(err, PARLOAD_EWRITE, errno, nhdr_path,
 					"cannot rename %s into place", tmp);
 	if (rc && o->fd >= 0)

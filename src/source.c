@@ -100,7 +100,8 @@ int parload__source_wait(parload__ctx *c, uint64_t need, uint64_t done)
 static int open_path(parload__ctx *c, parload__file *f)
 {
 	struct stat st;
-	int wait = stat(f->path, &st) == 0 && S_ISFIFO(st.st_mode) ?
+	int wait = parload__sys_stat(f->path, &st) == 0 &&
+			   S_ISFIFO(st.st_mode) ?
 			   0 : O_NONBLOCK;
 
 	do
@@ -110,6 +111,17 @@ static int open_path(parload__ctx *c, parload__file *f)
 	if (f->fd < 0)
 		return parload__fail_open(c->err, errno, f->path);
 	f->own = true;
+	return 0;
+}
+
+/* Reads of a device or FIFO opened O_NONBLOCK block again. */
+static int blocking(parload__ctx *c, parload__file *f)
+{
+	int fl = parload__sys_fcntl(f->fd, F_GETFL, 0);
+
+	if (fl < 0 || parload__sys_fcntl(f->fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+		return parload__fail_path(c->err, PARLOAD_EOPEN, errno,
+					  f->path, "cannot open file");
 	return 0;
 }
 
@@ -177,8 +189,7 @@ int parload__source_open(parload__ctx *c, const parload_request *req)
 		/* Reads of a device block as they always do (O_NONBLOCK
 		 * changes nothing for a regular file). */
 		if (rc == 0 && c->stream)
-			(void)fcntl(f->fd, F_SETFL,
-				    fcntl(f->fd, F_GETFL) & ~O_NONBLOCK);
+			rc = blocking(c, f);
 	} else {
 		f->fd = src->fd;
 		rc = f->fd < 0 ? parload__fail_path(c->err, PARLOAD_EOPEN,
@@ -473,7 +484,7 @@ static int peek(const char *path, void *out, unsigned char *b,
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
 					  path ? NULL : "no file given");
 	/* A header alone is not worth waiting for a FIFO's writer. */
-	if (stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
+	if (parload__sys_stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
 		return parload__fail_path(err, PARLOAD_ENOTREG, 0, path,
 					  "not a regular file (a FIFO)");
 	memset(&c, 0, sizeof(c));

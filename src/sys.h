@@ -38,6 +38,9 @@
 #define parload__sys_fcntl fcntl
 #define parload__sys_fdopen fdopen
 #define parload__sys_poll poll
+#define parload__sys_stat stat
+#define parload__sys_lstat lstat
+#define parload__sys_rename rename
 #define parload__sys_process_vm_readv process_vm_readv
 #define parload__sys_mmap mmap
 #define parload__sys_munmap munmap

@@ -188,6 +188,7 @@ static int code_for(int k, bool writing)
 	case PARLOAD__FK_FDOPEN: /* and its stream */
 		return PARLOAD_EOPEN;
 	case PARLOAD__FK_WRITE:
+	case PARLOAD__FK_RENAME:
 		return PARLOAD_EWRITE;
 	case PARLOAD__FK_CLOSE:
 		/* A reader has what it read; a writer's data may be lost. */
@@ -215,8 +216,10 @@ static int code_for(int k, bool writing)
 	case PARLOAD__FK_TOPOLOGY_INIT:
 	case PARLOAD__FK_TOPOLOGY_LOAD:
 		return PARLOAD_ETOPOLOGY;
-	default: /* fclose, madvise, the bindings, and process_vm_readv,
-		  * after which the mmap strategy copies with preadv */
+	default: /* fclose, madvise, the bindings, stat (which only tells a
+		  * FIFO, or a dangling link in a message), and
+		  * process_vm_readv, after which the mmap strategy copies
+		  * with preadv */
 		return 0;
 	}
 }

@@ -445,6 +445,33 @@ FILE *parload__fault_fdopen(int fd, const char *mode)
 	return fp;
 }
 
+int parload__fault_stat(const char *path, struct stat *st)
+{
+	int e = should_fail(PARLOAD__FK_STAT);
+
+	if (e)
+		FAIL_WITH(e, -1);
+	return stat(path, st);
+}
+
+int parload__fault_lstat(const char *path, struct stat *st)
+{
+	int e = should_fail(PARLOAD__FK_STAT);
+
+	if (e)
+		FAIL_WITH(e, -1);
+	return lstat(path, st);
+}
+
+int parload__fault_rename(const char *from, const char *to)
+{
+	int e = should_fail(PARLOAD__FK_RENAME);
+
+	if (e)
+		FAIL_WITH(e, -1);
+	return rename(from, to);
+}
+
 int parload__fault_poll(struct pollfd *fds, nfds_t n, int timeout)
 {
 	int e = should_fail(PARLOAD__FK_POLL);

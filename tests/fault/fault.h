@@ -55,6 +55,8 @@
 	X(OPEN, "open", EMFILE, true)                                          \
 	X(CLOSE, "close", EIO, false)                                          \
 	X(FSTAT, "fstat", EIO, false)                                          \
+	X(STAT, "stat", EACCES, false)                                         \
+	X(RENAME, "rename", EXDEV, false)                                      \
 	X(READ, "read", EIO, true)                                             \
 	X(PREAD, "pread", EIO, true)                                           \
 	X(PREADV, "preadv", EIO, true)                                         \
@@ -162,6 +164,10 @@ void parload__fault_clearerr(FILE *fp);
 int parload__fault_fcntl(int fd, int cmd, int arg);
 FILE *parload__fault_fdopen(int fd, const char *mode);
 int parload__fault_poll(struct pollfd *fds, nfds_t n, int timeout);
+/* stat and lstat (both of kind STAT), rename. */
+int parload__fault_stat(const char *path, struct stat *st);
+int parload__fault_lstat(const char *path, struct stat *st);
+int parload__fault_rename(const char *from, const char *to);
 ssize_t parload__fault_process_vm_readv(pid_t pid, const struct iovec *local,
 					unsigned long nlocal,
 					const struct iovec *remote,
@@ -213,6 +219,9 @@ int parload__fault_hwloc_set_area_membind(void *topo, const void *addr,
 #define parload__sys_fcntl parload__fault_fcntl
 #define parload__sys_fdopen parload__fault_fdopen
 #define parload__sys_poll parload__fault_poll
+#define parload__sys_stat parload__fault_stat
+#define parload__sys_lstat parload__fault_lstat
+#define parload__sys_rename parload__fault_rename
 #define parload__sys_process_vm_readv parload__fault_process_vm_readv
 #define parload__sys_mmap parload__fault_mmap
 #define parload__sys_munmap parload__fault_munmap
