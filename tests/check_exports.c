@@ -24,6 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "testutil.h"
+
 #define MAX_NAMES 512
 
 typedef struct symbol {
@@ -324,7 +326,6 @@ int main(void)
 	const char *srcdir = getenv("PARLOAD_SRCDIR");
 	const char *builddir = getenv("PARLOAD_BUILDDIR");
 	char header[4096];
-	SRunner *sr;
 	int rc, failed;
 
 	snprintf(header, sizeof(header), "%s/include/parload.h",
@@ -337,9 +338,6 @@ int main(void)
 	if (rc != 0)
 		return rc > 0 ? 77 : 99;
 
-	sr = srunner_create(exports_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	failed = tu_run(exports_suite()) != EXIT_SUCCESS;
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

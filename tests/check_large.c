@@ -35,6 +35,8 @@
 
 #include "internal.h"
 
+#include "testutil.h"
+
 #ifndef TMPFS_MAGIC
 #define TMPFS_MAGIC 0x01021994 /* statfs f_type of a tmpfs (linux/magic.h) */
 #endif
@@ -326,7 +328,6 @@ int main(void)
 	const char *why = why_skip();
 	Suite *s;
 	TCase *t;
-	SRunner *sr;
 	int failed;
 
 	if (why) {
@@ -344,10 +345,7 @@ int main(void)
 	tcase_set_timeout(t, 300);
 	tcase_add_test(t, test_past_4gib);
 	suite_add_tcase(s, t);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	failed = tu_run(s) != EXIT_SUCCESS;
 	unlink(large_file);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

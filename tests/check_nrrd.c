@@ -19,6 +19,8 @@
 
 #include "internal.h"
 
+#include "testutil.h"
+
 static char scratch[1024];
 static pid_t scratch_owner; /* Check's forked tests leave it alone */
 
@@ -828,7 +830,6 @@ static Suite *suite(void)
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
-	SRunner *sr;
 	int failed;
 
 	snprintf(scratch, sizeof(scratch), "%s/parload-nrrd-XXXXXX",
@@ -839,9 +840,6 @@ int main(void)
 	}
 	scratch_owner = getpid();
 	atexit(remove_scratch);
-	sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	failed = tu_run(suite()) != EXIT_SUCCESS;
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -435,7 +435,6 @@ int main(void)
 	const char *srcdir = getenv("PARLOAD_SRCDIR");
 	const char *env = getenv("PYTHON3");
 	const char *base = getenv("TMPDIR");
-	SRunner *sr;
 	int failed;
 
 	/* make check sets PYTHON3 to what configure found, empty if none;
@@ -476,10 +475,7 @@ int main(void)
 		return 99;
 	}
 
-	sr = srunner_create(reference_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	failed = tu_run(reference_suite()) != EXIT_SUCCESS;
 	nftw(tmpdir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
