@@ -214,8 +214,7 @@ int parload_desc_check(parload_desc *d, parload_error *err)
 
 /* ---- the text form ---- */
 
-/* "4096", "64K", "1M", "2GiB": binary multiples, into 64 bits. */
-static bool parse_number(const char *s, uint64_t *out)
+int parload_size_parse(const char *s, uint64_t *out)
 {
 	static const char units[] = "KMGT";
 	unsigned long long v;
@@ -223,22 +222,23 @@ static bool parse_number(const char *s, uint64_t *out)
 	char *end;
 	int shift = 0;
 
-	if (*s < '0' || *s > '9')
-		return false;
+	if (!s || !out || *s < '0' || *s > '9')
+		return PARLOAD_EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno)
-		return false;
+		return PARLOAD_EINVAL;
 	if (*end) {
+		/* & ~0x20 folds k, m, g, t to upper case. */
 		u = strchr(units, *end & ~0x20);
-		if (!u || (end[1] && strcmp(end + 1, "iB") != 0))
-			return false;
+		if (!u || !*u || (end[1] && strcmp(end + 1, "iB") != 0))
+			return PARLOAD_EINVAL;
 		shift = 10 * (int)(u - units + 1);
 	}
 	if (shift && v > (UINT64_MAX >> shift))
-		return false;
+		return PARLOAD_EINVAL;
 	*out = (uint64_t)v << shift;
-	return true;
+	return 0;
 }
 
 enum { K_WIDTH, K_HEIGHT, K_TYPE, K_OFFSET, K_HEADER, K_GAP, K_COUNT, K_N };
@@ -263,7 +263,7 @@ static int set_key(parload_desc *d, int key, const char *value,
 		d->encoding = (parload_encoding)e;
 		return 0;
 	}
-	if (!parse_number(value, &v))
+	if (parload_size_parse(value, &v) != 0)
 		return bad(err, "layout: %s=%s is not a size (digits, then "
 			   "optionally K, M, G or T)", key_names[key], value);
 	if ((key == K_WIDTH || key == K_HEIGHT) && (v == 0 || v > UINT32_MAX))

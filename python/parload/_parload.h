@@ -43,6 +43,7 @@ PyObject *py_array_over(PyArray_Descr *descr, int nd, npy_intp *dims,
 				npy_intp *strides, void *data, PyObject *base);
 PyArray_Descr *py_new_header_descr(void);
 PyObject *py_file_header_new(const parload_file_header *h);
+PyObject *py_file_header_of(const parload_desc *d);
 int py_make_header_dtype(PyObject *m);
 
 /* args.c: what a load reads, a path (bytes, in the file system's

@@ -34,7 +34,8 @@ typedef struct parload_py_api {
 	int (*pixel_typenum)(int pixel_type);
 	/* A new reference to parload.header_dtype. */
 	PyArray_Descr *(*header_descr)(void);
-	PyObject *(*file_header_new)(const parload_file_header *h);
+	/* parload's header a description stands for, or None. */
+	PyObject *(*file_header_of)(const parload_desc *d);
 	PyObject *(*stats_dict)(const parload_stats *st);
 	/* range(start, start + n * step, step) */
 	PyObject *(*range3)(uint64_t start, uint64_t n, uint64_t step);

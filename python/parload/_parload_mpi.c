@@ -166,16 +166,7 @@ static PyObject *Part_layout(PartObject *self, void *closure)
 
 static PyObject *Part_file_header(PartObject *self, void *closure)
 {
-	const parload_desc *d = &self->part.desc;
-	parload_file_header h;
-
-	if (d->format != PARLOAD_FORMAT_PARLOAD ||
-	    parload_file_header_init(&h, d->count, d->width, d->height,
-				     d->pixel_type,
-				     (d->flags & PARLOAD_DESC_CRC32C) ?
-					     PARLOAD_FLAG_CRC32C : 0) != 0)
-		Py_RETURN_NONE;
-	return api->file_header_new(&h);
+	return api->file_header_of(&self->part.desc);
 }
 
 static PyObject *Part_stats(PartObject *self, void *closure)

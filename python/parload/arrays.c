@@ -132,6 +132,21 @@ PyObject *py_file_header_new(const parload_file_header *h)
 	return t;
 }
 
+/* parload's own header that the description of a load stands for; None
+ * for a raw layout. */
+PyObject *py_file_header_of(const parload_desc *d)
+{
+	parload_file_header h;
+
+	if (d->format != PARLOAD_FORMAT_PARLOAD ||
+	    parload_file_header_init(&h, d->count, d->width, d->height,
+				     d->pixel_type,
+				     (d->flags & PARLOAD_DESC_CRC32C) ?
+					     PARLOAD_FLAG_CRC32C : 0) != 0)
+		Py_RETURN_NONE;
+	return py_file_header_new(&h);
+}
+
 
 /* header_dtype: the 32-byte view header, its reserved bytes as padding. */
 int py_make_header_dtype(PyObject *m)

@@ -88,19 +88,9 @@ static PyObject *Dataset_bad_views(DatasetObject *self, void *closure)
 			     self->ds.bad_views, Py_NewRef((PyObject *)self));
 }
 
-/* parload's own header, as the file has it; None for a raw layout. */
 static PyObject *Dataset_file_header(DatasetObject *self, void *closure)
 {
-	const parload_desc *d = &self->ds.desc;
-	parload_file_header h;
-
-	if (d->format != PARLOAD_FORMAT_PARLOAD ||
-	    parload_file_header_init(&h, d->count, d->width, d->height,
-				     d->pixel_type,
-				     (d->flags & PARLOAD_DESC_CRC32C) ?
-					     PARLOAD_FLAG_CRC32C : 0) != 0)
-		Py_RETURN_NONE;
-	return py_file_header_new(&h);
+	return py_file_header_of(&self->ds.desc);
 }
 
 PyObject *py_stats_dict(const parload_stats *st)
