@@ -370,10 +370,16 @@ static int fit_raw(parload__ctx *c)
 	uint64_t total = 0;
 	int rc;
 
-	if (c->stream)
-		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
-					  "a raw layout is read from regular "
-					  "files, not from a stream");
+	if (c->stream && !d->count)
+		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
+					  "a raw stream read from a pipe or "
+					  "device needs the layout's count: "
+					  "it has no size to count its views");
+	if (c->stream) {
+		/* Read as it arrives (pipe.c): the count is the promise. */
+		c->declared = c->one.views = d->count;
+		return 0;
+	}
 	if (following(c) && (!d->count || c->nfiles > 1))
 		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
 					  "following a raw stream needs one "
