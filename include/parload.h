@@ -439,7 +439,7 @@ PARLOAD_API uint64_t parload_shape_view(const parload_shape *s, uint64_t k);
  * without PARLOAD_OPT_VERIFY_CRC. */
 #define PARLOAD_OPT_KEEP_GOING 0x8u
 /* A file cut short (an acquisition that died) loads its complete views:
- * file_header.view_count becomes their number and stats.declared_views
+ * dataset.desc.count becomes their number and stats.declared_views
  * keeps the header's.  A partial last record is dropped; a file shorter
  * than its file header, or longer than the header promises, still
  * fails. */
@@ -522,14 +522,14 @@ typedef struct parload_dataset {
 	 * otherwise. */
 	unsigned char *raw_headers;
 	/* shape.views * shape.view_bytes bytes laid out as shape says; for a
-	 * whole-file load, view i at (char *)pixels + i * payload_size. */
+	 * whole-file load, view i at (char *)pixels + i * shape.view_bytes. */
 	void *pixels;
 	parload_stats stats;
 	void *internal_[2];           /* owned by libparload */
 	/* With PARLOAD_OPT_KEEP_GOING: the views (file indices) whose payload
 	 * does not match its CRC-32C, in ascending order (NULL and 0 when
 	 * there are none).  Owned by the dataset, freed by
-	 * parload_dataset_free(), also after parload_loader_load_into(). */
+	 * parload_dataset_free(), also after a load into the caller's memory. */
 	uint64_t *bad_views;
 	uint64_t bad_view_count;
 	/* What the dataset holds: the selection resolved against the file. */

@@ -4,7 +4,9 @@
  *
  *   1. open the source            source.c  (a path or a descriptor; a
  *                                           regular file or a stream)
- *   2. read the file header       source.c  (validated, fitted to the size)
+ *   2. describe the source        source.c  (parload's header read, or the
+ *                                           given layout checked; fitted
+ *                                           to the files' sizes)
  *   3. resolve the selection      select.c  (before anything is allocated)
  *   4. lay out the dataset        dataset.c (own memory or the caller's)
  *   5. read                       the strategy's one step (strategy.c)
