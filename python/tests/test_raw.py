@@ -263,3 +263,37 @@ def test_dask_from_a_list_of_files(tmp_path):
     np.testing.assert_array_equal(arr.compute(), px)
     sino = parload.dask.from_file(paths, raw=raw, layout="sinograms")
     np.testing.assert_array_equal(sino.compute(), px.transpose(1, 0, 2))
+
+
+def test_follow_a_raw_layout_waits_for_its_count(tmp_path):
+    """A raw file being written, followed with a count: the views not yet
+    written are waited for, not dropped; a writer that stops short is
+    PARLOAD_ETRUNCATED naming the complete views."""
+    import threading
+    import time
+    rng = np.random.default_rng(16)
+    path = tmp_path / "live.bin"
+    px = rng.integers(0, 1 << 16, size=(4, 3, 5), dtype=np.uint16)
+    recs = [b"h" * 6 + v.astype(">u2").tobytes() for v in px]
+    path.write_bytes(b"o" * 9 + recs[0] + recs[1])
+
+    def writer():
+        for r in recs[2:]:
+            time.sleep(0.2)
+            with open(path, "ab") as f:
+                f.write(r)
+
+    raw = "width=5,height=3,type=u16be,offset=9,header=6,count=4"
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        got = [b.pixels.copy() for b in
+               parload.stream(path, raw=raw, follow=True, timeout=10,
+                              batch_views=1)]
+    finally:
+        t.join()
+    np.testing.assert_array_equal(np.concatenate(got), px)
+    path.write_bytes(b"o" * 9 + recs[0] + recs[1])
+    with pytest.raises(parload.Error, match="2 of the 4") as e:
+        list(parload.stream(path, raw=raw, follow=True, timeout=0.3))
+    assert e.value.code == "PARLOAD_ETRUNCATED"
