@@ -401,6 +401,11 @@ static int fit_raw(parload__ctx *c)
 				     " complete views",
 				     d->count, c->nfiles > 1 ? "s" : "",
 				     c->nfiles > 1 ? "" : "s", total);
+	/* A file being followed holds its count, some of it still to come
+	 * (batch.c waits for those views), as parload's own format keeps
+	 * its header's view_count. */
+	if (following(c))
+		total = c->files[0].views = c->declared;
 	d->count = total;
 	return 0;
 }

@@ -1,16 +1,21 @@
 """parload: load raw image streams into NumPy arrays.
 
-A raw image stream is a 64-byte file header followed, for each view, by a
-32-byte view header and the view's pixels.  parload reads it with a
-NUMA-aware pool of threads straight into two arrays, one of every view
-header and one of every pixel, and hands them to Python as NumPy arrays
-without a copy::
+A raw image stream is a sequence of fixed-size records: parload's own
+format (a 64-byte file header, then for each view a 32-byte view header
+and the view's pixels), or any raw layout that a camera or detector
+writes, described by raw= (a file header of some size, a header of each
+view, big-endian or packed 10/12-bit pixels, a gap after each view, many
+files as one stream).  parload reads it with a NUMA-aware pool of threads
+straight into NumPy arrays, without a copy::
 
     import parload
     ds = parload.load("scan.raw")             # the whole file
     ds.pixels                                  # ndarray (views, rows, cols)
     ds.headers["angle_deg"]                    # per-view metadata
     sino = parload.load("scan.raw", rows=(100, 116), layout="sinograms")
+    edf = parload.load("scan.edf", raw="width=2048,height=2048,type=u16,"
+                       "header=512")
+    edf.raw_headers                            # (views, 512) uint8
 
 load() is the one-call form; stream() hands over batches of views while
 the load runs; a Loader keeps its threads for many files
@@ -30,6 +35,7 @@ from ._parload import (
     PermissionError,
     Stream,
     Writer,
+    describe,
     empty_like_file,
     header_dtype,
     io_names,
@@ -49,6 +55,7 @@ __all__ = [
     "Loader",
     "Stream",
     "Writer",
+    "describe",
     "empty_like_file",
     "header_dtype",
     "io_names",
@@ -63,39 +70,61 @@ __all__ = [
 __version__ = library_version
 
 
-def load(source, *, threads=0, strategy="parallel", io="posix",
+def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
          buffer_size=None, max_read=0, verify=False, keep_going=False,
          allow_truncated=False, numa_bind=True, hugepages=True,
          views=None, rows=None, cols=None, layout="views"):
     """Load a raw image stream and return a Dataset.
 
-    source is a path (str, bytes or os.PathLike), a file descriptor or an
-    open file object; a regular file is read by the chosen strategy, a
-    pipe or socket as a stream.  The loader options are Loader's, the
-    selection (views, rows, cols, layout) Loader.load's.  For many files,
-    a Loader avoids starting threads for each.
+    source is a path (str, bytes or os.PathLike), a list or tuple of
+    paths read as one stream (views numbered across the files, in the
+    order given), a file descriptor or an open file object; a regular
+    file is read by the chosen strategy, a pipe or socket as a stream.  A
+    path ending in .nhdr is read as the NRRD detached header it is.
 
-    Raises parload.Error (a FileNotFoundError too for a missing file).
+    raw describes a raw layout, as the command's --raw does: the text
+    "width=W,height=H,type=T,offset=N,header=N,gap=N,count=N" (or
+    "@PATH", a file holding it), or a dict of the same keys, each value
+    an int or a str ("64K"; K M G T are powers of 1024).  width, height
+    and type are needed; offset (bytes before the first view, in each
+    file), header (bytes of each view's own header, delivered as
+    Dataset.raw_headers), gap (bytes after each view's pixels) default
+    to 0, count to as many whole views as the files hold.  type is u8
+    u16 i16 u32 i32 f32 f64, each with an optional le (the default) or
+    be, or one of the packed 12- and 10-bit formats mono12p,
+    mono12packed, u12msb and mono10p, unpacked into uint16.  raw given
+    for a file of parload's own format overrides its header.  A raw
+    layout needs the parallel strategy.
+
+    The loader options are Loader's, the selection (views, rows, cols,
+    layout) Loader.load's.  For many loads, a Loader avoids starting
+    threads for each.
+
+    Raises parload.Error (a FileNotFoundError too for a missing file),
+    whose message names the file, and where it applies the view and the
+    byte offset.
     """
     with Loader(threads=threads, strategy=strategy, io=io,
                 buffer_size=buffer_size, max_read=max_read, verify=verify,
                 keep_going=keep_going, allow_truncated=allow_truncated,
                 numa_bind=numa_bind, hugepages=hugepages) as loader:
-        return loader.load(source, views=views, rows=rows, cols=cols,
-                           layout=layout)
+        return loader.load(source, raw=raw, views=views, rows=rows,
+                           cols=cols, layout=layout)
 
 
-def stream(path, *, batch_views=None, batch_bytes=None, window=None,
-           follow=False, timeout=10.0, threads=0, numa_bind=True,
+def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
+           window=None, follow=False, timeout=10.0, threads=0, numa_bind=True,
            hugepages=True, verify=False, keep_going=False,
            allow_truncated=False, views=None, rows=None, cols=None,
            copy=False):
     """Load path in batches of views, handing each over as it is read.
 
-    Returns a Stream: an iterator of Batch objects (first, count, views,
-    headers, pixels of shape (count, rows, cols), and the progress
-    views_done, views_total, bytes_done, bytes_total, seconds), in file
-    order, and a context manager.  While the caller works on one batch
+    path is a path or a list of paths read as one stream, raw its layout
+    (as in load()).  Returns a Stream: an iterator of Batch objects
+    (first, count, views, headers, pixels of shape (count, rows, cols),
+    raw_headers (a raw layout's view headers, (count, header) uint8, or
+    None), and the progress views_done, views_total, bytes_done,
+    bytes_total, seconds), in file order, and a context manager.  While the caller works on one batch
     the next is being read.  A batch holds batch_views views, or about
     batch_bytes pixel bytes (default about 4 MiB).  views, rows and cols
     select as in load(); the layout is always views.
@@ -110,7 +139,8 @@ def stream(path, *, batch_views=None, batch_bytes=None, window=None,
 
     follow=True reads a file still being written: the stream waits for
     views not yet in the file until the header's count is reached or
-    timeout seconds pass without growth, then raises parload.Error
+    timeout seconds pass without growth (a raw layout followed needs one
+    file and a count), then raises parload.Error
     (PARLOAD_ETRUNCATED), or with allow_truncated ends after the
     complete views.  verify, keep_going, threads, numa_bind and hugepages
     are Loader's.
@@ -124,7 +154,7 @@ def stream(path, *, batch_views=None, batch_bytes=None, window=None,
     loader = Loader(threads=threads, strategy="parallel", verify=verify,
                     keep_going=keep_going, allow_truncated=allow_truncated,
                     numa_bind=numa_bind, hugepages=hugepages)
-    return Stream(loader, path, batch_views=batch_views,
+    return Stream(loader, path, raw=raw, batch_views=batch_views,
                   batch_bytes=batch_bytes, window=window, follow=follow,
                   timeout=timeout, views=views, rows=rows, cols=cols,
                   copy=copy)

@@ -1,13 +1,16 @@
 import builtins
 import os
-from typing import (Any, Dict, Iterable, Iterator, NamedTuple, Optional, Tuple,
-                    Union)
+from typing import (Any, Dict, Iterable, Iterator, Mapping, NamedTuple,
+                    Optional, Sequence, Tuple, Union)
 
 import numpy as np
 import numpy.typing as npt
 
-_Source = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]", int, Any]
 _Path = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+_Paths = Union[_Path, Sequence[_Path]]
+_Source = Union[_Path, Sequence[_Path], int, Any]
+# raw=: "width=W,height=H,type=T,..." (or "@PATH"), or a dict of those keys
+_Raw = Union[None, str, bytes, Mapping[str, Union[int, str]]]
 _Part = Union[None, slice, range, Tuple[Optional[int], Optional[int]]]
 
 header_dtype: np.dtype
@@ -47,7 +50,11 @@ class Dataset:
     @property
     def bad_views(self) -> npt.NDArray[np.uint64]: ...
     @property
-    def file_header(self) -> FileHeader: ...
+    def raw_headers(self) -> Optional[npt.NDArray[np.uint8]]: ...
+    @property
+    def desc(self) -> Dict[str, Any]: ...
+    @property
+    def file_header(self) -> Optional[FileHeader]: ...
     @property
     def stats(self) -> dict[str, Any]: ...
     @property
@@ -66,11 +73,12 @@ class Loader:
                  max_read: int = 0, verify: bool = False,
                  keep_going: bool = False, allow_truncated: bool = False,
                  numa_bind: bool = True, hugepages: bool = True) -> None: ...
-    def load(self, source: _Source, *, views: _Part = None,
-             rows: _Part = None, cols: _Part = None,
+    def load(self, source: _Source, *, raw: _Raw = None,
+             views: _Part = None, rows: _Part = None, cols: _Part = None,
              layout: Optional[str] = None) -> Dataset: ...
     def load_into(self, source: _Source, pixels: np.ndarray,
-                  headers: Optional[np.ndarray] = None, *,
+                  headers: Optional[np.ndarray] = None, *, raw: _Raw = None,
+                  raw_headers: Optional[np.ndarray] = None,
                   views: _Part = None, rows: _Part = None,
                   cols: _Part = None,
                   layout: Optional[str] = None) -> Dataset: ...
@@ -106,6 +114,7 @@ class Batch(NamedTuple):
     views: range
     headers: np.ndarray
     pixels: np.ndarray
+    raw_headers: Optional[npt.NDArray[np.uint8]]
     views_done: int
     views_total: int
     bytes_done: int
@@ -113,7 +122,7 @@ class Batch(NamedTuple):
     seconds: float
 
 class Stream(Iterator[Batch]):
-    def __init__(self, loader: Loader, path: _Path, *,
+    def __init__(self, loader: Loader, path: _Paths, *, raw: _Raw = None,
                  batch_views: Optional[int] = None,
                  batch_bytes: Optional[int] = None,
                  window: Optional[int] = None, follow: bool = False,
@@ -136,7 +145,8 @@ class Stream(Iterator[Batch]):
     @property
     def dtype(self) -> np.dtype: ...
 
-def stream(path: _Path, *, batch_views: Optional[int] = None,
+def stream(path: _Paths, *, raw: _Raw = None,
+           batch_views: Optional[int] = None,
            batch_bytes: Optional[int] = None, window: Optional[int] = None,
            follow: bool = False, timeout: float = 10.0, threads: int = 0,
            numa_bind: bool = True, hugepages: bool = True,
@@ -144,14 +154,18 @@ def stream(path: _Path, *, batch_views: Optional[int] = None,
            allow_truncated: bool = False, views: _Part = None,
            rows: _Part = None, cols: _Part = None,
            copy: bool = False) -> Stream: ...
-def load(source: _Source, *, threads: int = 0, strategy: str = "parallel",
+def load(source: _Source, *, raw: _Raw = None, threads: int = 0,
+         strategy: str = "parallel",
          io: str = "posix", buffer_size: Optional[int] = None,
          max_read: int = 0, verify: bool = False, keep_going: bool = False,
          allow_truncated: bool = False, numa_bind: bool = True,
          hugepages: bool = True, views: _Part = None, rows: _Part = None,
          cols: _Part = None, layout: str = "views") -> Dataset: ...
-def read_header(source: _Source) -> FileHeader: ...
-def empty_like_file(source: _Source, *, views: _Part = None,
+def read_header(source: Union[_Path, int, Any]) -> FileHeader: ...
+def describe(source: _Source, *, raw: _Raw = None,
+             allow_truncated: bool = False) -> Dict[str, Any]: ...
+def empty_like_file(source: _Source, *, raw: _Raw = None,
+                    views: _Part = None,
                     rows: _Part = None, cols: _Part = None,
                     layout: Optional[str] = None,
                     hugepages: bool = True) -> Tuple[np.ndarray, np.ndarray]: ...

@@ -47,17 +47,28 @@ PyObject *py_file_header_of(const parload_desc *d);
 int py_make_header_dtype(PyObject *m);
 
 /* args.c: what a load reads, a path (bytes, in the file system's
- * encoding) or a descriptor, and the object that names it in errors. */
+ * encoding), a list of paths read as one stream, or a descriptor; its
+ * layout (raw=); and the object that names it in errors. */
 typedef struct source {
-	PyObject *path; /* bytes, or NULL for fd */
+	PyObject *path; /* bytes, or NULL for a list or fd */
+	PyObject *paths; /* a list's paths, a tuple of bytes, or NULL */
+	const char **pathv; /* their text, PyMem_Malloc'd */
+	size_t npaths;
 	int fd;
 	PyObject *name; /* for messages and Error.filename */
-	PyObject *name_bytes; /* name in the file system's encoding */
+	PyObject *name_bytes; /* name (a list's first path) in the file
+			       * system's encoding */
+	int has_desc; /* raw= given: desc is the layout */
+	parload_desc desc;
 } source;
 
 void py_source_clear(source *s);
-int py_source_parse(PyObject *obj, source *s);
+int py_source_parse(PyObject *obj, PyObject *raw, source *s);
+int py_raw_parse(PyObject *raw, parload_desc *d);
 const char *py_source_path(const source *s);
+void py_source_request(const source *s, parload_source *out);
+int py_describe(const source *s, int allow_truncated, parload_desc *d);
+PyObject *py_desc_dict(const parload_desc *d);
 int py_selection_from(PyObject *views, PyObject *rows, PyObject *cols,
 			      const char *layout, parload_selection *sel);
 void py_shape_dims(const parload_shape *s, npy_intp dims[3]);
@@ -69,7 +80,10 @@ unsigned py_option_flags(int verify, int keep_going,
 /* dataset.c */
 extern PyTypeObject DatasetType;
 PyObject *py_dataset_wrap(parload_dataset *ds, PyObject *name,
-				  PyObject *pixels, PyObject *headers);
+			  PyObject *pixels, PyObject *headers,
+			  PyObject *raw_headers);
+PyObject *py_raw_headers_array(const unsigned char *data, uint64_t views,
+			       uint64_t size, PyObject *base);
 PyObject *py_stats_dict(const parload_stats *st);
 PyObject *py_range3(uint64_t start, uint64_t n, uint64_t step);
 
@@ -94,6 +108,7 @@ PyObject *py_buffers_new(const parload_desc *h,
 			 const parload_selection *sel, unsigned flags,
 			 PyObject *name, parload_buffers **out);
 PyObject *py_mod_read_header(PyObject *mod, PyObject *arg);
+PyObject *py_mod_describe(PyObject *mod, PyObject *args, PyObject *kw);
 PyObject *py_mod_empty_like_file(PyObject *mod, PyObject *args,
 					 PyObject *kw);
 

@@ -46,6 +46,16 @@ typedef struct parload_py_api {
 	unsigned (*option_flags)(int verify, int keep_going,
 				 int allow_truncated, int numa_bind,
 				 int hugepages);
+	/* raw= (a str or a dict of the layout's keys) into *d; -1 with an
+	 * exception. */
+	int (*raw_parse)(PyObject *raw, parload_desc *d);
+	/* A description as Dataset.desc's dict. */
+	PyObject *(*desc_dict)(const parload_desc *d);
+	/* views x size bytes of raw view headers as a (views, size) uint8
+	 * array that base (stolen) keeps alive; None when there are none. */
+	PyObject *(*raw_headers_array)(const unsigned char *data,
+				       uint64_t views, uint64_t size,
+				       PyObject *base);
 } parload_py_api;
 
 /* parload._parload's table, or NULL with ImportError. */

@@ -22,6 +22,7 @@ static const parload_py_api *api;
 typedef struct {
 	PyObject_HEAD
 	parload_mpi_part part;
+	parload_desc desc; /* raw=: the layout the load was given */
 	PyObject *name;
 	PyObject *weakrefs;
 } PartObject;
@@ -169,6 +170,21 @@ static PyObject *Part_file_header(PartObject *self, void *closure)
 	return api->file_header_of(&self->part.desc);
 }
 
+static PyObject *Part_raw_headers(PartObject *self, void *closure)
+{
+	const parload_mpi_part *p = &self->part;
+
+	return api->raw_headers_array(
+		p->dataset.raw_headers, p->dataset.shape.views,
+		p->desc.format == PARLOAD_FORMAT_RAW ? p->desc.header : 0,
+		Py_NewRef((PyObject *)self));
+}
+
+static PyObject *Part_desc(PartObject *self, void *closure)
+{
+	return api->desc_dict(&self->part.desc);
+}
+
 static PyObject *Part_stats(PartObject *self, void *closure)
 {
 	return api->stats_dict(&self->part.dataset.stats);
@@ -226,8 +242,15 @@ static PyGetSetDef Part_getset[] = {
 	{"split", (getter)Part_split, NULL, "\"views\" or \"rows\".", NULL},
 	{"layout", (getter)Part_layout, NULL,
 	 "The pixels' layout: \"views\" or \"sinograms\".", NULL},
+	{"raw_headers", (getter)Part_raw_headers, NULL,
+	 "A raw layout's view headers of the part's views: a (views, header)\n"
+	 "uint8 ndarray (no copy), None without any (as Dataset.raw_headers).",
+	 NULL},
+	{"desc", (getter)Part_desc, NULL,
+	 "The layout rank 0 described, a dict as Dataset.desc.", NULL},
 	{"file_header", (getter)Part_file_header, NULL,
-	 "The file header rank 0 read (a parload.FileHeader).", NULL},
+	 "The file header rank 0 read (a parload.FileHeader); None for a raw\n"
+	 "layout.", NULL},
 	{"stats", (getter)Part_stats, NULL,
 	 "What this rank's load did, a dict as Dataset.stats.", NULL},
 	{"placement", (getter)Part_placement, NULL,
@@ -280,9 +303,33 @@ static int split_io(const char *split_name, const char *io_name, int *kind,
 	return 0;
 }
 
-/* The collective load of path_obj into a new Part (opts->error set). */
-static PyObject *part_load(MPI_Comm comm, PyObject *path_obj,
-			   const parload_mpi_options *opts,
+/* Collective: raw= parsed on every rank (each is given its own), and
+ * whether any failed (an "@PATH" that only some can read), so that every
+ * rank fails or none, before the load's collective calls.  -1 with an
+ * exception. */
+static int raw_agree(MPI_Comm comm, PyObject *raw, parload_desc *d)
+{
+	int bad = api->raw_parse(raw, d) != 0, any = bad, rc;
+
+	Py_BEGIN_ALLOW_THREADS
+	rc = MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm);
+	Py_END_ALLOW_THREADS
+	if (rc != MPI_SUCCESS) {
+		if (!bad)
+			PyErr_SetString(PyExc_RuntimeError,
+					"raw: MPI_Allreduce failed");
+		return -1;
+	}
+	if (any && !bad)
+		PyErr_SetString(PyExc_ValueError,
+				"raw: the layout is invalid on another rank");
+	return any ? -1 : 0;
+}
+
+/* The collective load of path_obj, laid out as raw (None: parload's own
+ * format), into a new Part (opts->error set). */
+static PyObject *part_load(MPI_Comm comm, PyObject *path_obj, PyObject *raw,
+			   parload_mpi_options *opts,
 			   const parload_mpi_split *split)
 {
 	PyObject *path = NULL;
@@ -299,6 +346,14 @@ static PyObject *part_load(MPI_Comm comm, PyObject *path_obj,
 	memset(&self->part, 0, sizeof(self->part));
 	self->weakrefs = NULL;
 	self->name = PyOS_FSPath(path_obj);
+	if (raw != Py_None) {
+		if (raw_agree(comm, raw, &self->desc)) {
+			Py_DECREF(path);
+			Py_DECREF(self);
+			return NULL;
+		}
+		opts->desc = &self->desc;
+	}
 	Py_BEGIN_ALLOW_THREADS
 	rc = parload_mpi_load(comm, PyBytes_AS_STRING(path), opts, split,
 			      &self->part);
@@ -318,11 +373,11 @@ static PyObject *part_load(MPI_Comm comm, PyObject *path_obj,
 
 static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = {"comm", "path", "split", "threads", "io",
+	static char *kwlist[] = {"comm", "path", "split", "raw", "threads", "io",
 				 "verify", "keep_going", "allow_truncated",
 				 "numa_bind", "hugepages", "node_split",
 				 "views", "rows", "cols", NULL};
-	PyObject *comm_obj, *path_obj, *threads_obj = NULL;
+	PyObject *comm_obj, *path_obj, *threads_obj = NULL, *raw = Py_None;
 	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
 	const char *split_name = "views", *io_name = "pool";
 	int verify = 0, keep_going = 0, truncated = 0, bind = 1, huge = 1;
@@ -333,9 +388,10 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 	MPI_Comm *comm;
 	size_t threads = 0;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|s$OsppppppOOO:load",
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|s$OOsppppppOOO:load",
 					 kwlist, &comm_obj, &path_obj,
-					 &split_name, &threads_obj, &io_name,
+					 &split_name, &raw, &threads_obj,
+					 &io_name,
 					 &verify, &keep_going, &truncated,
 					 &bind, &huge, &node_split, &views,
 					 &rows, &cols))
@@ -361,13 +417,14 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 	opts.error = &err;
 	memset(&split, 0, sizeof(split));
 	split.kind = (parload_mpi_split_kind)kind;
-	return part_load(*comm, path_obj, &opts, &split);
+	return part_load(*comm, path_obj, raw, &opts, &split);
 }
 
 static PyMethodDef module_methods[] = {
 	{"load", (PyCFunction)(void (*)(void))mod_load,
 	 METH_VARARGS | METH_KEYWORDS,
-	 "load(comm, path, split='views', *, threads=0, io='pool', ...)\n--\n\n"
+	 "load(comm, path, split='views', *, raw=None, threads=0, io='pool',\n"
+	 "     ...)\n--\n\n"
 	 "Collective: this rank's part of path; see parload.mpi.load."},
 	{NULL},
 };

@@ -3,6 +3,8 @@
     import parload.dask
     arr = parload.dask.from_file("scan.raw", chunks=(64, -1, -1))
     arr.mean(axis=0).compute()
+    cam = parload.dask.from_file(frames, raw="width=1024,height=1024,"
+                                 "type=mono12p")
 
 Each chunk is one parload selection load (a range of views, a band of
 rows, a range of columns) read by the loader's thread pool, so that
@@ -37,9 +39,9 @@ def _loader(options):
     return loader
 
 
-def _load_chunk(path, views, rows, cols, layout, options):
-    ds = _loader(options).load(path, views=views, rows=rows, cols=cols,
-                               layout=layout)
+def _load_chunk(path, raw, views, rows, cols, layout, options):
+    ds = _loader(options).load(path, raw=raw, views=views, rows=rows,
+                               cols=cols, layout=layout)
     return ds.pixels
 
 
@@ -50,9 +52,19 @@ def _bounds(chunks):
         start += n
 
 
-def from_file(path, chunks=None, *, layout="views", threads=1, max_read=0,
-              verify=False, numa_bind=True, hugepages=True):
+def _files(path):
+    """The source's files (a path or a list of them), for the token."""
+    if isinstance(path, (list, tuple)):
+        return [os.fspath(p) for p in path]
+    return [os.fspath(path)]
+
+
+def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
+              max_read=0, verify=False, numa_bind=True, hugepages=True):
     """Return the pixels of the stream at path as a dask array.
+
+    path is a path or a list of paths read as one stream, raw its layout,
+    as in parload.load().
 
     chunks follows dask.array's conventions over the pixel array's shape,
     (views, rows, cols), or (rows, views, cols) with layout="sinograms";
@@ -60,27 +72,27 @@ def from_file(path, chunks=None, *, layout="views", threads=1, max_read=0,
     array.chunk-size.  Each chunk is loaded by one call with threads
     worker threads (default 1: dask runs chunks in parallel already; 0 is
     one per core) of the parallel strategy.  verify checks CRCs, which
-    needs chunks of whole views (no row or column split).  The file's
-    header is read now; the pixels when the array is computed.  The file
-    must not change meanwhile.
+    needs chunks of whole views (no row or column split).  The layout is
+    described now (parload.describe); the pixels are read when the array
+    is computed.  The files must not change meanwhile.
     """
     options = {"threads": threads, "max_read": max_read, "verify": verify,
                "numa_bind": numa_bind, "hugepages": hugepages}
-    path = os.fspath(path)
-    h = parload.read_header(path)
+    files = _files(path)
+    path = files if isinstance(path, (list, tuple)) else files[0]
+    d = parload.describe(path, raw=raw)
     if layout == "sinograms":
-        shape = (h.height, h.view_count, h.width)
+        shape = (d["height"], d["count"], d["width"])
     elif layout == "views":
-        shape = (h.view_count, h.height, h.width)
+        shape = (d["count"], d["height"], d["width"])
     else:
         raise ValueError(f"layout: {layout!r} is not a layout "
                          f"(views or sinograms)")
     if chunks is None:
         chunks = ("auto", -1, -1) if layout == "views" else (-1, "auto", -1)
-    chunks = normalize_chunks(chunks, shape=shape, dtype=h.dtype)
-    st = os.stat(path)
-    name = "parload-" + tokenize(path, st.st_size, st.st_mtime_ns, chunks,
-                                 layout, options)
+    chunks = normalize_chunks(chunks, shape=shape, dtype=d["dtype"])
+    stats = [(st.st_size, st.st_mtime_ns) for st in map(os.stat, files)]
+    name = "parload-" + tokenize(files, stats, raw, chunks, layout, options)
     vaxis = 0 if layout == "views" else 1
     raxis = 1 - vaxis
     graph = {}
@@ -88,6 +100,6 @@ def from_file(path, chunks=None, *, layout="views", threads=1, max_read=0,
         for j, (r0, r1) in enumerate(_bounds(chunks[raxis])):
             for k, (c0, c1) in enumerate(_bounds(chunks[2])):
                 key = (name, i, j, k) if vaxis == 0 else (name, j, i, k)
-                graph[key] = (_load_chunk, path, slice(v0, v1), (r0, r1),
-                              (c0, c1), layout, options)
-    return da.Array(graph, name, chunks, dtype=h.dtype)
+                graph[key] = (_load_chunk, path, raw, slice(v0, v1),
+                              (r0, r1), (c0, c1), layout, options)
+    return da.Array(graph, name, chunks, dtype=d["dtype"])

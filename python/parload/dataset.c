@@ -10,6 +10,7 @@ typedef struct {
 	/* load_into(): the caller's arrays, which ds points into */
 	PyObject *pixels;
 	PyObject *headers;
+	PyObject *raw_headers;
 	PyObject *name;
 	PyObject *weakrefs;
 } DatasetObject;
@@ -21,13 +22,15 @@ static void Dataset_dealloc(DatasetObject *self)
 	parload_dataset_free(&self->ds);
 	Py_XDECREF(self->pixels);
 	Py_XDECREF(self->headers);
+	Py_XDECREF(self->raw_headers);
 	Py_XDECREF(self->name);
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 /* A Dataset that takes over *ds (zeroed here). */
 PyObject *py_dataset_wrap(parload_dataset *ds, PyObject *name,
-				 PyObject *pixels, PyObject *headers)
+			  PyObject *pixels, PyObject *headers,
+			  PyObject *raw_headers)
 {
 	DatasetObject *self = PyObject_New(DatasetObject, &DatasetType);
 
@@ -39,6 +42,7 @@ PyObject *py_dataset_wrap(parload_dataset *ds, PyObject *name,
 	memset(ds, 0, sizeof(*ds));
 	self->pixels = Py_XNewRef(pixels);
 	self->headers = Py_XNewRef(headers);
+	self->raw_headers = Py_XNewRef(raw_headers);
 	self->name = Py_XNewRef(name);
 	self->weakrefs = NULL;
 	return (PyObject *)self;
@@ -65,6 +69,35 @@ static PyObject *Dataset_headers(DatasetObject *self, void *closure)
 		return Py_NewRef(self->headers);
 	return py_array_over(py_new_header_descr(), 1, &n, NULL,
 			     self->ds.headers, Py_NewRef((PyObject *)self));
+}
+
+/* A raw stream's view headers, views x size bytes at data: a (views,
+ * size) uint8 array that base (stolen) keeps alive; None without any. */
+PyObject *py_raw_headers_array(const unsigned char *data, uint64_t views,
+			       uint64_t size, PyObject *base)
+{
+	npy_intp dims[2] = {(npy_intp)views, (npy_intp)size};
+
+	if (!data || !size) {
+		Py_DECREF(base);
+		Py_RETURN_NONE;
+	}
+	return py_array_over(PyArray_DescrFromType(NPY_UINT8), 2, dims, NULL,
+			     (void *)data, base);
+}
+
+static PyObject *Dataset_raw_headers(DatasetObject *self, void *closure)
+{
+	if (self->raw_headers)
+		return Py_NewRef(self->raw_headers);
+	return py_raw_headers_array(self->ds.raw_headers, self->ds.shape.views,
+				    self->ds.desc.header,
+				    Py_NewRef((PyObject *)self));
+}
+
+static PyObject *Dataset_desc(DatasetObject *self, void *closure)
+{
+	return py_desc_dict(&self->ds.desc);
 }
 
 static PyObject *Dataset_angles(DatasetObject *self, void *closure)
@@ -180,8 +213,24 @@ static PyGetSetDef Dataset_getset[] = {
 	 "With verify and keep_going: the views (file indices) whose payload\n"
 	 "does not match its CRC-32C, as a uint64 ndarray (empty if none).",
 	 NULL},
+	{"raw_headers", (getter)Dataset_raw_headers, NULL,
+	 "A raw layout's own view headers (raw= with header=N): a (views, N)\n"
+	 "uint8 ndarray, the header bytes of each loaded view as the file\n"
+	 "has them, viewing the dataset's memory (no copy).  None when the\n"
+	 "layout has no view headers, and for parload's own format (whose\n"
+	 "view headers are headers).",
+	 NULL},
+	{"desc", (getter)Dataset_desc, NULL,
+	 "The layout that was read, resolved, a dict: format (\"parload\" or\n"
+	 "\"raw\"), width, height, type (\"u16\", \"u16be\", \"mono12p\", ...),\n"
+	 "dtype (the pixels' in memory), offset, header, gap, count (the\n"
+	 "views there are), payload_size and\n"
+	 "record_size (bytes of one view's pixels, and of its whole record,\n"
+	 "in the file).",
+	 NULL},
 	{"file_header", (getter)Dataset_file_header, NULL,
-	 "The file's header, a FileHeader named tuple.", NULL},
+	 "parload's own file header, a FileHeader named tuple; None for a\n"
+	 "raw layout (see desc).", NULL},
 	{"stats", (getter)Dataset_stats, NULL,
 	 "What the load did, a dict: seconds (from opening the file until the\n"
 	 "dataset was complete), bytes_read, read_calls, threads, strategy,\n"

@@ -1,6 +1,6 @@
 /*
  * loader.c - parload.Loader (load, load_into) and the module functions
- * read_header and empty_like_file.
+ * read_header, describe and empty_like_file.
  */
 #include "_parload.h"
 
@@ -186,9 +186,7 @@ static int loader_run(LoaderObject *self, const source *src,
 	int rc;
 
 	parload_request_init(&req);
-	req.source.path = py_source_path(src);
-	req.source.fd = src->path ? -1 : src->fd;
-	req.source.name = src->path ? NULL : PyBytes_AS_STRING(src->name_bytes);
+	py_source_request(src, &req.source);
 	req.selection = sel;
 	req.into = into;
 	/* Batches come from a strategy that delivers them (the parallel
@@ -226,28 +224,31 @@ static int loader_run(LoaderObject *self, const source *src,
 
 static PyObject *Loader_load(LoaderObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = {"source", SELECT_KWARGS, NULL};
-	PyObject *obj, *views = Py_None, *rows = Py_None, *cols = Py_None;
+	static char *kwlist[] = {"source", "raw", SELECT_KWARGS, NULL};
+	PyObject *obj, *raw = Py_None;
+	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
 	const char *layout = NULL;
 	parload_selection sel;
 	parload_dataset ds;
 	source src;
 	int rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOz:load", kwlist, &obj,
-					 &views, &rows, &cols, &layout))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOOz:load", kwlist,
+					 &obj, &raw, &views, &rows, &cols,
+					 &layout))
 		return NULL;
 	if (py_selection_from(views, rows, cols, layout, &sel) ||
-	    py_source_parse(obj, &src))
+	    py_source_parse(obj, raw, &src))
 		return NULL;
 	memset(&ds, 0, sizeof(ds));
 	rc = loader_run(self, &src, &sel, NULL, &ds);
-	obj = rc ? NULL : py_dataset_wrap(&ds, src.name, NULL, NULL);
+	obj = rc ? NULL : py_dataset_wrap(&ds, src.name, NULL, NULL, NULL);
 	py_source_clear(&src);
 	return obj;
 }
 
-/* The file header of a source without moving a descriptor's offset. */
+/* parload's own file header of a source (one file or a descriptor)
+ * without moving a descriptor's offset. */
 static int source_header(const source *src, parload_file_header *h)
 {
 	parload_error err;
@@ -303,15 +304,13 @@ int py_resolve_shape(const parload_desc *d, const parload_selection *sel,
 	return 0;
 }
 
-/* The header of a source and a selection resolved against it. */
-static int source_shape(const source *src, const parload_selection *sel,
-			parload_desc *d, parload_shape *shape)
+/* What a source holds and a selection resolved against it. */
+static int source_shape(const source *src, int allow_truncated,
+			const parload_selection *sel, parload_desc *d,
+			parload_shape *shape)
 {
-	parload_file_header h;
-
-	if (source_header(src, &h))
+	if (py_describe(src, allow_truncated, d))
 		return -1;
-	parload_desc_from_header(d, &h);
 	return py_resolve_shape(d, sel, PyBytes_AS_STRING(src->name_bytes),
 				src->name, shape);
 }
@@ -366,12 +365,50 @@ static int check_into(PyObject *obj, PyArray_Descr *want, int nd,
 	return 0;
 }
 
+/* A caller's array for load_into(), or one made when it is None: a new
+ * reference, or NULL with an exception. */
+static PyObject *into_array(PyObject *given, PyArray_Descr *want, int nd,
+			    npy_intp *dims, const char *what)
+{
+	if (given == Py_None) {
+		Py_INCREF(want);
+		return PyArray_Empty(nd, dims, want, 0);
+	}
+	if (check_into(given, want, nd, dims, what))
+		return NULL;
+	return Py_NewRef(given);
+}
+
+/* raw_headers= of load_into(): a (views, header) uint8 array for a raw
+ * layout with view headers (made when None), None for any other. */
+static PyObject *into_raw_headers(PyObject *given, const parload_desc *d,
+				  const parload_shape *shape)
+{
+	npy_intp dims[2] = {(npy_intp)shape->views, (npy_intp)d->header};
+	PyArray_Descr *u8;
+	PyObject *r;
+
+	if (d->format != PARLOAD_FORMAT_RAW || !d->header) {
+		if (given == Py_None)
+			Py_RETURN_NONE;
+		PyErr_SetString(PyExc_ValueError,
+				"raw_headers: the layout has no view headers "
+				"of its own (raw= with header=N has)");
+		return NULL;
+	}
+	u8 = PyArray_DescrFromType(NPY_UINT8);
+	r = into_array(given, u8, 2, dims, "raw_headers");
+	Py_DECREF(u8);
+	return r;
+}
+
 static PyObject *Loader_load_into(LoaderObject *self, PyObject *args,
 				  PyObject *kw)
 {
-	static char *kwlist[] = {"source", "pixels", "headers", SELECT_KWARGS,
-				 NULL};
+	static char *kwlist[] = {"source", "pixels", "headers", "raw",
+				 "raw_headers", SELECT_KWARGS, NULL};
 	PyObject *obj, *pixels, *headers = Py_None, *result = NULL;
+	PyObject *raw = Py_None, *raw_headers = Py_None, *rh = NULL;
 	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
 	const char *layout = NULL;
 	PyArray_Descr *px = NULL;
@@ -383,38 +420,45 @@ static PyObject *Loader_load_into(LoaderObject *self, PyObject *args,
 	npy_intp dims[3], n;
 	source src;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOz:load_into",
-					 kwlist, &obj, &pixels, &headers,
-					 &views, &rows, &cols, &layout))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOOOz:load_into",
+					 kwlist, &obj, &pixels, &headers, &raw,
+					 &raw_headers, &views, &rows, &cols,
+					 &layout))
 		return NULL;
 	if (py_selection_from(views, rows, cols, layout, &sel) ||
-	    py_source_parse(obj, &src))
+	    py_source_parse(obj, raw, &src))
 		return NULL;
-	if (source_shape(&src, &sel, &h, &shape))
+	if (source_shape(&src, self->flags & PARLOAD_OPT_ALLOW_TRUNCATED, &sel,
+			 &h, &shape))
 		goto out;
 	py_shape_dims(&shape, dims);
 	n = (npy_intp)shape.views;
 	px = PyArray_DescrFromType(py_pixel_typenum(h.pixel_type));
 	if (check_into(pixels, px, 3, dims, "pixels"))
 		goto out;
-	if (headers == Py_None) {
-		Py_INCREF(py_header_descr);
-		headers = PyArray_Empty(1, &n, py_header_descr, 0);
-		if (!headers)
-			goto out;
-	} else {
-		if (check_into(headers, py_header_descr, 1, &n, "headers"))
-			goto out;
-		Py_INCREF(headers);
+	headers = into_array(headers, py_header_descr, 1, &n, "headers");
+	if (!headers)
+		goto out;
+	rh = into_raw_headers(raw_headers, &h, &shape);
+	if (!rh) {
+		Py_DECREF(headers);
+		goto out;
 	}
+	memset(&into, 0, sizeof(into));
 	into.pixels = PyArray_DATA((PyArrayObject *)pixels);
 	into.pixels_size = PyArray_NBYTES((PyArrayObject *)pixels);
 	into.headers = PyArray_DATA((PyArrayObject *)headers);
 	into.headers_size = PyArray_NBYTES((PyArrayObject *)headers);
+	if (rh != Py_None) {
+		into.raw_headers = PyArray_DATA((PyArrayObject *)rh);
+		into.raw_headers_size = PyArray_NBYTES((PyArrayObject *)rh);
+	}
 	memset(&ds, 0, sizeof(ds));
 	if (loader_run(self, &src, &sel, &into, &ds) == 0)
-		result = py_dataset_wrap(&ds, src.name, pixels, headers);
+		result = py_dataset_wrap(&ds, src.name, pixels, headers,
+					 rh != Py_None ? rh : NULL);
 	Py_DECREF(headers);
+	Py_DECREF(rh);
 out:
 	Py_XDECREF(px);
 	py_source_clear(&src);
@@ -461,12 +505,23 @@ static PyObject *Loader_get_closed(LoaderObject *self, void *closure)
 static PyMethodDef Loader_methods[] = {
 	{"load", (PyCFunction)(void (*)(void))Loader_load,
 	 METH_VARARGS | METH_KEYWORDS,
-	 "load(source, *, views=None, rows=None, cols=None, layout=None)\n"
+	 "load(source, *, raw=None, views=None, rows=None, cols=None,\n"
+	 "     layout=None)\n"
 	 "--\n\n"
 	 "Load source and return a Dataset.\n\n"
-	 "source is a path (str, bytes, os.PathLike), a file descriptor or a\n"
-	 "file object (a regular file is read with the loader's strategy, a\n"
-	 "pipe or socket as a stream).  views takes a slice or a range of\n"
+	 "source is a path (str, bytes, os.PathLike), a list or tuple of\n"
+	 "paths read as one stream (views numbered across the files in the\n"
+	 "order given), a file descriptor or a file object (a regular file is\n"
+	 "read with the loader's strategy, a pipe or socket as a stream).  A\n"
+	 "path ending in .nhdr is read as the NRRD detached header it is.\n"
+	 "raw describes a raw layout, as the command's --raw: the text\n"
+	 "\"width=W,height=H,type=T[,offset=N][,header=N][,gap=N][,count=N]\"\n"
+	 "(or \"@PATH\" of a file holding it), or a dict of the same keys\n"
+	 "(values int or str such as \"64K\").  T is u8 u16 i16 u32 i32 f32\n"
+	 "f64, each with an optional le or be, or mono10p mono12p\n"
+	 "mono12packed u12msb (unpacked into uint16).  A raw layout needs the\n"
+	 "parallel strategy; given for a file of parload's own format it\n"
+	 "overrides the file's header.  views takes a slice or a range of\n"
 	 "file views; rows and cols a slice or a (start, stop) pair of\n"
 	 "detector rows and columns (no step).  layout is \"views\" (pixels\n"
 	 "[view, row, col]) or \"sinograms\" ([row, view, col]).  Slices\n"
@@ -481,14 +536,18 @@ static PyMethodDef Loader_methods[] = {
 	 "any other once it returns."},
 	{"load_into", (PyCFunction)(void (*)(void))Loader_load_into,
 	 METH_VARARGS | METH_KEYWORDS,
-	 "load_into(source, pixels, headers=None, *, views=None, rows=None,\n"
-	 "          cols=None, layout=None)\n"
+	 "load_into(source, pixels, headers=None, *, raw=None,\n"
+	 "          raw_headers=None, views=None, rows=None, cols=None,\n"
+	 "          layout=None)\n"
 	 "--\n\n"
 	 "Load source into the caller's arrays and return a Dataset whose\n"
 	 "pixels and headers are those arrays.\n\n"
 	 "pixels must be a C-contiguous, writeable ndarray of the file's\n"
 	 "pixel dtype and the selection's shape; headers (made when None) one\n"
 	 "of header_dtype and shape (views,).  empty_like_file() makes both.\n"
+	 "source and raw are load()'s; a raw layout with view headers reads\n"
+	 "them into raw_headers, a (views, header) uint8 array (made when\n"
+	 "None).\n"
 	 "Anything else raises TypeError (wrong type or dtype) or ValueError\n"
 	 "(shape, layout in memory), naming what is wrong."},
 	{"close", (PyCFunction)Loader_close, METH_NOARGS,
@@ -554,9 +613,35 @@ PyObject *py_mod_read_header(PyObject *mod, PyObject *arg)
 	source src;
 	PyObject *r;
 
-	if (py_source_parse(arg, &src))
+	if (py_source_parse(arg, NULL, &src))
 		return NULL;
+	if (src.npaths) {
+		py_source_clear(&src);
+		PyErr_SetString(PyExc_TypeError,
+				"read_header reads one file's header, not a "
+				"list's");
+		return NULL;
+	}
 	r = source_header(&src, &h) ? NULL : py_file_header_new(&h);
+	py_source_clear(&src);
+	return r;
+}
+
+PyObject *py_mod_describe(PyObject *mod, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = {"source", "raw", "allow_truncated", NULL};
+	PyObject *obj, *raw = Py_None, *r = NULL;
+	int truncated = 0;
+	parload_desc d;
+	source src;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$Op:describe", kwlist,
+					 &obj, &raw, &truncated))
+		return NULL;
+	if (py_source_parse(obj, raw, &src))
+		return NULL;
+	if (py_describe(&src, truncated, &d) == 0)
+		r = py_desc_dict(&d);
 	py_source_clear(&src);
 	return r;
 }
@@ -607,8 +692,10 @@ PyObject *py_buffers_new(const parload_desc *h,
 PyObject *py_mod_empty_like_file(PyObject *mod, PyObject *args,
 					PyObject *kw)
 {
-	static char *kwlist[] = {"source", SELECT_KWARGS, "hugepages", NULL};
-	PyObject *obj, *views = Py_None, *rows = Py_None, *cols = Py_None;
+	static char *kwlist[] = {"source", "raw", SELECT_KWARGS, "hugepages",
+				 NULL};
+	PyObject *obj, *raw = Py_None;
+	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
 	PyObject *cap = NULL, *px = NULL, *hd = NULL, *r = NULL;
 	const char *layout = NULL;
 	int huge = 1;
@@ -619,14 +706,14 @@ PyObject *py_mod_empty_like_file(PyObject *mod, PyObject *args,
 	npy_intp dims[3], n;
 	source src;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOzp:empty_like_file",
-					 kwlist, &obj, &views, &rows, &cols,
-					 &layout, &huge))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOOzp:empty_like_file",
+					 kwlist, &obj, &raw, &views, &rows,
+					 &cols, &layout, &huge))
 		return NULL;
 	if (py_selection_from(views, rows, cols, layout, &sel) ||
-	    py_source_parse(obj, &src))
+	    py_source_parse(obj, raw, &src))
 		return NULL;
-	if (source_shape(&src, &sel, &h, &shape))
+	if (source_shape(&src, 0, &sel, &h, &shape))
 		goto out;
 	cap = py_buffers_new(&h, &sel, huge ? 0 : PARLOAD_OPT_NO_HUGEPAGES,
 			     src.name, &b);

@@ -58,13 +58,22 @@ static PyMethodDef module_methods[] = {
 	 "read_header(source)\n--\n\n"
 	 "Read and validate a file's header (and check it against the file's\n"
 	 "size); return a FileHeader.  source: a path or a descriptor."},
+	{"describe", (PyCFunction)(void (*)(void))py_mod_describe,
+	 METH_VARARGS | METH_KEYWORDS,
+	 "describe(source, *, raw=None, allow_truncated=False)\n--\n\n"
+	 "What source holds, without loading it: its layout resolved against\n"
+	 "its files, a dict as Dataset.desc (count: the views there are).\n"
+	 "source and raw are load()'s (not a pipe: a stream is described as it\n"
+	 "is read).  Raises parload.Error as load() would for the same\n"
+	 "source: a file that is missing, shorter than its views or (without\n"
+	 "a count, unless allow_truncated) ending in a partial record."},
 	{"empty_like_file", (PyCFunction)(void (*)(void))py_mod_empty_like_file,
 	 METH_VARARGS | METH_KEYWORDS,
-	 "empty_like_file(source, *, views=None, rows=None, cols=None,\n"
-	 "                layout=None, hugepages=True)\n"
+	 "empty_like_file(source, *, raw=None, views=None, rows=None,\n"
+	 "                cols=None, layout=None, hugepages=True)\n"
 	 "--\n\n"
 	 "Return (pixels, headers): uninitialised arrays for Loader.load_into()\n"
-	 "of this file (or selection), allocated as parload allocates its own\n"
+	 "of this source (or selection; source and raw as in load()), allocated as parload allocates its own\n"
 	 "datasets: one mapping, the pixels on a 2 MiB boundary, advised for\n"
 	 "transparent huge pages unless hugepages is false.  Reuse them for\n"
 	 "files of the same shape."},
@@ -100,6 +109,9 @@ static const parload_py_api py_api = {
 	.range3 = py_range3,
 	.size_arg = py_size_arg,
 	.option_flags = py_option_flags,
+	.raw_parse = py_raw_parse,
+	.desc_dict = py_desc_dict,
+	.raw_headers_array = py_raw_headers_array,
 };
 
 static int add_api(PyObject *m)

@@ -26,33 +26,42 @@ except ImportError as e:  # not built: say why at import
 __all__ = ["Part", "load"]
 
 
-def load(comm, path, split="views", *, threads=0, io="pool", verify=False,
-         keep_going=False, allow_truncated=False, numa_bind=True,
-         hugepages=True, node_split=True, views=None, rows=None, cols=None):
+def load(comm, path, split="views", *, raw=None, threads=0, io="pool",
+         verify=False, keep_going=False, allow_truncated=False,
+         numa_bind=True, hugepages=True, node_split=True, views=None,
+         rows=None, cols=None):
     """Collective over comm (an mpi4py communicator): load this rank's
     part of path and return it as a Part.
 
-    Rank 0 reads and validates the file header and the file's size once
-    and broadcasts them; every rank then loads only its part with
-    libparload's thread pool.  split="views" gives each rank a contiguous
-    range of the selected views (counts differ by at most one) in view
-    layout; split="rows" a slab of the selected detector rows of every
-    view, in sinogram layout (rows, views, cols), what reconstruction
-    wants.  A rank left without views or rows gets empty arrays.
+    raw describes a raw layout as in parload.load() (a str or a dict of
+    its keys, given on every rank), None for parload's own format (or a
+    .nhdr path).  Rank 0 reads and validates the file header (or fits the
+    layout to the file) and the file's size once and broadcasts them;
+    every rank then loads only its part with libparload's thread pool.
+    split="views" gives each rank a contiguous range of the selected
+    views (counts differ by at most one) in view layout; split="rows" a
+    slab of the selected detector rows of every view, in sinogram layout
+    (rows, views, cols), what reconstruction wants.  A rank left without
+    views or rows gets empty arrays.
 
     views, rows and cols select what is shared out, as in parload.load().
     threads=0 divides the cores of each node between the ranks on it
     (node_split=False takes threads as given); io="mpiio" reads with one
-    collective MPI_File_read_at_all per rank instead of the pool.  verify,
-    keep_going, allow_truncated, numa_bind and hugepages are
-    parload.Loader's.  The GIL is released during the load.
+    collective MPI_File_read_at_all per rank instead of the pool
+    (parload's own format only).  verify, keep_going, allow_truncated,
+    numa_bind and hugepages are parload.Loader's.  The GIL is released
+    during the load.
+
+    Part.raw_headers holds a raw layout's view headers of the part's
+    views, Part.desc the layout (as Dataset's).
 
     Part.pixels and Part.headers view the part's memory without a copy,
     valid as long as any of them is referenced.  Part.index and
     Part.global_shape place the part in the whole: parload.load(path,
     layout=part.layout).pixels[part.index] equals part.pixels.
     """
-    return _load(comm, path, split, threads=threads, io=io, verify=verify,
-                 keep_going=keep_going, allow_truncated=allow_truncated,
+    return _load(comm, path, split, raw=raw, threads=threads, io=io,
+                 verify=verify, keep_going=keep_going,
+                 allow_truncated=allow_truncated,
                  numa_bind=numa_bind, hugepages=hugepages,
                  node_split=node_split, views=views, rows=rows, cols=cols)

@@ -1,9 +1,9 @@
 import os
-from typing import Any, Dict, Tuple, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy as np
 
-from . import FileHeader, _Part
+from . import FileHeader, _Part, _Raw
 
 class Part:
     @property
@@ -25,7 +25,11 @@ class Part:
     @property
     def layout(self) -> str: ...
     @property
-    def file_header(self) -> FileHeader: ...
+    def raw_headers(self) -> Optional[np.ndarray]: ...
+    @property
+    def desc(self) -> Dict[str, Any]: ...
+    @property
+    def file_header(self) -> Optional[FileHeader]: ...
     @property
     def stats(self) -> Dict[str, Any]: ...
     @property
@@ -36,7 +40,8 @@ class Part:
     def ranks(self) -> int: ...
 
 def load(comm: Any, path: Union[str, bytes, "os.PathLike[str]"],
-         split: str = "views", *, threads: int = 0, io: str = "pool",
+         split: str = "views", *, raw: _Raw = None, threads: int = 0,
+         io: str = "pool",
          verify: bool = False, keep_going: bool = False,
          allow_truncated: bool = False, numa_bind: bool = True,
          hugepages: bool = True, node_split: bool = True,

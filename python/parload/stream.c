@@ -23,8 +23,7 @@ typedef struct {
 	/* One call at a time on s: a close() from another thread waits for
 	 * a next() in progress instead of freeing the stream under it. */
 	PyThread_type_lock lock;
-	PyObject *name;
-	PyObject *path;       /* bytes */
+	source src;           /* what the load reads (its paths, its layout) */
 	PyObject *buffers;    /* capsule of the load's memory, or NULL */
 	PyObject *stats;      /* the load's stats once it completed */
 	PyObject *bad_views;  /* tuple, once it completed */
@@ -43,6 +42,8 @@ static PyStructSequence_Field batch_fields[] = {
 	{"views", "the file indices of the batch's views, a range"},
 	{"headers", "count view headers, an ndarray of header_dtype"},
 	{"pixels", "an ndarray of shape (count, rows, cols)"},
+	{"raw_headers", "a raw layout's view headers, a (count, header) uint8 "
+			"ndarray, or None"},
 	{"views_done", "views delivered so far, this batch included"},
 	{"views_total", "views the stream delivers in all"},
 	{"bytes_done", "file bytes delivered so far, this batch included"},
@@ -59,7 +60,7 @@ PyStructSequence_Desc py_batch_desc = {
 	"read-only and valid only until the next batch or the stream's close()\n"
 	"(copy=True gives independent copies).",
 	batch_fields,
-	10,
+	11,
 };
 
 /* Seconds to sleep between looks at a followed file still too short for
@@ -131,6 +132,48 @@ static int stream_header(const char *path, PyObject *name, int follow,
 	return 0;
 }
 
+static int ends_with_nhdr(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n >= 5 && strcmp(path + n - 5, ".nhdr") == 0;
+}
+
+/* What the stream reads, before the load: its description, for the
+ * buffers and the shape.  Following parload's own format, the header is
+ * waited for (stream_header); following a raw layout, the layout's count
+ * is the views to come, which the library requires of one file. */
+static int stream_desc(StreamObject *self, int follow, double timeout,
+		       parload_desc *d)
+{
+	const source *src = &self->src;
+	parload_file_header h;
+	parload_error err;
+	int rc;
+
+	if (follow && !src->has_desc && src->path &&
+	    !ends_with_nhdr(py_source_path(src))) {
+		if (stream_header(py_source_path(src), src->name, 1, timeout,
+				  &h))
+			return -1;
+		parload_desc_from_header(d, &h);
+		return 0;
+	}
+	if (follow && src->has_desc && src->desc.format == PARLOAD_FORMAT_RAW &&
+	    src->desc.count && src->path) {
+		*d = src->desc;
+		memset(&err, 0, sizeof(err));
+		rc = parload_desc_check(d, &err);
+		if (rc)
+			py_raise_error(rc, &err, src->name);
+		return rc ? -1 : 0;
+	}
+	/* Anything else is described as it is now (a raw layout followed
+	 * without a count, or as a list, is the library's error at open). */
+	return py_describe(src, follow || (self->loader->flags &
+					   PARLOAD_OPT_ALLOW_TRUNCATED), d);
+}
+
 static int stream_end(StreamObject *self, parload_dataset *out)
 {
 	parload_stream *s = self->s;
@@ -155,8 +198,7 @@ static void Stream_dealloc(StreamObject *self)
 	if (self->lock)
 		PyThread_free_lock(self->lock);
 	Py_XDECREF(self->loader);
-	Py_XDECREF(self->name);
-	Py_XDECREF(self->path);
+	py_source_clear(&self->src);
 	Py_XDECREF(self->buffers);
 	Py_XDECREF(self->stats);
 	Py_XDECREF(self->bad_views);
@@ -173,21 +215,23 @@ static int u64_arg(PyObject *obj, uint64_t *out, const char *what)
 	return 0;
 }
 
-/* A Stream reads a path: a descriptor can't be followed or reopened. */
-static int stream_source(PyObject *obj, source *src)
+/* A Stream reads a path or a list of them: a descriptor can't be
+ * followed or reopened. */
+static int stream_source(PyObject *obj, PyObject *raw, source *src)
 {
-	if (PyLong_Check(obj) || !(PyUnicode_Check(obj) || PyBytes_Check(obj) ||
-				   PyObject_HasAttrString(obj, "__fspath__"))) {
+	if (PyLong_Check(obj) ||
+	    !(PyUnicode_Check(obj) || PyBytes_Check(obj) || PyList_Check(obj) ||
+	      PyTuple_Check(obj) || PyObject_HasAttrString(obj, "__fspath__"))) {
 		PyErr_Format(PyExc_TypeError,
 			     "stream() reads a path (str, bytes or "
-			     "os.PathLike), not %.100s",
+			     "os.PathLike) or a list of paths, not %.100s",
 			     Py_TYPE(obj)->tp_name);
 		return -1;
 	}
-	return py_source_parse(obj, src);
+	return py_source_parse(obj, raw, src);
 }
 
-/* A Stream of loader over src (cleared here), not yet open. */
+/* A Stream of loader over src (taken over here), not yet open. */
 static StreamObject *stream_alloc(PyTypeObject *type, PyObject *loader,
 				  source *src, int copy)
 {
@@ -199,10 +243,9 @@ static StreamObject *stream_alloc(PyTypeObject *type, PyObject *loader,
 	}
 	self->loader = (LoaderObject *)Py_NewRef(loader);
 	self->lock = PyThread_allocate_lock();
-	self->name = Py_NewRef(src->name);
-	self->path = Py_NewRef(src->path);
+	self->src = *src;
+	memset(src, 0, sizeof(*src));
 	self->copy = copy;
-	py_source_clear(src);
 	if (!self->lock) {
 		PyErr_NoMemory();
 		Py_DECREF(self);
@@ -222,7 +265,7 @@ static int stream_alloc_buffers(StreamObject *self,
 
 	self->buffers = py_buffers_new(
 		h, sel, self->loader->flags & PARLOAD_OPT_NO_HUGEPAGES,
-		self->name, &b);
+		self->src.name, &b);
 	if (!self->buffers)
 		return -1;
 	req->into = b;
@@ -245,7 +288,7 @@ static int stream_open(StreamObject *self, parload_request *req)
 	if (rc) {
 		PyThread_release_lock(self->loader->lock);
 		self->s = NULL;
-		py_raise_error(rc, &err, self->name);
+		py_raise_error(rc, &err, self->src.name);
 		return -1;
 	}
 	return 0;
@@ -253,24 +296,24 @@ static int stream_open(StreamObject *self, parload_request *req)
 
 static PyObject *Stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = {"loader", "path", "batch_views",
+	static char *kwlist[] = {"loader", "path", "raw", "batch_views",
 				 "batch_bytes", "window", "follow", "timeout",
 				 "views", "rows", "cols", "copy", NULL};
 	PyObject *loader, *obj, *bv = Py_None, *bb = Py_None, *win = Py_None;
+	PyObject *raw = Py_None;
 	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
 	int follow = 0, copy = 0;
 	double timeout = 10.0;
 	parload_selection sel;
-	parload_file_header h;
 	parload_desc d;
 	parload_request req;
 	StreamObject *self;
 	source src;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O|$OOOpdOOOp:Stream",
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O|$OOOOpdOOOp:Stream",
 					 kwlist, &LoaderType, &loader, &obj,
-					 &bv, &bb, &win, &follow, &timeout,
-					 &views, &rows, &cols, &copy))
+					 &raw, &bv, &bb, &win, &follow,
+					 &timeout, &views, &rows, &cols, &copy))
 		return NULL;
 	if (!(timeout >= 0)) {
 		PyErr_Format(PyExc_ValueError,
@@ -282,21 +325,19 @@ static PyObject *Stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	    u64_arg(bb, &req.batch_bytes, "batch_bytes") ||
 	    u64_arg(win, &req.window_bytes, "window") ||
 	    py_selection_from(views, rows, cols, NULL, &sel) ||
-	    stream_source(obj, &src))
+	    stream_source(obj, raw, &src))
 		return NULL;
 	self = stream_alloc(type, loader, &src, copy);
 	if (!self)
 		return NULL;
-	if (stream_header(PyBytes_AS_STRING(self->path), self->name, follow,
-			  timeout, &h) ||
-	    (parload_desc_from_header(&d, &h),
-	     py_resolve_shape(&d, &sel, PyBytes_AS_STRING(self->path),
-			      self->name, &self->shape)))
+	if (stream_desc(self, follow, timeout, &d) ||
+	    py_resolve_shape(&d, &sel, PyBytes_AS_STRING(self->src.name_bytes),
+			     self->src.name, &self->shape))
 		goto fail;
-	self->typenum = py_pixel_typenum(h.pixel_type);
+	self->typenum = py_pixel_typenum(d.pixel_type);
 	if (!req.window_bytes && stream_alloc_buffers(self, &d, &sel, &req))
 		goto fail;
-	req.source.path = PyBytes_AS_STRING(self->path);
+	py_source_request(&self->src, &req.source);
 	self->sel = sel;
 	req.selection = &self->sel;
 	req.flags = follow ? PARLOAD_REQ_FOLLOW : 0;
@@ -332,6 +373,17 @@ static PyObject *batch_array(StreamObject *self, PyArray_Descr *descr,
 	return c;
 }
 
+/* A batch's raw view headers: a (count, header) uint8 array, or None. */
+static PyObject *batch_raw_headers(StreamObject *self, const parload_batch *b)
+{
+	npy_intp dims[2] = {(npy_intp)b->count, (npy_intp)b->raw_header_size};
+
+	if (!b->raw_headers || !b->raw_header_size)
+		Py_RETURN_NONE;
+	return batch_array(self, PyArray_DescrFromType(NPY_UINT8), 2, dims,
+			   b->raw_headers);
+}
+
 static PyObject *batch_new(StreamObject *self, const parload_batch *b)
 {
 	const parload_shape *s = &self->shape;
@@ -349,6 +401,7 @@ static PyObject *batch_new(StreamObject *self, const parload_batch *b)
 	PUT_(batch_array(self, py_new_header_descr(), 1, &n, b->headers));
 	PUT_(batch_array(self, PyArray_DescrFromType(self->typenum), 3, dims,
 			 b->pixels));
+	PUT_(batch_raw_headers(self, b));
 	PUT_(PyLong_FromUnsignedLongLong(b->views_done));
 	PUT_(PyLong_FromUnsignedLongLong(b->views_total));
 	PUT_(PyLong_FromUnsignedLongLong(b->bytes_done));
@@ -405,7 +458,7 @@ static PyObject *stream_next(StreamObject *self)
 	else
 		(void)stream_end(self, NULL);
 	if (rc)
-		return py_raise_error(rc, &err, self->name);
+		return py_raise_error(rc, &err, self->src.name);
 	if (PyErr_Occurred())
 		return NULL;
 	return NULL; /* StopIteration */
@@ -486,7 +539,7 @@ static PyGetSetDef Stream_getset[] = {
 	 "With verify and keep_going, once every batch was delivered: the\n"
 	 "views whose CRC-32C does not match, a tuple; None before.", NULL},
 	{"shape", (getter)Stream_get_shape, NULL,
-	 "(views, rows, cols) of the whole selection, from the file's header\n"
+	 "(views, rows, cols) of the whole selection, from the description\n"
 	 "(a followed or truncated file may deliver fewer views).", NULL},
 	{"dtype", (getter)Stream_get_dtype, NULL, "The pixels' dtype.", NULL},
 	{NULL},

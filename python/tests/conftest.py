@@ -140,3 +140,77 @@ def parload_bin():
 def run_cli(parload_bin, *args):
     return subprocess.run([parload_bin, *map(str, args)], capture_output=True,
                           text=True, timeout=120)
+
+
+# Raw layouts (raw=): the type names of parload_desc_parse and their
+# dtypes in the file, written and read back here with NumPy alone.
+RAW_TYPES = {"u8": "u1", "u16": "u2", "i16": "i2", "u32": "u4", "i32": "i4",
+             "f32": "f4", "f64": "f8"}
+
+
+def raw_dtype(name):
+    """The file's dtype of a type name ("u16be" is >u2, "u16" <u2)."""
+    order = ">" if name.endswith("be") else "<"
+    return np.dtype(order + RAW_TYPES[name[:-2] if name[-2:] in ("le", "be")
+                                      else name])
+
+
+def write_layout(rng, paths, views, width, height, type_name, offset=0,
+                 header=0, gap=0, trailing=b"", last_gap=True):
+    """Write views[i] records into paths[i], laid out as described: each
+    file offset bytes of its own, then for each view header random bytes,
+    its pixels in the type's byte order and gap random bytes (the last
+    file's last gap left out unless last_gap), then trailing bytes after
+    the last file's records.  Returns (pixels, raw_headers) of the whole
+    stream, pixels in the machine's order."""
+    dt = raw_dtype(type_name)
+    total = sum(views)
+    px = random_pixels(rng, (total, height, width), dt.newbyteorder("="))
+    heads = rng.integers(0, 256, size=(total, header), dtype=np.uint8)
+    v = 0
+    for i, (path, n) in enumerate(zip(paths, views)):
+        with open(path, "wb") as f:
+            f.write(rng.integers(0, 256, offset, dtype=np.uint8).tobytes())
+            for k in range(n):
+                f.write(heads[v].tobytes())
+                f.write(px[v].astype(dt).tobytes())
+                last = i == len(paths) - 1 and k == n - 1
+                if not last or last_gap:
+                    f.write(rng.integers(0, 256, gap,
+                                         dtype=np.uint8).tobytes())
+                v += 1
+            if i == len(paths) - 1:
+                f.write(trailing)
+    return px, heads
+
+
+def read_layout(paths, width, height, type_name, offset=0, header=0, gap=0,
+                count=None):
+    """An independent reading of a raw layout: each file's bytes after
+    its offset, padded to whole records (a missing last gap), viewed as
+    records (header, pixels, gap) and byte-swapped to the machine's
+    order.  count: the views of the whole stream (None: every whole
+    record).  Returns (pixels, raw_headers)."""
+    dt = raw_dtype(type_name)
+    rec = np.dtype([("h", np.uint8, (header,)), ("p", dt, (height, width)),
+                    ("g", np.uint8, (gap,))])
+    pxs, hds = [], []
+    for path in paths:
+        body = np.fromfile(path, dtype=np.uint8)[offset:]
+        n = (len(body) + gap) // rec.itemsize
+        body = np.concatenate([body, np.zeros(n * rec.itemsize + gap,
+                                              np.uint8)])
+        r = body[:n * rec.itemsize].view(rec)
+        pxs.append(r["p"].astype(dt.newbyteorder("=")))
+        hds.append(r["h"])
+    px, hd = np.concatenate(pxs), np.concatenate(hds)
+    if count is not None:
+        px, hd = px[:count], hd[:count]
+    return px, hd
+
+
+def raw_spec(width, height, type_name, **sizes):
+    """raw= text of a layout: "width=..,height=..,type=..[,key=N]"."""
+    return ",".join([f"width={width}", f"height={height}",
+                     f"type={type_name}"] +
+                    [f"{k}={v}" for k, v in sizes.items() if v is not None])

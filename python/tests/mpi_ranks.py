@@ -18,7 +18,7 @@ import pytest
 mpi4py_MPI = pytest.importorskip("mpi4py.MPI")
 import parload  # noqa: E402
 import parload.mpi  # noqa: E402
-from conftest import random_pixels, write_raw  # noqa: E402
+from conftest import random_pixels, write_layout, write_raw  # noqa: E402
 
 COMM = mpi4py_MPI.COMM_WORLD
 RANK, RANKS = COMM.Get_rank(), COMM.Get_size()
@@ -93,6 +93,35 @@ def test_selection_is_shared_out(shared_dir):
         if split == "rows":
             ref = ref.transpose(1, 0, 2)
         assert np.array_equal(part.pixels, ref[part.index])
+
+
+@pytest.mark.parametrize("split", ["views", "rows"])
+def test_raw_layout_is_shared_out(shared_dir, split):
+    """raw=: a big-endian layout with a file header, view headers and
+    gaps; each rank's part and its raw headers are the slice of the
+    written ones.  A bad layout fails on every rank."""
+    path = os.path.join(shared_dir, f"layout-{split}.bin")
+    raw = {"width": 6, "height": 5, "type": "i16be", "offset": 100,
+           "header": 24, "gap": 4}
+    ref = None
+    if RANK == 0:
+        ref = write_layout(np.random.default_rng(31), [path], [7], 6, 5,
+                           "i16be", 100, 24, 4)
+    px, hd = COMM.bcast(ref, root=0)
+    part = parload.mpi.load(COMM, path, split=split, raw=raw, threads=1)
+    spans = COMM.allgather((part.index[0].start, part.index[0].stop))
+    with pytest.raises((parload.Error, ValueError), match="unknown key"):
+        parload.mpi.load(COMM, path, raw=dict(raw, colour=1))
+    assert spans[0][0] == 0 and spans[-1][1] == (7 if split == "views"
+                                                 else 5)
+    assert part.desc["type"] == "i16be" and part.desc["count"] == 7
+    assert part.file_header is None
+    want = px if split == "views" else px.transpose(1, 0, 2)
+    assert np.array_equal(part.pixels, want[part.index])
+    if split == "views":
+        assert np.array_equal(part.raw_headers, hd[part.index[0]])
+    elif part.pixels.size:
+        assert np.array_equal(part.raw_headers, hd)
 
 
 @pytest.mark.parametrize("split", ["views", "rows"])

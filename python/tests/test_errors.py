@@ -209,9 +209,14 @@ def test_bad_load_arguments(tmp_path):
     path = tmp_path / "s.raw"
     write_raw(path, PX)
     with parload.Loader() as ld:
-        for src in (None, 3.5, [path], object()):
-            with pytest.raises(TypeError):
+        for src in (None, 3.5, [path, 3], (), object()):
+            with pytest.raises((TypeError, ValueError)):
                 ld.load(src)
+        # A list of files is one stream of a raw layout, which parload's
+        # own format is not; a list of one is that file.
+        with pytest.raises(parload.Error, match="give its description"):
+            ld.load([path, path])
+        assert (ld.load([path]).pixels == PX).all()
         with pytest.raises(ValueError):
             ld.load(str(path) + "\0x")
         for kw, exc in [({"views": 3}, TypeError),
