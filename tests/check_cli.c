@@ -636,7 +636,8 @@ static const cli_case cases[] = {
 	  .argv = { "info", "--json", "@/a.raw", "@/b.raw" }, .status = 1,
 	  .out = { "\"valid\":true,\"version_major\":1,", "\"view_count\":10,",
 		   "\"pixel_type\":\"u16\"", "\"crc32c\":true",
-		   "\"expected_size\":2944,\"file_size\":2944}",
+		   "\"expected_size\":2944,\"file_size\":2944,"
+		   "\"layout\":{\"format\":\"parload\",",
 		   "\"valid\":false,", "\"file_size\":2000,\"error\":\"" },
 	  .out_lines = 2 },
 	{ .name = "info missing file argument", .argv = { "info" },
@@ -863,7 +864,8 @@ static const char *const documented[] = {
 	"--verify", "--keep-going", "--allow-truncated", "<stdin>",
 	"--json", "--quiet",
 	"--help", "--version", "gen", "info", "--views", "--width", "--height",
-	"--type", "--crc", "--seed", "Exit status",
+	"--type", "--crc", "--seed", "Exit status", "--raw", "--concat",
+	".nhdr", "nhdr", "mono12p", "u16be",
 };
 
 START_TEST(test_help_mentions)
@@ -1183,7 +1185,8 @@ END_TEST
 
 START_TEST(test_subcommand_help)
 {
-	static const char *const names[] = { "gen", "info", "extract" };
+	static const char *const names[] = { "gen", "info", "extract",
+					      "nhdr" };
 	result full;
 
 	RUN(&full, "--help");
