@@ -391,7 +391,9 @@ int parload_desc_parse(const char *text, parload_desc *out,
 	if (text[0] == '@')
 		rc = read_spec_file(text + 1, &copy, err);
 	else
-		rc = (copy = parload__sys_strdup(text)) ? 0 : parload__fail_nomem(err, NULL);
+		rc = (copy = parload__sys_strdup(text)) ?
+			     0 :
+			     parload__fail_nomem(err, NULL);
 	if (rc == 0)
 		rc = parse_text(copy, &d, err);
 	/* Name the file the text came from. */
