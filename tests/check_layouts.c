@@ -629,9 +629,9 @@ START_TEST(test_strategy_enotsup)
 }
 END_TEST
 
-/* A raw layout from a pipe: refused before reading (the writer end
- * stays open and silent, so a read would hang). */
-START_TEST(test_pipe_enotsup)
+/* A raw layout from a pipe needs its count, and says so before reading
+ * (the writer end stays open and silent, so a read would hang). */
+START_TEST(test_pipe_needs_count)
 {
 	parload_loader *l = loader_of(2, 0);
 	parload_request r;
@@ -646,9 +646,60 @@ START_TEST(test_pipe_enotsup)
 	r.source.fd = fds[0];
 	r.source.name = "the pipe";
 	r.source.desc = &d;
-	refused(l, &r, PARLOAD_ENOTSUP, "the pipe", "pipe", &err);
+	refused(l, &r, PARLOAD_EINVAL, "the pipe", "pipe", &err);
+	ck_assert_ptr_nonnull(strstr(err.message, "count"));
 	close(fds[0]);
 	close(fds[1]);
+	parload_loader_free(l);
+}
+END_TEST
+
+/* A raw layout with its count from a pipe, fed in odd-sized writes: the
+ * offset and the gaps dropped, the headers and the converted pixels as
+ * the reference says; a stream that stops early is ETRUNCATED. */
+static const struct {
+	int type, enc;
+	uint32_t w;
+} piped[] = {
+	{ PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 10 },
+	{ PARLOAD_PIXEL_U16, PARLOAD_ENC_BE, 10 },
+	{ PARLOAD_PIXEL_F64, PARLOAD_ENC_BE, 3 },
+	{ PARLOAD_PIXEL_U16, PARLOAD_ENC_MONO12P, 14 },
+	{ PARLOAD_PIXEL_U16, PARLOAD_ENC_U12MSB, 14 },
+	{ PARLOAD_PIXEL_U16, PARLOAD_ENC_MONO10P, 12 },
+};
+
+START_TEST(test_pipe_reads_as_it_arrives)
+{
+	parload_loader *l = loader_of(2, 0);
+	parload_dataset ds;
+	parload_error err;
+	unsigned char *data;
+	parload_desc d;
+	lt_stream s;
+	lt_sel q;
+	size_t len;
+
+	lt_layout(&s, piped[_i].w, 5, piped[_i].type, piped[_i].enc, 7, 5, 3,
+		  6);
+	lt_write(&s, "piped");
+	d = s.d;
+	d.count = 6;
+	data = tu_read_all(s.paths[0], &len);
+	ck_assert_int_eq(tu_load_fed_as(l, &d, data, len, 1000, TU_VIA_PIPE,
+					"pipe", &ds, &err),
+			 0);
+	lt_sel_all(&s, &q);
+	lt_assert_loaded(&s, &q, &ds, false, "pipe");
+	ck_assert_uint_eq(ds.stats.threads, 1);
+	parload_dataset_free(&ds);
+	/* Half the stream: the views that came are not the load. */
+	ck_assert_int_eq(tu_load_fed_as(l, &d, data, len / 2, 1000,
+					TU_VIA_PIPE, "pipe", &ds, &err),
+			 PARLOAD_ETRUNCATED);
+	tu_assert_empty(&ds, "half a pipe");
+	free(data);
+	lt_free(&s);
 	parload_loader_free(l);
 }
 END_TEST
@@ -744,7 +795,9 @@ static Suite *suite(void)
 	tcase_add_test(t, test_list_file_short);
 	tcase_add_test(t, test_partial_record);
 	tcase_add_test(t, test_strategy_enotsup);
-	tcase_add_test(t, test_pipe_enotsup);
+	tcase_add_test(t, test_pipe_needs_count);
+	tcase_add_loop_test(t, test_pipe_reads_as_it_arrives, 0,
+			    (int)(sizeof(piped) / sizeof(piped[0])));
 	tcase_add_test(t, test_follow_needs_count);
 	tcase_add_test(t, test_overflow);
 	return s;
