@@ -438,6 +438,7 @@ typedef struct parload__cursor {
 	const parload__share *sh;
 	uint64_t stride;   /* bytes of one view's stream */
 	uint64_t pos;      /* next position */
+	uint64_t k, q;     /* ... as view k's stream's byte q */
 	size_t file;       /* the file of the last position located */
 } parload__cursor;
 

@@ -195,11 +195,13 @@ void parload__cursor_init(parload__cursor *c, const parload__plan *p,
 	c->stride = parload__share_stride(p, sh);
 	c->pos = sh->begin;
 	c->file = 0;
+	c->k = c->stride ? c->pos / c->stride : 0;
+	c->q = c->stride ? c->pos % c->stride : 0;
 }
 
 uint64_t parload__cursor_done(const parload__cursor *c)
 {
-	return c->stride ? c->pos / c->stride : 0;
+	return c->k;
 }
 
 /* The destination of the pixel bytes at byte b of file row r (an absolute
@@ -256,17 +258,19 @@ static uint64_t record_of(parload__cursor *c, uint64_t v)
 	return parload__record_at(p->d, v - f->first);
 }
 
-/* Position pos of share sh: its file offset, destination and the bytes
- * that follow it contiguously in both; *row says the bytes are a file row
- * to convert. */
-static unsigned char *locate(parload__cursor *c, uint64_t pos, uint64_t *off,
-			     uint64_t *len, bool *row)
+/* The cursor's position (view k, byte q of its stream): its file offset,
+ * destination and the bytes that follow it contiguously in both; *row
+ * says the bytes are a file row to convert.  The common positions, a
+ * view's start and the start of its rows, need no division. */
+static unsigned char *locate(parload__cursor *c, uint64_t *off, uint64_t *len,
+			     bool *row)
 {
 	const parload__plan *p = c->p;
 	const parload__share *sh = c->sh;
-	const uint64_t k = pos / c->stride, hb = hdr_bytes(p, sh);
-	const uint64_t rec = record_of(c, parload_shape_view(p->s, k));
-	uint64_t q = pos % c->stride, r, b;
+	const uint64_t k = c->k, hb = hdr_bytes(p, sh);
+	const uint64_t rec = record_of(c, p->s->view_start +
+						  k * p->s->view_step);
+	uint64_t q = c->q, r, b;
 
 	*row = false;
 	if (q < hb) {
@@ -277,8 +281,8 @@ static unsigned char *locate(parload__cursor *c, uint64_t pos, uint64_t *off,
 			       p->raw_headers + (k - p->k_begin) * hb + q;
 	}
 	q -= hb;
-	r = sh->row_begin + q / p->row_bytes;
-	b = q % p->row_bytes;
+	r = sh->row_begin + (q ? q / p->row_bytes : 0);
+	b = q ? q % p->row_bytes : 0;
 	*off = rec + p->d->header + r * p->row_bytes + b;
 	*row = p->convert != NULL;
 	return row_dest(p, sh, k, r, b, len);
@@ -296,7 +300,7 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 	while (cnt < max_iov && total < max_bytes && c->pos < end) {
 		uint64_t o, len;
 		bool row;
-		unsigned char *dst = locate(c, c->pos, &o, &len, &row);
+		unsigned char *dst = locate(c, &o, &len, &row);
 
 		if (cnt == 0) {
 			*off = o;
@@ -318,6 +322,12 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 		cnt++;
 		total += (size_t)len;
 		c->pos += len;
+		/* A piece ends at its view's end at the most. */
+		c->q += len;
+		if (c->q >= c->stride) {
+			c->k++;
+			c->q -= c->stride;
+		}
 		next_off = o + len;
 	}
 	if (cnt)
