@@ -100,6 +100,8 @@ def numpy_requirement():
 
 def build():
     sysinc, syslibdirs, syslibs, _ = pkg_config("hwloc", "libisal")
+    # logf, for the -log of corrected loads (src/correct.c).
+    syslibs = syslibs + ["m"]
     libs = [("parload_static", {
         "sources": sorted(glob("src/*.c")),
         "include_dirs": LIB_INCLUDES + sysinc,

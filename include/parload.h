@@ -407,6 +407,9 @@ typedef struct parload_shape {
 	parload_layout layout;
 	uint32_t bytes_per_pixel;
 	uint64_t view_bytes; /* rows * cols * bytes_per_pixel */
+	/* The type the pixels are delivered in: the layout's pixel_type, or
+	 * PARLOAD_PIXEL_F32 for a corrected load (parload_request.correct). */
+	int pixel_type;
 	/* pixels: views * view_bytes bytes; pixels[k][r][c] (views layout)
 	 * or pixels[r][k][c] (sinograms), C order */
 } parload_shape;
@@ -519,6 +522,50 @@ typedef enum parload_cache {
 /* "keep", "drop", "direct", "auto" or NULL; and back (-1 if unknown). */
 PARLOAD_API const char *parload_cache_name(int cache);
 PARLOAD_API int parload_cache_from_name(const char *name);
+
+/* ---------------------------------------------------------------------
+ * Corrections: flat- and dark-field correction and -log, computed by the
+ * workers on the rows they have just read, in float32.  Per selected
+ * pixel, with D the darks and F the flats reduced to one frame:
+ *   flats and darks  (P - D) / max(F - D, 1e-6)
+ *   darks only       P - D
+ *   flats only       P / max(F, 1e-6)
+ *   neither          P (the pixels converted to float32)
+ * and with PARLOAD_CORR_MINUS_LOG then -ln(max(x, 1e-6)): values at or
+ * below zero clamp instead of becoming NaN or infinity, the one difference
+ * from TomoPy's normalize and minus_log.  NaN and infinity in the inputs
+ * propagate as IEEE arithmetic does.
+ * ------------------------------------------------------------------- */
+
+/* How a set of reference frames becomes one: per pixel. */
+typedef enum parload_reduce {
+	PARLOAD_REDUCE_MEAN = 0,
+	/* The middle value (the mean of the two middle values for an even
+	 * count, as NumPy's median): removes zingers. */
+	PARLOAD_REDUCE_MEDIAN = 1
+} parload_reduce;
+
+/* Reference frames (flats or darks), with the scan's width and height:
+ * a source of any layout parload reads, loaded with the rows and columns
+ * the scan's selection reads (all its views), or frames in memory. */
+typedef struct parload_refs {
+	parload_source source; /* the frames' source; or, with none given, */
+	const float *frames;   /* count frames of height x width pixels */
+	uint64_t count;
+} parload_refs;
+
+/* parload_correction.flags */
+#define PARLOAD_CORR_MINUS_LOG 0x1u
+
+typedef struct parload_correction {
+	const parload_refs *flats; /* NULL: none */
+	const parload_refs *darks; /* NULL: none */
+	parload_reduce reduce;
+	unsigned flags;            /* PARLOAD_CORR_* */
+	/* Binning by N x N detector pixels: 0 or 1 (none); larger factors
+	 * are PARLOAD_ENOTSUP in this version. */
+	unsigned bin;
+} parload_correction;
 
 /* What one load did. */
 typedef struct parload_stats {
@@ -724,6 +771,13 @@ typedef struct parload_request {
 	/* What the load leaves in the page cache (PARLOAD_CACHE_KEEP by
 	 * default); pipes and sockets have no page cache to spare. */
 	parload_cache cache;
+	/* NULL: the pixels as the file holds them.  Else they are corrected
+	 * (above) and delivered as float32 (shape.pixel_type), by the
+	 * parallel strategy from a regular file; the references are reduced
+	 * once, before the scan is read.  A CRC covers the raw payload, which
+	 * a corrected load does not keep: PARLOAD_OPT_VERIFY_CRC with a
+	 * correction is PARLOAD_ENOTSUP. */
+	const parload_correction *correct;
 } parload_request;
 
 /* Defaults: an empty source, the loader's selection, own memory, no

@@ -223,6 +223,22 @@ void parload__drop_read(parload__dropper *dr, const parload__file *f,
 /* Let go of what is pending. */
 void parload__drop_flush(parload__dropper *dr);
 
+/* ---- correct.c: flat- and dark-field correction ---- */
+
+/* The references of a corrected load, reduced over its selection. */
+typedef struct parload__correct {
+	bool on;
+	bool minus_log;
+	float *dark, *flat; /* rows x cols of the selection, or NULL */
+	uint32_t cols;      /* the selection's */
+	int type;           /* of the pixels before the correction */
+} parload__correct;
+
+/* Row rr (of the selection) of pixels px (cols of the layout's type, in
+ * the host's order) corrected into dst (cols floats). */
+void parload__correct_row(const parload__correct *k, float *dst,
+			  const unsigned char *px, uint64_t rr);
+
 /* ---- nrrd.c: NRRD detached headers (.nhdr) ---- */
 
 /* What a .nhdr says: a raw layout and its data files. */
@@ -267,6 +283,8 @@ typedef struct parload__ctx {
 	uint64_t declared;     /* the views the header or count promises */
 	bool raw_headers;      /* a raw stream's view headers are read */
 	parload_cache cache;   /* the page-cache mode in force (cache.c) */
+	parload__correct corr; /* a corrected load's references (correct.c) */
+	parload_loader *loader; /* the loader the load runs on */
 	parload_shape shape;
 	bool whole;            /* the whole file in view layout */
 	parload_dataset *out;
@@ -280,6 +298,19 @@ typedef struct parload__ctx {
 	double t0;
 	void *state;           /* the strategy's, between header and release */
 } parload__ctx;
+
+/* ---- correct.c, load.c: a corrected load ---- */
+
+struct parload__strategy;
+/* The request's correction, if any: checked, its references reduced,
+ * and c->shape made float32. */
+int parload__correct_prepare(parload__ctx *c,
+			     const struct parload__strategy *st);
+void parload__correct_free(parload__ctx *c);
+/* Load reference frames (req: their source and the scan's rows and
+ * columns) on the scan's loader; what names them in messages. */
+int parload__load_refs(parload__ctx *c, const parload_request *req,
+		       const char *what, parload_dataset *ds);
 
 /* ---- source.c: where a load reads from ---- */
 
@@ -387,6 +418,11 @@ typedef struct parload__plan {
 	/* Rows stored otherwise than the dataset holds them (byte order,
 	 * packing) are converted by this; NULL: copied as they are. */
 	parload__convert_fn convert;
+	/* A corrected load's references: every row is converted, then
+	 * corrected into float32; NULL: none. */
+	const parload__correct *correct;
+	/* Rows go whole through the bounce buffer (convert or correct). */
+	bool whole_rows;
 	uint64_t row_bytes;    /* one detector row in the file */
 	uint64_t skip, take;   /* of a row: bytes before the columns, theirs */
 	uint64_t dst_row;      /* bytes between rows r and r + 1 of a view */
@@ -416,6 +452,9 @@ typedef struct parload__share {
 void parload__plan_init(parload__plan *p, const parload_desc *d,
 			const parload__file *files, size_t nfiles,
 			bool raw_headers, const parload_shape *s);
+/* Every row of the plan is corrected by k into float32 (whole rows, through
+ * the bounce buffer). */
+void parload__plan_correct(parload__plan *p, const parload__correct *k);
 /* Restrict the plan to output views [k_begin, k_end), whose headers, raw
  * headers and pixels (view layout) start at the given arrays. */
 void parload__plan_views(parload__plan *p, uint64_t k_begin, uint64_t k_end,

@@ -187,6 +187,7 @@ static int run(parload_loader *loader, const parload_request *req,
 	c.err = err;
 	c.into = req->into;
 	c.engine = parload__loader_engine(loader);
+	c.loader = loader;
 	c.out = out;
 	c.t0 = parload__now();
 	rc = parload__source_open(&c, req);
@@ -204,6 +205,8 @@ static int run(parload_loader *loader, const parload_request *req,
 	if (rc == 0)
 		rc = check_support(&c, st);
 	if (rc == 0)
+		rc = parload__correct_prepare(&c, st);
+	if (rc == 0)
 		rc = parload__cache_prepare(&c,
 					    st->caps & PARLOAD_CAP_DIRECT);
 	if (rc == 0)
@@ -219,6 +222,7 @@ static int run(parload_loader *loader, const parload_request *req,
 	if (pos >= 0)
 		(void)parload__sys_lseek(c.fd, pos, SEEK_SET);
 	parload__source_close(&c);
+	parload__correct_free(&c);
 	parload__badlist_free(&c.bad);
 	if (rc) {
 		parload_dataset_free(out);
@@ -298,6 +302,26 @@ int parload_loader_run(parload_loader *loader, const parload_request *req,
 		r.source.name = label;
 	}
 	return run(loader, &r, out, err);
+}
+
+int parload__load_refs(parload__ctx *c, const parload_request *req,
+		       const char *what, parload_dataset *ds)
+{
+	parload_desc d;
+	int rc;
+
+	memset(ds, 0, sizeof(*ds));
+	rc = parload_describe(&req->source, 0, &d, c->err);
+	if (rc)
+		return rc;
+	if (d.width != c->d.width || d.height != c->d.height)
+		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
+					  "the %s frames are %" PRIu32 " x %"
+					  PRIu32 " pixels, the scan's views %"
+					  PRIu32 " x %" PRIu32,
+					  what, d.width, d.height, c->d.width,
+					  c->d.height);
+	return parload_loader_run(c->loader, req, ds, c->err);
 }
 
 int parload_describe(const parload_source *src, int allow_truncated,

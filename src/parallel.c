@@ -108,12 +108,17 @@ typedef struct worker_io {
 	size_t len;  /* its bytes */
 	bool mapped;
 	parload__dropper drop;
+	unsigned char *row; /* a corrected load's converted row */
 } worker_io;
 
 static int io_open(job *j, worker_io *io, parload_error *e)
 {
 	memset(io, 0, sizeof(*io));
 	parload__drop_init(&io->drop, j->c);
+	if (j->plan.correct && j->plan.convert &&
+	    !(io->row = parload__sys_malloc((size_t)j->plan.s->cols *
+					    j->plan.d->bytes_per_pixel)))
+		return parload__fail_nomem(e, j->c->path);
 	if (!j->bounce)
 		return 0;
 	io->len = j->bounce_size + (j->direct ? 2 * DIRECT_ALIGN : 0);
@@ -131,21 +136,50 @@ static int io_open(job *j, worker_io *io, parload_error *e)
 static void io_close(worker_io *io)
 {
 	parload__drop_flush(&io->drop);
+	parload__sys_free(io->row);
 	if (io->mapped && io->bounce)
 		(void)parload__sys_munmap(io->bounce, io->len);
 	else
 		parload__sys_free(io->bounce);
 }
 
+/* The row of the selection that destination dst starts. */
+static uint64_t row_of(const parload__plan *p, const unsigned char *dst)
+{
+	const uint64_t at = (uint64_t)(dst - p->pixels);
+
+	return p->s->layout == PARLOAD_LAYOUT_VIEWS ?
+		       at % p->s->view_bytes / p->take :
+		       at / p->take / p->s->views;
+}
+
+/* A corrected load's row: the file's row converted (or its selected
+ * columns as they are), then corrected into float32 at dst. */
+static void correct(const job *j, worker_io *io, unsigned char *dst,
+		    const unsigned char *row)
+{
+	const parload__plan *p = &j->plan;
+	const unsigned char *px = row + p->skip;
+
+	if (p->convert) {
+		p->convert(io->row, row, p->s->col_start, p->s->cols);
+		px = io->row;
+	}
+	parload__correct_row(p->correct, (float *)(void *)dst, px,
+			     row_of(p, dst));
+}
+
 /* Scatter what buf holds to the places iov names (a NULL place is bytes
  * to drop; a row, rows[k], is converted into its selected columns). */
-static void scatter(const job *j, const unsigned char *buf,
+static void scatter(const job *j, worker_io *io, const unsigned char *buf,
 		    const struct iovec *iov, const bool *rows, int cnt)
 {
 	const parload__plan *p = &j->plan;
 
 	for (int k = 0; k < cnt; k++) {
-		if (p->convert && rows[k])
+		if (p->correct && rows[k])
+			correct(j, io, iov[k].iov_base, buf);
+		else if (p->convert && rows[k])
 			p->convert(iov[k].iov_base, buf, p->s->col_start,
 				   p->s->cols);
 		else if (iov[k].iov_base)
@@ -190,7 +224,7 @@ static int read_batch(job *j, unsigned w, worker_io *io,
 			need, at, j->max_read, &j->stats[w], f->path,
 			parload__view_at(j->plan.d, f, off), e);
 	if (rc == 0 && io->bounce)
-		scatter(j, io->bounce + (off - at), iov, rows, cnt);
+		scatter(j, io, io->bounce + (off - at), iov, rows, cnt);
 	if (rc == 0)
 		parload__drop_read(&io->drop, f, off, n);
 	return rc;
@@ -421,6 +455,8 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 	atomic_init(&j->failed, 0);
 	parload__plan_init(&j->plan, &c->d, c->files, c->nfiles,
 			   c->raw_headers, &c->shape);
+	if (c->corr.on)
+		parload__plan_correct(&j->plan, &c->corr);
 	j->max_read = parload__max_read(c->opts);
 	/* The caller's buffers stay where the caller put them. */
 	j->bind_memory = !(c->opts->flags & PARLOAD_OPT_NO_BIND) && !c->into &&

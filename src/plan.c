@@ -48,17 +48,27 @@ void parload__plan_init(parload__plan *p, const parload_desc *d,
 	p->native = d->format == PARLOAD_FORMAT_PARLOAD;
 	p->hdr = p->native || raw_headers ? d->header : 0;
 	p->convert = parload__convert_get(d);
+	p->whole_rows = p->convert != NULL;
 	p->row_bytes = d->row_size;
 	p->skip = (uint64_t)s->col_start * bpp;
-	p->take = (uint64_t)s->cols * bpp;
-	p->crop = !p->convert && p->take < p->row_bytes;
+	/* Of the delivered pixels (float32 for a corrected load). */
+	p->take = (uint64_t)s->cols * s->bytes_per_pixel;
+	p->crop = !p->whole_rows && p->take < p->row_bytes;
 	p->dst_row = s->layout == PARLOAD_LAYOUT_VIEWS ? p->take :
 							 s->views * p->take;
 	/* Rows of a view lie back to back in view layout; in sinogram layout
 	 * each row is a run of its own.  Converted rows always go through
 	 * the bounce buffer: its bytes are not the destination's. */
-	p->run = p->crop || p->convert ? 0 :
+	p->run = p->crop || p->whole_rows ? 0 :
 		 s->layout == PARLOAD_LAYOUT_VIEWS ? s->view_bytes : p->take;
+}
+
+void parload__plan_correct(parload__plan *p, const parload__correct *k)
+{
+	p->correct = k;
+	p->whole_rows = true;
+	p->crop = false;
+	p->run = 0;
 }
 
 void parload__plan_views(parload__plan *p, uint64_t k_begin, uint64_t k_end,
@@ -123,7 +133,7 @@ static void split_views(const parload__plan *p, unsigned n, size_t align,
 			end = x > at + begin ? PARLOAD__MIN(x - at, total) :
 					       begin;
 			/* A converted row is read whole, by one worker. */
-			if (p->convert)
+			if (p->whole_rows)
 				end = PARLOAD__MAX(end - end % p->take, begin);
 		}
 		shares[w] = proto;
@@ -220,7 +230,7 @@ static unsigned char *row_dest(const parload__plan *p, const parload__share *sh,
 		      p->pixels + (k - p->k_begin) * s->view_bytes +
 			      rr * p->take :
 		      p->pixels + (rr * s->views + k) * p->take;
-	if (p->convert) {
+	if (p->whole_rows) {
 		/* One file row, converted into its selected columns. */
 		*len = p->row_bytes - b;
 		return row;
@@ -284,7 +294,7 @@ static unsigned char *locate(parload__cursor *c, uint64_t *off, uint64_t *len,
 	r = sh->row_begin + (q ? q / p->row_bytes : 0);
 	b = q ? q % p->row_bytes : 0;
 	*off = rec + p->d->header + r * p->row_bytes + b;
-	*row = p->convert != NULL;
+	*row = p->whole_rows;
 	return row_dest(p, sh, k, r, b, len);
 }
 

@@ -240,6 +240,7 @@ int parload_selection_resolve(const parload_desc *d,
 	out->col_start = (uint32_t)first;
 	out->cols = (uint32_t)count;
 	out->view_bytes = (uint64_t)out->rows * out->cols * d->bytes_per_pixel;
+	out->pixel_type = d->pixel_type;
 	return 0;
 }
 

@@ -1,0 +1,264 @@
+/*
+ * correct.c - flat- and dark-field correction (parload_request.correct).
+ *
+ * Before the scan is read, each set of reference frames is reduced to one
+ * frame (mean or median per pixel) over the rows and columns the scan's
+ * selection reads: frames in memory are sliced, a source is loaded with
+ * that selection.  The load then delivers float32: each row a worker has
+ * read is converted to the layout's pixel type as usual, then to float
+ * and corrected (parload.h gives the formulas) while it is still in the
+ * worker's cache, straight into its place in the dataset.
+ */
+#include "internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EPS 1e-6f
+
+/* max(x, EPS), but NaN stays NaN. */
+static inline float clamp(float x)
+{
+	return x < EPS ? EPS : x;
+}
+
+/* ---- pixels to float ---- */
+
+static float pixel_at(const unsigned char *p, int type, size_t i)
+{
+	switch (type) {
+	case PARLOAD_PIXEL_U8: return p[i];
+	case PARLOAD_PIXEL_U16: { uint16_t v; memcpy(&v, p + 2 * i, 2); return v; }
+	case PARLOAD_PIXEL_I16: { int16_t v; memcpy(&v, p + 2 * i, 2); return v; }
+	case PARLOAD_PIXEL_U32: { uint32_t v; memcpy(&v, p + 4 * i, 4); return (float)v; }
+	case PARLOAD_PIXEL_I32: { int32_t v; memcpy(&v, p + 4 * i, 4); return (float)v; }
+	case PARLOAD_PIXEL_F32: { float v; memcpy(&v, p + 4 * i, 4); return v; }
+	default: { double v; memcpy(&v, p + 8 * i, 8); return (float)v; }
+	}
+}
+
+/* n pixels of type at p as float at out; the common type has its own
+ * loop, which the compiler vectorizes. */
+static void to_float(float *out, const unsigned char *p, int type, size_t n)
+{
+	if (type == PARLOAD_PIXEL_U16) {
+		for (size_t i = 0; i < n; i++) {
+			uint16_t v;
+
+			memcpy(&v, p + 2 * i, 2);
+			out[i] = v;
+		}
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = pixel_at(p, type, i);
+}
+
+void parload__correct_row(const parload__correct *k, float *dst,
+			  const unsigned char *px, uint64_t rr)
+{
+	const size_t n = k->cols;
+	const float *d = k->dark ? k->dark + rr * n : NULL;
+	const float *f = k->flat ? k->flat + rr * n : NULL;
+
+	to_float(dst, px, k->type, n);
+	for (size_t i = 0; i < n; i++) {
+		float v = dst[i];
+
+		if (d)
+			v -= d[i];
+		if (f)
+			v /= clamp(f[i] - (d ? d[i] : 0.0f));
+		if (k->minus_log)
+			v = -logf(clamp(v));
+		dst[i] = v;
+	}
+}
+
+/* ---- the references, reduced ---- */
+
+static int cmp_float(const void *a, const void *b)
+{
+	const float x = *(const float *)a, y = *(const float *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* One frame of n frames (at frames, each stride floats apart, a pixel
+ * count apart) per pixel, into out (count floats). */
+static int reduce(const float *frames, uint64_t n, size_t count,
+		  size_t stride, parload_reduce how, float *out,
+		  parload_error *err)
+{
+	float *v = how == PARLOAD_REDUCE_MEDIAN ?
+			   parload__sys_malloc(n * sizeof(*v)) :
+			   NULL;
+
+	if (how == PARLOAD_REDUCE_MEDIAN && !v)
+		return parload__fail_nomem(err, NULL);
+	for (size_t i = 0; i < count; i++) {
+		double sum = 0;
+
+		if (how == PARLOAD_REDUCE_MEAN) {
+			for (uint64_t j = 0; j < n; j++)
+				sum += frames[j * stride + i];
+			out[i] = (float)(sum / (double)n);
+			continue;
+		}
+		for (uint64_t j = 0; j < n; j++)
+			v[j] = frames[j * stride + i];
+		qsort(v, n, sizeof(*v), cmp_float);
+		out[i] = n % 2 ? v[n / 2] :
+				 (float)(((double)v[n / 2 - 1] + v[n / 2]) / 2);
+	}
+	parload__sys_free(v);
+	return 0;
+}
+
+static bool given(const parload_source *s)
+{
+	return s->path || s->path_count || s->fd >= 0;
+}
+
+/* The frames of r over the selected rows and columns of c's shape, as
+ * float: n frames of rows x cols (*out, malloc'd). */
+static int gather(parload__ctx *c, const parload_refs *r, const char *what,
+		  float **out, uint64_t *n)
+{
+	const parload_shape *s = &c->shape;
+	const size_t px = (size_t)s->rows * s->cols;
+	parload_selection sel;
+	parload_request req;
+	parload_dataset ds;
+	float *f;
+	int rc;
+
+	*out = NULL;
+	if (!given(&r->source)) {
+		if (!r->frames || !r->count)
+			return parload__fail_path(c->err, PARLOAD_EINVAL, 0,
+						  c->path, "no %s frames", what);
+		*n = r->count;
+		if (!(f = parload__sys_malloc(*n * px * sizeof(*f))))
+			return parload__fail_nomem(c->err, c->path);
+		for (uint64_t j = 0; j < *n; j++)
+			for (uint32_t y = 0; y < s->rows; y++)
+				memcpy(f + (j * s->rows + y) * s->cols,
+				       r->frames + (j * c->d.height + s->row_start +
+						    y) * c->d.width +
+					       s->col_start,
+				       s->cols * sizeof(*f));
+		*out = f;
+		return 0;
+	}
+	parload_selection_init(&sel);
+	sel.rows.start = s->row_start;
+	sel.rows.stop = (int64_t)s->row_start + s->rows;
+	sel.cols.start = s->col_start;
+	sel.cols.stop = (int64_t)s->col_start + s->cols;
+	parload_request_init(&req);
+	req.source = r->source;
+	req.selection = &sel;
+	rc = parload__load_refs(c, &req, what, &ds);
+	if (rc)
+		return rc;
+	*n = ds.shape.views;
+	f = *n ? parload__sys_malloc(*n * px * sizeof(*f)) : NULL;
+	if (*n && f)
+		for (uint64_t j = 0; j < *n; j++)
+			to_float(f + j * px,
+				 (const unsigned char *)ds.pixels +
+					 j * ds.shape.view_bytes,
+				 ds.shape.pixel_type, px);
+	parload_dataset_free(&ds);
+	if (!*n)
+		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
+					  "the %s source holds no frames", what);
+	if (!f)
+		return parload__fail_nomem(c->err, c->path);
+	*out = f;
+	return 0;
+}
+
+static int reduce_refs(parload__ctx *c, const parload_refs *r,
+		       const char *what, float **out)
+{
+	const size_t px = (size_t)c->shape.rows * c->shape.cols;
+	float *frames = NULL;
+	uint64_t n = 0;
+	int rc = gather(c, r, what, &frames, &n);
+
+	if (rc == 0 && !(*out = parload__sys_malloc(px * sizeof(**out))))
+		rc = parload__fail_nomem(c->err, c->path);
+	if (rc == 0)
+		rc = reduce(frames, n, px, px, c->req->correct->reduce, *out,
+			    c->err);
+	parload__sys_free(frames);
+	return rc;
+}
+
+/* What a corrected load cannot do, said before anything is read. */
+static int check(const parload__ctx *c, const parload_correction *k,
+		 const parload__strategy *st)
+{
+	if (k->bin > 1)
+		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
+					  "binning (%u x %u) is not supported "
+					  "in this version", k->bin, k->bin);
+	if ((int)k->reduce != PARLOAD_REDUCE_MEAN &&
+	    (int)k->reduce != PARLOAD_REDUCE_MEDIAN)
+		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
+					  "unknown reduction %d",
+					  (int)k->reduce);
+	if (k->flags & ~PARLOAD_CORR_MINUS_LOG)
+		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
+					  "unknown correction flags 0x%x",
+					  k->flags);
+	if (!(st->caps & PARLOAD_CAP_LAYOUTS) || c->stream)
+		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
+					  "a corrected load needs the parallel "
+					  "strategy and a regular file");
+	if (c->opts->flags & PARLOAD_OPT_VERIFY_CRC)
+		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
+					  "a CRC-32C covers the raw payload, "
+					  "which a corrected load does not "
+					  "keep: load without verification");
+	return 0;
+}
+
+int parload__correct_prepare(parload__ctx *c, const parload__strategy *st)
+{
+	const parload_correction *k = c->req->correct;
+	parload_shape *s = &c->shape;
+	int rc;
+
+	memset(&c->corr, 0, sizeof(c->corr));
+	if (!k)
+		return 0;
+	rc = check(c, k, st);
+	if (rc == 0 && k->darks)
+		rc = reduce_refs(c, k->darks, "dark", &c->corr.dark);
+	if (rc == 0 && k->flats)
+		rc = reduce_refs(c, k->flats, "flat", &c->corr.flat);
+	if (rc)
+		return rc;
+	c->corr.on = true;
+	c->corr.minus_log = (k->flags & PARLOAD_CORR_MINUS_LOG) != 0;
+	c->corr.cols = s->cols;
+	c->corr.type = c->d.pixel_type;
+	/* What the load delivers from now on. */
+	s->pixel_type = PARLOAD_PIXEL_F32;
+	s->bytes_per_pixel = sizeof(float);
+	s->view_bytes = (uint64_t)s->rows * s->cols * sizeof(float);
+	c->whole = false;
+	return 0;
+}
+
+void parload__correct_free(parload__ctx *c)
+{
+	parload__sys_free(c->corr.dark);
+	parload__sys_free(c->corr.flat);
+	memset(&c->corr, 0, sizeof(c->corr));
+}

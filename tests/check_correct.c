@@ -1,0 +1,445 @@
+/*
+ * check_correct.c - flat- and dark-field correction done by the workers
+ * (parload_request.correct), against a float64 reference the test
+ * computes itself from the formulas of parload.h: scans of several pixel
+ * types and byte orders (raw layouts written by tests/layouts.c), flats
+ * and darks in memory and as files, mean and median of odd and even
+ * counts, with and without -log, selections in both layouts, 1 to 3
+ * threads, batches; then what a corrected load refuses.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layouts.h"
+#include "testutil.h"
+
+static parload_loader *loader_of(unsigned threads, int strategy)
+{
+	parload_options o;
+	parload_loader *l;
+	parload_error err;
+
+	parload_options_init(&o);
+	o.threads = threads;
+	o.strategy = (parload_strategy)strategy;
+	o.flags |= PARLOAD_OPT_NO_BIND;
+	ck_assert_msg(parload_loader_new(&l, &o, &err) == 0, "%s",
+		      err.message);
+	return l;
+}
+
+/* Pixel i of n of type t, in the host's order, as double. */
+static double value(const unsigned char *p, int t, uint64_t i)
+{
+	switch (t) {
+	case PARLOAD_PIXEL_U8: return p[i];
+	case PARLOAD_PIXEL_U16: { uint16_t v; memcpy(&v, p + 2 * i, 2); return v; }
+	case PARLOAD_PIXEL_I16: { int16_t v; memcpy(&v, p + 2 * i, 2); return v; }
+	case PARLOAD_PIXEL_F32: { float v; memcpy(&v, p + 4 * i, 4); return v; }
+	default: { double v; memcpy(&v, p + 8 * i, 8); return v; }
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	const double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The test's own reduction of n frames at pixel i (frames of px). */
+static double reduced(const float *frames, uint64_t n, uint64_t px,
+		      uint64_t i, int median)
+{
+	double v[8], sum = 0;
+
+	ck_assert_uint_le(n, 8);
+	for (uint64_t j = 0; j < n; j++)
+		sum += v[j] = frames[j * px + i];
+	if (!median)
+		return sum / (double)n;
+	qsort(v, n, sizeof(v[0]), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The formulas of parload.h in double. */
+static double corrected(double p, const double *d, const double *f,
+			bool minus_log)
+{
+	double x = p - (d ? *d : 0);
+
+	if (f) {
+		double den = *f - (d ? *d : 0);
+
+		x /= den < 1e-6 ? 1e-6 : den;
+	}
+	if (minus_log)
+		x = -log(x < 1e-6 ? 1e-6 : x);
+	return x;
+}
+
+/* Reference frames: n frames of w x h floats, values around base. */
+static float *frames_of(uint64_t n, uint32_t w, uint32_t h, double base,
+			uint64_t *seed)
+{
+	float *f = malloc(n * w * h * sizeof(*f));
+
+	ck_assert_ptr_nonnull(f);
+	for (uint64_t i = 0; i < n * w * h; i++)
+		f[i] = (float)(base * (0.5 + (double)lt_below(seed, 1000) /
+						 1000.0));
+	return f;
+}
+
+/* Write frames as a raw f32 file; its layout in *d. */
+static char *frames_file(const float *f, uint64_t n, uint32_t w, uint32_t h,
+			 const char *name, parload_desc *d)
+{
+	char *path = tu_path(name), spec[96];
+	parload_error err;
+
+	tu_write_file(path, f, n * w * h * sizeof(*f));
+	snprintf(spec, sizeof(spec), "width=%" PRIu32 ",height=%" PRIu32
+		 ",type=f32", w, h);
+	ck_assert_int_eq(parload_desc_parse(spec, d, &err), 0);
+	return path;
+}
+
+typedef struct corr_case {
+	int type, enc;
+	uint32_t w;
+	int refs;     /* bit 0: darks, bit 1: flats */
+	int median;
+	uint64_t nref;
+	bool minus_log;
+	bool files;   /* references as files, else in memory */
+	int layout;
+	unsigned threads;
+} corr_case;
+
+/* One corrected load of case k, checked value by value. */
+static void run_case(const corr_case *k, uint64_t seed)
+{
+	const uint32_t h = 6;
+	parload_loader *l = loader_of(k->threads, 0);
+	parload_refs darks, flats;
+	parload_correction corr;
+	parload_selection sel;
+	parload_request r;
+	parload_dataset ds;
+	parload_error err;
+	parload_desc fd, dd;
+	unsigned char *want;
+	uint64_t wbytes, hbytes, n, px = (uint64_t)k->w * h, bad = 0;
+	unsigned char *whdr;
+	float *df = NULL, *ff = NULL;
+	char *dpath = NULL, *fpath = NULL;
+	lt_stream s;
+	lt_sel q;
+
+	lt_layout(&s, k->w, h, k->type, k->enc, 16, 4, 2, 7);
+	s.seed = seed;
+	lt_write(&s, "scan");
+	lt_sel_all(&s, &q);
+	q.v0 = 1, q.v1 = 7, q.vstep = 2;
+	q.r0 = 1, q.r1 = 5;
+	q.c0 = 3, q.c1 = k->w - 1;
+	q.layout = k->layout;
+	memset(&corr, 0, sizeof(corr));
+	corr.reduce = k->median ? PARLOAD_REDUCE_MEDIAN : PARLOAD_REDUCE_MEAN;
+	corr.flags = k->minus_log ? PARLOAD_CORR_MINUS_LOG : 0;
+	memset(&darks, 0, sizeof(darks));
+	memset(&flats, 0, sizeof(flats));
+	parload_source_init(&darks.source);
+	parload_source_init(&flats.source);
+	if (k->refs & 1) {
+		df = frames_of(k->nref, k->w, h, 100.0, &seed);
+		darks.frames = df, darks.count = k->nref;
+		if (k->files) {
+			dpath = frames_file(df, k->nref, k->w, h, "darks", &dd);
+			darks.source.path = dpath, darks.source.desc = &dd;
+		}
+		corr.darks = &darks;
+	}
+	if (k->refs & 2) {
+		ff = frames_of(k->nref, k->w, h, 5000.0, &seed);
+		flats.frames = ff, flats.count = k->nref;
+		if (k->files) {
+			fpath = frames_file(ff, k->nref, k->w, h, "flats", &fd);
+			flats.source.path = fpath, flats.source.desc = &fd;
+		}
+		corr.flats = &flats;
+	}
+	lt_request(&s, &r);
+	lt_sel_to(&q, &sel);
+	r.selection = &sel;
+	r.correct = &corr;
+	ck_assert_msg(parload_loader_run(l, &r, &ds, &err) == 0, "%s",
+		      err.message);
+	lt_expect(&s, &q, &want, &whdr, &wbytes, &hbytes);
+	n = lt_sel_views(&q);
+	ck_assert_int_eq(ds.shape.pixel_type, PARLOAD_PIXEL_F32);
+	ck_assert_uint_eq(ds.shape.bytes_per_pixel, 4);
+	ck_assert_uint_eq(ds.shape.view_bytes * n, wbytes / parload_pixel_size(
+						 k->type) * 4);
+	for (uint64_t i = 0; i < n * ds.shape.rows * ds.shape.cols; i++) {
+		const uint64_t cols = ds.shape.cols, rows = ds.shape.rows;
+		const uint64_t rr = k->layout == PARLOAD_LAYOUT_VIEWS ?
+					    i / cols % rows : i / (n * cols);
+		const uint64_t at = (q.r0 + rr) * k->w + q.c0 + i % cols;
+		double d = df ? reduced(df, k->nref, px, at, k->median) : 0;
+		double f = ff ? reduced(ff, k->nref, px, at, k->median) : 0;
+		double x = corrected(value(want, k->type, i), df ? &d : NULL,
+				     ff ? &f : NULL, k->minus_log);
+		double got = ((const float *)ds.pixels)[i];
+
+		if (fabs(got - x) > 1e-5 * fabs(x) + 1e-6 && bad++ < 3)
+			fprintf(stderr, "pixel %" PRIu64 ": %.9g, want %.9g\n",
+				i, got, x);
+	}
+	ck_assert_msg(bad == 0, "%" PRIu64 " pixels differ (type %d enc %d "
+		      "refs %d median %d n %" PRIu64 " log %d files %d "
+		      "layout %d)", bad, k->type, k->enc, k->refs, k->median,
+		      k->nref, k->minus_log, k->files, k->layout);
+	parload_dataset_free(&ds);
+	free(want);
+	free(whdr);
+	free(df);
+	free(ff);
+	free(dpath);
+	free(fpath);
+	lt_free(&s);
+	parload_loader_free(l);
+}
+
+static const struct {
+	int type, enc;
+	uint32_t w;
+} scans[] = {
+	{ PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 12 },
+	{ PARLOAD_PIXEL_U16, PARLOAD_ENC_BE, 12 },
+	{ PARLOAD_PIXEL_U16, PARLOAD_ENC_MONO12P, 14 },
+	{ PARLOAD_PIXEL_I16, PARLOAD_ENC_LE, 12 },
+	{ PARLOAD_PIXEL_F32, PARLOAD_ENC_BE, 12 },
+	{ PARLOAD_PIXEL_U8, PARLOAD_ENC_LE, 12 },
+};
+#define N_SCANS ((int)(sizeof(scans) / sizeof(scans[0])))
+
+/* Every scan type with every combination of references, reductions,
+ * counts, -log, references in memory or in files, both layouts. */
+START_TEST(test_corrections_match_the_formulas)
+{
+	uint64_t seed = 1000 + (uint64_t)_i;
+
+	for (int refs = 0; refs < 4; refs++)
+		for (int m = 0; m < 2; m++) {
+			corr_case k = {
+				.type = scans[_i].type,
+				.enc = scans[_i].enc,
+				.w = scans[_i].w,
+				.refs = refs,
+				.median = m,
+				.nref = 1 + lt_below(&seed, 4),
+				.minus_log = lt_below(&seed, 2),
+				.files = lt_below(&seed, 2),
+				.layout = (int)lt_below(&seed, 2),
+				.threads = 1 + (unsigned)lt_below(&seed, 3),
+			};
+
+			run_case(&k, seed);
+		}
+}
+END_TEST
+
+/* A corrected load delivered in batches: the same floats as at once. */
+static int keep_batch(const parload_batch *b, void *arg)
+{
+	unsigned char *to = arg;
+
+	memcpy(to + b->first * b->view_bytes, b->pixels,
+	       b->count * b->view_bytes);
+	return 0;
+}
+
+START_TEST(test_batches_are_corrected)
+{
+	parload_loader *l = loader_of(2, 0);
+	char *path = tu_path("b.raw");
+	float dark[4 * 8 * 16];
+	parload_refs darks;
+	parload_correction corr;
+	parload_request r;
+	parload_dataset a, b;
+	parload_error err;
+	unsigned char *got;
+
+	tu_write_stream(path, 9, 16, 8, PARLOAD_PIXEL_U16, 0, 3);
+	for (size_t i = 0; i < sizeof(dark) / sizeof(dark[0]); i++)
+		dark[i] = (float)(i % 97);
+	memset(&darks, 0, sizeof(darks));
+	parload_source_init(&darks.source);
+	darks.frames = dark, darks.count = 4;
+	memset(&corr, 0, sizeof(corr));
+	corr.darks = &darks;
+	corr.flags = PARLOAD_CORR_MINUS_LOG;
+	parload_request_init(&r);
+	r.source.path = path;
+	r.correct = &corr;
+	ck_assert_int_eq(parload_loader_run(l, &r, &a, &err), 0);
+	got = calloc(1, a.shape.views * a.shape.view_bytes);
+	r.on_batch = keep_batch;
+	r.batch_arg = got;
+	r.batch_views = 2;
+	ck_assert_int_eq(parload_loader_run(l, &r, &b, &err), 0);
+	ck_assert_int_eq(memcmp(got, a.pixels, a.shape.views *
+						      a.shape.view_bytes),
+			 0);
+	parload_dataset_free(&a);
+	parload_dataset_free(&b);
+	free(got);
+	free(path);
+	parload_loader_free(l);
+}
+END_TEST
+
+/* NaN in a flat propagates; zero and negative values clamp under -log. */
+START_TEST(test_nan_propagates_and_log_clamps)
+{
+	parload_loader *l = loader_of(1, 0);
+	float flat[2 * 3], dark[2 * 3];
+	unsigned char pix[2 * 3 * 2];
+	char *path = tu_path("n.raw");
+	parload_refs flats, darks;
+	parload_correction corr;
+	parload_desc d;
+	parload_request r;
+	parload_dataset ds;
+	parload_error err;
+	const float *o;
+
+	/* One view of 3 x 2 u16: 10, 20, 30, 40, 50, 60. */
+	for (int i = 0; i < 6; i++) {
+		uint16_t v = (uint16_t)(10 * (i + 1));
+
+		memcpy(pix + 2 * i, &v, 2);
+		flat[i] = 100.0f;
+		dark[i] = 0.0f;
+	}
+	flat[1] = NAN;
+	dark[2] = 500.0f; /* P - D < 0: clamps to 1e-6 before the log */
+	tu_write_file(path, pix, sizeof(pix));
+	ck_assert_int_eq(parload_desc_parse("width=3,height=2,type=u16", &d,
+					    &err), 0);
+	memset(&flats, 0, sizeof(flats));
+	memset(&darks, 0, sizeof(darks));
+	parload_source_init(&flats.source);
+	parload_source_init(&darks.source);
+	flats.frames = flat, flats.count = 1;
+	darks.frames = dark, darks.count = 1;
+	memset(&corr, 0, sizeof(corr));
+	corr.flats = &flats;
+	corr.darks = &darks;
+	corr.flags = PARLOAD_CORR_MINUS_LOG;
+	parload_request_init(&r);
+	r.source.path = path;
+	r.source.desc = &d;
+	r.correct = &corr;
+	ck_assert_int_eq(parload_loader_run(l, &r, &ds, &err), 0);
+	o = ds.pixels;
+	ck_assert_msg(fabsf(o[0] - (float)-log(0.1)) < 1e-6f, "%g", o[0]);
+	ck_assert_msg(isnan(o[1]), "a NaN flat gives NaN: %g", o[1]);
+	ck_assert_msg(fabsf(o[2] - (float)-log(1e-6)) < 1e-4f, "%g", o[2]);
+	parload_dataset_free(&ds);
+	free(path);
+	parload_loader_free(l);
+}
+END_TEST
+
+/* What a corrected load refuses, before it reads the scan. */
+START_TEST(test_refusals)
+{
+	parload_loader *l = loader_of(2, 0), *bulk = loader_of(1, 1);
+	parload_loader *vl;
+	char *path = tu_path("r.raw"), *other = tu_path("o.raw");
+	float frame[16 * 8];
+	parload_refs refs, empty, small;
+	parload_correction corr;
+	parload_request r;
+	parload_dataset ds;
+	parload_error err;
+	parload_options o;
+	parload_desc sd;
+
+	memset(frame, 0, sizeof(frame));
+	tu_write_stream(path, 4, 16, 8, PARLOAD_PIXEL_U16, PARLOAD_FLAG_CRC32C,
+			5);
+	tu_write_file(other, frame, 8 * 8 * sizeof(float));
+	ck_assert_int_eq(parload_desc_parse("width=8,height=8,type=f32", &sd,
+					    &err), 0);
+	memset(&refs, 0, sizeof(refs));
+	parload_source_init(&refs.source);
+	refs.frames = frame, refs.count = 1;
+	empty = refs;
+	empty.count = 0;
+	small = refs;
+	small.source.path = other, small.source.desc = &sd;
+	memset(&corr, 0, sizeof(corr));
+	parload_request_init(&r);
+	r.source.path = path;
+	r.correct = &corr;
+
+	corr.darks = &small; /* 8 x 8 frames for 16 x 8 views */
+	ck_assert_int_eq(parload_loader_run(l, &r, &ds, &err), PARLOAD_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.message, "8 x 8"));
+	ck_assert_ptr_nonnull(strstr(err.message, "16 x 8"));
+	tu_assert_empty(&ds, "other shape");
+	corr.darks = &empty;
+	ck_assert_int_eq(parload_loader_run(l, &r, &ds, &err), PARLOAD_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.message, "no dark frames"));
+	corr.darks = &refs;
+	corr.bin = 2;
+	ck_assert_int_eq(parload_loader_run(l, &r, &ds, &err),
+			 PARLOAD_ENOTSUP);
+	corr.bin = 1;
+	ck_assert_int_eq(parload_loader_run(bulk, &r, &ds, &err),
+			 PARLOAD_ENOTSUP);
+	ck_assert_ptr_nonnull(strstr(err.message, "parallel strategy"));
+	parload_options_init(&o);
+	o.flags |= PARLOAD_OPT_VERIFY_CRC;
+	ck_assert_int_eq(parload_loader_new(&vl, &o, &err), 0);
+	ck_assert_int_eq(parload_loader_run(vl, &r, &ds, &err),
+			 PARLOAD_ENOTSUP);
+	ck_assert_ptr_nonnull(strstr(err.message, "CRC-32C"));
+	tu_assert_empty(&ds, "verify");
+	parload_loader_free(vl);
+	parload_loader_free(bulk);
+	parload_loader_free(l);
+	free(path);
+	free(other);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("correct");
+	TCase *t = tu_tcase(s, "formulas", 120);
+
+	tcase_add_loop_test(t, test_corrections_match_the_formulas, 0,
+			    N_SCANS);
+	tcase_add_test(t, test_batches_are_corrected);
+	tcase_add_test(t, test_nan_propagates_and_log_clamps);
+	t = tu_tcase(s, "refusals", 0);
+	tcase_add_test(t, test_refusals);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run(suite());
+}
