@@ -13,9 +13,9 @@ from . import human_bytes
 from .medians import point_stats, sweep_series
 from .points import sweep_target
 from .sessions import EXPERIMENTS
-from .tables import (huge_table, markdown_table, mpi_table, process_table,
-                     python_table, scaling_table, selection_table,
-                     stream_table, sweep_table, table_rows)
+from .tables import (huge_table, layouts_table, markdown_table, mpi_table,
+                     process_table, python_table, scaling_table,
+                     selection_table, stream_table, sweep_table, table_rows)
 
 
 # --------------------------------------------------------------------------
@@ -240,6 +240,8 @@ def experiment_section(exp, sessions, args, n, plots):
         md += stream_table(sessions, n)
     elif exp == 12:
         md += mpi_table(sessions, n)
+    elif exp == 13:
+        md += layouts_table(sessions, n)
     else:
         md += markdown_table(rows_e, exp in (5, 6, 7)) + [""]
         if exp == 4:
