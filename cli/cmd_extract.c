@@ -17,10 +17,11 @@
 SUBCOMMAND(extract);
 
 const char cmd_extract_help[] =
-"[OPTIONS] -o OUT FILE\n"
+"[OPTIONS] -o OUT FILE...\n"
 "\n"
-"Load the selection of FILE (the load and selection options of 'parload')\n"
-"and write it to OUT, which must not exist unless --force is given:\n"
+"Load the selection of FILE (the load, layout and selection options of\n"
+"'parload': --raw SPEC, a .nhdr FILE, --concat for several FILEs as one\n"
+"stream) and write it to OUT, which must not exist unless --force is given:\n"
 "  npy   a NumPy array (numpy.load reads it): shape (views, rows, cols), or\n"
 "        (rows, views, cols) with --layout sinograms; C order, the file's\n"
 "        pixel type, little-endian\n"
@@ -28,7 +29,9 @@ const char cmd_extract_help[] =
 "        views keep their headers (time stamp, angle), but view_index is\n"
 "        renumbered 0, 1, ... (the format wants it equal to the position)\n"
 "        and CRCs are computed anew for the cut payloads when FILE has\n"
-"        them; views layout only\n"
+"        them; views layout only.  From a raw layout the views get parload\n"
+"        headers with only view_index set (the stream's own view headers\n"
+"        are not kept)\n"
 "  bin   the pixels alone, as the npy array holds them\n"
 "  -o, --output OUT       the file to write; - is standard output (npy and\n"
 "                         bin only, and --format is then required)\n"
@@ -57,7 +60,7 @@ static const struct option extract_longopts[] = {
 struct extract_cfg {
 	struct load_cfg load;
 	const char *out;
-	const char *in;
+	struct input in;
 	int format;
 	bool force;
 };
@@ -103,17 +106,24 @@ static int extract_option(void *ctx, int c, const char *arg)
 	}
 }
 
-/* What the options say together: one FILE, an OUT, a format that fits. */
+/* What the options say together: one input (one FILE, or --concat), an
+ * OUT, a format that fits. */
 static int check_args(struct extract_cfg *x, int nfiles, char **files)
 {
+	int rc;
+
 	if (!x->out)
 		return usage_error("extract: no output file (-o OUT)");
 	if (nfiles == 0)
 		return usage_error("extract: missing input file");
-	if (nfiles > 1)
-		return usage_error("extract: one input file only, not '%s'",
+	if (nfiles > 1 && !x->load.layout.concat)
+		return usage_error("extract: one input file only, not '%s' "
+				   "(--concat reads the files as one stream)",
 				   files[1]);
-	x->in = files[0];
+	rc = check_inputs(&x->load.layout, nfiles, files);
+	if (rc != EXIT_OK)
+		return rc;
+	input_at(&x->in, &x->load.layout, nfiles, files, 0);
 	if (x->format == FMT_NONE && strcmp(x->out, "-") == 0)
 		return usage_error("extract: -o - needs --format npy or bin");
 	if (x->format == FMT_NONE)
@@ -291,7 +301,7 @@ static int extract(parload_loader *loader, const struct extract_cfg *x)
 	struct loaded l;
 	int status = EXIT_FAIL;
 
-	if (load_path(loader, x->in, &x->load, &l) < 0)
+	if (load_input(loader, &x->in, &x->load, &l) < 0)
 		return EXIT_FAIL;
 	if (!report_bad_views(l.name, &l.ds) &&
 	    (!x->load.verify || verify_seed(l.name, &l.ds, x->load.seed)))

@@ -1,6 +1,7 @@
 /*
  * cmd_info.c - parload info [OPTIONS] FILE...: show each file's header and
- * whether the file is valid.
+ * whether the file is valid; for a raw layout (--raw, a .nhdr, --concat)
+ * what the layout resolves to over the files.
  */
 #include "config.h"
 
@@ -19,6 +20,15 @@ const char cmd_info_help[] =
 "of a damaged file that begins with the magic are shown too.  With a\n"
 "selection, also what a load of it would deliver (its shape, in the order\n"
 "of the layout) and read; a selection the file cannot give fails the file.\n"
+"With --raw SPEC (or for a FILE ending in .nhdr, a NRRD detached header),\n"
+"the layout instead: its description, record size, views, the offset of\n"
+"the first record and the bytes after the last complete record (a partial\n"
+"record, or what the layout's count leaves out); with --concat, of all\n"
+"the FILEs as one stream, file by file.  The JSON has the same as fields\n"
+"(\"layout\"), for parload's own files too.\n"
+"      --raw SPEC         the files' layout (see 'parload --help'); it\n"
+"                         overrides a parload header\n"
+"      --concat           all FILEs are one stream (needs --raw)\n"
 "      --views A:B[:S]    views A to B (B excluded) in steps of S; any part\n"
 "                         may be omitted, negative values count from the end\n"
 "      --rows A:B         detector rows A to B of each view\n"
@@ -28,9 +38,9 @@ const char cmd_info_help[] =
 "      --json             one JSON object per file instead\n"
 "  -h, --help             show this help and exit\n";
 
-/* What is known of one file. */
+/* What is known of one file, or of one raw stream. */
 struct info {
-	const char *path;
+	const char *path; /* the input's label */
 	parload_file_header h;
 	parload_desc d;   /* what a load of it works from (when valid) */
 	parload_error err;
@@ -52,6 +62,9 @@ static uint64_t read_bytes(const struct info *in)
 {
 	const parload_shape *s = &in->shape;
 
+	/* A raw stream: each view's own header and its band of rows. */
+	if (in->d.format == PARLOAD_FORMAT_RAW)
+		return s->views * (in->d.header + s->rows * in->d.row_size);
 	return PARLOAD_FILE_HEADER_SIZE +
 	       s->views * (PARLOAD_VIEW_HEADER_SIZE +
 			   (uint64_t)s->rows * in->h.width * s->bytes_per_pixel);
@@ -97,11 +110,23 @@ static void info_json_selection(const struct info *in)
 	}
 	shape_dims(&in->shape, d);
 	fputs(",\"selection\":{\"file_views\":", stdout);
-	printf("%" PRIu64, in->h.view_count);
+	printf("%" PRIu64, in->d.count);
 	print_shape_json(&in->shape);
 	printf(",\"shape\":[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]"
 	       ",\"selected_bytes\":%" PRIu64 ",\"read_bytes\":%" PRIu64 "}",
 	       d[0], d[1], d[2], shape_bytes(&in->shape), read_bytes(in));
+}
+
+/* The end of a JSON object: why it is not valid, or the selection. */
+static void info_json_end(const struct info *in)
+{
+	if (!in->valid) {
+		fputs(",\"error\":", stdout);
+		json_str(stdout, in->err.message);
+	}
+	if (in->valid && in->sel)
+		info_json_selection(in);
+	puts("}");
 }
 
 static void info_human_fields(const parload_file_header *h, bool valid)
@@ -127,6 +152,24 @@ static void info_human_fields(const parload_file_header *h, bool valid)
 		printf("expected_size:     %" PRIu64 "\n", size);
 }
 
+/* A valid file of parload's own format: its layout, as a raw one's. */
+static void print_native_layout(const struct info *in, bool json)
+{
+	struct layout_view lv;
+	char text[512];
+
+	layout_init(&lv, &in->d, in->d.count);
+	if (!json) {
+		parload_desc_format(&in->d, text, sizeof(text));
+		printf("layout:            %s\n", text);
+		printf("record_size:       %" PRIu64 "\n", in->d.record_size);
+		return;
+	}
+	if (layout_add_files(&lv, &in->path, 1))
+		layout_print_json(&lv);
+	layout_free(&lv);
+}
+
 static void info_human(const struct info *in)
 {
 	printf("file:              %s\n", in->path);
@@ -134,6 +177,8 @@ static void info_human(const struct info *in)
 		info_human_fields(&in->h, in->valid);
 	if (in->have_st)
 		printf("file_size:         %jd\n", (intmax_t)in->st.st_size);
+	if (in->valid)
+		print_native_layout(in, false);
 	printf("valid:             %s\n", in->valid ? "yes" : "no");
 	if (in->valid && in->sel)
 		info_human_selection(in);
@@ -173,13 +218,9 @@ static void info_json(const struct info *in)
 		info_json_fields(&in->h, in->valid);
 	if (in->have_st)
 		printf(",\"file_size\":%jd", (intmax_t)in->st.st_size);
-	if (!in->valid) {
-		fputs(",\"error\":", stdout);
-		json_str(stdout, in->err.message);
-	}
-	if (in->valid && in->sel)
-		info_json_selection(in);
-	puts("}");
+	if (in->valid)
+		print_native_layout(in, true);
+	info_json_end(in);
 }
 
 /* Resolve the selection against a valid header; the library's message
@@ -189,7 +230,6 @@ static void resolve(struct info *in)
 	char msg[sizeof(in->sel_err.message)];
 	int rc;
 
-	parload_desc_from_header(&in->d, &in->h);
 	rc = parload_selection_resolve(&in->d, in->sel, &in->shape,
 				       &in->sel_err);
 
@@ -221,6 +261,8 @@ static int info_one(const char *path, const parload_selection *sel,
 	in.have_fields = in.valid || parload_peek_header(path, &in.h,
 							 &peek_err) == 0;
 	in.have_st = stat(path, &in.st) == 0;
+	if (in.valid)
+		parload_desc_from_header(&in.d, &in.h);
 	if (in.valid && sel)
 		resolve(&in);
 	if (json)
@@ -234,7 +276,91 @@ static int info_one(const char *path, const parload_selection *sel,
 	return EXIT_OK;
 }
 
+/* ---- a raw stream: --raw, --concat or a .nhdr ---- */
+
+static void stream_human(const struct info *in, const struct layout_view *lv,
+			 bool have_layout)
+{
+	printf("file:              %s\n", in->path);
+	if (have_layout)
+		layout_print_human(lv);
+	if (in->have_st && lv->nfiles == 1)
+		printf("file_size:         %jd\n", (intmax_t)in->st.st_size);
+	printf("valid:             %s\n", in->valid ? "yes" : "no");
+	if (in->valid && in->sel)
+		info_human_selection(in);
+}
+
+static void stream_json(const struct info *in, const struct layout_view *lv,
+			bool have_layout)
+{
+	fputs("{\"file\":", stdout);
+	json_str(stdout, in->path);
+	printf(",\"valid\":%s", in->valid ? "true" : "false");
+	if (have_layout)
+		layout_print_json(lv);
+	if (in->have_st && lv->nfiles == 1)
+		printf(",\"file_size\":%jd", (intmax_t)in->st.st_size);
+	info_json_end(in);
+}
+
+/* What the layout resolves to: as a load sees it (valid), else as far as
+ * the complete records go, to show where the files fall short. */
+static bool describe_stream(struct info *in, const parload_source *src,
+			    const struct input *inp,
+			    const struct layout_cfg *lc, struct layout_view *lv)
+{
+	parload_error again;
+	int rc = parload_describe(src, 0, &in->d, &in->err);
+
+	in->valid = rc == 0;
+	if (!in->valid && !in->err.message[0])
+		snprintf(in->err.message, sizeof(in->err.message), "%s: %s",
+			 in->path, parload_strerror(rc));
+	memset(&again, 0, sizeof(again));
+	if (!in->valid && parload_describe(src, 1, &in->d, &again) != 0)
+		return false;
+	/* A .nhdr states its sizes; the files are its own. */
+	layout_init(lv, &in->d, lc->raw ? lc->desc.count : in->d.count);
+	if (lc->raw)
+		return layout_add_files(lv, inp->paths ? inp->paths :
+							 &inp->path, inp->n);
+	return true;
+}
+
+static int info_stream(const struct input *inp, const struct layout_cfg *lc,
+		       const parload_selection *sel, bool json)
+{
+	struct layout_view lv;
+	parload_source src;
+	struct info in;
+	bool have_layout;
+
+	memset(&in, 0, sizeof(in));
+	memset(&lv, 0, sizeof(lv));
+	in.path = inp->label;
+	in.sel = sel;
+	input_source(&src, inp, lc);
+	have_layout = describe_stream(&in, &src, inp, lc, &lv);
+	in.have_st = stat(inp->path, &in.st) == 0;
+	if (in.valid && sel)
+		resolve(&in);
+	if (json)
+		stream_json(&in, &lv, have_layout);
+	else
+		stream_human(&in, &lv, have_layout);
+	layout_free(&lv);
+	if (!in.valid || (sel && !in.sel_ok)) {
+		error_msg("%s", in.valid ? in.sel_err.message : in.err.message);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+/* ---- parload info ---- */
+
 static const struct option info_longopts[] = {
+	LAYOUT_LONGOPTS,
 	SELECT_LONGOPTS,
 	{ "json", no_argument, NULL, OPT_JSON },
 	HELP_LONGOPTS_END,
@@ -242,28 +368,38 @@ static const struct option info_longopts[] = {
 
 struct info_args {
 	parload_selection sel;
+	struct layout_cfg layout;
 	bool json;
 };
 
 static int info_option(void *ctx, int c, const char *arg)
 {
 	struct info_args *a = ctx;
+	int rc;
 
-	if (c != OPT_JSON)
-		return parse_select_option(&a->sel, c, arg);
-	a->json = true;
-	return ARG_OK;
+	if (c == OPT_JSON) {
+		a->json = true;
+		return ARG_OK;
+	}
+	rc = parse_layout_option(&a->layout, c, arg);
+	return rc != ARG_UNKNOWN ? rc : parse_select_option(&a->sel, c, arg);
 }
 
 static const struct option_parser info_parser = {
 	":h", info_longopts, "info", cmd_info_help, info_option,
 };
 
+/* Whether in is read through a layout rather than its own header. */
+static bool is_stream(const struct input *in, const struct layout_cfg *lc)
+{
+	return lc->raw || is_nhdr(in->path);
+}
+
 int cmd_info(int argc, char **argv)
 {
 	struct info_args a = { .json = false };
 	const parload_selection *sel;
-	int status;
+	int status, n;
 
 	parload_selection_init(&a.sel);
 	status = parse_options(argc, argv, &info_parser, &a);
@@ -271,13 +407,21 @@ int cmd_info(int argc, char **argv)
 		return status;
 	if (optind == argc)
 		return usage_error("info: missing file");
+	status = check_inputs(&a.layout, argc - optind, argv + optind);
+	if (status != EXIT_OK)
+		return status;
 	sel = selection_is_whole(&a.sel) ? NULL : &a.sel;
-	status = EXIT_OK;
-	for (int i = optind; i < argc; i++) {
+	n = input_count(&a.layout, argc - optind);
+	for (int i = 0; i < n; i++) {
+		struct input in;
+
+		input_at(&in, &a.layout, argc - optind, argv + optind, i);
 		/* Blank line between the human blocks. */
-		if (!a.json && i > optind)
+		if (!a.json && i > 0)
 			putchar('\n');
-		if (info_one(argv[i], sel, a.json) != EXIT_OK)
+		if ((is_stream(&in, &a.layout) ?
+			     info_stream(&in, &a.layout, sel, a.json) :
+			     info_one(in.path, sel, a.json)) != EXIT_OK)
 			status = EXIT_FAIL;
 	}
 	return status;

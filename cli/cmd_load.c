@@ -89,6 +89,28 @@ const char cmd_load_help[] =
 "A selection that reaches past the end or selects nothing fails the file.\n"
 "The line then shows the selection and the size of what it delivered.\n"
 "\n"
+"Layout (files that are not parload's own format):\n"
+"      --raw SPEC         each FILE is a raw stream laid out as SPEC says:\n"
+"                         key=value pairs separated by commas, keys width,\n"
+"                         height, type (u8 u16 i16 u32 i32 f32 f64, each\n"
+"                         with an optional be or le, as in u16be; or the\n"
+"                         packed mono10p mono12p mono12packed u12msb,\n"
+"                         read into u16),\n"
+"                         offset (bytes before the first view, in each\n"
+"                         file), header (bytes of each view's own header),\n"
+"                         gap (bytes after each view), count (views; default\n"
+"                         as many whole ones as the files hold; bytes after\n"
+"                         them are then ignored); sizes take K, M, G, T.\n"
+"                         @PATH reads SPEC from a file (pairs separated by\n"
+"                         commas or newlines, # starts a comment).  SPEC\n"
+"                         overrides a parload header: the file is read as\n"
+"                         SPEC says.  Parallel strategy, regular files only\n"
+"      --concat           all FILEs are one stream (needs --raw): views\n"
+"                         numbered across them in the order given\n"
+"A FILE ending in .nhdr is a NRRD detached header: its data files are\n"
+"loaded as it describes (no --raw).\n"
+"e.g. " PROG " --raw width=2048,height=2048,type=u16,header=512 scan.edf\n"
+"\n"
 "SIZE is a number of bytes, optionally followed by K, M, G or T (powers of\n"
 "1024; KiB, MiB, GiB and TiB also read), e.g. 4096, 64K, 1M.\n";
 
@@ -187,7 +209,7 @@ static void print_load_human(const struct load_line *l,
 }
 
 static void print_load(const char *label, const parload_dataset *ds,
-		       const char *io, const struct load_cfg *cfg,
+		       const char *io, size_t files, const struct load_cfg *cfg,
 		       const struct report_cfg *rep)
 {
 	struct load_line l = {
@@ -204,8 +226,9 @@ static void print_load(const char *label, const parload_dataset *ds,
 		.selected = !selection_is_whole(&cfg->opts.selection),
 	};
 
-	/* The records the layout describes (of one file). */
-	l.file_size = ds->desc.offset + ds->desc.count * ds->desc.record_size;
+	/* The records the layout describes, after each file's offset. */
+	l.file_size = ds->desc.offset * files +
+		      ds->desc.count * ds->desc.record_size;
 	l.size = l.selected ? shape_bytes(&ds->shape) : l.file_size;
 	if (ds->stats.seconds > 0.0)
 		l.gbps = finite_or_zero((double)l.size / ds->stats.seconds /
@@ -220,18 +243,18 @@ static void print_load(const char *label, const parload_dataset *ds,
 		print_load_human(&l, ds);
 }
 
-/* Load one file, verify it when asked and report.  label names the file in
- * the report (the path, or what the embedded default calls its stream). */
-static int load_one(parload_loader *loader, const char *path,
+/* Load one input, verify it when asked and report.  label names it in the
+ * report (its own label, or what the embedded default calls its stream). */
+static int load_one(parload_loader *loader, const struct input *in,
 		    const char *label, const struct load_cfg *cfg,
 		    const struct report_cfg *rep)
 {
 	struct loaded l;
 	int status = EXIT_OK;
 
-	if (load_path(loader, path, cfg, &l) < 0)
+	if (load_input(loader, in, cfg, &l) < 0)
 		return EXIT_FAIL;
-	if (l.name != path)
+	if (l.name != in->label)
 		label = l.name;
 	/* Bad views fail the file, which is still reported; a load that is
 	 * not the seed's stream is not. */
@@ -240,7 +263,7 @@ static int load_one(parload_loader *loader, const char *path,
 	if (cfg->verify && !verify_seed(l.name, &l.ds, cfg->seed))
 		status = EXIT_FAIL;
 	else if (!rep->quiet)
-		print_load(label, &l.ds, l.io, cfg, rep);
+		print_load(label, &l.ds, l.io, l.files, cfg, rep);
 	loaded_free(&l);
 	return status;
 }
@@ -254,6 +277,8 @@ static int run_default(parload_loader *loader, struct load_cfg *cfg,
 {
 	parload_file_header h;
 	parload_error err;
+	struct input in;
+	char *path = (char *)tmp_file();
 	int rc;
 
 	rc = parload_file_header_init(&h, REF_VIEWS, REF_WIDTH, REF_HEIGHT,
@@ -273,7 +298,8 @@ static int run_default(parload_loader *loader, struct load_cfg *cfg,
 		cfg->verify = true;
 		cfg->seed = REF_SEED;
 	}
-	return load_one(loader, tmp_file(), "reference stream", cfg, rep);
+	input_at(&in, &cfg->layout, 1, &path, 0);
+	return load_one(loader, &in, "reference stream", cfg, rep);
 }
 
 /* ---------------------------------------------------------------------
@@ -353,13 +379,19 @@ int cmd_load(int argc, char **argv)
 {
 	struct load_args a = { .rep = { false, false } };
 	parload_loader *loader = NULL;
-	int status;
+	int status, n;
 
 	load_cfg_init(&a.cfg);
 	status = parse_options(argc, argv, &load_parser, &a);
 	if (status != ARG_OK)
 		return status;
 	status = check_stdin(argc, argv, &a.cfg);
+	if (status == EXIT_OK)
+		status = check_inputs(&a.cfg.layout, argc - optind,
+				      argv + optind);
+	if (status == EXIT_OK && optind == argc && a.cfg.layout.raw)
+		status = usage_error("--raw describes FILEs: give at least "
+				     "one");
 	if (status != EXIT_OK)
 		return status;
 	progress_auto(&a.cfg, a.rep.quiet || a.rep.json);
@@ -372,10 +404,14 @@ int cmd_load(int argc, char **argv)
 	if (status == EXIT_OK && optind == argc)
 		status = run_default(loader, &a.cfg, &a.rep);
 	tmp_remove();
-	for (int i = optind; loader && i < argc && !was_interrupted(); i++)
-		if (load_one(loader, argv[i], argv[i], &a.cfg, &a.rep) !=
-		    EXIT_OK)
+	n = input_count(&a.cfg.layout, argc - optind);
+	for (int i = 0; loader && i < n && !was_interrupted(); i++) {
+		struct input in;
+
+		input_at(&in, &a.cfg.layout, argc - optind, argv + optind, i);
+		if (load_one(loader, &in, in.label, &a.cfg, &a.rep) != EXIT_OK)
 			status = EXIT_FAIL;
+	}
 	end_loader(loader);
 	return status;
 }

@@ -1,10 +1,11 @@
 /*
  * common.h - what the parload command's subcommands share: messages and
  * usage errors, byte counts (common.c); strict number and size parsing
- * (number.c) and JSON output (json.c), which parload-mpi shares; the load
- * and selection options of every subcommand that reads a stream
- * (options.c); loading one file, its progress line, Ctrl-C
- * and temporary files (run.c).
+ * (number.c) and JSON output (json.c), which parload-mpi shares; the load,
+ * layout and selection options of every subcommand that reads a stream,
+ * and the inputs the FILE operands make (options.c); what a source's
+ * layout resolves to, file by file (layout.c); loading one input, its
+ * progress line, Ctrl-C and temporary files (run.c).
  *
  * A subcommand is one file, cli/cmd_NAME.c, that defines
  *
@@ -69,6 +70,8 @@ enum {
 	OPT_NO_PROGRESS,
 	OPT_FOLLOW,
 	OPT_TIMEOUT,
+	OPT_RAW,
+	OPT_CONCAT,
 	OPT_LOCAL,
 };
 
@@ -90,6 +93,7 @@ enum {
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },               \
 	{ "follow", no_argument, NULL, OPT_FOLLOW },                         \
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },                 \
+	LAYOUT_LONGOPTS,                                                     \
 	SELECT_LONGOPTS
 #define LOAD_SHORTOPTS "t:"
 
@@ -104,14 +108,27 @@ enum {
 	{ "cols", required_argument, NULL, OPT_SEL_COLS },                   \
 	{ "layout", required_argument, NULL, OPT_SEL_LAYOUT }
 
+/* The layout options of parse_layout_option (part of LOAD_LONGOPTS). */
+#define LAYOUT_LONGOPTS                                                      \
+	{ "raw", required_argument, NULL, OPT_RAW },                         \
+	{ "concat", no_argument, NULL, OPT_CONCAT }
+
 /* The prototypes of subcommand NAME; its file says SUBCOMMAND(NAME);. */
 #define SUBCOMMAND(name)                                                     \
 	int cmd_##name(int argc, char **argv);                               \
 	extern const char cmd_##name##_help[]
 
+/* What --raw and --concat say of the FILE operands. */
+struct layout_cfg {
+	parload_desc desc; /* --raw SPEC, parsed */
+	bool raw;          /* --raw given: desc is the files' layout */
+	bool concat;       /* --concat: all FILEs are one stream */
+};
+
 /* What the load options ask for. */
 struct load_cfg {
 	parload_options opts;
+	struct layout_cfg layout;
 	bool preallocate;
 	bool verify; /* --verify-seed */
 	uint64_t seed;
@@ -160,6 +177,9 @@ int parse_options(int argc, char **argv, const struct option_parser *p,
  * ARG_OK, EXIT_USAGE (after saying why) or ARG_UNKNOWN. */
 void load_cfg_init(struct load_cfg *cfg);
 int parse_load_option(struct load_cfg *cfg, int c, const char *arg);
+/* The same for the layout options alone (LAYOUT_LONGOPTS): --raw SPEC
+ * is parsed by the library, whose message a bad SPEC gets. */
+int parse_layout_option(struct layout_cfg *lc, int c, const char *arg);
 /* The same for the selection options alone (SELECT_LONGOPTS). */
 int parse_select_option(parload_selection *sel, int c, const char *arg);
 /* Whether a selection asks for anything but the whole file as it is. */
@@ -172,11 +192,68 @@ void print_shape_human(const parload_shape *s, const parload_desc *h);
 void print_shape_json(const parload_shape *s);
 uint64_t shape_bytes(const parload_shape *s);
 
-/* One file loaded as the load options ask: its name in messages (the
+/* What a subcommand reads: one FILE operand, or with --concat all of
+ * them as one stream (paths, n > 1 or n == 1), named in messages and
+ * reports by label: the path, or "FIRST ... LAST (N files)". */
+struct input {
+	const char *path;         /* the FILE, or the first of paths */
+	const char *const *paths; /* --concat: the n FILEs; else NULL */
+	size_t n;
+	char label[2 * 4096 + 32];
+};
+
+/* Whether path names a NRRD detached header (ends in ".nhdr"). */
+bool is_nhdr(const char *path);
+/* Whether the operands fit the layout options: --raw names raw files,
+ * never a .nhdr (which states its own layout); --concat needs --raw.
+ * EXIT_OK, or EXIT_USAGE after saying why. */
+int check_inputs(const struct layout_cfg *lc, int nfiles, char **files);
+/* How many inputs nfiles operands make: 1 with --concat, else nfiles. */
+int input_count(const struct layout_cfg *lc, int nfiles);
+/* Input i of the operands. */
+void input_at(struct input *in, const struct layout_cfg *lc, int nfiles,
+	      char **files, int i);
+/* The source of in, laid out as lc says (desc NULL: the file's own header,
+ * or the .nhdr's). */
+void input_source(parload_source *src, const struct input *in,
+		  const struct layout_cfg *lc);
+
+/* What a layout resolves to, file by file (layout.c): for 'parload info'. */
+struct layout_file {
+	const char *path;
+	uint64_t size;     /* its bytes (0 if it cannot be seen) */
+	uint64_t first;    /* its first view in the stream */
+	uint64_t views;    /* the whole records it holds that count */
+	uint64_t trailing; /* bytes after them (a partial record, or what a
+			    * count leaves out) */
+	bool short_offset; /* smaller than the layout's offset */
+};
+
+struct layout_view {
+	parload_desc d;         /* resolved: count the views there are */
+	uint64_t given_count;   /* the description's count; 0: none */
+	struct layout_file *files; /* NULL: not known (a .nhdr's) */
+	size_t nfiles;
+	uint64_t trailing;      /* over the files */
+};
+
+void layout_init(struct layout_view *lv, const parload_desc *d,
+		 uint64_t given_count);
+/* Work out what each of the n files holds; false when out of memory. */
+bool layout_add_files(struct layout_view *lv, const char *const *paths,
+		      size_t n);
+void layout_free(struct layout_view *lv);
+/* info's lines ("layout:", "record_size:", ...) and its JSON member
+ * (",\"layout\":{...}"). */
+void layout_print_human(const struct layout_view *lv);
+void layout_print_json(const struct layout_view *lv);
+
+/* One input loaded as the load options ask: its name in messages (the
  * path, or <stdin>), the I/O API for the report ("stream" for a pipe). */
 struct loaded {
 	const char *name;
 	const char *io;
+	size_t files; /* the files of the stream (1 but for --concat) */
 	parload_dataset ds;
 	parload_buffers buffers; /* --preallocate */
 };
@@ -186,10 +263,10 @@ int new_loader(parload_loader **loader, const struct load_cfg *cfg);
 /* The end of a subcommand with its loader: released by the process's exit
  * (see run.c for why). */
 void end_loader(parload_loader *loader);
-/* Load path ("-": standard input).  0, or a negative code after saying
- * why; loaded_free() releases what a success holds. */
-int load_path(parload_loader *loader, const char *path,
-	      const struct load_cfg *cfg, struct loaded *l);
+/* Load in (its path "-": standard input).  0, or a negative code after
+ * saying why; loaded_free() releases what a success holds. */
+int load_input(parload_loader *loader, const struct input *in,
+	       const struct load_cfg *cfg, struct loaded *l);
 void loaded_free(struct loaded *l);
 /* --keep-going: list the bad views; whether there were any. */
 bool report_bad_views(const char *name, const parload_dataset *ds);

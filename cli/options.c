@@ -1,6 +1,7 @@
 /*
  * options.c - the options of every subcommand that reads a stream: the
- * load options and the selection (see common.h).
+ * load options, the layout (--raw, --concat) and the inputs the FILE
+ * operands make, and the selection (see common.h).
  */
 #include "config.h"
 
@@ -113,6 +114,8 @@ int parse_load_option(struct load_cfg *cfg, int c, const char *arg)
 {
 	int rc = parse_select_option(&cfg->opts.selection, c, arg);
 
+	if (rc == ARG_UNKNOWN)
+		rc = parse_layout_option(&cfg->layout, c, arg);
 	if (rc != ARG_UNKNOWN)
 		return rc;
 	for (size_t i = 0; i < sizeof(flag_options) / sizeof(*flag_options);
@@ -137,6 +140,94 @@ int parse_load_option(struct load_cfg *cfg, int c, const char *arg)
 	if (c == OPT_STRATEGY || c == OPT_IO)
 		return parse_names(&cfg->opts, c, arg);
 	return parse_numbers(cfg, c, arg);
+}
+
+/* ---------------------------------------------------------------------
+ * Layouts and inputs
+ * ------------------------------------------------------------------- */
+
+int parse_layout_option(struct layout_cfg *lc, int c, const char *arg)
+{
+	parload_error err;
+	int rc;
+
+	if (c == OPT_CONCAT) {
+		lc->concat = true;
+		return ARG_OK;
+	}
+	if (c != OPT_RAW)
+		return ARG_UNKNOWN;
+	if (lc->raw)
+		return usage_error("--raw given twice");
+	memset(&err, 0, sizeof(err));
+	rc = parload_desc_parse(arg, &lc->desc, &err);
+	if (rc < 0)
+		return usage_error("--raw: %s", err.message[0] ?
+				   err.message : parload_strerror(rc));
+	lc->raw = true;
+	return ARG_OK;
+}
+
+bool is_nhdr(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n >= 5 && strcmp(path + n - 5, ".nhdr") == 0;
+}
+
+int check_inputs(const struct layout_cfg *lc, int nfiles, char **files)
+{
+	if (lc->concat && !lc->raw)
+		return usage_error("--concat needs --raw SPEC: the files of "
+				   "one stream share one layout");
+	for (int i = 0; i < nfiles; i++) {
+		if (!is_nhdr(files[i]))
+			continue;
+		if (lc->raw)
+			return usage_error("--raw: '%s' is a NRRD header, which "
+					   "states its own layout; --raw "
+					   "describes raw data files", files[i]);
+		if (lc->concat)
+			return usage_error("--concat: '%s' is a NRRD header, "
+					   "which names its own data files",
+					   files[i]);
+	}
+	return EXIT_OK;
+}
+
+int input_count(const struct layout_cfg *lc, int nfiles)
+{
+	return lc->concat && nfiles > 0 ? 1 : nfiles;
+}
+
+void input_at(struct input *in, const struct layout_cfg *lc, int nfiles,
+	      char **files, int i)
+{
+	memset(in, 0, sizeof(*in));
+	in->path = files[i];
+	in->n = 1;
+	if (lc->concat) {
+		in->paths = (const char *const *)files;
+		in->n = (size_t)nfiles;
+	}
+	if (in->n > 1)
+		snprintf(in->label, sizeof(in->label), "%s ... %s (%zu files)",
+			 files[0], files[nfiles - 1], in->n);
+	else
+		snprintf(in->label, sizeof(in->label), "%s", in->path);
+}
+
+void input_source(parload_source *src, const struct input *in,
+		  const struct layout_cfg *lc)
+{
+	parload_source_init(src);
+	if (in->paths) {
+		src->paths = in->paths;
+		src->path_count = in->n;
+	} else {
+		src->path = in->path;
+	}
+	src->desc = lc->raw ? &lc->desc : NULL;
 }
 
 /* ---------------------------------------------------------------------

@@ -111,9 +111,11 @@ static bool batches_possible(const struct load_cfg *cfg, bool stream)
 
 /* --preallocate: size the arrays from the source's description and the
  * selection, allocate them with parload_buffers_alloc() (huge pages
- * unless --no-hugepages) and touch every page, all before the clock. */
-static int preallocate(const parload_source *src, const parload_options *o,
-		       parload_buffers *b, parload_error *err)
+ * unless --no-hugepages) and touch every page, all before the clock.
+ * name: the input, in messages. */
+static int preallocate(const parload_source *src, const char *name,
+		       const parload_options *o, parload_buffers *b,
+		       parload_error *err)
 {
 	parload_desc d;
 	int rc;
@@ -127,7 +129,7 @@ static int preallocate(const parload_source *src, const parload_options *o,
 		/* The layout names no file; the message should. */
 		char msg[sizeof(err->message)];
 
-		if (snprintf(msg, sizeof(msg), "%s: %s", src->path,
+		if (snprintf(msg, sizeof(msg), "%s: %s", name,
 			     err->message) > 0)
 			memcpy(err->message, msg, sizeof(msg));
 		return rc;
@@ -135,29 +137,41 @@ static int preallocate(const parload_source *src, const parload_options *o,
 	if (b->headers_size) { /* an empty stream has NULL arrays */
 		memset(b->headers, 0, b->headers_size);
 		memset(b->pixels, 0, b->pixels_size);
+		if (b->raw_headers_size)
+			memset(b->raw_headers, 0, b->raw_headers_size);
 	}
 	return 0;
 }
 
-/* The request for path ("-": standard input).  What is not a regular
- * file (a pipe, a socket, a FIFO, a terminal) is read as a stream whatever
- * the strategy, and l->io says so. */
-static int make_request(const char *path, const struct load_cfg *cfg,
+/* Whether the input is read as a stream: standard input that is not a
+ * regular file, or a path that is a FIFO or a character device. */
+static bool is_stream(const struct input *in)
+{
+	struct stat st;
+
+	if (in->paths)
+		return false; /* a list holds regular files (the library) */
+	if (strcmp(in->path, "-") == 0)
+		return fstat(STDIN_FILENO, &st) == 0 && !S_ISREG(st.st_mode);
+	return stat(in->path, &st) == 0 &&
+	       (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode));
+}
+
+/* The request for in.  What is not a regular file (a pipe, a socket, a
+ * FIFO, a terminal) is read as a stream whatever the strategy, and l->io
+ * says so. */
+static int make_request(const struct input *in, const struct load_cfg *cfg,
 			struct loaded *l, parload_request *req,
 			parload_error *err)
 {
-	struct stat st;
-	bool stream;
+	const bool stream = is_stream(in);
 
 	parload_request_init(req);
-	if (strcmp(path, "-") == 0) {
+	input_source(&req->source, in, &cfg->layout);
+	if (!in->paths && strcmp(in->path, "-") == 0) {
+		req->source.path = NULL;
 		req->source.fd = STDIN_FILENO;
 		req->source.name = STDIN_NAME;
-		stream = fstat(STDIN_FILENO, &st) == 0 && !S_ISREG(st.st_mode);
-	} else {
-		req->source.path = path;
-		stream = stat(path, &st) == 0 &&
-			 (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode));
 	}
 	if (stream)
 		l->io = "stream";
@@ -169,16 +183,17 @@ static int make_request(const char *path, const struct load_cfg *cfg,
 			err->code = PARLOAD_EINVAL;
 			snprintf(err->message, sizeof(err->message),
 				 "%s: --follow reads with the parallel strategy "
-				 "in view layout", path);
+				 "in view layout", l->name);
 			return PARLOAD_EINVAL;
 		}
 		req->flags |= PARLOAD_REQ_FOLLOW;
 		req->timeout = cfg->timeout;
 	}
-	if (!cfg->preallocate || !req->source.path)
+	if (!cfg->preallocate || req->source.fd >= 0)
 		return 0;
 	req->into = &l->buffers;
-	return preallocate(&req->source, &cfg->opts, &l->buffers, err);
+	return preallocate(&req->source, l->name, &cfg->opts, &l->buffers,
+			   err);
 }
 
 /* Run the request, with SIGINT and SIGTERM cancelling it when it delivers
@@ -230,8 +245,8 @@ bool verify_seed(const char *name, const parload_dataset *ds, uint64_t seed)
 	return false;
 }
 
-int load_path(parload_loader *loader, const char *path,
-	      const struct load_cfg *cfg, struct loaded *l)
+int load_input(parload_loader *loader, const struct input *in,
+	       const struct load_cfg *cfg, struct loaded *l)
 {
 	parload_request req;
 	parload_error err;
@@ -239,9 +254,11 @@ int load_path(parload_loader *loader, const char *path,
 
 	memset(l, 0, sizeof(*l));
 	memset(&err, 0, sizeof(err));
-	l->name = strcmp(path, "-") == 0 ? STDIN_NAME : path;
+	l->name = !in->paths && strcmp(in->path, "-") == 0 ? STDIN_NAME :
+							      in->label;
 	l->io = parload_io_name(cfg->opts.io);
-	rc = make_request(path, cfg, l, &req, &err);
+	l->files = in->n;
+	rc = make_request(in, cfg, l, &req, &err);
 	if (rc == 0)
 		rc = run_request(loader, &req, cfg, l, &err);
 	if (rc < 0) {

@@ -336,6 +336,8 @@ PARLOAD_API int parload_strategy_from_name(const char *name);
 #define PARLOAD_CAP_THREADS 0x8u /* reads with options.threads worker threads */
 #define PARLOAD_CAP_LAYOUTS 0x10u /* reads raw layouts and many files, not only
 				   * parload's own format */
+#define PARLOAD_CAP_DIRECT 0x20u  /* reads with O_DIRECT and drops what it read
+				   * as it goes (parload_request.cache) */
 PARLOAD_API unsigned parload_strategy_caps(int strategy);
 /* Whether a strategy reads through parload_options.io and buffer_size
  * (the article's single-threaded readers): its PARLOAD_CAP_IO bit. */
@@ -491,6 +493,33 @@ PARLOAD_API void parload_options_init(parload_options *opts);
  * Loading
  * ------------------------------------------------------------------- */
 
+/* What a load leaves in the page cache (parload_request.cache).  A load
+ * that returns a new dataset holds the data once in it; keep leaves a
+ * second copy in the page cache, which may evict what else the node had
+ * cached (and makes the next load of the file warm). */
+typedef enum parload_cache {
+	/* Buffered reads; the file's pages stay cached (the default). */
+	PARLOAD_CACHE_KEEP = 0,
+	/* Buffered reads whose pages leave the page cache once they are in
+	 * the dataset (POSIX_FADV_DONTNEED on each worker's ranges read, 8 MiB
+	 * at a time), so the page cache grows by no more than the ranges in
+	 * flight and the kernel's readahead. */
+	PARLOAD_CACHE_DROP = 1,
+	/* O_DIRECT: the device's data goes to the dataset without the page
+	 * cache, through aligned per-worker buffers, with the same NUMA
+	 * placement; a file system that refuses O_DIRECT falls back to drop
+	 * (stats.cache says so).  Parallel strategy; the others drop. */
+	PARLOAD_CACHE_DIRECT = 2,
+	/* Chosen per load: keep when most of a sample of the file's pages is
+	 * cached (a warm file), drop when a cold file is larger than half the
+	 * memory available, else keep. */
+	PARLOAD_CACHE_AUTO = 3
+} parload_cache;
+
+/* "keep", "drop", "direct", "auto" or NULL; and back (-1 if unknown). */
+PARLOAD_API const char *parload_cache_name(int cache);
+PARLOAD_API int parload_cache_from_name(const char *name);
+
 /* What one load did. */
 typedef struct parload_stats {
 	double seconds;       /* from opening the file until the dataset was complete */
@@ -505,6 +534,9 @@ typedef struct parload_stats {
 	/* Payloads whose CRC-32C was checked: every view with
 	 * PARLOAD_OPT_VERIFY_CRC when the file stores CRCs, else 0. */
 	uint64_t crc_checked;
+	/* The page-cache mode the load used: the request's, what auto chose,
+	 * or drop where direct I/O was refused or does not apply. */
+	parload_cache cache;
 } parload_stats;
 
 typedef struct parload_dataset {
@@ -689,6 +721,9 @@ typedef struct parload_request {
 	 * for a file still being written.  Set it from another thread or a
 	 * signal handler. */
 	const volatile int *cancel;
+	/* What the load leaves in the page cache (PARLOAD_CACHE_KEEP by
+	 * default); pipes and sockets have no page cache to spare. */
+	parload_cache cache;
 } parload_request;
 
 /* Defaults: an empty source, the loader's selection, own memory, no

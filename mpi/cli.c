@@ -41,6 +41,11 @@ static const char usage_text[] =
 "  --views A:B[:S]        share out these views only (default: all)\n"
 "  --rows A:B, --cols A:B share out these detector rows and columns only\n"
 "  --layout views|sinograms  the parts' layout with --split views\n"
+"  --raw SPEC             FILE is a raw stream of this layout (key=value\n"
+"                         pairs: width, height, type, offset, header, gap,\n"
+"                         count; @PATH reads them from a file; see\n"
+"                         parload(1)); it overrides a parload header; read\n"
+"                         with --io pool only\n"
 "  --verify               check every payload against its CRC-32C\n"
 "  --keep-going           with --verify: load everything, list bad views\n"
 "  --allow-truncated      load the complete views of a file cut short\n"
@@ -67,6 +72,7 @@ enum {
 	OPT_NO_BIND,
 	OPT_NO_HUGEPAGES,
 	OPT_JSON,
+	OPT_RAW,
 };
 
 /* One rank's figures, gathered to rank 0 as bytes (one program, one ABI). */
@@ -313,6 +319,7 @@ static const struct option longopts[] = {
 	{ "no-bind", no_argument, NULL, OPT_NO_BIND },
 	{ "no-hugepages", no_argument, NULL, OPT_NO_HUGEPAGES },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "raw", required_argument, NULL, OPT_RAW },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
@@ -321,6 +328,7 @@ static const struct option longopts[] = {
 /* What the options ask for. */
 struct cfg {
 	parload_mpi_options opts;
+	parload_desc desc; /* --raw SPEC: opts.desc points here */
 	parload_mpi_split split;
 	bool json;
 };
@@ -355,6 +363,23 @@ static int parse_name(struct cfg *g, int c, const char *arg)
 	}
 }
 
+/* --raw SPEC: parsed by libparload, whose message a bad SPEC gets. */
+static int raw_option(struct cfg *g, const char *spec)
+{
+	parload_error err;
+	int rc;
+
+	if (g->opts.desc)
+		return usage_error("%s", "--raw given twice");
+	memset(&err, 0, sizeof(err));
+	rc = parload_desc_parse(spec, &g->desc, &err);
+	if (rc < 0)
+		return usage_error("--raw: %s", err.message[0] ? err.message :
+				   parload_strerror(rc));
+	g->opts.desc = &g->desc;
+	return -1;
+}
+
 /* One option; -1 to go on, else the exit status to end with. */
 static int parse_option(struct cfg *g, int c, char **argv)
 {
@@ -382,6 +407,8 @@ static int parse_option(struct cfg *g, int c, char **argv)
 	case OPT_JSON:
 		g->json = true;
 		return -1;
+	case OPT_RAW:
+		return raw_option(g, optarg);
 	case 'h':
 		if (rank == 0)
 			fputs(usage_text, stdout);

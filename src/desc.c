@@ -355,7 +355,7 @@ static int read_spec_file(const char *path, char **out, parload_error *err)
 		return parload__fail_nomem(err, path);
 	fd = parload__sys_open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		free(buf);
+		parload__sys_free(buf);
 		return parload__fail_open(err, errno, path);
 	}
 	while (len < max &&
@@ -366,7 +366,7 @@ static int read_spec_file(const char *path, char **out, parload_error *err)
 		int e = errno;
 
 		(void)parload__sys_close(fd);
-		free(buf);
+		parload__sys_free(buf);
 		return parload__fail_path(err, n < 0 ? PARLOAD_EIO :
 					  PARLOAD_EINVAL, n < 0 ? e : 0, path,
 					  n < 0 ? "cannot read the layout" :
@@ -391,14 +391,16 @@ int parload_desc_parse(const char *text, parload_desc *out,
 	if (text[0] == '@')
 		rc = read_spec_file(text + 1, &copy, err);
 	else
-		rc = (copy = strdup(text)) ? 0 : parload__fail_nomem(err, NULL);
+		rc = (copy = parload__sys_strdup(text)) ?
+			     0 :
+			     parload__fail_nomem(err, NULL);
 	if (rc == 0)
 		rc = parse_text(copy, &d, err);
 	/* Name the file the text came from. */
 	if (rc && text[0] == '@' && err && err->code == PARLOAD_EINVAL &&
 	    strncmp(err->message, "layout:", 7) == 0)
 		parload__error_prefix(err, text + 1);
-	free(copy);
+	parload__sys_free(copy);
 	if (rc == 0)
 		*out = d;
 	return rc;

@@ -77,6 +77,7 @@ typedef struct parload__file {
 	uint64_t size;
 	uint64_t first;
 	uint64_t views;
+	int dfd;        /* opened O_DIRECT (cache.c), or -1 */
 } parload__file;
 
 /* Byte offset, in its file, of the record of the file's view i. */
@@ -144,6 +145,12 @@ int parload__pread_full(int fd, void *buf, size_t len, uint64_t off,
 			size_t max_read, parload__io_stats *st,
 			const char *path, uint64_t view, parload_error *err);
 
+/* The same, but the end of the file after need bytes (<= len) ends it
+ * well: an O_DIRECT read of whole blocks past the end of a file. */
+int parload__pread_upto(int fd, void *buf, size_t len, size_t need,
+			uint64_t off, size_t max_read, parload__io_stats *st,
+			const char *path, uint64_t view, parload_error *err);
+
 /* The same for a vector of iovcnt (at most IOV_MAX) buffers that lie back
  * to back in the file from off.  iov is consumed (modified).  f, when not
  * NULL, is the file of layout d read, so that a failure names it and the
@@ -190,6 +197,32 @@ typedef struct parload__verify {
 	bool keep_going; /* PARLOAD_OPT_KEEP_GOING */
 } parload__verify;
 
+/* ---- cache.c: what a load leaves in the page cache ---- */
+
+struct parload__ctx;
+/* Settle the load's mode (c->cache) once its files are described: auto
+ * chosen, direct's O_DIRECT descriptors opened (direct_ok: the strategy
+ * reads through them), drop where direct is refused or does not apply. */
+int parload__cache_prepare(struct parload__ctx *c, bool direct_ok);
+/* Close the O_DIRECT descriptors. */
+void parload__cache_close(struct parload__ctx *c);
+/* After a strategy that does not drop as it reads: drop the files. */
+void parload__cache_after(struct parload__ctx *c);
+
+/* One worker's ranges read, let go of a few megabytes at a time. */
+typedef struct parload__dropper {
+	bool on;
+	const parload__file *f;
+	uint64_t begin, end;
+} parload__dropper;
+
+void parload__drop_init(parload__dropper *dr, struct parload__ctx *c);
+/* Bytes [off, off + len) of f are in the dataset. */
+void parload__drop_read(parload__dropper *dr, const parload__file *f,
+			uint64_t off, uint64_t len);
+/* Let go of what is pending. */
+void parload__drop_flush(parload__dropper *dr);
+
 /* ---- nrrd.c: NRRD detached headers (.nhdr) ---- */
 
 /* What a .nhdr says: a raw layout and its data files. */
@@ -233,6 +266,7 @@ typedef struct parload__ctx {
 	parload_desc d;        /* resolved; count: the complete views */
 	uint64_t declared;     /* the views the header or count promises */
 	bool raw_headers;      /* a raw stream's view headers are read */
+	parload_cache cache;   /* the page-cache mode in force (cache.c) */
 	parload_shape shape;
 	bool whole;            /* the whole file in view layout */
 	parload_dataset *out;

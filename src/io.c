@@ -71,12 +71,21 @@ int parload__pread_full(int fd, void *buf, size_t len, uint64_t off,
 			size_t max_read, parload__io_stats *st,
 			const char *path, uint64_t view, parload_error *err)
 {
+	return parload__pread_upto(fd, buf, len, len, off, max_read, st, path,
+				   view, err);
+}
+
+int parload__pread_upto(int fd, void *buf, size_t len, size_t need,
+			uint64_t off, size_t max_read, parload__io_stats *st,
+			const char *path, uint64_t view, parload_error *err)
+{
 	unsigned char *p = buf;
+	size_t got = 0;
 
 	max_read = clamp_max_read(max_read);
-	while (len) {
+	while (got < len) {
 		ssize_t n = parload__sys_pread(fd, p,
-					       PARLOAD__MIN(len, max_read),
+					       PARLOAD__MIN(len - got, max_read),
 					       (off_t)off);
 
 		st->calls++;
@@ -86,6 +95,8 @@ int parload__pread_full(int fd, void *buf, size_t len, uint64_t off,
 			return parload__fail(err, PARLOAD_EIO, errno, path,
 					     view, off, "read failed");
 		}
+		if (n == 0 && got >= need)
+			return 0; /* the end of the file, after what is needed */
 		if (n == 0)
 			return parload__fail(err, PARLOAD_ETRUNCATED, 0, path,
 					     view, off,
@@ -94,7 +105,7 @@ int parload__pread_full(int fd, void *buf, size_t len, uint64_t off,
 		st->bytes += (uint64_t)n;
 		p += n;
 		off += (uint64_t)n;
-		len -= (size_t)n;
+		got += (size_t)n;
 	}
 	return 0;
 }

@@ -147,6 +147,7 @@ static void fill_stats(parload__ctx *c, int strategy)
 	st->strategy = (parload_strategy)strategy;
 	st->declared_views = c->declared;
 	st->crc_checked = c->verify.crc ? c->shape.views : 0;
+	st->cache = c->cache;
 }
 
 /* Steps 6 and 7. */
@@ -203,11 +204,16 @@ static int run(parload_loader *loader, const parload_request *req,
 	if (rc == 0)
 		rc = check_support(&c, st);
 	if (rc == 0)
+		rc = parload__cache_prepare(&c,
+					    st->caps & PARLOAD_CAP_DIRECT);
+	if (rc == 0)
 		rc = parload__dataset_alloc(&c);
 	if (rc == 0)
 		rc = st->read(&c);
 	if (rc == 0)
 		rc = finish(&c);
+	if (rc == 0 && !(st->caps & PARLOAD_CAP_DIRECT))
+		parload__cache_after(&c);
 	if (st->release)
 		st->release(&c);
 	if (pos >= 0)

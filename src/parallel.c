@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #ifndef IOV_MAX
 #define IOV_MAX 1024
@@ -38,6 +39,10 @@
 #define BOUNCE_BELOW ((uint64_t)4096)
 #define BOUNCE_BELOW_ROWS ((uint64_t)1024)
 #define BOUNCE ((size_t)64 << 10)
+/* Direct I/O: requests of whole blocks of this alignment (the strictest
+ * logical block size in common use), a megabyte at a time. */
+#define DIRECT_ALIGN ((uint64_t)4096)
+#define DIRECT_BOUNCE ((size_t)1 << 20)
 
 struct parload__pass {
 	parload__ctx *c;
@@ -48,6 +53,7 @@ struct parload__pass {
 	size_t batch;      /* bytes per preadv */
 	bool bounce;       /* small runs: read through a bounce buffer */
 	size_t bounce_size;
+	bool direct;       /* O_DIRECT: whole aligned blocks, bounced */
 	bool bind_memory;
 	bool check;        /* view layout: workers check views as they read */
 	atomic_int failed; /* the first error's code, 0 while none */
@@ -95,24 +101,50 @@ static unsigned char *view_pixels(const job *j, uint64_t k)
 	return j->plan.pixels + (k - j->plan.k_begin) * j->plan.s->view_bytes;
 }
 
-/* Read one batch into buf, then scatter it to the places iov names (a NULL
- * place is bytes to drop; a row, rows[k], is converted into its selected
- * columns). */
-static int read_bounced(job *j, unsigned w, unsigned char *buf,
-			const struct iovec *iov, const bool *rows, int cnt,
-			uint64_t off, const parload__file *f, parload_error *e)
+/* What one worker reads through: its bounce buffer (for direct I/O a
+ * mapping, so aligned to pages) and what it lets go of (drop). */
+typedef struct worker_io {
+	unsigned char *bounce;
+	size_t len;  /* its bytes */
+	bool mapped;
+	parload__dropper drop;
+} worker_io;
+
+static int io_open(job *j, worker_io *io, parload_error *e)
+{
+	memset(io, 0, sizeof(*io));
+	parload__drop_init(&io->drop, j->c);
+	if (!j->bounce)
+		return 0;
+	io->len = j->bounce_size + (j->direct ? 2 * DIRECT_ALIGN : 0);
+	io->mapped = j->direct;
+	io->bounce = j->direct ? parload__sys_mmap(NULL, io->len,
+						   PROT_READ | PROT_WRITE,
+						   MAP_PRIVATE | MAP_ANONYMOUS,
+						   -1, 0) :
+				 parload__sys_malloc(io->len);
+	if (io->bounce == MAP_FAILED)
+		io->bounce = NULL;
+	return io->bounce ? 0 : parload__fail_nomem(e, j->c->path);
+}
+
+static void io_close(worker_io *io)
+{
+	parload__drop_flush(&io->drop);
+	if (io->mapped && io->bounce)
+		(void)parload__sys_munmap(io->bounce, io->len);
+	else
+		parload__sys_free(io->bounce);
+}
+
+/* Scatter what buf holds to the places iov names (a NULL place is bytes
+ * to drop; a row, rows[k], is converted into its selected columns). */
+static void scatter(const job *j, const unsigned char *buf,
+		    const struct iovec *iov, const bool *rows, int cnt)
 {
 	const parload__plan *p = &j->plan;
-	struct iovec one = { buf, 0 };
-	int rc;
 
-	for (int k = 0; k < cnt; k++)
-		one.iov_len += iov[k].iov_len;
-	/* One buffer through preadv_full, so that a failure names the view
-	 * at the failing offset, not the batch's first. */
-	rc = parload__preadv_full(f->fd, &one, 1, off, j->max_read,
-				  &j->stats[w], p->d, f, j->c->path, e);
-	for (int k = 0; rc == 0 && k < cnt; k++) {
+	for (int k = 0; k < cnt; k++) {
 		if (p->convert && rows[k])
 			p->convert(iov[k].iov_base, buf, p->s->col_start,
 				   p->s->cols);
@@ -120,6 +152,47 @@ static int read_bounced(job *j, unsigned w, unsigned char *buf,
 			memcpy(iov[k].iov_base, buf, iov[k].iov_len);
 		buf += iov[k].iov_len;
 	}
+}
+
+static uint64_t batch_bytes(const struct iovec *iov, int cnt)
+{
+	uint64_t n = 0;
+
+	for (int k = 0; k < cnt; k++)
+		n += iov[k].iov_len;
+	return n;
+}
+
+/* Read one batch, cnt places from off in f: straight into them, through
+ * the bounce buffer, or, for direct I/O, as the whole aligned blocks that
+ * hold it. */
+static int read_batch(job *j, unsigned w, worker_io *io,
+		      struct iovec *iov, const bool *rows, int cnt,
+		      uint64_t off, const parload__file *f, parload_error *e)
+{
+	const uint64_t n = batch_bytes(iov, cnt);
+	const uint64_t at = j->direct ? off & ~(DIRECT_ALIGN - 1) : off;
+	const uint64_t need = off - at + n;
+	int rc;
+
+	if (!io->bounce)
+		rc = parload__preadv_full(f->fd, iov, cnt, off, j->max_read,
+					  &j->stats[w], j->plan.d, f,
+					  j->c->path, e);
+	else
+		/* One buffer, so that a failure names the view at the
+		 * failing offset, not the batch's first. */
+		rc = parload__pread_upto(
+			j->direct ? f->dfd : f->fd, io->bounce,
+			j->direct ? (need + DIRECT_ALIGN - 1) &
+					    ~(DIRECT_ALIGN - 1) :
+				    need,
+			need, at, j->max_read, &j->stats[w], f->path,
+			parload__view_at(j->plan.d, f, off), e);
+	if (rc == 0 && io->bounce)
+		scatter(j, io->bounce + (off - at), iov, rows, cnt);
+	if (rc == 0)
+		parload__drop_read(&io->drop, f, off, n);
 	return rc;
 }
 
@@ -181,7 +254,7 @@ static void work(void *arg, unsigned w)
 	parload__cursor cur;
 	parload_error e;
 	uint64_t off, hb, he, whole, next;
-	unsigned char *bounce = NULL;
+	worker_io io;
 	int cnt, rc = 0;
 
 	if (sh->begin >= sh->end)
@@ -190,26 +263,20 @@ static void work(void *arg, unsigned w)
 	next = hb;
 	if (j->bind_memory)
 		bind_share(j, w, sh);
-	if (j->bounce && !(bounce = parload__sys_malloc(j->bounce_size)))
-		rc = parload__fail_nomem(&e, j->c->path);
+	rc = io_open(j, &io, &e);
 	if (!j->plan.native && sh->headers)
 		make_headers(j, hb, he);
 	parload__cursor_init(&cur, &j->plan, sh);
 	while (rc == 0 && !atomic_load_explicit(&j->failed,
 						memory_order_relaxed)) {
 		cnt = parload__cursor_next(&cur, iov, rows, BATCH_IOV,
-					   bounce ? PARLOAD__MIN(j->batch,
-								 j->bounce_size) :
-						    j->batch,
+					   io.bounce ? PARLOAD__MIN(j->batch,
+								    j->bounce_size) :
+						       j->batch,
 					   &off, &f);
 		if (cnt == 0)
 			break;
-		rc = bounce ? read_bounced(j, w, bounce, iov, rows, cnt, off,
-					   f, &e) :
-			      parload__preadv_full(f->fd, iov, cnt, off,
-						   j->max_read, &j->stats[w],
-						   j->plan.d, f, j->c->path,
-						   &e);
+		rc = read_batch(j, w, &io, iov, rows, cnt, off, f, &e);
 		if (rc == 0 && j->check && j->c->verify.crc)
 			rc = check_done(j, w, &cur, whole, &next, &e);
 	}
@@ -227,7 +294,7 @@ static void work(void *arg, unsigned w)
 	if (rc != 0 && rc != PARLOAD_ECRC)
 		report(j, &e);
 out:
-	parload__sys_free(bounce);
+	io_close(&io);
 }
 
 /* After the join, view layout: worker w checks the CRC of its share's last
@@ -364,8 +431,12 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 	j->bounce = j->plan.run < (c->shape.layout == PARLOAD_LAYOUT_VIEWS ?
 					   BOUNCE_BELOW :
 					   BOUNCE_BELOW_ROWS);
-	/* A converted row is read whole into it. */
-	j->bounce_size = PARLOAD__MAX(BOUNCE, j->plan.row_bytes);
+	/* A converted row is read whole into it.  Direct I/O reads every
+	 * batch through it, in requests a device likes. */
+	j->direct = c->cache == PARLOAD_CACHE_DIRECT;
+	j->bounce |= j->direct;
+	j->bounce_size = PARLOAD__MAX(j->direct ? DIRECT_BOUNCE : BOUNCE,
+				      j->plan.row_bytes);
 	j->shares = parload__sys_calloc(n, sizeof(*j->shares));
 	j->stats = parload__sys_calloc(n, sizeof(*j->stats));
 	j->bad = parload__sys_calloc(n, sizeof(*j->bad));
@@ -447,7 +518,7 @@ static int parallel_header(parload__ctx *c, unsigned char *bytes)
 
 const parload__strategy parload__strategy_parallel = {
 	.caps = PARLOAD_CAP_SELECT | PARLOAD_CAP_BATCHES | PARLOAD_CAP_THREADS |
-		PARLOAD_CAP_LAYOUTS,
+		PARLOAD_CAP_LAYOUTS | PARLOAD_CAP_DIRECT,
 	.read = read_parallel,
 	.header = parallel_header,
 };

@@ -135,7 +135,7 @@ static int open_list(parload__ctx *c, const char *const *paths, size_t n)
 		return parload__fail_nomem(c->err, c->path);
 	c->nfiles = n;
 	for (size_t i = 0; i < n; i++)
-		c->files[i].fd = -1;
+		c->files[i].fd = c->files[i].dfd = -1;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		c->files[i].path = paths[i];
 		if (!paths[i])
@@ -170,7 +170,7 @@ int parload__source_open(parload__ctx *c, const parload_request *req)
 	int rc;
 
 	c->fd = -1;
-	c->one.fd = -1;
+	c->one.fd = c->one.dfd = -1;
 	c->one.path = c->path;
 	c->files = &c->one;
 	c->nfiles = 1;
@@ -205,6 +205,7 @@ int parload__source_open(parload__ctx *c, const parload_request *req)
 
 void parload__source_close(parload__ctx *c)
 {
+	parload__cache_close(c);
 	for (size_t i = 0; c->files && i < c->nfiles; i++)
 		if (c->files[i].fd >= 0 && c->files[i].own)
 			parload__sys_close(c->files[i].fd);
@@ -504,7 +505,7 @@ static int peek(const char *path, void *out, unsigned char *b,
 	c.err = err;
 	c.path = path;
 	c.one.path = path;
-	c.one.fd = -1;
+	c.one.fd = c.one.dfd = -1;
 	c.files = &c.one;
 	c.nfiles = 1;
 	rc = open_path(&c, &c.one);

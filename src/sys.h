@@ -38,6 +38,8 @@
 #define parload__sys_fcntl fcntl
 #define parload__sys_fdopen fdopen
 #define parload__sys_poll poll
+#define parload__sys_posix_fadvise posix_fadvise
+#define parload__sys_mincore mincore
 #define parload__sys_stat stat
 #define parload__sys_lstat lstat
 #define parload__sys_rename rename

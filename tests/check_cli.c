@@ -290,6 +290,8 @@ typedef struct cli_case {
 	"\\(byte offset 672\\)\n"                                           \
 	"parload: @/c\\.raw: view 7: payload CRC-32C mismatch "             \
 	"\\(byte offset 2112\\)\n$"
+/* GEN's stream (10 views of 16 x 8 u16) as a raw layout, byte for byte. */
+#define RAW16 "width=16,height=8,type=u16,offset=64,header=32"
 /* 40 views of 512 KiB: a load that takes a few batches. */
 #define BIG40 { "--views", "40", "--width", "512", "--height", "512" }
 
@@ -636,7 +638,8 @@ static const cli_case cases[] = {
 	  .argv = { "info", "--json", "@/a.raw", "@/b.raw" }, .status = 1,
 	  .out = { "\"valid\":true,\"version_major\":1,", "\"view_count\":10,",
 		   "\"pixel_type\":\"u16\"", "\"crc32c\":true",
-		   "\"expected_size\":2944,\"file_size\":2944}",
+		   "\"expected_size\":2944,\"file_size\":2944,"
+		   "\"layout\":{\"format\":\"parload\",",
 		   "\"valid\":false,", "\"file_size\":2000,\"error\":\"" },
 	  .out_lines = 2 },
 	{ .name = "info missing file argument", .argv = { "info" },
@@ -693,6 +696,170 @@ static const cli_case cases[] = {
 	  .files = { { "crc.raw", { "--crc" } } },
 	  .argv = { "extract", "-o", "@/absent/s.npy", "@/crc.raw" },
 	  .status = 1, .err = { "cannot create a temporary file" } },
+
+	/* ---- raw layouts: --raw, --concat, .nhdr, parload nhdr ---- */
+	/* GEN's stream described as a raw layout, byte for byte: the same
+	 * pixels, and the 32-byte view headers read as raw bytes that
+	 * --verify-seed checks too. */
+	{ .name = "raw load verifies seed",
+	  .files = { { "a.raw", { "--seed", "7" } } },
+	  .argv = { "--raw", RAW16, "--verify-seed", "7", "@/a.raw" },
+	  .out = { "^@/a\\.raw: 10 views 16x8 u16, 2\\.9 kB in " },
+	  .err = { "^$" } },
+	{ .name = "raw overrides a header",
+	  .files = { { "a.raw", { "--seed", "7" } } },
+	  .argv = { "--raw", "width=16,height=8,type=u16,offset=96,gap=32",
+		    "--verify-seed", "7", "@/a.raw" },
+	  .out = { "^@/a\\.raw: 10 views 16x8 u16, " } },
+	{ .name = "raw big-endian", .files = { { "a.raw" } },
+	  .argv = { "--raw", "width=16,height=8,type=u16be,offset=64,"
+			     "header=32", "@/a.raw" },
+	  .out = { "^@/a\\.raw: 10 views 16x8 u16be, " } },
+	/* 12 u16 pixels a row are 24 bytes: 16 mono12p pixels. */
+	{ .name = "raw mono12p", .files = { { "m.raw", { "--width", "12" } } },
+	  .argv = { "--raw", "width=16,height=8,type=mono12p,offset=64,"
+			     "header=32", "--json", "@/m.raw" },
+	  .out = { "\"views\":10,", "\"width\":16,",
+		   "\"pixel_type\":\"mono12p\"", "\"bytes_per_pixel\":2," } },
+	{ .name = "raw concat three files",
+	  .files = { { "a.raw" }, { "b.raw" }, { "c.raw" } },
+	  .argv = { "--raw", RAW16, "--concat", "@/a.raw", "@/b.raw",
+		    "@/c.raw" },
+	  .out = { "^@/a\\.raw \\.\\.\\. @/c\\.raw \\(3 files\\): 30 views "
+		   "16x8 u16, 8\\.8 kB in " },
+	  .out_lines = 1, .err = { "^$" } },
+	{ .name = "raw files one by one", .files = { { "a.raw" }, { "b.raw" } },
+	  .argv = { "--raw", RAW16, "@/a.raw", "@/b.raw" },
+	  .out = { "^@/a\\.raw: 10 views [^\n]*\n@/b\\.raw: 10 views " },
+	  .out_lines = 2 },
+	{ .name = "info raw", .files = { { "a.raw" } },
+	  .argv = { "info", "--raw", RAW16, "@/a.raw" }, .err = { "^$" },
+	  .out = { FIELD("format", "raw"),
+		   FIELD("layout", "width=16,height=8,type=u16,offset=64,"
+				   "header=32,gap=0"),
+		   FIELD("record_size", "288"), FIELD("payload_size", "256"),
+		   FIELD("views", "10"), FIELD("first_record", "64"),
+		   FIELD("count", "none \\(as many as the files hold\\)"),
+		   FIELD("trailing_bytes", "0"), FIELD("file_size", "2944"),
+		   FIELD("valid", "yes") } },
+	{ .name = "info raw partial record",
+	  .files = { { "a.raw", .cut = 2900 } },
+	  .argv = { "info", "--raw", RAW16, "@/a.raw" }, .status = 1,
+	  .out = { FIELD("views", "9"),
+		   FIELD("trailing_bytes", "244 bytes after the last complete "
+					   "record \\(a partial record\\)"),
+		   FIELD("valid", "no") },
+	  .err = { "^parload: @/a\\.raw: file ends inside the record of "
+		   "view 9: 244 of its 288 bytes", "byte offset 2656" } },
+	{ .name = "info raw count leaves bytes", .files = { { "a.raw" } },
+	  .argv = { "info", "--raw", RAW16 ",count=4", "@/a.raw" },
+	  .out = { FIELD("count", "4"), FIELD("views", "4"),
+		   FIELD("trailing_bytes", "1728 bytes after the last complete "
+					   "record \\(ignored after the "
+					   "counted views\\)"),
+		   FIELD("valid", "yes") } },
+	{ .name = "info raw concat",
+	  .files = { { "a.raw" }, { "b.raw", .cut = 64 + 3 * 288 },
+		     { "c.raw" } },
+	  .argv = { "info", "--raw", RAW16, "--concat", "@/a.raw", "@/b.raw",
+		    "@/c.raw" },
+	  .out = { FIELD("file", "@/a\\.raw \\.\\.\\. @/c\\.raw \\(3 files\\)"),
+		   FIELD("views", "23"),
+		   FIELD("file 1", "@/b\\.raw: views 10:13, 928 bytes, 0 "
+				   "bytes after the last complete record"),
+		   FIELD("file 2", "@/c\\.raw: views 13:23, 2944 bytes, [^\n]*") },
+	  .out_not = { "^(.*\n)?file_size:" } },
+	{ .name = "info raw json", .files = { { "a.raw" } },
+	  .argv = { "info", "--json", "--raw", RAW16 ",count=9", "@/a.raw" },
+	  .out = { "^\\{\"file\":\"@/a\\.raw\",\"valid\":true,\"layout\":"
+		   "\\{\"format\":\"raw\",",
+		   "\"count\":9,", "\"record_size\":288,", "\"views\":9,",
+		   "\"first_record\":64,", "\"trailing_bytes\":288,",
+		   "\"trailing\":\"ignored after the counted views\"" },
+	  .out_lines = 1 },
+	/* Bad descriptions: usage errors with the library's message. */
+	{ .name = "raw unknown key", .files = { { "a.raw" } },
+	  .argv = { "--raw", "wdth=16,height=8,type=u16", "@/a.raw" },
+	  .status = 2, .out = { "^$" },
+	  .err = { "^parload: --raw: layout: unknown key 'wdth' ",
+		   "Try 'parload --help'." } },
+	{ .name = "raw missing width", .files = { { "a.raw" } },
+	  .argv = { "--raw", "height=8,type=u16", "@/a.raw" }, .status = 2,
+	  .out = { "^$" }, .err = { "^parload: --raw: layout: width is "
+				    "missing" } },
+	{ .name = "raw missing height", .files = { { "a.raw" } },
+	  .argv = { "info", "--raw", "width=8,type=u16", "@/a.raw" },
+	  .status = 2, .out = { "^$" },
+	  .err = { "^parload: --raw: layout: height is missing" } },
+	{ .name = "raw missing type", .files = { { "a.raw" } },
+	  .argv = { "extract", "--raw", "width=8,height=8", "-o", "@/x.npy",
+		    "@/a.raw" },
+	  .status = 2, .out = { "^$" }, .absent = "x.npy",
+	  .err = { "^parload: --raw: layout: type is missing" } },
+	{ .name = "raw zero width", .files = { { "a.raw" } },
+	  .argv = { "--raw", "width=0,height=8,type=u16", "@/a.raw" },
+	  .status = 2, .out = { "^$" },
+	  .err = { "^parload: --raw: layout: width=0 must be between 1 " } },
+	{ .name = "raw packed row not whole bytes", .files = { { "a.raw" } },
+	  .argv = { "--raw", "width=3,height=8,type=mono12p", "@/a.raw" },
+	  .status = 2, .out = { "^$" },
+	  .err = { "^parload: --raw: layout: a row of 3 mono12p pixels is 36 "
+		   "bits, not whole bytes" } },
+	{ .name = "raw count past the end", .files = { { "a.raw" } },
+	  .argv = { "--raw", RAW16 ",count=11", "@/a.raw" }, .status = 1,
+	  .out = { "^$" },
+	  .err = { "^parload: @/a\\.raw: the layout's count is 11 views, the "
+		   "file holds 10 complete views \\(view 10, byte offset "
+		   "2944\\)\n$" } },
+	{ .name = "raw shorter than offset", .files = { { "a.raw" } },
+	  .argv = { "--raw", "width=16,height=8,type=u16,offset=4K",
+		    "@/a.raw" }, .status = 1,
+	  .err = { "^parload: @/a\\.raw: file is 2944 bytes, shorter than the "
+		   "layout's offset of 4096 bytes" } },
+	{ .name = "raw concat partial record",
+	  .files = { { "a.raw" }, { "b.raw", .cut = 2900 }, { "c.raw" } },
+	  .argv = { "--raw", RAW16, "--concat", "@/a.raw", "@/b.raw",
+		    "@/c.raw" },
+	  .status = 1, .out = { "^$" },
+	  .err = { "^parload: @/b\\.raw: file ends inside the record of view "
+		   "19: ", "(view 19, byte offset 2656)\n" } },
+	{ .name = "raw with a nhdr", .files = { { "a.raw" } },
+	  .argv = { "--raw", RAW16, "@/a.nhdr" }, .status = 2,
+	  .out = { "^$" },
+	  .err = { "^parload: --raw: '@/a.nhdr' is a NRRD header, which "
+		   "states its own layout" } },
+	{ .name = "concat needs raw", .files = { { "a.raw" }, { "b.raw" } },
+	  .argv = { "--concat", "@/a.raw", "@/b.raw" }, .status = 2,
+	  .out = { "^$" }, .err = { "^parload: --concat needs --raw SPEC" } },
+	{ .name = "raw given twice", .files = { { "a.raw" } },
+	  .argv = { "--raw", RAW16, "--raw", RAW16, "@/a.raw" }, .status = 2,
+	  .err = { "--raw given twice" } },
+	/* parload nhdr refuses what NRRD cannot express, with the reason,
+	 * and leaves no file. */
+	{ .name = "nhdr of a parload file", .files = { { "a.raw" } },
+	  .argv = { "nhdr", "-o", "@/a.nhdr", "@/a.raw" }, .status = 1,
+	  .out = { "^$" }, .absent = "a.nhdr",
+	  .err = { "^parload: @/a\\.nhdr: each view has a 32-byte header: "
+		   "NRRD data has nothing between views\n",
+		   "a file in parload's own format has a 32-byte header "
+		   "before each view" } },
+	{ .name = "nhdr of packed pixels",
+	  .files = { { "m.raw", { "--width", "12" } } },
+	  .argv = { "nhdr", "--raw", "width=16,height=8,type=mono12p,"
+				     "offset=64,header=32", "-o", "@/m.nhdr",
+		    "@/m.raw" },
+	  .status = 1, .absent = "m.nhdr",
+	  .err = { "type mono12p packs its pixels" } },
+	{ .name = "nhdr does not overwrite",
+	  .files = { { "o.nhdr" }, { "one.raw", { "--views", "1" } } },
+	  .argv = { "nhdr", "-o", "@/o.nhdr", "@/one.raw" }, .status = 1,
+	  .err = { "^parload: @/o\\.nhdr: file exists \\(--force replaces "
+		   "it\\)" } },
+	{ .name = "nhdr of several files needs concat",
+	  .files = { { "a.raw" }, { "b.raw" } },
+	  .argv = { "nhdr", "--raw", RAW16, "-o", "@/x.nhdr", "@/a.raw",
+		    "@/b.raw" },
+	  .status = 2, .absent = "x.nhdr", .err = { "give --concat" } },
 
 	/* ---- progress (on a terminal: check_cli_tty) ---- */
 	/* --progress draws on standard error from the load's batches, and
@@ -863,7 +1030,8 @@ static const char *const documented[] = {
 	"--verify", "--keep-going", "--allow-truncated", "<stdin>",
 	"--json", "--quiet",
 	"--help", "--version", "gen", "info", "--views", "--width", "--height",
-	"--type", "--crc", "--seed", "Exit status",
+	"--type", "--crc", "--seed", "Exit status", "--raw", "--concat",
+	".nhdr", "nhdr", "mono12p", "u16be",
 };
 
 START_TEST(test_help_mentions)
@@ -1183,7 +1351,8 @@ END_TEST
 
 START_TEST(test_subcommand_help)
 {
-	static const char *const names[] = { "gen", "info", "extract" };
+	static const char *const names[] = { "gen", "info", "extract",
+					      "nhdr" };
 	result full;
 
 	RUN(&full, "--help");
@@ -1671,6 +1840,140 @@ END_TEST
 
 
 /* ---------------------------------------------------------------------
+ * Raw layouts: the pixels a layout reads, against the test's own reading
+ * of the bytes
+ * ------------------------------------------------------------------- */
+
+/* The payloads of GEN's stream in file name: 10 x 256 bytes, as written. */
+static unsigned char *gen_payloads(const char *name)
+{
+	unsigned char *p = malloc(10 * 256);
+	rawfile f;
+
+	ck_assert(p != NULL);
+	raw_read(P(name), &f);
+	for (uint64_t v = 0; v < 10; v++)
+		memcpy(p + v * 256, raw_view(&f, v) + 32, 256);
+	free(f.data);
+	return p;
+}
+
+/* Big-endian u16: each pair of bytes swapped. */
+START_TEST(test_raw_big_endian)
+{
+	unsigned char *want;
+	result r;
+
+	GEN("a.raw", "--seed", "4");
+	want = gen_payloads("a.raw");
+	for (size_t i = 0; i < 10 * 256; i += 2) {
+		unsigned char t = want[i];
+
+		want[i] = want[i + 1];
+		want[i + 1] = t;
+	}
+	RUN(&r, "extract", "--raw", "width=16,height=8,type=u16be,offset=64,"
+	    "header=32", "-o", P("x.bin"), P("a.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	assert_file_eq(P("x.bin"), want, 10 * 256);
+	result_free(&r);
+	free(want);
+}
+END_TEST
+
+/* mono12p from the formula: b0 b1 b2 -> p0 = b0 | (b1 & 0xF) << 8,
+ * p1 = b1 >> 4 | b2 << 4; 192 bytes a view are 128 pixels. */
+START_TEST(test_raw_mono12p)
+{
+	uint16_t want[10 * 128];
+	unsigned char *in;
+	rawfile f;
+	result r;
+
+	GEN("m.raw", "--width", "12", "--seed", "6");
+	raw_read(P("m.raw"), &f);
+	for (uint64_t v = 0; v < 10; v++) {
+		in = (unsigned char *)raw_view(&f, v) + 32;
+		for (int g = 0; g < 64; g++, in += 3) {
+			want[v * 128 + 2 * g] = (uint16_t)(in[0] |
+							   (in[1] & 0xF) << 8);
+			want[v * 128 + 2 * g + 1] = (uint16_t)(in[1] >> 4 |
+							       in[2] << 4);
+		}
+	}
+	RUN(&r, "extract", "--raw", "width=16,height=8,type=mono12p,offset=64,"
+	    "header=32", "-o", P("x.bin"), P("m.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	assert_file_eq(P("x.bin"), want, sizeof(want));
+	result_free(&r);
+	free(f.data);
+}
+END_TEST
+
+/* --concat over 3 files: the views of each, in the order given. */
+START_TEST(test_raw_concat)
+{
+	const char *names[3] = { "c.raw", "a.raw", "b.raw" };
+	unsigned char want[3 * 10 * 256];
+	result r;
+
+	GEN("a.raw", "--seed", "1");
+	GEN("b.raw", "--seed", "2");
+	GEN("c.raw", "--seed", "3");
+	for (int i = 0; i < 3; i++) {
+		unsigned char *p = gen_payloads(names[i]);
+
+		memcpy(want + i * 2560, p, 2560);
+		free(p);
+	}
+	RUN(&r, "extract", "--raw", RAW16, "--concat", "-o", P("x.bin"),
+	    P("c.raw"), P("a.raw"), P("b.raw"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	assert_file_eq(P("x.bin"), want, sizeof(want));
+	result_free(&r);
+}
+END_TEST
+
+/* A raw file written here (100 bytes of file header, 3 views of 4 x 2
+ * u16), its .nhdr written by parload nhdr, loaded back: the same bytes;
+ * and the SPEC read from a file (@PATH, with newlines and a comment). */
+START_TEST(test_nhdr_round_trip)
+{
+	static const char spec[] = "width=4,height=2 # a comment\n"
+				   "type=u16\noffset=100\n";
+	unsigned char data[100 + 3 * 16];
+	char at[1300];
+	result r;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (unsigned char)(i * 7 + 1);
+	tu_write_file(P("d.dat"), data, sizeof(data));
+	tu_write_file(P("spec.txt"), spec, strlen(spec));
+	snprintf(at, sizeof(at), "@%s", P("spec.txt"));
+	RUN(&r, "nhdr", "--raw", at, "-o", P("d.nhdr"), P("d.dat"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_str_eq(r.out, "");
+	result_free(&r);
+	RUN(&r, "extract", "-o", P("x.bin"), P("d.nhdr"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	assert_file_eq(P("x.bin"), data + 100, 3 * 16);
+	result_free(&r);
+	RUN(&r, "info", P("d.nhdr"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_str_eq(field(r.out, "views"), "3");
+	ck_assert_str_eq(field(r.out, "offset"), "100");
+	result_free(&r);
+	/* Once written, it is not replaced without --force. */
+	RUN(&r, "nhdr", "--raw", at, "-o", P("d.nhdr"), P("d.dat"));
+	ck_assert_int_eq(r.status, 1);
+	result_free(&r);
+	RUN(&r, "nhdr", "--force", "--raw", at, "-o", P("d.nhdr"), P("d.dat"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	result_free(&r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------
  * Suite
  * ------------------------------------------------------------------- */
 
@@ -1726,6 +2029,12 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_extract_force);
 	tcase_add_loop_test(tc, test_extract_usage, 0,
 			    TU_COUNT(extract_errors));
+
+	tc = tcase(s, "layouts");
+	tcase_add_test(tc, test_raw_big_endian);
+	tcase_add_test(tc, test_raw_mono12p);
+	tcase_add_test(tc, test_raw_concat);
+	tcase_add_test(tc, test_nhdr_round_trip);
 	return s;
 }
 

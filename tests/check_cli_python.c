@@ -102,6 +102,15 @@ static const struct {
 	{ { "--keep-going", "--json", "@bad.raw" }, 1, 1 },
 	{ { "--allow-truncated", "--json", "@t.raw" }, 0, 1 },
 	{ { "info", "--json", "@c.raw", "@t.raw" }, 1, 2 },
+	/* Raw layouts: the layout object, file by file. */
+	{ { "info", "--json", "--raw",
+	    "width=16,height=8,type=u16be,offset=64,header=32,count=9",
+	    "@a.raw" }, 0, 1 },
+	{ { "info", "--json", "--raw",
+	    "width=16,height=8,type=u16,offset=64,header=32", "--concat",
+	    "@a.raw", "@c.raw", "@t.raw" }, 1, 1 },
+	{ { "--json", "--raw", "width=16,height=8,type=u16,offset=64,header=32",
+	    "--concat", "@a.raw", "@c.raw" }, 0, 1 },
 };
 
 static const char json_script[] =

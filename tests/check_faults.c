@@ -11,7 +11,8 @@
  * and I/O API (with a loader made beforehand, and through parload_load(),
  * which makes the loader, its topology and its threads too), for the
  * workers' binding, for loads from a descriptor and from a pipe, with CRCs
- * checked past a bad view, and for the writer.  After each injected
+ * checked past a bad view, for a raw layout over three files (byte-swapped
+ * and packed, whole and selections), and for the writer.  After each injected
  * failure:
  *  - the call returns the code that failure means (never success, except
  *    for best-effort calls, and then the data must be exact);
@@ -26,6 +27,7 @@
 #include "config.h"
 
 #include "faults.h"
+#include "layouts.h"
 
 #ifdef PARLOAD_FAULT_INJECTION
 
@@ -472,6 +474,193 @@ START_TEST(test_walk_pipe)
 }
 END_TEST
 
+/* ---- raw layouts over many files ---- */
+
+/* 3 files of a raw layout (offset, view headers, gaps, the last file's
+ * last gap missing), converted (u16be) or packed (mono12p): payloads of
+ * 1,260 and 945 bytes, so a payload takes two reads of FT_MAX_READ. */
+static void raw_stream(lt_stream *s, int packed, const char *name)
+{
+	lt_layout(s, 30, 21, PARLOAD_PIXEL_U16,
+		  packed ? PARLOAD_ENC_MONO12P : PARLOAD_ENC_BE, 40, 12, 5, 2);
+	s->nfiles = 3;
+	s->views[1] = 3;
+	s->views[2] = 2;
+	s->cut_gap[2] = true;
+	lt_write(s, name);
+}
+
+static bool names_a_file(const lt_stream *s, const char *message)
+{
+	for (int f = 0; f < s->nfiles; f++)
+		if (strstr(message, s->paths[f]))
+			return true;
+	return false;
+}
+
+/* A raw load of 3 files, whole or a selection (a crop from an odd column
+ * and a band of rows of every other view, or sinograms), under a fault at
+ * every call, with 2 workers: the result equals a clean load, or the load
+ * fails as the fault says, naming one of the files, and leaves nothing
+ * behind. */
+START_TEST(test_walk_raw_files)
+{
+	const int packed = _i & 1, part = _i >> 1;
+	const char *const parts[] = { "whole", "crop", "sinograms" };
+	parload_options o;
+	parload_loader *l;
+	parload_error err;
+	parload_dataset ds, want;
+	parload_selection sel;
+	parload_request r;
+	ft_snapshot base;
+	ft_config c;
+	lt_stream s;
+	lt_sel q;
+	char what[160];
+	uint64_t n, calls, pb, hb;
+	ft_tally t = { { 0 }, "" };
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.m = tu_matrix(0); /* parallel */
+	raw_stream(&s, packed, "walkraw");
+	lt_sel_all(&s, &q);
+	if (part) {
+		q.vstep = 2;
+		q.r0 = 3;
+		q.r1 = 19;
+		q.c0 = part == 1 ? 5 : 0;
+		q.c1 = part == 1 ? 27 : 30;
+		q.layout = part == 2 ? PARLOAD_LAYOUT_SINOGRAMS :
+				       PARLOAD_LAYOUT_VIEWS;
+	}
+	lt_sel_to(&q, &sel);
+	lt_request(&s, &r);
+	r.selection = &sel;
+	parload_options_init(&o);
+	o.threads = 2;
+	o.max_read = FT_MAX_READ;
+	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
+	ck_assert_msg(parload_loader_run(l, &r, &want, &err) == 0, "%s",
+		      err.message);
+	lt_assert_loaded(&s, &q, &want, false, "clean raw load");
+	pb = want.shape.views * want.shape.view_bytes;
+	hb = want.shape.views * s.d.header;
+	parload__fault_reset();
+	ck_assert_int_eq(parload_loader_run(l, &r, &ds, &err), 0);
+	parload_dataset_free(&ds);
+	calls = parload__fault_calls();
+	ft_snap(&base);
+	for (n = 1;; n++) {
+		int k;
+
+		snprintf(what, sizeof(what), "raw %s, %s, call %" PRIu64,
+			 packed ? "mono12p" : "u16be", parts[part], n);
+		parload__fault_fail_nth(n, PARLOAD__FK_ALL, 0);
+		memset(&ds, 0x5a, sizeof(ds));
+		rc = parload_loader_run(l, &r, &ds, &err);
+		k = parload__fault_fired();
+		parload__fault_reset();
+		if (k >= 0)
+			t.n[k]++;
+		if (rc == 0) {
+			ck_assert_msg(k < 0 || ft_may_succeed(&c, k), "%s: "
+				      "succeeded past a fault", what);
+			ck_assert_int_eq(memcmp(ds.pixels, want.pixels, pb), 0);
+			ck_assert_int_eq(memcmp(ds.raw_headers,
+						want.raw_headers, hb), 0);
+			parload_dataset_free(&ds);
+		} else {
+			ft_assert_failure(what, k, rc, &err, NULL, false);
+			ck_assert_msg(names_a_file(&s, err.message), "%s: no "
+				      "file named: %s", what, err.message);
+			ck_assert_msg(ft_all_zero(&ds, sizeof(ds)),
+				      "%s: dataset not zeroed", what);
+		}
+		ft_assert_as_before(&base, what);
+		if (k < 0)
+			break;
+	}
+	ck_assert_uint_eq(n - 1, calls);
+	printf("walk raw %s, 3 files, %s: %" PRIu64 " faults (%s)\n",
+	       packed ? "mono12p" : "u16be", parts[part], n - 1,
+	       ft_tally_text(&t));
+	parload_dataset_free(&want);
+	parload_loader_free(l);
+	lt_free(&s);
+}
+END_TEST
+
+/* Bad raw layouts are refused before anything is read or mapped: with
+ * the first read, pread, preadv, fread or mmap armed to fail, none
+ * fires, and the load still says what is wrong. */
+START_TEST(test_raw_refused_before_reading)
+{
+	const uint64_t io = PARLOAD__FK_BIT(READ) | PARLOAD__FK_BIT(PREAD) |
+			    PARLOAD__FK_BIT(PREADV) | PARLOAD__FK_BIT(FREAD) |
+			    PARLOAD__FK_BIT(MMAP);
+	parload_options o;
+	parload_loader *l, *seq;
+	parload_error err;
+	parload_dataset ds;
+	parload_request r;
+	ft_snapshot base;
+	lt_stream s;
+	uint64_t size1;
+	struct {
+		const char *what;
+		int code;
+	} cases[] = {
+		{ "count past the end", PARLOAD_ETRUNCATED },
+		{ "partial record in the list", PARLOAD_ETRUNCATED },
+		{ "sizes overflow", PARLOAD_EOVERFLOW },
+		{ "sequential strategy", PARLOAD_ENOTSUP },
+	};
+
+	raw_stream(&s, 1, "refused");
+	size1 = tu_file_size(s.paths[1]);
+	parload_options_init(&o);
+	o.threads = 2;
+	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
+	o.threads = 1;
+	o.strategy = PARLOAD_STRATEGY_SEQUENTIAL;
+	ck_assert_int_eq(parload_loader_new(&seq, &o, &err), 0);
+	ft_snap(&base);
+	for (int i = 0; i < TU_COUNT(cases); i++) {
+		lt_stream t = s;
+		int rc, k;
+
+		if (i == 0)
+			t.d.count = 8;
+		if (i == 1)
+			tu_truncate(s.paths[1], size1 - 10);
+		if (i == 2)
+			tu_truncate(s.paths[1], size1);
+		if (i == 2)
+			t.d.count = UINT64_MAX / 16;
+		lt_request(&t, &r);
+		parload__fault_reset();
+		parload__fault_fail_nth(1, io, 0);
+		memset(&ds, 0x5a, sizeof(ds));
+		rc = parload_loader_run(i == 3 ? seq : l, &r, &ds, &err);
+		k = parload__fault_fired();
+		parload__fault_reset();
+		ck_assert_msg(k < 0, "%s: %s was called", cases[i].what,
+			      k < 0 ? "" : parload__fault_kind_name(k));
+		ck_assert_msg(rc == cases[i].code, "%s: %s (%s)", cases[i].what,
+			      parload_err_name(rc), err.message);
+		ck_assert_msg(names_a_file(&s, err.message), "%s: %s",
+			      cases[i].what, err.message);
+		ck_assert(ft_all_zero(&ds, sizeof(ds)));
+		ft_assert_as_before(&base, cases[i].what);
+	}
+	parload_loader_free(seq);
+	parload_loader_free(l);
+	lt_free(&s);
+}
+END_TEST
+
 /* ---- the writer ---- */
 
 START_TEST(test_walk_writer)
@@ -630,6 +819,8 @@ static Suite *suite(void)
 	tcase_add_test(t, test_walk_pipe);
 	tcase_add_test(t, test_walk_buffers_alloc);
 	tcase_add_loop_test(t, test_walk_selection, 0, 6);
+	tcase_add_loop_test(t, test_walk_raw_files, 0, 6);
+	tcase_add_test(t, test_raw_refused_before_reading);
 	return s;
 }
 

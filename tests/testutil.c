@@ -309,6 +309,15 @@ int tu_load_fed(parload_loader *l, const unsigned char *data, size_t len,
 		size_t chunk, int via, const char *name, parload_dataset *ds,
 		parload_error *err)
 {
+	return tu_load_fed_as(l, NULL, data, len, chunk, via, name, ds, err);
+}
+
+int tu_load_fed_as(parload_loader *l, const parload_desc *d,
+		   const unsigned char *data, size_t len, size_t chunk,
+		   int via, const char *name, parload_dataset *ds,
+		   parload_error *err)
+{
+	parload_request r;
 	feeder f;
 	int fds[2], rc;
 
@@ -325,7 +334,11 @@ int tu_load_fed(parload_loader *l, const unsigned char *data, size_t len,
 	f.chunk = chunk;
 	ck_assert_int_eq(pthread_create(&f.thread, NULL, feed, &f), 0);
 	memset(err, 0, sizeof(*err));
-	rc = tu_load_fd(l, fds[0], name, ds, err);
+	parload_request_init(&r);
+	r.source.fd = fds[0];
+	r.source.name = name;
+	r.source.desc = d;
+	rc = parload_loader_run(l, &r, ds, err);
 	/* The reader is done: a writer still writing gets EPIPE. */
 	close(fds[0]);
 	ck_assert_int_eq(pthread_join(f.thread, NULL), 0);

@@ -101,6 +101,11 @@ enum { TU_VIA_PIPE, TU_VIA_SOCKET, TU_VIA_PIPE_NONBLOCK };
 int tu_load_fed(parload_loader *l, const unsigned char *data, size_t len,
 		size_t chunk, int via, const char *name, parload_dataset *ds,
 		parload_error *err);
+/* The same, read as the layout d says (NULL: parload's own format). */
+int tu_load_fed_as(parload_loader *l, const parload_desc *d,
+		   const unsigned char *data, size_t len, size_t chunk,
+		   int via, const char *name, parload_dataset *ds,
+		   parload_error *err);
 
 /* Entries of a directory, "." and ".." aside (/proc/self/task, fd). */
 int tu_count_entries(const char *dir);

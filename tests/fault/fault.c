@@ -463,6 +463,22 @@ int parload__fault_lstat(const char *path, struct stat *st)
 	return lstat(path, st);
 }
 
+int parload__fault_posix_fadvise(int fd, off_t off, off_t len, int advice)
+{
+	int e = should_fail(PARLOAD__FK_FADVISE);
+
+	return e ? e : posix_fadvise(fd, off, len, advice);
+}
+
+int parload__fault_mincore(void *addr, size_t len, unsigned char *vec)
+{
+	int e = should_fail(PARLOAD__FK_MINCORE);
+
+	if (e)
+		FAIL_WITH(e, -1);
+	return mincore(addr, len, vec);
+}
+
 int parload__fault_rename(const char *from, const char *to)
 {
 	int e = should_fail(PARLOAD__FK_RENAME);

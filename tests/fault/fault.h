@@ -56,6 +56,8 @@
 	X(CLOSE, "close", EIO, false)                                          \
 	X(FSTAT, "fstat", EIO, false)                                          \
 	X(STAT, "stat", EACCES, false)                                         \
+	X(FADVISE, "posix_fadvise", EINVAL, false)                             \
+	X(MINCORE, "mincore", ENOMEM, false)                                   \
 	X(RENAME, "rename", EXDEV, false)                                      \
 	X(READ, "read", EIO, true)                                             \
 	X(PREAD, "pread", EIO, true)                                           \
@@ -168,6 +170,9 @@ int parload__fault_poll(struct pollfd *fds, nfds_t n, int timeout);
 int parload__fault_stat(const char *path, struct stat *st);
 int parload__fault_lstat(const char *path, struct stat *st);
 int parload__fault_rename(const char *from, const char *to);
+/* posix_fadvise returns the error number, as the call does. */
+int parload__fault_posix_fadvise(int fd, off_t off, off_t len, int advice);
+int parload__fault_mincore(void *addr, size_t len, unsigned char *vec);
 ssize_t parload__fault_process_vm_readv(pid_t pid, const struct iovec *local,
 					unsigned long nlocal,
 					const struct iovec *remote,
@@ -222,6 +227,8 @@ int parload__fault_hwloc_set_area_membind(void *topo, const void *addr,
 #define parload__sys_stat parload__fault_stat
 #define parload__sys_lstat parload__fault_lstat
 #define parload__sys_rename parload__fault_rename
+#define parload__sys_posix_fadvise parload__fault_posix_fadvise
+#define parload__sys_mincore parload__fault_mincore
 #define parload__sys_process_vm_readv parload__fault_process_vm_readv
 #define parload__sys_mmap parload__fault_mmap
 #define parload__sys_munmap parload__fault_munmap

@@ -38,6 +38,7 @@
  * into the same binary.
  */
 #include "internal.h"
+#include "fuzz.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -46,18 +47,6 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* A broken invariant stops the run; libFuzzer keeps the input. */
-#define REQUIRE(cond)                                                          \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: invariant broken: %s\n",       \
-				__FILE__, __LINE__, #cond);                    \
-			abort();                                               \
-		}                                                              \
-	} while (0)
-
-typedef unsigned __int128 u128;
 
 static uint64_t get_le(const uint8_t *p, unsigned n)
 {

@@ -150,6 +150,18 @@ int main(void)
 	CHECK(rc == 1 && count(err, "parload-mpi: rank 0: ") == 1 &&
 	      strstr(err, "missing.raw"), "missing file: exit %d", rc);
 
+	/* --raw: the same file read through a layout that states parload's
+	 * format byte for byte, split over the ranks; a bad SPEC is the
+	 * library's message, after "--raw: ". */
+	snprintf(args, sizeof(args), "--raw width=6,height=4,type=u16,"
+		 "offset=64,header=32 '%s'", file);
+	rc = run(2, args);
+	CHECK(rc == 0 && strstr(out, ": 5 views 6x4 u16, ") &&
+	      strstr(out, "rank 1: views 3:5,"), "--raw: exit %d", rc);
+	rc = run(2, "--raw width=6,height=4 x.raw");
+	CHECK(rc == 2 && count(err, "parload-mpi: --raw: layout: type is "
+			       "missing") == 1, "--raw usage error: exit %d", rc);
+
 	rc = run(2, "--split diagonal x.raw");
 	CHECK(rc == 2 && count(err, "--split takes views or rows") == 1,
 	      "usage error: exit %d", rc);

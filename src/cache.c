@@ -1,0 +1,217 @@
+/*
+ * cache.c - what a load leaves in the page cache (parload_request.cache):
+ * keep (buffered reads, the default), drop (buffered reads whose pages
+ * leave the cache once they are in the dataset), direct (O_DIRECT through
+ * aligned buffers) and auto (one of keep and drop, chosen per load from
+ * what is cheap to know).
+ *
+ * The mode is settled once the source is described (parload__cache_prepare):
+ * auto looks at a sample of the file's pages (mincore) and at the memory
+ * available; direct opens each file a second time with O_DIRECT, and a
+ * file system that refuses it gets drop.  The workers then report each
+ * range they have read (parload__drop_read) and a dropper asks the kernel
+ * to let go of those pages a few megabytes at a time, or reads with
+ * RWF_DONTCACHE, which does the same in the read itself.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sysinfo.h>
+#include <unistd.h>
+
+/* Ranges are let go of this many bytes at a time: one call per range
+ * read would cost more than the reads of small views. */
+#define DROP_BATCH ((uint64_t)8 << 20)
+/* Pages of a file auto looks at, spread evenly. */
+#define AUTO_SAMPLES 64
+
+static const char *const cache_names[] = {
+	[PARLOAD_CACHE_KEEP] = "keep",
+	[PARLOAD_CACHE_DROP] = "drop",
+	[PARLOAD_CACHE_DIRECT] = "direct",
+	[PARLOAD_CACHE_AUTO] = "auto",
+};
+
+const char *parload_cache_name(int cache)
+{
+	if (cache < PARLOAD_CACHE_KEEP || cache > PARLOAD_CACHE_AUTO)
+		return NULL;
+	return cache_names[cache];
+}
+
+int parload_cache_from_name(const char *name)
+{
+	for (int i = PARLOAD_CACHE_KEEP; name && i <= PARLOAD_CACHE_AUTO; i++)
+		if (strcmp(name, cache_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* ---- auto ---- */
+
+/* The share of AUTO_SAMPLES pages of f that are in the page cache, in
+ * [0, 1]; 0 when it cannot be told. */
+static double resident(const parload__file *f)
+{
+	const size_t page = PARLOAD__PAGE;
+	unsigned char vec;
+	unsigned char *map;
+	unsigned n = 0;
+
+	if (f->size < page)
+		return 0.0;
+	map = parload__sys_mmap(NULL, (size_t)f->size, PROT_READ, MAP_SHARED,
+				f->fd, 0);
+	if (map == MAP_FAILED)
+		return 0.0;
+	for (unsigned i = 0; i < AUTO_SAMPLES; i++) {
+		const uint64_t at = (f->size / page - 1) * i / (AUTO_SAMPLES - 1);
+
+		if (parload__sys_mincore(map + at * page, page, &vec) == 0 &&
+		    (vec & 1))
+			n++;
+	}
+	(void)parload__sys_munmap(map, (size_t)f->size);
+	return (double)n / AUTO_SAMPLES;
+}
+
+/* Bytes of memory free and of buffers (sysinfo: the page cache is not
+ * among them, so a cold file is dropped sooner than it needs to be). */
+static uint64_t available(void)
+{
+	struct sysinfo si;
+
+	if (sysinfo(&si) != 0)
+		return UINT64_MAX;
+	return ((uint64_t)si.freeram + si.bufferram) *
+	       (si.mem_unit ? si.mem_unit : 1);
+}
+
+/* Keep a warm source, and a cold one that fits easily; drop a cold one
+ * larger than half of what is available. */
+static parload_cache choose(const parload__ctx *c)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < c->nfiles; i++)
+		total += c->files[i].size;
+	if (resident(&c->files[0]) >= 0.5)
+		return PARLOAD_CACHE_KEEP;
+	return total > available() / 2 ? PARLOAD_CACHE_DROP : PARLOAD_CACHE_KEEP;
+}
+
+/* ---- direct ---- */
+
+/* A second descriptor of each file, opened O_DIRECT: false when the file
+ * system refuses (tmpfs, some FUSE and network file systems). */
+static int open_direct(parload__ctx *c, bool *refused)
+{
+	*refused = false;
+	for (size_t i = 0; i < c->nfiles; i++) {
+		parload__file *f = &c->files[i];
+
+		f->dfd = parload__sys_open(f->path, O_RDONLY | O_CLOEXEC |
+							O_DIRECT);
+		if (f->dfd >= 0)
+			continue;
+		if (errno == EINVAL || errno == EOPNOTSUPP) {
+			*refused = true;
+			return 0;
+		}
+		return parload__fail_open(c->err, errno, f->path);
+	}
+	return 0;
+}
+
+/* ---- the mode of a load ---- */
+
+int parload__cache_prepare(parload__ctx *c, bool direct_ok)
+{
+	const parload_cache asked = c->req->cache;
+	bool refused = false;
+	int rc;
+
+	for (size_t i = 0; i < c->nfiles; i++)
+		c->files[i].dfd = -1;
+	if ((int)asked < PARLOAD_CACHE_KEEP || asked > PARLOAD_CACHE_AUTO)
+		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
+					  "unknown page-cache mode %d",
+					  (int)asked);
+	/* A pipe or a caller's descriptor of no path: nothing to spare or
+	 * to reopen. */
+	if (c->stream) {
+		c->cache = PARLOAD_CACHE_KEEP;
+		return 0;
+	}
+	c->cache = asked == PARLOAD_CACHE_AUTO ? choose(c) : asked;
+	/* Direct I/O reopens the files by name: not a caller's descriptor. */
+	if (c->cache == PARLOAD_CACHE_DIRECT &&
+	    (!direct_ok || !c->files[0].own)) {
+		c->cache = PARLOAD_CACHE_DROP;
+		return 0;
+	}
+	if (c->cache != PARLOAD_CACHE_DIRECT)
+		return 0;
+	rc = open_direct(c, &refused);
+	if (rc == 0 && refused) {
+		parload__cache_close(c);
+		c->cache = PARLOAD_CACHE_DROP;
+	}
+	return rc;
+}
+
+void parload__cache_close(parload__ctx *c)
+{
+	for (size_t i = 0; c->files && i < c->nfiles; i++) {
+		if (c->files[i].dfd >= 0)
+			(void)parload__sys_close(c->files[i].dfd);
+		c->files[i].dfd = -1;
+	}
+}
+
+void parload__cache_after(parload__ctx *c)
+{
+	if (c->cache != PARLOAD_CACHE_DROP)
+		return;
+	for (size_t i = 0; i < c->nfiles; i++)
+		(void)parload__sys_posix_fadvise(c->files[i].fd, 0, 0,
+						 POSIX_FADV_DONTNEED);
+}
+
+/* ---- drop, as the workers read ---- */
+
+void parload__drop_init(parload__dropper *dr, parload__ctx *c)
+{
+	memset(dr, 0, sizeof(*dr));
+	dr->on = c->cache == PARLOAD_CACHE_DROP;
+}
+
+void parload__drop_flush(parload__dropper *dr)
+{
+	if (dr->f && dr->end > dr->begin)
+		(void)parload__sys_posix_fadvise(dr->f->fd, (off_t)dr->begin,
+						 (off_t)(dr->end - dr->begin),
+						 POSIX_FADV_DONTNEED);
+	dr->f = NULL;
+	dr->begin = dr->end = 0;
+}
+
+void parload__drop_read(parload__dropper *dr, const parload__file *f,
+			uint64_t off, uint64_t len)
+{
+	if (!dr->on || len == 0)
+		return;
+	if (dr->f != f || off != dr->end)
+		parload__drop_flush(dr);
+	if (!dr->f) {
+		dr->f = f;
+		dr->begin = dr->end = off;
+	}
+	dr->end = off + len;
+	if (dr->end - dr->begin >= DROP_BATCH)
+		parload__drop_flush(dr);
+}

@@ -1,0 +1,356 @@
+/*
+ * layouts.c - raw layouts written by the tests themselves, and what their
+ * loads must deliver (layouts.h).
+ */
+#include "config.h"
+
+#include "layouts.h"
+
+#include <check.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+uint64_t lt_rand(uint64_t *state)
+{
+	/* splitmix64 */
+	uint64_t z = (*state += 0x9E3779B97F4A7C15u);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+	return z ^ (z >> 31);
+}
+
+uint64_t lt_below(uint64_t *state, uint64_t n)
+{
+	return n ? lt_rand(state) % n : 0;
+}
+
+unsigned lt_packed_bits(int e)
+{
+	switch (e) {
+	case PARLOAD_ENC_MONO12P:
+	case PARLOAD_ENC_MONO12PACKED:
+	case PARLOAD_ENC_U12MSB:
+		return 12;
+	case PARLOAD_ENC_MONO10P:
+		return 10;
+	default:
+		return 0;
+	}
+}
+
+static unsigned type_size(int t)
+{
+	static const unsigned size[] = { 0, 1, 2, 2, 4, 4, 4, 8 };
+
+	ck_assert(t > 0 && t < 8);
+	return size[t];
+}
+
+uint64_t lt_row_bytes(uint32_t w, int t, int e)
+{
+	const unsigned bits = lt_packed_bits(e);
+
+	return bits ? (uint64_t)w * bits / 8 : (uint64_t)w * type_size(t);
+}
+
+void lt_layout(lt_stream *s, uint32_t w, uint32_t h, int type, int enc,
+	       uint64_t offset, uint64_t header, uint64_t gap, uint64_t views)
+{
+	memset(s, 0, sizeof(*s));
+	parload_desc_init(&s->d);
+	s->d.width = w;
+	s->d.height = h;
+	s->d.pixel_type = type;
+	s->d.encoding = (parload_encoding)enc;
+	s->d.offset = offset;
+	s->d.header = header;
+	s->d.gap = gap;
+	s->nfiles = 1;
+	s->views[0] = views;
+	s->seed = 1;
+}
+
+/* Pixel (v, r, c) of the stream: any bits of its width. */
+static uint64_t value(const lt_stream *s, uint64_t v, uint64_t r, uint64_t c)
+{
+	uint64_t st = s->seed * 1000003u + v * 7919u + r * 131u + c;
+	const unsigned bits = lt_packed_bits(s->d.encoding) ?
+		lt_packed_bits(s->d.encoding) : 8 * type_size(s->d.pixel_type);
+	uint64_t x = lt_rand(&st);
+
+	return bits == 64 ? x : x & (((uint64_t)1 << bits) - 1);
+}
+
+/* A growing file in memory. */
+typedef struct buf {
+	unsigned char *b;
+	size_t n, cap;
+} buf;
+
+static void put(buf *o, unsigned char byte)
+{
+	if (o->n == o->cap) {
+		o->cap = o->cap ? 2 * o->cap : 4096;
+		o->b = realloc(o->b, o->cap);
+		ck_assert_ptr_nonnull(o->b);
+	}
+	o->b[o->n++] = byte;
+}
+
+/* Two 12-bit pixels into three bytes, each format's formulas inverted. */
+static void pack12(buf *o, int e, unsigned p0, unsigned p1)
+{
+	switch (e) {
+	case PARLOAD_ENC_MONO12P:
+		put(o, p0 & 0xFF);
+		put(o, (p0 >> 8 & 0x0F) | (p1 & 0x0F) << 4);
+		put(o, p1 >> 4 & 0xFF);
+		break;
+	case PARLOAD_ENC_MONO12PACKED:
+		put(o, p0 >> 4 & 0xFF);
+		put(o, (p0 & 0x0F) | (p1 & 0x0F) << 4);
+		put(o, p1 >> 4 & 0xFF);
+		break;
+	default: /* u12msb */
+		put(o, p0 >> 4 & 0xFF);
+		put(o, (p0 & 0x0F) << 4 | (p1 >> 8 & 0x0F));
+		put(o, p1 & 0xFF);
+		break;
+	}
+}
+
+/* Four 10-bit pixels into five bytes (Mono10p inverted). */
+static void pack10(buf *o, const unsigned *p)
+{
+	put(o, p[0] & 0xFF);
+	put(o, (p[0] >> 8 & 0x03) | (p[1] & 0x3F) << 2);
+	put(o, (p[1] >> 6 & 0x0F) | (p[2] & 0x0F) << 4);
+	put(o, (p[2] >> 4 & 0x3F) | (p[3] & 0x03) << 6);
+	put(o, p[3] >> 2 & 0xFF);
+}
+
+/* Row r of view v as the file stores it. */
+static void put_row(buf *o, const lt_stream *s, uint64_t v, uint64_t r)
+{
+	const int e = s->d.encoding;
+	const unsigned bpp = type_size(s->d.pixel_type);
+	const uint32_t w = s->d.width;
+
+	if (lt_packed_bits(e) == 12) {
+		for (uint32_t c = 0; c < w; c += 2)
+			pack12(o, e, (unsigned)value(s, v, r, c),
+			       (unsigned)value(s, v, r, c + 1));
+		return;
+	}
+	if (lt_packed_bits(e) == 10) {
+		for (uint32_t c = 0; c < w; c += 4) {
+			unsigned p[4];
+
+			for (int j = 0; j < 4; j++)
+				p[j] = (unsigned)value(s, v, r, c + j);
+			pack10(o, p);
+		}
+		return;
+	}
+	for (uint32_t c = 0; c < w; c++) {
+		const uint64_t x = value(s, v, r, c);
+
+		for (unsigned i = 0; i < bpp; i++)
+			put(o, (unsigned char)(x >> 8 * (e == PARLOAD_ENC_BE ?
+							     bpp - 1 - i : i)));
+	}
+}
+
+static unsigned char header_byte(uint64_t v, uint64_t i)
+{
+	return (unsigned char)(v * 29 + i * 7 + 0x5b);
+}
+
+/* The reference: what every view holds in the dataset. */
+static void reference(lt_stream *s)
+{
+	const unsigned bpp = type_size(s->d.pixel_type);
+	const uint64_t px = (uint64_t)s->d.width * s->d.height;
+
+	s->view_bytes = px * bpp;
+	s->payload = lt_row_bytes(s->d.width, s->d.pixel_type,
+				  s->d.encoding) * s->d.height;
+	s->pixels = malloc(s->total * s->view_bytes + 1);
+	s->headers = malloc(s->total * s->d.header + 1);
+	ck_assert(s->pixels && s->headers);
+	for (uint64_t v = 0; v < s->total; v++) {
+		for (uint64_t i = 0; i < s->d.header; i++)
+			s->headers[v * s->d.header + i] = header_byte(v, i);
+		for (uint64_t p = 0; p < px; p++) {
+			const uint64_t x = value(s, v, p / s->d.width,
+						 p % s->d.width);
+
+			for (unsigned i = 0; i < bpp; i++)
+				s->pixels[(v * px + p) * bpp + i] =
+					(unsigned char)(x >> 8 * i);
+		}
+	}
+}
+
+void lt_write(lt_stream *s, const char *name)
+{
+	uint64_t v = 0, sum = 0;
+
+	for (int f = 0; f < s->nfiles; f++)
+		sum += s->views[f];
+	s->total = s->d.count ? s->d.count : sum;
+	ck_assert_uint_le(s->total, sum);
+	for (int f = 0; f < s->nfiles; f++) {
+		char file[96];
+		buf o = { NULL, 0, 0 };
+
+		snprintf(file, sizeof(file), "%s.%d", name, f);
+		s->paths[f] = tu_path(file);
+		for (uint64_t i = 0; i < s->d.offset; i++)
+			put(&o, (unsigned char)(0xA0 ^ (i * 3) ^ (uint64_t)f));
+		for (uint64_t k = 0; k < s->views[f]; k++, v++) {
+			const bool last = k + 1 == s->views[f];
+
+			for (uint64_t i = 0; i < s->d.header; i++)
+				put(&o, header_byte(v, i));
+			for (uint64_t r = 0; r < s->d.height; r++)
+				put_row(&o, s, v, r);
+			for (uint64_t i = 0;
+			     i < s->d.gap && !(last && s->cut_gap[f]); i++)
+				put(&o, (unsigned char)(0xC3 ^ i));
+		}
+		if (f + 1 == s->nfiles)
+			for (uint64_t i = 0; i < s->junk; i++)
+				put(&o, (unsigned char)(0x99 + i));
+		tu_write_file(s->paths[f], o.b, o.n);
+		free(o.b);
+	}
+	reference(s);
+}
+
+void lt_free(lt_stream *s)
+{
+	for (int f = 0; f < s->nfiles; f++)
+		free(s->paths[f]);
+	free(s->pixels);
+	free(s->headers);
+	memset(s, 0, sizeof(*s));
+}
+
+void lt_request(const lt_stream *s, parload_request *r)
+{
+	parload_request_init(r);
+	if (s->nfiles == 1) {
+		r->source.path = s->paths[0];
+	} else {
+		r->source.paths = (const char *const *)s->paths;
+		r->source.path_count = (size_t)s->nfiles;
+	}
+	r->source.desc = &s->d;
+}
+
+/* ---- selections ---- */
+
+void lt_sel_all(const lt_stream *s, lt_sel *q)
+{
+	q->v0 = 0;
+	q->v1 = s->total;
+	q->vstep = 1;
+	q->r0 = 0;
+	q->r1 = s->d.height;
+	q->c0 = 0;
+	q->c1 = s->d.width;
+	q->layout = PARLOAD_LAYOUT_VIEWS;
+}
+
+void lt_sel_to(const lt_sel *q, parload_selection *sel)
+{
+	parload_selection_init(sel);
+	sel->views.start = (int64_t)q->v0;
+	sel->views.stop = (int64_t)q->v1;
+	sel->views.step = (int64_t)q->vstep;
+	sel->rows.start = q->r0;
+	sel->rows.stop = q->r1;
+	sel->cols.start = q->c0;
+	sel->cols.stop = q->c1;
+	sel->layout = (parload_layout)q->layout;
+}
+
+uint64_t lt_sel_views(const lt_sel *q)
+{
+	return (q->v1 - q->v0 + q->vstep - 1) / q->vstep;
+}
+
+void lt_expect(const lt_stream *s, const lt_sel *q, unsigned char **pixels,
+	       unsigned char **headers, uint64_t *pixel_bytes,
+	       uint64_t *header_bytes)
+{
+	const uint64_t n = lt_sel_views(q), rows = q->r1 - q->r0;
+	const uint64_t bpp = s->view_bytes / ((uint64_t)s->d.width *
+					      s->d.height);
+	const uint64_t take = (q->c1 - q->c0) * bpp;
+	unsigned char *p = malloc(n * rows * take + 1);
+	unsigned char *h = malloc(n * s->d.header + 1);
+
+	ck_assert(p && h);
+	for (uint64_t k = 0; k < n; k++) {
+		const uint64_t v = q->v0 + k * q->vstep;
+		const unsigned char *view = s->pixels + v * s->view_bytes;
+
+		memcpy(h + k * s->d.header, s->headers + v * s->d.header,
+		       s->d.header);
+		for (uint64_t y = 0; y < rows; y++) {
+			const uint64_t at = q->layout == PARLOAD_LAYOUT_VIEWS ?
+				(k * rows + y) * take : (y * n + k) * take;
+
+			memcpy(p + at, view + ((q->r0 + y) * s->d.width +
+					       q->c0) * bpp, take);
+		}
+	}
+	*pixels = p;
+	*headers = h;
+	*pixel_bytes = n * rows * take;
+	*header_bytes = n * s->d.header;
+}
+
+void lt_assert_loaded(const lt_stream *s, const lt_sel *q,
+		      const parload_dataset *ds, bool no_raw,
+		      const char *what)
+{
+	unsigned char *p, *h;
+	uint64_t pb, hb;
+	const uint64_t n = lt_sel_views(q);
+
+	lt_expect(s, q, &p, &h, &pb, &hb);
+	ck_assert_msg(ds->desc.count == s->total, "%s: %" PRIu64 " views, "
+		      "want %" PRIu64, what, ds->desc.count, s->total);
+	ck_assert_msg(ds->shape.views == n && ds->shape.view_start == q->v0 &&
+		      ds->shape.row_start == q->r0 &&
+		      ds->shape.rows == q->r1 - q->r0 &&
+		      ds->shape.col_start == q->c0 &&
+		      ds->shape.cols == q->c1 - q->c0 &&
+		      (int)ds->shape.layout == q->layout,
+		      "%s: wrong shape", what);
+	ck_assert_msg(ds->shape.views * ds->shape.view_bytes == pb,
+		      "%s: %" PRIu64 " pixel bytes, want %" PRIu64, what,
+		      ds->shape.views * ds->shape.view_bytes, pb);
+	ck_assert_msg(memcmp(ds->pixels, p, pb) == 0, "%s: pixels differ",
+		      what);
+	if (no_raw || s->d.header == 0)
+		ck_assert_msg(ds->raw_headers == NULL, "%s: raw headers", what);
+	else
+		ck_assert_msg(ds->raw_headers &&
+			      memcmp(ds->raw_headers, h, hb) == 0,
+			      "%s: raw headers differ", what);
+	for (uint64_t k = 0; k < n; k++)
+		ck_assert_msg(ds->headers[k].view_index ==
+			      q->v0 + k * q->vstep, "%s: view_index of %"
+			      PRIu64, what, k);
+	free(p);
+	free(h);
+}
