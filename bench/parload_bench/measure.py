@@ -28,6 +28,7 @@ class Tools:
         self.numpy = find_numpy_python(args.numpy_python)
         self.strategies = list_strategies(self.parload)
         self.selections = has_selections(self.parload)
+        self.layouts = has_layouts(self.parload)
         self.pyenv = find_module(self.numpy, args.python_path)
         self.selcopy = args.selcopy if args.selcopy and \
             os.access(args.selcopy, os.X_OK) else None
@@ -54,6 +55,14 @@ class Tools:
             self.missing.append("parload's selections (this parload has no "
                                 "--views, --rows, --cols, --layout): "
                                 "experiment 9 measures the peers alone")
+        if not self.layouts:
+            self.missing.append("parload's raw layouts (this parload has "
+                                "no --raw, --concat): experiment 13 is "
+                                "skipped")
+        elif not self.numpy:
+            self.missing.append("numpy (for experiment 13's files in other "
+                                "layouts): experiment 13 measures parload's "
+                                "own format through --raw alone")
         if not self.selcopy:
             self.missing.append("bench/selcopy (not built: make bench builds "
                                 "it): experiment 9 has no full load + copy")
@@ -117,6 +126,12 @@ def find_module(python, path):
     r = subprocess.run([python, "-c", "import parload; parload.load"],
                        capture_output=True, env=env)
     return env if r.returncode == 0 else None
+
+
+def has_layouts(parload):
+    """Whether the command reads raw layouts (--raw, --concat)."""
+    r = subprocess.run([parload, "--help"], capture_output=True, text=True)
+    return all(opt in r.stdout for opt in ("--raw", "--concat"))
 
 
 def has_selections(parload):
@@ -312,9 +327,9 @@ def parload_command(tools, p, stream):
     cmd += list(p.extra)
     if p.select:
         cmd += p.select.flags
-    if p.verify:
+    if p.verify and getattr(stream, "seed_checks", True):
         cmd += ["--verify-seed", str(stream.seed)]
-    return cmd + [stream.path]
+    return cmd + stream.layout_flags() + stream.operands()
 
 
 def run_parload(tools, p, stream):
@@ -333,10 +348,42 @@ def run_parload(tools, p, stream):
     got = tuple(d.get(k) if p.select else d.get(k, want)
                 for k, want in zip(keys, shape))
     if d.get("bytes") != stream.size or got != shape or \
-            (p.verify and d.get("verified") is not True):
+            ("--verify-seed" in cmd and d.get("verified") is not True):
         raise BenchError("%s: load not verified: %s" % (" ".join(cmd), d))
     return result(float(d["seconds"]), proc, d.get("read_calls"),
                   d.get("bytes_read"))
+
+
+def check_by_extract(tools, p, stream):
+    """A load that --verify-seed cannot check (mono12p keeps 12 of the
+    generator's 16 bits): the same command's options, untimed, through
+    `parload extract` to a .npy file that bench/rawfiles.py compares with
+    the generator's pixels as the layout holds them."""
+    cmd = parload_command(tools, p, stream)[2:]  # less parload --json
+    with tempfile.TemporaryDirectory(
+            dir=os.path.dirname(stream.path)) as tmp:
+        npy = os.path.join(tmp, "check.npy")
+        run_checked([tools.parload, "extract", "-o", npy] + cmd,
+                    "parload extract (the check of %s)" % p.label())
+        run_checked([tools.numpy, os.path.join(HERE, "rawfiles.py"),
+                     "check", stream.kind, npy, str(stream.seed),
+                     str(stream.views)],
+                    "the check of %s against the generator" % p.label())
+
+
+def run_npraw(tools, p, stream):
+    """bench/nprawload.py: NumPy's load of a mono12p file or of a folder
+    of frames, checked against the generator."""
+    cmd = [tools.numpy, os.path.join(HERE, "nprawload.py"), stream.kind,
+           str(stream.seed), str(stream.views), str(stream.height),
+           str(stream.width)] + stream.operands()
+    r, proc = run_checked(cmd, "numpy's %s load" % stream.kind)
+    d = last_json(r.stdout)
+    if d.get("verified") is not True or d.get("views") != stream.views or \
+            d.get("out_bytes") != stream.views * stream.payload:
+        raise BenchError("numpy's %s load not verified: %s" % (
+            stream.kind, d))
+    return result(float(d["seconds"]), proc, None, None)
 
 
 def run_copyfloor(tools, p, stream):
@@ -533,6 +580,7 @@ RUNNERS = {
     "pyload": run_pyload,
     "pyimport": run_pyimport,
     "batches": run_batches,
+    "npraw": run_npraw,
     "parload-mpi": run_mpi,
 }
 

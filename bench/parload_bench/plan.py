@@ -1,11 +1,12 @@
 """Running the plan: the files to generate (and remove), the sessions run
 with their points interleaved, warm-up and settling runs, evictions."""
 import os
+import shutil
 import subprocess
 
-from . import BenchError, log
-from .measure import evict, measure
-from .points import CALIBRATE, Point
+from . import HERE, BenchError, log
+from .measure import check_by_extract, evict, measure
+from .points import CALIBRATE, Point, RawLayout
 
 
 def generate(tools, stream, data_dir):
@@ -31,6 +32,32 @@ def generate(tools, stream, data_dir):
         f.write(marker)
 
 
+def generate_raw(tools, lay, data_dir):
+    """Write experiment 13's file (folder) lay from its source stream with
+    bench/rawfiles.py, unless a kept data dir already holds it."""
+    generate(tools, lay.source, data_dir)
+    if lay.kind == "own":
+        return
+    lay.path = os.path.join(data_dir, lay.name + ("" if lay.files > 1
+                                                  else ".raw"))
+    marker = "rawfiles.py write %s %s\n" % (lay.kind, lay.source.name)
+    try:
+        with open(lay.path + ".ok") as f:
+            if f.read() == marker and sum(
+                    os.path.getsize(x) for x in lay.operands()) == lay.size:
+                return
+    except OSError:
+        pass
+    cmd = [tools.numpy, os.path.join(HERE, "rawfiles.py"), "write", lay.kind,
+           lay.source.path, lay.path]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0 or sum(os.path.getsize(x)
+                                for x in lay.operands()) != lay.size:
+        raise BenchError("%s failed: %s" % (" ".join(cmd), r.stderr.strip()))
+    with open(lay.path + ".ok", "w") as f:
+        f.write(marker)
+
+
 def files(sessions):
     """Every file the sessions read, each once, in the order first used."""
     out = []
@@ -43,14 +70,34 @@ def files(sessions):
 
 def generate_all(tools, sessions, data_dir):
     for f in files(sessions):
-        generate(tools, f, data_dir)
+        if isinstance(f, RawLayout):
+            generate_raw(tools, f, data_dir)
+        else:
+            generate(tools, f, data_dir)
 
 
 def remove_all(sessions):
     for f in files(sessions):
         for path in (f.path, (f.path or "") + ".ok"):
-            if path and os.path.exists(path):
+            if path and os.path.isdir(path):
+                shutil.rmtree(path)
+            elif path and os.path.exists(path):
                 os.remove(path)
+
+
+def warm(tools, f):
+    """One untimed read of a file (of each file of a folder) into the page
+    cache: the copy floor with one thread, or, for many files, a read in
+    this process."""
+    paths = f.operands()
+    if len(paths) == 1:
+        measure(tools, Point("copyfloor", [], threads=1), f)
+        return
+    buf = bytearray(1 << 20)
+    for path in paths:
+        with open(path, "rb", buffering=0) as fh:
+            while fh.readinto(buf):
+                pass
 
 
 # A run longer than this is followed by an untimed run of the next point.
@@ -61,7 +108,8 @@ def remove_all(sessions):
 SETTLE_SECONDS = 0.25
 
 # The tools whose time depends on fresh memory (see SETTLE_SECONDS).
-FRESH_MEMORY = ("parload", "numpy", "npselect", "selcopy", "pyload")
+FRESH_MEMORY = ("parload", "numpy", "npselect", "selcopy", "pyload",
+                "npraw")
 
 
 def run_session(tools, s, runs, measured):
@@ -74,8 +122,14 @@ def run_session(tools, s, runs, measured):
         # One untimed pass so that every timed run finds the file cached.
         for f in s.streams():
             if f.views:
-                measure(tools, Point("copyfloor", [], threads=1), f)
+                warm(tools, f)
     calibrate(tools, s)
+    for p in s.points:
+        # A load that --verify-seed cannot check: once, untimed, by
+        # `parload extract` with the same options, before its runs.
+        if p.tool == "parload" and p.verify and \
+                not getattr(p.file(s), "seed_checks", True):
+            check_by_extract(tools, p, p.file(s))
     slow = False
     for run in range(runs):
         for p in s.points:

@@ -1,6 +1,8 @@
 """What is measured: the files, the points (one configuration on one file)
 and the sessions (the points that share a file and a cache state, their
 runs interleaved); sessions.py makes the experiments of them."""
+import os
+
 from . import MIB, human_bytes
 
 # --------------------------------------------------------------------------
@@ -27,6 +29,92 @@ class Stream:
             self.height, self.ptype,
             human_bytes(self.payload), human_bytes(self.size),
             ", CRC-32C" if self.crc else "")
+
+    def layout_flags(self):
+        """The command's flags that say how to read it: none, its header
+        does."""
+        return []
+
+    def operands(self):
+        return [self.path]
+
+
+class RawLayout:
+    """Experiment 13's files: a stream (source) read through a --raw
+    description, or a file (a folder of files for frames) that
+    bench/rawfiles.py derives from it, in another layout, and the --raw
+    SPEC that reads it.  kind: own (the source itself, its own format
+    described byte for byte), be (its payloads byte-swapped: read as
+    u16be they are the generator's pixels), bare (the payloads alone),
+    frames (each payload a file of its own, one stream with --concat),
+    mono12p (the pixels' low 12 bits, packed).  It has what the harness
+    reads of a Stream: views, width, height, bpp and payload (of what a
+    load delivers), size (the bytes the layout describes, as the
+    command's JSON reports them), seed, path and describe()."""
+
+    # kind: (type, offset, header, what it is)
+    KINDS = {
+        "own": ("u16", 64, 32, "parload's own format, described by --raw"),
+        "be": ("u16be", 64, 32, "its payloads byte-swapped (big-endian)"),
+        "bare": ("u16", 0, 0, "the payloads alone, one file"),
+        "frames": ("u16", 0, 0, "the payloads alone, one file each"),
+        "mono12p": ("mono12p", 0, 0, "the pixels' low 12 bits, packed"),
+    }
+
+    def __init__(self, kind, source):
+        self.kind, self.source = kind, source
+        self.type, self.offset, self.header, self.what = self.KINDS[kind]
+        self.name = "%s-%s" % (source.name, kind)
+        self.views, self.width, self.height = (source.views, source.width,
+                                               source.height)
+        self.ptype, self.bpp, self.seed = "u16", 2, source.seed
+        self.payload = self.width * self.height * self.bpp
+        # What the file holds of each view's pixels: 12 bits each packed.
+        self.in_payload = self.payload * 3 // 4 if kind == "mono12p" \
+            else self.payload
+        self.files = self.views if kind == "frames" else 1
+        self.size = self.offset * self.files + self.views * (
+            self.header + self.in_payload)
+        self.dataset = self.views * (self.header + self.payload)
+        # --verify-seed checks what the generator wrote; mono12p keeps 12
+        # of its 16 bits (checked by bench/rawfiles.py instead).
+        self.seed_checks = kind != "mono12p"
+        self._path = None
+
+    @property
+    def path(self):
+        return self.source.path if self.kind == "own" else self._path
+
+    @path.setter
+    def path(self, value):
+        self._path = value
+
+    @property
+    def spec(self):
+        text = "width=%d,height=%d,type=%s" % (self.width, self.height,
+                                               self.type)
+        for key in ("offset", "header"):
+            if getattr(self, key):
+                text += ",%s=%d" % (key, getattr(self, key))
+        return text
+
+    def layout_flags(self):
+        return ["--raw", self.spec] + (["--concat"] if self.files > 1
+                                       else [])
+
+    def operands(self):
+        if self.files == 1:
+            return [self.path]
+        return [os.path.join(self.path, "frame_%05d.raw" % i)
+                for i in range(self.files)]
+
+    def describe(self):
+        return "the %s stream, %s: %d views of %d x %d, `--raw %s%s`, %s" % (
+            self.source.name, self.what, self.views, self.width,
+            self.height, self.spec, " --concat" if self.files > 1 else "",
+            "%d files of %s" % (self.files, human_bytes(self.size //
+                                                          self.files))
+            if self.files > 1 else human_bytes(self.size))
 
 
 def sweep_target(quick):
@@ -118,6 +206,10 @@ EXTRA_TEXT = {
     "--verify": "CRC-32C checked",
 }
 
+# bench/nprawload.py's loads, by the kind of file they read.
+NPRAW_TEXT = {"mono12p": "numpy fromfile + mono12p unpacking",
+              "frames": "numpy fromfile loop into a preallocated array"}
+
 # Point.compute_us of experiment 11's overlap points before the run: set
 # from the I/O-alone point measured first (plan.calibrate).
 CALIBRATE = "calibrate"
@@ -160,6 +252,9 @@ class Point:
         self.verify = verify
         self.stream = stream
         self.runs = []            # dicts: seconds, wall, peak_rss_kib, ...
+        # The point that results.md's table compares it with, and which
+        # field (experiment 13).
+        self.base, self.base_field = None, "seconds"
 
     @property
     def key(self):
@@ -202,6 +297,8 @@ class Point:
                  "pyimport": "import parload (after numpy)"}
         if self.tool in fixed:
             return fixed[self.tool]
+        if self.tool == "npraw":
+            return NPRAW_TEXT[self.stream.kind]
         threads = plural(self.threads, "thread")
         if self.tool == "parload" and self.strategy is None:
             if self.threads_flag:

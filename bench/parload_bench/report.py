@@ -13,9 +13,9 @@ from . import human_bytes
 from .medians import point_stats, sweep_series
 from .points import sweep_target
 from .sessions import EXPERIMENTS
-from .tables import (huge_table, markdown_table, mpi_table, process_table,
-                     python_table, scaling_table, selection_table,
-                     stream_table, sweep_table, table_rows)
+from .tables import (huge_table, layouts_table, markdown_table, mpi_table,
+                     process_table, python_table, scaling_table,
+                     selection_table, stream_table, sweep_table, table_rows)
 
 
 # --------------------------------------------------------------------------
@@ -177,7 +177,8 @@ INTRO = (
     "Machine: see machine.txt.  %s mode, %d runs per point, %d cores.  "
     "Times are from opening the file until the dataset is complete, "
     "measured by each fresh process and verified in it (all but the "
-    "whole-process points of experiment 8, which say why).  *vs V2 POSIX*: "
+    "whole-process points of experiments 8 and 13 and experiment 13's "
+    "mono12p load, which say why).  *vs V2 POSIX*: "
     "how many times faster than the article's best loader (`--strategy "
     "sequential --io posix`) on the same file and cache state; *vs copy "
     "floor*: time over the copy floor (bench/copyfloor with one thread per "
@@ -240,6 +241,8 @@ def experiment_section(exp, sessions, args, n, plots):
         md += stream_table(sessions, n)
     elif exp == 12:
         md += mpi_table(sessions, n)
+    elif exp == 13:
+        md += layouts_table(sessions, n)
     else:
         md += markdown_table(rows_e, exp in (5, 6, 7)) + [""]
         if exp == 4:

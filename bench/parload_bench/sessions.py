@@ -1,8 +1,9 @@
 """The experiments: their titles and the sessions they run, each the
 points measured on one file in one cache state."""
 from . import KIB, MIB
-from .points import (CALIBRATE, V, WHOLE, Point, Selection, Session, Stream,
-                     selections, sweep_stream, sweep_target)
+from .points import (CALIBRATE, SINOGRAMS, V, WHOLE, Point, RawLayout,
+                     Selection, Session, Stream, selections, sweep_stream,
+                     sweep_target)
 
 
 EXPERIMENTS = {
@@ -18,6 +19,7 @@ EXPERIMENTS = {
     10: "Python (warm cache)",
     11: "Views delivered while the load runs (warm cache)",
     12: "MPI on one node (warm cache)",
+    13: "Raw layouts (warm cache)",
 }
 
 # The article's buffering of its loaders: POSIX unbuffered and with the
@@ -91,6 +93,60 @@ def mpi_session(n):
                              select=Selection(name, rows=(a, b),
                                               layout=layout)))
     return Session(st, "warm", pts)
+
+
+# The note of experiment 13's session, and its band of rows (32 of the
+# reference stream's 64, in the middle).
+RAW_LAYOUTS = "raw layouts"
+BAND_32 = Selection("rows 16:48", rows=(16, 48))
+
+
+def based(p, base, field="seconds"):
+    """p, compared in results.md's table with base (its field)."""
+    p.base, p.base_field = base, field
+    return p
+
+
+def layout_session(quick, n, tools):
+    """Experiment 13 on the reference stream, every point interleaved:
+    the stream as `parload FILE` and through --raw describing its own
+    format (both unverified, as a user runs them, for the whole-process
+    ratio), the --raw load verified and (not quick) the native load
+    verified; then (with numpy to write the files) the same layout
+    big-endian, the payloads alone in one file, in 2,000 files and
+    packed as mono12p, NumPy's loads of the last two, and a band of rows
+    and sinograms of the native and the big-endian file."""
+    ref = REFERENCE
+    own = RawLayout("own", ref)
+
+    def par(stream=None, select=None):
+        return Point("parload", [13], "parallel", threads=n, stream=stream,
+                     select=select)
+    user = Point("parload", [13], None, threads=n, verify=False)
+    user_own = based(Point("parload", [13], None, threads=n, verify=False,
+                           stream=own), user, "wall")
+    raw_own = par(own)
+    if quick:
+        return Session(ref, "warm", [user, user_own, raw_own],
+                       note=RAW_LAYOUTS)
+    native = par()
+    raw_own.base = native
+    # Each of the unverified pair after a verified load of the same file
+    # (on a virtual machine a load's time depends on what ran before it).
+    pts = [raw_own, user, native, user_own]
+    if tools.numpy:
+        be, bare, frames, packed = (RawLayout(k, ref) for k in (
+            "be", "bare", "frames", "mono12p"))
+        u16 = based(par(bare), native)
+        big, mono, many = (based(par(be), raw_own), based(par(packed), u16),
+                           based(par(frames), u16))
+        pts += [big, u16, mono, many,
+                based(Point("npraw", [13], stream=packed), mono),
+                based(Point("npraw", [13], stream=frames), many)]
+        for full, stream in ((native, None), (big, be)):
+            for sel in (BAND_32, Selection(SINOGRAMS, layout="sinograms")):
+                pts.append(based(par(stream, sel), full))
+    return Session(ref, "warm", pts, note=RAW_LAYOUTS)
 
 
 def selection_session(st, n, tools):
@@ -317,6 +373,10 @@ def experiments(quick, n, tools, only):
     # Experiment 12: MPI, when parload-mpi and a launcher are there.
     if want(12) and tools.mpi and not quick:
         sessions.append(mpi_session(n))
+
+    # Experiment 13: raw layouts, beside parload's own format.
+    if want(13) and tools.layouts:
+        sessions.append(layout_session(quick, n, tools))
 
     # Experiment 5: cold cache, experiments 1 and 4 again, with floors.
     if want(5):

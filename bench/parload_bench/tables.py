@@ -3,6 +3,7 @@ and the texts that explain their columns."""
 import statistics
 
 from . import MIB, human_bytes
+from .sessions import RAW_LAYOUTS
 from .medians import (efficiency, find_median, find_point, huge_names, median,
                       on_floor, overlap, point_stats, scaling, speedup,
                       summary)
@@ -382,3 +383,73 @@ def process_table(sessions, n):
                 "The harness resets its own peak before each spawn." %
                 mib(max(floors)), ""]
     return out
+
+
+LAYOUTS_TEXT = (
+    "Every point on the same files in one session, runs interleaved.  "
+    "*parallel*: `parload --threads n --strategy parallel --verify-seed "
+    "S`, with `--raw SPEC` (and `--concat` and the 2,000 files) for a "
+    "file in another layout; the big-endian file's payloads are the "
+    "generator's byte-swapped and the headerless ones its payloads, so "
+    "that --verify-seed checks them in the process.  mono12p keeps 12 of "
+    "the generator's 16 bits, which --verify-seed cannot check: its load "
+    "is checked once before its runs, untimed, by `parload extract` with "
+    "the same options to a .npy file that bench/rawfiles.py compares with "
+    "the generator's pixels & 0xFFF.  *parload FILE (not verified)*: as "
+    "a user runs it, the defaults, for the whole-process ratio (compared "
+    "by the process walls), each after a verified load of the same file; "
+    "its verified twin is a row of its own.  "
+    "*numpy*: bench/nprawload.py, timed after numpy is imported, then "
+    "checked against the generator.  *input MB*: the bytes of the file "
+    "(files) the layout describes; *ratio*: this point's time (wall for "
+    "the unverified points) over that of the point it is compared with.")
+
+
+def layout_ratio(p, field="seconds"):
+    """p's median field over its base's, or None."""
+    a, b = median(p, field), median(p.base, field) if p.base else None
+    return a / b if a and b else None
+
+
+def layouts_table(sessions, n):
+    """Experiment 13: each layout's load against the one it is compared
+    with, then a band of rows and sinograms of the big-endian file beside
+    those of parload's own format."""
+    out = [LAYOUTS_TEXT, ""] + head([
+        "point", "layout", "input MB", "median ms", "middle 50% ms",
+        "process wall ms", "peak RSS MiB", "ratio", "compared with"])
+    for s, p, t in table_rows(sessions, 13, n):
+        st = p.file(s)
+        rss = t["peak_rss_kib"]
+        out.append(row([
+            p.label(), "--raw " + st.spec if hasattr(st, "spec") else
+            "parload's format", "%.1f" % (st.size / 1e6), ms(t["median"]),
+            "%s - %s" % (ms(t["q1"]), ms(t["q3"])), ms(t["wall"]),
+            (mib(rss) + ("*" if on_floor(t) else "")) if rss else "",
+            fmt_ratio(layout_ratio(p, p.base_field)),
+            "%s (%s)" % (p.base.label(), p.base_field) if p.base else ""]))
+    out.append("")
+    return out + layout_selections(sessions, n)
+
+
+def layout_selections(sessions, n):
+    """The band and the sinograms over the full load, of each file."""
+    out = []
+    for s in sessions:
+        if s.note != RAW_LAYOUTS:
+            continue
+        fulls = [p for p in s.points if p.runs and any(
+            q.base is p and q.select for q in s.points)]
+        for full in fulls:
+            sels = [q for q in s.points if q.base is full and q.select and
+                    q.runs]
+            if not out:
+                out += ["A band of rows and sinograms, each over the full "
+                        "load of its file:", ""]
+                out += head(["file", "full load ms"] + [
+                    x for q in sels for x in ("%s ms" % q.select.name,
+                                              "%s / full" % q.select.name)])
+            out.append(row([full.file(s).name, ms(median(full))] + [
+                x for q in sels for x in (ms(median(q)),
+                                          fmt_ratio(layout_ratio(q)))]))
+    return out + [""] if out else []

@@ -32,7 +32,8 @@ class Pick:
         self.file, self.cache, self.pred, self.field = file, cache, pred, field
         self.note = note
 
-    def get(self, run):
+    def point(self, run):
+        """The point picked, or None."""
         for s in run.sessions:
             if self.file and s.stream.name != self.file or \
                     s.cache != self.cache or \
@@ -40,8 +41,12 @@ class Pick:
                 continue
             p = s.find(lambda p: self.pred(p, run.n))
             if p:
-                return median(p, self.field)
+                return p
         return None
+
+    def get(self, run):
+        p = self.point(run)
+        return median(p, self.field) if p else None
 
 
 # Points that targets compare.

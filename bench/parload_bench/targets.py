@@ -6,8 +6,9 @@ ratios) that go with them.
 
 A target's `value` is a function of the run (Run, target.py) that returns
 a Measured, or None when the points it needs were not run.  The targets
-themselves are defined in targets_load.py (a single load) and
-targets_uses.py (start-up, Python, batches, MPI)."""
+themselves are defined in targets_load.py (a single load),
+targets_uses.py (start-up, Python, batches, MPI) and targets_layouts.py
+(raw layouts)."""
 from .sessions import MPI_RANKS
 from .target import (REF_FLOOR, REF_PAR, REF_V2, Note, Run, Target, difference,
                      fmt, parallel_n, ratio, ref, v2_posix)
@@ -15,6 +16,7 @@ from .targets_load import (SELECTION_FILES, cold_best_peer, copy_vs_select,
                            floor_efficiency, huge_relative, process_rss_over,
                            process_wall_ratio, scaling_worst,
                            selection_targets, sweep_capped, sweep_worst, tiny)
+from .targets_layouts import LAYOUT_NOTES, LAYOUT_TARGETS
 from .targets_uses import (MPI_SINGLE, MPI_TARGETS, PYTHON_TARGETS,
                            SCAN_WHOLE, SCAN_WINDOWED, STARTUP_TARGETS,
                            STREAM_TARGETS, VERSION_WALL, empty_load,
@@ -59,7 +61,8 @@ TARGETS = [
            "parallel efficiency T(1) / (t x T(t)), lowest at 2 <= t <= "
            "the cores", scaling_worst, ">=", 0.70, "%"),
 ] + [t for f in SELECTION_FILES for t in selection_targets(f)] + \
-    STARTUP_TARGETS + PYTHON_TARGETS + STREAM_TARGETS + MPI_TARGETS
+    STARTUP_TARGETS + PYTHON_TARGETS + STREAM_TARGETS + MPI_TARGETS + \
+    LAYOUT_TARGETS
 
 NOTES = [
     Note("1b", "Ceiling of 1a: V2 POSIX / copy floor = %s, the lead of a "
@@ -102,7 +105,7 @@ NOTES = [
          "load = %%s." % MPI_RANKS,
          ratio(mpi_pick(MPI_RANKS, "call_seconds"), MPI_SINGLE)),
     Note("13c", "Each rank's rows (%s).", layout_cost),
-]
+] + LAYOUT_NOTES
 
 
 def evaluate(sessions, n, targets=None):
