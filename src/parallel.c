@@ -221,8 +221,7 @@ static int read_batch(job *j, unsigned w, worker_io *io,
 			j->direct ? (need + DIRECT_ALIGN - 1) &
 					    ~(DIRECT_ALIGN - 1) :
 				    need,
-			need, at, j->max_read, &j->stats[w], f->path,
-			parload__view_at(j->plan.d, f, off), e);
+			need, at, j->max_read, &j->stats[w], j->plan.d, f, e);
 	if (rc == 0 && io->bounce)
 		scatter(j, io, io->bounce + (off - at), iov, rows, cnt);
 	if (rc == 0)
