@@ -73,7 +73,8 @@ __version__ = library_version
 def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
          buffer_size=None, max_read=0, verify=False, keep_going=False,
          allow_truncated=False, numa_bind=True, hugepages=True,
-         views=None, rows=None, cols=None, layout="views"):
+         views=None, rows=None, cols=None, layout="views", flats=None,
+         darks=None, reduce="mean", minus_log=False, bin=1):
     """Load a raw image stream and return a Dataset.
 
     source is a path (str, bytes or os.PathLike), a list or tuple of
@@ -96,6 +97,13 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
     for a file of parload's own format overrides its header.  A raw
     layout needs the parallel strategy.
 
+    flats, darks, reduce, minus_log and bin ask for a corrected load, in
+    float32 (see Loader.load): e.g. corrected -log sinograms of a band::
+
+        sino = parload.load("scan.raw", raw=spec, rows=(100, 132),
+                            layout="sinograms", flats="flats.raw",
+                            darks="darks.raw", minus_log=True).pixels
+
     The loader options are Loader's, the selection (views, rows, cols,
     layout) Loader.load's.  For many loads, a Loader avoids starting
     threads for each.
@@ -109,7 +117,9 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
                 keep_going=keep_going, allow_truncated=allow_truncated,
                 numa_bind=numa_bind, hugepages=hugepages) as loader:
         return loader.load(source, raw=raw, views=views, rows=rows,
-                           cols=cols, layout=layout)
+                           cols=cols, layout=layout, flats=flats,
+                           darks=darks, reduce=reduce, minus_log=minus_log,
+                           bin=bin)
 
 
 def stream(path, *, raw=None, batch_views=None, batch_bytes=None,

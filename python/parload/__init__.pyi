@@ -12,6 +12,8 @@ _Source = Union[_Path, Sequence[_Path], int, Any]
 # raw=: "width=W,height=H,type=T,..." (or "@PATH"), or a dict of those keys
 _Raw = Union[None, str, bytes, Mapping[str, Union[int, str]]]
 _Part = Union[None, slice, range, Tuple[Optional[int], Optional[int]]]
+# flats= and darks=: a source (read with raw=) or frames (N, H, W) or (H, W).
+_Refs = Union[None, _Path, Sequence[_Path], np.ndarray]
 
 header_dtype: np.dtype
 library_version: str
@@ -75,7 +77,9 @@ class Loader:
                  numa_bind: bool = True, hugepages: bool = True) -> None: ...
     def load(self, source: _Source, *, raw: _Raw = None,
              views: _Part = None, rows: _Part = None, cols: _Part = None,
-             layout: Optional[str] = None) -> Dataset: ...
+             layout: Optional[str] = None, flats: _Refs = None,
+             darks: _Refs = None, reduce: str = "mean",
+             minus_log: bool = False, bin: int = 1) -> Dataset: ...
     def load_into(self, source: _Source, pixels: np.ndarray,
                   headers: Optional[np.ndarray] = None, *, raw: _Raw = None,
                   raw_headers: Optional[np.ndarray] = None,
@@ -160,7 +164,9 @@ def load(source: _Source, *, raw: _Raw = None, threads: int = 0,
          max_read: int = 0, verify: bool = False, keep_going: bool = False,
          allow_truncated: bool = False, numa_bind: bool = True,
          hugepages: bool = True, views: _Part = None, rows: _Part = None,
-         cols: _Part = None, layout: str = "views") -> Dataset: ...
+         cols: _Part = None, layout: str = "views", flats: _Refs = None,
+         darks: _Refs = None, reduce: str = "mean", minus_log: bool = False,
+         bin: int = 1) -> Dataset: ...
 def read_header(source: Union[_Path, int, Any]) -> FileHeader: ...
 def describe(source: _Source, *, raw: _Raw = None,
              allow_truncated: bool = False) -> Dict[str, Any]: ...

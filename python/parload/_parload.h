@@ -77,6 +77,24 @@ unsigned py_option_flags(int verify, int keep_going,
 				 int allow_truncated, int numa_bind,
 				 int hugepages);
 
+/* correct.c: the correction keywords of a load (flats=, darks=,
+ * reduce=, minus_log=, bin=): on when any asks for one. */
+typedef struct py_correction {
+	parload_correction corr;
+	parload_refs refs[2];     /* darks, flats */
+	source src[2];            /* a set given as a source */
+	int has_src[2];
+	PyArrayObject *arr[2];    /* a set given as an array, float32 */
+	int on;
+} py_correction;
+
+int py_correction_parse(PyObject *flats, PyObject *darks, const char *reduce,
+			int minus_log, PyObject *bin, PyObject *raw,
+			py_correction *c);
+int py_correction_check(const py_correction *c, const parload_desc *d);
+const parload_correction *py_correction_of(const py_correction *c);
+void py_correction_clear(py_correction *c);
+
 /* dataset.c */
 extern PyTypeObject DatasetType;
 PyObject *py_dataset_wrap(parload_dataset *ds, PyObject *name,

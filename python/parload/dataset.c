@@ -56,7 +56,7 @@ static PyObject *Dataset_pixels(DatasetObject *self, void *closure)
 	if (self->pixels)
 		return Py_NewRef(self->pixels);
 	py_shape_dims(&self->ds.shape, dims);
-	typenum = py_pixel_typenum(self->ds.desc.pixel_type);
+	typenum = py_pixel_typenum(self->ds.shape.pixel_type);
 	return py_array_over(PyArray_DescrFromType(typenum), 3, dims, NULL,
 			     self->ds.pixels, Py_NewRef((PyObject *)self));
 }
@@ -185,7 +185,7 @@ static Py_ssize_t Dataset_len(DatasetObject *self)
 static PyObject *Dataset_repr(DatasetObject *self)
 {
 	const parload_shape *s = &self->ds.shape;
-	const char *px = parload_pixel_name(self->ds.desc.pixel_type);
+	const char *px = parload_pixel_name(s->pixel_type);
 
 	return PyUnicode_FromFormat("<parload.Dataset %R: %llu views of %ux%u "
 				    "%s, %s layout>",

@@ -179,7 +179,7 @@ static int batch_check_signals(const parload_batch *batch, void *arg)
 /* One load.  The dataset, on success, still has to be wrapped. */
 static int loader_run(LoaderObject *self, const source *src,
 		      const parload_selection *sel, const parload_buffers *into,
-		      parload_dataset *out)
+		      const parload_correction *corr, parload_dataset *out)
 {
 	parload_request req;
 	parload_error err;
@@ -189,6 +189,7 @@ static int loader_run(LoaderObject *self, const source *src,
 	py_source_request(src, &req.source);
 	req.selection = sel;
 	req.into = into;
+	req.correct = corr;
 	/* Batches come from a strategy that delivers them (the parallel
 	 * one), in view layout.  Each is a pass of every worker: large ones
 	 * keep their cost out of sight and still end a load within a few
@@ -222,27 +223,59 @@ static int loader_run(LoaderObject *self, const source *src,
 
 #define SELECT_KWARGS "views", "rows", "cols", "layout"
 
+#define CORRECT_KWARGS "flats", "darks", "reduce", "minus_log", "bin"
+
+/* The correction of a load of src, its arrays checked against the
+ * scan's frames. */
+static int correction_for(LoaderObject *self, const source *src,
+			  PyObject *const kw[3], const char *reduce,
+			  int minus_log, PyObject *raw, py_correction *c)
+{
+	parload_desc d;
+
+	if (py_correction_parse(kw[0], kw[1], reduce, minus_log, kw[2], raw,
+				c))
+		return -1;
+	if ((c->arr[0] || c->arr[1]) &&
+	    (py_describe(src, self->flags & PARLOAD_OPT_ALLOW_TRUNCATED, &d) ||
+	     py_correction_check(c, &d))) {
+		py_correction_clear(c);
+		return -1;
+	}
+	return 0;
+}
+
 static PyObject *Loader_load(LoaderObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = {"source", "raw", SELECT_KWARGS, NULL};
+	static char *kwlist[] = {"source", "raw", SELECT_KWARGS,
+				 CORRECT_KWARGS, NULL};
 	PyObject *obj, *raw = Py_None;
 	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
-	const char *layout = NULL;
+	PyObject *refs[3] = { Py_None, Py_None, Py_None }; /* flats darks bin */
+	const char *layout = NULL, *reduce = NULL;
+	int minus_log = 0;
 	parload_selection sel;
 	parload_dataset ds;
+	py_correction corr;
 	source src;
 	int rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOOz:load", kwlist,
-					 &obj, &raw, &views, &rows, &cols,
-					 &layout))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOOzOOzpO:load",
+					 kwlist, &obj, &raw, &views, &rows,
+					 &cols, &layout, &refs[0], &refs[1],
+					 &reduce, &minus_log, &refs[2]))
 		return NULL;
 	if (py_selection_from(views, rows, cols, layout, &sel) ||
 	    py_source_parse(obj, raw, &src))
 		return NULL;
+	if (correction_for(self, &src, refs, reduce, minus_log, raw, &corr)) {
+		py_source_clear(&src);
+		return NULL;
+	}
 	memset(&ds, 0, sizeof(ds));
-	rc = loader_run(self, &src, &sel, NULL, &ds);
+	rc = loader_run(self, &src, &sel, NULL, py_correction_of(&corr), &ds);
 	obj = rc ? NULL : py_dataset_wrap(&ds, src.name, NULL, NULL, NULL);
+	py_correction_clear(&corr);
 	py_source_clear(&src);
 	return obj;
 }
@@ -454,7 +487,7 @@ static PyObject *Loader_load_into(LoaderObject *self, PyObject *args,
 		into.raw_headers_size = PyArray_NBYTES((PyArrayObject *)rh);
 	}
 	memset(&ds, 0, sizeof(ds));
-	if (loader_run(self, &src, &sel, &into, &ds) == 0)
+	if (loader_run(self, &src, &sel, &into, NULL, &ds) == 0)
 		result = py_dataset_wrap(&ds, src.name, pixels, headers,
 					 rh != Py_None ? rh : NULL);
 	Py_DECREF(headers);
@@ -506,7 +539,8 @@ static PyMethodDef Loader_methods[] = {
 	{"load", (PyCFunction)(void (*)(void))Loader_load,
 	 METH_VARARGS | METH_KEYWORDS,
 	 "load(source, *, raw=None, views=None, rows=None, cols=None,\n"
-	 "     layout=None)\n"
+	 "     layout=None, flats=None, darks=None, reduce='mean',\n"
+	 "     minus_log=False, bin=1)\n"
 	 "--\n\n"
 	 "Load source and return a Dataset.\n\n"
 	 "source is a path (str, bytes, os.PathLike), a list or tuple of\n"
@@ -533,7 +567,20 @@ static PyMethodDef Loader_methods[] = {
 	 "KeyboardInterrupt: a load on the main thread with the parallel\n"
 	 "strategy in view layout stops at its next batch (every 32 MiB of\n"
 	 "pixels, or every view when one view is larger),\n"
-	 "any other once it returns."},
+	 "any other once it returns.\n\n"
+	 "Corrections: flats and darks (each a source as above, read with\n"
+	 "raw= unless it is a .nhdr, or an array of shape (N, H, W) or\n"
+	 "(H, W) with the scan's height and width, converted to float32)\n"
+	 "are reduced per pixel (reduce='mean' or 'median'; an even count's\n"
+	 "median is the mean of the two middle values) over the selected\n"
+	 "rows and columns, and the workers deliver float32 pixels:\n"
+	 "(P - D) / max(F - D, 1e-6); darks only P - D; flats only\n"
+	 "P / max(F, 1e-6); and with minus_log=True then -ln(max(x, 1e-6)).\n"
+	 "The clamping to 1e-6 is the one difference from TomoPy's normalize\n"
+	 "and minus_log; NaN and infinity propagate as IEEE arithmetic does.\n"
+	 "minus_log alone takes the -log of the converted pixels.  bin > 1\n"
+	 "and verify=True with a correction raise parload.Error\n"
+	 "(PARLOAD_ENOTSUP) in this version, as does a stream (pipe)."},
 	{"load_into", (PyCFunction)(void (*)(void))Loader_load_into,
 	 METH_VARARGS | METH_KEYWORDS,
 	 "load_into(source, pixels, headers=None, *, raw=None,\n"

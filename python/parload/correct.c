@@ -1,0 +1,147 @@
+/*
+ * correct.c - the correction keywords of a load (flats=, darks=, reduce=,
+ * minus_log=, bin=) made into a parload_correction: each reference set a
+ * source (a path, a list of paths, read with the scan's raw= unless it is
+ * a .nhdr) or a NumPy array of shape (N, H, W) or (H, W), converted to
+ * float32 C order and checked against the scan's height and width.
+ */
+#include "_parload.h"
+
+static const char *const names[2] = { "darks", "flats" };
+
+static int ends_with_nhdr(const source *s)
+{
+	const char *p = py_source_path(s);
+	size_t n = p ? strlen(p) : 0;
+
+	return n >= 5 && strcmp(p + n - 5, ".nhdr") == 0;
+}
+
+/* One reference set, obj (not None), as set i of c. */
+static int refs_of(PyObject *obj, PyObject *raw, py_correction *c, int i)
+{
+	PyArrayObject *a;
+
+	if (!PyArray_Check(obj)) {
+		if (py_source_parse(obj, raw, &c->src[i]))
+			return -1;
+		if (ends_with_nhdr(&c->src[i]))
+			c->src[i].has_desc = 0; /* it states its own layout */
+		c->has_src[i] = 1;
+		py_source_request(&c->src[i], &c->refs[i].source);
+		return 0;
+	}
+	a = (PyArrayObject *)PyArray_FROM_OTF(obj, NPY_FLOAT32,
+					      NPY_ARRAY_IN_ARRAY |
+						      NPY_ARRAY_FORCECAST);
+	if (!a)
+		return -1;
+	c->arr[i] = a;
+	if (PyArray_NDIM(a) != 2 && PyArray_NDIM(a) != 3) {
+		PyErr_Format(PyExc_ValueError, "%s: an array of shape (N, H, W) "
+			     "or (H, W), not of %d dimensions", names[i],
+			     PyArray_NDIM(a));
+		return -1;
+	}
+	if (PyArray_SIZE(a) == 0) {
+		PyErr_Format(PyExc_ValueError, "%s: the array holds no frames",
+			     names[i]);
+		return -1;
+	}
+	parload_source_init(&c->refs[i].source);
+	c->refs[i].frames = PyArray_DATA(a);
+	c->refs[i].count = PyArray_NDIM(a) == 3 ?
+				   (uint64_t)PyArray_DIM(a, 0) : 1;
+	return 0;
+}
+
+static int reduce_of(const char *name, parload_reduce *out)
+{
+	if (!name || strcmp(name, "mean") == 0)
+		*out = PARLOAD_REDUCE_MEAN;
+	else if (strcmp(name, "median") == 0)
+		*out = PARLOAD_REDUCE_MEDIAN;
+	else {
+		PyErr_Format(PyExc_ValueError, "reduce must be 'mean' or "
+			     "'median', not '%s'", name);
+		return -1;
+	}
+	return 0;
+}
+
+int py_correction_parse(PyObject *flats, PyObject *darks, const char *reduce,
+			int minus_log, PyObject *bin, PyObject *raw,
+			py_correction *c)
+{
+	PyObject *set[2] = { darks, flats };
+	unsigned long factor = 1;
+
+	memset(c, 0, sizeof(*c));
+	if (bin && bin != Py_None) {
+		factor = PyLong_AsUnsignedLong(bin);
+		if (PyErr_Occurred() || factor < 1 || factor > UINT32_MAX) {
+			PyErr_Clear();
+			PyErr_SetString(PyExc_ValueError,
+					"bin must be an int of 1 or more");
+			return -1;
+		}
+	}
+	if (reduce_of(reduce, &c->corr.reduce))
+		return -1;
+	c->corr.bin = (unsigned)factor;
+	c->corr.flags = minus_log ? PARLOAD_CORR_MINUS_LOG : 0;
+	for (int i = 0; i < 2; i++) {
+		if (!set[i] || set[i] == Py_None)
+			continue;
+		if (refs_of(set[i], raw, c, i)) {
+			py_correction_clear(c);
+			return -1;
+		}
+		*(i ? &c->corr.flats : &c->corr.darks) = &c->refs[i];
+	}
+	c->on = c->corr.darks || c->corr.flats || minus_log || factor > 1;
+	return 0;
+}
+
+/* The arrays' height and width against the scan's (d). */
+int py_correction_check(const py_correction *c, const parload_desc *d)
+{
+	for (int i = 0; i < 2; i++) {
+		PyArrayObject *a = c->arr[i];
+		const int nd = a ? PyArray_NDIM(a) : 0;
+		char shape[96];
+
+		if (!a || ((uint64_t)PyArray_DIM(a, nd - 2) == d->height &&
+			   (uint64_t)PyArray_DIM(a, nd - 1) == d->width))
+			continue;
+		if (nd == 3)
+			snprintf(shape, sizeof(shape), "(%zd, %zd, %zd)",
+				 (Py_ssize_t)PyArray_DIM(a, 0),
+				 (Py_ssize_t)PyArray_DIM(a, 1),
+				 (Py_ssize_t)PyArray_DIM(a, 2));
+		else
+			snprintf(shape, sizeof(shape), "(%zd, %zd)",
+				 (Py_ssize_t)PyArray_DIM(a, 0),
+				 (Py_ssize_t)PyArray_DIM(a, 1));
+		PyErr_Format(PyExc_ValueError, "%s of shape %s do not match the "
+			     "scan's frames of (height, width) (%u, %u)",
+			     names[i], shape, d->height, d->width);
+		return -1;
+	}
+	return 0;
+}
+
+const parload_correction *py_correction_of(const py_correction *c)
+{
+	return c->on ? &c->corr : NULL;
+}
+
+void py_correction_clear(py_correction *c)
+{
+	for (int i = 0; i < 2; i++) {
+		Py_CLEAR(c->arr[i]);
+		if (c->has_src[i])
+			py_source_clear(&c->src[i]);
+		c->has_src[i] = 0;
+	}
+}
