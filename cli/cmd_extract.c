@@ -32,7 +32,9 @@ const char cmd_extract_help[] =
 "        them; views layout only.  From a raw layout the views get parload\n"
 "        headers with only view_index set (the stream's own view headers\n"
 "        are not kept)\n"
-"  bin   the pixels alone, as the npy array holds them\n"
+"  bin   the pixels alone, as the npy array holds them\n""With --darks, --flats, --minus-log (the correction options of 'parload')\n"
+"the pixels are corrected float32: npy '<f4', raw a parload stream of f32\n"
+"pixels, bin float32.\n"
 "  -o, --output OUT       the file to write; - is standard output (npy and\n"
 "                         bin only, and --format is then required)\n"
 "      --format F         npy, raw or bin; default: OUT's extension (.npy,\n"
@@ -51,6 +53,7 @@ enum { OPT_OUTPUT = OPT_LOCAL, OPT_FORMAT, OPT_FORCE };
 
 static const struct option extract_longopts[] = {
 	LOAD_LONGOPTS,
+	CORRECT_LONGOPTS,
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "force", no_argument, NULL, OPT_FORCE },
@@ -121,6 +124,8 @@ static int check_args(struct extract_cfg *x, int nfiles, char **files)
 				   "(--concat reads the files as one stream)",
 				   files[1]);
 	rc = check_inputs(&x->load.layout, nfiles, files);
+	if (rc == EXIT_OK)
+		rc = check_correction(&x->load);
 	if (rc != EXIT_OK)
 		return rc;
 	input_at(&x->in, &x->load.layout, nfiles, files, 0);
@@ -168,7 +173,7 @@ static size_t npy_header(const parload_dataset *ds, char *buf, size_t cap)
 {
 	const parload_shape *s = &ds->shape;
 	const bool sino = s->layout == PARLOAD_LAYOUT_SINOGRAMS;
-	const char *type = parload_pixel_name(ds->desc.pixel_type);
+	const char *type = parload_pixel_name(s->pixel_type);
 	size_t n, len;
 
 	/* "u16" is '<u2': NumPy's kind letters are parload's (u, i, f). */
@@ -230,7 +235,7 @@ static int write_raw(const char *out, const char *path,
 
 	memset(&err, 0, sizeof(err));
 	rc = parload_file_header_init(&h, s->views, s->cols, s->rows,
-				      ds->desc.pixel_type,
+				      s->pixel_type,
 				      (ds->desc.flags & PARLOAD_DESC_CRC32C) ?
 					      PARLOAD_FLAG_CRC32C : 0);
 	if (rc == 0)

@@ -108,7 +108,25 @@ const char cmd_load_help[] =
 "      --concat           all FILEs are one stream (needs --raw): views\n"
 "                         numbered across them in the order given\n"
 "A FILE ending in .nhdr is a NRRD detached header: its data files are\n"
-"loaded as it describes (no --raw).\n"
+"loaded as it describes (no --raw).\n""\n"
+"Correction (flat- and dark-field, computed by the workers as they read;\n"
+"the pixels are then float32, whatever the file's type):\n"
+"      --darks SRC        dark frames (beam off): a FILE as above, read\n"
+"                         with --raw's layout unless it is a .nhdr, with\n"
+"                         the rows and columns the selection reads\n"
+"      --flats SRC        flat frames (beam on, no sample), the same way\n"
+"      --reduce R         mean (default) or median of each set per pixel\n"
+"                         (an even count: the mean of the middle two)\n"
+"      --minus-log        then -ln(max(x, 1e-6))\n"
+"      --bin N            binning by N x N pixels; N > 1 is refused in\n"
+"                         this version (not supported)\n"
+"Per pixel: (P - D) / max(F - D, 1e-6); darks only P - D; flats only\n"
+"P / max(F, 1e-6).  Values at or below zero clamp to 1e-6 before the log,\n"
+"the one difference from TomoPy's normalize and minus_log.  Not with\n"
+"--verify (the CRC covers the raw payload), --preallocate, --verify-seed\n"
+"or standard input.\n"
+"e.g. " PROG " --raw width=2048,height=2048,type=u16 --darks d.raw \\\n"
+"       --flats f.raw --minus-log --rows 100:132 --layout sinograms scan.raw\n"
 "e.g. " PROG " --raw width=2048,height=2048,type=u16,header=512 scan.edf\n"
 "\n"
 "SIZE is a number of bytes, optionally followed by K, M, G or T (powers of\n"
@@ -147,6 +165,7 @@ struct load_line {
 	uint64_t size; /* the file's, or for a selection what it delivers */
 	double seconds, gbps;
 	bool selected, truncated, verified;
+	bool corrected; /* float32 corrected pixels delivered */
 };
 
 static void print_load_json(const struct load_line *l,
@@ -167,7 +186,8 @@ static void print_load_json(const struct load_line *l,
 	       ",\"gbps\":%.6g,\"threads\":%u,\"strategy\":\"%s\""
 	       ",\"io\":\"%s\",\"verified\":%s"
 	       ",\"declared_views\":%" PRIu64 ",\"truncated\":%s"
-	       ",\"crc_checked\":%" PRIu64 ",\"bad_views\":%" PRIu64 "}\n",
+	       ",\"crc_checked\":%" PRIu64 ",\"bad_views\":%" PRIu64
+	       "%s}\n",
 	       h->count, h->width, h->height, l->type,
 	       (unsigned)h->bytes_per_pixel,
 	       (h->flags & PARLOAD_DESC_CRC32C) ? "true" : "false",
@@ -175,7 +195,7 @@ static void print_load_json(const struct load_line *l,
 	       st->read_calls, l->seconds, l->gbps, st->threads, l->strategy,
 	       l->io, l->verified ? "true" : "false", st->declared_views,
 	       l->truncated ? "true" : "false", st->crc_checked,
-	       ds->bad_view_count);
+	       ds->bad_view_count, l->corrected ? ",\"corrected\":true" : "");
 }
 
 static void print_load_human(const struct load_line *l,
@@ -195,6 +215,8 @@ static void print_load_human(const struct load_line *l,
 	if (l->truncated)
 		printf(" (truncated: %" PRIu64 " of %" PRIu64 " views)",
 		       h->count, st->declared_views);
+	if (l->corrected)
+		fputs(", corrected to f32", stdout);
 	fputs(", ", stdout);
 	print_bytes(l->size);
 	printf(l->seconds >= 0.001 ? " in %.4f s" : " in %.6f s", l->seconds);
@@ -223,7 +245,9 @@ static void print_load(const char *label, const parload_dataset *ds,
 		.truncated = ds->stats.declared_views >
 			     ds->desc.count,
 		.verified = cfg->verify,
-		.selected = !selection_is_whole(&cfg->opts.selection),
+		.selected = !selection_is_whole(&cfg->opts.selection) ||
+			    cfg->correct.on,
+		.corrected = cfg->correct.on,
 	};
 
 	/* The records the layout describes, after each file's offset. */
@@ -310,6 +334,7 @@ enum { OPT_LIST_STRATEGIES = OPT_LOCAL };
 
 static const struct option load_longopts[] = {
 	LOAD_LONGOPTS,
+	CORRECT_LONGOPTS,
 	{ "list-strategies", no_argument, NULL, OPT_LIST_STRATEGIES },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
@@ -392,6 +417,11 @@ int cmd_load(int argc, char **argv)
 	if (status == EXIT_OK && optind == argc && a.cfg.layout.raw)
 		status = usage_error("--raw describes FILEs: give at least "
 				     "one");
+	if (status == EXIT_OK && optind == argc && a.cfg.correct.on)
+		status = usage_error("a correction applies to FILEs: give at "
+				     "least one");
+	if (status == EXIT_OK)
+		status = check_correction(&a.cfg);
 	if (status != EXIT_OK)
 		return status;
 	progress_auto(&a.cfg, a.rep.quiet || a.rep.json);

@@ -72,6 +72,11 @@ enum {
 	OPT_TIMEOUT,
 	OPT_RAW,
 	OPT_CONCAT,
+	OPT_FLATS,
+	OPT_DARKS,
+	OPT_REDUCE,
+	OPT_MINUS_LOG,
+	OPT_BIN,
 	OPT_LOCAL,
 };
 
@@ -96,6 +101,15 @@ enum {
 	LAYOUT_LONGOPTS,                                                     \
 	SELECT_LONGOPTS
 #define LOAD_SHORTOPTS "t:"
+
+/* The correction options of parse_load_option: in the tables of the
+ * subcommands that deliver pixels (the load and extract). */
+#define CORRECT_LONGOPTS                                                     \
+	{ "flats", required_argument, NULL, OPT_FLATS },                     \
+	{ "darks", required_argument, NULL, OPT_DARKS },                     \
+	{ "reduce", required_argument, NULL, OPT_REDUCE },                   \
+	{ "minus-log", no_argument, NULL, OPT_MINUS_LOG },                   \
+	{ "bin", required_argument, NULL, OPT_BIN }
 
 /* Every table ends with --help and the end mark. */
 #define HELP_LONGOPTS_END                                                    \
@@ -125,6 +139,21 @@ struct layout_cfg {
 	bool concat;       /* --concat: all FILEs are one stream */
 };
 
+/* What --flats, --darks, --reduce, --minus-log and --bin ask for: the
+ * reference files (read with --raw's layout unless a .nhdr), and the
+ * correction's settings; on when any of them asks for one. */
+struct corr_cfg {
+	const char *path[2]; /* darks, flats */
+	parload_correction corr;
+	bool on;
+};
+
+/* A load's correction, made by correction_of. */
+struct correction {
+	parload_refs refs[2]; /* darks, flats */
+	parload_correction corr;
+};
+
 /* What the load options ask for. */
 struct load_cfg {
 	parload_options opts;
@@ -139,6 +168,7 @@ struct load_cfg {
 	 * timeout seconds pass without growth (--timeout). */
 	bool follow;
 	double timeout;
+	struct corr_cfg correct;
 };
 
 /* Messages: "parload: ...\n" on standard error. */
@@ -177,6 +207,12 @@ int parse_options(int argc, char **argv, const struct option_parser *p,
  * ARG_OK, EXIT_USAGE (after saying why) or ARG_UNKNOWN. */
 void load_cfg_init(struct load_cfg *cfg);
 int parse_load_option(struct load_cfg *cfg, int c, const char *arg);
+/* The request's correction (NULL: none), and what the options cannot
+ * ask for with one (EXIT_OK, or EXIT_USAGE after saying why). */
+const parload_correction *correction_of(const struct corr_cfg *k,
+					const struct layout_cfg *lc,
+					struct correction *out);
+int check_correction(const struct load_cfg *cfg);
 /* The same for the layout options alone (LAYOUT_LONGOPTS): --raw SPEC
  * is parsed by the library, whose message a bad SPEC gets. */
 int parse_layout_option(struct layout_cfg *lc, int c, const char *arg);
@@ -256,6 +292,7 @@ struct loaded {
 	size_t files; /* the files of the stream (1 but for --concat) */
 	parload_dataset ds;
 	parload_buffers buffers; /* --preallocate */
+	struct correction correct;
 };
 
 /* Start a loader with cfg's options; EXIT_OK or EXIT_FAIL (said why). */

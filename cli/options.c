@@ -110,9 +110,47 @@ static int parse_numbers(struct load_cfg *cfg, int c, const char *arg)
 	}
 }
 
+/* --flats, --darks, --reduce, --minus-log, --bin. */
+static int parse_correct_option(struct corr_cfg *k, int c, const char *arg)
+{
+	uint64_t v;
+
+	switch (c) {
+	case OPT_DARKS:
+	case OPT_FLATS:
+		k->path[c == OPT_FLATS] = arg;
+		break;
+	case OPT_REDUCE:
+		if (strcmp(arg, "mean") && strcmp(arg, "median"))
+			return usage_error("invalid --reduce '%s' (mean or "
+					   "median)", arg);
+		k->corr.reduce = strcmp(arg, "mean") ? PARLOAD_REDUCE_MEDIAN :
+						       PARLOAD_REDUCE_MEAN;
+		return ARG_OK;
+	case OPT_MINUS_LOG:
+		k->corr.flags |= PARLOAD_CORR_MINUS_LOG;
+		break;
+	case OPT_BIN:
+		if (!parse_u64(arg, UINT32_MAX, &v) || v < 1)
+			return usage_error("invalid --bin '%s' (a factor of 1 "
+					   "or more)", arg);
+		k->corr.bin = (unsigned)v;
+		if (v == 1)
+			return ARG_OK;
+		break;
+	default:
+		return ARG_UNKNOWN;
+	}
+	k->on = true;
+	return ARG_OK;
+}
+
 int parse_load_option(struct load_cfg *cfg, int c, const char *arg)
 {
 	int rc = parse_select_option(&cfg->opts.selection, c, arg);
+
+	if (rc == ARG_UNKNOWN)
+		rc = parse_correct_option(&cfg->correct, c, arg);
 
 	if (rc == ARG_UNKNOWN)
 		rc = parse_layout_option(&cfg->layout, c, arg);
@@ -228,6 +266,44 @@ void input_source(parload_source *src, const struct input *in,
 		src->path = in->path;
 	}
 	src->desc = lc->raw ? &lc->desc : NULL;
+}
+
+/* The correction of a load, its reference files as sources of the
+ * layout --raw gives (a .nhdr states its own); NULL when none is asked. */
+const parload_correction *correction_of(const struct corr_cfg *k,
+					const struct layout_cfg *lc,
+					struct correction *out)
+{
+	if (!k->on)
+		return NULL;
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < 2; i++) {
+		parload_source_init(&out->refs[i].source);
+		out->refs[i].source.path = k->path[i];
+		if (lc->raw && k->path[i] && !is_nhdr(k->path[i]))
+			out->refs[i].source.desc = &lc->desc;
+	}
+	out->corr = k->corr;
+	out->corr.darks = k->path[0] ? &out->refs[0] : NULL;
+	out->corr.flats = k->path[1] ? &out->refs[1] : NULL;
+	return &out->corr;
+}
+
+/* What a corrected load cannot be asked for with the options: arrays
+ * sized from the file's pixel type, a check of the file's pixels. */
+int check_correction(const struct load_cfg *cfg)
+{
+	if (!cfg->correct.on)
+		return EXIT_OK;
+	if (cfg->preallocate)
+		return usage_error("--preallocate sizes the file's pixels; a "
+				   "corrected load delivers float32 (leave "
+				   "one out)");
+	if (cfg->verify)
+		return usage_error("--verify-seed checks the file's pixels; a "
+				   "corrected load delivers float32 (leave "
+				   "one out)");
+	return EXIT_OK;
 }
 
 /* ---------------------------------------------------------------------

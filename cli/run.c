@@ -168,6 +168,7 @@ static int make_request(const struct input *in, const struct load_cfg *cfg,
 
 	parload_request_init(req);
 	input_source(&req->source, in, &cfg->layout);
+	req->correct = correction_of(&cfg->correct, &cfg->layout, &l->correct);
 	if (!in->paths && strcmp(in->path, "-") == 0) {
 		req->source.path = NULL;
 		req->source.fd = STDIN_FILENO;

@@ -270,6 +270,7 @@ typedef struct cli_case {
 	const char *empty;    /* this directory is empty afterwards */
 	const char *made;     /* this file exists afterwards ... */
 	long made_size;       /* ... of this size */
+	const char *made_holds; /* ... and holds these bytes */
 } cli_case;
 
 /* A line "key: value" of info's human output (value a regex). */
@@ -697,6 +698,62 @@ static const cli_case cases[] = {
 	  .argv = { "extract", "-o", "@/absent/s.npy", "@/crc.raw" },
 	  .status = 1, .err = { "cannot create a temporary file" } },
 
+	/* ---- corrections: --flats, --darks, --reduce, --minus-log ---- */
+	{ .name = "darks and minus-log load",
+	  .files = { { "a.raw" }, { "d.raw", { "--seed", "3" } } },
+	  .argv = { "--darks", "@/d.raw", "--minus-log", "@/a.raw" },
+	  .out = { "^@/a\\.raw: 10 views 16x8 u16 \\(views 0:10:1 of 10, ",
+		   "), corrected to f32, 5.4 kB in " },
+	  .out_lines = 1, .err = { "^$" } },
+	{ .name = "corrected load in JSON",
+	  .files = { { "a.raw" }, { "d.raw", { "--seed", "3" } } },
+	  .argv = { "--json", "--darks", "@/d.raw", "--reduce", "median",
+		    "@/a.raw" },
+	  .out = { "\"selected_bytes\":5440,", "\"corrected\":true}\n" },
+	  .err = { "^$" } },
+	/* 128 bytes of header, 10 x 8 x 16 float32 pixels. */
+	{ .name = "corrected extract writes float32 npy",
+	  .files = { { "a.raw" }, { "d.raw", { "--seed", "3" } },
+		     { "f.raw", { "--seed", "4" } } },
+	  .argv = { "extract", "--darks", "@/d.raw", "--flats", "@/f.raw",
+		    "--minus-log", "-o", "@/x.npy", "@/a.raw" },
+	  .status = 0, .out = { "^$" }, .err = { "^$" }, .made = "x.npy",
+	  .made_size = 128 + 10 * 8 * 16 * 4,
+	  .made_holds = "{'descr': '<f4', 'fortran_order': False, "
+			"'shape': (10, 8, 16), }" },
+	{ .name = "corrected extract writes an f32 stream",
+	  .files = { { "a.raw" }, { "d.raw", { "--seed", "3" } } },
+	  .argv = { "extract", "--raw", RAW16, "--darks", "@/d.raw", "-o",
+		    "@/x.raw", "@/a.raw" },
+	  .out = { "^$" }, .err = { "^$" }, .made = "x.raw",
+	  .made_size = 64 + 10 * (32 + 8 * 16 * 4) },
+	{ .name = "bin 2 refused", .files = { { "a.raw" }, { "d.raw" } },
+	  .argv = { "--darks", "@/d.raw", "--bin", "2", "@/a.raw" },
+	  .status = 1, .out = { "^$" },
+	  .err = { "^parload: @/a\\.raw: binning \\(2 x 2\\) is not "
+		   "supported in this version\n$" } },
+	{ .name = "verify refused with a correction",
+	  .files = { { "a.raw", { "--crc" } }, { "d.raw" } },
+	  .argv = { "--verify", "--darks", "@/d.raw", "@/a.raw" },
+	  .status = 1, .out = { "^$" },
+	  .err = { "^parload: @/a\\.raw: a CRC-32C covers the raw payload" } },
+	{ .name = "reduce bogus", .files = { { "a.raw" } },
+	  .argv = { "extract", "--reduce", "bogus", "-o", "@/x.npy",
+		    "@/a.raw" },
+	  .status = 2, .out = { "^$" }, .absent = "x.npy",
+	  .err = { "^parload: invalid --reduce 'bogus' \\(mean or median\\)\n"
+		   "Try " } },
+	{ .name = "bin zero", .files = { { "a.raw" } },
+	  .argv = { "--bin", "0", "@/a.raw" }, .status = 2, .out = { "^$" },
+	  .err = { "^parload: invalid --bin '0'" } },
+	{ .name = "correction with preallocate", .files = { { "a.raw" } },
+	  .argv = { "--minus-log", "--preallocate", "@/a.raw" },
+	  .status = 2, .out = { "^$" },
+	  .err = { "^parload: --preallocate sizes the file's pixels" } },
+	{ .name = "missing darks", .files = { { "a.raw" } },
+	  .argv = { "--darks", "@/absent.raw", "@/a.raw" }, .status = 1,
+	  .out = { "^$" }, .err = { "absent.raw: cannot open file" } },
+
 	/* ---- raw layouts: --raw, --concat, .nhdr, parload nhdr ---- */
 	/* GEN's stream described as a raw layout, byte for byte: the same
 	 * pixels, and the 32-byte view headers read as raw bytes that
@@ -987,6 +1044,17 @@ static void check_stream(const cli_case *c, const char *what,
 		      count_lines(text), what, lines, text);
 }
 
+/* c->made holds the bytes c->made_holds. */
+static void check_holds(const cli_case *c)
+{
+	size_t len;
+	unsigned char *b = tu_read_all(P(c->made), &len);
+
+	ck_assert_msg(memmem(b, len, c->made_holds, strlen(c->made_holds)),
+		      "%s: %s lacks \"%s\"", c->name, c->made, c->made_holds);
+	free(b);
+}
+
 START_TEST(test_case)
 {
 	const cli_case *c = &cases[_i];
@@ -1013,6 +1081,8 @@ START_TEST(test_case)
 		ck_assert_msg(tu_file_size(P(c->made)) == (uint64_t)c->made_size,
 			      "%s: %s is not %ld bytes", c->name, c->made,
 			      c->made_size);
+	if (c->made_holds)
+		check_holds(c);
 	ck_assert_msg(dir_is_empty(tmpdir), "%s: a temporary file left behind",
 		      c->name);
 	result_free(&r);
@@ -1031,7 +1101,8 @@ static const char *const documented[] = {
 	"--json", "--quiet",
 	"--help", "--version", "gen", "info", "--views", "--width", "--height",
 	"--type", "--crc", "--seed", "Exit status", "--raw", "--concat",
-	".nhdr", "nhdr", "mono12p", "u16be",
+	".nhdr", "nhdr", "mono12p", "u16be", "--flats", "--darks", "--reduce",
+	"--minus-log", "--bin",
 };
 
 START_TEST(test_help_mentions)
