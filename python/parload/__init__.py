@@ -126,7 +126,8 @@ def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
            window=None, follow=False, timeout=10.0, threads=0, numa_bind=True,
            hugepages=True, verify=False, keep_going=False,
            allow_truncated=False, views=None, rows=None, cols=None,
-           copy=False):
+           copy=False, flats=None, darks=None, reduce="mean",
+           minus_log=False, bin=1):
     """Load path in batches of views, handing each over as it is read.
 
     path is a path or a list of paths read as one stream, raw its layout
@@ -153,7 +154,9 @@ def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
     file and a count), then raises parload.Error
     (PARLOAD_ETRUNCATED), or with allow_truncated ends after the
     complete views.  verify, keep_going, threads, numa_bind and hugepages
-    are Loader's.
+    are Loader's.  flats, darks, reduce, minus_log and bin correct each
+    batch as load() does (Loader.load): the references are reduced once,
+    before the first batch, and the pixels are float32.
 
     Ending early (break, close(), leaving the with block, or dropping the
     stream) cancels the load.  The GIL is released while a batch is
@@ -167,4 +170,5 @@ def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
     return Stream(loader, path, raw=raw, batch_views=batch_views,
                   batch_bytes=batch_bytes, window=window, follow=follow,
                   timeout=timeout, views=views, rows=rows, cols=cols,
-                  copy=copy)
+                  copy=copy, flats=flats, darks=darks, reduce=reduce,
+                  minus_log=minus_log, bin=bin)

@@ -92,6 +92,11 @@ int py_correction_parse(PyObject *flats, PyObject *darks, const char *reduce,
 			int minus_log, PyObject *bin, PyObject *raw,
 			py_correction *c);
 int py_correction_check(const py_correction *c, const parload_desc *d);
+/* The correction of a load of src: kw is flats, darks, bin; the arrays
+ * checked against src's frames.  0, or -1 with an exception. */
+int py_correction_for(const source *src, int allow_truncated,
+		      PyObject *const kw[3], const char *reduce, int minus_log,
+		      PyObject *raw, py_correction *c);
 const parload_correction *py_correction_of(const py_correction *c);
 void py_correction_clear(py_correction *c);
 

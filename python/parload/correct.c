@@ -131,6 +131,24 @@ int py_correction_check(const py_correction *c, const parload_desc *d)
 	return 0;
 }
 
+int py_correction_for(const source *src, int allow_truncated,
+		      PyObject *const kw[3], const char *reduce, int minus_log,
+		      PyObject *raw, py_correction *c)
+{
+	parload_desc d;
+
+	if (py_correction_parse(kw[0], kw[1], reduce, minus_log, kw[2], raw,
+				c))
+		return -1;
+	if ((c->arr[0] || c->arr[1]) &&
+	    (py_describe(src, allow_truncated, &d) ||
+	     py_correction_check(c, &d))) {
+		py_correction_clear(c);
+		return -1;
+	}
+	return 0;
+}
+
 const parload_correction *py_correction_of(const py_correction *c)
 {
 	return c->on ? &c->corr : NULL;

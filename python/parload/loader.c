@@ -225,26 +225,6 @@ static int loader_run(LoaderObject *self, const source *src,
 
 #define CORRECT_KWARGS "flats", "darks", "reduce", "minus_log", "bin"
 
-/* The correction of a load of src, its arrays checked against the
- * scan's frames. */
-static int correction_for(LoaderObject *self, const source *src,
-			  PyObject *const kw[3], const char *reduce,
-			  int minus_log, PyObject *raw, py_correction *c)
-{
-	parload_desc d;
-
-	if (py_correction_parse(kw[0], kw[1], reduce, minus_log, kw[2], raw,
-				c))
-		return -1;
-	if ((c->arr[0] || c->arr[1]) &&
-	    (py_describe(src, self->flags & PARLOAD_OPT_ALLOW_TRUNCATED, &d) ||
-	     py_correction_check(c, &d))) {
-		py_correction_clear(c);
-		return -1;
-	}
-	return 0;
-}
-
 static PyObject *Loader_load(LoaderObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {"source", "raw", SELECT_KWARGS,
@@ -268,7 +248,8 @@ static PyObject *Loader_load(LoaderObject *self, PyObject *args, PyObject *kw)
 	if (py_selection_from(views, rows, cols, layout, &sel) ||
 	    py_source_parse(obj, raw, &src))
 		return NULL;
-	if (correction_for(self, &src, refs, reduce, minus_log, raw, &corr)) {
+	if (py_correction_for(&src, self->flags & PARLOAD_OPT_ALLOW_TRUNCATED,
+			      refs, reduce, minus_log, raw, &corr)) {
 		py_source_clear(&src);
 		return NULL;
 	}

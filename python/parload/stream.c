@@ -31,6 +31,7 @@ typedef struct {
 	parload_shape shape;
 	int typenum;
 	int copy;
+	py_correction corr;   /* the request's, read by the load's thread */
 } StreamObject;
 
 
@@ -199,6 +200,7 @@ static void Stream_dealloc(StreamObject *self)
 		PyThread_free_lock(self->lock);
 	Py_XDECREF(self->loader);
 	py_source_clear(&self->src);
+	py_correction_clear(&self->corr);
 	Py_XDECREF(self->buffers);
 	Py_XDECREF(self->stats);
 	Py_XDECREF(self->bad_views);
@@ -298,11 +300,14 @@ static PyObject *Stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {"loader", "path", "raw", "batch_views",
 				 "batch_bytes", "window", "follow", "timeout",
-				 "views", "rows", "cols", "copy", NULL};
+				 "views", "rows", "cols", "copy", "flats", "darks",
+				 "reduce", "minus_log", "bin", NULL};
 	PyObject *loader, *obj, *bv = Py_None, *bb = Py_None, *win = Py_None;
 	PyObject *raw = Py_None;
 	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
-	int follow = 0, copy = 0;
+	PyObject *refs[3] = { Py_None, Py_None, Py_None }; /* flats darks bin */
+	const char *reduce = NULL;
+	int follow = 0, copy = 0, minus_log = 0;
 	double timeout = 10.0;
 	parload_selection sel;
 	parload_desc d;
@@ -310,10 +315,13 @@ static PyObject *Stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	StreamObject *self;
 	source src;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O|$OOOOpdOOOp:Stream",
-					 kwlist, &LoaderType, &loader, &obj,
-					 &raw, &bv, &bb, &win, &follow,
-					 &timeout, &views, &rows, &cols, &copy))
+	if (!PyArg_ParseTupleAndKeywords(args, kw,
+					 "O!O|$OOOOpdOOOpOOzpO:Stream", kwlist,
+					 &LoaderType, &loader, &obj, &raw, &bv,
+					 &bb, &win, &follow, &timeout, &views,
+					 &rows, &cols, &copy, &refs[0],
+					 &refs[1], &reduce, &minus_log,
+					 &refs[2]))
 		return NULL;
 	if (!(timeout >= 0)) {
 		PyErr_Format(PyExc_ValueError,
@@ -334,6 +342,14 @@ static PyObject *Stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	    py_resolve_shape(&d, &sel, PyBytes_AS_STRING(self->src.name_bytes),
 			     self->src.name, &self->shape))
 		goto fail;
+	if (py_correction_for(&self->src, 1, refs, reduce, minus_log, raw,
+			      &self->corr))
+		goto fail;
+	req.correct = py_correction_of(&self->corr);
+	if (req.correct) { /* the load delivers float32: buffers of it */
+		d.pixel_type = PARLOAD_PIXEL_F32;
+		d.encoding = PARLOAD_ENC_LE;
+	}
 	self->typenum = py_pixel_typenum(d.pixel_type);
 	if (!req.window_bytes && stream_alloc_buffers(self, &d, &sel, &req))
 		goto fail;

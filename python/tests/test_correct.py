@@ -185,3 +185,25 @@ def test_binning_and_verify_are_not_supported(tmp_path):
         parload.load(scan, darks=str(tmp_path / "darks"), reduce="max")
     with pytest.raises(ValueError, match="bin"):
         parload.load(scan, darks=str(tmp_path / "darks"), bin=0)
+
+
+@pytest.mark.parametrize("window", [None, 3 * H * W * 4])
+@pytest.mark.parametrize("as_arrays", [False, True])
+def test_stream_batches_are_corrected(tmp_path, window, as_arrays):
+    rng = np.random.default_rng(10)
+    raw, proj, darks, flats = make_scan(tmp_path, rng, "mono12p", 3, 4,
+                                        "median")
+    refs = (dict(darks=darks, flats=flats) if as_arrays else
+            dict(darks=str(tmp_path / "darks"), flats=str(tmp_path / "flats")))
+    want = corrected(proj[1:][:, 1:5, 2:8],
+                     reduce_ref(darks, "median")[1:5, 2:8],
+                     reduce_ref(flats, "median")[1:5, 2:8], True)
+    got = []
+    with parload.stream(str(tmp_path / "scan"), raw=raw, batch_views=2,
+                        window=window, views=slice(1, None), rows=(1, 5),
+                        cols=(2, 8), reduce="median", minus_log=True,
+                        threads=2, **refs) as s:
+        for b in s:
+            assert b.pixels.dtype == np.float32
+            got.append(np.array(b.pixels))
+    check(np.concatenate(got), want)
