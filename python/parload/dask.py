@@ -39,9 +39,9 @@ def _loader(options):
     return loader
 
 
-def _load_chunk(path, raw, views, rows, cols, layout, options):
+def _load_chunk(path, raw, views, rows, cols, layout, options, correct):
     ds = _loader(options).load(path, raw=raw, views=views, rows=rows,
-                               cols=cols, layout=layout)
+                               cols=cols, layout=layout, **correct)
     return ds.pixels
 
 
@@ -60,7 +60,8 @@ def _files(path):
 
 
 def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
-              max_read=0, verify=False, numa_bind=True, hugepages=True):
+              max_read=0, verify=False, numa_bind=True, hugepages=True,
+              flats=None, darks=None, reduce="mean", minus_log=False, bin=1):
     """Return the pixels of the stream at path as a dask array.
 
     path is a path or a list of paths read as one stream, raw its layout,
@@ -75,9 +76,18 @@ def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
     needs chunks of whole views (no row or column split).  The layout is
     described now (parload.describe); the pixels are read when the array
     is computed.  The files must not change meanwhile.
+
+    flats, darks, reduce, minus_log and bin correct the pixels as
+    parload.load() does: the array is then float32, and each chunk's load
+    reduces the references over the chunk's rows and columns (read again
+    per chunk: give arrays to read the reference files once).
     """
     options = {"threads": threads, "max_read": max_read, "verify": verify,
                "numa_bind": numa_bind, "hugepages": hugepages}
+    correct = {"flats": flats, "darks": darks, "reduce": reduce,
+               "minus_log": minus_log, "bin": bin}
+    corrected = (flats is not None or darks is not None or minus_log or
+                 bin != 1)
     files = _files(path)
     path = files if isinstance(path, (list, tuple)) else files[0]
     d = parload.describe(path, raw=raw)
@@ -90,9 +100,11 @@ def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
                          f"(views or sinograms)")
     if chunks is None:
         chunks = ("auto", -1, -1) if layout == "views" else (-1, "auto", -1)
-    chunks = normalize_chunks(chunks, shape=shape, dtype=d["dtype"])
+    dtype = "float32" if corrected else d["dtype"]
+    chunks = normalize_chunks(chunks, shape=shape, dtype=dtype)
     stats = [(st.st_size, st.st_mtime_ns) for st in map(os.stat, files)]
-    name = "parload-" + tokenize(files, stats, raw, chunks, layout, options)
+    name = "parload-" + tokenize(files, stats, raw, chunks, layout, options,
+                                  correct)
     vaxis = 0 if layout == "views" else 1
     raxis = 1 - vaxis
     graph = {}
@@ -101,5 +113,6 @@ def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
             for k, (c0, c1) in enumerate(_bounds(chunks[2])):
                 key = (name, i, j, k) if vaxis == 0 else (name, j, i, k)
                 graph[key] = (_load_chunk, path, raw, slice(v0, v1),
-                              (r0, r1), (c0, c1), layout, options)
-    return da.Array(graph, name, chunks, dtype=d["dtype"])
+                              (r0, r1), (c0, c1), layout, options,
+                              correct)
+    return da.Array(graph, name, chunks, dtype=dtype)

@@ -207,3 +207,18 @@ def test_stream_batches_are_corrected(tmp_path, window, as_arrays):
             assert b.pixels.dtype == np.float32
             got.append(np.array(b.pixels))
     check(np.concatenate(got), want)
+
+
+def test_dask_chunks_are_corrected(tmp_path):
+    pytest.importorskip("dask")
+    import parload.dask
+
+    rng = np.random.default_rng(11)
+    raw, proj, darks, flats = make_scan(tmp_path, rng, "u16be", 2, 3, "mean")
+    arr = parload.dask.from_file(str(tmp_path / "scan"), (3, 4, 5), raw=raw,
+                                 darks=str(tmp_path / "darks"), flats=flats,
+                                 minus_log=True, layout="sinograms")
+    assert arr.dtype == np.float32
+    want = corrected(proj, reduce_ref(darks, "mean"),
+                     reduce_ref(flats, "mean"), True).transpose(1, 0, 2)
+    check(arr.compute(scheduler="synchronous"), want)
