@@ -471,7 +471,9 @@ typedef struct parload_options {
 	parload_io io;
 	size_t buffer_size;
 	/* Largest request of one read system call; 0 means the default
-	 * (8 MiB).  Never more than the kernel's limit for one call. */
+	 * (8 MiB).  Never more than the kernel's limit for one call.  A
+	 * direct load (PARLOAD_CACHE_DIRECT) rounds it down to a multiple of
+	 * 4 KiB, at least 4 KiB. */
 	size_t max_read;
 	unsigned flags; /* PARLOAD_OPT_* */
 	/* Where parload_load() stores the details of a failure; may be NULL. */

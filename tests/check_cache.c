@@ -5,7 +5,7 @@
  * check_cache: every mode loads what a keep load of the same request
  * loads, byte for byte (typed headers, pixels, a raw layout's own
  * headers, bad views): a whole file, views larger than a direct worker's
- * buffer, the caller's buffers, selections, sinograms, batches, windows,
+ * buffer, the caller's buffers, reads capped below a block, selections, sinograms, batches, windows,
  * a followed file, a raw layout of three files converted from u16be, and
  * parload's own format with its CRCs checked; stats.cache says the mode
  * used (drop for direct only where this file system refuses O_DIRECT,
@@ -228,6 +228,35 @@ START_TEST(test_whole)
 	parload_loader_free(one);
 	parload_loader_free(three);
 	free(big);
+	free(path);
+}
+END_TEST
+
+/* Reads no larger than --max-read, which need not be a multiple of the
+ * 4 KiB blocks direct I/O reads in: 1000 and 5000 bytes. */
+START_TEST(test_max_read)
+{
+	const parload_cache m = modes[_i];
+	const size_t sizes[] = { 1000, 5000 };
+	char *path = stream("maxread.raw", 20, WIDTH, HEIGHT, 0);
+	parload_request r;
+
+	parload_request_init(&r);
+	r.source.path = path;
+	for (int k = 0; k < TU_COUNT(sizes); k++) {
+		parload_options o;
+		parload_loader *l;
+		parload_error err;
+		char what[64];
+
+		parload_options_init(&o);
+		o.threads = 2;
+		o.max_read = sizes[k];
+		ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
+		snprintf(what, sizeof(what), "max_read %zu", sizes[k]);
+		assert_mode_loads(l, &r, m, mode_used(m, path), what);
+		parload_loader_free(l);
+	}
 	free(path);
 }
 END_TEST
@@ -754,6 +783,7 @@ static Suite *modes_suite(void)
 	TCase *t = tu_tcase(s, "every mode loads what keep loads", 60);
 
 	tcase_add_loop_test(t, test_whole, 0, N_MODES);
+	tcase_add_loop_test(t, test_max_read, 0, N_MODES);
 	tcase_add_loop_test(t, test_selection, 0, N_MODES);
 	tcase_add_loop_test(t, test_batches, 0, N_MODES);
 	tcase_add_loop_test(t, test_windows, 0, N_MODES);
