@@ -505,7 +505,8 @@ typedef enum parload_cache {
 	/* Buffered reads whose pages leave the page cache once they are in
 	 * the dataset (POSIX_FADV_DONTNEED on each worker's ranges read, 8 MiB
 	 * at a time), so the page cache grows by no more than the ranges in
-	 * flight and the kernel's readahead. */
+	 * flight and the kernel's readahead; the files are dropped whole when
+	 * the load ends. */
 	PARLOAD_CACHE_DROP = 1,
 	/* O_DIRECT: the device's data goes to the dataset without the page
 	 * cache, through aligned per-worker buffers, with the same NUMA
