@@ -93,20 +93,6 @@ static void assert_mode(const parload_dataset *ds, parload_cache want,
 		      what, mode_name(ds->stats.cache), mode_name(want));
 }
 
-static parload_loader *new_loader(unsigned threads, unsigned flags)
-{
-	parload_options o;
-	parload_loader *l;
-	parload_error err;
-
-	parload_options_init(&o);
-	o.threads = threads;
-	o.flags = flags | PARLOAD_OPT_NO_BIND;
-	ck_assert_msg(parload_loader_new(&l, &o, &err) == 0, "%s",
-		      err.message);
-	return l;
-}
-
 /* r run with mode m into ds; its return code (err cleared first). */
 static int run_as(parload_loader *l, parload_request *r, parload_cache m,
 		  parload_dataset *ds, parload_error *err)
@@ -193,7 +179,7 @@ START_TEST(test_whole)
 	const parload_cache m = modes[_i];
 	char *path = stream("whole.raw", VIEWS, WIDTH, HEIGHT, 0);
 	char *big = stream("big.raw", 3, 1100, 600, 0);
-	parload_loader *one = new_loader(1, 0), *three = new_loader(3, 0);
+	parload_loader *one = bu_loader(1, 0), *three = bu_loader(3, 0);
 	parload_request r;
 	parload_buffers b;
 	parload_desc d;
@@ -267,7 +253,7 @@ START_TEST(test_selection)
 {
 	const parload_cache m = modes[_i];
 	char *path = stream("sel.raw", VIEWS, WIDTH, HEIGHT, 0);
-	parload_loader *l = new_loader(3, 0);
+	parload_loader *l = bu_loader(3, 0);
 	parload_selection sel[3];
 	parload_request r;
 
@@ -299,7 +285,7 @@ END_TEST
 static void assert_batches(const char *path, parload_cache m, uint64_t window,
 			   const char *what)
 {
-	parload_loader *l = new_loader(3, 0);
+	parload_loader *l = bu_loader(3, 0);
 	parload_request r[2];
 	parload_dataset ds[2];
 	parload_error err;
@@ -355,7 +341,7 @@ START_TEST(test_follow)
 {
 	const parload_cache m = modes[_i];
 	char *path = stream("follow.raw", VIEWS, WIDTH, HEIGHT, 0);
-	parload_loader *l = new_loader(2, 0);
+	parload_loader *l = bu_loader(2, 0);
 	parload_dataset ds;
 	parload_error err;
 	parload_request r;
@@ -387,7 +373,7 @@ END_TEST
 START_TEST(test_raw_files)
 {
 	const parload_cache m = modes[_i];
-	parload_loader *l = new_loader(3, 0);
+	parload_loader *l = bu_loader(3, 0);
 	parload_selection sel;
 	parload_request r;
 	lt_stream s;
@@ -405,16 +391,7 @@ START_TEST(test_raw_files)
 				   part == 1 ? "raw, crop" : "raw, sinograms";
 		parload_dataset ds;
 
-		lt_sel_all(&s, &q);
-		if (part) {
-			q.vstep = 2;
-			q.r0 = 3;
-			q.r1 = 41;
-			q.c0 = part == 1 ? 5 : 0;
-			q.c1 = part == 1 ? 300 : 333;
-			q.layout = part == 2 ? PARLOAD_LAYOUT_SINOGRAMS :
-					       PARLOAD_LAYOUT_VIEWS;
-		}
+		lt_sel_part(&s, part, 3, 41, 5, 300, &q);
 		lt_sel_to(&q, &sel);
 		lt_request(&s, &r);
 		r.selection = &sel;
@@ -437,8 +414,8 @@ START_TEST(test_crc)
 	const uint64_t ps = (uint64_t)WIDTH * HEIGHT * 2;
 	char *path = stream("crc.raw", VIEWS, WIDTH, HEIGHT,
 			    PARLOAD_FLAG_CRC32C);
-	parload_loader *verify = new_loader(3, PARLOAD_OPT_VERIFY_CRC);
-	parload_loader *going = new_loader(3, PARLOAD_OPT_VERIFY_CRC |
+	parload_loader *verify = bu_loader(3, PARLOAD_OPT_VERIFY_CRC);
+	parload_loader *going = bu_loader(3, PARLOAD_OPT_VERIFY_CRC |
 						     PARLOAD_OPT_KEEP_GOING);
 	parload_request r;
 	parload_dataset ds;
@@ -476,7 +453,7 @@ START_TEST(test_fd_and_strategies)
 					      PARLOAD_CACHE_DROP :
 					      mode_used(m, "");
 	char *path = stream("fd.raw", 40, WIDTH, HEIGHT, 0);
-	parload_loader *l = new_loader(2, 0);
+	parload_loader *l = bu_loader(2, 0);
 	parload_request r;
 	int fd = open(path, O_RDONLY);
 	const int strategies[] = { PARLOAD_STRATEGY_SEQUENTIAL,
@@ -513,7 +490,7 @@ START_TEST(test_pipe)
 {
 	const parload_cache m = modes[_i];
 	char *path = stream("pipe.raw", 10, 16, 8, 0);
-	parload_loader *l = new_loader(2, 0);
+	parload_loader *l = bu_loader(2, 0);
 	parload_request r;
 	parload_dataset ds;
 	parload_error err;
@@ -548,7 +525,7 @@ START_TEST(test_names_and_unknown)
 {
 	const int bad[] = { -1, 4, 99 };
 	char *path = stream("names.raw", 4, 16, 8, 0);
-	parload_loader *l = new_loader(1, 0);
+	parload_loader *l = bu_loader(1, 0);
 	parload_request r;
 	parload_dataset ds;
 	parload_error err;
@@ -763,7 +740,7 @@ END_TEST
 START_TEST(test_auto_warm)
 {
 	char *path = stream("warm.raw", 400, WIDTH, 64, 0);
-	parload_loader *l = new_loader(2, 0);
+	parload_loader *l = bu_loader(2, 0);
 	size_t len;
 	unsigned char *data = tu_read_all(path, &len);
 	double after;

@@ -633,16 +633,7 @@ START_TEST(test_walk_raw_files)
 	memset(&c, 0, sizeof(c));
 	c.m = tu_matrix(0); /* parallel */
 	raw_stream(&s, packed, "walkraw");
-	lt_sel_all(&s, &q);
-	if (part) {
-		q.vstep = 2;
-		q.r0 = 3;
-		q.r1 = 19;
-		q.c0 = part == 1 ? 5 : 0;
-		q.c1 = part == 1 ? 27 : 30;
-		q.layout = part == 2 ? PARLOAD_LAYOUT_SINOGRAMS :
-				       PARLOAD_LAYOUT_VIEWS;
-	}
+	lt_sel_part(&s, part, 3, 19, 5, 27, &q);
 	lt_sel_to(&q, &sel);
 	lt_request(&s, &r);
 	r.selection = &sel;
