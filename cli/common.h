@@ -72,6 +72,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_RAW,
 	OPT_CONCAT,
+	OPT_CACHE,
 	OPT_FLATS,
 	OPT_DARKS,
 	OPT_REDUCE,
@@ -98,6 +99,7 @@ enum {
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },               \
 	{ "follow", no_argument, NULL, OPT_FOLLOW },                         \
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },                 \
+	{ "cache", required_argument, NULL, OPT_CACHE },                     \
 	LAYOUT_LONGOPTS,                                                     \
 	SELECT_LONGOPTS
 #define LOAD_SHORTOPTS "t:"
@@ -169,6 +171,8 @@ struct load_cfg {
 	bool follow;
 	double timeout;
 	struct corr_cfg correct;
+	/* --cache MODE: what the load leaves in the page cache. */
+	parload_cache cache;
 };
 
 /* Messages: "parload: ...\n" on standard error. */

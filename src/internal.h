@@ -208,7 +208,9 @@ struct parload__ctx;
 int parload__cache_prepare(struct parload__ctx *c, bool direct_ok);
 /* Close the O_DIRECT descriptors. */
 void parload__cache_close(struct parload__ctx *c);
-/* After a strategy that does not drop as it reads: drop the files. */
+/* After a drop load: drop the files, for a strategy that does not drop
+ * as it reads, and for the pages a worker's readahead brought in after
+ * the worker whose range they are in had let go of it. */
 void parload__cache_after(struct parload__ctx *c);
 
 /* One worker's ranges read, let go of a few megabytes at a time. */

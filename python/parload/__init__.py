@@ -73,8 +73,8 @@ __version__ = library_version
 def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
          buffer_size=None, max_read=0, verify=False, keep_going=False,
          allow_truncated=False, numa_bind=True, hugepages=True,
-         views=None, rows=None, cols=None, layout="views", flats=None,
-         darks=None, reduce="mean", minus_log=False, bin=1):
+         views=None, rows=None, cols=None, layout="views", cache=None,
+         flats=None, darks=None, reduce="mean", minus_log=False, bin=1):
     """Load a raw image stream and return a Dataset.
 
     source is a path (str, bytes or os.PathLike), a list or tuple of
@@ -108,6 +108,17 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
     layout) Loader.load's.  For many loads, a Loader avoids starting
     threads for each.
 
+    cache is what the load leaves in the page cache: "keep" (the
+    default; None too): the file stays cached, and loads again fast;
+    "drop": its pages leave the cache once they are in the dataset, for
+    a large file read once that would otherwise evict what else the
+    node caches; "direct": O_DIRECT, around the page cache (parallel
+    strategy; where the file system refuses it, or for a descriptor or
+    another strategy, the load drops instead); "auto": keep a cached
+    file or one that fits in half the free memory, else drop.
+    Dataset.stats["cache"] says the mode used; any other name raises
+    ValueError.
+
     Raises parload.Error (a FileNotFoundError too for a missing file),
     whose message names the file, and where it applies the view and the
     byte offset.
@@ -117,16 +128,16 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
                 keep_going=keep_going, allow_truncated=allow_truncated,
                 numa_bind=numa_bind, hugepages=hugepages) as loader:
         return loader.load(source, raw=raw, views=views, rows=rows,
-                           cols=cols, layout=layout, flats=flats,
-                           darks=darks, reduce=reduce, minus_log=minus_log,
-                           bin=bin)
+                           cols=cols, layout=layout, cache=cache,
+                           flats=flats, darks=darks, reduce=reduce,
+                           minus_log=minus_log, bin=bin)
 
 
 def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
            window=None, follow=False, timeout=10.0, threads=0, numa_bind=True,
            hugepages=True, verify=False, keep_going=False,
            allow_truncated=False, views=None, rows=None, cols=None,
-           copy=False, flats=None, darks=None, reduce="mean",
+           copy=False, cache=None, flats=None, darks=None, reduce="mean",
            minus_log=False, bin=1):
     """Load path in batches of views, handing each over as it is read.
 
@@ -154,9 +165,10 @@ def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
     file and a count), then raises parload.Error
     (PARLOAD_ETRUNCATED), or with allow_truncated ends after the
     complete views.  verify, keep_going, threads, numa_bind and hugepages
-    are Loader's.  flats, darks, reduce, minus_log and bin correct each
-    batch as load() does (Loader.load): the references are reduced once,
-    before the first batch, and the pixels are float32.
+    are Loader's, cache (the page-cache mode) load()'s; Stream.stats
+    ["cache"] says the mode used.  flats, darks, reduce, minus_log and
+    bin correct each batch as load() does (Loader.load): the references
+    are reduced once, before the first batch, and the pixels are float32.
 
     Ending early (break, close(), leaving the with block, or dropping the
     stream) cancels the load.  The GIL is released while a batch is
@@ -170,5 +182,5 @@ def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
     return Stream(loader, path, raw=raw, batch_views=batch_views,
                   batch_bytes=batch_bytes, window=window, follow=follow,
                   timeout=timeout, views=views, rows=rows, cols=cols,
-                  copy=copy, flats=flats, darks=darks, reduce=reduce,
-                  minus_log=minus_log, bin=bin)
+                  copy=copy, cache=cache, flats=flats, darks=darks,
+                  reduce=reduce, minus_log=minus_log, bin=bin)

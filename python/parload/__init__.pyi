@@ -77,7 +77,8 @@ class Loader:
                  numa_bind: bool = True, hugepages: bool = True) -> None: ...
     def load(self, source: _Source, *, raw: _Raw = None,
              views: _Part = None, rows: _Part = None, cols: _Part = None,
-             layout: Optional[str] = None, flats: _Refs = None,
+             layout: Optional[str] = None,
+             cache: Optional[str] = None, flats: _Refs = None,
              darks: _Refs = None, reduce: str = "mean",
              minus_log: bool = False, bin: int = 1) -> Dataset: ...
     def load_into(self, source: _Source, pixels: np.ndarray,
@@ -85,7 +86,8 @@ class Loader:
                   raw_headers: Optional[np.ndarray] = None,
                   views: _Part = None, rows: _Part = None,
                   cols: _Part = None,
-                  layout: Optional[str] = None) -> Dataset: ...
+                  layout: Optional[str] = None,
+                  cache: Optional[str] = None) -> Dataset: ...
     def close(self) -> None: ...
     def __enter__(self) -> "Loader": ...
     def __exit__(self, *exc: Any) -> None: ...
@@ -159,7 +161,8 @@ def stream(path: _Paths, *, raw: _Raw = None,
            verify: bool = False, keep_going: bool = False,
            allow_truncated: bool = False, views: _Part = None,
            rows: _Part = None, cols: _Part = None,
-           copy: bool = False, flats: _Refs = None, darks: _Refs = None,
+           copy: bool = False, cache: Optional[str] = None,
+           flats: _Refs = None, darks: _Refs = None,
            reduce: str = "mean", minus_log: bool = False,
            bin: int = 1) -> Stream: ...
 def load(source: _Source, *, raw: _Raw = None, threads: int = 0,
@@ -168,7 +171,8 @@ def load(source: _Source, *, raw: _Raw = None, threads: int = 0,
          max_read: int = 0, verify: bool = False, keep_going: bool = False,
          allow_truncated: bool = False, numa_bind: bool = True,
          hugepages: bool = True, views: _Part = None, rows: _Part = None,
-         cols: _Part = None, layout: str = "views", flats: _Refs = None,
+         cols: _Part = None, layout: str = "views",
+         cache: Optional[str] = None, flats: _Refs = None,
          darks: _Refs = None, reduce: str = "mean", minus_log: bool = False,
          bin: int = 1) -> Dataset: ...
 def read_header(source: Union[_Path, int, Any]) -> FileHeader: ...
