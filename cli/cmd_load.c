@@ -41,7 +41,8 @@ const char cmd_load_help[] =
 "      --buffer SIZE      user-space read buffer of bulk, sequential and\n"
 "                         two-pass; 0 is unbuffered; default: the API's own\n"
 "      --max-read SIZE    largest request of one read call; 0 is the\n"
-"                         default (8M)\n"
+"                         default (8M); --cache direct rounds it down to\n"
+"                         whole 4K blocks\n"
 "      --no-bind          do not bind threads or memory to NUMA nodes\n"
 "      --no-hugepages     do not advise transparent huge pages\n"
 "      --preallocate      allocate the arrays (parload_buffers_alloc, huge\n"
@@ -72,6 +73,15 @@ const char cmd_load_help[] =
 "                         --allow-truncated loads its complete views)\n"
 "      --timeout S        seconds without growth that end --follow\n"
 "                         (default 10)\n"
+"      --cache MODE       what the load leaves in the page cache: keep (the\n"
+"                         default: buffered reads, the file stays cached),\n"
+"                         drop (buffered reads whose pages leave the cache\n"
+"                         once loaded: a file read once, larger than what\n"
+"                         else the node caches), direct (O_DIRECT, no page\n"
+"                         cache; parallel strategy; a file system that\n"
+"                         refuses it gets drop) or auto (keep a cached file\n"
+"                         or one that fits in half the free memory, else\n"
+"                         drop); the line says the mode when not keep\n"
 "      --json             one JSON object per line per file instead\n"
 "  -q, --quiet            print nothing but errors; the exit status tells\n"
 "      --list-strategies  print the strategies' names, one a line, and exit\n"
@@ -143,6 +153,7 @@ static const char *crc_note(const parload_dataset *ds, unsigned flags)
 /* What one report line says, worked out once for both forms. */
 struct load_line {
 	const char *label, *type, *strategy, *io, *crc;
+	const char *cache, *asked; /* the page-cache mode used, and asked */
 	uint64_t file_size;
 	uint64_t size; /* the file's, or for a selection what it delivers */
 	double seconds, gbps;
@@ -165,7 +176,7 @@ static void print_load_json(const struct load_line *l,
 	       ",\"bytes_read\":%" PRIu64
 	       ",\"read_calls\":%" PRIu64 ",\"seconds\":%.9f"
 	       ",\"gbps\":%.6g,\"threads\":%u,\"strategy\":\"%s\""
-	       ",\"io\":\"%s\",\"verified\":%s"
+	       ",\"io\":\"%s\",\"cache\":\"%s\",\"verified\":%s"
 	       ",\"declared_views\":%" PRIu64 ",\"truncated\":%s"
 	       ",\"crc_checked\":%" PRIu64 ",\"bad_views\":%" PRIu64 "}\n",
 	       h->count, h->width, h->height, l->type,
@@ -173,9 +184,29 @@ static void print_load_json(const struct load_line *l,
 	       (h->flags & PARLOAD_DESC_CRC32C) ? "true" : "false",
 	       l->file_size, shape_bytes(&ds->shape), st->bytes_read,
 	       st->read_calls, l->seconds, l->gbps, st->threads, l->strategy,
-	       l->io, l->verified ? "true" : "false", st->declared_views,
+	       l->io, l->cache, l->verified ? "true" : "false",
+	       st->declared_views,
 	       l->truncated ? "true" : "false", st->crc_checked,
 	       ds->bad_view_count);
+}
+
+/* ", cache drop" when the load did not keep the file cached; what was
+ * asked when it was not what ran: "(auto)", "(direct refused)" (a file
+ * system or strategy without O_DIRECT), "(drop does not apply)" (a
+ * stream has no page cache to spare). */
+static void print_cache(const struct load_line *l)
+{
+	if (strcmp(l->cache, l->asked) == 0) {
+		if (strcmp(l->cache, "keep") != 0)
+			printf(", cache %s", l->cache);
+	} else if (strcmp(l->asked, "auto") == 0) {
+		printf(", cache %s (auto)", l->cache);
+	} else if (strcmp(l->asked, "direct") == 0 &&
+		   strcmp(l->cache, "drop") == 0) {
+		printf(", cache drop (direct refused)");
+	} else if (strcmp(l->asked, "keep") != 0) {
+		printf(", cache %s (%s does not apply)", l->cache, l->asked);
+	}
 }
 
 static void print_load_human(const struct load_line *l,
@@ -205,6 +236,7 @@ static void print_load_human(const struct load_line *l,
 	fputs(")", stdout);
 	if (l->crc)
 		printf(", %s", l->crc);
+	print_cache(l);
 	putchar('\n');
 }
 
@@ -222,6 +254,8 @@ static void print_load(const char *label, const parload_dataset *ds,
 		.seconds = finite_or_zero(ds->stats.seconds),
 		.truncated = ds->stats.declared_views >
 			     ds->desc.count,
+		.cache = parload_cache_name(ds->stats.cache),
+		.asked = parload_cache_name(cfg->cache),
 		.verified = cfg->verify,
 		.selected = !selection_is_whole(&cfg->opts.selection),
 	};
@@ -237,6 +271,10 @@ static void print_load(const char *label, const parload_dataset *ds,
 		l.type = "?";
 	if (!l.strategy)
 		l.strategy = "unknown";
+	if (!l.cache)
+		l.cache = "unknown";
+	if (!l.asked)
+		l.asked = l.cache;
 	if (rep->json)
 		print_load_json(&l, ds);
 	else

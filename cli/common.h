@@ -72,6 +72,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_RAW,
 	OPT_CONCAT,
+	OPT_CACHE,
 	OPT_LOCAL,
 };
 
@@ -93,6 +94,7 @@ enum {
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },               \
 	{ "follow", no_argument, NULL, OPT_FOLLOW },                         \
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },                 \
+	{ "cache", required_argument, NULL, OPT_CACHE },                     \
 	LAYOUT_LONGOPTS,                                                     \
 	SELECT_LONGOPTS
 #define LOAD_SHORTOPTS "t:"
@@ -139,6 +141,8 @@ struct load_cfg {
 	 * timeout seconds pass without growth (--timeout). */
 	bool follow;
 	double timeout;
+	/* --cache MODE: what the load leaves in the page cache. */
+	parload_cache cache;
 };
 
 /* Messages: "parload: ...\n" on standard error. */

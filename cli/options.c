@@ -43,12 +43,19 @@ static const struct {
 	{ OPT_ALLOW_TRUNCATED, PARLOAD_OPT_ALLOW_TRUNCATED },
 };
 
-/* --strategy and --io take the library's names. */
-static int parse_names(parload_options *o, int c, const char *arg)
+/* --strategy, --io and --cache take the library's names. */
+static int parse_names(struct load_cfg *cfg, int c, const char *arg)
 {
+	parload_options *o = &cfg->opts;
 	int v;
 
-	if (c == OPT_STRATEGY) {
+	if (c == OPT_CACHE) {
+		v = parload_cache_from_name(arg);
+		if (v < 0)
+			return usage_error("unknown page-cache mode '%s' (keep, "
+					   "drop, direct or auto)", arg);
+		cfg->cache = (parload_cache)v;
+	} else if (c == OPT_STRATEGY) {
 		v = parload_strategy_from_name(arg);
 		if (v < 0)
 			return usage_error("unknown strategy '%s'", arg);
@@ -137,8 +144,8 @@ int parse_load_option(struct load_cfg *cfg, int c, const char *arg)
 		cfg->follow = true;
 		return ARG_OK;
 	}
-	if (c == OPT_STRATEGY || c == OPT_IO)
-		return parse_names(&cfg->opts, c, arg);
+	if (c == OPT_STRATEGY || c == OPT_IO || c == OPT_CACHE)
+		return parse_names(cfg, c, arg);
 	return parse_numbers(cfg, c, arg);
 }
 

@@ -173,6 +173,7 @@ static int make_request(const struct input *in, const struct load_cfg *cfg,
 		req->source.fd = STDIN_FILENO;
 		req->source.name = STDIN_NAME;
 	}
+	req->cache = cfg->cache;
 	if (stream)
 		l->io = "stream";
 	if ((cfg->progress > 0 || cfg->follow) &&

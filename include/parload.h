@@ -474,7 +474,9 @@ typedef struct parload_options {
 	parload_io io;
 	size_t buffer_size;
 	/* Largest request of one read system call; 0 means the default
-	 * (8 MiB).  Never more than the kernel's limit for one call. */
+	 * (8 MiB).  Never more than the kernel's limit for one call.  A
+	 * direct load (PARLOAD_CACHE_DIRECT) rounds it down to a multiple of
+	 * 4 KiB, at least 4 KiB. */
 	size_t max_read;
 	unsigned flags; /* PARLOAD_OPT_* */
 	/* Where parload_load() stores the details of a failure; may be NULL. */
@@ -506,7 +508,8 @@ typedef enum parload_cache {
 	/* Buffered reads whose pages leave the page cache once they are in
 	 * the dataset (POSIX_FADV_DONTNEED on each worker's ranges read, 8 MiB
 	 * at a time), so the page cache grows by no more than the ranges in
-	 * flight and the kernel's readahead. */
+	 * flight and the kernel's readahead; the files are dropped whole when
+	 * the load ends. */
 	PARLOAD_CACHE_DROP = 1,
 	/* O_DIRECT: the device's data goes to the dataset without the page
 	 * cache, through aligned per-worker buffers, with the same NUMA

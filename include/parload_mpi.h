@@ -80,6 +80,11 @@ typedef struct parload_mpi_options {
 	 * format, whose header rank 0 reads. */
 	const parload_desc *desc;
 	parload_mpi_io io;
+	/* What each rank's load leaves in the page cache (parload_request
+	 * .cache; PARLOAD_CACHE_KEEP by default), with the pool.  MPI-IO
+	 * reads through the MPI library, which does as it does: the mode is
+	 * ignored there. */
+	parload_cache cache;
 	unsigned flags; /* PARLOAD_MPI_OPT_* */
 	/* Where a failure is explained, on every rank; may be NULL.  The
 	 * message begins with "rank R: ", R the lowest rank that failed. */

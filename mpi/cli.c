@@ -38,6 +38,9 @@ static const char usage_text[] =
 "                         cores divided between the ranks on it)\n"
 "  --io pool|mpiio        each rank reads with libparload's pool (default)\n"
 "                         or with collective MPI-IO\n"
+"  --cache MODE           keep (default), drop, direct or auto: what each\n"
+"                         rank's load leaves in the page cache (see\n"
+"                         parload(1)); --io pool only, MPI-IO ignores it\n"
 "  --views A:B[:S]        share out these views only (default: all)\n"
 "  --rows A:B, --cols A:B share out these detector rows and columns only\n"
 "  --layout views|sinograms  the parts' layout with --split views\n"
@@ -73,11 +76,13 @@ enum {
 	OPT_NO_HUGEPAGES,
 	OPT_JSON,
 	OPT_RAW,
+	OPT_CACHE,
 };
 
 /* One rank's figures, gathered to rank 0 as bytes (one program, one ABI). */
 struct figures {
 	int rank, local_rank, local_ranks, status;
+	int cache; /* the page-cache mode the rank's load used */
 	unsigned threads, core_offset;
 	uint64_t view_begin, view_end, views;
 	uint32_t row_begin, row_end, rows, cols;
@@ -106,6 +111,13 @@ static double rate(uint64_t bytes, double seconds)
 {
 	return finite_or_zero(seconds > 0.0 ? (double)bytes / seconds / 1e9 :
 					      0.0);
+}
+
+static const char *cache_name(int cache)
+{
+	const char *name = parload_cache_name(cache);
+
+	return name ? name : "unknown";
 }
 
 static void print_json(const char *path, const parload_mpi_part *p,
@@ -139,13 +151,15 @@ static void print_json(const char *path, const parload_mpi_part *p,
 		       ",\"views\":%" PRIu64 ",\"rows\":%" PRIu32
 		       ",\"bytes\":%" PRIu64 ",\"bytes_read\":%" PRIu64
 		       ",\"read_calls\":%" PRIu64 ",\"crc_checked\":%" PRIu64
-		       ",\"bad_views\":%" PRIu64 ",\"seconds\":%.9f"
+		       ",\"bad_views\":%" PRIu64 ",\"cache\":\"%s\""
+		       ",\"seconds\":%.9f"
 		       ",\"load_seconds\":%.9f,\"gbps\":%.6g}",
 		       r ? "," : "", x->rank, x->local_rank, x->local_ranks,
 		       x->threads, x->core_offset, x->view_begin, x->view_end,
 		       x->row_begin, x->row_end, x->views, x->rows, x->bytes,
 		       x->bytes_read, x->read_calls, x->crc_checked,
-		       x->bad_views, x->seconds, x->load_seconds,
+		       x->bad_views, cache_name(x->cache), x->seconds,
+		       x->load_seconds,
 		       rate(x->bytes, x->load_seconds));
 	}
 	puts("]}");
@@ -184,6 +198,8 @@ static void print_human(const char *path, const parload_mpi_part *p,
 			printf(", %" PRIu64 " CRC-32C checked", x->crc_checked);
 		if (x->bad_views)
 			printf(", %" PRIu64 " bad", x->bad_views);
+		if (x->cache != PARLOAD_CACHE_KEEP)
+			printf(", cache %s", cache_name(x->cache));
 		putchar('\n');
 	}
 	printf("  all: %.1f MB in %.4f s, %.2f GB/s, %u thread%s\n",
@@ -231,6 +247,7 @@ static int load_one(const char *path, const parload_mpi_options *opts,
 	mine.read_calls = p.dataset.stats.read_calls;
 	mine.crc_checked = p.dataset.stats.crc_checked;
 	mine.bad_views = p.dataset.bad_view_count;
+	mine.cache = (int)p.dataset.stats.cache;
 	mine.seconds = p.seconds;
 	mine.load_seconds = p.dataset.stats.seconds;
 	/* --keep-going: each rank names its own bad views. */
@@ -320,6 +337,7 @@ static const struct option longopts[] = {
 	{ "no-hugepages", no_argument, NULL, OPT_NO_HUGEPAGES },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "raw", required_argument, NULL, OPT_RAW },
+	{ "cache", required_argument, NULL, OPT_CACHE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
@@ -352,6 +370,13 @@ static int parse_name(struct cfg *g, int c, const char *arg)
 			return usage_error("--io takes pool or mpiio, not '%s'",
 					   arg);
 		g->opts.io = (parload_mpi_io)v;
+		return EXIT_OK;
+	case OPT_CACHE:
+		v = parload_cache_from_name(arg);
+		if (v < 0)
+			return usage_error("--cache takes keep, drop, direct or "
+					   "auto, not '%s'", arg);
+		g->opts.cache = (parload_cache)v;
 		return EXIT_OK;
 	default: /* OPT_LAYOUT */
 		v = parload_layout_from_name(arg);
@@ -394,6 +419,7 @@ static int parse_option(struct cfg *g, int c, char **argv)
 		return -1;
 	case OPT_SPLIT:
 	case OPT_IO:
+	case OPT_CACHE:
 	case OPT_LAYOUT: {
 		int rc = parse_name(g, c, optarg);
 

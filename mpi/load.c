@@ -154,6 +154,7 @@ static int load_pool(const char *path, const parload_mpi_options *opts,
 	req.source.path = path;
 	req.source.desc = d;
 	req.selection = sel;
+	req.cache = opts->cache;
 	rc = parload_loader_run(loader, &req, ds, err);
 	parload_loader_free(loader);
 	return rc;
@@ -187,6 +188,10 @@ static int check_and_place(struct job *j)
 		rc = parload_mpi__fail(j->err, PARLOAD_EINVAL, j->path,
 				       "unknown split (%d) or io (%d)",
 				       (int)j->split->kind, (int)o->io);
+	else if (!parload_cache_name(o->cache))
+		rc = parload_mpi__fail(j->err, PARLOAD_EINVAL, j->path,
+				       "unknown page-cache mode %d",
+				       (int)o->cache);
 	rc = parload_mpi__agree(j->c, rc, j->err);
 	if (rc)
 		return rc;

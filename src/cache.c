@@ -5,13 +5,18 @@
  * aligned buffers) and auto (one of keep and drop, chosen per load from
  * what is cheap to know).
  *
+ * A drop load ends by dropping its files whole (parload__cache_after):
+ * strategies that do not drop as they read leave everything to it, and
+ * with the pool a worker's readahead past the end of its share may bring
+ * in pages after the next worker has let go of them.
+ *
  * The mode is settled once the source is described (parload__cache_prepare):
  * auto looks at a sample of the file's pages (mincore) and at the memory
  * available; direct opens each file a second time with O_DIRECT, and a
  * file system that refuses it gets drop.  The workers then report each
  * range they have read (parload__drop_read) and a dropper asks the kernel
- * to let go of those pages a few megabytes at a time, or reads with
- * RWF_DONTCACHE, which does the same in the read itself.
+ * to let go of those pages a few megabytes at a time (POSIX_FADV_DONTNEED;
+ * preadv2's RWF_DONTCACHE, Linux 6.14 on, is not used yet).
  */
 #include "internal.h"
 

@@ -145,11 +145,13 @@ int parload__pread_full(int fd, void *buf, size_t len, uint64_t off,
 			size_t max_read, parload__io_stats *st,
 			const char *path, uint64_t view, parload_error *err);
 
-/* The same, but the end of the file after need bytes (<= len) ends it
- * well: an O_DIRECT read of whole blocks past the end of a file. */
+/* The same from file f of layout d, but the end of the file after need
+ * bytes (<= len) ends it well (an O_DIRECT read of whole blocks past the
+ * end of a file); a failure names f and the view at the failing offset. */
 int parload__pread_upto(int fd, void *buf, size_t len, size_t need,
 			uint64_t off, size_t max_read, parload__io_stats *st,
-			const char *path, uint64_t view, parload_error *err);
+			const parload_desc *d, const parload__file *f,
+			parload_error *err);
 
 /* The same for a vector of iovcnt (at most IOV_MAX) buffers that lie back
  * to back in the file from off.  iov is consumed (modified).  f, when not
@@ -206,7 +208,9 @@ struct parload__ctx;
 int parload__cache_prepare(struct parload__ctx *c, bool direct_ok);
 /* Close the O_DIRECT descriptors. */
 void parload__cache_close(struct parload__ctx *c);
-/* After a strategy that does not drop as it reads: drop the files. */
+/* After a drop load: drop the files, for a strategy that does not drop
+ * as it reads, and for the pages a worker's readahead brought in after
+ * the worker whose range they are in had let go of it. */
 void parload__cache_after(struct parload__ctx *c);
 
 /* One worker's ranges read, let go of a few megabytes at a time. */

@@ -67,17 +67,22 @@ size_t parload__max_read(const parload_options *o)
 	return clamp_max_read(o->max_read);
 }
 
-int parload__pread_full(int fd, void *buf, size_t len, uint64_t off,
-			size_t max_read, parload__io_stats *st,
-			const char *path, uint64_t view, parload_error *err)
+/* The view a failure at off names: the given one, or, with f, the view
+ * whose record holds off. */
+typedef struct where {
+	const parload_desc *d;
+	const parload__file *f;
+	uint64_t view;
+} where;
+
+static uint64_t view_of(const where *w, uint64_t off)
 {
-	return parload__pread_upto(fd, buf, len, len, off, max_read, st, path,
-				   view, err);
+	return w->f ? parload__view_at(w->d, w->f, off) : w->view;
 }
 
-int parload__pread_upto(int fd, void *buf, size_t len, size_t need,
-			uint64_t off, size_t max_read, parload__io_stats *st,
-			const char *path, uint64_t view, parload_error *err)
+static int pread_loop(int fd, void *buf, size_t len, size_t need,
+		      uint64_t off, size_t max_read, parload__io_stats *st,
+		      const char *path, const where *w, parload_error *err)
 {
 	unsigned char *p = buf;
 	size_t got = 0;
@@ -93,13 +98,14 @@ int parload__pread_upto(int fd, void *buf, size_t len, size_t need,
 			if (errno == EINTR)
 				continue;
 			return parload__fail(err, PARLOAD_EIO, errno, path,
-					     view, off, "read failed");
+					     view_of(w, off), off,
+					     "read failed");
 		}
 		if (n == 0 && got >= need)
 			return 0; /* the end of the file, after what is needed */
 		if (n == 0)
 			return parload__fail(err, PARLOAD_ETRUNCATED, 0, path,
-					     view, off,
+					     view_of(w, off), off,
 					     "file ended early: it was "
 					     "truncated while being read");
 		st->bytes += (uint64_t)n;
@@ -108,6 +114,26 @@ int parload__pread_upto(int fd, void *buf, size_t len, size_t need,
 		got += (size_t)n;
 	}
 	return 0;
+}
+
+int parload__pread_full(int fd, void *buf, size_t len, uint64_t off,
+			size_t max_read, parload__io_stats *st,
+			const char *path, uint64_t view, parload_error *err)
+{
+	const where w = { NULL, NULL, view };
+
+	return pread_loop(fd, buf, len, len, off, max_read, st, path, &w, err);
+}
+
+int parload__pread_upto(int fd, void *buf, size_t len, size_t need,
+			uint64_t off, size_t max_read, parload__io_stats *st,
+			const parload_desc *d, const parload__file *f,
+			parload_error *err)
+{
+	const where w = { d, f, PARLOAD_NONE };
+
+	return pread_loop(fd, buf, len, need, off, max_read, st, f->path, &w,
+			  err);
 }
 
 int parload__preadv_full(int fd, struct iovec *iov, int iovcnt, uint64_t off,

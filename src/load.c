@@ -215,7 +215,7 @@ static int run(parload_loader *loader, const parload_request *req,
 		rc = st->read(&c);
 	if (rc == 0)
 		rc = finish(&c);
-	if (rc == 0 && !(st->caps & PARLOAD_CAP_DIRECT))
+	if (rc == 0)
 		parload__cache_after(&c);
 	if (st->release)
 		st->release(&c);

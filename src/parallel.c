@@ -221,8 +221,7 @@ static int read_batch(job *j, unsigned w, worker_io *io,
 			j->direct ? (need + DIRECT_ALIGN - 1) &
 					    ~(DIRECT_ALIGN - 1) :
 				    need,
-			need, at, j->max_read, &j->stats[w], f->path,
-			parload__view_at(j->plan.d, f, off), e);
+			need, at, j->max_read, &j->stats[w], j->plan.d, f, e);
 	if (rc == 0 && io->bounce)
 		scatter(j, io, io->bounce + (off - at), iov, rows, cnt);
 	if (rc == 0)
@@ -457,7 +456,14 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 			   c->raw_headers, &c->shape);
 	if (c->corr.on)
 		parload__plan_correct(&j->plan, &c->corr);
+	j->direct = c->cache == PARLOAD_CACHE_DIRECT;
 	j->max_read = parload__max_read(c->opts);
+	/* O_DIRECT takes whole blocks only: each request a multiple of one,
+	 * max_read rounded down (to one block at least). */
+	if (j->direct)
+		j->max_read = PARLOAD__MAX(j->max_read &
+						   ~(size_t)(DIRECT_ALIGN - 1),
+					   (size_t)DIRECT_ALIGN);
 	/* The caller's buffers stay where the caller put them. */
 	j->bind_memory = !(c->opts->flags & PARLOAD_OPT_NO_BIND) && !c->into &&
 			 e->topo && parload__topology_nodes(e->topo) > 1;
@@ -469,7 +475,6 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 					   BOUNCE_BELOW_ROWS);
 	/* A converted row is read whole into it.  Direct I/O reads every
 	 * batch through it, in requests a device likes. */
-	j->direct = c->cache == PARLOAD_CACHE_DIRECT;
 	j->bounce |= j->direct;
 	j->bounce_size = PARLOAD__MAX(j->direct ? DIRECT_BOUNCE : BOUNCE,
 				      j->plan.row_bytes);

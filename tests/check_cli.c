@@ -389,6 +389,37 @@ static const cli_case cases[] = {
 		    "@/a.raw" },
 	  .out = { "\"verified\":false", "\"strategy\":\"two-pass\"",
 		   "\"io\":\"stdio\"", "\"threads\":1," } },
+	/* --cache: the mode used is on the line when it is not keep. */
+	{ .name = "cache drop", .files = { { "a.raw" } },
+	  .argv = { "--cache", "drop", "--verify-seed", "1", "@/a.raw" },
+	  .out = { "^@/a\\.raw: 10 views 16x8 u16, ", "(parallel), cache "
+		   "drop\n" }, .err = { "^$" } },
+	{ .name = "cache direct",
+	  .files = { { "a.raw", { "--views", "300" } } },
+	  .argv = { "--cache", "direct", "--verify-seed", "1", "@/a.raw" },
+	  .out = { "^[^\n]*\\(parallel\\), cache (direct|drop \\(direct "
+		   "refused\\))\n$" }, .err = { "^$" } },
+	{ .name = "cache direct other strategy", .files = { { "a.raw" } },
+	  .argv = { "--cache", "direct", "--strategy", "bulk", "@/a.raw" },
+	  .out = { "(bulk, posix), cache drop (direct refused)\n" } },
+	{ .name = "cache keep says nothing", .files = { { "a.raw" } },
+	  .argv = { "--cache", "keep", "@/a.raw" },
+	  .out = { "(parallel)\n" }, .out_not = { "cache" } },
+	{ .name = "cache json", .files = { { "a.raw" } },
+	  .argv = { "--json", "--cache", "drop", "@/a.raw" },
+	  .out = { "\"io\":\"posix\",\"cache\":\"drop\"," } },
+	{ .name = "cache json keep", .files = { { "a.raw" } },
+	  .argv = { "--json", "@/a.raw" }, .out = { "\"cache\":\"keep\"," } },
+	{ .name = "cache bogus", .files = { { "a.raw" } },
+	  .argv = { "--cache", "bogus", "@/a.raw" }, .status = 2,
+	  .out = { "^$" },
+	  .err = { "^parload: unknown page-cache mode 'bogus' \\(keep, drop, "
+		   "direct or auto\\)\n" } },
+	{ .name = "extract cache drop", .files = { { "a.raw" } },
+	  .argv = { "extract", "--cache", "drop", "--views", "2:5", "-o",
+		    "@/x.bin", "@/a.raw" },
+	  .out = { "^$" }, .err = { "^$" }, .made = "x.bin",
+	  .made_size = 3 * 256 },
 	/* Quotes, backslashes, control characters and bytes that are not
 	 * UTF-8 in a file name still make a JSON line. */
 	{ .name = "json escapes",
@@ -1031,7 +1062,7 @@ static const char *const documented[] = {
 	"--json", "--quiet",
 	"--help", "--version", "gen", "info", "--views", "--width", "--height",
 	"--type", "--crc", "--seed", "Exit status", "--raw", "--concat",
-	".nhdr", "nhdr", "mono12p", "u16be",
+	".nhdr", "nhdr", "mono12p", "u16be", "--cache", "direct",
 };
 
 START_TEST(test_help_mentions)
@@ -1077,6 +1108,8 @@ static const struct {
 	{ { "--strategy", "x" }, "parload: unknown strategy 'x'\n" },
 	{ { "--strategy", "" }, "parload: unknown strategy ''\n" },
 	{ { "--io", "mmap" }, "parload: unknown I/O API 'mmap'\n" },
+	{ { "--cache", "" }, "parload: unknown page-cache mode ''" },
+	{ { "--cache", "DROP" }, "parload: unknown page-cache mode 'DROP'" },
 	{ { "--verify-seed", "-1" }, "parload: invalid seed '-1'\n" },
 	{ { "--verify-seed", "18446744073709551616" }, "invalid seed" },
 	{ { "--max-read", "1X" }, "parload: invalid read size '1X'\n" },

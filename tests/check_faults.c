@@ -12,7 +12,9 @@
  * which makes the loader, its topology and its threads too), for the
  * workers' binding, for loads from a descriptor and from a pipe, with CRCs
  * checked past a bad view, for a raw layout over three files (byte-swapped
- * and packed, whole and selections), and for the writer.  After each injected
+ * and packed, whole and selections), for loads that drop what they read,
+ * read with O_DIRECT or choose (the page-cache modes), and for the
+ * writer.  After each injected
  * failure:
  *  - the call returns the code that failure means (never success, except
  *    for best-effort calls, and then the data must be exact);
@@ -293,6 +295,112 @@ START_TEST(test_walk_bind)
 }
 END_TEST
 
+/* ---- the page-cache modes ---- */
+
+/* A load of path in page-cache mode m into a dataset full of garbage. */
+static int load_cached(parload_loader *l, const char *path, parload_cache m,
+		       parload_dataset *ds, parload_error *err)
+{
+	parload_request r;
+
+	memset(ds, 0x5a, sizeof(*ds));
+	memset(err, 0, sizeof(*err));
+	parload_request_init(&r);
+	r.source.path = path;
+	r.cache = m;
+	return parload_loader_run(l, &r, ds, err);
+}
+
+/* A load in mode m that succeeded: the file's bytes, in mode want. */
+static void assert_cached_load(int rc, parload_dataset *ds,
+			       const parload_error *err, const tu_soa *ref,
+			       parload_cache want, const char *what)
+{
+	ck_assert_msg(rc == 0, "%s: %s", what, err->message);
+	ft_assert_same(ds, ref);
+	ck_assert_msg(ds->stats.cache == want, "%s: stats.cache %s, want %s",
+		      what, parload_cache_name(ds->stats.cache),
+		      parload_cache_name(want));
+	parload_dataset_free(ds);
+}
+
+/* drop, direct and auto (_i 0, 1, 2) on the parallel loader, 3 workers:
+ * the N-th call fails, for every N.  posix_fadvise (drop) and mincore
+ * (auto) are best effort: their failure still loads the file exactly;
+ * so does auto's mapping of the file to look at its pages.  Direct's
+ * second open refused with EINVAL (a file system without O_DIRECT)
+ * loads with drop. */
+START_TEST(test_walk_cache)
+{
+	const parload_cache m = _i == 0 ? PARLOAD_CACHE_DROP :
+				_i == 1 ? PARLOAD_CACHE_DIRECT :
+					  PARLOAD_CACHE_AUTO;
+	const parload_cache want = m == PARLOAD_CACHE_AUTO ? PARLOAD_CACHE_KEEP :
+							     m;
+	const ft_config *c = ft_config_of(tu_parallel(3));
+	parload_options o;
+	parload_loader *l;
+	parload_error err;
+	parload_dataset ds;
+	ft_snapshot base;
+	tu_soa ref;
+	char *path = ft_stream("walkcache.raw", &ref);
+	ft_tally t = { { 0 }, "" };
+	uint64_t calls, n;
+	char what[160];
+	int rc;
+
+	ft_options(&o, c);
+	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
+	ft_warm_up(l, path, &ref);
+	parload__fault_reset();
+	rc = load_cached(l, path, m, &ds, &err);
+	calls = parload__fault_calls();
+	assert_cached_load(rc, &ds, &err, &ref, want, "clean load");
+	ft_snap(&base);
+	for (n = 1;; n++) {
+		int k;
+
+		snprintf(what, sizeof(what), "cache %s, call %" PRIu64,
+			 parload_cache_name(m), n);
+		parload__fault_fail_nth(n, PARLOAD__FK_ALL, 0);
+		rc = load_cached(l, path, m, &ds, &err);
+		k = ft_fired(rc, &ds, &err, &ref, &t, what);
+		if (k < 0)
+			break;
+		if (rc == 0 && m == PARLOAD_CACHE_AUTO && k == PARLOAD__FK_MMAP)
+			assert_cached_load(rc, &ds, &err, &ref, want, what);
+		else
+			ft_check_outcome(c, k, rc, &ds, &err, path, &ref, what);
+		ft_assert_as_before(&base, what);
+		ft_assert_loads_exactly(l, path, &ref, what);
+		ft_assert_as_before(&base, what);
+	}
+	ck_assert_uint_eq(n - 1, calls);
+	if (m == PARLOAD_CACHE_DROP)
+		ck_assert_msg(t.n[PARLOAD__FK_FADVISE] > 0, "drop: no "
+			      "posix_fadvise walked (%s)", ft_tally_text(&t));
+	if (m == PARLOAD_CACHE_AUTO)
+		ck_assert_msg(t.n[PARLOAD__FK_MINCORE] > 0, "auto: no mincore "
+			      "walked (%s)", ft_tally_text(&t));
+	printf("walk cache %s: %" PRIu64 " faults (%s)\n",
+	       parload_cache_name(m), n - 1, ft_tally_text(&t));
+	if (m == PARLOAD_CACHE_DIRECT) {
+		/* The source's open, then the O_DIRECT one. */
+		parload__fault_fail_nth(2, PARLOAD__FK_BIT(OPEN), EINVAL);
+		rc = load_cached(l, path, m, &ds, &err);
+		ck_assert_int_eq(parload__fault_fired(), PARLOAD__FK_OPEN);
+		parload__fault_reset();
+		assert_cached_load(rc, &ds, &err, &ref, PARLOAD_CACHE_DROP,
+				   "O_DIRECT refused");
+		ft_assert_as_before(&base, "O_DIRECT refused");
+	}
+	parload_loader_free(l);
+	tu_soa_free(&ref);
+	free(path);
+}
+END_TEST
+
 /* ---- loads from a descriptor ---- */
 
 /* The configurations the descriptor walks use: the parallel loader, the
@@ -525,16 +633,7 @@ START_TEST(test_walk_raw_files)
 	memset(&c, 0, sizeof(c));
 	c.m = tu_matrix(0); /* parallel */
 	raw_stream(&s, packed, "walkraw");
-	lt_sel_all(&s, &q);
-	if (part) {
-		q.vstep = 2;
-		q.r0 = 3;
-		q.r1 = 19;
-		q.c0 = part == 1 ? 5 : 0;
-		q.c1 = part == 1 ? 27 : 30;
-		q.layout = part == 2 ? PARLOAD_LAYOUT_SINOGRAMS :
-				       PARLOAD_LAYOUT_VIEWS;
-	}
+	lt_sel_part(&s, part, 3, 19, 5, 27, &q);
 	lt_sel_to(&q, &sel);
 	lt_request(&s, &r);
 	r.selection = &sel;
@@ -821,6 +920,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_walk_selection, 0, 6);
 	tcase_add_loop_test(t, test_walk_raw_files, 0, 6);
 	tcase_add_test(t, test_raw_refused_before_reading);
+	tcase_add_loop_test(t, test_walk_cache, 0, 3);
 	return s;
 }
 

@@ -216,6 +216,9 @@ static int code_for(int k, bool writing)
 	case PARLOAD__FK_TOPOLOGY_INIT:
 	case PARLOAD__FK_TOPOLOGY_LOAD:
 		return PARLOAD_ETOPOLOGY;
+	case PARLOAD__FK_FADVISE: /* drop: the pages stay cached */
+	case PARLOAD__FK_MINCORE: /* auto: the file looks cold */
+		return 0;
 	default: /* fclose, madvise, the bindings, stat (which only tells a
 		  * FIFO, or a dangling link in a message), and
 		  * process_vm_readv, after which the mmap strategy copies

@@ -268,6 +268,22 @@ void lt_sel_all(const lt_stream *s, lt_sel *q)
 	q->layout = PARLOAD_LAYOUT_VIEWS;
 }
 
+void lt_sel_part(const lt_stream *s, int part, uint32_t r0, uint32_t r1,
+		 uint32_t c0, uint32_t c1, lt_sel *q)
+{
+	lt_sel_all(s, q);
+	if (!part)
+		return;
+	q->vstep = 2;
+	q->r0 = r0;
+	q->r1 = r1;
+	if (part == 1) {
+		q->c0 = c0;
+		q->c1 = c1;
+	}
+	q->layout = part == 2 ? PARLOAD_LAYOUT_SINOGRAMS : PARLOAD_LAYOUT_VIEWS;
+}
+
 void lt_sel_to(const lt_sel *q, parload_selection *sel)
 {
 	parload_selection_init(sel);

@@ -59,6 +59,10 @@ typedef struct lt_sel {
 } lt_sel;
 
 void lt_sel_all(const lt_stream *s, lt_sel *q);
+/* Part 0: all of s; 1: rows [r0, r1) of every other view cropped to
+ * columns [c0, c1); 2: the same rows of every other view as sinograms. */
+void lt_sel_part(const lt_stream *s, int part, uint32_t r0, uint32_t r1,
+		 uint32_t c0, uint32_t c1, lt_sel *q);
 void lt_sel_to(const lt_sel *q, parload_selection *sel);
 uint64_t lt_sel_views(const lt_sel *q);
 

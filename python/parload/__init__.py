@@ -73,7 +73,7 @@ __version__ = library_version
 def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
          buffer_size=None, max_read=0, verify=False, keep_going=False,
          allow_truncated=False, numa_bind=True, hugepages=True,
-         views=None, rows=None, cols=None, layout="views"):
+         views=None, rows=None, cols=None, layout="views", cache=None):
     """Load a raw image stream and return a Dataset.
 
     source is a path (str, bytes or os.PathLike), a list or tuple of
@@ -100,6 +100,17 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
     layout) Loader.load's.  For many loads, a Loader avoids starting
     threads for each.
 
+    cache is what the load leaves in the page cache: "keep" (the
+    default; None too): the file stays cached, and loads again fast;
+    "drop": its pages leave the cache once they are in the dataset, for
+    a large file read once that would otherwise evict what else the
+    node caches; "direct": O_DIRECT, around the page cache (parallel
+    strategy; where the file system refuses it, or for a descriptor or
+    another strategy, the load drops instead); "auto": keep a cached
+    file or one that fits in half the free memory, else drop.
+    Dataset.stats["cache"] says the mode used; any other name raises
+    ValueError.
+
     Raises parload.Error (a FileNotFoundError too for a missing file),
     whose message names the file, and where it applies the view and the
     byte offset.
@@ -109,14 +120,14 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
                 keep_going=keep_going, allow_truncated=allow_truncated,
                 numa_bind=numa_bind, hugepages=hugepages) as loader:
         return loader.load(source, raw=raw, views=views, rows=rows,
-                           cols=cols, layout=layout)
+                           cols=cols, layout=layout, cache=cache)
 
 
 def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
            window=None, follow=False, timeout=10.0, threads=0, numa_bind=True,
            hugepages=True, verify=False, keep_going=False,
            allow_truncated=False, views=None, rows=None, cols=None,
-           copy=False):
+           copy=False, cache=None):
     """Load path in batches of views, handing each over as it is read.
 
     path is a path or a list of paths read as one stream, raw its layout
@@ -143,7 +154,8 @@ def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
     file and a count), then raises parload.Error
     (PARLOAD_ETRUNCATED), or with allow_truncated ends after the
     complete views.  verify, keep_going, threads, numa_bind and hugepages
-    are Loader's.
+    are Loader's, cache (the page-cache mode) load()'s; Stream.stats
+    ["cache"] says the mode used.
 
     Ending early (break, close(), leaving the with block, or dropping the
     stream) cancels the load.  The GIL is released while a batch is
@@ -157,4 +169,4 @@ def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
     return Stream(loader, path, raw=raw, batch_views=batch_views,
                   batch_bytes=batch_bytes, window=window, follow=follow,
                   timeout=timeout, views=views, rows=rows, cols=cols,
-                  copy=copy)
+                  copy=copy, cache=cache)

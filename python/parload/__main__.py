@@ -2,8 +2,8 @@
 print its report, one line (or with --json one JSON object) per file.
 
 The simple case of the command's load: the parallel strategy, --threads,
---verify, --allow-truncated and the selection (--views, --rows, --cols,
---layout).  The other load options, the embedded default stream (no FILE)
+--verify, --allow-truncated, --cache and the selection (--views, --rows,
+--cols, --layout).  The other load options, the embedded default stream (no FILE)
 and the gen, info and extract commands are the C command's alone.
 """
 
@@ -69,6 +69,9 @@ def parser():
                    "view header; a bad view fails the file")
     p.add_argument("--allow-truncated", action="store_true",
                    help="load the complete views of a file cut short")
+    p.add_argument("--cache", choices=("keep", "drop", "direct", "auto"),
+                   default="keep", help="what the load leaves in the page "
+                   "cache, as parload(1) says (default keep)")
     p.add_argument("--json", action="store_true",
                    help="one JSON object per line per file instead")
     p.add_argument("-q", "--quiet", action="store_true",
@@ -134,7 +137,7 @@ def report(label, ds, args, selected):
             "bytes_read": st["bytes_read"], "read_calls": st["read_calls"],
             "seconds": round(seconds, 9), "gbps": float("%.6g" % gbps),
             "threads": st["threads"], "strategy": st["strategy"],
-            "io": "posix", "verified": False,
+            "io": "posix", "cache": st["cache"], "verified": False,
             "declared_views": st["declared_views"], "truncated": truncated,
             "crc_checked": st["crc_checked"],
             "bad_views": int(ds.bad_views.size)}, separators=(",", ":"),
@@ -155,7 +158,19 @@ def report(label, ds, args, selected):
     if args.verify:
         line += ", " + ("CRC-32C verified" if h.flags & CRC32C else
                         "no CRC-32C to verify")
-    return line
+    return line + cache_note(args.cache, st["cache"])
+
+
+def cache_note(asked, used):
+    """", cache drop" when the mode used is not keep, and what was asked
+    when it is not what ran, as the command says it."""
+    if asked == used:
+        return "" if used == "keep" else ", cache " + used
+    if asked == "auto":
+        return ", cache %s (auto)" % used
+    if asked == "direct" and used == "drop":
+        return ", cache drop (direct refused)"
+    return ", cache %s (%s does not apply)" % (used, asked)
 
 
 def joined(argv):
@@ -185,7 +200,8 @@ def main(argv=None):
             stdin = path == "-"
             label = "<stdin>" if stdin else path
             try:
-                ds = loader.load(sys.stdin.buffer if stdin else path, **sel)
+                ds = loader.load(sys.stdin.buffer if stdin else path,
+                                 cache=args.cache, **sel)
             except parload.Error as e:
                 print("parload: %s" % e, file=sys.stderr)
                 status = 1

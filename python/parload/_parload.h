@@ -72,6 +72,7 @@ PyObject *py_desc_dict(const parload_desc *d);
 int py_selection_from(PyObject *views, PyObject *rows, PyObject *cols,
 			      const char *layout, parload_selection *sel);
 void py_shape_dims(const parload_shape *s, npy_intp dims[3]);
+int py_cache_from(const char *name, parload_cache *out);
 int py_size_arg(PyObject *obj, size_t *out, const char *what);
 unsigned py_option_flags(int verify, int keep_going,
 				 int allow_truncated, int numa_bind,

@@ -56,6 +56,9 @@ typedef struct parload_py_api {
 	PyObject *(*raw_headers_array)(const unsigned char *data,
 				       uint64_t views, uint64_t size,
 				       PyObject *base);
+	/* cache= (a mode's name, NULL: keep) into *out; -1 with
+	 * ValueError. */
+	int (*cache_from)(const char *name, parload_cache *out);
 } parload_py_api;
 
 /* parload._parload's table, or NULL with ImportError. */

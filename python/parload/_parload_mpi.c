@@ -376,10 +376,10 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 	static char *kwlist[] = {"comm", "path", "split", "raw", "threads", "io",
 				 "verify", "keep_going", "allow_truncated",
 				 "numa_bind", "hugepages", "node_split",
-				 "views", "rows", "cols", NULL};
+				 "views", "rows", "cols", "cache", NULL};
 	PyObject *comm_obj, *path_obj, *threads_obj = NULL, *raw = Py_None;
 	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
-	const char *split_name = "views", *io_name = "pool";
+	const char *split_name = "views", *io_name = "pool", *cache = NULL;
 	int verify = 0, keep_going = 0, truncated = 0, bind = 1, huge = 1;
 	int node_split = 1, kind, io;
 	parload_mpi_options opts;
@@ -388,13 +388,13 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 	MPI_Comm *comm;
 	size_t threads = 0;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|s$OOsppppppOOO:load",
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|s$OOsppppppOOOz:load",
 					 kwlist, &comm_obj, &path_obj,
 					 &split_name, &raw, &threads_obj,
 					 &io_name,
 					 &verify, &keep_going, &truncated,
 					 &bind, &huge, &node_split, &views,
-					 &rows, &cols))
+					 &rows, &cols, &cache))
 		return NULL;
 	comm = PyMPIComm_Get(comm_obj);
 	if (!comm)
@@ -406,7 +406,8 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 		return NULL;
 	if (threads > UINT_MAX)
 		return PyErr_Format(PyExc_OverflowError, "threads is too large");
-	if (api->selection_from(views, rows, cols, NULL, &opts.load.selection))
+	if (api->selection_from(views, rows, cols, NULL, &opts.load.selection) ||
+	    api->cache_from(cache, &opts.cache))
 		return NULL;
 	opts.load.threads = (unsigned)threads;
 	opts.load.flags = api->option_flags(verify, keep_going, truncated, bind,

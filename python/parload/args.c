@@ -417,6 +417,23 @@ int py_selection_from(PyObject *views, PyObject *rows, PyObject *cols,
 	return 0;
 }
 
+/* cache= ("keep", "drop", "direct" or "auto"; NULL: keep) into *out. */
+int py_cache_from(const char *name, parload_cache *out)
+{
+	const int m = name ? parload_cache_from_name(name) :
+			     PARLOAD_CACHE_KEEP;
+
+	if (m < 0) {
+		PyErr_Format(PyExc_ValueError,
+			     "cache: \"%s\" is not a page-cache mode (keep, "
+			     "drop, direct or auto)",
+			     name);
+		return -1;
+	}
+	*out = (parload_cache)m;
+	return 0;
+}
+
 /* The pixel array's shape for a resolved selection. */
 void py_shape_dims(const parload_shape *s, npy_intp dims[3])
 {

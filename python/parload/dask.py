@@ -39,9 +39,9 @@ def _loader(options):
     return loader
 
 
-def _load_chunk(path, raw, views, rows, cols, layout, options):
+def _load_chunk(path, raw, views, rows, cols, layout, cache, options):
     ds = _loader(options).load(path, raw=raw, views=views, rows=rows,
-                               cols=cols, layout=layout)
+                               cols=cols, layout=layout, cache=cache)
     return ds.pixels
 
 
@@ -60,7 +60,8 @@ def _files(path):
 
 
 def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
-              max_read=0, verify=False, numa_bind=True, hugepages=True):
+              max_read=0, verify=False, numa_bind=True, hugepages=True,
+              cache=None):
     """Return the pixels of the stream at path as a dask array.
 
     path is a path or a list of paths read as one stream, raw its layout,
@@ -74,8 +75,14 @@ def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
     one per core) of the parallel strategy.  verify checks CRCs, which
     needs chunks of whole views (no row or column split).  The layout is
     described now (parload.describe); the pixels are read when the array
-    is computed.  The files must not change meanwhile.
+    is computed.  The files must not change meanwhile.  cache is each
+    chunk's page-cache mode, as in parload.load() ("drop" or "direct" for
+    a scan computed once); an unknown name raises ValueError now.
     """
+    if cache is not None and cache not in ("keep", "drop", "direct",
+                                           "auto"):
+        raise ValueError(f"cache: {cache!r} is not a page-cache mode "
+                         f"(keep, drop, direct or auto)")
     options = {"threads": threads, "max_read": max_read, "verify": verify,
                "numa_bind": numa_bind, "hugepages": hugepages}
     files = _files(path)
@@ -92,7 +99,8 @@ def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
         chunks = ("auto", -1, -1) if layout == "views" else (-1, "auto", -1)
     chunks = normalize_chunks(chunks, shape=shape, dtype=d["dtype"])
     stats = [(st.st_size, st.st_mtime_ns) for st in map(os.stat, files)]
-    name = "parload-" + tokenize(files, stats, raw, chunks, layout, options)
+    name = "parload-" + tokenize(files, stats, raw, chunks, layout, cache,
+                                 options)
     vaxis = 0 if layout == "views" else 1
     raxis = 1 - vaxis
     graph = {}
@@ -101,5 +109,5 @@ def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
             for k, (c0, c1) in enumerate(_bounds(chunks[2])):
                 key = (name, i, j, k) if vaxis == 0 else (name, j, i, k)
                 graph[key] = (_load_chunk, path, raw, slice(v0, v1),
-                              (r0, r1), (c0, c1), layout, options)
+                              (r0, r1), (c0, c1), layout, cache, options)
     return da.Array(graph, name, chunks, dtype=d["dtype"])

@@ -129,8 +129,9 @@ static PyObject *Dataset_file_header(DatasetObject *self, void *closure)
 PyObject *py_stats_dict(const parload_stats *st)
 {
 	const char *strategy = parload_strategy_name(st->strategy);
+	const char *cache = parload_cache_name(st->cache);
 
-	return Py_BuildValue("{s:d,s:K,s:K,s:I,s:s,s:K,s:K}", "seconds",
+	return Py_BuildValue("{s:d,s:K,s:K,s:I,s:s,s:K,s:K,s:s}", "seconds",
 			     st->seconds, "bytes_read",
 			     (unsigned long long)st->bytes_read, "read_calls",
 			     (unsigned long long)st->read_calls, "threads",
@@ -138,7 +139,8 @@ PyObject *py_stats_dict(const parload_stats *st)
 			     strategy ? strategy : "unknown", "crc_checked",
 			     (unsigned long long)st->crc_checked,
 			     "declared_views",
-			     (unsigned long long)st->declared_views);
+			     (unsigned long long)st->declared_views, "cache",
+			     cache ? cache : "unknown");
 }
 
 static PyObject *Dataset_stats(DatasetObject *self, void *closure)
@@ -234,7 +236,8 @@ static PyGetSetDef Dataset_getset[] = {
 	{"stats", (getter)Dataset_stats, NULL,
 	 "What the load did, a dict: seconds (from opening the file until the\n"
 	 "dataset was complete), bytes_read, read_calls, threads, strategy,\n"
-	 "crc_checked and declared_views (the header's view count).",
+	 "crc_checked, declared_views (the header's view count) and cache\n"
+	 "(the page-cache mode used: keep, drop or direct; see Loader.load).",
 	 NULL},
 	{"views", (getter)Dataset_views, NULL,
 	 "The file indices of the loaded views, a range.", NULL},

@@ -179,7 +179,7 @@ static int batch_check_signals(const parload_batch *batch, void *arg)
 /* One load.  The dataset, on success, still has to be wrapped. */
 static int loader_run(LoaderObject *self, const source *src,
 		      const parload_selection *sel, const parload_buffers *into,
-		      parload_dataset *out)
+		      parload_cache cache, parload_dataset *out)
 {
 	parload_request req;
 	parload_error err;
@@ -189,6 +189,7 @@ static int loader_run(LoaderObject *self, const source *src,
 	py_source_request(src, &req.source);
 	req.selection = sel;
 	req.into = into;
+	req.cache = cache;
 	/* Batches come from a strategy that delivers them (the parallel
 	 * one), in view layout.  Each is a pass of every worker: large ones
 	 * keep their cost out of sight and still end a load within a few
@@ -224,24 +225,26 @@ static int loader_run(LoaderObject *self, const source *src,
 
 static PyObject *Loader_load(LoaderObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = {"source", "raw", SELECT_KWARGS, NULL};
+	static char *kwlist[] = {"source", "raw", SELECT_KWARGS, "cache", NULL};
 	PyObject *obj, *raw = Py_None;
 	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
-	const char *layout = NULL;
+	const char *layout = NULL, *cache_name = NULL;
+	parload_cache cache;
 	parload_selection sel;
 	parload_dataset ds;
 	source src;
 	int rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOOz:load", kwlist,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOOzz:load", kwlist,
 					 &obj, &raw, &views, &rows, &cols,
-					 &layout))
+					 &layout, &cache_name))
 		return NULL;
 	if (py_selection_from(views, rows, cols, layout, &sel) ||
+	    py_cache_from(cache_name, &cache) ||
 	    py_source_parse(obj, raw, &src))
 		return NULL;
 	memset(&ds, 0, sizeof(ds));
-	rc = loader_run(self, &src, &sel, NULL, &ds);
+	rc = loader_run(self, &src, &sel, NULL, cache, &ds);
 	obj = rc ? NULL : py_dataset_wrap(&ds, src.name, NULL, NULL, NULL);
 	py_source_clear(&src);
 	return obj;
@@ -406,11 +409,12 @@ static PyObject *Loader_load_into(LoaderObject *self, PyObject *args,
 				  PyObject *kw)
 {
 	static char *kwlist[] = {"source", "pixels", "headers", "raw",
-				 "raw_headers", SELECT_KWARGS, NULL};
+				 "raw_headers", SELECT_KWARGS, "cache", NULL};
 	PyObject *obj, *pixels, *headers = Py_None, *result = NULL;
 	PyObject *raw = Py_None, *raw_headers = Py_None, *rh = NULL;
 	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
-	const char *layout = NULL;
+	const char *layout = NULL, *cache_name = NULL;
+	parload_cache cache;
 	PyArray_Descr *px = NULL;
 	parload_selection sel;
 	parload_desc h;
@@ -420,12 +424,13 @@ static PyObject *Loader_load_into(LoaderObject *self, PyObject *args,
 	npy_intp dims[3], n;
 	source src;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOOOz:load_into",
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOOOzz:load_into",
 					 kwlist, &obj, &pixels, &headers, &raw,
 					 &raw_headers, &views, &rows, &cols,
-					 &layout))
+					 &layout, &cache_name))
 		return NULL;
 	if (py_selection_from(views, rows, cols, layout, &sel) ||
+	    py_cache_from(cache_name, &cache) ||
 	    py_source_parse(obj, raw, &src))
 		return NULL;
 	if (source_shape(&src, self->flags & PARLOAD_OPT_ALLOW_TRUNCATED, &sel,
@@ -454,7 +459,7 @@ static PyObject *Loader_load_into(LoaderObject *self, PyObject *args,
 		into.raw_headers_size = PyArray_NBYTES((PyArrayObject *)rh);
 	}
 	memset(&ds, 0, sizeof(ds));
-	if (loader_run(self, &src, &sel, &into, &ds) == 0)
+	if (loader_run(self, &src, &sel, &into, cache, &ds) == 0)
 		result = py_dataset_wrap(&ds, src.name, pixels, headers,
 					 rh != Py_None ? rh : NULL);
 	Py_DECREF(headers);
@@ -506,7 +511,7 @@ static PyMethodDef Loader_methods[] = {
 	{"load", (PyCFunction)(void (*)(void))Loader_load,
 	 METH_VARARGS | METH_KEYWORDS,
 	 "load(source, *, raw=None, views=None, rows=None, cols=None,\n"
-	 "     layout=None)\n"
+	 "     layout=None, cache=None)\n"
 	 "--\n\n"
 	 "Load source and return a Dataset.\n\n"
 	 "source is a path (str, bytes, os.PathLike), a list or tuple of\n"
@@ -533,19 +538,29 @@ static PyMethodDef Loader_methods[] = {
 	 "KeyboardInterrupt: a load on the main thread with the parallel\n"
 	 "strategy in view layout stops at its next batch (every 32 MiB of\n"
 	 "pixels, or every view when one view is larger),\n"
-	 "any other once it returns."},
+	 "any other once it returns.\n\n"
+	 "cache says what the load leaves in the page cache: \"keep\" (the\n"
+	 "default, None too: buffered reads, the file stays cached),\n"
+	 "\"drop\" (its pages leave the cache once they are in the dataset:\n"
+	 "a large file read once), \"direct\" (O_DIRECT, no page cache; the\n"
+	 "parallel strategy; a file system that refuses it, a descriptor or\n"
+	 "another strategy drops instead) or \"auto\" (keep a cached file or\n"
+	 "one that fits in half the free memory, else drop).\n"
+	 "Dataset.stats[\"cache\"] says the mode used; another name raises\n"
+	 "ValueError.  A pipe or socket is read as keep."},
 	{"load_into", (PyCFunction)(void (*)(void))Loader_load_into,
 	 METH_VARARGS | METH_KEYWORDS,
 	 "load_into(source, pixels, headers=None, *, raw=None,\n"
 	 "          raw_headers=None, views=None, rows=None, cols=None,\n"
-	 "          layout=None)\n"
+	 "          layout=None, cache=None)\n"
 	 "--\n\n"
 	 "Load source into the caller's arrays and return a Dataset whose\n"
 	 "pixels and headers are those arrays.\n\n"
 	 "pixels must be a C-contiguous, writeable ndarray of the file's\n"
 	 "pixel dtype and the selection's shape; headers (made when None) one\n"
 	 "of header_dtype and shape (views,).  empty_like_file() makes both.\n"
-	 "source and raw are load()'s; a raw layout with view headers reads\n"
+	 "source, raw, the selection and cache are load()'s; a raw layout\n"
+	 "with view headers reads\n"
 	 "them into raw_headers, a (views, header) uint8 array (made when\n"
 	 "None).\n"
 	 "Anything else raises TypeError (wrong type or dtype) or ValueError\n"

@@ -112,6 +112,7 @@ static const parload_py_api py_api = {
 	.raw_parse = py_raw_parse,
 	.desc_dict = py_desc_dict,
 	.raw_headers_array = py_raw_headers_array,
+	.cache_from = py_cache_from,
 };
 
 static int add_api(PyObject *m)

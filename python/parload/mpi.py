@@ -29,7 +29,7 @@ __all__ = ["Part", "load"]
 def load(comm, path, split="views", *, raw=None, threads=0, io="pool",
          verify=False, keep_going=False, allow_truncated=False,
          numa_bind=True, hugepages=True, node_split=True, views=None,
-         rows=None, cols=None):
+         rows=None, cols=None, cache=None):
     """Collective over comm (an mpi4py communicator): load this rank's
     part of path and return it as a Part.
 
@@ -49,8 +49,10 @@ def load(comm, path, split="views", *, raw=None, threads=0, io="pool",
     (node_split=False takes threads as given); io="mpiio" reads with one
     collective MPI_File_read_at_all per rank instead of the pool
     (parload's own format only).  verify, keep_going, allow_truncated,
-    numa_bind and hugepages are parload.Loader's.  The GIL is released
-    during the load.
+    numa_bind and hugepages are parload.Loader's, cache (the page-cache
+    mode, as in parload.load()) is each rank's load's with the pool;
+    io="mpiio" ignores it.  Part.stats["cache"] says the mode used.  The
+    GIL is released during the load.
 
     Part.raw_headers holds a raw layout's view headers of the part's
     views, Part.desc the layout (as Dataset's).
@@ -64,4 +66,5 @@ def load(comm, path, split="views", *, raw=None, threads=0, io="pool",
                  verify=verify, keep_going=keep_going,
                  allow_truncated=allow_truncated,
                  numa_bind=numa_bind, hugepages=hugepages,
-                 node_split=node_split, views=views, rows=rows, cols=cols)
+                 node_split=node_split, views=views, rows=rows, cols=cols,
+                 cache=cache)

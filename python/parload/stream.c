@@ -298,11 +298,12 @@ static PyObject *Stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {"loader", "path", "raw", "batch_views",
 				 "batch_bytes", "window", "follow", "timeout",
-				 "views", "rows", "cols", "copy", NULL};
+				 "views", "rows", "cols", "copy", "cache", NULL};
 	PyObject *loader, *obj, *bv = Py_None, *bb = Py_None, *win = Py_None;
 	PyObject *raw = Py_None;
 	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
 	int follow = 0, copy = 0;
+	const char *cache_name = NULL;
 	double timeout = 10.0;
 	parload_selection sel;
 	parload_desc d;
@@ -310,10 +311,11 @@ static PyObject *Stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	StreamObject *self;
 	source src;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O|$OOOOpdOOOp:Stream",
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O|$OOOOpdOOOpz:Stream",
 					 kwlist, &LoaderType, &loader, &obj,
 					 &raw, &bv, &bb, &win, &follow,
-					 &timeout, &views, &rows, &cols, &copy))
+					 &timeout, &views, &rows, &cols, &copy,
+					 &cache_name))
 		return NULL;
 	if (!(timeout >= 0)) {
 		PyErr_Format(PyExc_ValueError,
@@ -325,6 +327,7 @@ static PyObject *Stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	    u64_arg(bb, &req.batch_bytes, "batch_bytes") ||
 	    u64_arg(win, &req.window_bytes, "window") ||
 	    py_selection_from(views, rows, cols, NULL, &sel) ||
+	    py_cache_from(cache_name, &req.cache) ||
 	    stream_source(obj, raw, &src))
 		return NULL;
 	self = stream_alloc(type, loader, &src, copy);

@@ -198,3 +198,25 @@ def test_bad_arguments():
         parload.mpi.load(COMM, "x.raw", io="carrier-pigeon")
     with pytest.raises(TypeError):
         parload.mpi.load(object(), "x.raw")
+
+
+@pytest.mark.parametrize("cache", ["keep", "drop", "direct", "auto"])
+def test_cache_modes_load_the_same(shared_dir, cache):
+    """cache=: every mode's part equals a keep load's; the part's stats
+    say the mode used (direct drops where the file system refuses
+    O_DIRECT; auto keeps a small file).  mpiio ignores the mode."""
+    path, px = shared_file(shared_dir, f"cache-{cache}.raw", (9, 6, 7),
+                           np.uint16)
+    for split in ("views", "rows"):
+        part = parload.mpi.load(COMM, path, split=split, cache=cache)
+        keep = parload.mpi.load(COMM, path, split=split)
+        assert np.array_equal(part.pixels, keep.pixels)
+        assert np.array_equal(part.headers, keep.headers)
+        used = part.stats["cache"]
+        want = {"auto": "keep", "direct": ("direct", "drop")}.get(cache,
+                                                                 cache)
+        assert used in want if isinstance(want, tuple) else used == want
+    mpiio = parload.mpi.load(COMM, path, io="mpiio", cache=cache)
+    assert mpiio.stats["cache"] == "keep"
+    with pytest.raises(ValueError, match="page-cache mode"):
+        parload.mpi.load(COMM, path, cache="sometimes")

@@ -78,7 +78,8 @@ def test_the_same_report_as_the_command(tmp_path, parload_bin):
                    "--height", 5, "--type", "f32", "--crc",
                    path).returncode == 0
     for args in ([], ["--verify"], ["--views", "::4", "--cols", "3:9"],
-                 ["--rows", "1:4", "--layout", "sinograms"]):
+                 ["--rows", "1:4", "--layout", "sinograms"],
+                 ["--cache", "drop"], ["--cache", "auto", "--verify"]):
         cmd = run_cli(parload_bin, "-t", 2, *args, path, path)
         mod = run_main("-t", 2, *args, path, path)
         assert (mod.returncode, mod.stderr) == (cmd.returncode, cmd.stderr)

@@ -162,6 +162,21 @@ int main(void)
 	CHECK(rc == 2 && count(err, "parload-mpi: --raw: layout: type is "
 			       "missing") == 1, "--raw usage error: exit %d", rc);
 
+	/* --cache: each rank's line says the mode its load used (drop is
+	 * drop on every file system); MPI-IO ignores it. */
+	snprintf(args, sizeof(args), "--cache drop --verify '%s'", file);
+	rc = run(2, args);
+	CHECK(rc == 0 && count(out, ", cache drop\n") == 2,
+	      "--cache drop: exit %d", rc);
+	snprintf(args, sizeof(args), "--cache drop --io mpiio '%s'", file);
+	rc = run(2, args);
+	CHECK(rc == 0 && count(out, "cache") == 0,
+	      "--cache drop --io mpiio: exit %d", rc);
+	rc = run(2, "--cache sometimes x.raw");
+	CHECK(rc == 2 && count(err, "--cache takes keep, drop, direct or "
+			       "auto, not 'sometimes'") == 1,
+	      "--cache usage error: exit %d", rc);
+
 	rc = run(2, "--split diagonal x.raw");
 	CHECK(rc == 2 && count(err, "--split takes views or rows") == 1,
 	      "usage error: exit %d", rc);

@@ -1,0 +1,794 @@
+/*
+ * check_cache.c - the page-cache modes (parload_request.cache: keep, drop,
+ * direct, auto).
+ *
+ * check_cache: every mode loads what a keep load of the same request
+ * loads, byte for byte (typed headers, pixels, a raw layout's own
+ * headers, bad views): a whole file, views larger than a direct worker's
+ * buffer, the caller's buffers, reads capped below a block, selections, sinograms, batches, windows,
+ * a followed file, a raw layout of three files converted from u16be, and
+ * parload's own format with its CRCs checked; stats.cache says the mode
+ * used (drop for direct only where this file system refuses O_DIRECT,
+ * which the test finds out by trying it, and says so; drop for a
+ * caller's descriptor or another strategy; keep for a pipe).  An unknown
+ * mode is PARLOAD_EINVAL.
+ *
+ * check_cache_resident (part 1): what a load leaves in the page cache,
+ * counted with mincore over a mapping of the file.  A keep load of a cold
+ * file leaves it cached, a drop or direct load leaves at most a quarter
+ * of it, auto on a warm file keeps.  It skips where the page cache of
+ * $TMPDIR's file system cannot be emptied of a file or does not keep
+ * what is read (tmpfs, some network file systems).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "batchutil.h"
+#include "layouts.h"
+#include "testutil.h"
+
+/* The modes, in the order of the loop tests' index. */
+#define N_MODES 4
+static const parload_cache modes[N_MODES] = {
+	PARLOAD_CACHE_KEEP, PARLOAD_CACHE_DROP, PARLOAD_CACHE_DIRECT,
+	PARLOAD_CACHE_AUTO
+};
+
+/* The stream most tests load: 150 views of 301 x 37 u16, 22,306-byte
+ * records, so that no view starts on a 4 KiB block (direct I/O reads
+ * the blocks around them). */
+#define VIEWS 150
+#define WIDTH 301
+#define HEIGHT 37
+
+static const char *mode_name(parload_cache m)
+{
+	return parload_cache_name(m);
+}
+
+/* Whether this file system refuses O_DIRECT for path, tried here as the
+ * library tries it; said once. */
+static bool direct_refused(const char *path)
+{
+	static bool said;
+	int fd = open(path, O_RDONLY | O_DIRECT);
+
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	ck_assert_msg(errno == EINVAL || errno == EOPNOTSUPP,
+		      "open(%s, O_DIRECT): %s", path, strerror(errno));
+	if (!said)
+		printf("check_cache: O_DIRECT is refused on the file system of "
+		       "%s (%s): direct loads must drop\n", path,
+		       strerror(errno));
+	said = true;
+	return true;
+}
+
+/* The mode a load asked m uses: direct drops where O_DIRECT is refused,
+ * auto keeps a file of a few megabytes (cold or warm, it fits in half of
+ * any free memory these tests run with). */
+static parload_cache mode_used(parload_cache m, const char *path)
+{
+	if (m == PARLOAD_CACHE_DIRECT && direct_refused(path))
+		return PARLOAD_CACHE_DROP;
+	return m == PARLOAD_CACHE_AUTO ? PARLOAD_CACHE_KEEP : m;
+}
+
+static void assert_mode(const parload_dataset *ds, parload_cache want,
+			const char *what)
+{
+	ck_assert_msg(ds->stats.cache == want, "%s: stats.cache %s, want %s",
+		      what, mode_name(ds->stats.cache), mode_name(want));
+}
+
+/* r run with mode m into ds; its return code (err cleared first). */
+static int run_as(parload_loader *l, parload_request *r, parload_cache m,
+		  parload_dataset *ds, parload_error *err)
+{
+	memset(err, 0, sizeof(*err));
+	r->cache = m;
+	return parload_loader_run(l, r, ds, err);
+}
+
+static void load_as(parload_loader *l, parload_request *r, parload_cache m,
+		    parload_dataset *ds, const char *what)
+{
+	parload_error err;
+
+	ck_assert_msg(run_as(l, r, m, ds, &err) == 0, "%s, cache %s: %s",
+		      what, mode_name(m), err.message);
+}
+
+/* Every byte a and b deliver is the same. */
+static void assert_same(const parload_dataset *a, const parload_dataset *b,
+			const char *what)
+{
+	const parload_shape *s = &a->shape;
+
+	ck_assert_msg(s->views == b->shape.views &&
+			      s->view_bytes == b->shape.view_bytes &&
+			      s->layout == b->shape.layout,
+		      "%s: shapes differ", what);
+	ck_assert_msg(memcmp(a->headers, b->headers,
+			     s->views * sizeof(*a->headers)) == 0,
+		      "%s: view headers differ", what);
+	ck_assert_msg(memcmp(a->pixels, b->pixels, s->views * s->view_bytes) ==
+			      0,
+		      "%s: pixels differ", what);
+	ck_assert_msg((a->raw_headers == NULL) == (b->raw_headers == NULL),
+		      "%s: raw headers in one load only", what);
+	if (a->raw_headers)
+		ck_assert_msg(memcmp(a->raw_headers, b->raw_headers,
+				     s->views * a->desc.header) == 0,
+			      "%s: raw headers differ", what);
+	ck_assert_msg(a->bad_view_count == b->bad_view_count &&
+			      (a->bad_view_count == 0 ||
+			       memcmp(a->bad_views, b->bad_views,
+				      a->bad_view_count *
+					      sizeof(*a->bad_views)) == 0),
+		      "%s: bad views differ", what);
+	ck_assert_uint_eq(a->stats.crc_checked, b->stats.crc_checked);
+}
+
+/* r loaded with keep and with m: the same bytes, and the mode m must use
+ * (want) in stats.  r's own cache field is overwritten. */
+static void assert_mode_loads(parload_loader *l, parload_request *r,
+			      parload_cache m, parload_cache want,
+			      const char *what)
+{
+	parload_dataset keep, ds;
+	char text[256];
+
+	snprintf(text, sizeof(text), "%s, cache %s", what, mode_name(m));
+	load_as(l, r, PARLOAD_CACHE_KEEP, &keep, what);
+	assert_mode(&keep, PARLOAD_CACHE_KEEP, what);
+	load_as(l, r, m, &ds, what);
+	assert_mode(&ds, want, text);
+	assert_same(&keep, &ds, text);
+	parload_dataset_free(&ds);
+	parload_dataset_free(&keep);
+}
+
+static char *stream(const char *name, uint64_t views, uint32_t w,
+		    uint32_t h, uint32_t flags)
+{
+	char *path = tu_path(name);
+
+	tu_write_stream(path, views, w, h, PARLOAD_PIXEL_U16, flags, 3);
+	return path;
+}
+
+/* ---- what every mode loads ---- */
+
+/* The whole file, with 1 and 3 workers; views of 1.3 MB, more than a
+ * direct worker's 1 MiB buffer; into the caller's buffers. */
+START_TEST(test_whole)
+{
+	const parload_cache m = modes[_i];
+	char *path = stream("whole.raw", VIEWS, WIDTH, HEIGHT, 0);
+	char *big = stream("big.raw", 3, 1100, 600, 0);
+	parload_loader *one = bu_loader(1, 0), *three = bu_loader(3, 0);
+	parload_request r;
+	parload_buffers b;
+	parload_desc d;
+	parload_error err;
+	tu_soa ref;
+
+	parload_request_init(&r);
+	r.source.path = path;
+	assert_mode_loads(one, &r, m, mode_used(m, path), "whole, 1 thread");
+	assert_mode_loads(three, &r, m, mode_used(m, path),
+			  "whole, 3 threads");
+	r.source.path = big;
+	assert_mode_loads(three, &r, m, mode_used(m, big), "views of 1.3 MB");
+	/* The caller's buffers, against the serial reading. */
+	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
+	ck_assert_int_eq(parload_describe(&(parload_source){ .path = path,
+							     .fd = -1 },
+					  false, &d, &err), 0);
+	ck_assert_int_eq(parload_buffers_alloc(&b, &d, NULL, 0, &err), 0);
+	r.source.path = path;
+	r.into = &b;
+	{
+		parload_dataset ds;
+
+		load_as(three, &r, m, &ds, "into the caller's buffers");
+		assert_mode(&ds, mode_used(m, path), "into");
+		tu_assert_same(&ds, &ref);
+		parload_dataset_free(&ds);
+	}
+	parload_buffers_free(&b);
+	tu_soa_free(&ref);
+	parload_loader_free(one);
+	parload_loader_free(three);
+	free(big);
+	free(path);
+}
+END_TEST
+
+/* Reads no larger than --max-read, which need not be a multiple of the
+ * 4 KiB blocks direct I/O reads in: 1000 and 5000 bytes. */
+START_TEST(test_max_read)
+{
+	const parload_cache m = modes[_i];
+	const size_t sizes[] = { 1000, 5000 };
+	char *path = stream("maxread.raw", 20, WIDTH, HEIGHT, 0);
+	parload_request r;
+
+	parload_request_init(&r);
+	r.source.path = path;
+	for (int k = 0; k < TU_COUNT(sizes); k++) {
+		parload_options o;
+		parload_loader *l;
+		parload_error err;
+		char what[64];
+
+		parload_options_init(&o);
+		o.threads = 2;
+		o.max_read = sizes[k];
+		ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
+		snprintf(what, sizeof(what), "max_read %zu", sizes[k]);
+		assert_mode_loads(l, &r, m, mode_used(m, path), what);
+		parload_loader_free(l);
+	}
+	free(path);
+}
+END_TEST
+
+/* Selections: a band of rows and a crop of columns of every 7th view; a
+ * band alone; sinograms of every other view. */
+START_TEST(test_selection)
+{
+	const parload_cache m = modes[_i];
+	char *path = stream("sel.raw", VIEWS, WIDTH, HEIGHT, 0);
+	parload_loader *l = bu_loader(3, 0);
+	parload_selection sel[3];
+	parload_request r;
+
+	for (int k = 0; k < 3; k++)
+		parload_selection_init(&sel[k]);
+	sel[0].views = (parload_slice){ 3, 140, 7 };
+	sel[0].rows = (parload_slice){ 5, 30, PARLOAD_OMIT };
+	sel[0].cols = (parload_slice){ 3, 290, PARLOAD_OMIT };
+	sel[1].rows = (parload_slice){ 10, 20, PARLOAD_OMIT };
+	sel[2].views.step = 2;
+	sel[2].rows = (parload_slice){ 2, 35, PARLOAD_OMIT };
+	sel[2].layout = PARLOAD_LAYOUT_SINOGRAMS;
+	parload_request_init(&r);
+	r.source.path = path;
+	for (int k = 0; k < 3; k++) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "selection %d", k);
+		r.selection = &sel[k];
+		assert_mode_loads(l, &r, m, mode_used(m, path), what);
+	}
+	parload_loader_free(l);
+	free(path);
+}
+END_TEST
+
+/* A batched load (window: views per window, 0 none) of path with keep
+ * and with m: the same views arrive, as the serial reading has them. */
+static void assert_batches(const char *path, parload_cache m, uint64_t window,
+			   const char *what)
+{
+	parload_loader *l = bu_loader(3, 0);
+	parload_request r[2];
+	parload_dataset ds[2];
+	parload_error err;
+	parload_shape s;
+	bu_got g[2];
+	tu_soa ref;
+
+	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
+	for (int k = 0; k < 2; k++) {
+		const parload_cache mode = k ? m : PARLOAD_CACHE_KEEP;
+
+		bu_prepare(&r[k], &g[k], &s, path, NULL, 7, window);
+		r[k].cache = mode;
+		ck_assert_msg(bu_run(l, &r[k], &g[k], &ds[k], &err) == 0,
+			      "%s, cache %s: %s", what, mode_name(mode),
+			      err.message);
+		assert_mode(&ds[k], mode_used(mode, path), what);
+		ck_assert_uint_eq(g[k].views, VIEWS);
+		bu_assert_got(&g[k], &ref, &s, VIEWS, what);
+	}
+	ck_assert_msg(memcmp(g[0].headers, g[1].headers, VIEWS * 32) == 0 &&
+			      memcmp(g[0].pixels, g[1].pixels,
+				     VIEWS * s.view_bytes) == 0,
+		      "%s: the batches differ", what);
+	for (int k = 0; k < 2; k++) {
+		parload_dataset_free(&ds[k]);
+		bu_got_free(&g[k]);
+	}
+	tu_soa_free(&ref);
+	parload_loader_free(l);
+}
+
+START_TEST(test_batches)
+{
+	char *path = stream("batches.raw", VIEWS, WIDTH, HEIGHT, 0);
+
+	assert_batches(path, modes[_i], 0, "batches of 7 views");
+	free(path);
+}
+END_TEST
+
+START_TEST(test_windows)
+{
+	char *path = stream("windows.raw", VIEWS, WIDTH, HEIGHT, 0);
+
+	assert_batches(path, modes[_i], 11, "windows of 11 views");
+	free(path);
+}
+END_TEST
+
+/* A followed file (complete, so the load ends at its count). */
+START_TEST(test_follow)
+{
+	const parload_cache m = modes[_i];
+	char *path = stream("follow.raw", VIEWS, WIDTH, HEIGHT, 0);
+	parload_loader *l = bu_loader(2, 0);
+	parload_dataset ds;
+	parload_error err;
+	parload_request r;
+	parload_shape s;
+	bu_got g;
+	tu_soa ref;
+
+	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
+	bu_prepare(&r, &g, &s, path, NULL, 9, 0);
+	r.flags |= PARLOAD_REQ_FOLLOW;
+	r.timeout = 5.0;
+	r.cache = m;
+	ck_assert_msg(bu_run(l, &r, &g, &ds, &err) == 0, "follow: %s",
+		      err.message);
+	assert_mode(&ds, mode_used(m, path), "follow");
+	tu_assert_same(&ds, &ref);
+	bu_assert_got(&g, &ref, &s, VIEWS, "follow");
+	parload_dataset_free(&ds);
+	bu_got_free(&g);
+	tu_soa_free(&ref);
+	parload_loader_free(l);
+	free(path);
+}
+END_TEST
+
+/* A raw layout of three files (an offset, view headers, gaps, the last
+ * file's last gap missing), big-endian, converted in the workers: whole,
+ * a crop of every other view from an odd column, and sinograms. */
+START_TEST(test_raw_files)
+{
+	const parload_cache m = modes[_i];
+	parload_loader *l = bu_loader(3, 0);
+	parload_selection sel;
+	parload_request r;
+	lt_stream s;
+	lt_sel q;
+
+	lt_layout(&s, 333, 50, PARLOAD_PIXEL_U16, PARLOAD_ENC_BE, 100, 24, 7,
+		  20);
+	s.nfiles = 3;
+	s.views[1] = 13;
+	s.views[2] = 9;
+	s.cut_gap[2] = true;
+	lt_write(&s, "rawcache");
+	for (int part = 0; part < 3; part++) {
+		const char *what = part == 0 ? "raw, whole" :
+				   part == 1 ? "raw, crop" : "raw, sinograms";
+		parload_dataset ds;
+
+		lt_sel_part(&s, part, 3, 41, 5, 300, &q);
+		lt_sel_to(&q, &sel);
+		lt_request(&s, &r);
+		r.selection = &sel;
+		assert_mode_loads(l, &r, m, mode_used(m, s.paths[0]), what);
+		load_as(l, &r, m, &ds, what);
+		lt_assert_loaded(&s, &q, &ds, false, what);
+		parload_dataset_free(&ds);
+	}
+	parload_loader_free(l);
+	lt_free(&s);
+}
+END_TEST
+
+/* parload's own format with CRCs checked: every payload checked in every
+ * mode; a damaged view is found and listed (keep going), or fails the
+ * load, in every mode. */
+START_TEST(test_crc)
+{
+	const parload_cache m = modes[_i];
+	const uint64_t ps = (uint64_t)WIDTH * HEIGHT * 2;
+	char *path = stream("crc.raw", VIEWS, WIDTH, HEIGHT,
+			    PARLOAD_FLAG_CRC32C);
+	parload_loader *verify = bu_loader(3, PARLOAD_OPT_VERIFY_CRC);
+	parload_loader *going = bu_loader(3, PARLOAD_OPT_VERIFY_CRC |
+						     PARLOAD_OPT_KEEP_GOING);
+	parload_request r;
+	parload_dataset ds;
+	parload_error err;
+
+	parload_request_init(&r);
+	r.source.path = path;
+	load_as(verify, &r, m, &ds, "CRCs");
+	ck_assert_uint_eq(ds.stats.crc_checked, VIEWS);
+	ck_assert_uint_eq(ds.bad_view_count, 0);
+	parload_dataset_free(&ds);
+	assert_mode_loads(verify, &r, m, mode_used(m, path), "CRCs");
+	tu_flip(path, tu_payload_off(ps, 17) + 4001);
+	ck_assert_int_eq(run_as(verify, &r, m, &ds, &err), PARLOAD_ECRC);
+	ck_assert_msg(strstr(err.message, path) && err.view == 17,
+		      "a bad CRC, cache %s: %s", mode_name(m), err.message);
+	load_as(going, &r, m, &ds, "a bad CRC, keep going");
+	ck_assert_uint_eq(ds.bad_view_count, 1);
+	ck_assert_uint_eq(ds.bad_views[0], 17);
+	parload_dataset_free(&ds);
+	assert_mode_loads(going, &r, m, mode_used(m, path),
+			  "a bad CRC, keep going");
+	parload_loader_free(verify);
+	parload_loader_free(going);
+	free(path);
+}
+END_TEST
+
+/* The caller's descriptor: direct cannot reopen it and drops; a
+ * strategy other than parallel drops for direct too. */
+START_TEST(test_fd_and_strategies)
+{
+	const parload_cache m = modes[_i];
+	const parload_cache dropped = m == PARLOAD_CACHE_DIRECT ?
+					      PARLOAD_CACHE_DROP :
+					      mode_used(m, "");
+	char *path = stream("fd.raw", 40, WIDTH, HEIGHT, 0);
+	parload_loader *l = bu_loader(2, 0);
+	parload_request r;
+	int fd = open(path, O_RDONLY);
+	const int strategies[] = { PARLOAD_STRATEGY_SEQUENTIAL,
+				   PARLOAD_STRATEGY_MMAP,
+				   PARLOAD_STRATEGY_TWO_PASS };
+
+	ck_assert_int_ge(fd, 0);
+	parload_request_init(&r);
+	r.source.fd = fd;
+	r.source.name = path;
+	assert_mode_loads(l, &r, m, dropped, "a caller's descriptor");
+	close(fd);
+	parload_loader_free(l);
+	for (int k = 0; k < TU_COUNT(strategies); k++) {
+		parload_options o;
+		parload_error err;
+
+		parload_options_init(&o);
+		o.strategy = (parload_strategy)strategies[k];
+		o.threads = 1;
+		ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
+		parload_request_init(&r);
+		r.source.path = path;
+		assert_mode_loads(l, &r, m, dropped,
+				  parload_strategy_name(strategies[k]));
+		parload_loader_free(l);
+	}
+	free(path);
+}
+END_TEST
+
+/* A pipe has no page cache to spare: every mode reads it as keep. */
+START_TEST(test_pipe)
+{
+	const parload_cache m = modes[_i];
+	char *path = stream("pipe.raw", 10, 16, 8, 0);
+	parload_loader *l = bu_loader(2, 0);
+	parload_request r;
+	parload_dataset ds;
+	parload_error err;
+	size_t len;
+	unsigned char *data = tu_read_all(path, &len);
+	tu_soa ref;
+	int p[2];
+
+	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
+	/* 2,944 bytes: the pipe holds them all before the load begins. */
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert(tu_feed(p[1], data, len));
+	close(p[1]);
+	parload_request_init(&r);
+	r.source.fd = p[0];
+	r.source.name = "pipe";
+	ck_assert_msg(run_as(l, &r, m, &ds, &err) == 0, "pipe: %s",
+		      err.message);
+	assert_mode(&ds, PARLOAD_CACHE_KEEP, "pipe");
+	tu_assert_same(&ds, &ref);
+	parload_dataset_free(&ds);
+	close(p[0]);
+	free(data);
+	tu_soa_free(&ref);
+	parload_loader_free(l);
+	free(path);
+}
+END_TEST
+
+/* The names, and a mode that is none of them. */
+START_TEST(test_names_and_unknown)
+{
+	const int bad[] = { -1, 4, 99 };
+	char *path = stream("names.raw", 4, 16, 8, 0);
+	parload_loader *l = bu_loader(1, 0);
+	parload_request r;
+	parload_dataset ds;
+	parload_error err;
+
+	for (int k = 0; k < N_MODES; k++)
+		ck_assert_int_eq(parload_cache_from_name(mode_name(modes[k])),
+				 modes[k]);
+	ck_assert_str_eq(mode_name(PARLOAD_CACHE_DIRECT), "direct");
+	ck_assert_ptr_null(parload_cache_name(4));
+	ck_assert_ptr_null(parload_cache_name(-1));
+	ck_assert_int_eq(parload_cache_from_name("Drop"), -1);
+	ck_assert_int_eq(parload_cache_from_name(""), -1);
+	ck_assert_int_eq(parload_cache_from_name(NULL), -1);
+	parload_request_init(&r);
+	r.source.path = path;
+	ck_assert_int_eq(r.cache, PARLOAD_CACHE_KEEP);
+	for (int k = 0; k < TU_COUNT(bad); k++) {
+		memset(&ds, 0x5a, sizeof(ds));
+		ck_assert_int_eq(run_as(l, &r, (parload_cache)bad[k], &ds,
+					&err),
+				 PARLOAD_EINVAL);
+		ck_assert_msg(strstr(err.message, path) &&
+				      strstr(err.message, "page-cache mode"),
+			      "mode %d: %s", bad[k], err.message);
+		ck_assert(bu_zeroed(&ds));
+	}
+	parload_loader_free(l);
+	free(path);
+}
+END_TEST
+
+/* ---- what a load leaves in the page cache (part 1) ---- */
+
+/* The share of path's pages in the page cache, in [0, 1], counted with
+ * mincore over a mapping of it; -1 if it cannot be told.  (No Check
+ * assertion: the probe runs outside any test.) */
+static double cached_share(const char *path)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	const int fd = open(path, O_RDONLY);
+	const off_t size = fd >= 0 ? lseek(fd, 0, SEEK_END) : 0;
+	const size_t pages = ((size_t)size + page - 1) / page;
+	unsigned char *vec = size > 0 ? malloc(pages) : NULL;
+	void *map = vec ? mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd,
+			       0) : MAP_FAILED;
+	double share = -1.0;
+
+	if (map != MAP_FAILED && mincore(map, (size_t)size, vec) == 0) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < pages; i++)
+			n += vec[i] & 1;
+		share = (double)n / (double)pages;
+	}
+	if (map != MAP_FAILED)
+		munmap(map, (size_t)size);
+	if (fd >= 0)
+		close(fd);
+	free(vec);
+	return share;
+}
+
+static double resident(const char *path)
+{
+	const double share = cached_share(path);
+
+	ck_assert_msg(share >= 0.0, "mincore over %s failed", path);
+	return share;
+}
+
+/* Write path's pages back and ask the kernel to let go of them; 0, or -1
+ * if it cannot be asked. */
+static int drop_pages(const char *path)
+{
+	const int fd = open(path, O_RDONLY);
+	int rc = fd >= 0 ? 0 : -1;
+
+	if (rc == 0 && (fsync(fd) != 0 ||
+			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0))
+		rc = -1;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+static void evict(const char *path)
+{
+	ck_assert_msg(drop_pages(path) == 0, "%s: fsync or posix_fadvise: %s",
+		      path, strerror(errno));
+}
+
+/* A file of n bytes written and read back with plain calls; 0 or -1. */
+static int probe_file(const char *path, size_t n, bool read_back)
+{
+	unsigned char *b = calloc(1, n);
+	const int fd = b ? open(path, read_back ? O_RDONLY :
+				      O_WRONLY | O_CREAT | O_TRUNC, 0600) :
+			   -1;
+	const ssize_t done = fd < 0 ? -1 :
+			     read_back ? read(fd, b, n) : write(fd, b, n);
+
+	if (fd >= 0)
+		close(fd);
+	free(b);
+	return done == (ssize_t)n ? 0 : -1;
+}
+
+/* At most this share of a file is cached after a drop or direct load
+ * (generous: readahead, the pages at the ends of each worker's ranges;
+ * it still fails when the modes do nothing). */
+#define AFTER_DROP 0.25
+/* A keep load of a cold file leaves at least this share cached. */
+#define AFTER_KEEP 0.90
+
+/* Why this machine cannot tell what a load leaves in the page cache: a
+ * file that cannot be evicted, or that a read does not leave cached. */
+static const char *why_no_residency(void)
+{
+	static char why[256];
+	const size_t n = (size_t)8 << 20;
+	const char *tmp = getenv("TMPDIR");
+	char path[4096];
+	double cold = -1.0, warm = -1.0;
+
+	/* tu_path() asserts, which only a test may do. */
+	snprintf(path, sizeof(path), "%s/parload-cache-probe-%ld",
+		 tmp && *tmp ? tmp : "/tmp", (long)getpid());
+
+	if (probe_file(path, n, false) == 0 && drop_pages(path) == 0) {
+		cold = cached_share(path);
+		if (probe_file(path, n, true) == 0)
+			warm = cached_share(path);
+	}
+	unlink(path);
+	if (cold < 0.0 || warm < 0.0)
+		snprintf(why, sizeof(why), "a probe file in $TMPDIR could not "
+			 "be written, evicted, read or counted: %s",
+			 strerror(errno));
+	else if (cold > 0.05)
+		snprintf(why, sizeof(why), "a file on the file system of "
+			 "$TMPDIR stays %.0f%% in the page cache after fsync "
+			 "and POSIX_FADV_DONTNEED (tmpfs?)", 100 * cold);
+	else if (warm < AFTER_KEEP)
+		snprintf(why, sizeof(why), "a file read on the file system of "
+			 "$TMPDIR is only %.0f%% in the page cache afterwards",
+			 100 * warm);
+	else
+		return NULL;
+	return why;
+}
+
+static double load_resident(parload_loader *l, const char *path,
+			    parload_cache m, parload_cache want)
+{
+	parload_request r;
+	parload_dataset ds;
+
+	parload_request_init(&r);
+	r.source.path = path;
+	load_as(l, &r, m, &ds, path);
+	assert_mode(&ds, want, mode_name(m));
+	parload_dataset_free(&ds);
+	return resident(path);
+}
+
+/* drop and direct (_i 0, 1), with the parallel strategy and with
+ * sequential, which drops the file after the load: a keep load of the
+ * cold file leaves it cached, one in mode m at most AFTER_DROP of it;
+ * drop lets go of a warm file's pages too. */
+START_TEST(test_resident)
+{
+	const parload_cache m = _i % 2 ? PARLOAD_CACHE_DIRECT :
+					 PARLOAD_CACHE_DROP;
+	const bool sequential = _i >= 2;
+	char *path = stream("resident.raw", 400, WIDTH, 64, 0);
+	parload_loader *l;
+	parload_options o;
+	parload_error err;
+	double keep, after;
+	const char *how = sequential ? "sequential" : "parallel";
+
+	parload_options_init(&o);
+	o.threads = sequential ? 1 : 3;
+	o.strategy = sequential ? PARLOAD_STRATEGY_SEQUENTIAL :
+				  PARLOAD_STRATEGY_PARALLEL;
+	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
+	evict(path);
+	keep = load_resident(l, path, PARLOAD_CACHE_KEEP, PARLOAD_CACHE_KEEP);
+	ck_assert_msg(keep >= AFTER_KEEP, "%s: a keep load left %.1f%% of "
+		      "the file cached", how, 100 * keep);
+	evict(path);
+	after = load_resident(l, path, m, sequential ? PARLOAD_CACHE_DROP :
+				      mode_used(m, path));
+	printf("%s, cache %s: %.1f%% of the file cached after a cold load "
+	       "(keep: %.1f%%)\n", how, mode_name(m), 100 * after,
+	       100 * keep);
+	ck_assert_msg(after <= AFTER_DROP, "%s, cache %s: %.1f%% of the file "
+		      "cached after the load", how, mode_name(m), 100 * after);
+	if (m == PARLOAD_CACHE_DROP) {
+		(void)load_resident(l, path, PARLOAD_CACHE_KEEP,
+				    PARLOAD_CACHE_KEEP);
+		after = load_resident(l, path, m, PARLOAD_CACHE_DROP);
+		ck_assert_msg(after <= AFTER_DROP, "%s, drop of a warm file: "
+			      "%.1f%% cached after the load", how, 100 * after);
+	}
+	parload_loader_free(l);
+	free(path);
+}
+END_TEST
+
+/* auto on a warm file (just read) keeps it, and it stays cached. */
+START_TEST(test_auto_warm)
+{
+	char *path = stream("warm.raw", 400, WIDTH, 64, 0);
+	parload_loader *l = bu_loader(2, 0);
+	size_t len;
+	unsigned char *data = tu_read_all(path, &len);
+	double after;
+
+	free(data);
+	after = load_resident(l, path, PARLOAD_CACHE_AUTO, PARLOAD_CACHE_KEEP);
+	ck_assert_msg(after >= AFTER_KEEP, "auto on a warm file: %.1f%% "
+		      "cached after the load", 100 * after);
+	parload_loader_free(l);
+	free(path);
+}
+END_TEST
+
+static Suite *modes_suite(void)
+{
+	Suite *s = suite_create("cache");
+	TCase *t = tu_tcase(s, "every mode loads what keep loads", 60);
+
+	tcase_add_loop_test(t, test_whole, 0, N_MODES);
+	tcase_add_loop_test(t, test_max_read, 0, N_MODES);
+	tcase_add_loop_test(t, test_selection, 0, N_MODES);
+	tcase_add_loop_test(t, test_batches, 0, N_MODES);
+	tcase_add_loop_test(t, test_windows, 0, N_MODES);
+	tcase_add_loop_test(t, test_follow, 0, N_MODES);
+	tcase_add_loop_test(t, test_raw_files, 0, N_MODES);
+	tcase_add_loop_test(t, test_crc, 0, N_MODES);
+	tcase_add_loop_test(t, test_fd_and_strategies, 0, N_MODES);
+	tcase_add_loop_test(t, test_pipe, 0, N_MODES);
+	tcase_add_test(t, test_names_and_unknown);
+	return s;
+}
+
+static Suite *resident_suite(void)
+{
+	Suite *s = suite_create("cache_resident");
+	TCase *t = tu_tcase(s, "the page cache after a load", 60);
+
+	tcase_add_loop_test(t, test_resident, 0, 4);
+	tcase_add_test(t, test_auto_warm);
+	return s;
+}
+
+static const tu_part parts[] = {
+	{ "check_cache", NULL, modes_suite },
+	{ "check_cache_resident", why_no_residency, resident_suite },
+};
+
+int main(void)
+{
+	return tu_run_part(parts, TU_COUNT(parts), TU_PART);
+}
