@@ -23,77 +23,25 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
+
+#include "floor.h"
 
 #define CHUNK ((size_t)1 << 20)
-
-static pthread_barrier_t go;
-
-struct share {
-	int fd;
-	int whole;          /* buf is this share's slice of the whole file */
-	unsigned char *buf;
-	uint64_t begin, end;
-	uint64_t bytes;
-	int err;
-};
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void *reader(void *arg)
-{
-	struct share *s = arg;
-	unsigned char *buf;
-	uint64_t off;
-
-	pthread_barrier_wait(&go); /* the shares are set once this returns */
-	buf = s->buf;
-	off = s->begin;
-	while (off < s->end) {
-		size_t want = s->end - off < CHUNK ? (size_t)(s->end - off) :
-						     CHUNK;
-		ssize_t n = pread(s->fd, s->whole ? buf + (off - s->begin) : buf,
-				  want, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			s->err = n < 0 ? errno : EIO;
-			break;
-		}
-		off += (uint64_t)n;
-		s->bytes += (uint64_t)n;
-	}
-	return NULL;
-}
 
 int main(int argc, char **argv)
 {
 	unsigned n = 1;
 	const char *path = NULL;
-	struct share *sh;
+	struct floor_share *sh;
 	pthread_t *tid;
 	struct stat st;
-	uint64_t size, chunks, total = 0;
+	uint64_t size, chunks;
 	double t0, t1;
-	int fd, bad = 0, whole = 0;
+	int fd, bad, whole = 0;
 	unsigned char *map = NULL, *dest = NULL;
 	size_t map_len = 0;
 	uint64_t planned = 0;
@@ -153,19 +101,12 @@ int main(int argc, char **argv)
 		memset(dest, 0, (size_t)planned);
 	}
 
-	pthread_barrier_init(&go, NULL, n);
-	for (unsigned w = 1; w < n; w++)
-		if (pthread_create(&tid[w], NULL, reader, &sh[w]) != 0) {
-			fprintf(stderr, "copyfloor: cannot start threads\n");
-			return 1;
-		}
-
-	t0 = now();
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		fprintf(stderr, "copyfloor: %s: %s\n", path, strerror(errno));
+	if (floor_start("copyfloor", tid, sh, n) != 0)
 		return 1;
-	}
+	t0 = floor_now();
+	fd = floor_open("copyfloor", path, &st);
+	if (fd < 0)
+		return 1;
 	size = (uint64_t)st.st_size;
 	if (whole && size > planned) {
 		fprintf(stderr, "copyfloor: %s: grew while starting\n", path);
@@ -177,6 +118,7 @@ int main(int argc, char **argv)
 		uint64_t b = chunks * w / n * CHUNK, e = chunks * (w + 1) / n * CHUNK;
 
 		sh[w].fd = fd;
+		sh[w].chunk = CHUNK;
 		sh[w].begin = b < size ? b : size;
 		sh[w].end = e < size ? e : size;
 		if (whole) {
@@ -184,29 +126,11 @@ int main(int argc, char **argv)
 			sh[w].buf = dest + sh[w].begin;
 		}
 	}
-	reader(&sh[0]);
-	for (unsigned w = 1; w < n; w++)
-		pthread_join(tid[w], NULL);
+	floor_finish(tid, sh, n);
 	close(fd);
-	t1 = now();
+	t1 = floor_now();
 
-	for (unsigned w = 0; w < n; w++) {
-		total += sh[w].bytes;
-		if (sh[w].err) {
-			fprintf(stderr, "copyfloor: %s: %s\n", path,
-				strerror(sh[w].err));
-			bad = 1;
-		}
-	}
-	if (total != size) {
-		fprintf(stderr, "copyfloor: %s: read %llu of %llu bytes\n",
-			path, (unsigned long long)total,
-			(unsigned long long)size);
-		bad = 1;
-	}
-	printf("{\"seconds\":%.9f,\"bytes\":%llu,\"threads\":%u,"
-	       "\"verified\":%s}\n",
-	       t1 - t0, (unsigned long long)total, n, bad ? "false" : "true");
+	bad = floor_report("copyfloor", path, sh, n, size, t1 - t0);
 	for (unsigned w = 0; w < n; w++)
 		if (!whole)
 			free(sh[w].buf);

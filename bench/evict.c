@@ -5,9 +5,10 @@
  * be dropped), advise POSIX_FADV_DONTNEED over the whole file, then count
  * with mincore() how many of its pages are still resident, so the harness
  * can tell whether eviction worked (it does not on tmpfs, and a page mapped
- * by a running process stays).  No root needed.
+ * by a running process stays).  No root needed.  With --count it only
+ * counts: what a load left of each file in the page cache (experiment 14).
  *
- * Usage: evict FILE...
+ * Usage: evict [--count] FILE...
  * Prints "RESIDENT_PAGES TOTAL_PAGES FILE" per file; exit status 1 if a
  * file could not be opened or advised.
  */
@@ -22,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int evict(const char *path)
+static int evict(const char *path, int count_only)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	struct stat st;
@@ -36,8 +37,9 @@ static int evict(const char *path)
 		fprintf(stderr, "evict: %s: %s\n", path, strerror(errno));
 		return 1;
 	}
-	(void)fdatasync(fd);
-	rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	if (!count_only)
+		(void)fdatasync(fd);
+	rc = count_only ? 0 : posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	if (rc != 0) {
 		fprintf(stderr, "evict: %s: %s\n", path, strerror(rc));
 		close(fd);
@@ -67,13 +69,13 @@ static int evict(const char *path)
 
 int main(int argc, char **argv)
 {
-	int bad = 0;
+	int bad = 0, count_only = argc > 1 && strcmp(argv[1], "--count") == 0;
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: evict FILE...\n");
+	if (argc < 2 + count_only) {
+		fprintf(stderr, "usage: evict [--count] FILE...\n");
 		return 2;
 	}
-	for (int i = 1; i < argc; i++)
-		bad |= evict(argv[i]);
+	for (int i = 1 + count_only; i < argc; i++)
+		bad |= evict(argv[i], count_only);
 	return bad;
 }

@@ -27,8 +27,11 @@ def parse_args(argv=None):
     ap.add_argument("--parload", default=os.environ.get("PARLOAD_BIN", "parload"),
                     help="the parload command (default: $PARLOAD_BIN or parload)")
     ap.add_argument("--tools", default=HERE,
-                    help="directory with the built copyfloor and evict helpers")
+                    help="directory with the built copyfloor, freshfloor and "
+                    "evict helpers")
     ap.add_argument("--copyfloor", help="the copyfloor helper (default: TOOLS/copyfloor)")
+    ap.add_argument("--freshfloor", help="the freshfloor helper (default: "
+                    "TOOLS/freshfloor)")
     ap.add_argument("--evict", help="the evict helper (default: TOOLS/evict)")
     ap.add_argument("--selcopy", help="the selcopy helper (default: "
                     "TOOLS/selcopy; experiment 9 runs without it)")
@@ -53,7 +56,7 @@ def parse_args(argv=None):
                          "or OUT/data)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the generated data")
-    ap.add_argument("--only", help="comma-separated experiments to run (1-13)")
+    ap.add_argument("--only", help="comma-separated experiments to run (1-14)")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"),
                     help="the compiler, for machine.txt")
     ap.add_argument("--numpy-python", help="a python3 with numpy for the numpy peer")
@@ -81,10 +84,12 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     args.copyfloor = args.copyfloor or os.path.join(args.tools, "copyfloor")
+    args.freshfloor = args.freshfloor or os.path.join(args.tools,
+                                                      "freshfloor")
     args.evict = args.evict or os.path.join(args.tools, "evict")
     args.selcopy = args.selcopy or os.path.join(args.tools, "selcopy")
     args.batches = args.batches or os.path.join(args.tools, "batches")
-    for tool in (args.copyfloor, args.evict):
+    for tool in (args.copyfloor, args.freshfloor, args.evict):
         if not os.access(tool, os.X_OK):
             sys.exit("run.py: %s is not built (make bench builds it)" % tool)
     if not shutil.which(args.parload) and not os.access(args.parload, os.X_OK):

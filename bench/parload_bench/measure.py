@@ -20,6 +20,7 @@ class Tools:
     def __init__(self, args):
         self.parload = args.parload
         self.copyfloor = args.copyfloor
+        self.freshfloor = args.freshfloor
         self.evict = args.evict
         self.dd = shutil.which("dd")
         self.fio = shutil.which("fio")
@@ -29,6 +30,7 @@ class Tools:
         self.strategies = list_strategies(self.parload)
         self.selections = has_selections(self.parload)
         self.layouts = has_layouts(self.parload)
+        self.cache_modes = has_options(self.parload, ("--cache",))
         self.pyenv = find_module(self.numpy, args.python_path)
         self.selcopy = args.selcopy if args.selcopy and \
             os.access(args.selcopy, os.X_OK) else None
@@ -63,6 +65,9 @@ class Tools:
             self.missing.append("numpy (for experiment 13's files in other "
                                 "layouts): experiment 13 measures parload's "
                                 "own format through --raw alone")
+        if not self.cache_modes:
+            self.missing.append("parload's page-cache modes (this parload "
+                                "has no --cache): experiment 14 is skipped")
         if not self.selcopy:
             self.missing.append("bench/selcopy (not built: make bench builds "
                                 "it): experiment 9 has no full load + copy")
@@ -128,18 +133,21 @@ def find_module(python, path):
     return env if r.returncode == 0 else None
 
 
+def has_options(parload, opts):
+    """Whether the command's --help names every option of opts."""
+    r = subprocess.run([parload, "--help"], capture_output=True, text=True)
+    return all(opt in r.stdout for opt in opts)
+
+
 def has_layouts(parload):
     """Whether the command reads raw layouts (--raw, --concat)."""
-    r = subprocess.run([parload, "--help"], capture_output=True, text=True)
-    return all(opt in r.stdout for opt in ("--raw", "--concat"))
+    return has_options(parload, ("--raw", "--concat"))
 
 
 def has_selections(parload):
     """Whether the command loads selections (--views, --rows, --cols,
     --layout)."""
-    r = subprocess.run([parload, "--help"], capture_output=True, text=True)
-    return all(opt in r.stdout for opt in ("--views", "--rows", "--cols",
-                                           "--layout"))
+    return has_options(parload, ("--views", "--rows", "--cols", "--layout"))
 
 
 def snapshot_programs(args, where):
@@ -149,7 +157,8 @@ def snapshot_programs(args, where):
     moment)."""
     env_path = os.environ.get("LD_LIBRARY_PATH", "")
     copies = {}
-    progs = [("copyfloor", args.copyfloor), ("evict", args.evict)]
+    progs = [("copyfloor", args.copyfloor), ("freshfloor", args.freshfloor),
+             ("evict", args.evict)]
     for name in ("selcopy", "batches"):
         path = getattr(args, name)
         if path and os.access(path, os.X_OK):
@@ -173,8 +182,8 @@ def snapshot_programs(args, where):
         dest = os.path.join(where, name)
         shutil.copy2(path, dest)
         copies[name] = dest
-    for name in ("parload", "copyfloor", "evict", "selcopy", "batches",
-                 "parload_mpi"):
+    for name in ("parload", "copyfloor", "freshfloor", "evict", "selcopy",
+                 "batches", "parload_mpi"):
         if getattr(args, name, None) is not None or name in copies:
             setattr(args, name, copies.get(name, getattr(args, name)))
     if libs:
@@ -325,6 +334,8 @@ def parload_command(tools, p, stream):
         if p.buffer is not None:
             cmd += ["--buffer", str(p.buffer)]
     cmd += list(p.extra)
+    if p.cache:
+        cmd += ["--cache", p.cache]
     if p.select:
         cmd += p.select.flags
     if p.verify and getattr(stream, "seed_checks", True):
@@ -350,8 +361,10 @@ def run_parload(tools, p, stream):
     if d.get("bytes") != stream.size or got != shape or \
             ("--verify-seed" in cmd and d.get("verified") is not True):
         raise BenchError("%s: load not verified: %s" % (" ".join(cmd), d))
-    return result(float(d["seconds"]), proc, d.get("read_calls"),
-                  d.get("bytes_read"))
+    m = result(float(d["seconds"]), proc, d.get("read_calls"),
+               d.get("bytes_read"))
+    m["cache_used"] = d.get("cache")
+    return m
 
 
 def check_by_extract(tools, p, stream):
@@ -387,20 +400,25 @@ def run_npraw(tools, p, stream):
 
 
 def run_copyfloor(tools, p, stream):
-    cmd = [tools.copyfloor, "--threads", str(p.threads)]
+    """bench/copyfloor (--whole for copyfloor-whole) or bench/freshfloor:
+    its reported time, after it read every byte of the file."""
+    prog = tools.freshfloor if p.tool == "freshfloor" else tools.copyfloor
+    cmd = [prog, "--threads", str(p.threads)]
     if p.tool == "copyfloor-whole":
         cmd.append("--whole")
     r, proc = run_checked(cmd + [stream.path], None)
     d = last_json(r.stdout)
     if d.get("bytes") != stream.size or d.get("verified") is not True:
-        raise BenchError("copy floor read %s of %d bytes" %
-                         (d.get("bytes"), stream.size))
+        raise BenchError("%s read %s of %d bytes" %
+                         (p.label(), d.get("bytes"), stream.size))
     return result(float(d["seconds"]), proc, None, d["bytes"])
 
 
 def run_dd(tools, p, stream):
+    """dd bs=1M, or (dd-direct) iflag=direct bs=8M, to /dev/null."""
     env = dict(os.environ, LC_ALL="C")
-    cmd = [tools.dd, "if=" + stream.path, "of=/dev/null", "bs=1M"]
+    cmd = [tools.dd, "if=" + stream.path, "of=/dev/null"] + (
+        ["iflag=direct", "bs=8M"] if p.tool == "dd-direct" else ["bs=1M"])
     r, proc = run_checked(cmd, "dd", env)
     m = re.search(r"^(\d+) bytes .*copied, ([0-9.e+-]+) s", r.stderr, re.M)
     if not m:
@@ -427,6 +445,30 @@ def run_fio(tools, p, stream):
     # whole file; fio's start-up is not in it.
     secs = rd["lat_ns"]["mean"] * rd["lat_ns"]["N"] * 1e-9
     secs *= stream.size / rd["io_bytes"]
+    return result(secs, proc, rd["total_ios"], rd["io_bytes"])
+
+
+def run_fio_direct(tools, p, stream):
+    """fio --direct=1 --rw=read --ioengine=psync with p.threads jobs, each
+    its contiguous 1/jobs of the file (whole 1 MiB blocks): the time is
+    the slowest job's run time (fio's group runtime, in ms), scaled to
+    the whole file."""
+    jobs = p.threads
+    part = stream.size // jobs // MIB * MIB
+    if part == 0:
+        raise BenchError("fio-direct: %s is too small for %d jobs" % (
+            stream.path, jobs))
+    cmd = [tools.fio, "--name=directread", "--filename=" + stream.path,
+           "--readonly", "--rw=read", "--bs=1M", "--ioengine=psync",
+           "--direct=1", "--numjobs=%d" % jobs, "--size=%d" % part,
+           "--offset_increment=%d" % part, "--group_reporting",
+           "--invalidate=0", "--output-format=json"]
+    r, proc = run_checked(cmd, "fio --direct=1")
+    rd = json.loads(r.stdout[r.stdout.index("{"):])["jobs"][0]["read"]
+    if rd["io_bytes"] != part * jobs:
+        raise BenchError("fio --direct=1 read %d of %d bytes" % (
+            rd["io_bytes"], part * jobs))
+    secs = rd["runtime"] * 1e-3 * stream.size / rd["io_bytes"]
     return result(secs, proc, rd["total_ios"], rd["io_bytes"])
 
 
@@ -572,8 +614,11 @@ RUNNERS = {
     "parload": run_parload,
     "copyfloor": run_copyfloor,
     "copyfloor-whole": run_copyfloor,
+    "freshfloor": run_copyfloor,
     "dd": run_dd,
+    "dd-direct": run_dd,
     "fio": run_fio,
+    "fio-direct": run_fio_direct,
     "numpy": run_numpy,
     "npselect": run_npselect,
     "selcopy": run_selcopy,
@@ -585,11 +630,19 @@ RUNNERS = {
 }
 
 
-def evict(tools, stream):
-    """Drop the file from the page cache; (resident, total) pages after."""
-    r = subprocess.run([tools.evict, stream.path], capture_output=True,
-                       text=True)
+def evict(tools, stream, count_only=False):
+    """Drop the file from the page cache (count_only: leave it); (resident,
+    total) pages after."""
+    r = subprocess.run([tools.evict] + (["--count"] if count_only else []) +
+                       [stream.path], capture_output=True, text=True)
     if r.returncode != 0:
         raise BenchError("evict failed: %s" % r.stderr.strip())
     resident, total = (int(x) for x in r.stdout.split()[:2])
     return resident, total
+
+
+def cached_share(tools, stream):
+    """The share of the file's pages in the page cache now (mincore), in
+    [0, 1]."""
+    resident, total = evict(tools, stream, count_only=True)
+    return resident / total if total else 0.0

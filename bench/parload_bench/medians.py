@@ -52,7 +52,8 @@ def point_stats(s, p, n):
     med, q1, q3 = sm if sm else (None, None, None)
     st = p.file(s)
     t = {"median": med, "q1": q1, "q3": q3, "gbps": None, "vs_v2": None,
-         "vs_floor": None, "read_calls": None,
+         "vs_floor": None, "vs_fresh": None, "read_calls": None,
+         "cached": median(p, "cached"),
          "wall": median(p, "wall"), "peak_rss_kib": median(p, "peak_rss_kib"),
          "harness_rss_kib": median(p, "harness_rss_kib")}
     if med is None:
@@ -62,8 +63,11 @@ def point_stats(s, p, n):
         v2 = median(s.find(Point.is_v2_posix))
         floor = median(s.find(lambda q: q.tool == "copyfloor" and
                               q.threads == n))
+        fresh = median(s.find(lambda q: q.tool == "freshfloor" and
+                              q.threads == n))
         t["vs_v2"] = v2 / med if v2 and med > 0 else None
         t["vs_floor"] = med / floor if floor else None
+        t["vs_fresh"] = med / fresh if fresh else None
     if p.tool == "parload":
         t["read_calls"] = median(p, "read_calls")
     return t
@@ -71,7 +75,8 @@ def point_stats(s, p, n):
 
 def scaling(sessions):
     """Experiment 4 on the warm reference stream: {threads: (parallel
-    median, copy floor median)}; either may be None."""
+    median, copy floor median, fresh-memory floor median)}; any may be
+    None."""
     out = {}
     for s in sessions:
         if s.stream.name != "reference" or s.cache != "warm":
@@ -79,10 +84,13 @@ def scaling(sessions):
         for p in s.points:
             if 4 not in p.exps or not p.runs:
                 continue
+            at = out.setdefault(p.threads, [None, None, None])
             if p.is_parallel(p.threads):
-                out.setdefault(p.threads, [None, None])[0] = median(p)
+                at[0] = median(p)
             elif p.tool == "copyfloor":
-                out.setdefault(p.threads, [None, None])[1] = median(p)
+                at[1] = median(p)
+            elif p.tool == "freshfloor":
+                at[2] = median(p)
     return out
 
 
@@ -107,7 +115,7 @@ def sweep_series(sessions, n):
     """Experiment 3, one tuple per size: (payload, views, [unbuffered /
     buffered time of V2 posix, V2 stdio, V3 posix, V3 stdio], the best
     article point, its median, parallel (n threads), copy floor, V2
-    POSIX)."""
+    POSIX, fresh-memory floor)."""
     series = []
     for s in sessions:
         if not s.stream.name.startswith("sweep-"):
@@ -134,7 +142,9 @@ def sweep_series(sessions, n):
                        summary(best.runs)[0] if best else None,
                        med(lambda p: p.is_parallel(n)),
                        med(lambda p: p.tool == "copyfloor"),
-                       med(Point.is_v2_posix)))
+                       med(Point.is_v2_posix),
+                       med(lambda p: p.tool == "freshfloor" and
+                           p.threads == n)))
     return series
 
 

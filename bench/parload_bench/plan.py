@@ -5,8 +5,9 @@ import shutil
 import subprocess
 
 from . import HERE, BenchError, log
-from .measure import check_by_extract, evict, measure
+from .measure import cached_share, check_by_extract, evict, measure
 from .points import CALIBRATE, Point, RawLayout
+from .sessions import PAGE_CACHE
 
 
 def generate(tools, stream, data_dir):
@@ -109,7 +110,7 @@ SETTLE_SECONDS = 0.25
 
 # The tools whose time depends on fresh memory (see SETTLE_SECONDS).
 FRESH_MEMORY = ("parload", "numpy", "npselect", "selcopy", "pyload",
-                "npraw")
+                "npraw", "freshfloor")
 
 
 def run_session(tools, s, runs, measured):
@@ -140,19 +141,33 @@ def run_session(tools, s, runs, measured):
             # depends on which point ran before it.
             if slow and p.tool in FRESH_MEMORY:
                 measure(tools, p, st)
-            if s.cache == "cold":
-                resident, total = evict(tools, st)
-                if total and resident > total // 20:
-                    raise BenchError(
-                        "cannot evict %s from the page cache (%d of %d pages "
-                        "stay resident): the cold-cache experiment needs a "
-                        "disk-backed file system (not tmpfs); set "
-                        "PARLOAD_BENCH_DIR" % (st.path, resident, total))
+            prepare(tools, s)
             m = measure(tools, p, st)
             m["run"] = run + 1
+            if s.note == PAGE_CACHE:
+                # Experiment 14: what the run left of the file cached.
+                m["cached"] = cached_share(tools, st)
             p.runs.append(m)
             measured.append((s, p, m))
             slow = m["wall"] > SETTLE_SECONDS
+
+
+def prepare(tools, s):
+    """Before a run: a cold session's file evicted (and checked); in
+    experiment 14's warm sessions, whose loads may leave the file partly
+    out of the page cache, the file read in again unless all of it is
+    cached."""
+    st = s.stream
+    if s.cache == "cold":
+        resident, total = evict(tools, st)
+        if total and resident > total // 20:
+            raise BenchError(
+                "cannot evict %s from the page cache (%d of %d pages "
+                "stay resident): the cold-cache experiment needs a "
+                "disk-backed file system (not tmpfs); set "
+                "PARLOAD_BENCH_DIR" % (st.path, resident, total))
+    elif s.note == PAGE_CACHE and cached_share(tools, st) < 1.0:
+        warm(tools, st)
 
 
 # Untimed runs of the I/O alone that set experiment 11's compute.

@@ -1,11 +1,13 @@
-"""Plots (gnuplot): bars with the middle 50% as whiskers, the view-size
-sweep and the thread scaling."""
+"""Plots (gnuplot): bars with the middle 50% as whiskers (experiments 1,
+2 and 9 grouped by what is compared, one colour per method, both floors
+drawn), the view-size sweep and the thread scaling."""
 import os
 import subprocess
 
 from . import log
 from .sessions import EXPERIMENTS
-from .medians import summary, sweep_series
+from .medians import median, summary, sweep_series
+from .points import EXTRA_TEXT, V, plural
 from .tables import table_rows
 
 
@@ -39,7 +41,7 @@ def plot_bars(tools, out, name, title, rows):
             label = p.label()
             if name in ("exp5", "exp6"):
                 label = "%s, %s" % (label, s.cache)
-            elif name in ("exp7", "exp9"):
+            elif name == "exp7":
                 label = "%s: %s" % (s.stream.name, label)
             f.write("%s %.6f %.6f %.6f\n" % (gp_quote(label), t["median"] * 1e3,
                                              t["q1"] * 1e3, t["q3"] * 1e3))
@@ -70,11 +72,11 @@ def plot_sweep(tools, out, series):
     dat = os.path.join(out, "exp3.dat")
     with open(dat, "w") as f:
         f.write("# payload r_v2posix r_v2stdio r_v3posix r_v3stdio best_ms "
-                "parallel_ms floor_ms v2posix_ms\n")
-        for size, _, ratios, _, best, par, floor, v2 in series:
+                "parallel_ms floor_ms v2posix_ms fresh_ms\n")
+        for size, _, ratios, _, best, par, floor, v2, fresh in series:
             vals = ["%.4f" % r if r else "NaN" for r in ratios]
             vals += ["%.4f" % (x * 1e3) if x else "NaN"
-                     for x in (best, par, floor, v2)]
+                     for x in (best, par, floor, v2, fresh)]
             f.write("%d %s\n" % (size, " ".join(vals)))
     common = """
 set terminal {term} size 1000,600
@@ -107,7 +109,8 @@ plot {plot}
     b = lines("exp3-parallel", "parload parallel against the best article "
               "strategy", "ms (median)", 10,
               [(7, "parallel"), (6, "best article strategy"),
-               (9, "V2 posix"), (8, "copy floor")])
+               (9, "V2 posix"), (8, "copy floor"),
+               (10, "fresh-memory floor")])
     return [x for x in (run_gnuplot(tools, out, "exp3-buffering", a),
                         run_gnuplot(tools, out, "exp3-parallel", b)) if x]
 
@@ -152,8 +155,206 @@ plot {plots}
     return run_gnuplot(tools, out, "exp4", script)
 
 
-# The experiments drawn as bars of their points.
-BARS = (1, 2, 5, 6, 7, 9, 13)
+# ---- grouped bars: experiments 1, 2 and 9 ----
+
+# The colour of each method, the same in every chart.
+COLOURS = {"V1 bulk": "#1b9e77", "V2 sequential": "#d95f02",
+           "V3 two-pass": "#7570b3", "parload parallel": "#3b6ea8",
+           "copy floor": "#8c8c8c", "fresh-memory floor": "#a6761d",
+           "numpy memmap+slice+copy": "#66a61e",
+           "parload full load + copy": "#e6ab02"}
+OTHER_COLOURS = ("#e7298a", "#17becf", "#bcbd22", "#9467bd")
+# Pixels per bar, and about per character of a group's label.
+UNIT_PX, CHAR_PX, LINE_CHARS = 46, 7, 16
+
+
+def method(p):
+    """What a bar's colour says: the loader or the floor."""
+    names = {"copyfloor": "copy floor", "copyfloor-whole": "copy floor",
+             "freshfloor": "fresh-memory floor",
+             "npselect": "numpy memmap+slice+copy",
+             "selcopy": "parload full load + copy"}
+    if p.tool in names:
+        return names[p.tool]
+    if p.tool != "parload":
+        return p.base_label()
+    if p.strategy in V:
+        return "%s %s" % (V[p.strategy], p.strategy)
+    return "parload parallel" if p.strategy == "parallel" else p.strategy
+
+
+# A group's words for the buffering of an article loader.
+BUFFER_TEXT = {"none": "unbuffered", "stdio default": "default buffer",
+               "4 KiB (own)": "own 4 KiB buffer"}
+
+
+def group(s, p):
+    """What a bar is compared within: the article loaders by API and
+    buffer, the others by thread count; experiment 9 by selection; then
+    the extra flags and the session's note."""
+    if p.select is not None or p.tool == "npselect":
+        text = p.select.name
+    elif 9 in p.exps:
+        text = "whole file"
+    elif p.tool == "parload" and p.strategy in V:
+        text = "%s, %s" % ("POSIX" if p.io == "posix" else p.io,
+                           BUFFER_TEXT.get(p.buffer_text(),
+                                           p.buffer_text() + " buffer"))
+    else:
+        text = plural(p.threads, "thread")
+    if p.tool == "copyfloor-whole" or "--preallocate" in p.extra:
+        text += ", into touched memory"
+    for flag in p.extra:
+        if flag != "--preallocate":
+            text += ", " + EXTRA_TEXT.get(flag, flag)
+    return text + (" [%s]" % s.note if s.note else "")
+
+
+def wrap(text):
+    """text in lines of about LINE_CHARS, broken at spaces."""
+    lines = [""]
+    for word in text.split():
+        if lines[-1] and len(lines[-1]) + 1 + len(word) > LINE_CHARS:
+            lines.append(word)
+        else:
+            lines[-1] = (lines[-1] + " " + word).strip()
+    return lines
+
+
+def layout(rows):
+    """[(group, lines, [(x, method, stats)], centre)] and the x range: the
+    bars of a group side by side, each group as wide as its label needs,
+    a bar's width apart."""
+    groups = []
+    for s, p, t in rows:
+        g = group(s, p)
+        at = [x for x in groups if x[0] == g]
+        if not at:
+            groups.append((g, wrap(g), []))
+            at = groups[-1:]
+        at[0][2].append((method(p), t))
+    out, x = [], 0.0
+    for g, lines, bars in groups:
+        need = max(len(line) for line in lines) * CHAR_PX / UNIT_PX + 0.3
+        span = max(len(bars), need)
+        first = x + (span - len(bars)) / 2 + 0.5
+        out.append((g, lines, [(first + i, m, t) for i, (m, t) in
+                               enumerate(bars)], x + span / 2))
+        x += span + 0.8
+    return out, x - 0.8
+
+
+def value_text(v):
+    return "%.1f" % v if v < 10 else "%.0f" % v
+
+
+def grouped_script(tools, png, dat, title, groups, xmax, methods, floors,
+                   logy):
+    tics = ", ".join('"%s" %.2f' % ("\\n".join(lines).replace('"', "'"),
+                                    centre)
+                     for _, lines, _, centre in groups)
+    lines = max(len(g[1]) for g in groups)
+    plots = []
+    for i, (m, colour) in enumerate(methods):
+        plots.append('%s index %d using 1:2:(0.8) with boxes fs solid 0.85 '
+                     'border lc rgb "#333333" lc rgb "%s" title %s' % (
+                         gp_quote(dat), i, colour, gp_quote(m)))
+        plots.append('%s index %d using 1:2:3:4 with yerrorbars ps 0 '
+                     'lc rgb "black" notitle' % (gp_quote(dat), i))
+        plots.append('%s index %d using 1:4:5 with labels offset 0,0.6 '
+                     'font ",8" notitle' % (gp_quote(dat), i))
+    for (text, ms_value), dt in zip(floors, (2, 4)):
+        plots.append('%.6f with lines dt %d lw 2 lc rgb "#222222" title %s' %
+                     (ms_value, dt, gp_quote("%s: %s ms" % (
+                         text, value_text(ms_value)))))
+    return """
+set terminal {term} size {w},{h}
+set output {png}
+set title {title}
+set ylabel "ms from open to complete (median; whiskers: middle 50%)"
+set xrange [0:{xmax}]
+{yscale}
+set xtics ({tics}) scale 0 font ",10"
+set grid ytics
+set key outside top center horizontal maxrows 3 font ",10"
+set bmargin {bmargin}
+plot {plots}
+""".format(term=tools.term, w=max(900, int(xmax * UNIT_PX) + 200),
+           h=650 + 14 * lines, png=gp_quote(png), title=gp_quote(title),
+           xmax="%.2f" % xmax, yscale="set logscale y\nset yrange [*:*]" if logy
+           else "set yrange [0:*]", tics=tics, bmargin=2 + lines,
+           plots=", \\\n     ".join(plots))
+
+
+def plot_grouped(tools, out, name, title, rows, floors):
+    """Bars grouped by what is compared, one colour per method with a
+    legend, the floors drawn as lines (floors: [(text, ms)])."""
+    if not rows:
+        return None
+    groups, xmax = layout(rows)
+    methods = []
+    for _, _, bars, _ in groups:
+        for _, m, _ in bars:
+            if m not in methods:
+                methods.append(m)
+    others = iter(OTHER_COLOURS * 4)
+    colours = [(m, COLOURS.get(m) or next(others)) for m in methods]
+    dat = os.path.join(out, name + ".dat")
+    with open(dat, "w") as f:
+        for m in methods:
+            f.write("# %s\n" % m)
+            for _, _, bars, _ in groups:
+                for x, bm, t in bars:
+                    if bm == m:
+                        f.write("%.2f %.6f %.6f %.6f %s\n" % (
+                            x, t["median"] * 1e3, t["q1"] * 1e3,
+                            t["q3"] * 1e3,
+                            gp_quote(value_text(t["median"] * 1e3))))
+            f.write("\n\n")
+    meds = [t["median"] for _, _, bars, _ in groups for _, _, t in bars
+            if t["median"]]
+    logy = bool(meds) and max(meds) / min(meds) > 50
+    script = grouped_script(tools, os.path.join(out, name + ".png"), dat,
+                            title, groups, xmax, colours, floors, logy)
+    return run_gnuplot(tools, out, name, script)
+
+
+def session_floors(s, n):
+    """[(text, ms)] of the session's copy floor and fresh-memory floor
+    with every core."""
+    out = []
+    for tool, text in (("copyfloor", "copy floor"),
+                       ("freshfloor", "fresh-memory floor")):
+        x = median(s.find(lambda q, tool=tool: q.tool == tool and
+                          q.threads == n))
+        if x:
+            out.append(("%s, %s" % (text, plural(n, "thread")), x * 1e3))
+    return out
+
+
+def grouped_plots(tools, out, sessions, n, exp):
+    """Experiment exp's grouped charts: one (experiment 9: one per file),
+    the floors those of the first session that has them."""
+    rows = table_rows(sessions, exp, n)
+    title = "%d. %s" % (exp, EXPERIMENTS[exp])
+    if exp != 9:
+        floors = next((session_floors(s, n) for s, _, _ in rows
+                       if session_floors(s, n)), [])
+        png = plot_grouped(tools, out, "exp%d" % exp, title, rows, floors)
+        return [png] if png else []
+    pngs = []
+    for name in dict.fromkeys(s.stream.name for s, _, _ in rows):
+        mine = [r for r in rows if r[0].stream.name == name]
+        png = plot_grouped(tools, out, "exp9-%s" % name, "%s: file %s" % (
+            title, name), mine, session_floors(mine[0][0], n))
+        if png:
+            pngs.append(png)
+    return pngs
+
+
+# The experiments drawn as bars of their points: grouped, and plain.
+GROUPED = (1, 2, 9)
+BARS = (5, 6, 7, 13)
 
 
 def make_plots(tools, out, sessions, n):
@@ -161,7 +362,8 @@ def make_plots(tools, out, sessions, n):
     if not tools.gnuplot:
         return {}
     choose_terminal(tools)
-    plots = {}
+    plots = {exp: grouped_plots(tools, out, sessions, n, exp)
+             for exp in GROUPED}
     for exp in BARS:
         rows = table_rows(sessions, exp, n)
         png = plot_bars(tools, out, "exp%d" % exp,

@@ -221,19 +221,22 @@ def plural(n, word):
 
 class Point:
     """One configuration.  tool: parload, parload-version (the process
-    alone: `parload --version`), copyfloor, copyfloor-whole, dd, fio,
-    numpy.  For parload, strategy None is the plain `parload FILE` (no
+    alone: `parload --version`), copyfloor, copyfloor-whole, freshfloor,
+    dd, dd-direct (iflag=direct bs=8M), fio, fio-direct (--direct=1, one
+    job per core), numpy.  For parload, strategy None is the plain `parload FILE` (no
     --strategy, no --threads: the defaults, threads is what they come to);
     extra: more command-line flags (--preallocate, --no-hugepages); verify
     False: no --verify-seed (only for the whole-process points, whose wall
     would hold the check); stream: a file of its own instead of its
-    session's."""
+    session's; cache: parload's --cache MODE (None: the flag not given,
+    the default keep)."""
 
     def __init__(self, tool, exps, strategy=None, io=None, buffer=None,
                  threads=1, extra=(), verify=True, stream=None, select=None,
                  threads_flag=False, window=None, compute_us=None,
-                 compute_only=False, ranks=None, split=None):
+                 compute_only=False, ranks=None, split=None, cache=None):
         self.tool = tool
+        self.cache = cache
         # bench/batches: read through windows of this many bytes; burn
         # compute_us of CPU time per batch (CALIBRATE: chosen by the run);
         # compute_only: the burning alone, compute_batches batches.
@@ -263,7 +266,7 @@ class Point:
                 self.stream.name if self.stream else None,
                 self.select.name if self.select else None,
                 self.window, self.compute_only, self.compute_us is not None,
-                self.ranks, self.split)
+                self.ranks, self.split, self.cache)
 
     def file(self, session):
         return self.stream or session.stream
@@ -282,6 +285,8 @@ class Point:
         text = self.base_label()
         for flag in self.extra:
             text += ", " + EXTRA_TEXT.get(flag, flag)
+        if self.cache:
+            text += ", --cache " + self.cache
         if self.select:
             text += ": " + self.select.name
         if self.stream:
@@ -292,6 +297,7 @@ class Point:
 
     def base_label(self):
         fixed = {"parload-version": "parload --version", "dd": "dd bs=1M",
+                 "dd-direct": "dd iflag=direct bs=8M",
                  "fio": "fio read bs=1M", "numpy": "numpy fromfile+copy",
                  "npselect": "numpy memmap+slice+copy",
                  "pyimport": "import parload (after numpy)"}
@@ -306,6 +312,11 @@ class Point:
             return "parload FILE (defaults: %s)" % threads
         if self.tool == "copyfloor":
             return "copy floor, " + threads
+        if self.tool == "freshfloor":
+            return "fresh-memory floor, " + threads
+        if self.tool == "fio-direct":
+            return "fio --direct=1 read bs=1M, %s" % plural(self.threads,
+                                                              "job")
         if self.tool == "pyload":
             return "parload.load() in Python, " + threads
         if self.tool == "selcopy":
@@ -360,7 +371,8 @@ class Point:
     def is_plain(self):
         """parload with no extra flags, verified, on its session's file."""
         return (self.tool == "parload" and not self.extra and self.verify
-                and self.stream is None and self.select is None)
+                and self.stream is None and self.select is None and
+                self.cache is None)
 
     def is_v2_posix(self):
         return (self.is_plain() and self.strategy == "sequential" and
@@ -378,7 +390,7 @@ class Point:
         session's file."""
         return (self.tool == "parload" and self.strategy == strategy and
                 self.extra == tuple(extra) and self.verify and
-                self.stream is None and
+                self.stream is None and self.cache is None and
                 (threads is None or self.threads == threads))
 
     def is_default_process(self):

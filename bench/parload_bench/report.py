@@ -13,9 +13,10 @@ from . import human_bytes
 from .medians import point_stats, sweep_series
 from .points import sweep_target
 from .sessions import EXPERIMENTS
-from .tables import (huge_table, layouts_table, markdown_table, mpi_table,
-                     process_table, python_table, scaling_table,
-                     selection_table, stream_table, sweep_table, table_rows)
+from .tables import (cache_table, floors_table, huge_table, layouts_table,
+                     markdown_table, mpi_table, process_table, python_table,
+                     scaling_table, selection_table, stream_table,
+                     sweep_table, table_rows)
 
 
 # --------------------------------------------------------------------------
@@ -26,11 +27,12 @@ def blank(x, fmt="%s"):
 
 
 RUN_FIELDS = ["experiments", "point", "tool", "strategy", "io", "buffer",
-              "threads", "flags", "selection", "verified", "cache", "file",
-              "views",
+              "threads", "flags", "selection", "verified", "cache",
+              "cache_mode", "file", "views",
               "payload_bytes", "file_bytes", "run", "seconds", "wall_seconds",
               "peak_rss_kib", "harness_rss_kib", "read_calls", "bytes_read",
-              "first_batch_seconds", "call_seconds"]
+              "first_batch_seconds", "call_seconds", "cache_used",
+              "cached_share"]
 
 
 def point_fields(s, p):
@@ -44,7 +46,8 @@ def point_fields(s, p):
         "selection": " ".join(p.select.flags) if p.select else "",
         "verified": "" if p.tool != "parload" else
         ("yes" if p.verify else "no"),
-        "cache": s.cache, "file": st.name, "views": st.views,
+        "cache": s.cache, "cache_mode": p.cache or "",
+        "file": st.name, "views": st.views,
         "payload_bytes": st.payload, "file_bytes": st.size,
     }
     if p.tool == "parload-version":  # no file, no threads
@@ -68,6 +71,8 @@ def run_rows(measured):
             "first_batch_seconds": blank(m.get("first_batch_seconds"),
                                          "%.9f"),
             "call_seconds": blank(m.get("call_seconds"), "%.9f"),
+            "cache_used": m.get("cache_used") or "",
+            "cached_share": blank(m.get("cached"), "%.4f"),
         })
         rows.append(r)
     return rows
@@ -92,6 +97,8 @@ def summary_rows(sessions, n):
                 "time_vs_copy_floor": blank(t["vs_floor"], "%.4f"),
                 "median_wall_seconds": blank(t["wall"], "%.6f"),
                 "median_peak_rss_kib": blank(t["peak_rss_kib"], "%d"),
+                "time_vs_fresh_floor": blank(t["vs_fresh"], "%.4f"),
+                "median_cached_share": blank(t["cached"], "%.4f"),
             })
             rows.append(r)
     return rows
@@ -182,7 +189,12 @@ INTRO = (
     "how many times faster than the article's best loader (`--strategy "
     "sequential --io posix`) on the same file and cache state; *vs copy "
     "floor*: time over the copy floor (bench/copyfloor with one thread per "
-    "core) on the same file and cache state.")
+    "core: reads into one reused buffer) on the same file and cache "
+    "state; *vs fresh floor*: time over the fresh-memory floor "
+    "(bench/freshfloor with one thread per core: reads straight into a "
+    "fresh, huge-page-advised mapping the size of the file, what a loader "
+    "that returns a new dataset cannot beat).  Section *Both floors* "
+    "gives both at every thread count.")
 
 EXTRA_FLAGS_TEXT = (
     "*4 KiB pages*: `--no-hugepages`, the arrays are not advised for "
@@ -243,6 +255,8 @@ def experiment_section(exp, sessions, args, n, plots):
         md += mpi_table(sessions, n)
     elif exp == 13:
         md += layouts_table(sessions, n)
+    elif exp == 14:
+        md += cache_table(sessions, n)
     else:
         md += markdown_table(rows_e, exp in (5, 6, 7)) + [""]
         if exp == 4:
@@ -265,6 +279,7 @@ def results_md(stamp, args, n, tools, sessions, failure, plots, targets_md,
         md.append("")
     for exp in sorted(EXPERIMENTS):
         md += experiment_section(exp, sessions, args, n, plots)
+    md += floors_table(sessions)
     if targets_md:
         md += ["## Performance targets measured here", ""] + targets_md + [""]
     md += ["Bench time: %.0f s." % elapsed, ""]

@@ -20,11 +20,29 @@ EXPERIMENTS = {
     11: "Views delivered while the load runs (warm cache)",
     12: "MPI on one node (warm cache)",
     13: "Raw layouts (warm cache)",
+    14: "The page cache: what a load leaves cached (cold and warm)",
 }
 
 # The article's buffering of its loaders: POSIX unbuffered and with the
 # loader's own 4 KiB buffer, stdio unbuffered and with its default buffer.
 BUFFERINGS = (("posix", None), ("posix", 4096), ("stdio", 0), ("stdio", None))
+
+
+def with_fresh_floors(pts):
+    """pts, and the fresh-memory floor at every thread count at which a
+    parload point loads the session's whole file (reported with the
+    experiments of those points)."""
+    exps = {}
+    for p in pts:
+        if p.tool == "parload" and p.stream is None and p.select is None:
+            exps.setdefault(p.threads, set()).update(p.exps)
+    return pts + [Point("freshfloor", sorted(e), threads=t)
+                  for t, e in sorted(exps.items())]
+
+
+def session(stream, cache, pts, note=None):
+    """A Session of pts and their fresh-memory floors."""
+    return Session(stream, cache, with_fresh_floors(pts), note)
 
 
 def buffering(exp, strategy):
@@ -92,13 +110,15 @@ def mpi_session(n):
             pts.append(Point("parload", [12], "parallel", threads=per_rank,
                              select=Selection(name, rows=(a, b),
                                               layout=layout)))
-    return Session(st, "warm", pts)
+    return session(st, "warm", pts)
 
 
 # The note of experiment 13's session, and its band of rows (32 of the
 # reference stream's 64, in the middle).
 RAW_LAYOUTS = "raw layouts"
 BAND_32 = Selection("rows 16:48", rows=(16, 48))
+BAND_32_SINOGRAMS = Selection("rows 16:48 as sinograms", rows=(16, 48),
+                              layout="sinograms")
 
 
 def based(p, base, field="seconds"):
@@ -127,7 +147,7 @@ def layout_session(quick, n, tools):
                            stream=own), user, "wall")
     raw_own = par(own)
     if quick:
-        return Session(ref, "warm", [user, user_own, raw_own],
+        return session(ref, "warm", [user, user_own, raw_own],
                        note=RAW_LAYOUTS)
     native = par()
     raw_own.base = native
@@ -146,13 +166,22 @@ def layout_session(quick, n, tools):
         for full, stream in ((native, None), (big, be)):
             for sel in (BAND_32, Selection(SINOGRAMS, layout="sinograms")):
                 pts.append(based(par(stream, sel), full))
-    return Session(ref, "warm", pts, note=RAW_LAYOUTS)
+    # The band as sinograms, against the same band in view layout.
+    band = next((q for q in pts if q.select is BAND_32 and
+                 q.stream is None), None)
+    if band is None:
+        band = based(par(None, BAND_32), native)
+        pts.append(band)
+    pts.append(based(par(None, BAND_32_SINOGRAMS), band))
+    return session(ref, "warm", pts, note=RAW_LAYOUTS)
 
 
 def selection_session(st, n, tools):
-    """Experiment 9 on st: the full load, then each selection by parload,
-    by NumPy and by parload's full load and a copy."""
-    pts = [Point("parload", [9], "parallel", threads=n)]
+    """Experiment 9 on st: the full load and the copy floor, then each
+    selection by parload, by NumPy and by parload's full load and a
+    copy."""
+    pts = [Point("parload", [9], "parallel", threads=n),
+           Point("copyfloor", [9], threads=n)]
     for sel in selections(st):
         if tools.selections:
             pts.append(Point("parload", [9], "parallel", threads=n,
@@ -161,7 +190,43 @@ def selection_session(st, n, tools):
             pts.append(Point("npselect", [9], select=sel))
         if tools.selcopy:
             pts.append(Point("selcopy", [9], threads=n, select=sel))
-    return Session(st, "warm", pts)
+    return session(st, "warm", pts)
+
+
+# Experiment 14: the note of its sessions, the page-cache modes, and its
+# largest file (4 GiB; not in --quick).
+PAGE_CACHE = "page cache"
+CACHE_MODES = ("keep", "drop", "direct", "auto")
+BIG = Stream("big", 4096, 2048, 256, "u16", seed=7)
+
+
+def cache_files(quick, scan):
+    """Experiment 14's files: the reference stream, and (not quick) the
+    1 GiB scan file and the 4 GiB one."""
+    return [REFERENCE] + ([] if quick else [scan, BIG])
+
+
+def cache_cold(st, quick, n, tools):
+    """Experiment 14, cold, on st: parload's parallel load (every core) in
+    each page-cache mode, and the readers it is held against: dd bs=1M,
+    dd iflag=direct bs=8M, fio buffered (one job) and fio --direct=1 (one
+    job per core).  --quick: keep, drop and direct, and dd (bs=1M and
+    iflag=direct)."""
+    modes = ("keep", "drop", "direct") if quick else CACHE_MODES
+    pts = [Point("parload", [14], "parallel", threads=n, cache=m)
+           for m in modes]
+    if tools.dd:
+        pts += [Point("dd", [14]), Point("dd-direct", [14])]
+    if tools.fio and not quick:
+        pts += [Point("fio", [14]), Point("fio-direct", [14], threads=n)]
+    return session(st, "cold", pts, note=PAGE_CACHE)
+
+
+def cache_warm(st, n):
+    """Experiment 14, warm, on st: auto against keep."""
+    return session(st, "warm", [
+        Point("parload", [14], "parallel", threads=n, cache=m)
+        for m in ("keep", "auto")], note=PAGE_CACHE)
 
 
 def experiments(quick, n, tools, only):
@@ -257,7 +322,7 @@ def experiments(quick, n, tools, only):
         if not quick:
             pts.append(Point("parload", [11], "parallel", threads=n))
     if pts:
-        sessions.append(Session(ref, "warm", pts))
+        sessions.append(session(ref, "warm", pts))
 
     # The 4 KiB-page points of experiment 1 (V2 as the article allocates,
     # and caller memory in 4 KiB pages) take most of a second each.  On a
@@ -282,7 +347,7 @@ def experiments(quick, n, tools, only):
                          extra=("--no-hugepages",), verify=False))
         pts.append(Point("parload", [8], None, threads=n, verify=False))
     if pts:
-        sessions.append(Session(ref, "warm", pts, note=PAGES_4K))
+        sessions.append(session(ref, "warm", pts, note=PAGES_4K))
 
     # Experiment 2: buffering on tiny views; experiment 8: the whole
     # process there, against V2 as a user runs it.
@@ -299,7 +364,7 @@ def experiments(quick, n, tools, only):
             pts.append(Point("parload", [8], "sequential", "stdio",
                              verify=False))
     if pts:
-        sessions.append(Session(tiny, "warm", pts))
+        sessions.append(session(tiny, "warm", pts))
 
     # Experiment 3: the view-size sweep, file size held about constant.
     if want(3):
@@ -320,7 +385,7 @@ def experiments(quick, n, tools, only):
                     pts.append(Point("parload", [3], "bulk", "posix", None))
                     pts.append(Point("parload", [3], "bulk", "stdio", None))
             pts += at_defaults(3, others if not quick else ())
-            sessions.append(Session(st, "warm", pts))
+            sessions.append(session(st, "warm", pts))
 
     # Experiment 7: few, huge views; fewer views than workers.
     if want(7):
@@ -332,7 +397,7 @@ def experiments(quick, n, tools, only):
                 pts.append(Point("copyfloor", [7], threads=n))
             if has("sequential"):
                 pts.append(Point("parload", [7], "sequential", "posix"))
-            sessions.append(Session(st, "warm", pts))
+            sessions.append(session(st, "warm", pts))
 
     # Experiment 9: selections, on the reference stream and a larger file
     # (with --quick, a small one only).
@@ -344,7 +409,7 @@ def experiments(quick, n, tools, only):
     # the reference stream (with --quick, the small file of experiment 9).
     if want(10) and tools.numpy and tools.pyenv:
         st = scan if quick else ref
-        sessions.append(Session(st, "warm", [
+        sessions.append(session(st, "warm", [
             Point("parload", [10], "parallel", threads=n),
             Point("pyload", [10], threads=n),
             Point("numpy", [10]),
@@ -359,11 +424,11 @@ def experiments(quick, n, tools, only):
     # reused memory, so that the kernel's faulting in of fresh pages (on a
     # virtual machine, at the host's pace) is not what is measured.
     if want(11) and tools.batches and not quick:
-        sessions.append(Session(scan, "warm", [
+        sessions.append(session(scan, "warm", [
             Point("parload", [11], "parallel", threads=n),
             Point("batches", [11], threads=n, window=WINDOW)]))
         io = max(1, n - 1)
-        sessions.append(Session(ref, "warm", [
+        sessions.append(session(ref, "warm", [
             Point("batches", [11], threads=io, window=WINDOW),
             Point("batches", [11], threads=io, window=WINDOW,
                   compute_us=CALIBRATE),
@@ -377,6 +442,11 @@ def experiments(quick, n, tools, only):
     # Experiment 13: raw layouts, beside parload's own format.
     if want(13) and tools.layouts:
         sessions.append(layout_session(quick, n, tools))
+
+    # Experiment 14, warm: auto against keep (before any cold session).
+    cache_exp = want(14) and tools.cache_modes
+    if cache_exp:
+        sessions += [cache_warm(st, n) for st in cache_files(quick, scan)]
 
     # Experiment 5: cold cache, experiments 1 and 4 again, with floors.
     if want(5):
@@ -395,5 +465,29 @@ def experiments(quick, n, tools, only):
             pts.append(Point("dd", [5, 6]))
         if tools.fio:
             pts.append(Point("fio", [5, 6]))
-        sessions.append(Session(ref, "cold", pts))
+        sessions.append(session(ref, "cold", pts))
+
+    # Experiment 14, cold: every mode against dd and fio, buffered and
+    # direct.
+    if cache_exp:
+        sessions += [cache_cold(st, quick, n, tools)
+                     for st in cache_files(quick, scan)]
+    if quick:
+        for s in sessions:
+            s.points = [p for p in s.points if quick_floor(s, p, n)]
     return sessions
+
+
+def quick_floor(s, p, n):
+    """Whether --quick keeps point p of session s: all but the fresh-memory
+    floors, which it keeps on the files of targets 15a and 15b and of
+    experiment 9 (the reference stream, the tiny views, scan), warm, in
+    sessions of no note, at up to n threads where the parallel loader
+    (or `parload FILE`) loads the whole file with as many."""
+    if p.tool != "freshfloor":
+        return True
+    return s.cache == "warm" and s.note is None and p.threads <= n and \
+        s.stream.name in ("reference", "tiny", "scan") and any(
+        q.tool == "parload" and q.strategy in ("parallel", None) and
+        q.threads == p.threads and q.stream is None and q.select is None
+        for q in s.points)

@@ -48,13 +48,14 @@ def table_rows(sessions, exp, n, timed=True):
 
 def markdown_table(rows, with_file):
     cols = ["point", "buffer", "median ms", "middle 50% ms", "GB/s",
-            "read calls", "vs V2 POSIX", "vs copy floor"]
+            "read calls", "vs V2 POSIX", "vs copy floor", "vs fresh floor"]
     out = head((["file"] if with_file else []) + cols)
     for s, p, t in rows:
         cells = [p.label(), p.buffer_text(), ms(t["median"]),
                  "%s - %s" % (ms(t["q1"]), ms(t["q3"])), "%.2f" % t["gbps"],
                  "" if t["read_calls"] is None else "%d" % t["read_calls"],
-                 fmt_ratio(t["vs_v2"]), fmt_ratio(t["vs_floor"])]
+                 fmt_ratio(t["vs_v2"]), fmt_ratio(t["vs_floor"]),
+                 fmt_ratio(t["vs_fresh"])]
         if with_file:
             cells.insert(0, "%s (%s)" % (s.stream.name, s.cache))
         out.append(row(cells))
@@ -67,8 +68,9 @@ def sweep_table(series):
     out = head(["view payload", "views", "unbuf/buf V2 posix", "V2 stdio",
                 "V3 posix", "V3 stdio", "best article strategy", "its ms",
                 "parallel ms", "parallel speed-up", "parallel vs copy floor",
-                "ceiling"])
-    for payload, views, ratios, best, best_ms, par, floor, _ in series:
+                "parallel vs fresh floor", "ceiling"])
+    for payload, views, ratios, best, best_ms, par, floor, _, fresh in \
+            series:
         out.append(row(
             [human_bytes(payload), "%d" % views] +
             [("%.2f" % r if r else "") for r in ratios] +
@@ -77,6 +79,7 @@ def sweep_table(series):
              ms(best_ms) if best_ms else "", ms(par) if par else "",
              fmt_ratio(best_ms / par if best_ms and par else None),
              fmt_ratio(par / floor if par and floor else None),
+             fmt_ratio(par / fresh if par and fresh else None),
              fmt_ratio(best_ms / floor if best_ms and floor else None)]))
     return out
 
@@ -85,18 +88,22 @@ def scaling_table(sessions, n):
     sc = scaling(sessions)
     if not sc:
         return []
-    p1, f1 = sc.get(1, (None, None))
+    p1, f1, _ = sc.get(1, (None, None, None))
     out = ["Parallel efficiency at t threads: T(1 thread) / (t x T(t)); "
            "100%% is perfect scaling.  This machine has %d core%s: beyond "
-           "that, threads share cores and the efficiency must fall." %
-           (n, "s" if n > 1 else ""), ""]
+           "that, threads share cores and the efficiency must fall.  *vs "
+           "fresh floor*: parallel over the fresh-memory floor with the "
+           "same threads." % (n, "s" if n > 1 else ""), ""]
     out += head(["threads", "parallel ms", "parallel efficiency",
-                 "copy floor ms", "copy floor efficiency"])
+                 "copy floor ms", "copy floor efficiency", "fresh floor ms",
+                 "vs fresh floor"])
     for t in sorted(sc):
-        pt, ft = sc[t]
+        pt, ft, fr = sc[t]
         pe, fe = efficiency(p1, t, pt), efficiency(f1, t, ft)
         out.append(row(["%d" % t, ms(pt) if pt else "", pct(pe) if pe else "",
-                        ms(ft) if ft else "", pct(fe) if fe else ""]))
+                        ms(ft) if ft else "", pct(fe) if fe else "",
+                        ms(fr) if fr else "",
+                        fmt_ratio(pt / fr if pt and fr else None)]))
     return out + [""]
 
 
@@ -438,8 +445,8 @@ def layout_selections(sessions, n):
     for s in sessions:
         if s.note != RAW_LAYOUTS:
             continue
-        fulls = [p for p in s.points if p.runs and any(
-            q.base is p and q.select for q in s.points)]
+        fulls = [p for p in s.points if p.runs and p.select is None and
+                 any(q.base is p and q.select for q in s.points)]
         for full in fulls:
             sels = [q for q in s.points if q.base is full and q.select and
                     q.runs]
@@ -453,3 +460,113 @@ def layout_selections(sessions, n):
                 x for q in sels for x in (ms(median(q)),
                                           fmt_ratio(layout_ratio(q)))]))
     return out + [""] if out else []
+
+
+FLOORS_TEXT = (
+    "Both floors beside parload's whole-file load, in every session that "
+    "measures them, at each thread count: the *copy floor* "
+    "(bench/copyfloor: each thread reads its share 1 MiB at a time into "
+    "one reused buffer, touched before the clock) bounds a load into "
+    "memory the caller owns; the *fresh-memory floor* (bench/freshfloor: "
+    "on the clock, one fresh anonymous mapping the size of the file, "
+    "advised for huge pages, each thread `pread`s its contiguous part "
+    "straight into it) bounds a loader that returns a new dataset, whose "
+    "every page the kernel must fault in and zero.  *parallel*: `parload "
+    "--strategy parallel --threads t --verify-seed` (in experiment 14's "
+    "sessions, `--cache keep`).")
+
+
+def parallel_at(s, t):
+    """The session's verified parallel whole-file load with t threads
+    (experiment 14's: --cache keep)."""
+    return s.find(lambda q: q.is_parallel(t) or (
+        q.tool == "parload" and q.strategy == "parallel" and
+        q.threads == t and q.cache == "keep" and q.stream is None and
+        q.select is None and not q.extra))
+
+
+def floors_table(sessions):
+    """Every session's floors and its parallel load at each thread count
+    where the fresh-memory floor was measured."""
+    out = []
+    for s in sessions:
+        for f in s.points:
+            if f.tool != "freshfloor" or not f.runs:
+                continue
+            t = f.threads
+            copy = median(s.find(lambda q: q.tool == "copyfloor" and
+                                 q.threads == t))
+            fresh, par = median(f), median(parallel_at(s, t))
+            out.append(row([
+                s.stream.name, s.cache + (" (%s)" % s.note if s.note else ""),
+                "%d" % t, ms(copy) if copy else "", ms(fresh),
+                ms(par) if par else "",
+                fmt_ratio(par / copy if par and copy else None),
+                fmt_ratio(par / fresh if par else None),
+                fmt_ratio(fresh / copy if copy else None)]))
+    if not out:
+        return []
+    return ["## Both floors", "", FLOORS_TEXT, ""] + head([
+        "file", "cache", "threads", "copy floor ms", "fresh floor ms",
+        "parallel ms", "parallel / copy floor", "parallel / fresh floor",
+        "fresh floor / copy floor"]) + out + [""]
+
+
+CACHE_TEXT = (
+    "`parload --strategy parallel --threads n --verify-seed --cache MODE` "
+    "in each page-cache mode, against the readers a user could reach for "
+    "on the same file: `dd bs=1M` and `dd iflag=direct bs=8M` to "
+    "/dev/null (their own reported time), `fio --readonly --rw=read "
+    "--bs=1M --ioengine=psync` with one job (time in the read calls) and "
+    "with `--direct=1` and one job per core, each its contiguous part "
+    "(the slowest job's run time).  Cold: the file evicted before every "
+    "run (bench/evict); warm: read in again before a run unless all of "
+    "it is cached.  *cached after*: the share of the file's pages in the "
+    "page cache just after the run (mincore, `bench/evict --count`), "
+    "median.  *mode used*: the `cache` of parload's JSON (what auto "
+    "chose; drop where direct was refused).  *vs keep*: time over `--cache "
+    "keep`'s in the same session; *buffered peer / this*, *direct peer / "
+    "this*: the better of dd bs=1M and fio (buffered), of dd iflag=direct "
+    "and fio --direct=1, over this point's time (above 1: faster than the "
+    "peer).")
+
+
+def cache_peer(s, tools):
+    """The smallest median of the session's points of those tools."""
+    xs = [median(q) for q in s.points if q.tool in tools and q.runs]
+    xs = [x for x in xs if x]
+    return min(xs) if xs else None
+
+
+def mode_used(p):
+    used = [m.get("cache_used") for m in p.runs if m.get("cache_used")]
+    return max(set(used), key=used.count) if used else ""
+
+
+def cache_table(sessions, n):
+    """Experiment 14: every point's time, what it left cached and its
+    ratios to keep and to the peers."""
+    out = [CACHE_TEXT, ""] + head([
+        "file", "cache", "point", "median ms", "middle 50% ms", "GB/s",
+        "cached after", "mode used", "vs keep", "buffered peer / this",
+        "direct peer / this"])
+    for s in sessions:
+        if not any(14 in p.exps and p.runs for p in s.points):
+            continue
+        keep = median(s.find(lambda q: q.cache == "keep"))
+        buffered = cache_peer(s, ("dd", "fio"))
+        direct = cache_peer(s, ("dd-direct", "fio-direct"))
+        for p in s.points:
+            if 14 not in p.exps or not p.runs:
+                continue
+            t = point_stats(s, p, n)
+            med = t["median"]
+            out.append(row([
+                s.stream.name, s.cache, p.label(), ms(med),
+                "%s - %s" % (ms(t["q1"]), ms(t["q3"])), "%.2f" % t["gbps"],
+                "" if t["cached"] is None else "%.1f%%" % (t["cached"] * 100),
+                mode_used(p),
+                fmt_ratio(med / keep if keep and p.cache else None),
+                fmt_ratio(buffered / med if buffered else None),
+                fmt_ratio(direct / med if direct else None)]))
+    return out + [""]

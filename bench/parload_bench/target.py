@@ -107,6 +107,7 @@ class Note:
 def fmt(x, unit, bar=False):
     """A figure (bar: a target's bar, as short as it is exact)."""
     if unit == "%":
-        return "%.0f%%" % (x * 100)
+        return "%.0f%%" % (x * 100) if bar or x >= 0.095 else \
+            "%.2f%%" % (x * 100)
     text = "%g" % x if bar else "%.2f" % x
     return text if unit == "x" else "%s %s" % (text, unit)

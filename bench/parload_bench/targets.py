@@ -16,17 +16,16 @@ from .targets_load import (SELECTION_FILES, cold_best_peer, copy_vs_select,
                            floor_efficiency, huge_relative, process_rss_over,
                            process_wall_ratio, scaling_worst,
                            selection_targets, sweep_capped, sweep_worst, tiny)
+from .targets_floors import CACHE_TARGETS, FLOOR_TARGETS
 from .targets_layouts import LAYOUT_NOTES, LAYOUT_TARGETS
 from .targets_uses import (MPI_SINGLE, MPI_TARGETS, PYTHON_TARGETS,
-                           SCAN_WHOLE, SCAN_WINDOWED, STARTUP_TARGETS,
+                           SCAN_WHOLE, SCAN_WINDOWED, STARTUP_ARTICLE,
+                           STARTUP_TARGETS,
                            STREAM_TARGETS, VERSION_WALL, empty_load,
                            layout_cost, mpi_pick, ms_of, overlap_ratio, wall)
 
 
 TARGETS = [
-    Target("1a", "Reference stream", "1",
-           "V2 POSIX time / parallel time",
-           ratio(REF_V2, REF_PAR), ">=", 5),
     Target("1b", "Reference stream", "1",
            "parallel time / copy floor",
            ratio(REF_PAR, REF_FLOOR), "<=", 2.2),
@@ -34,17 +33,6 @@ TARGETS = [
            "parallel --preallocate time / copy floor",
            ratio(ref(lambda p, n: p.is_flags("parallel", ("--preallocate",),
                                              n)), REF_FLOOR), "<=", 1.15),
-    Target("3a", "Tiny views", "2",
-           "V2 POSIX unbuffered time / parallel time",
-           ratio(tiny(v2_posix), tiny(parallel_n)), ">=", 12),
-    Target("3b", "Tiny views", "2",
-           "V2 stdio buffered time / parallel time",
-           ratio(tiny(lambda p, n: p.is_plain() and
-                      p.strategy == "sequential" and p.io == "stdio" and
-                      p.buffer is None), tiny(parallel_n)), ">=", 2.2),
-    Target("4", "View-size sweep", "3",
-           "best article strategy time / parallel time, smallest over the "
-           "sizes", sweep_worst, ">=", 1.5),
     Target("5", "Few, huge views", "7",
            "parallel speed-up T(1 thread) / T(n threads) on a huge file / "
            "the reference stream's, smallest", huge_relative, ">=", 0.9),
@@ -62,13 +50,36 @@ TARGETS = [
            "the cores", scaling_worst, ">=", 0.70, "%"),
 ] + [t for f in SELECTION_FILES for t in selection_targets(f)] + \
     STARTUP_TARGETS + PYTHON_TARGETS + STREAM_TARGETS + MPI_TARGETS + \
-    LAYOUT_TARGETS
+    LAYOUT_TARGETS + FLOOR_TARGETS + CACHE_TARGETS
 
-NOTES = [
+# The article's ratios: reported figures, not targets (each says the bar
+# it had as a target).
+ARTICLE_NOTES = [
+    Note("1a", "The article's ratio (reported; it was a target, >= 5): "
+         "V2 POSIX time / parallel time = %s.", ratio(REF_V2, REF_PAR)),
+    Note("3a", "The article's ratio (reported; it was a target, >= 12): "
+         "tiny views, V2 POSIX unbuffered time / parallel time = %s.",
+         ratio(tiny(v2_posix), tiny(parallel_n))),
+    Note("3b", "The article's ratio (reported; it was a target, >= 2.2): "
+         "tiny views, V2 stdio buffered time / parallel time = %s.",
+         ratio(tiny(lambda p, n: p.is_plain() and
+                    p.strategy == "sequential" and p.io == "stdio" and
+                    p.buffer is None), tiny(parallel_n))),
+    Note("4", "The article's ratio (reported; it was a target, >= 1.5): "
+         "view-size sweep, best article strategy time / parallel time, "
+         "smallest over the sizes = %s.", sweep_worst),
+]
+
+NOTES = ARTICLE_NOTES + STARTUP_ARTICLE + [
     Note("1b", "Ceiling of 1a: V2 POSIX / copy floor = %s, the lead of a "
          "load as fast as the copy floor; a 5x lead needs a load that much "
          "faster than the floor.", ratio(REF_V2, REF_FLOOR)),
-    Note("1b", "V2 POSIX with 4 KiB pages / parallel = %s (the article's "
+    Note("1b", "Ceiling of 1a against the fresh-memory floor: V2 POSIX / "
+         "fresh floor (every core) = %s, the lead of a load as fast as a "
+         "new dataset can be.", ratio(REF_V2, ref(lambda p, n: p.tool ==
+                                                   "freshfloor" and
+                                                   p.threads == n))),
+    Note("1a", "V2 POSIX with 4 KiB pages / parallel = %s (the article's "
          "own allocation, not advised for huge pages; 1a is against V2 "
          "POSIX as the target defines it, `--strategy sequential --io "
          "posix`).",

@@ -11,7 +11,7 @@ from .target import Measured, Pick, Target, parallel_n, ratio
 
 def sweep_worst(run):
     """Experiment 3: the smallest best-article / parallel over the sizes."""
-    leads = [(best / par, size) for size, _, _, _, best, par, _, _ in
+    leads = [(best / par, size) for size, _, _, _, best, par, _, _, _ in
              sweep_series(run.sessions, run.n) if best and par]
     if not leads:
         return None
@@ -22,7 +22,7 @@ def sweep_worst(run):
 def sweep_capped(run):
     """The sizes where the best article strategy is within 1.5x of the
     copy floor (the ceiling of target 4)."""
-    capped = [(best / floor, size) for size, _, _, _, best, _, floor, _ in
+    capped = [(best / floor, size) for size, _, _, _, best, _, floor, _, _ in
               sweep_series(run.sessions, run.n)
               if best and floor and best / floor < 1.5]
     if not capped:

@@ -6,8 +6,8 @@ import statistics
 from . import MIB, human_bytes
 from .medians import find_point, median, on_floor, overlap, point_stats, scaling
 from .sessions import MPI_RANKS, PAGES_4K, WINDOW
-from .target import (Measured, Pick, Target, difference, floor_n, parallel_n,
-                     ratio, ref)
+from .target import (Measured, Note, Pick, Target, difference, floor_n,
+                     parallel_n, ratio, ref)
 from .targets_load import huge_relative, process_wall_ratio
 
 
@@ -57,34 +57,37 @@ STARTUP_TARGETS = [
     Target("10b", "Whole process", "8",
            "`parload FILE` process wall / reported load",
            process_wall_ratio, "<=", 1.10),
-    Target("10c", "Whole process, tiny views", "8",
-           "V2 stdio buffered wall / `parload FILE` wall",
-           ratio(wall("tiny", v2_user("stdio")), wall("tiny", user_run)),
-           ">=", 2.2),
-    Target("10d", "Whole process, tiny views", "8",
-           "V2 POSIX unbuffered wall / `parload FILE` wall",
-           ratio(wall("tiny", v2_user("posix")), wall("tiny", user_run)),
-           ">=", 12),
     Target("10e", "Whole process, reference stream", "8",
            "`parload FILE` wall / copy floor wall",
            ratio(wall("reference", user_run), wall("reference", floor_n)),
            "<=", 2.0),
-    Target("10f", "Whole process, reference stream", "8",
-           "V2 as the article allocates (`--no-hugepages`) wall / `parload "
-           "FILE` wall (4 KiB-page session)",
-           ratio(wall("reference", v2_user("posix", None,
-                                           ("--no-hugepages",)), PAGES_4K),
-                 wall("reference", user_run, PAGES_4K)), ">=", 5),
-    Target("10g", "Whole process, reference stream", "8",
-           "V2 POSIX (parload's allocator) wall / `parload FILE` wall",
-           ratio(wall("reference", v2_user("posix")),
-                 wall("reference", user_run)), ">=", 1.8),
     Target("10h", "More threads than cores", "4",
            "parallel time at n < t <= 2n threads / at n, largest",
            threads_over_cores, "<=", 1.1),
     Target("10i", "Few, huge views", "7",
            "as 5: huge-file speed-up / the reference stream's, smallest",
            huge_relative, ">=", 0.95),
+]
+
+# The article's ratios of the whole process: reported, not targets (each
+# says the bar it had).
+STARTUP_ARTICLE = [
+    Note("10c", "The article's ratio (reported; it was a target, >= 2.2): "
+         "tiny views, V2 stdio buffered wall / `parload FILE` wall = %s.",
+         ratio(wall("tiny", v2_user("stdio")), wall("tiny", user_run))),
+    Note("10d", "The article's ratio (reported; it was a target, >= 12): "
+         "tiny views, V2 POSIX unbuffered wall / `parload FILE` wall = %s.",
+         ratio(wall("tiny", v2_user("posix")), wall("tiny", user_run))),
+    Note("10f", "The article's ratio (reported; it was a target, >= 5): "
+         "V2 as the article allocates (`--no-hugepages`) wall / `parload "
+         "FILE` wall (4 KiB-page session) = %s.",
+         ratio(wall("reference", v2_user("posix", None,
+                                         ("--no-hugepages",)), PAGES_4K),
+               wall("reference", user_run, PAGES_4K))),
+    Note("10g", "The article's ratio (reported; it was a target, >= 1.8): "
+         "V2 POSIX (parload's allocator) wall / `parload FILE` wall = %s.",
+         ratio(wall("reference", v2_user("posix")),
+               wall("reference", user_run))),
 ]
 
 # ---- Python (experiment 10, on whichever file it ran) ----

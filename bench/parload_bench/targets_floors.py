@@ -1,0 +1,176 @@
+"""The targets against the floor that bounds each load, and of the page
+cache: the fresh-memory floor (experiments 1, 2, 4), sinograms against
+the view layout of the same selection (experiment 13), the rows split
+against the views split (experiment 12), Python against the command
+(experiment 10), and the page-cache modes (experiment 14)."""
+from .sessions import (BAND_32, BAND_32_SINOGRAMS, MPI_RANKS, PAGE_CACHE,
+                       RAW_LAYOUTS)
+from .points import SINOGRAMS
+from .target import Measured, Pick, Target, parallel_n, ratio
+from .targets_uses import MPI_SINGLE, exp10, mpi_pick
+
+
+def fresh(file, threads=None):
+    """The fresh-memory floor on a warm file (threads None: n)."""
+    return Pick(file, "warm", lambda p, n: p.tool == "freshfloor" and
+                p.threads == (threads or n))
+
+
+def reference_worst(run):
+    """The largest parallel t / fresh floor t on the warm reference
+    stream, 1 <= t <= n."""
+    xs = []
+    for t in range(1, run.n + 1):
+        par = Pick("reference", "warm", lambda p, n, t=t:
+                   p.is_parallel(t)).get(run)
+        fl = fresh("reference", t).get(run)
+        if par and fl:
+            xs.append((par / fl, t))
+    if not xs or len(xs) < run.n:
+        return None
+    worst = max(xs)
+    return Measured(worst[0], "at t = %d; %s" % (worst[1], ", ".join(
+        "t = %d: %.2f" % (t, x) for x, t in sorted(xs, key=lambda x: x[1]))))
+
+
+def layout_load(select):
+    """Experiment 13's verified parallel load of the reference stream, of
+    the selection named select (None: the whole file)."""
+    return Pick("reference", "warm", lambda p, n: (
+        p.tool == "parload" and p.strategy == "parallel" and p.verify and
+        p.threads == n and p.stream is None and not p.extra and
+        (p.select.name if p.select else None) == select), note=RAW_LAYOUTS)
+
+
+def rows_split(run):
+    """The slowest rank of the rows split / the slowest rank of the views
+    split (--verify), MPI_RANKS ranks sharing the cores."""
+    rows = Pick("reference-crc", "warm", lambda p, n: (
+        p.tool == "parload-mpi" and p.ranks == MPI_RANKS and
+        p.split == "rows")).get(run)
+    views = mpi_pick(MPI_RANKS).get(run)
+    return Measured(rows / views) if rows and views else None
+
+
+FLOOR_TARGETS = [
+    Target("15a", "Reference stream, fresh-memory floor", "1,4",
+           "parallel time with t threads / fresh-memory floor with t "
+           "threads, largest at 1 <= t <= the cores", reference_worst,
+           "<=", 1.10),
+    Target("15b", "Tiny views, fresh-memory floor", "2",
+           "parallel time / fresh-memory floor (every core)",
+           ratio(Pick("tiny", "warm", parallel_n), fresh("tiny")), "<=",
+           1.30),
+    Target("15c", "Sinograms, whole file", "13",
+           "sinogram layout time / the view layout's (the whole reference "
+           "stream)", ratio(layout_load(SINOGRAMS), layout_load(None)),
+           "<=", 1.10),
+    Target("15d", "Sinograms, a 32-row band", "13",
+           "%s time / %s in view layout" % (BAND_32_SINOGRAMS.name,
+                                             BAND_32.name),
+           ratio(layout_load(BAND_32_SINOGRAMS.name),
+                 layout_load(BAND_32.name)), "<=", 1.10),
+    Target("15e", "MPI rows split", "12",
+           "%d ranks, rows split, slowest rank / the views split's "
+           "(--verify), same threads" % MPI_RANKS, rows_split, "<=", 1.20),
+    Target("15f", "Python in-process", "10",
+           "parload.load() in Python time / the command's reported load",
+           ratio(exp10(lambda p, n: p.tool == "pyload"), exp10(parallel_n)),
+           "<=", 1.05),
+]
+
+# ---- the page cache (experiment 14) ----
+
+CACHE_FILES = ("reference", "scan", "big")
+
+
+def cache_pick(file, cache, pred, field="seconds"):
+    return Pick(file, cache, lambda p, n: 14 in p.exps and pred(p, n),
+                field, note=PAGE_CACHE)
+
+
+def mode(m):
+    return lambda p, n: p.tool == "parload" and p.cache == m
+
+
+def tools(*names):
+    return lambda p, n: p.tool in names
+
+
+def best_of(run, file, cache, *names):
+    xs = [cache_pick(file, cache, tools(x)).get(run) for x in names]
+    xs = [x for x in xs if x]
+    return min(xs) if xs else None
+
+
+def over_files(each, worst=max, fmt="%.2f"):
+    """A target's figure over experiment 14's files: each(run, file) is
+    a figure or None; the worst of them, each file's in the detail."""
+    def value(run):
+        xs = [(each(run, f), f) for f in CACHE_FILES]
+        xs = [(x, f) for x, f in xs if x is not None]
+        if not xs:
+            return None
+        w = worst(xs)
+        return Measured(w[0], "at %s; %s" % (w[1], ", ".join(
+            "%s %s" % (f, fmt % x) for x, f in xs)))
+    return value
+
+
+def cached_target(id, m, bar):
+    """The share of the file that mode m leaves cached after a cold load,
+    the largest over the files, at most bar."""
+    def each(run, file):
+        return cache_pick(file, "cold", mode(m), "cached").get(run)
+    return Target(id, "--cache %s, cold" % m, "14", "share of the file in "
+                  "the page cache after the load, largest over the files",
+                  over_files(each, fmt="%.3f"), "<=", bar, "%")
+
+
+def over(a, b):
+    """The figure of a file: a(run, file) / b(run, file), each a time."""
+    def each(run, file):
+        x, y = a(run, file), b(run, file)
+        return x / y if x and y else None
+    return each
+
+
+def load(m, cache="cold"):
+    """Mode m's time on a file."""
+    return lambda run, file: cache_pick(file, cache, mode(m)).get(run)
+
+
+def direct_peers(run, file):
+    return best_of(run, file, "cold", "dd-direct", "fio-direct")
+
+
+def cold_peer(run, file):
+    """The better of dd bs=1M and fio (buffered) / the slowest cold
+    load over the modes."""
+    peer = best_of(run, file, "cold", "dd", "fio")
+    loads = [cache_pick(file, "cold", mode(m)).get(run)
+             for m in ("keep", "drop", "direct", "auto")]
+    loads = [x for x in loads if x]
+    return peer / max(loads) if peer and loads else None
+
+
+CACHE_TARGETS = [
+    cached_target("16a", "drop", 0.02),
+    Target("16b", "--cache drop, cold", "14",
+           "keep's time / drop's (drop's speed relative to keep), smallest "
+           "over the files", over_files(over(load("keep"), load("drop")),
+                                        min), ">=", 0.95),
+    cached_target("16c", "direct", 0.01),
+    Target("16d", "--cache direct, cold", "14",
+           "the better of dd iflag=direct bs=8M and fio --direct=1 / "
+           "direct's time, smallest over the files",
+           over_files(over(direct_peers, load("direct")), min), ">=", 0.95),
+    Target("16e", "--cache auto, warm", "14",
+           "auto's time / keep's, largest over the files",
+           over_files(over(load("auto", "warm"), load("keep", "warm"))),
+           "<=", 1.02),
+    Target("16f", "Every cold load", "14",
+           "the better of dd bs=1M and fio / the slowest of keep, drop, "
+           "direct and auto, smallest over the files",
+           over_files(cold_peer, min), ">=", 0.95),
+]
