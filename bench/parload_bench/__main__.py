@@ -12,7 +12,7 @@ import time
 
 from . import HERE, BenchError, log
 from . import plan, report, targets
-from .measure import Tools, snapshot_programs
+from .tools import Tools, snapshot_programs
 from .plots import make_plots
 from .sessions import experiments
 

@@ -7,7 +7,7 @@ from .sessions import (BAND_32, BAND_32_SINOGRAMS, MPI_RANKS, PAGE_CACHE,
                        RAW_LAYOUTS)
 from .points import SINOGRAMS
 from .target import Measured, Pick, Target, parallel_n, ratio
-from .targets_uses import MPI_SINGLE, exp10, mpi_pick
+from .targets_uses import exp10, mpi_pick
 
 
 def fresh(file, threads=None):
