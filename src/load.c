@@ -167,6 +167,20 @@ static int finish(parload__ctx *c)
 	return parload__source_recheck(c, last);
 }
 
+/* A load's context before its first step; its messages name the source's
+ * path, its first file or the descriptor's name. */
+static void ctx_init(parload__ctx *c, const parload_request *req,
+		     const parload_options *o, parload_error *err)
+{
+	const parload_source *s = &req->source;
+
+	memset(c, 0, sizeof(*c));
+	c->req = req;
+	c->path = s->path ? s->path : s->path_count ? s->paths[0] : s->name;
+	c->opts = o;
+	c->err = err;
+}
+
 static int run(parload_loader *loader, const parload_request *req,
 	       parload_dataset *out, parload_error *err)
 {
@@ -178,13 +192,7 @@ static int run(parload_loader *loader, const parload_request *req,
 	off_t pos = -1;
 	int rc;
 
-	memset(&c, 0, sizeof(c));
-	c.req = req;
-	c.path = req->source.path ? req->source.path :
-		 req->source.path_count ? req->source.paths[0] :
-					  req->source.name;
-	c.opts = o;
-	c.err = err;
+	ctx_init(&c, req, o, err);
 	c.into = req->into;
 	c.engine = parload__loader_engine(loader);
 	c.loader = loader;
@@ -344,12 +352,7 @@ int parload_describe(const parload_source *src, int allow_truncated,
 	rc = check_request(&r, err);
 	if (rc)
 		return rc;
-	memset(&c, 0, sizeof(c));
-	c.req = &r;
-	c.path = src->path ? src->path :
-		 src->path_count ? src->paths[0] : src->name;
-	c.opts = &o;
-	c.err = err;
+	ctx_init(&c, &r, &o, err);
 	rc = parload__source_open(&c, &r);
 	if (rc == 0 && c.stream)
 		rc = parload__fail_path(err, PARLOAD_ENOTREG, 0, c.path,

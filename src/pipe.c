@@ -94,10 +94,10 @@ static int skip(parload__ctx *c, uint64_t n, uint64_t *got, uint64_t *off)
 /* A raw stream's pixels stored otherwise than the dataset holds them:
  * rows read into buf (of bufsize bytes, at least one row) and converted
  * into the view at pix.  *got: the file's bytes that came. */
-static int read_converted(parload__ctx *c, unsigned char *buf, size_t bufsize,
-			  unsigned char *pix, uint64_t *got, uint64_t *off)
+static int read_converted(parload__ctx *c, parload__convert_fn convert,
+			  unsigned char *buf, size_t bufsize, unsigned char *pix,
+			  uint64_t *got, uint64_t *off)
 {
-	const parload__convert_fn convert = parload__convert_get(&c->d);
 	const size_t row = (size_t)c->d.row_size;
 	const size_t out_row = (size_t)c->d.width * c->d.bytes_per_pixel;
 	const size_t per = bufsize / row;
@@ -121,9 +121,11 @@ static int read_converted(parload__ctx *c, unsigned char *buf, size_t bufsize,
 }
 
 /* View i, header and payload (and the gap before it); *whole says
- * whether all of it arrived.  buf: bufsize bytes for converted rows. */
-static int read_view(parload__ctx *c, uint64_t i, unsigned char *buf,
-		     size_t bufsize, uint64_t *off, bool *whole)
+ * whether all of it arrived.  With convert, its rows go through buf
+ * (bufsize bytes). */
+static int read_view(parload__ctx *c, uint64_t i, parload__convert_fn convert,
+		     unsigned char *buf, size_t bufsize, uint64_t *off,
+		     bool *whole)
 {
 	const parload_desc *d = &c->d;
 	const size_t ps = (size_t)c->shape.view_bytes;
@@ -149,7 +151,8 @@ static int read_view(parload__ctx *c, uint64_t i, unsigned char *buf,
 	else
 		rc = skip(c, d->header, &got, off);
 	if (rc == 0 && *off - start == d->header)
-		rc = buf ? read_converted(c, buf, bufsize, pix, &got, off) :
+		rc = convert ? read_converted(c, convert, buf, bufsize, pix,
+					      &got, off) :
 			   parload__pipe_fill(c, pix, ps, &part, off);
 	*whole = *off - start == d->header + d->payload_size;
 	if (d->format != PARLOAD_FORMAT_PARLOAD) {
@@ -205,6 +208,7 @@ static int read_stream(parload__ctx *c)
 		(c->opts->flags & PARLOAD_OPT_ALLOW_TRUNCATED) != 0;
 	const size_t ps = (size_t)c->shape.view_bytes;
 	const size_t bufsize = (size_t)PARLOAD__MAX(c->d.row_size, 64 << 10);
+	const parload__convert_fn convert = parload__convert_get(&c->d);
 	uint64_t i, sent = 0, off = PARLOAD_FILE_HEADER_SIZE, got;
 	unsigned char *buf = NULL;
 	bool whole = true;
@@ -218,11 +222,10 @@ static int read_stream(parload__ctx *c)
 		rc = skip(c, c->d.offset, &got, &off);
 		whole = rc == 0 && got == c->d.offset;
 	}
-	if (rc == 0 && parload__convert_get(&c->d) &&
-	    !(buf = parload__sys_malloc(bufsize)))
+	if (rc == 0 && convert && !(buf = parload__sys_malloc(bufsize)))
 		rc = parload__fail_nomem(c->err, c->path);
 	for (i = 0; rc == 0 && whole && i < c->d.count; i++) {
-		rc = read_view(c, i, buf, bufsize, &off, &whole);
+		rc = read_view(c, i, convert, buf, bufsize, &off, &whole);
 		if (rc || !whole)
 			break;
 		/* Checked while the view is still in this core's cache. */

@@ -338,7 +338,7 @@ static int fit_file(parload__ctx *c, parload__file *f, uint64_t total)
 	uint64_t n = 0, part = 0;
 
 	if (f->size < d->offset) {
-		if (allow || (f->size == 0 && d->offset == 0))
+		if (allow)
 			goto out;
 		return parload__fail(c->err, PARLOAD_ETRUNCATED, 0, f->path,
 				     total, f->size,

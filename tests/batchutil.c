@@ -37,20 +37,6 @@ char *bu_stream(const char *name, uint32_t flags, bool damaged,
 	return path;
 }
 
-parload_loader *bu_loader(unsigned threads, unsigned flags)
-{
-	parload_options o;
-	parload_loader *l;
-	parload_error err;
-
-	parload_options_init(&o);
-	o.threads = threads;
-	o.flags = flags | PARLOAD_OPT_NO_BIND;
-	ck_assert_msg(parload_loader_new(&l, &o, &err) == 0, "%s",
-		      err.message);
-	return l;
-}
-
 bool bu_zeroed(const parload_dataset *ds)
 {
 	static const parload_dataset zero;
@@ -240,7 +226,7 @@ void bu_fixture_init(bu_fixture *f, const char *name, uint32_t file_flags,
 		     uint64_t window)
 {
 	memset(f, 0, sizeof(*f));
-	f->l = bu_loader(threads, opts);
+	f->l = tu_loader(threads, PARLOAD_STRATEGY_PARALLEL, opts);
 	f->path = bu_stream(name, file_flags, damaged, &f->ref);
 	bu_prepare(&f->r, &f->g, &f->s, f->path, sel, per, window);
 }

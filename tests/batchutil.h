@@ -27,8 +27,6 @@ double bu_now(void);
  * and 22 do not match their CRCs.  *ref is its serial reading. */
 char *bu_stream(const char *name, uint32_t flags, bool damaged,
 		tu_soa *ref);
-/* A loader of threads with flags (PARLOAD_OPT_*, NO_BIND added). */
-parload_loader *bu_loader(unsigned threads, unsigned flags);
 /* The dataset is all zero bytes, as a failed load leaves it. */
 bool bu_zeroed(const parload_dataset *ds);
 /* The process runs tasks threads (given a second to settle). */

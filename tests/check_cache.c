@@ -179,7 +179,7 @@ START_TEST(test_whole)
 	const parload_cache m = modes[_i];
 	char *path = stream("whole.raw", VIEWS, WIDTH, HEIGHT, 0);
 	char *big = stream("big.raw", 3, 1100, 600, 0);
-	parload_loader *one = bu_loader(1, 0), *three = bu_loader(3, 0);
+	parload_loader *one = tu_loader(1, PARLOAD_STRATEGY_PARALLEL, 0), *three = tu_loader(3, PARLOAD_STRATEGY_PARALLEL, 0);
 	parload_request r;
 	parload_buffers b;
 	parload_desc d;
@@ -253,7 +253,7 @@ START_TEST(test_selection)
 {
 	const parload_cache m = modes[_i];
 	char *path = stream("sel.raw", VIEWS, WIDTH, HEIGHT, 0);
-	parload_loader *l = bu_loader(3, 0);
+	parload_loader *l = tu_loader(3, PARLOAD_STRATEGY_PARALLEL, 0);
 	parload_selection sel[3];
 	parload_request r;
 
@@ -285,7 +285,7 @@ END_TEST
 static void assert_batches(const char *path, parload_cache m, uint64_t window,
 			   const char *what)
 {
-	parload_loader *l = bu_loader(3, 0);
+	parload_loader *l = tu_loader(3, PARLOAD_STRATEGY_PARALLEL, 0);
 	parload_request r[2];
 	parload_dataset ds[2];
 	parload_error err;
@@ -341,7 +341,7 @@ START_TEST(test_follow)
 {
 	const parload_cache m = modes[_i];
 	char *path = stream("follow.raw", VIEWS, WIDTH, HEIGHT, 0);
-	parload_loader *l = bu_loader(2, 0);
+	parload_loader *l = tu_loader(2, PARLOAD_STRATEGY_PARALLEL, 0);
 	parload_dataset ds;
 	parload_error err;
 	parload_request r;
@@ -373,7 +373,7 @@ END_TEST
 START_TEST(test_raw_files)
 {
 	const parload_cache m = modes[_i];
-	parload_loader *l = bu_loader(3, 0);
+	parload_loader *l = tu_loader(3, PARLOAD_STRATEGY_PARALLEL, 0);
 	parload_selection sel;
 	parload_request r;
 	lt_stream s;
@@ -414,8 +414,8 @@ START_TEST(test_crc)
 	const uint64_t ps = (uint64_t)WIDTH * HEIGHT * 2;
 	char *path = stream("crc.raw", VIEWS, WIDTH, HEIGHT,
 			    PARLOAD_FLAG_CRC32C);
-	parload_loader *verify = bu_loader(3, PARLOAD_OPT_VERIFY_CRC);
-	parload_loader *going = bu_loader(3, PARLOAD_OPT_VERIFY_CRC |
+	parload_loader *verify = tu_loader(3, PARLOAD_STRATEGY_PARALLEL, PARLOAD_OPT_VERIFY_CRC);
+	parload_loader *going = tu_loader(3, PARLOAD_STRATEGY_PARALLEL, PARLOAD_OPT_VERIFY_CRC |
 						     PARLOAD_OPT_KEEP_GOING);
 	parload_request r;
 	parload_dataset ds;
@@ -453,7 +453,7 @@ START_TEST(test_fd_and_strategies)
 					      PARLOAD_CACHE_DROP :
 					      mode_used(m, "");
 	char *path = stream("fd.raw", 40, WIDTH, HEIGHT, 0);
-	parload_loader *l = bu_loader(2, 0);
+	parload_loader *l = tu_loader(2, PARLOAD_STRATEGY_PARALLEL, 0);
 	parload_request r;
 	int fd = open(path, O_RDONLY);
 	const int strategies[] = { PARLOAD_STRATEGY_SEQUENTIAL,
@@ -490,7 +490,7 @@ START_TEST(test_pipe)
 {
 	const parload_cache m = modes[_i];
 	char *path = stream("pipe.raw", 10, 16, 8, 0);
-	parload_loader *l = bu_loader(2, 0);
+	parload_loader *l = tu_loader(2, PARLOAD_STRATEGY_PARALLEL, 0);
 	parload_request r;
 	parload_dataset ds;
 	parload_error err;
@@ -525,7 +525,7 @@ START_TEST(test_names_and_unknown)
 {
 	const int bad[] = { -1, 4, 99 };
 	char *path = stream("names.raw", 4, 16, 8, 0);
-	parload_loader *l = bu_loader(1, 0);
+	parload_loader *l = tu_loader(1, PARLOAD_STRATEGY_PARALLEL, 0);
 	parload_request r;
 	parload_dataset ds;
 	parload_error err;
@@ -740,7 +740,7 @@ END_TEST
 START_TEST(test_auto_warm)
 {
 	char *path = stream("warm.raw", 400, WIDTH, 64, 0);
-	parload_loader *l = bu_loader(2, 0);
+	parload_loader *l = tu_loader(2, PARLOAD_STRATEGY_PARALLEL, 0);
 	size_t len;
 	unsigned char *data = tu_read_all(path, &len);
 	double after;

@@ -19,21 +19,6 @@
 #include "layouts.h"
 #include "testutil.h"
 
-static parload_loader *loader_of(unsigned threads, int strategy)
-{
-	parload_options o;
-	parload_loader *l;
-	parload_error err;
-
-	parload_options_init(&o);
-	o.threads = threads;
-	o.strategy = (parload_strategy)strategy;
-	o.flags |= PARLOAD_OPT_NO_BIND;
-	ck_assert_msg(parload_loader_new(&l, &o, &err) == 0, "%s",
-		      err.message);
-	return l;
-}
-
 /* Pixel i of n of type t, in the host's order, as double. */
 static double value(const unsigned char *p, int t, uint64_t i)
 {
@@ -127,7 +112,7 @@ typedef struct corr_case {
 static void run_case(const corr_case *k, uint64_t seed)
 {
 	const uint32_t h = 6;
-	parload_loader *l = loader_of(k->threads, 0);
+	parload_loader *l = tu_loader(k->threads, 0, 0);
 	parload_refs darks, flats;
 	parload_correction corr;
 	parload_selection sel;
@@ -269,7 +254,7 @@ static int keep_batch(const parload_batch *b, void *arg)
 
 START_TEST(test_batches_are_corrected)
 {
-	parload_loader *l = loader_of(2, 0);
+	parload_loader *l = tu_loader(2, 0, 0);
 	char *path = tu_path("b.raw");
 	float dark[4 * 8 * 16];
 	parload_refs darks;
@@ -311,7 +296,7 @@ END_TEST
 /* NaN in a flat propagates; zero and negative values clamp under -log. */
 START_TEST(test_nan_propagates_and_log_clamps)
 {
-	parload_loader *l = loader_of(1, 0);
+	parload_loader *l = tu_loader(1, 0, 0);
 	float flat[2 * 3], dark[2 * 3];
 	unsigned char pix[2 * 3 * 2];
 	char *path = tu_path("n.raw");
@@ -364,7 +349,7 @@ END_TEST
 /* What a corrected load refuses, before it reads the scan. */
 START_TEST(test_refusals)
 {
-	parload_loader *l = loader_of(2, 0), *bulk = loader_of(1, 1);
+	parload_loader *l = tu_loader(2, 0, 0), *bulk = tu_loader(1, 1, 0);
 	parload_loader *vl;
 	char *path = tu_path("r.raw"), *other = tu_path("o.raw");
 	float frame[16 * 8];

@@ -191,7 +191,7 @@ static void follow_run(follow *f, const char *name, unsigned flags,
 {
 	memset(f, 0, sizeof(*f));
 	f->path = tu_path(name);
-	f->l = bu_loader(2, flags);
+	f->l = tu_loader(2, PARLOAD_STRATEGY_PARALLEL, flags);
 	appender_start(&f->a, f->path, views, write, start_delay, period, end);
 	ck_assert_int_eq(tu_resolve(&f->a.h, NULL, &f->s,
 						   &f->err), 0);

@@ -22,21 +22,6 @@
 #include "layouts.h"
 #include "testutil.h"
 
-static parload_loader *loader_of(unsigned threads, int strategy)
-{
-	parload_options o;
-	parload_loader *l;
-	parload_error err;
-
-	parload_options_init(&o);
-	o.threads = threads;
-	o.strategy = (parload_strategy)strategy;
-	o.flags |= PARLOAD_OPT_NO_BIND;
-	ck_assert_msg(parload_loader_new(&l, &o, &err) == 0, "%s",
-		      err.message);
-	return l;
-}
-
 /* A load of q of s (flags PARLOAD_REQ_*), which must succeed. */
 static void load_ok(parload_loader *l, const lt_stream *s, const lt_sel *q,
 		    unsigned flags, parload_dataset *ds, const char *what)
@@ -130,7 +115,7 @@ static void random_sel(const lt_stream *s, uint64_t *rng, int layout,
 START_TEST(test_random_layouts)
 {
 	uint64_t rng = 0x5eed0000u + (uint64_t)_i;
-	parload_loader *l = loader_of(1 + (unsigned)_i % 4, 0);
+	parload_loader *l = tu_loader(1 + (unsigned)_i % 4, 0, 0);
 	parload_dataset ds;
 	lt_stream s;
 	lt_sel q;
@@ -189,7 +174,7 @@ START_TEST(test_packed)
 	lt_layout(&s, w, 6, PARLOAD_PIXEL_U16, e, 11, 7, 3, 5);
 	lt_write(&s, "packed");
 	for (unsigned t = 1; t <= 4; t++) {
-		parload_loader *l = loader_of(t, 0);
+		parload_loader *l = tu_loader(t, 0, 0);
 
 		snprintf(what, sizeof(what), "%s, width %" PRIu32 ", %u "
 			 "threads", parload_type_name(PARLOAD_PIXEL_U16, e),
@@ -226,7 +211,7 @@ START_TEST(test_native_described)
 	static const int t[] = { PARLOAD_PIXEL_U16, PARLOAD_PIXEL_F32,
 				 PARLOAD_PIXEL_U8 };
 	char *path = tu_path("native.raw");
-	parload_loader *l = loader_of(3, 0);
+	parload_loader *l = tu_loader(3, 0, 0);
 	parload_dataset nat, raw;
 	parload_request r;
 	parload_error err;
@@ -271,7 +256,7 @@ END_TEST
 START_TEST(test_into_buffers)
 {
 	uint64_t rng = 0xb0ff + (uint64_t)_i;
-	parload_loader *l = loader_of(1 + (unsigned)_i % 4, 0);
+	parload_loader *l = tu_loader(1 + (unsigned)_i % 4, 0, 0);
 	parload_selection sel;
 	parload_buffers b;
 	parload_request r;
@@ -344,7 +329,7 @@ static int collect(const parload_batch *b, void *arg)
 START_TEST(test_batches_and_windows)
 {
 	uint64_t rng = 0xba7c + (uint64_t)_i;
-	parload_loader *l = loader_of(1 + (unsigned)_i % 4, 0);
+	parload_loader *l = tu_loader(1 + (unsigned)_i % 4, 0, 0);
 	parload_selection sel;
 	parload_request r;
 	parload_error err;
@@ -397,7 +382,7 @@ END_TEST
  * whole records); without one, every whole record. */
 START_TEST(test_count)
 {
-	parload_loader *l = loader_of(2, 0);
+	parload_loader *l = tu_loader(2, 0, 0);
 	parload_request r;
 	parload_error err;
 	parload_desc d;
@@ -521,7 +506,7 @@ static void refused(parload_loader *l, const parload_request *r, int code,
  * lacks and its size. */
 START_TEST(test_count_past_end)
 {
-	parload_loader *l = loader_of(2, 0);
+	parload_loader *l = tu_loader(2, 0, 0);
 	parload_request r;
 	parload_error err;
 	lt_stream s;
@@ -550,7 +535,7 @@ END_TEST
  * record (no count): that file, the view and the byte offset. */
 START_TEST(test_list_file_short)
 {
-	parload_loader *l = loader_of(3, 0);
+	parload_loader *l = tu_loader(3, 0, 0);
 	parload_request r;
 	parload_error err;
 	lt_stream s;
@@ -584,7 +569,7 @@ END_TEST
 /* One file without a count, ending in a partial record. */
 START_TEST(test_partial_record)
 {
-	parload_loader *l = loader_of(2, 0);
+	parload_loader *l = tu_loader(2, 0, 0);
 	parload_request r;
 	parload_error err;
 	lt_stream s;
@@ -618,7 +603,7 @@ START_TEST(test_strategy_enotsup)
 
 		if (parload_strategy_caps(st) & PARLOAD_CAP_LAYOUTS)
 			continue;
-		l = loader_of(1, st);
+		l = tu_loader(1, st, 0);
 		refused(l, &r, PARLOAD_ENOTSUP, s.paths[0],
 			parload_strategy_name(st), &err);
 		ck_assert_msg(strstr(err.message, parload_strategy_name(st)),
@@ -633,7 +618,7 @@ END_TEST
  * (the writer end stays open and silent, so a read would hang). */
 START_TEST(test_pipe_needs_count)
 {
-	parload_loader *l = loader_of(2, 0);
+	parload_loader *l = tu_loader(2, 0, 0);
 	parload_request r;
 	parload_error err;
 	parload_desc d;
@@ -671,7 +656,7 @@ static const struct {
 
 START_TEST(test_pipe_reads_as_it_arrives)
 {
-	parload_loader *l = loader_of(2, 0);
+	parload_loader *l = tu_loader(2, 0, 0);
 	parload_dataset ds;
 	parload_error err;
 	unsigned char *data;
@@ -714,7 +699,7 @@ static int no_batch(const parload_batch *b, void *arg)
 /* Following a raw stream needs one file and a count. */
 START_TEST(test_follow_needs_count)
 {
-	parload_loader *l = loader_of(2, 0);
+	parload_loader *l = tu_loader(2, 0, 0);
 	parload_request r;
 	parload_error err;
 	lt_stream s;
@@ -743,7 +728,7 @@ END_TEST
 /* Sizes past 64 bits in a description given as a struct. */
 START_TEST(test_overflow)
 {
-	parload_loader *l = loader_of(1, 0);
+	parload_loader *l = tu_loader(1, 0, 0);
 	parload_request r;
 	parload_error err;
 	lt_stream s;

@@ -90,7 +90,7 @@ static void load_big_file(bool bounded)
 	const uint64_t ps = width * height * 2, window = 4 * (ps + 32);
 	const uint64_t bound = 2 * window + ((uint64_t)16 << 20);
 	char *path = tu_path("big.raw");
-	parload_loader *l = bu_loader(2, 0);
+	parload_loader *l = tu_loader(2, PARLOAD_STRATEGY_PARALLEL, 0);
 	parload_request r;
 	parload_dataset ds;
 	parload_error err;

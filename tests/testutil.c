@@ -655,6 +655,21 @@ int tu_run(Suite *s)
  * The one door (parload_loader_run), as the tests call it
  * ------------------------------------------------------------------- */
 
+parload_loader *tu_loader(unsigned threads, int strategy, unsigned flags)
+{
+	parload_options o;
+	parload_loader *l;
+	parload_error err;
+
+	parload_options_init(&o);
+	o.threads = threads;
+	o.strategy = (parload_strategy)strategy;
+	o.flags = flags | PARLOAD_OPT_NO_BIND;
+	ck_assert_msg(parload_loader_new(&l, &o, &err) == 0, "%s",
+		      err.message);
+	return l;
+}
+
 int tu_load(parload_loader *l, const char *path, const parload_selection *sel,
 	    const parload_buffers *into, parload_dataset *ds,
 	    parload_error *err)

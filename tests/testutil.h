@@ -182,6 +182,8 @@ TCase *tu_tcase(Suite *s, const char *name, double timeout);
 /* Run a suite; the exit status for main(). */
 int tu_run(Suite *s);
 
+/* A loader of threads workers (unbound), strategy and option flags. */
+parload_loader *tu_loader(unsigned threads, int strategy, unsigned flags);
 /* parload_loader_run of path (a selection and the caller's buffers may
  * be NULL), or of descriptor fd named name. */
 int tu_load(parload_loader *l, const char *path, const parload_selection *sel,
