@@ -120,13 +120,15 @@ PARLOAD_STATIC_ASSERT_(sizeof(parload_view_header) == PARLOAD_VIEW_HEADER_SIZE,
 	X(ESELECT, -22, "invalid selection")                                   \
 	X(ENOTSUP, -23, "not supported")                                       \
 	X(ECANCELED, -24, "load canceled")                                     \
-	X(EMPI, -25, "MPI error")
+	X(EMPI, -25, "MPI error")                                              \
+	X(EEXIST, -26, "file exists")                                          \
+	X(ECONTAINER, -27, "invalid TIFF or HDF5 metadata")
 
 typedef enum parload_errno {
 #define PARLOAD_ERRNO_ENUM_(name, value, text) PARLOAD_##name = (value),
 	PARLOAD_ERRNO_MAP(PARLOAD_ERRNO_ENUM_)
 #undef PARLOAD_ERRNO_ENUM_
-	PARLOAD_ERRNO_LAST_ = -26
+	PARLOAD_ERRNO_LAST_ = -28
 } parload_errno;
 
 /* Returned where a parload_error has no view or no byte offset to name. */
@@ -186,8 +188,27 @@ typedef enum parload_format {
 	 * header (desc.header bytes, maybe 0) is delivered as bytes
 	 * (dataset.raw_headers), and bytes after the last counted record are
 	 * ignored when desc.count is given. */
-	PARLOAD_FORMAT_RAW = 1
+	PARLOAD_FORMAT_RAW = 1,
+	/* A container, whose metadata the load reads first: a TIFF (one file
+	 * of pages, or single-page files read as one stream) or an HDF5
+	 * dataset.  The description gives width, height, pixel_type, count
+	 * and the encoding of the rows as the file (or its decoder) yields
+	 * them; offset, header, gap and the record size are 0: where each
+	 * view's rows lie is the container's table, not a formula.  Typed
+	 * view headers are made (view_index, and angle_deg where the file
+	 * has angles: DXchange /exchange/theta, NXtomo rotation_angle). */
+	PARLOAD_FORMAT_TIFF = 2,
+	PARLOAD_FORMAT_HDF5 = 3
 } parload_format;
+
+/* parload_source.frames: which frames of a tomography file a load reads.
+ * NXtomo: the frames whose image_key is 0, 1 or 2; DXchange:
+ * /exchange/data, /exchange/data_white or /exchange/data_dark. */
+typedef enum parload_frames {
+	PARLOAD_FRAMES_PROJECTIONS = 0,
+	PARLOAD_FRAMES_FLATS = 1,
+	PARLOAD_FRAMES_DARKS = 2
+} parload_frames;
 
 /* parload_desc.flags (parload's own format) */
 #define PARLOAD_DESC_CRC32C 0x1u /* each view header carries its payload's CRC-32C */
@@ -286,6 +307,13 @@ typedef struct parload_source {
 	 * that broadcast it) is trusted to describe the file: it is checked
 	 * against the file's size, and the header is not read again. */
 	const parload_desc *desc;
+	/* HDF5: the dataset to read ("/exchange/data"); NULL: the one a path
+	 * "FILE.h5:/name" names, else /exchange/data when the file has it,
+	 * else the NXtomo entry's data, else the file's only 3-D dataset
+	 * (PARLOAD_EINVAL listing the 3-D datasets there are otherwise). */
+	const char *dataset;
+	/* NXtomo and DXchange: projections (the default), flats or darks. */
+	parload_frames frames;
 } parload_source;
 
 /* An empty source: no file, fd -1, no description. */
@@ -587,6 +615,12 @@ typedef struct parload_stats {
 	/* The page-cache mode the load used: the request's, what auto chose,
 	 * or drop where direct I/O was refused or does not apply. */
 	parload_cache cache;
+	/* A container's strips (TIFF strips or tiles, HDF5 chunks) that the
+	 * workers decompressed, and, when the pixels could not be read in
+	 * parallel, why (a static string: "HDF5 filter 32004 (lz4) is read
+	 * through libhdf5, one thread at a time"); NULL otherwise. */
+	uint64_t strips_decoded;
+	const char *serial;
 } parload_stats;
 
 typedef struct parload_dataset {
@@ -884,6 +918,71 @@ PARLOAD_API int parload_writer_flush(parload_writer *w, parload_error *err);
 /* Flush and close.  Fails with PARLOAD_ECOUNT if fewer views than
  * view_count were added.  The writer is freed either way. */
 PARLOAD_API int parload_writer_close(parload_writer *w, parload_error *err);
+
+/* ---------------------------------------------------------------------
+ * Writing TIFF and HDF5 (what ImageJ, tifffile, h5py, TomoPy open)
+ * ------------------------------------------------------------------- */
+
+/* Pixels in memory to write: n pages of rows x cols pixels of pixel_type,
+ * C order, the host's byte order.  In views layout page k is view k; in
+ * sinogram layout (pixels[r][k][c]) page r is the sinogram of row r,
+ * rows being its views. */
+typedef struct parload_stack {
+	const void *pixels;
+	int pixel_type;         /* PARLOAD_PIXEL_* */
+	uint64_t n;             /* pages */
+	uint32_t rows, cols;    /* of a page */
+	parload_layout layout;
+	const float *angles;    /* of the views, in degrees, or NULL */
+	uint64_t angle_count;   /* entries of angles */
+} parload_stack;
+
+/* The stack of a loaded dataset: its pixels, type, shape and layout, and
+ * the angles of its view headers when any is not 0.  NULL angles for a
+ * dataset without headers.  The angles live in the dataset's headers: the
+ * stack holds a pointer only when the caller passes an array of
+ * ds->shape.views floats to fill (angles_buf), else none. */
+PARLOAD_API void parload_stack_of(parload_stack *st, const parload_dataset *ds,
+				  float *angles_buf);
+
+typedef enum parload_save_format {
+	PARLOAD_SAVE_AUTO = 0, /* from the path's extension: .tif .tiff, or
+				* .h5 .hdf5 .hdf .nxs */
+	PARLOAD_SAVE_TIFF = 1, /* one page per view (or sinogram); classic
+				* TIFF when the file stays below 4 GiB, else
+				* BigTIFF */
+	PARLOAD_SAVE_HDF5 = 2  /* DXchange: the pages as a 3-D dataset chunked
+				* one page per chunk, /exchange/theta from the
+				* angles */
+} parload_save_format;
+
+#define PARLOAD_SAVE_FORCE 0x1u /* replace an existing file */
+
+typedef struct parload_save_options {
+	parload_save_format format;
+	/* HDF5: the dataset's path; NULL: /exchange/data for views, and for
+	 * sinograms /exchange/sinograms (with an attribute axes =
+	 * "rows:views:columns"), so that a DXchange reader never takes
+	 * sinograms for projections. */
+	const char *dataset;
+	int gzip;               /* HDF5: deflate level 1-9 with shuffle; 0 none */
+	unsigned flags;         /* PARLOAD_SAVE_* */
+} parload_save_options;
+
+PARLOAD_API void parload_save_options_init(parload_save_options *o);
+/* Write st to path in the format o says (NULL: the defaults), through a
+ * temporary file beside it renamed into place: nothing is left behind on
+ * failure, and an existing path is refused (PARLOAD_EEXIST) without
+ * PARLOAD_SAVE_FORCE.  PARLOAD_ENOTSUP for a format this build has no
+ * library for (naming the configure option) or a type the format cannot
+ * hold; PARLOAD_EINVAL for an unknown extension; PARLOAD_EWRITE naming the
+ * path for a write that fails. */
+PARLOAD_API int parload_save(const char *path, const parload_stack *st,
+			     const parload_save_options *o,
+			     parload_error *err);
+/* Whether this build reads and writes TIFF (libtiff) and HDF5 (libhdf5). */
+PARLOAD_API int parload_has_tiff(void);
+PARLOAD_API int parload_has_hdf5(void);
 
 /* CRC-32C (Castagnoli) of len bytes, continuing from crc (0 to start). */
 PARLOAD_API uint32_t parload_crc32c(uint32_t crc, const void *data, size_t len);

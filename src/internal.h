@@ -259,6 +259,143 @@ int parload__nrrd_read(const char *path, parload__nrrd *out,
 		       parload_error *err);
 void parload__nrrd_free(parload__nrrd *n);
 
+/* ---- containers (tiff.c, hdf5.c): views whose rows lie in strips ---- */
+
+/* How a strip's stored bytes become its rows (decode.c). */
+typedef enum parload__codec {
+	PARLOAD__CODEC_NONE = 0,   /* the rows themselves, back to back: read
+				    * straight into place, as a raw stream */
+	PARLOAD__CODEC_DEFLATE,    /* a zlib stream of the rows */
+	PARLOAD__CODEC_SHUFFLE_DEFLATE, /* HDF5: zlib over the rows' bytes
+				    * shuffled (byte 0 of every element, then
+				    * byte 1, ...) */
+	PARLOAD__CODEC_CUSTOM      /* the container's decoder reads it */
+} parload__codec;
+
+/* One stored piece of a view: rows [j * rows, (j + 1) * rows) of it (the
+ * view's last strip may hold fewer rows than it decodes to). */
+typedef struct parload__strip {
+	uint64_t off;    /* in its file */
+	uint64_t bytes;  /* stored (compressed) bytes; with CODEC_NONE rows *
+			  * row_size of them are read, at most */
+	uint32_t file;   /* index into the source's files */
+	uint32_t page;   /* the container's own index (a TIFF page, an HDF5
+			  * frame), for a custom decoder and messages */
+} parload__strip;
+
+struct parload__strips;
+
+/* A container's own decoder (CODEC_CUSTOM): libtiff for compressed or
+ * tiled pages, libhdf5 for filters parload does not decode.  Each worker
+ * opens its own state; decode fills out (out_len bytes: the strip's rows,
+ * whole, in desc.encoding) with strip i; errors name the file, the view
+ * and the byte offset. */
+typedef struct parload__decoder {
+	const char *name;
+	int (*open)(const struct parload__strips *t, void **state,
+		    parload_error *err);
+	int (*decode)(void *state, const struct parload__strips *t, uint64_t i,
+		      unsigned char *out, size_t out_len, parload_error *err);
+	void (*close)(void *state);
+	void (*free_arg)(void *arg); /* the container's arg, with the table */
+} parload__decoder;
+
+/* Where each view's rows lie: strips of `rows` rows, per_view of them per
+ * view, each anywhere in any file of the source.  The rows of a strip
+ * decode to row_size bytes each (desc.row_size) in desc.encoding; the
+ * plan reads them straight into place (CODEC_NONE) or each worker decodes
+ * the strips its share touches into a buffer of its own (decode.c) and
+ * takes the rows from there, as from a bounce buffer. */
+typedef struct parload__strips {
+	uint32_t rows;          /* rows per strip, >= 1 */
+	uint32_t per_view;      /* ceil(height / rows) */
+	uint64_t views;         /* stream views */
+	parload__strip *s;      /* views * per_view, view after view (owned) */
+	parload__codec codec;
+	uint32_t elem;          /* SHUFFLE: bytes per element */
+	float *angles;          /* per stream view, or NULL (owned) */
+	const parload__decoder *decoder; /* CODEC_CUSTOM */
+	void *arg;              /* the container's, for its decoder */
+	const char *serial;     /* why the pixels are read one thread at a
+				 * time (a decoder behind a global lock), or
+				 * NULL; parload_stats.serial */
+	const char *path;       /* the container, in messages */
+} parload__strips;
+
+/* Strip j of stream view v. */
+static inline const parload__strip *
+parload__strip_at(const parload__strips *t, uint64_t v, uint64_t j)
+{
+	return &t->s[v * t->per_view + j];
+}
+
+/* Bytes strip i decodes to. */
+static inline size_t parload__strip_size(const parload__strips *t,
+					 const parload_desc *d)
+{
+	return (size_t)t->rows * (size_t)d->row_size;
+}
+
+/* What a container's metadata says: a description (format TIFF or HDF5,
+ * width, height, type, encoding of the decoded rows, count), its files
+ * and its strips. */
+typedef struct parload__container {
+	parload_desc desc;
+	char **paths;           /* n files, in stream order (owned) */
+	size_t n;
+	parload__strips strips;
+} parload__container;
+
+/* Which container a source is, by its path (extension, a directory, a
+ * glob, "FILE.h5:/dataset") or its first bytes: PARLOAD_FORMAT_TIFF,
+ * PARLOAD_FORMAT_HDF5, or -1 for neither (a raw stream, parload's own
+ * format, a .nhdr). */
+int parload__container_kind(const parload_source *src);
+/* Read the container's metadata (tiff.c, hdf5.c): PARLOAD_ENOTSUP naming
+ * the configure option in a build without its library; ECONTAINER,
+ * EINVAL, ETRUNCATED, EOPEN naming the file and what is wrong otherwise;
+ * nothing held on failure. */
+int parload__tiff_read(const parload_source *src, parload__container *out,
+		       parload_error *err);
+int parload__hdf5_read(const parload_source *src, parload__container *out,
+		       parload_error *err);
+/* Free what a reader filled (takes a zeroed container). */
+void parload__container_free(parload__container *c);
+/* Writers behind parload_save (tiff.c, hdf5.c), to tmp (a new file),
+ * which the caller renames. */
+int parload__tiff_write(const char *tmp, const char *path,
+			const parload_stack *st, const parload_save_options *o,
+			parload_error *err);
+int parload__hdf5_write(const char *tmp, const char *path,
+			const parload_stack *st, const parload_save_options *o,
+			parload_error *err);
+
+/* decode.c: one worker's strip decoder; it keeps the last strip it
+ * decoded, so that a share that reads a strip's rows one batch at a time
+ * decodes it once. */
+typedef struct parload__strip_reader {
+	const parload__strips *t;
+	const parload_desc *d;
+	const parload__file *files;
+	void *state;            /* the custom decoder's */
+	unsigned char *in;      /* stored bytes */
+	size_t in_cap;
+	unsigned char *out;     /* the decoded strip */
+	uint64_t have;          /* index of the strip in out, or UINT64_MAX */
+	uint64_t decoded;       /* strips decoded */
+} parload__strip_reader;
+
+int parload__strip_reader_open(parload__strip_reader *r,
+			       const parload__strips *t, const parload_desc *d,
+			       const parload__file *files, parload_error *err);
+/* Bytes [at, at + len) of strip i's decoded rows; counts its reads in
+ * st.  NULL with *err set on failure. */
+const unsigned char *parload__strip_get(parload__strip_reader *r, uint64_t i,
+					uint64_t at, size_t len,
+					parload__io_stats *st,
+					parload_error *err);
+void parload__strip_reader_close(parload__strip_reader *r);
+
 /* ---- one load, as every stage sees it ---- */
 
 struct parload__engine;
@@ -278,6 +415,8 @@ typedef struct parload__ctx {
 	size_t nfiles;
 	parload__file one;  /* the files of a one-file source */
 	parload__nrrd nrrd; /* a .nhdr source: its layout and files */
+	parload__container cont; /* a TIFF or HDF5 source */
+	const parload__strips *strips; /* its strips, or NULL */
 	int fd;
 	bool stream;     /* a pipe, socket or character device: read() only */
 	uint64_t size;   /* a regular file's size */

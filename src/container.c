@@ -1,0 +1,283 @@
+/*
+ * container.c - TIFF and HDF5 as sources and outputs, whichever library
+ * does the work: which container a source is, what a reader leaves to
+ * free, and parload_save() (a temporary file beside the output, written
+ * by tiff.c or hdf5.c, renamed into place).
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static bool ends_with(const char *s, const char *tail)
+{
+	const size_t n = strlen(s), m = strlen(tail);
+
+	return n >= m && strcasecmp(s + n - m, tail) == 0;
+}
+
+static bool tiff_name(const char *s)
+{
+	return ends_with(s, ".tif") || ends_with(s, ".tiff");
+}
+
+static bool hdf5_name(const char *s)
+{
+	return ends_with(s, ".h5") || ends_with(s, ".hdf5") ||
+	       ends_with(s, ".hdf") || ends_with(s, ".nxs") ||
+	       ends_with(s, ".cxi");
+}
+
+/* "FILE.h5:/name": the part before ":/" names an HDF5 file. */
+static bool hdf5_with_dataset(const char *s)
+{
+	const char *colon = strstr(s, ":/");
+	char head[4096];
+	size_t n;
+
+	if (!colon || (n = (size_t)(colon - s)) >= sizeof(head))
+		return false;
+	memcpy(head, s, n);
+	head[n] = '\0';
+	return hdf5_name(head);
+}
+
+/* The first bytes of path: TIFF (II*\0, MM\0*, and BigTIFF's 43) or
+ * HDF5's signature at 0. */
+static int sniff(const char *path)
+{
+	static const unsigned char h5[8] = { 0x89, 'H', 'D', 'F',
+					     '\r', '\n', 0x1a, '\n' };
+	unsigned char b[8];
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(b, 1, sizeof(b), f);
+	fclose(f);
+	if (n == 8 && memcmp(b, h5, 8) == 0)
+		return PARLOAD_FORMAT_HDF5;
+	if (n >= 4 && ((b[0] == 'I' && b[1] == 'I' && (b[2] == 42 ||
+						       b[2] == 43) &&
+			b[3] == 0) ||
+		       (b[0] == 'M' && b[1] == 'M' && b[2] == 0 &&
+			(b[3] == 42 || b[3] == 43))))
+		return PARLOAD_FORMAT_TIFF;
+	return -1;
+}
+
+int parload__container_kind(const parload_source *src)
+{
+	const char *p = src->path;
+	struct stat st;
+
+	if (src->desc || src->fd >= 0)
+		return -1;
+	if (src->path_count) {
+		/* A list of TIFFs: the first names them all. */
+		p = src->paths[0];
+		return p && (tiff_name(p) || sniff(p) == PARLOAD_FORMAT_TIFF) ?
+			       PARLOAD_FORMAT_TIFF :
+			       -1;
+	}
+	if (!p)
+		return -1;
+	if (src->dataset || src->frames != PARLOAD_FRAMES_PROJECTIONS)
+		return PARLOAD_FORMAT_HDF5;
+	if (stat(p, &st) != 0) {
+		if (hdf5_with_dataset(p))
+			return PARLOAD_FORMAT_HDF5;
+		/* A glob of TIFFs (the shell did not expand it). */
+		return strpbrk(p, "*?[") ? PARLOAD_FORMAT_TIFF : -1;
+	}
+	if (S_ISDIR(st.st_mode))
+		return PARLOAD_FORMAT_TIFF; /* a folder of TIFFs */
+	if (ends_with(p, ".nhdr"))
+		return -1;
+	if (tiff_name(p))
+		return PARLOAD_FORMAT_TIFF;
+	if (hdf5_name(p))
+		return PARLOAD_FORMAT_HDF5;
+	return S_ISREG(st.st_mode) ? sniff(p) : -1;
+}
+
+void parload__container_free(parload__container *c)
+{
+	parload__strips *t = &c->strips;
+
+	for (size_t i = 0; i < c->n; i++)
+		free(c->paths[i]);
+	free(c->paths);
+	free(t->s);
+	free(t->angles);
+	if (t->decoder && t->decoder->free_arg && t->arg)
+		t->decoder->free_arg(t->arg);
+	memset(c, 0, sizeof(*c));
+}
+
+/* ---------------------------------------------------------------------
+ * parload_save
+ * ------------------------------------------------------------------- */
+
+int parload_has_tiff(void)
+{
+#ifdef HAVE_TIFF
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+int parload_has_hdf5(void)
+{
+#ifdef HAVE_HDF5
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+void parload_save_options_init(parload_save_options *o)
+{
+	if (o)
+		memset(o, 0, sizeof(*o));
+}
+
+void parload_stack_of(parload_stack *st, const parload_dataset *ds,
+		      float *angles_buf)
+{
+	const parload_shape *s = &ds->shape;
+	bool any = false;
+
+	memset(st, 0, sizeof(*st));
+	st->pixels = ds->pixels;
+	st->pixel_type = s->pixel_type;
+	st->layout = s->layout;
+	if (s->layout == PARLOAD_LAYOUT_VIEWS) {
+		st->n = s->views;
+		st->rows = s->rows;
+	} else {
+		st->n = s->rows;
+		st->rows = (uint32_t)s->views;
+	}
+	st->cols = s->cols;
+	for (uint64_t k = 0; angles_buf && ds->headers && k < s->views; k++) {
+		angles_buf[k] = ds->headers[k].angle_deg;
+		any |= angles_buf[k] != 0.0f;
+	}
+	if (any) {
+		st->angles = angles_buf;
+		st->angle_count = s->views;
+	}
+}
+
+static int check_stack(const char *path, const parload_stack *st,
+		       parload_error *err)
+{
+	if (!st || (!st->pixels && st->n && st->rows && st->cols))
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+					  "nothing to save");
+	if (parload_pixel_size(st->pixel_type) == 0)
+		return parload__fail_path(err, PARLOAD_EPIXTYPE, 0, path,
+					  "unknown pixel type %d",
+					  st->pixel_type);
+	if (st->n == 0 || st->rows == 0 || st->cols == 0)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+					  "an empty stack (%" PRIu64 " pages "
+					  "of %u x %u) cannot be saved",
+					  st->n, st->cols, st->rows);
+	if (st->layout != PARLOAD_LAYOUT_VIEWS &&
+	    st->layout != PARLOAD_LAYOUT_SINOGRAMS)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+					  "unknown layout %d", (int)st->layout);
+	return 0;
+}
+
+int parload_save(const char *path, const parload_stack *st,
+		 const parload_save_options *o, parload_error *err)
+{
+	parload_save_options dflt;
+	parload_save_format fmt;
+	char *tmp;
+	struct stat sb;
+	int fd, rc;
+
+	if (!o) {
+		parload_save_options_init(&dflt);
+		o = &dflt;
+	}
+	if (!path || !*path)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
+					  "parload_save: no path");
+	rc = check_stack(path, st, err);
+	if (rc)
+		return rc;
+	fmt = o->format;
+	if (fmt == PARLOAD_SAVE_AUTO)
+		fmt = tiff_name(path) ? PARLOAD_SAVE_TIFF :
+		      hdf5_name(path) ? PARLOAD_SAVE_HDF5 :
+					PARLOAD_SAVE_AUTO;
+	if (fmt != PARLOAD_SAVE_TIFF && fmt != PARLOAD_SAVE_HDF5)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+					  "which format? (.tif or .tiff for "
+					  "TIFF, .h5, .hdf5, .hdf or .nxs for "
+					  "HDF5)");
+	if (fmt == PARLOAD_SAVE_TIFF && !parload_has_tiff())
+		return parload__fail_path(err, PARLOAD_ENOTSUP, 0, path,
+					  "this libparload was built without "
+					  "TIFF (configure --with-tiff, "
+					  "libtiff-dev)");
+	if (fmt == PARLOAD_SAVE_HDF5 && !parload_has_hdf5())
+		return parload__fail_path(err, PARLOAD_ENOTSUP, 0, path,
+					  "this libparload was built without "
+					  "HDF5 (configure --with-hdf5, "
+					  "libhdf5-dev)");
+	if (!(o->flags & PARLOAD_SAVE_FORCE) && lstat(path, &sb) == 0)
+		return parload__fail_path(err, PARLOAD_EEXIST, 0, path,
+					  "exists (replace it with force)");
+	if (!(tmp = malloc(strlen(path) + 16)))
+		return parload__fail_nomem(err, path);
+	{
+		/* Beside the output, so that the rename stays on its file
+		 * system: DIR/.NAME.XXXXXX */
+		const char *slash = strrchr(path, '/');
+		const size_t dir = slash ? (size_t)(slash - path) + 1 : 0;
+
+		memcpy(tmp, path, dir);
+		sprintf(tmp + dir, ".%s.XXXXXX", path + dir);
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		rc = parload__fail_path(err, PARLOAD_EWRITE, errno, path,
+					"cannot create a temporary file "
+					"beside it");
+		free(tmp);
+		return rc;
+	}
+	close(fd);
+	rc = fmt == PARLOAD_SAVE_TIFF ?
+		     parload__tiff_write(tmp, path, st, o, err) :
+		     parload__hdf5_write(tmp, path, st, o, err);
+	if (rc == 0) {
+		/* mkstemp's 0600, as any new file would have it instead. */
+		const mode_t m = umask(0);
+
+		umask(m);
+		(void)chmod(tmp, 0666 & ~m);
+		if (rename(tmp, path) != 0)
+			rc = parload__fail_path(err, PARLOAD_EWRITE, errno, path,
+						"cannot rename %s into place",
+						tmp);
+	}
+	if (rc)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
