@@ -93,7 +93,9 @@ typedef struct parload_mpi_options {
 	/* Flat- and dark-field correction of each rank's part
 	 * (parload_request.correct; NULL: none): each rank reads and reduces
 	 * the references over its own rows, and its part is float32.  With
-	 * the pool only: MPI-IO is PARLOAD_ENOTSUP. */
+	 * binning the ranks share out whole bins: global is the binned
+	 * shape and row_begin, row_end count binned rows.  With the pool
+	 * only: MPI-IO is PARLOAD_ENOTSUP. */
 	const parload_correction *correct;
 	unsigned flags; /* PARLOAD_MPI_OPT_* */
 	/* Where a failure is explained, on every rank; may be NULL.  The

@@ -263,6 +263,48 @@ static int share_meta(struct job *j)
 	return rc;
 }
 
+/* Binning: the global shape in bins (whole bins from its first row and
+ * column), so that the ranks share out whole bins. */
+static unsigned bin_of(const struct job *j)
+{
+	const parload_correction *k = j->opts->correct;
+
+	return k && k->bin > 1 ? k->bin : 1;
+}
+
+static int bin_global(struct job *j)
+{
+	parload_shape *g = &j->out->global;
+	const unsigned bin = bin_of(j);
+
+	if (bin == 1)
+		return 0;
+	if (bin > g->rows || bin > g->cols)
+		return parload_mpi__fail(j->err, PARLOAD_ESELECT, j->path,
+					 "a %u x %u bin is larger than the "
+					 "selection's %u rows x %u columns",
+					 bin, bin, g->rows, g->cols);
+	g->rows /= bin;
+	g->cols /= bin;
+	g->bin = bin;
+	return 0;
+}
+
+/* The part's selection back in detector rows and columns. */
+static void unbin_part(struct job *j)
+{
+	const parload_shape *g = &j->out->global;
+	const unsigned bin = bin_of(j);
+
+	if (bin == 1)
+		return;
+	j->sel.rows.start = (int64_t)g->row_start +
+			    (int64_t)j->out->row_begin * bin;
+	j->sel.rows.stop = (int64_t)g->row_start +
+			   (int64_t)j->out->row_end * bin;
+	j->sel.cols.stop = (int64_t)g->col_start + (int64_t)g->cols * bin;
+}
+
 /* 3.  This rank's part.  Selections are resolved against the complete
  * views: a part past them would fail on one rank only. */
 static int choose_part(struct job *j)
@@ -290,13 +332,17 @@ static int choose_part(struct job *j)
 					       &j->opts->load.selection,
 					       &out->global, err);
 		if (rc == 0)
+			rc = bin_global(j);
+		if (rc == 0)
 			j->has_part = parload_mpi__part_selection(
 				&out->global, j->split->kind, out->ranks,
 				out->rank, &j->sel, &out->view_begin,
 				&out->view_end, &out->row_begin,
 				&out->row_end);
+		if (rc == 0 && j->has_part)
+			unbin_part(j);
 	}
-	/* A corrected load delivers float32. */
+	/* A corrected load delivers float32 (of bins, when binned). */
 	if (rc == 0 && j->opts->correct) {
 		out->global.pixel_type = PARLOAD_PIXEL_F32;
 		out->global.bytes_per_pixel = 4;

@@ -3,7 +3,8 @@
  * float32 (P - D) / max(F - D, 1e-6), then -ln(max(x, 1e-6)), of its own
  * views or rows, against the formula computed here in double from the
  * raw pixels of the scan, its darks and its flats (each loaded whole by
- * one process); split by views and by rows, and MPI-IO refused.
+ * one process); split by views and by rows, binned 2 x 2 or not (the
+ * ranks share out whole bins), and MPI-IO refused.
  */
 #include "config.h"
 
@@ -26,23 +27,35 @@ static double px(const parload_dataset *d, uint64_t i)
 	return (double)((const uint16_t *)d->pixels)[i];
 }
 
-/* The mean of frame pixel p over a reference set. */
-static double mean(const parload_dataset *d, uint64_t p)
+/* The mean of the bin x bin pixels from (r, c) of frame v. */
+static double binned(const parload_dataset *d, uint64_t v, uint64_t r,
+		     uint64_t c, unsigned bin)
+{
+	double s = 0.0;
+
+	for (unsigned a = 0; a < bin; a++)
+		for (unsigned b = 0; b < bin; b++)
+			s += px(d, v * W * H + (r + a) * W + c + b);
+	return s / (bin * bin);
+}
+
+/* The mean over a reference set of its frames' bins at (r, c). */
+static double mean(const parload_dataset *d, uint64_t r, uint64_t c,
+		   unsigned bin)
 {
 	double s = 0.0;
 
 	for (uint64_t k = 0; k < d->shape.views; k++)
-		s += px(d, k * W * H + p);
+		s += binned(d, k, r, c, bin);
 	return s / (double)d->shape.views;
 }
 
 static double expected(const parload_dataset *scan, const parload_dataset *dk,
 		       const parload_dataset *fl, uint64_t v, uint64_t r,
-		       uint64_t c)
+		       uint64_t c, unsigned bin)
 {
-	const uint64_t p = r * W + c;
-	const double d = mean(dk, p), f = mean(fl, p);
-	double x = (px(scan, v * W * H + p) - d) / fmax(f - d, 1e-6);
+	const double d = mean(dk, r, c, bin), f = mean(fl, r, c, bin);
+	double x = (binned(scan, v, r, c, bin) - d) / fmax(f - d, 1e-6);
 
 	return -log(fmax(x, 1e-6));
 }
@@ -53,6 +66,7 @@ static void check_part(const char *what, const parload_mpi_part *p,
 {
 	const parload_shape *s = &p->dataset.shape;
 	const float *out = p->dataset.pixels;
+	const unsigned bin = p->global.bin > 1 ? p->global.bin : 1;
 
 	MT_CHECK(p->global.pixel_type == PARLOAD_PIXEL_F32 &&
 		 (s->views == 0 || s->pixel_type == PARLOAD_PIXEL_F32),
@@ -69,7 +83,8 @@ static void check_part(const char *what, const parload_mpi_part *p,
 					c;
 				const double want = expected(
 					scan, dk, fl, parload_shape_view(s, k),
-					s->row_start + r, s->col_start + c);
+					s->row_start + r * bin,
+					s->col_start + c * bin, bin);
 
 				MT_CHECK(fabs(out[at] - want) <=
 						 1e-5 * fabs(want) + 1e-6,
@@ -112,8 +127,15 @@ static void body(const char *dir)
 	corr.flats = &flats;
 	corr.flags = PARLOAD_CORR_MINUS_LOG;
 
-	for (int kind = PARLOAD_MPI_SPLIT_VIEWS; kind <= PARLOAD_MPI_SPLIT_ROWS;
-	     kind++) {
+	for (int i = 0; i < 4; i++) {
+		const int kind = i % 2 ? PARLOAD_MPI_SPLIT_ROWS :
+					 PARLOAD_MPI_SPLIT_VIEWS;
+		char what[64];
+
+		/* 4 x 5 pixels in 2 x 2 bins: 2 x 2, a column dropped. */
+		corr.bin = i < 2 ? 1 : 2;
+		snprintf(what, sizeof(what), "%s split, bin %u",
+			 parload_mpi_split_name(kind), corr.bin);
 		parload_mpi_options_init(&o);
 		o.load.flags = PARLOAD_OPT_NO_BIND;
 		o.correct = &corr;
@@ -121,9 +143,12 @@ static void body(const char *dir)
 		memset(&split, 0, sizeof(split));
 		split.kind = (parload_mpi_split_kind)kind;
 		rc = parload_mpi_load(MPI_COMM_WORLD, scan_path, &o, &split, &p);
-		MT_CHECK(rc == 0, "%s split: %s", parload_mpi_split_name(kind),
-			 err.message);
-		check_part(parload_mpi_split_name(kind), &p, &scan, &dk, &fl);
+		MT_CHECK(rc == 0, "%s: %s", what, err.message);
+		MT_CHECK(p.global.rows == H / corr.bin &&
+			 p.global.cols == W / corr.bin,
+			 "%s: global %u x %u", what, p.global.rows,
+			 p.global.cols);
+		check_part(what, &p, &scan, &dk, &fl);
 		parload_mpi_part_free(&p);
 	}
 	/* MPI-IO reads no corrections: every rank says so. */
