@@ -501,7 +501,7 @@ static const cli_case cases[] = {
 	  .out = { "(parallel), CRC-32C verified\n" } },
 	{ .name = "verify crc json", .files = { { "c.raw", { "--crc" } } },
 	  .argv = { "--verify", "--json", "@/c.raw" },
-	  .out = { "\"crc_checked\":10,", "\"bad_views\":0}" } },
+	  .out = { "\"crc_checked\":10,", "\"bad_views\":0," } },
 	{ .name = "verify without crcs", .files = { { "n.raw" } },
 	  .argv = { "--verify", "@/n.raw" },
 	  .out = { ", no CRC-32C to verify\n" } },
@@ -539,7 +539,7 @@ static const cli_case cases[] = {
 	{ .name = "keep going json",
 	  .files = { TWO_BAD_CRCS },
 	  .argv = { "--keep-going", "--json", "@/c.raw" }, .status = 1,
-	  .out = { "\"bad_views\":2}", "\"crc_checked\":10," } },
+	  .out = { "\"bad_views\":2,", "\"crc_checked\":10," } },
 	/* Six whole views and part of the seventh. */
 	{ .name = "truncated names complete views",
 	  .files = { { "t.raw", .cut = 64 + 6 * 288 + 100 } },
