@@ -900,7 +900,8 @@ static int write_page(TIFF *tif, const parload_stack *st, uint64_t k,
 	    !TIFFSetField(tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG) ||
 	    !TIFFSetField(tif, TIFFTAG_COMPRESSION, COMPRESSION_NONE) ||
 	    !TIFFSetField(tif, TIFFTAG_ROWSPERSTRIP, rps) ||
-	    (k == 0 && !TIFFSetField(tif, TIFFTAG_IMAGEDESCRIPTION, shape)))
+	    (k == 0 && shape[0] &&
+	     !TIFFSetField(tif, TIFFTAG_IMAGEDESCRIPTION, shape)))
 		return -1;
 	for (uint32_t s = 0, y = 0; y < st->rows; s++, y += rps) {
 		const uint32_t n = st->rows - y < rps ? st->rows - y : rps;
@@ -929,6 +930,13 @@ int parload__tiff_write(const char *tmp, const char *path,
 	snprintf(shape, sizeof(shape),
 		 "{\"shape\": [%" PRIu64 ", %" PRIu32 ", %" PRIu32 "]}", st->n,
 		 st->rows, st->cols);
+	/* tifffile takes a shaped file whose second directory lies past the
+	 * first plus all the pixels for one of its own, the pixels back to
+	 * back, as they are not here: tiny pages (their pixels smaller than
+	 * a directory) go without the description, and tifffile reads them
+	 * as the 3-D series of pages of one shape all the same. */
+	if (st->n > 1 && (st->n - 1) * (bytes / st->n) < 4096)
+		shape[0] = '\0';
 	if (!(tif = topen(tmp, big ? "w8" : "w", &m)))
 		return parload__fail_path(err, PARLOAD_EWRITE, errno, path,
 					  "libtiff cannot create it: %s",

@@ -665,6 +665,36 @@ START_TEST(test_save_read_back)
 }
 END_TEST
 
+/* Pages smaller than a directory: no shaped description (tifffile would
+ * take the pixels for back to back), the pixels still read back. */
+START_TEST(test_save_tiny_pages)
+{
+	const fx f = { .type = PARLOAD_PIXEL_U16, .w = 7, .h = 5, .pages = 3,
+		       .seed = 30 };
+	char *path = tu_path("tiny.tif"), *desc = NULL;
+	unsigned char *px = fx_pixels(&f), *got;
+	parload_stack st = { .pixels = px, .pixel_type = f.type, .n = 3,
+			     .rows = 5, .cols = 7 };
+	parload__container c;
+	parload_error err;
+	TIFF *tif;
+
+	ck_assert_msg(parload_save(path, &st, NULL, &err) == 0, "%s",
+		      err.message);
+	tif = TIFFOpen(path, "r");
+	ck_assert_ptr_nonnull(tif);
+	ck_assert_int_eq(TIFFGetField(tif, TIFFTAG_IMAGEDESCRIPTION, &desc), 0);
+	TIFFClose(tif);
+	ck_assert_int_eq(read_path(path, &c, &err), 0);
+	got = via_table(&c);
+	ck_assert(memcmp(got, px, fx_page(&f) * 3) == 0);
+	free(got);
+	parload__container_free(&c);
+	free(px);
+	free(path);
+}
+END_TEST
+
 /* A folder that cannot be written: EWRITE naming the output. */
 START_TEST(test_save_unwritable)
 {
@@ -706,6 +736,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_folder_without_tiffs);
 	t = tu_tcase(s, "write", 60);
 	tcase_add_loop_test(t, test_save_read_back, 0, 3);
+	tcase_add_test(t, test_save_tiny_pages);
 	tcase_add_test(t, test_save_unwritable);
 	return s;
 }
