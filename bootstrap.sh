@@ -19,7 +19,8 @@ set -eu
 # What the build and the tests need, as Debian packages.
 PACKAGES="build-essential autoconf automake libtool pkg-config \
 libhwloc-dev libisal-dev check python3 python3-dev python3-numpy \
-python3-pytest python3-dask openmpi-bin libopenmpi-dev"
+python3-pytest python3-dask openmpi-bin libopenmpi-dev \
+libtiff-dev libhdf5-dev libdeflate-dev python3-h5py python3-tifffile"
 
 usage() {
 	sed -n '2,16s/^# \{0,1\}//p' "$0"

@@ -193,8 +193,9 @@ typedef enum parload_format {
 	 * of pages, or single-page files read as one stream) or an HDF5
 	 * dataset.  The description gives width, height, pixel_type, count
 	 * and the encoding of the rows as the file (or its decoder) yields
-	 * them; offset, header, gap and the record size are 0: where each
-	 * view's rows lie is the container's table, not a formula.  Typed
+	 * them; offset, header and gap are 0 (record_size is the payload's):
+	 * where each view's rows lie is the container's table, not a
+	 * formula.  Typed
 	 * view headers are made (view_index, and angle_deg where the file
 	 * has angles: DXchange /exchange/theta, NXtomo rotation_angle). */
 	PARLOAD_FORMAT_TIFF = 2,

@@ -6,6 +6,7 @@
  */
 #include "internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -73,6 +74,21 @@ static int sniff(const char *path)
 	return -1;
 }
 
+/* A directory holding at least one *.tif or *.tiff: a folder of TIFFs
+ * (any other directory stays what it was, not a regular file). */
+static bool tiff_folder(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	bool found = false;
+
+	while (d && !found && (e = readdir(d)))
+		found = e->d_name[0] != '.' && tiff_name(e->d_name);
+	if (d)
+		closedir(d);
+	return found;
+}
+
 int parload__container_kind(const parload_source *src)
 {
 	const char *p = src->path;
@@ -98,7 +114,7 @@ int parload__container_kind(const parload_source *src)
 		return strpbrk(p, "*?[") ? PARLOAD_FORMAT_TIFF : -1;
 	}
 	if (S_ISDIR(st.st_mode))
-		return PARLOAD_FORMAT_TIFF; /* a folder of TIFFs */
+		return tiff_folder(p) ? PARLOAD_FORMAT_TIFF : -1;
 	if (ends_with(p, ".nhdr"))
 		return -1;
 	if (tiff_name(p))

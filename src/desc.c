@@ -154,9 +154,16 @@ static int check_type(const parload_desc *d, parload_error *err)
 {
 	const unsigned bits = packed_bits(d->encoding);
 
+	const bool container = d->format == PARLOAD_FORMAT_TIFF ||
+			       d->format == PARLOAD_FORMAT_HDF5;
+
 	if ((int)d->format != PARLOAD_FORMAT_PARLOAD &&
-	    (int)d->format != PARLOAD_FORMAT_RAW)
+	    (int)d->format != PARLOAD_FORMAT_RAW && !container)
 		return bad(err, "layout: unknown format %d", (int)d->format);
+	/* A container's rows lie where its table says, whole bytes each. */
+	if (container && (d->offset || d->header || d->gap || bits))
+		return bad(err, "layout: a TIFF or HDF5 description has no "
+			   "offset, header, gap or packed pixels");
 	if (!parload_type_name(d->pixel_type, d->encoding))
 		return bad(err, "layout: pixel type %d with encoding %d is not "
 			   "a type parload reads", d->pixel_type,

@@ -78,6 +78,9 @@ typedef struct parload__file {
 	uint64_t first;
 	uint64_t views;
 	int dfd;        /* opened O_DIRECT (cache.c), or -1 */
+	/* A container's strips (views lie where they say), or NULL. */
+	const struct parload__strips *strips;
+	uint32_t index; /* in the source's files */
 } parload__file;
 
 /* Byte offset, in its file, of the record of the file's view i. */
@@ -383,6 +386,8 @@ typedef struct parload__strip_reader {
 	unsigned char *out;     /* the decoded strip */
 	uint64_t have;          /* index of the strip in out, or UINT64_MAX */
 	uint64_t decoded;       /* strips decoded */
+	size_t max_read;        /* bytes per read call (the load's) */
+	parload_error *err;     /* of the call in progress */
 } parload__strip_reader;
 
 int parload__strip_reader_open(parload__strip_reader *r,
@@ -434,6 +439,7 @@ typedef struct parload__ctx {
 
 	/* What the read step reports. */
 	parload__io_stats io;  /* reads, the file header's included */
+	uint64_t decoded;      /* a container's strips decoded */
 	unsigned threads;      /* threads that read */
 	bool checked;          /* it checked every view itself (below) */
 	parload__badlist bad;  /* with ->checked: bad CRCs, output indices */
@@ -564,6 +570,11 @@ typedef struct parload__plan {
 	/* A corrected load's references: every row is converted, then
 	 * corrected into float32; NULL: none. */
 	const parload__correct *correct;
+	/* A container's strips (where each view's rows lie), or NULL; decoded:
+	 * they are compressed, and a worker reads each strip's rows from its
+	 * decoder (parload__strip_get) instead of the file. */
+	const struct parload__strips *strips;
+	bool decoded;
 	/* Rows go whole through the bounce buffer (convert or correct). */
 	bool whole_rows;
 	uint64_t row_bytes;    /* one detector row in the file */
@@ -598,6 +609,8 @@ void parload__plan_init(parload__plan *p, const parload_desc *d,
 /* Every row of the plan is corrected by k into float32 (whole rows, through
  * the bounce buffer). */
 void parload__plan_correct(parload__plan *p, const parload__correct *k);
+/* The views of the plan lie where strips t say (a container). */
+void parload__plan_strips(parload__plan *p, const struct parload__strips *t);
 /* Restrict the plan to output views [k_begin, k_end), whose headers, raw
  * headers and pixels (view layout) start at the given arrays. */
 void parload__plan_views(parload__plan *p, uint64_t k_begin, uint64_t k_end,
@@ -622,6 +635,9 @@ typedef struct parload__cursor {
 	uint64_t pos;      /* next position */
 	uint64_t k, q;     /* ... as view k's stream's byte q */
 	size_t file;       /* the file of the last position located */
+	uint64_t strip;    /* a decoded plan: the strip of that position */
+	uint64_t range_strip; /* ... and of the range cursor_next yielded,
+			       * whose *off is then a byte of its rows */
 } parload__cursor;
 
 void parload__cursor_init(parload__cursor *c, const parload__plan *p,

@@ -15,9 +15,22 @@
 #include <time.h>
 #include <unistd.h>
 
+/* A container's view whose strip in file f holds offset off. */
+static uint64_t strip_view_at(const parload__strips *t, const parload__file *f,
+			      uint64_t off)
+{
+	for (uint64_t i = 0; i < t->views * t->per_view; i++)
+		if (t->s[i].file == f->index && off >= t->s[i].off &&
+		    off < t->s[i].off + t->s[i].bytes)
+			return i / t->per_view;
+	return PARLOAD_NONE;
+}
+
 uint64_t parload__view_at(const parload_desc *d, const parload__file *f,
 			  uint64_t off)
 {
+	if (f->strips)
+		return strip_view_at(f->strips, f, off);
 	if (off < d->offset || d->record_size == 0)
 		return PARLOAD_NONE;
 	return f->first + (off - d->offset) / d->record_size;

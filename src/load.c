@@ -129,8 +129,9 @@ static int check_support(parload__ctx *c, const parload__strategy *st)
 	    !(st->caps & PARLOAD_CAP_LAYOUTS))
 		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
 					  "the %s strategy reads parload's own "
-					  "format: a raw layout needs the "
-					  "parallel strategy",
+					  "format: a raw layout, a TIFF or an "
+					  "HDF5 file needs the parallel "
+					  "strategy",
 					  parload_strategy_name(c->opts->strategy));
 	return parload__verify_supported(&c->verify, c->err);
 }
@@ -148,6 +149,8 @@ static void fill_stats(parload__ctx *c, int strategy)
 	st->declared_views = c->declared;
 	st->crc_checked = c->verify.crc ? c->shape.views : 0;
 	st->cache = c->cache;
+	st->strips_decoded = c->decoded;
+	st->serial = c->strips ? c->strips->serial : NULL;
 }
 
 /* Steps 6 and 7. */

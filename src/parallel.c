@@ -57,6 +57,7 @@ struct parload__pass {
 	bool bind_memory;
 	bool check;        /* view layout: workers check views as they read */
 	atomic_int failed; /* the first error's code, 0 while none */
+	atomic_uint_fast64_t decoded; /* strips the workers decoded */
 	parload__badlist *bad; /* one per worker */
 	uint64_t first_bad;    /* lowest bad view found by the workers */
 };
@@ -109,12 +110,22 @@ typedef struct worker_io {
 	bool mapped;
 	parload__dropper drop;
 	unsigned char *row; /* a corrected load's converted row */
+	parload__strip_reader strips; /* a decoded plan's */
 } worker_io;
 
 static int io_open(job *j, worker_io *io, parload_error *e)
 {
+	int rc;
+
 	memset(io, 0, sizeof(*io));
 	parload__drop_init(&io->drop, j->c);
+	if (j->plan.decoded) {
+		rc = parload__strip_reader_open(&io->strips, j->plan.strips,
+						j->plan.d, j->plan.files, e);
+		io->strips.max_read = j->max_read;
+		if (rc)
+			return rc;
+	}
 	if (j->plan.correct && j->plan.convert &&
 	    !(io->row = parload__sys_malloc((size_t)j->plan.s->cols *
 					    j->plan.d->bytes_per_pixel)))
@@ -133,8 +144,10 @@ static int io_open(job *j, worker_io *io, parload_error *e)
 	return io->bounce ? 0 : parload__fail_nomem(e, j->c->path);
 }
 
-static void io_close(worker_io *io)
+static void io_close(job *j, worker_io *io)
 {
+	atomic_fetch_add(&j->decoded, io->strips.decoded);
+	parload__strip_reader_close(&io->strips);
 	parload__drop_flush(&io->drop);
 	parload__sys_free(io->row);
 	if (io->mapped && io->bounce)
@@ -229,6 +242,24 @@ static int read_batch(job *j, unsigned w, worker_io *io,
 	return rc;
 }
 
+/* The same from a decoded strip's rows: bytes [off, off + n) of strip
+ * i, decoded by this worker (once, however many batches take its
+ * rows). */
+static int read_decoded(job *j, unsigned w, worker_io *io,
+			const struct iovec *iov, const bool *rows, int cnt,
+			uint64_t off, uint64_t i, parload_error *e)
+{
+	const uint64_t n = batch_bytes(iov, cnt);
+	const unsigned char *buf = parload__strip_get(&io->strips, i, off,
+						      (size_t)n, &j->stats[w],
+						      e);
+
+	if (!buf)
+		return e->code;
+	scatter(j, io, buf, iov, rows, cnt);
+	return 0;
+}
+
 /* Bind the whole pages of the pixels a share fills to its worker's node:
  * an edge page shared with a neighbour stays wherever first touch puts it. */
 static void bind_share(job *j, unsigned w, const parload__share *sh)
@@ -274,6 +305,8 @@ static void make_headers(job *j, uint64_t hb, uint64_t he)
 
 		memset(vh, 0, sizeof(*vh));
 		vh->view_index = parload_shape_view(j->plan.s, k);
+		if (j->plan.strips && j->plan.strips->angles)
+			vh->angle_deg = j->plan.strips->angles[vh->view_index];
 	}
 }
 
@@ -292,6 +325,7 @@ static void work(void *arg, unsigned w)
 
 	if (sh->begin >= sh->end)
 		return;
+	memset(&e, 0, sizeof(e));
 	whole = own_views(j, sh, &hb, &he);
 	next = hb;
 	if (j->bind_memory)
@@ -309,7 +343,10 @@ static void work(void *arg, unsigned w)
 					   &off, &f);
 		if (cnt == 0)
 			break;
-		rc = read_batch(j, w, &io, iov, rows, cnt, off, f, &e);
+		rc = j->plan.decoded ?
+			     read_decoded(j, w, &io, iov, rows, cnt, off,
+					  cur.range_strip, &e) :
+			     read_batch(j, w, &io, iov, rows, cnt, off, f, &e);
 		if (rc == 0 && j->check && j->c->verify.crc)
 			rc = check_done(j, w, &cur, whole, &next, &e);
 	}
@@ -327,7 +364,7 @@ static void work(void *arg, unsigned w)
 	if (rc != 0 && rc != PARLOAD_ECRC)
 		report(j, &e);
 out:
-	io_close(&io);
+	io_close(j, &io);
 }
 
 /* After the join, view layout: worker w checks the CRC of its share's last
@@ -456,6 +493,8 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 			   c->raw_headers, &c->shape);
 	if (c->corr.on)
 		parload__plan_correct(&j->plan, &c->corr);
+	parload__plan_strips(&j->plan, c->strips);
+	atomic_init(&j->decoded, 0);
 	j->direct = c->cache == PARLOAD_CACHE_DIRECT;
 	j->max_read = parload__max_read(c->opts);
 	/* O_DIRECT takes whole blocks only: each request a multiple of one,
@@ -517,6 +556,7 @@ void parload__pass_free(parload__pass *j)
 	if (!j)
 		return;
 	e = j->c->engine;
+	j->c->decoded += atomic_load(&j->decoded);
 	for (unsigned w = 0; j->stats && w < e->workers; w++) {
 		j->c->io.calls += j->stats[w].calls;
 		j->c->io.bytes += j->stats[w].bytes;

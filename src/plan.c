@@ -71,6 +71,16 @@ void parload__plan_correct(parload__plan *p, const parload__correct *k)
 	p->run = 0;
 }
 
+void parload__plan_strips(parload__plan *p, const parload__strips *t)
+{
+	p->strips = t;
+	p->decoded = t && t->codec != PARLOAD__CODEC_NONE;
+	/* A decoded strip is in the worker's memory: its rows are copied
+	 * from there, as from a bounce buffer. */
+	if (p->decoded)
+		p->run = 0;
+}
+
 void parload__plan_views(parload__plan *p, uint64_t k_begin, uint64_t k_end,
 			 parload_view_header *headers,
 			 unsigned char *raw_headers, void *pixels)
@@ -153,7 +163,10 @@ static void split_rows(const parload__plan *p, unsigned n,
 		       parload__share *shares)
 {
 	const parload_shape *s = p->s;
-	const unsigned g = (unsigned)PARLOAD__MIN((uint64_t)n, s->rows);
+	/* Decoded strips: each worker takes whole views, every row of the
+	 * band, so that it decodes each strip once. */
+	const unsigned g = p->decoded ? 1u :
+			   (unsigned)PARLOAD__MIN((uint64_t)n, s->rows);
 
 	for (unsigned j = 0; j < g; j++) {
 		const unsigned w0 = (unsigned)part(n, j, g);
@@ -205,6 +218,7 @@ void parload__cursor_init(parload__cursor *c, const parload__plan *p,
 	c->stride = parload__share_stride(p, sh);
 	c->pos = sh->begin;
 	c->file = 0;
+	c->strip = c->range_strip = UINT64_MAX;
 	c->k = c->stride ? c->pos / c->stride : 0;
 	c->q = c->stride ? c->pos % c->stride : 0;
 }
@@ -268,6 +282,25 @@ static uint64_t record_of(parload__cursor *c, uint64_t v)
 	return parload__record_at(p->d, v - f->first);
 }
 
+/* Row r (absolute), byte b of stream view v in a container: the strip
+ * that holds it, where in its file (or, decoded, in its rows) and how many
+ * of its bytes follow up to the strip's last row. */
+static uint64_t strip_pos(parload__cursor *c, uint64_t v, uint64_t r,
+			  uint64_t b, uint64_t *len)
+{
+	const parload__plan *p = c->p;
+	const parload__strips *t = p->strips;
+	const uint64_t j = r / t->rows, r0 = j * t->rows;
+	const uint64_t end = PARLOAD__MIN(r0 + t->rows, (uint64_t)p->d->height);
+	const parload__strip *st = parload__strip_at(t, v, j);
+	const uint64_t at = (r - r0) * p->row_bytes + b;
+
+	c->file = st->file;
+	c->strip = v * t->per_view + j;
+	*len = PARLOAD__MIN(*len, (end - r) * p->row_bytes - b);
+	return p->decoded ? at : st->off + at;
+}
+
 /* The cursor's position (view k, byte q of its stream): its file offset,
  * destination and the bytes that follow it contiguously in both; *row
  * says the bytes are a file row to convert.  The common positions, a
@@ -278,11 +311,13 @@ static unsigned char *locate(parload__cursor *c, uint64_t *off, uint64_t *len,
 	const parload__plan *p = c->p;
 	const parload__share *sh = c->sh;
 	const uint64_t k = c->k, hb = hdr_bytes(p, sh);
-	const uint64_t rec = record_of(c, p->s->view_start +
-						  k * p->s->view_step);
-	uint64_t q = c->q, r, b;
+	const uint64_t v = p->s->view_start + k * p->s->view_step;
+	uint64_t q = c->q, r, b, rec = 0;
+	unsigned char *dst;
 
 	*row = false;
+	if (!p->strips)
+		rec = record_of(c, v);
 	if (q < hb) {
 		*off = rec + q;
 		*len = hb - q;
@@ -293,9 +328,11 @@ static unsigned char *locate(parload__cursor *c, uint64_t *off, uint64_t *len,
 	q -= hb;
 	r = sh->row_begin + (q ? q / p->row_bytes : 0);
 	b = q ? q % p->row_bytes : 0;
-	*off = rec + p->d->header + r * p->row_bytes + b;
 	*row = p->whole_rows;
-	return row_dest(p, sh, k, r, b, len);
+	dst = row_dest(p, sh, k, r, b, len);
+	*off = p->strips ? strip_pos(c, v, r, b, len) :
+			   rec + p->d->header + r * p->row_bytes + b;
+	return dst;
 }
 
 int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
@@ -303,7 +340,7 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 			 const parload__file **file)
 {
 	const uint64_t end = c->sh->end;
-	uint64_t next_off = 0;
+	uint64_t next_off = 0, in_strip = UINT64_MAX;
 	size_t total = 0, in_file = 0;
 	int cnt = 0;
 
@@ -315,7 +352,9 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 		if (cnt == 0) {
 			*off = o;
 			in_file = c->file;
-		} else if (o != next_off || c->file != in_file) {
+			in_strip = c->strip;
+		} else if (o != next_off || c->file != in_file ||
+			   (c->p->decoded && c->strip != in_strip)) {
 			break; /* a gap in the file: the next read starts here */
 		}
 		len = PARLOAD__MIN(len, end - c->pos);
@@ -340,7 +379,9 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 		}
 		next_off = o + len;
 	}
-	if (cnt)
+	if (cnt) {
 		*file = &c->p->files[in_file];
+		c->range_strip = in_strip;
+	}
 	return cnt;
 }

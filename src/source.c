@@ -167,13 +167,24 @@ int parload__source_open(parload__ctx *c, const parload_request *req)
 {
 	const parload_source *src = &req->source;
 	parload__file *f = &c->one;
-	int rc;
+	int kind, rc;
 
 	c->fd = -1;
 	c->one.fd = c->one.dfd = -1;
 	c->one.path = c->path;
 	c->files = &c->one;
 	c->nfiles = 1;
+	kind = parload__container_kind(src);
+	if (kind >= 0) {
+		rc = kind == PARLOAD_FORMAT_TIFF ?
+			     parload__tiff_read(src, &c->cont, c->err) :
+			     parload__hdf5_read(src, &c->cont, c->err);
+		if (rc)
+			return rc;
+		c->strips = &c->cont.strips;
+		return open_list(c, (const char *const *)c->cont.paths,
+				 c->cont.n);
+	}
 	if (src->path_count)
 		return open_list(c, src->paths, src->path_count);
 	if (src->path && !src->desc && ends_with(src->path, ".nhdr")) {
@@ -212,6 +223,8 @@ void parload__source_close(parload__ctx *c)
 	if (c->files != &c->one)
 		parload__sys_free(c->files);
 	parload__nrrd_free(&c->nrrd);
+	parload__container_free(&c->cont);
+	c->strips = NULL;
 	c->files = NULL;
 	c->nfiles = 0;
 	c->fd = -1;
@@ -411,6 +424,100 @@ static int fit_raw(parload__ctx *c)
 	return 0;
 }
 
+/* Bytes of strip j of a view that hold its rows: a CODEC_NONE strip is
+ * read as rows, the view's last one up to the view's end; a compressed
+ * one is read whole. */
+static uint64_t strip_need(const parload__strips *t, const parload_desc *d,
+			   uint64_t j)
+{
+	const uint64_t r0 = j * t->rows;
+	const uint64_t rows = PARLOAD__MIN((uint64_t)t->rows, d->height - r0);
+
+	return rows * d->row_size;
+}
+
+/* The end, in its file, of what strip j of stream view v is read from. */
+static uint64_t strip_end(const parload__strips *t, const parload_desc *d,
+			  uint64_t v, uint64_t j)
+{
+	const parload__strip *p = parload__strip_at(t, v, j);
+
+	return p->off + (t->codec == PARLOAD__CODEC_NONE ?
+				 strip_need(t, d, j) :
+				 p->bytes);
+}
+
+/* A strip past its file's end: the file was cut (or its table lies). */
+static int strip_past_end(parload__ctx *c, uint64_t v, uint64_t j,
+			  const parload__file *f)
+{
+	const parload__strip *p = parload__strip_at(c->strips, v, j);
+
+	return parload__fail(c->err, PARLOAD_ETRUNCATED, 0, f->path, v, p->off,
+			     "strip %" PRIu64 " of view %" PRIu64 " ends at "
+			     "byte %" PRIu64 ", past the end of the file (%"
+			     PRIu64 " bytes)", j, v,
+			     strip_end(c->strips, &c->d, v, j), f->size);
+}
+
+/* A container: its table says where every view lies; each file's first
+ * view and views (for the messages) from the strips, which must lie in
+ * their files. */
+static int fit_container(parload__ctx *c)
+{
+	const parload__strips *t = c->strips;
+
+	if (!t || c->stream)
+		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
+					  "a TIFF or HDF5 description comes "
+					  "from its file");
+	if (following(c))
+		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
+					  "a TIFF or HDF5 file cannot be "
+					  "followed: its metadata is read "
+					  "first, whole");
+	if (t->views != c->d.count ||
+	    t->per_view != (c->d.height + t->rows - 1) / t->rows)
+		return parload__fail_path(c->err, PARLOAD_ECONTAINER, 0,
+					  c->path, "its strips table does not "
+					  "match its %" PRIu64 " views of %"
+					  PRIu32 " rows", c->d.count,
+					  c->d.height);
+	for (size_t i = 0; i < c->nfiles; i++) {
+		c->files[i].first = UINT64_MAX;
+		c->files[i].views = 0;
+		c->files[i].strips = t;
+		c->files[i].index = (uint32_t)i;
+	}
+	for (uint64_t v = 0; v < t->views; v++) {
+		for (uint64_t j = 0; j < t->per_view; j++) {
+			const parload__strip *p = parload__strip_at(t, v, j);
+			parload__file *f;
+
+			if (p->file >= c->nfiles)
+				return parload__fail_path(
+					c->err, PARLOAD_ECONTAINER, 0, c->path,
+					"strip of view %" PRIu64 " in file "
+					"%" PRIu32 " of %zu", v, p->file,
+					c->nfiles);
+			f = &c->files[p->file];
+			if (strip_end(t, &c->d, v, j) > f->size)
+				return strip_past_end(c, v, j, f);
+		}
+		parload__file *f = &c->files[parload__strip_at(t, v, 0)->file];
+
+		f->first = PARLOAD__MIN(f->first, v);
+		f->views++;
+	}
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (c->files[i].first == UINT64_MAX)
+			c->files[i].first = i ? c->files[i - 1].first +
+							c->files[i - 1].views :
+						0;
+	c->declared = c->d.count;
+	return 0;
+}
+
 /* Name the source in a description's message ("layout: ..."). */
 static int fail_desc(parload__ctx *c, int rc)
 {
@@ -432,6 +539,8 @@ int parload__source_describe(parload__ctx *c, const parload_desc *given)
 			 !(c->req->flags & PARLOAD_REQ_NO_RAW_HEADERS);
 	if (c->d.format == PARLOAD_FORMAT_RAW)
 		return fit_raw(c);
+	if (c->d.format != PARLOAD_FORMAT_PARLOAD)
+		return fit_container(c);
 	/* A header read elsewhere: trusted, fitted to the file. */
 	rc = parload_file_header_init(&h, c->d.count, c->d.width, c->d.height,
 				      c->d.pixel_type,
@@ -445,9 +554,51 @@ int parload__source_describe(parload__ctx *c, const parload_desc *given)
 
 const parload_desc *parload__source_given(const parload__ctx *c)
 {
+	if (c->strips)
+		return &c->cont.desc;
 	if (c->req->source.desc)
 		return c->req->source.desc;
 	return c->nrrd.n ? &c->nrrd.desc : NULL;
+}
+
+static int file_cut(parload__ctx *c, const parload__file *f, off_t size)
+{
+	return parload__fail(c->err, PARLOAD_ETRUNCATED, 0, f->path,
+			     PARLOAD_NONE, (uint64_t)size,
+			     "file ended early: it was truncated to %jd bytes "
+			     "while being read", (intmax_t)size);
+}
+
+/* A container's files, each against the end of its last strip up to
+ * stream view last. */
+static int recheck_strips(parload__ctx *c, uint64_t last)
+{
+	const parload__strips *t = c->strips;
+	uint64_t *need = parload__sys_calloc(c->nfiles, sizeof(*need));
+	struct stat st;
+	int rc = 0;
+
+	if (!need)
+		return parload__fail_nomem(c->err, c->path);
+	for (uint64_t v = 0; v <= last && v < t->views; v++)
+		for (uint64_t j = 0; j < t->per_view; j++) {
+			const uint32_t f = parload__strip_at(t, v, j)->file;
+
+			need[f] = PARLOAD__MAX(need[f],
+					       strip_end(t, &c->d, v, j));
+		}
+	for (size_t i = 0; rc == 0 && i < c->nfiles; i++) {
+		if (!need[i])
+			continue;
+		if (parload__sys_fstat(c->files[i].fd, &st) != 0)
+			rc = parload__fail_path(c->err, PARLOAD_EIO, errno,
+						c->files[i].path,
+						"cannot stat file");
+		else if ((uint64_t)st.st_size < need[i])
+			rc = file_cut(c, &c->files[i], st.st_size);
+	}
+	parload__sys_free(need);
+	return rc;
 }
 
 int parload__source_recheck(parload__ctx *c, uint64_t last)
@@ -458,6 +609,8 @@ int parload__source_recheck(parload__ctx *c, uint64_t last)
 
 	if (c->stream)
 		return 0;
+	if (c->strips)
+		return recheck_strips(c, last);
 	for (size_t i = 0; i <= upto; i++) {
 		const parload__file *f = &c->files[i];
 		const uint64_t n = i < upto ? f->views : last - f->first + 1;
@@ -469,13 +622,7 @@ int parload__source_recheck(parload__ctx *c, uint64_t last)
 			return parload__fail_path(c->err, PARLOAD_EIO, errno,
 						  f->path, "cannot stat file");
 		if ((uint64_t)st.st_size < need)
-			return parload__fail(c->err, PARLOAD_ETRUNCATED, 0,
-					     f->path, PARLOAD_NONE,
-					     (uint64_t)st.st_size,
-					     "file ended early: it was "
-					     "truncated to %jd bytes while "
-					     "being read",
-					     (intmax_t)st.st_size);
+			return file_cut(c, f, st.st_size);
 	}
 	return 0;
 }
