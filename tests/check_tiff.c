@@ -5,8 +5,9 @@
  * rows, tiles with partial edge tiles, LZW and deflate with a predictor,
  * float32, lists and folders of files in numeric name order; the pixels
  * read through the table (the strips in place, or the table's decoder)
- * compared with the array written; and every bad input refused with the
- * code and the message it must have.  The writer (parload_save) is read
+ * compared with the array written; loads through the engine
+ * (parload_load, 1 to 4 threads, sinograms of a band); and every bad
+ * input refused with the code and the message it must have.  The writer (parload_save) is read
  * back with libtiff.  Skipped in a build without libtiff.
  */
 #include "config.h"
@@ -610,6 +611,70 @@ START_TEST(test_folder_without_tiffs)
 }
 END_TEST
 
+/* ---- loads through the engine ---- */
+
+/* The fixtures of the read tests loaded by parload_load's engine, 1 to 4
+ * threads, whole and as sinograms of a band of rows and columns, against
+ * the test's own slicing of what it wrote. */
+static const fx loaded[] = {
+	{ .type = PARLOAD_PIXEL_U16, .w = 37, .h = 23, .pages = 9, .rps = 4,
+	  .seed = 40 },
+	{ .mode = "wb", .type = PARLOAD_PIXEL_I16, .w = 19, .h = 11,
+	  .pages = 4, .rps = 3, .seed = 41 },
+	{ .type = PARLOAD_PIXEL_U16, .w = 40, .h = 37, .pages = 3, .tile = 16,
+	  .seed = 42 },
+	{ .type = PARLOAD_PIXEL_F32, .w = 31, .h = 27, .pages = 4, .rps = 8,
+	  .comp = COMPRESSION_ADOBE_DEFLATE, .pred = 3, .seed = 43 },
+};
+
+START_TEST(test_engine_loads)
+{
+	const fx *f = &loaded[_i / 2];
+	const bool sino = _i % 2;
+	char *path = tu_path("engine.tif");
+	unsigned char *px = fx_pixels(f);
+	const size_t bpp = fx_bpp(f);
+	const uint32_t r0 = 2, r1 = f->h - 1, c0 = 1, c1 = f->w - 3;
+	parload_loader *l = tu_loader(1 + _i % 4, PARLOAD_STRATEGY_PARALLEL, 0);
+	parload_selection sel;
+	parload_dataset ds;
+	parload_error err;
+	size_t at = 0;
+
+	fx_write(path, f, px);
+	parload_selection_init(&sel);
+	if (sino) {
+		sel.rows = (parload_slice){ r0, r1, 1 };
+		sel.cols = (parload_slice){ c0, c1, 1 };
+		sel.layout = PARLOAD_LAYOUT_SINOGRAMS;
+	}
+	ck_assert_msg(tu_load(l, path, &sel, NULL, &ds, &err) == 0, "%s",
+		      err.message);
+	ck_assert_int_eq(ds.desc.format, PARLOAD_FORMAT_TIFF);
+	ck_assert_uint_eq(ds.shape.views, f->pages);
+	/* Row r of view v, columns c0 to c1 (or all), in output order. */
+	for (uint32_t a = 0; a < (sino ? r1 - r0 : f->pages); a++)
+		for (uint32_t b = 0; b < (sino ? f->pages : f->h); b++) {
+			const uint32_t v = sino ? b : a, r = sino ? r0 + a : b;
+			const size_t n = (sino ? c1 - c0 : f->w) * bpp;
+			const unsigned char *want =
+				px + v * fx_page(f) +
+				((size_t)r * f->w + (sino ? c0 : 0)) * bpp;
+
+			ck_assert_msg(memcmp((const unsigned char *)ds.pixels +
+						     at,
+					     want, n) == 0,
+				      "fixture %d: view %u row %u differs",
+				      _i / 2, v, r);
+			at += n;
+		}
+	parload_dataset_free(&ds);
+	parload_loader_free(l);
+	free(px);
+	free(path);
+}
+END_TEST
+
 /* ---- the writer ---- */
 
 /* parload_save of pages written by fx to a .tif: read back by the reader
@@ -734,6 +799,8 @@ static Suite *suite(void)
 	tcase_add_test(t, test_looping_ifd);
 	tcase_add_test(t, test_strip_past_end);
 	tcase_add_test(t, test_folder_without_tiffs);
+	t = tu_tcase(s, "engine", 60);
+	tcase_add_loop_test(t, test_engine_loads, 0, 2 * TU_COUNT(loaded));
 	t = tu_tcase(s, "write", 60);
 	tcase_add_loop_test(t, test_save_read_back, 0, 3);
 	tcase_add_test(t, test_save_tiny_pages);
