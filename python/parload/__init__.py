@@ -35,6 +35,7 @@ from ._parload import (
     PermissionError,
     Stream,
     Writer,
+    _save,
     describe,
     empty_like_file,
     header_dtype,
@@ -63,6 +64,7 @@ __all__ = [
     "library_version",
     "load",
     "read_header",
+    "save",
     "strategies",
     "stream",
 ]
@@ -199,3 +201,49 @@ def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
                   copy=copy, cache=cache, flats=flats, darks=darks,
                   reduce=reduce, minus_log=minus_log, bin=bin,
                   dataset=dataset, frames=frames)
+
+
+def _gzip_level(compress):
+    """compress= as the command's --compress takes it: "gzip" (level 4) or
+    "gzip=LEVEL" (1 to 9); None: no compression."""
+    if compress is None:
+        return 0
+    if compress == "gzip":
+        return 4
+    if (isinstance(compress, str) and compress.startswith("gzip=") and
+            compress[5:] in tuple("123456789")):
+        return int(compress[5:])
+    raise ValueError("unknown compression %r (gzip, or gzip=LEVEL with "
+                     "LEVEL 1 to 9)" % (compress,))
+
+
+def save(path, data, dataset=None, compress=None, force=False, angles=None):
+    """Write data as a TIFF (.tif, .tiff) or an HDF5 file (.h5, .hdf5,
+    .hdf, .nxs), as `parload extract -o` does.
+
+    data is a Dataset (its pixels in its layout, and the angles of its
+    view headers when any is not 0) or a NumPy array of 2 dimensions (one
+    page) or 3 (pages, rows, cols) of a pixel type parload reads; a TIFF
+    holds one uncompressed page per view (per sinogram for a Dataset in
+    sinogram layout), BigTIFF from 4 GiB, with the shaped description
+    tifffile reads as one 3-D array.  HDF5: dataset is the dataset's path
+    (default /exchange/data, or /exchange/sinograms for sinograms),
+    compress "gzip" or "gzip=LEVEL" (deflate with shuffle; default level
+    4), angles (degrees, one per view) go to /exchange/theta.
+
+    The file is written under a temporary name beside path and renamed:
+    nothing is left behind on failure.  An existing path raises
+    parload.Error unless force is true.  The GIL is released while the
+    file is written.
+    """
+    layout = "views"
+    if isinstance(data, Dataset):
+        layout = data.layout
+        if angles is None and len(data) and data.angles.any():
+            angles = data.angles
+        data = data.pixels
+    gzip = _gzip_level(compress)
+    if gzip and str(path).lower().endswith((".tif", ".tiff")):
+        raise ValueError("compress applies to HDF5 output only")
+    _save(path, data, layout=layout, angles=angles, dataset=dataset,
+          gzip=gzip, force=bool(force))

@@ -107,6 +107,9 @@ int py_correction_for(const source *src, int allow_truncated,
 const parload_correction *py_correction_of(const py_correction *c);
 void py_correction_clear(py_correction *c);
 
+/* save.c: parload._save */
+PyObject *py_mod_save(PyObject *mod, PyObject *args, PyObject *kw);
+
 /* dataset.c */
 extern PyTypeObject DatasetType;
 PyObject *py_dataset_wrap(parload_dataset *ds, PyObject *name,
