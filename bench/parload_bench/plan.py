@@ -73,6 +73,8 @@ def generate_all(tools, sessions, data_dir):
     for f in files(sessions):
         if isinstance(f, RawLayout):
             generate_raw(tools, f, data_dir)
+        elif hasattr(f, "generate"):  # experiment 16's files (correct.py)
+            f.generate(tools, data_dir, generate)
         else:
             generate(tools, f, data_dir)
 
@@ -110,7 +112,7 @@ SETTLE_SECONDS = 0.25
 
 # The tools whose time depends on fresh memory (see SETTLE_SECONDS).
 FRESH_MEMORY = ("parload", "numpy", "npselect", "selcopy", "pyload",
-                "npraw", "freshfloor")
+                "npraw", "freshfloor", "corrload")
 
 
 def run_session(tools, s, runs, measured):

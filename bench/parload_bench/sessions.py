@@ -1,6 +1,7 @@
 """The experiments: their titles and the sessions they run, each the
 points measured on one file in one cache state."""
 from . import KIB, MIB
+from .correct import CORRECTED, correct_points
 from .points import (CALIBRATE, SINOGRAMS, V, WHOLE, Point, RawLayout,
                      Selection, Session, Stream, selections, sweep_stream,
                      sweep_target)
@@ -21,6 +22,7 @@ EXPERIMENTS = {
     12: "MPI on one node (warm cache)",
     13: "Raw layouts (warm cache)",
     14: "The page cache: what a load leaves cached (cold and warm)",
+    16: "Corrected sinograms (warm cache)",
 }
 
 # The article's buffering of its loaders: POSIX unbuffered and with the
@@ -442,6 +444,11 @@ def experiments(quick, n, tools, only):
     # Experiment 13: raw layouts, beside parload's own format.
     if want(13) and tools.layouts:
         sessions.append(layout_session(quick, n, tools))
+
+    # Experiment 16: corrected sinograms, with the Python module.
+    if want(16) and tools.numpy and tools.pyenv and tools.corrections:
+        sessions.append(session(ref, "warm", correct_points(quick, n, ref),
+                                note=CORRECTED))
 
     # Experiment 14, warm: auto against keep (before any cold session).
     cache_exp = want(14) and tools.cache_modes
