@@ -200,7 +200,56 @@ typedef struct parload__verify {
 	const char *path;
 	bool crc;        /* PARLOAD_OPT_VERIFY_CRC and the file has CRCs */
 	bool keep_going; /* PARLOAD_OPT_KEEP_GOING */
+	/* The CRCs are of the rows as they are read (a corrected load, whose
+	 * dataset holds other bytes): parload__rowcrc_*, never the
+	 * dataset's pixels. */
+	bool rows;
 } parload__verify;
+
+/* CRC-32C of A then B, from the CRCs of A and of B (len2 bytes). */
+uint32_t parload__crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t len2);
+
+/* A run of one view's payload bytes [at, at + len) a worker has read, and
+ * their CRC-32C. */
+typedef struct parload__crcpart {
+	uint64_t k;   /* output view */
+	uint64_t at, len;
+	uint32_t crc;
+} parload__crcpart;
+
+/* The runs a worker could not finish (a view it shares with other
+ * workers), checked once all are done. */
+typedef struct parload__crcparts {
+	parload__crcpart *p;
+	size_t n, cap;
+} parload__crcparts;
+
+/* One worker's CRC of the rows it reads: the run in progress (on), the
+ * runs it leaves to the end, its bad views. */
+typedef struct parload__rowcrc {
+	const parload__verify *v;
+	const parload_view_header *headers; /* of output view k_begin */
+	uint64_t k_begin;
+	bool on;
+	parload__crcpart run;
+	parload__crcparts parts;
+} parload__rowcrc;
+
+/* Add len payload bytes at byte at of output view k's payload.  A run
+ * that covers a whole payload is checked when the next begins (or at
+ * flush): a bad CRC is added to bad and, without keep-going, fails with
+ * PARLOAD_ECRC naming the view.  Other runs are kept for
+ * parload__rowcrc_finish. */
+int parload__rowcrc_add(parload__rowcrc *r, uint64_t k, uint64_t at,
+			const void *data, size_t len, parload__badlist *bad,
+			parload_error *err);
+int parload__rowcrc_flush(parload__rowcrc *r, parload__badlist *bad,
+			  parload_error *err);
+/* The runs all n workers left, joined view by view and checked; bad views
+ * added to bad (sorted afterwards by the caller). */
+int parload__rowcrc_finish(parload__rowcrc *r, unsigned n,
+			   parload__badlist *bad, parload_error *err);
+void parload__rowcrc_free(parload__rowcrc *r);
 
 /* ---- cache.c: what a load leaves in the page cache ---- */
 
