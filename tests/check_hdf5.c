@@ -39,7 +39,15 @@ typedef struct fx {
 	bool shuffle;
 	int filter;         /* another filter (optional), or 0 */
 	bool unwritten;     /* frame 0 only (chunked), nothing (contiguous) */
+	const struct fopts *file; /* how the file is made, or NULL */
 } fx;
+
+/* How a fixture's file is made (libhdf5's defaults when all 0). */
+typedef struct fopts {
+	unsigned istore_k;  /* B-tree nodes of 2K chunks */
+	hsize_t userblock;
+	H5F_libver_t low, high; /* libver bounds, when high is set */
+} fopts;
 
 static size_t fx_count(const fx *f)
 {
@@ -123,19 +131,36 @@ static void fx_write_in(hid_t file, const fx *f, const void *pix)
 	H5Sclose(s);
 }
 
+static hid_t create_with(const char *path, const fopts *o)
+{
+	hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+	hid_t f;
+
+	if (o && o->istore_k)
+		ck_assert_int_ge(H5Pset_istore_k(fcpl, o->istore_k), 0);
+	if (o && o->userblock)
+		ck_assert_int_ge(H5Pset_userblock(fcpl, o->userblock), 0);
+	if (o && o->high)
+		ck_assert_int_ge(H5Pset_libver_bounds(fapl, o->low, o->high),
+				 0);
+	f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
+	ck_assert_int_ge(f, 0);
+	H5Pclose(fapl);
+	H5Pclose(fcpl);
+	return f;
+}
+
 static hid_t create(const char *path)
 {
-	hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-
-	ck_assert_int_ge(f, 0);
-	return f;
+	return create_with(path, NULL);
 }
 
 /* A file of one dataset; its pixels (native) to compare with. */
 static void *fx_file(const char *path, const fx *f, size_t *elem)
 {
 	void *pix = fx_pixels(f, elem);
-	hid_t file = create(path);
+	hid_t file = create_with(path, f->file);
 
 	fx_write_in(file, f, pix);
 	H5Fclose(file);
@@ -220,6 +245,67 @@ static void read_fails(const char *path, const char *dataset, int code,
 	none_open();
 	ck_assert_ptr_null(c.paths);
 	ck_assert_ptr_null(c.strips.s);
+}
+
+/* ---- the chunk index: parload's own parser against libhdf5's calls ---- */
+
+/* The chunks a fixture's file holds. */
+static uint64_t fx_chunks(const fx *f)
+{
+	const hsize_t *c = f->rank == 3 ? f->chunk : f->chunk + 1;
+	uint64_t n = 1;
+
+	for (int k = f->unwritten ? 1 : 0; k < f->rank; k++)
+		n *= (f->dims[k] + c[k] - 1) / c[k];
+	return n;
+}
+
+/* The direct table of dataset in path is libhdf5's, chunk by chunk, and
+ * has count chunks. */
+static void same_index(const char *path, const char *dataset, uint64_t count)
+{
+	parload__h5index mine, lib;
+	parload_error err;
+
+	ck_assert_int_eq(parload__hdf5_chunks(path, dataset, true, &mine, &err),
+			 0);
+	ck_assert_msg(parload__hdf5_chunks(path, dataset, false, &lib, &err) ==
+			      0, "%s", err.message);
+	ck_assert_uint_eq(lib.n, count);
+	ck_assert_uint_eq(mine.n, count);
+	for (uint64_t i = 0; i < count; i++) {
+		const parload__h5chunk *a = &mine.c[i], *b = &lib.c[i];
+
+		ck_assert_msg(memcmp(a->at, b->at, sizeof(a->at)) == 0 &&
+				      a->addr == b->addr &&
+				      a->bytes == b->bytes &&
+				      a->mask == b->mask,
+			      "%s: chunk %" PRIu64 ": (%" PRIu64 ", %" PRIu64
+			      ") at %" PRIu64 ", %" PRIu64 " bytes, mask %u; "
+			      "libhdf5: (%" PRIu64 ", %" PRIu64 ") at %" PRIu64
+			      ", %" PRIu64 " bytes, mask %u", path, i, a->at[0],
+			      a->at[1], a->addr, a->bytes, a->mask, b->at[0],
+			      b->at[1], b->addr, b->bytes, b->mask);
+	}
+	parload__h5index_free(&mine);
+	parload__h5index_free(&lib);
+	none_open();
+}
+
+/* The parser leaves dataset in path to libhdf5, which reads its index. */
+static void falls_back(const char *path, const char *dataset)
+{
+	parload__h5index x;
+	parload_error err;
+
+	ck_assert_int_eq(parload__hdf5_chunks(path, dataset, true, &x, &err),
+			 1);
+	ck_assert_ptr_null(x.c);
+	ck_assert_int_eq(parload__hdf5_chunks(path, dataset, false, &x, &err),
+			 0);
+	ck_assert_uint_gt(x.n, 0);
+	parload__h5index_free(&x);
+	none_open();
 }
 
 /* Strip i's decoded rows into out (strip_size bytes), by its codec. */
@@ -323,6 +409,10 @@ static void one(const char *file, const fx *f, int type, int enc,
 	/* A 2-D dataset is never found without its name. */
 	read_ok(path, f->rank == 2 ? f->name : NULL,
 		PARLOAD_FRAMES_PROJECTIONS, &c);
+	if (f->chunk[0] && f->file && f->file->high == H5F_LIBVER_LATEST)
+		falls_back(path, f->name);
+	else if (f->chunk[0])
+		same_index(path, f->name, fx_chunks(f));
 	ck_assert_int_eq(c.desc.pixel_type, type);
 	ck_assert_int_eq(c.desc.encoding, enc);
 	ck_assert_uint_eq(c.desc.width, f->dims[f->rank - 1]);
@@ -442,6 +532,7 @@ static void through_libhdf5(const char *file, const fx *f, uint32_t rows,
 	parload__container c;
 
 	read_ok(path, NULL, PARLOAD_FRAMES_PROJECTIONS, &c);
+	same_index(path, f->name, fx_chunks(f));
 	ck_assert_int_eq(c.strips.codec, PARLOAD__CODEC_CUSTOM);
 	ck_assert_uint_eq(c.strips.rows, rows);
 	ck_assert_ptr_nonnull(c.strips.serial);
@@ -485,6 +576,113 @@ START_TEST(unwritten_chunks)
 		       false, 0, true };
 
 	through_libhdf5("uw.h5", &f, 8, "not all written");
+}
+END_TEST
+
+/* Levels of the file's chunk B-tree: its highest node's level, + 1. */
+static int btree_levels(const char *path)
+{
+	size_t len;
+	unsigned char *b = tu_read_all(path, &len);
+	int top = -1;
+
+	for (size_t i = 0; i + 6 < len; i++)
+		if (memcmp(b + i, "TREE", 4) == 0 && b[i + 4] == 1 &&
+		    b[i + 5] > top)
+			top = b[i + 5];
+	free(b);
+	return top + 1;
+}
+
+/* B-trees of 1, 2 and 3 levels (nodes of 4 chunks), read directly. */
+START_TEST(index_levels)
+{
+	static const fopts k2 = { .istore_k = 2 };
+	static const uint64_t frames[] = { 3, 12, 40 };
+
+	for (int k = 0; k < TU_COUNT(frames); k++) {
+		const fx f = { "/scan", H5T_STD_U16LE, 3, { frames[k], 4, 6 },
+			       { 1, 4, 6 }, .file = &k2 };
+		char *path = tu_path("levels.h5");
+
+		one("levels.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 4,
+		    PARLOAD__CODEC_NONE);
+		ck_assert_int_eq(btree_levels(path), k + 1);
+		free(path);
+	}
+}
+END_TEST
+
+/* 20,000 chunks (a B-tree of several levels at libhdf5's K of 32). */
+START_TEST(index_many)
+{
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 20000, 8, 64 },
+		       { 1, 8, 64 } };
+	char *path = tu_path("many.h5");
+
+	one("many.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 8,
+	    PARLOAD__CODEC_NONE);
+	ck_assert_int_ge(btree_levels(path), 3);
+	free(path);
+}
+END_TEST
+
+/* libver 1.8: a version 2 object header ("OHDR") and superblock over a
+ * version 3 layout; a user block moves every address by its size. */
+START_TEST(index_headers)
+{
+	static const fopts v18 = { .low = H5F_LIBVER_V18,
+				   .high = H5F_LIBVER_V18 };
+	static const fopts ub = { .userblock = 1024 };
+	const fx a = { "/scan", H5T_STD_U16LE, 3, { 7, 9, 5 }, { 1, 3, 5 },
+		       .file = &v18 };
+	const fx b = { "/g/scan", H5T_STD_I32BE, 3, { 5, 6, 4 }, { 1, 6, 4 },
+		       4, true, .file = &ub };
+
+	one("v18.h5", &a, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 3,
+	    PARLOAD__CODEC_NONE);
+	one("ub.h5", &b, PARLOAD_PIXEL_I32, PARLOAD_ENC_BE, 6,
+	    PARLOAD__CODEC_SHUFFLE_DEFLATE);
+}
+END_TEST
+
+/* libver latest: a version 4 layout (a fixed array index), which the
+ * parser leaves to libhdf5; the loads are the same. */
+START_TEST(index_latest)
+{
+	static const fopts latest = { .low = H5F_LIBVER_LATEST,
+				      .high = H5F_LIBVER_LATEST };
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 6, 8, 5 }, { 1, 4, 5 },
+		       .file = &latest };
+
+	one("latest.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 4,
+	    PARLOAD__CODEC_NONE);
+}
+END_TEST
+
+/* A chunked dataset never written: no B-tree, no chunks, fill values. */
+START_TEST(index_empty)
+{
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 2, 4, 6 }, { 1, 4, 6 } };
+	char *path = tu_path("empty.h5");
+	hid_t file = create(path);
+	hid_t s = H5Screate_simple(3, f.dims, NULL);
+	hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+	hid_t d;
+	parload__container c;
+
+	H5Pset_chunk(dcpl, 3, f.chunk);
+	d = H5Dcreate2(file, f.name, f.type, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+	ck_assert_int_ge(d, 0);
+	H5Dclose(d);
+	H5Pclose(dcpl);
+	H5Sclose(s);
+	H5Fclose(file);
+	same_index(path, f.name, 0);
+	read_ok(path, NULL, PARLOAD_FRAMES_PROJECTIONS, &c);
+	ck_assert_int_eq(c.strips.codec, PARLOAD__CODEC_CUSTOM);
+	parload__container_free(&c);
+	free(path);
 }
 END_TEST
 
@@ -826,6 +1024,12 @@ static Suite *suite(void)
 	tcase_add_test(t, unwritten_chunks);
 	tcase_add_test(t, dxchange);
 	tcase_add_test(t, nxtomo);
+	t = tu_tcase(s, "index", 60);
+	tcase_add_test(t, index_levels);
+	tcase_add_test(t, index_many);
+	tcase_add_test(t, index_headers);
+	tcase_add_test(t, index_latest);
+	tcase_add_test(t, index_empty);
 	t = tu_tcase(s, "refused", 0);
 	tcase_add_test(t, which_dataset);
 	tcase_add_test(t, unsupported);
