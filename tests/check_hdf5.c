@@ -3,7 +3,9 @@
  * with libhdf5: the description and the strips table it makes, and every
  * strip's pixels (read back by codec: pread, inflate with libdeflate and
  * unshuffle, or the reader's own decoder) against the array written; the
- * inputs it refuses; and parload_save's .h5 read back with libhdf5.
+ * chunk index parload reads itself (src/hdf5_index.c) against libhdf5's,
+ * chunk by chunk, and where it falls back; the inputs it refuses; and
+ * parload_save's .h5 read back with libhdf5.
  */
 #include "config.h"
 
@@ -397,13 +399,12 @@ static void assert_pixels(const parload__container *c, const void *pix,
 	free(out);
 }
 
-/* One fixture, read, its table checked, its pixels compared. */
-static void one(const char *file, const fx *f, int type, int enc,
-		uint32_t rows, parload__codec codec)
+/* A fixture's file at path (pix, elem bytes a pixel), read, its table
+ * checked, its pixels compared. */
+static void one_at(const char *path, const fx *f, const void *pix,
+		   size_t elem, int type, int enc, uint32_t rows,
+		   parload__codec codec)
 {
-	char *path = tu_path(file);
-	size_t elem;
-	void *pix = fx_file(path, f, &elem);
 	parload__container c;
 
 	/* A 2-D dataset is never found without its name. */
@@ -426,6 +427,17 @@ static void one(const char *file, const fx *f, int type, int enc,
 	ck_assert_str_eq(c.paths[0], path);
 	assert_pixels(&c, pix, elem, NULL);
 	parload__container_free(&c);
+}
+
+/* One fixture, written, then checked as above. */
+static void one(const char *file, const fx *f, int type, int enc,
+		uint32_t rows, parload__codec codec)
+{
+	char *path = tu_path(file);
+	size_t elem;
+	void *pix = fx_file(path, f, &elem);
+
+	one_at(path, f, pix, elem, type, enc, rows, codec);
 	free(pix);
 	free(path);
 }
@@ -660,6 +672,109 @@ START_TEST(index_latest)
 }
 END_TEST
 
+/* The offset of the version 1 object header message of type want in
+ * b (a header at h with its messages after a 16-byte prefix). */
+static uint64_t v1_message(const unsigned char *b, uint64_t h, unsigned want)
+{
+	uint32_t len;
+	uint64_t at = h + 16;
+
+	ck_assert_int_eq(b[h], 1);
+	memcpy(&len, b + h + 8, 4);
+	while (at < h + 16 + len) {
+		uint16_t type, size;
+
+		memcpy(&type, b + at, 2);
+		memcpy(&size, b + at + 2, 2);
+		if (type == want)
+			return at;
+		at += 8 + size;
+	}
+	ck_abort_msg("no message of type %u", want);
+	return 0;
+}
+
+/* The layout message moved to a continuation block at the file's end:
+ * in its place a continuation message and a null message; the header
+ * counts 2 messages more and the superblock's end of file moves. */
+START_TEST(index_continuation)
+{
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 5, 6, 4 }, { 1, 3, 4 } };
+	char *path = tu_path("cont.h5");
+	size_t elem, len;
+	void *pix = fx_file(path, &f, &elem);
+	unsigned char *b = tu_read_all(path, &len);
+	parload__h5where w;
+	parload_error err;
+	uint64_t at, eof = len, block[2] = { len, 0 };
+	/* A continuation message (8 + 16 bytes), a null message's header. */
+	unsigned char cont[32] = { 0x10, 0, 16, 0 };
+	uint16_t size, n;
+
+	ck_assert_int_eq(parload__hdf5_where(path, f.name, &w, &err), 0);
+	ck_assert_uint_eq(w.super, 0);
+	at = v1_message(b, w.header, 8);
+	memcpy(&size, b + at + 2, 2);
+	ck_assert_uint_ge(size, 24);
+	block[1] = 8 + size;
+	tu_patch(path, len, b + at, 8 + size);
+	memcpy(cont + 8, block, 16);
+	size -= 24;
+	memcpy(cont + 26, &size, 2); /* the null message: what is left */
+	tu_patch(path, at, cont, sizeof(cont));
+	memcpy(&n, b + w.header + 2, 2);
+	n += 2;
+	tu_patch(path, w.header + 2, &n, 2);
+	eof += block[1];
+	tu_patch(path, 40, &eof, 8); /* superblock 0: its end of file */
+	one_at(path, &f, pix, elem, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 3,
+	       PARLOAD__CODEC_NONE);
+	free(b);
+	free(pix);
+	free(path);
+}
+END_TEST
+
+/* A file at path of 3 views of 4 x 6 u16 (/scan), a chunk each; its
+ * bytes (*len of them) and the offset of its first chunk B-tree node
+ * ("TREE", type 1). */
+static unsigned char *tree_file(const char *path, size_t *len,
+				uint64_t *tree)
+{
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 3, 4, 6 }, { 1, 4, 6 } };
+	size_t elem;
+	unsigned char *b;
+
+	free(fx_file(path, &f, &elem));
+	b = tu_read_all(path, len);
+	for (size_t i = 0; i + 28 < *len; i++)
+		if (memcmp(b + i, "TREE", 4) == 0 && b[i + 4] == 1) {
+			*tree = i;
+			return b;
+		}
+	ck_abort_msg("no chunk B-tree node");
+	return b;
+}
+
+/* A B-tree node whose signature is broken: the parser falls back, and
+ * libhdf5 cannot read the index either. */
+START_TEST(index_broken)
+{
+	char *path = tu_path("broken.h5");
+	size_t len;
+	uint64_t tree;
+	parload__h5index x;
+	parload_error err;
+
+	free(tree_file(path, &len, &tree));
+	tu_patch(path, tree + 2, "X", 1);
+	ck_assert_int_eq(parload__hdf5_chunks(path, "/scan", true, &x, &err),
+			 1);
+	read_fails(path, NULL, PARLOAD_ECONTAINER, "chunk");
+	free(path);
+}
+END_TEST
+
 /* A chunked dataset never written: no B-tree, no chunks, fill values. */
 START_TEST(index_empty)
 {
@@ -871,25 +986,18 @@ END_TEST
 START_TEST(chunk_size_wrong)
 {
 	char *path = tu_path("size.h5");
-	const fx f = { "/scan", H5T_STD_U16LE, 3, { 3, 4, 6 }, { 1, 4, 6 } };
-	size_t elem, len;
-	void *pix = fx_file(path, &f, &elem);
-	unsigned char *b = tu_read_all(path, &len);
-	const unsigned char *tree = NULL;
+	size_t len;
+	uint64_t tree;
+	unsigned char *b = tree_file(path, &len, &tree);
 	uint32_t size;
 
-	for (size_t i = 0; !tree && i + 28 < len; i++)
-		if (memcmp(b + i, "TREE", 4) == 0 && b[i + 4] == 1)
-			tree = b + i;
-	ck_assert_ptr_nonnull(tree);
-	memcpy(&size, tree + 24, 4);
+	memcpy(&size, b + tree + 24, 4);
 	ck_assert_uint_eq(size, 4 * 6 * 2);
 	size += 8;
-	tu_patch(path, (uint64_t)(tree - b) + 24, &size, 4);
+	tu_patch(path, tree + 24, &size, 4);
 	read_fails(path, NULL, PARLOAD_ECONTAINER,
 		   "recorded size 56, expected 48");
 	free(b);
-	free(pix);
 	free(path);
 }
 END_TEST
@@ -1030,6 +1138,8 @@ static Suite *suite(void)
 	tcase_add_test(t, index_headers);
 	tcase_add_test(t, index_latest);
 	tcase_add_test(t, index_empty);
+	tcase_add_test(t, index_continuation);
+	tcase_add_test(t, index_broken);
 	t = tu_tcase(s, "refused", 0);
 	tcase_add_test(t, which_dataset);
 	tcase_add_test(t, unsupported);
