@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import parload
+from conftest import run_cli, write_raw
 from test_correct import check, corrected, reduce_ref
 
 h5py = pytest.importorskip("h5py")
@@ -304,6 +305,9 @@ def test_dask(dxchange, nxtomo):
     assert np.array_equal(a.compute(), proj)
     a = parload.dask.from_file(p, frames="flats", layout="sinograms")
     assert np.array_equal(a.compute(), flats.transpose(1, 0, 2))
+    a = parload.dask.from_file(p, chunks=(4, -1, -1), flats="same",
+                               darks="same", minus_log=True)
+    check(a.compute(), correction_want(dxchange[1], "mean", {}, True))
     p, (proj, _, _, _), _, _ = nxtomo
     assert np.array_equal(parload.dask.from_file(p).compute(), proj)
 
@@ -336,6 +340,68 @@ def test_corrected_by_dataset_names(dxchange, how, sel, minus_log):
                       darks=str(p) + ":/exchange/data_dark", reduce=how,
                       minus_log=minus_log, **sel)
     check(ds.pixels, correction_want(scan, how, sel, minus_log))
+
+
+@pytest.mark.parametrize("sel,minus_log", CORRECTIONS)
+def test_corrected_by_same(dxchange, nxtomo, sel, minus_log):
+    """flats="same", darks="same": the scan's own file's references,
+    DXchange's data_white and data_dark, NXtomo's image_key 1 and 2."""
+    for p, scan in (dxchange, nxtomo[:2]):
+        ds = parload.load(p, threads=3, flats="same", darks="same",
+                          minus_log=minus_log, **sel)
+        check(ds.pixels, correction_want(scan, "mean", sel, minus_log))
+    # A named NXtomo dataset: its own image_key picks the references.
+    p, scan, name, _ = nxtomo
+    ds = parload.load(p, dataset=name, flats="same", darks="same",
+                      reduce="median", minus_log=minus_log, **sel)
+    check(ds.pixels, correction_want(scan, "median", sel, minus_log))
+
+
+def test_same_in_stream_and_loader(dxchange):
+    p, scan = dxchange
+    want = correction_want(scan, "mean", {}, True)
+    with parload.stream(p, batch_views=5, flats="same", darks="same",
+                        minus_log=True) as s:
+        for b in s:
+            check(b.pixels, want[b.views.start:b.views.stop])
+    with parload.Loader(threads=2) as loader:
+        check(loader.load(p, flats="same", darks="same",
+                          minus_log=True).pixels, want)
+
+
+def test_same_on_the_command_line(tmp_path, parload_bin, dxchange):
+    p, scan = dxchange
+    out = tmp_path / "x.npy"
+    res = run_cli(parload_bin, "extract", "--flats", "same", "--darks",
+                  "same", "--minus-log", "--rows", "4:12", "--layout",
+                  "sinograms", "-o", out, p)
+    assert res.returncode == 0, res.stderr
+    sel = {"rows": (4, 12), "layout": "sinograms"}
+    check(np.load(out), correction_want(scan, "mean", sel, True))
+
+
+def test_same_refused_where_no_container(tmp_path, rng, parload_bin):
+    raw = tmp_path / "s.raw"
+    write_raw(raw, rng.integers(0, 999, (3, H, W)).astype(np.uint16))
+    with pytest.raises(ValueError, match="flats='same' names the references "
+                       "stored in the scan's own HDF5 file, and '.*s.raw' "
+                       "is not an HDF5 file"):
+        parload.load(raw, flats="same")
+    spec = "width=%d,height=%d,type=u16,offset=64,header=32" % (W, H)
+    with pytest.raises(ValueError, match="darks='same' .* is a raw layout"):
+        parload.load(raw, raw=spec, darks="same")
+    with open(raw, "rb") as f, pytest.raises(ValueError,
+                                             match="an open file"):
+        parload.load(f, darks="same")
+    res = run_cli(parload_bin, "--darks", "same", raw)
+    assert res.returncode == 1
+    assert "--darks same names the references stored in the scan's own " \
+        "HDF5 file, and this is not an HDF5 file" in res.stderr
+
+
+def test_same_without_references_in_the_file(layouts):
+    raises(layouts, "PARLOAD_EINVAL", "no flats: no image_key beside it",
+           dataset="contiguous", flats="same")
 
 
 # ---- bad input ----
