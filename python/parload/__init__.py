@@ -252,6 +252,9 @@ def save(path, data, dataset=None, compress=None, force=False, angles=None):
         if angles is None and len(data) and data.angles.any():
             angles = data.angles
         data = data.pixels
+    if angles is not None:
+        import numpy
+        angles = numpy.ascontiguousarray(angles, dtype=numpy.float32)
     gzip = _gzip_level(compress)
     if gzip and str(path).lower().endswith((".tif", ".tiff")):
         raise ValueError("compress applies to HDF5 output only")

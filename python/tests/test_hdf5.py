@@ -85,10 +85,6 @@ def test_load_equals_h5py(layouts, name, sel, threads):
     assert np.array_equal(ds.pixels, want)
 
 
-# src/load.c fills the stats after parload__source_close has cleared
-# c->strips, so stats.serial is always NULL (the reason is lost).
-@pytest.mark.xfail(strict=True, reason="stats.serial is filled after the "
-                   "source's strips table is freed (src/load.c)")
 def test_chunks_that_cut_views_are_read_through_libhdf5(layouts):
     with h5py.File(layouts, "r") as f:
         want = f["chunks-444"][()]
@@ -236,14 +232,8 @@ def test_nxtomo_frames(nxtomo):
 
 
 @pytest.mark.parametrize("named", [False, True])
-def test_nxtomo_angles(request, nxtomo, named):
+def test_nxtomo_angles(nxtomo, named):
     p, (_, _, _, theta), name, layout = nxtomo
-    if named and layout != "nxdata":
-        # src/hdf5.c angles() looks for ENTRY/sample/rotation_angle only
-        # when it found the NXtomo data itself, not for a named dataset.
-        request.applymarker(pytest.mark.xfail(
-            strict=True, reason="ENTRY/sample/rotation_angle is not read "
-            "for a named dataset (src/hdf5.c angles())"))
     kw = {"dataset": name} if named else {}
     ds = parload.load(p, views=(3, 9), **kw)
     assert np.array_equal(ds.angles, theta[3:9].astype(np.float32))
@@ -251,9 +241,6 @@ def test_nxtomo_angles(request, nxtomo, named):
     assert np.array_equal(fl.angles, np.array([0, 0, 180], np.float32))
 
 
-@pytest.mark.xfail(strict=True, reason="src/hdf5.c nx_class() reads a "
-                   "variable-length NX_class as ASCII: libhdf5 does not "
-                   "convert h5py's UTF-8 strings")
 def test_nx_class_in_utf8(tmp_path):
     proj, _, darks, theta = scan_frames(12)
     p = tmp_path / "utf8.nxs"
@@ -355,6 +342,14 @@ def test_corrected_by_same(dxchange, nxtomo, sel, minus_log):
     ds = parload.load(p, dataset=name, flats="same", darks="same",
                       reduce="median", minus_log=minus_log, **sel)
     check(ds.pixels, correction_want(scan, "median", sel, minus_log))
+    # DXchange's /exchange/data named, in either way: its references are
+    # still data_white and data_dark.
+    p, scan = dxchange
+    for kw in ({"dataset": "/exchange/data"}, {}):
+        src = str(p) if kw else str(p) + ":/exchange/data"
+        ds = parload.load(src, flats="same", darks="same",
+                          minus_log=minus_log, **kw, **sel)
+        check(ds.pixels, correction_want(scan, "mean", sel, minus_log))
 
 
 def test_same_in_stream_and_loader(dxchange):

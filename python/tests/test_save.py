@@ -126,7 +126,7 @@ def test_extract_to_tif(tmp_path, parload_bin, layout):
 def test_h5_chunks_filters_and_theta(tmp_path, compress):
     h5py = pytest.importorskip("h5py")
     a = stack((6, 12, 20), seed=9)
-    theta = np.linspace(0, 150, 6, dtype=np.float32)
+    theta = np.linspace(0, 150, 6)  # float64: converted
     p = tmp_path / "a.h5"
     h5_or_skip(p, a, compress=compress, angles=theta)
     with h5py.File(p, "r") as f:
