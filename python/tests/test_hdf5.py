@@ -451,3 +451,22 @@ def test_truncated_file(tmp_path, dxchange):
     p = tmp_path / "cut.h5"
     p.write_bytes(whole[:len(whole) // 2])
     raises(p, "PARLOAD_ETRUNCATED", "a truncated HDF5 file")
+
+
+def test_info_and_load_on_the_command_line(parload_bin, dxchange):
+    """parload info and parload --json describe an HDF5 file as the
+    library reads it: its format, shape, and for flats their count."""
+    import json
+    p, scan = dxchange
+    res = run_cli(parload_bin, "info", "--json", p)
+    assert res.returncode == 0, res.stderr
+    info = json.loads(res.stdout)
+    assert info["valid"] and info["layout"]["format"] == "hdf5"
+    assert (info["layout"]["count"], info["layout"]["height"],
+            info["layout"]["width"]) == scan[0].shape
+    res = run_cli(parload_bin, "info", "--json", "--frames", "flats", p)
+    assert json.loads(res.stdout)["layout"]["count"] == len(scan[1])
+    res = run_cli(parload_bin, "--json", p)
+    assert res.returncode == 0, res.stderr
+    load = json.loads(res.stdout)
+    assert load["format"] == "hdf5" and load["views"] == len(scan[0])
