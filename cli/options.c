@@ -128,11 +128,10 @@ static int parse_correct_option(struct corr_cfg *k, int c, const char *arg)
 		k->path[c == OPT_FLATS] = arg;
 		break;
 	case OPT_REDUCE:
-		if (strcmp(arg, "mean") && strcmp(arg, "median"))
+		if (parload_reduce_from_name(arg) < 0)
 			return usage_error("invalid --reduce '%s' (mean or "
 					   "median)", arg);
-		k->corr.reduce = strcmp(arg, "mean") ? PARLOAD_REDUCE_MEDIAN :
-						       PARLOAD_REDUCE_MEAN;
+		k->corr.reduce = (parload_reduce)parload_reduce_from_name(arg);
 		return ARG_OK;
 	case OPT_MINUS_LOG:
 		k->corr.flags |= PARLOAD_CORR_MINUS_LOG;

@@ -78,15 +78,15 @@ static int refs_of(PyObject *obj, PyObject *raw, const source *scan,
 
 static int reduce_of(const char *name, parload_reduce *out)
 {
-	if (!name || strcmp(name, "mean") == 0)
-		*out = PARLOAD_REDUCE_MEAN;
-	else if (strcmp(name, "median") == 0)
-		*out = PARLOAD_REDUCE_MEDIAN;
-	else {
+	const int r = name ? parload_reduce_from_name(name) :
+			     PARLOAD_REDUCE_MEAN;
+
+	if (r < 0) {
 		PyErr_Format(PyExc_ValueError, "reduce must be 'mean' or "
 			     "'median', not '%s'", name);
 		return -1;
 	}
+	*out = (parload_reduce)r;
 	return 0;
 }
 
