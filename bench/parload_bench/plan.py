@@ -71,7 +71,9 @@ def files(sessions):
 
 def generate_all(tools, sessions, data_dir):
     for f in files(sessions):
-        if isinstance(f, RawLayout):
+        if hasattr(f, "generate"):  # experiment 15's containers
+            f.generate(tools, data_dir)
+        elif isinstance(f, RawLayout):
             generate_raw(tools, f, data_dir)
         else:
             generate(tools, f, data_dir)
@@ -90,7 +92,7 @@ def warm(tools, f):
     """One untimed read of a file (of each file of a folder) into the page
     cache: the copy floor with one thread, or, for many files, a read in
     this process."""
-    paths = f.operands()
+    paths = f.paths() if hasattr(f, "paths") else f.operands()
     if len(paths) == 1:
         measure(tools, Point("copyfloor", [], threads=1), f)
         return
@@ -110,7 +112,8 @@ SETTLE_SECONDS = 0.25
 
 # The tools whose time depends on fresh memory (see SETTLE_SECONDS).
 FRESH_MEMORY = ("parload", "numpy", "npselect", "selcopy", "pyload",
-                "npraw", "freshfloor")
+                "npraw", "freshfloor", "ctr-command", "ctr-python",
+                "ctr-extract")
 
 
 def run_session(tools, s, runs, measured):
@@ -127,8 +130,11 @@ def run_session(tools, s, runs, measured):
     calibrate(tools, s)
     for p in s.points:
         # A load that --verify-seed cannot check: once, untimed, by
-        # `parload extract` with the same options, before its runs.
-        if p.tool == "parload" and p.verify and \
+        # `parload extract` with the same options, before its runs (a
+        # point may say how: experiment 15's commands).
+        if getattr(p, "check_once", None):
+            p.check_once(tools, p, p.file(s))
+        elif p.tool == "parload" and p.verify and \
                 not getattr(p.file(s), "seed_checks", True):
             check_by_extract(tools, p, p.file(s))
     slow = False

@@ -17,6 +17,7 @@ from .tables import (cache_table, floors_table, huge_table, layouts_table,
                      markdown_table, mpi_table, process_table, python_table,
                      scaling_table, selection_table, stream_table,
                      sweep_table, table_rows)
+from .tables_containers import containers_table
 
 
 # --------------------------------------------------------------------------
@@ -257,6 +258,8 @@ def experiment_section(exp, sessions, args, n, plots):
         md += layouts_table(sessions, n)
     elif exp == 14:
         md += cache_table(sessions, n)
+    elif exp == 15:
+        md += containers_table(sessions, n)
     else:
         md += markdown_table(rows_e, exp in (5, 6, 7)) + [""]
         if exp == 4:
