@@ -116,7 +116,7 @@ def same(got, want, what):
         if not np.array_equal(got[first:first + step],
                               want[first:first + step]):
             print("ctrfiles: %s differs from the source in [%d:%d]" % (
-                what, first, first + step))
+                what, first, min(first + step, want.shape[0])))
             return False
     return True
 

@@ -60,12 +60,15 @@ def generate_raw(tools, lay, data_dir):
 
 
 def files(sessions):
-    """Every file the sessions read, each once, in the order first used."""
+    """Every file the sessions read, each once, in the order first used;
+    a file derived from another (experiments 13 and 15) after its
+    source."""
     out = []
     for s in sessions:
         for f in s.streams():
-            if f not in out:
-                out.append(f)
+            for g in (getattr(f, "source", None), f):
+                if g is not None and g not in out:
+                    out.append(g)
     return out
 
 
