@@ -108,7 +108,7 @@ EXTRACT_FORMATS = ("npy", "h5", "tif")
 
 class ContainerPoint(Point):
     """A point of experiment 15.  tool: ctr-command (`parload --json
-    [--threads t] [SELECTION] FILE`, as a user runs it: unverified, its
+    [SELECTION] FILE`, as a user runs it: unverified, its
     options checked once before the runs by an extract), ctr-python
     (bench/ctrload.py: `who` is parload, h5py or tifffile; describe:
     parload.describe alone), ctr-extract (`parload extract -o OUT.out
@@ -122,7 +122,6 @@ class ContainerPoint(Point):
     @property
     def key(self):
         return (self.tool, self.who, self.describe, self.out, self.threads,
-                self.threads_flag,
                 self.stream.name if self.stream else None,
                 self.select.name if self.select else None)
 
@@ -131,8 +130,6 @@ class ContainerPoint(Point):
         if self.tool == "ctr-extract":
             return "parload extract -o OUT.%s FILE (whole process)" % self.out
         if self.tool == "ctr-command":
-            if self.threads_flag:
-                return "parload --threads %d FILE" % self.threads
             return "parload FILE (defaults: %s)" % threads
         if self.who == "parload" and self.describe:
             return "parload.describe() in Python"
@@ -165,10 +162,8 @@ def selection_flags(p):
 
 
 def command(tools, p, stream):
-    cmd = [tools.parload, "--json"]
-    if p.threads_flag:
-        cmd += ["--threads", str(p.threads)]
-    return cmd + (p.select.flags if p.select else []) + stream.operands()
+    return [tools.parload, "--json"] + (p.select.flags if p.select else []) \
+        + stream.operands()
 
 
 def check_json(cmd, p, stream, d):
