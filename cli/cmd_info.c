@@ -29,6 +29,8 @@ const char cmd_info_help[] =
 "      --raw SPEC         the files' layout (see 'parload --help'); it\n"
 "                         overrides a parload header\n"
 "      --concat           all FILEs are one stream (needs --raw)\n"
+"      --dataset PATH     an HDF5 FILE's dataset (see 'parload --help')\n"
+"      --frames KIND      projections (default), flats or darks\n"
 "      --views A:B[:S]    views A to B (B excluded) in steps of S; any part\n"
 "                         may be omitted, negative values count from the end\n"
 "      --rows A:B         detector rows A to B of each view\n"

@@ -77,6 +77,9 @@ static int check_args(const struct nhdr_args *a, int nfiles, char **files)
 				   ".nhdr, not '%s'", a->out);
 	if (nfiles == 0)
 		return usage_error("nhdr: missing input file");
+	if (a->layout.dataset || a->layout.frames)
+		return usage_error("nhdr: --dataset and --frames name HDF5 "
+				   "data, which a NRRD header cannot point at");
 	if (nfiles > 1 && !a->layout.concat)
 		return usage_error("nhdr: several files are one stream: give "
 				   "--concat (and --raw SPEC)");

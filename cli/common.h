@@ -78,6 +78,8 @@ enum {
 	OPT_REDUCE,
 	OPT_MINUS_LOG,
 	OPT_BIN,
+	OPT_DATASET,
+	OPT_FRAMES,
 	OPT_LOCAL,
 };
 
@@ -127,7 +129,9 @@ enum {
 /* The layout options of parse_layout_option (part of LOAD_LONGOPTS). */
 #define LAYOUT_LONGOPTS                                                      \
 	{ "raw", required_argument, NULL, OPT_RAW },                         \
-	{ "concat", no_argument, NULL, OPT_CONCAT }
+	{ "concat", no_argument, NULL, OPT_CONCAT },                         \
+	{ "dataset", required_argument, NULL, OPT_DATASET },                 \
+	{ "frames", required_argument, NULL, OPT_FRAMES }
 
 /* The prototypes of subcommand NAME; its file says SUBCOMMAND(NAME);. */
 #define SUBCOMMAND(name)                                                     \
@@ -139,6 +143,8 @@ struct layout_cfg {
 	parload_desc desc; /* --raw SPEC, parsed */
 	bool raw;          /* --raw given: desc is the files' layout */
 	bool concat;       /* --concat: all FILEs are one stream */
+	const char *dataset;   /* --dataset PATH: an HDF5 file's dataset */
+	parload_frames frames; /* --frames: projections, flats or darks */
 };
 
 /* What --flats, --darks, --reduce, --minus-log and --bin ask for: the

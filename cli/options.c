@@ -200,6 +200,22 @@ int parse_layout_option(struct layout_cfg *lc, int c, const char *arg)
 		lc->concat = true;
 		return ARG_OK;
 	}
+	if (c == OPT_DATASET) {
+		lc->dataset = arg;
+		return ARG_OK;
+	}
+	if (c == OPT_FRAMES) {
+		static const char *const names[] = { "projections", "flats",
+						     "darks" };
+
+		for (int k = 0; k < 3; k++)
+			if (strcmp(arg, names[k]) == 0) {
+				lc->frames = (parload_frames)k;
+				return ARG_OK;
+			}
+		return usage_error("invalid --frames '%s' (projections, flats "
+				   "or darks)", arg);
+	}
 	if (c != OPT_RAW)
 		return ARG_UNKNOWN;
 	if (lc->raw)
@@ -273,6 +289,8 @@ void input_source(parload_source *src, const struct input *in,
 		src->path = in->path;
 	}
 	src->desc = lc->raw ? &lc->desc : NULL;
+	src->dataset = lc->dataset;
+	src->frames = lc->frames;
 }
 
 /* The correction of a load, its reference files as sources of the

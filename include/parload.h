@@ -441,6 +441,12 @@ typedef struct parload_shape {
 	int pixel_type;
 	/* pixels: views * view_bytes bytes; pixels[k][r][c] (views layout)
 	 * or pixels[r][k][c] (sinograms), C order */
+	/* Binning (parload_correction.bin): 1 none; else each delivered
+	 * pixel is the mean of bin x bin detector pixels, rows and cols are
+	 * the binned counts, and the load reads rows * bin detector rows from
+	 * row_start and cols * bin columns from col_start (the selection's
+	 * rows or columns past the last whole bin are dropped). */
+	uint32_t bin;
 } parload_shape;
 
 /* Resolve sel (NULL: the whole file) against a resolved description (its
@@ -594,8 +600,13 @@ typedef struct parload_correction {
 	const parload_refs *darks; /* NULL: none */
 	parload_reduce reduce;
 	unsigned flags;            /* PARLOAD_CORR_* */
-	/* Binning by N x N detector pixels: 0 or 1 (none); larger factors
-	 * are PARLOAD_ENOTSUP in this version. */
+	/* Binning by N x N detector pixels (0 or 1: none): bins start at the
+	 * selection's first row and column, a partial bin at its end is
+	 * dropped (shape.bin, rows, cols say what is delivered), and the
+	 * scan's and the references' raw pixels are binned (the mean of the
+	 * N x N) before the reduction, the correction and the -log.  A
+	 * factor larger than the selected rows or columns is
+	 * PARLOAD_ESELECT. */
 	unsigned bin;
 } parload_correction;
 

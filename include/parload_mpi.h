@@ -85,6 +85,18 @@ typedef struct parload_mpi_options {
 	 * reads through the MPI library, which does as it does: the mode is
 	 * ignored there. */
 	parload_cache cache;
+	/* A TIFF or HDF5 file: the HDF5 dataset and the frames to read
+	 * (parload_source.dataset, .frames); rank 0 reads its metadata to
+	 * share the views out, and each rank reads it again for its part. */
+	const char *dataset;
+	parload_frames frames;
+	/* Flat- and dark-field correction of each rank's part
+	 * (parload_request.correct; NULL: none): each rank reads and reduces
+	 * the references over its own rows, and its part is float32.  With
+	 * binning the ranks share out whole bins: global is the binned
+	 * shape and row_begin, row_end count binned rows.  With the pool
+	 * only: MPI-IO is PARLOAD_ENOTSUP. */
+	const parload_correction *correct;
 	unsigned flags; /* PARLOAD_MPI_OPT_* */
 	/* Where a failure is explained, on every rank; may be NULL.  The
 	 * message begins with "rank R: ", R the lowest rank that failed. */

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -103,28 +104,53 @@ static int read_header(const char *path, unsigned flags,
 	return rc;
 }
 
-/* Rank 0: the layout, parload's own header or the given one fitted to
- * the file, and the file's size. */
-static int read_meta(const char *path, const parload_desc *given,
-		     unsigned flags, struct meta *m, parload_error *err)
+static bool is_container(const parload_desc *d)
 {
+	return d->format == PARLOAD_FORMAT_TIFF ||
+	       d->format == PARLOAD_FORMAT_HDF5;
+}
+
+/* The source of path as opts name it: its layout, or a container's
+ * dataset and frames. */
+static void source_of(parload_source *src, const char *path,
+		      const parload_mpi_options *o, const parload_desc *d)
+{
+	parload_source_init(src);
+	src->path = path;
+	src->desc = d && !is_container(d) ? d : NULL;
+	src->dataset = o->dataset;
+	src->frames = o->frames;
+}
+
+/* Rank 0: the layout (a container's from its metadata, parload's own
+ * header, or the given one fitted to the file) and the file's size. */
+static int read_meta(const char *path, const parload_mpi_options *o,
+		     struct meta *m, parload_error *err)
+{
+	const unsigned flags = o->load.flags;
 	parload_file_header h;
 	parload_source src;
 	struct stat st;
 	int rc;
 
 	memset(m, 0, sizeof(*m));
-	if (!given) {
+	source_of(&src, path, o, o->desc);
+	if (!o->desc && parload_describe(&src, 0, &m->desc, NULL) == 0 &&
+	    is_container(&m->desc)) {
+		/* Its size says nothing of its views (and a folder or
+		 * "FILE.h5:/name" has none). */
+		m->size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+		return 0;
+	} else if (!o->desc) {
 		rc = read_header(path, flags, &h, &m->size, err);
 		if (rc == 0)
 			parload_desc_from_header(&m->desc, &h);
 		return rc;
+	} else {
+		rc = parload_describe(&src,
+				      (flags & PARLOAD_OPT_ALLOW_TRUNCATED) != 0,
+				      &m->desc, err);
 	}
-	parload_source_init(&src);
-	src.path = path;
-	src.desc = given;
-	rc = parload_describe(&src, (flags & PARLOAD_OPT_ALLOW_TRUNCATED) != 0,
-			      &m->desc, err);
 	if (rc == 0 && stat(path, &st) != 0)
 		rc = parload_mpi__fail(err, PARLOAD_EIO, path, "%s",
 				       strerror(errno));
@@ -151,10 +177,10 @@ static int load_pool(const char *path, const parload_mpi_options *opts,
 	if (rc)
 		return rc;
 	parload_request_init(&req);
-	req.source.path = path;
-	req.source.desc = d;
+	source_of(&req.source, path, opts, d);
 	req.selection = sel;
 	req.cache = opts->cache;
+	req.correct = opts->correct;
 	rc = parload_loader_run(loader, &req, ds, err);
 	parload_loader_free(loader);
 	return rc;
@@ -192,6 +218,10 @@ static int check_and_place(struct job *j)
 		rc = parload_mpi__fail(j->err, PARLOAD_EINVAL, j->path,
 				       "unknown page-cache mode %d",
 				       (int)o->cache);
+	else if (o->correct && o->io == PARLOAD_MPI_IO_MPIIO)
+		rc = parload_mpi__fail(j->err, PARLOAD_ENOTSUP, j->path,
+				       "a corrected load reads with the pool "
+				       "(io pool), not MPI-IO");
 	rc = parload_mpi__agree(j->c, rc, j->err);
 	if (rc)
 		return rc;
@@ -218,8 +248,7 @@ static int share_meta(struct job *j)
 	int rc, mrc;
 
 	rc = j->out->rank == 0 ?
-		     read_meta(j->path, j->opts->desc, j->opts->load.flags,
-			       &j->meta, j->err) :
+		     read_meta(j->path, j->opts, &j->meta, j->err) :
 		     0;
 	rc = parload_mpi__agree(j->c, rc, j->err);
 	if (rc)
@@ -234,6 +263,48 @@ static int share_meta(struct job *j)
 	return rc;
 }
 
+/* Binning: the global shape in bins (whole bins from its first row and
+ * column), so that the ranks share out whole bins. */
+static unsigned bin_of(const struct job *j)
+{
+	const parload_correction *k = j->opts->correct;
+
+	return k && k->bin > 1 ? k->bin : 1;
+}
+
+static int bin_global(struct job *j)
+{
+	parload_shape *g = &j->out->global;
+	const unsigned bin = bin_of(j);
+
+	if (bin == 1)
+		return 0;
+	if (bin > g->rows || bin > g->cols)
+		return parload_mpi__fail(j->err, PARLOAD_ESELECT, j->path,
+					 "a %u x %u bin is larger than the "
+					 "selection's %u rows x %u columns",
+					 bin, bin, g->rows, g->cols);
+	g->rows /= bin;
+	g->cols /= bin;
+	g->bin = bin;
+	return 0;
+}
+
+/* The part's selection back in detector rows and columns. */
+static void unbin_part(struct job *j)
+{
+	const parload_shape *g = &j->out->global;
+	const unsigned bin = bin_of(j);
+
+	if (bin == 1)
+		return;
+	j->sel.rows.start = (int64_t)g->row_start +
+			    (int64_t)j->out->row_begin * bin;
+	j->sel.rows.stop = (int64_t)g->row_start +
+			   (int64_t)j->out->row_end * bin;
+	j->sel.cols.stop = (int64_t)g->col_start + (int64_t)g->cols * bin;
+}
+
 /* 3.  This rank's part.  Selections are resolved against the complete
  * views: a part past them would fail on one rank only. */
 static int choose_part(struct job *j)
@@ -244,8 +315,10 @@ static int choose_part(struct job *j)
 	int rc;
 
 	j->complete = j->meta.desc;
-	j->complete.count = parload_mpi__complete_views(&j->meta.desc,
-							j->meta.size);
+	/* A container's views are its table's, whatever the file's size. */
+	if (!is_container(&j->meta.desc))
+		j->complete.count = parload_mpi__complete_views(&j->meta.desc,
+								j->meta.size);
 	if (j->split->kind == PARLOAD_MPI_SPLIT_EXPLICIT) {
 		rc = parload_selection_resolve(&j->complete, NULL,
 					       &out->global, err);
@@ -259,11 +332,22 @@ static int choose_part(struct job *j)
 					       &j->opts->load.selection,
 					       &out->global, err);
 		if (rc == 0)
+			rc = bin_global(j);
+		if (rc == 0)
 			j->has_part = parload_mpi__part_selection(
 				&out->global, j->split->kind, out->ranks,
 				out->rank, &j->sel, &out->view_begin,
 				&out->view_end, &out->row_begin,
 				&out->row_end);
+		if (rc == 0 && j->has_part)
+			unbin_part(j);
+	}
+	/* A corrected load delivers float32 (of bins, when binned). */
+	if (rc == 0 && j->opts->correct) {
+		out->global.pixel_type = PARLOAD_PIXEL_F32;
+		out->global.bytes_per_pixel = 4;
+		out->global.view_bytes = (uint64_t)out->global.rows *
+					 out->global.cols * 4;
 	}
 	if (rc) {
 		/* A selection knows no file: name it. */
@@ -282,7 +366,11 @@ static int read_part(struct job *j)
 	parload_mpi_part *out = j->out;
 	int rc = 0;
 
-	if (o->io == PARLOAD_MPI_IO_MPIIO) {
+	if (o->io == PARLOAD_MPI_IO_MPIIO && is_container(&j->meta.desc)) {
+		rc = parload_mpi__fail(j->err, PARLOAD_ENOTSUP, j->path,
+				       "a TIFF or HDF5 file is read with the "
+				       "pool (io pool), not MPI-IO");
+	} else if (o->io == PARLOAD_MPI_IO_MPIIO) {
 		j->owned = calloc(1, sizeof(*j->owned));
 		rc = j->owned ? 0 :
 				parload_mpi__fail(j->err, PARLOAD_ENOMEM,

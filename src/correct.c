@@ -56,14 +56,14 @@ static void to_float(float *out, const unsigned char *p, int type, size_t n)
 		out[i] = pixel_at(p, type, i);
 }
 
-void parload__correct_row(const parload__correct *k, float *dst,
-			  const unsigned char *px, uint64_t rr)
+/* The correction of row rr of the selection, whose float values are in
+ * dst already. */
+static void apply(const parload__correct *k, float *dst, uint64_t rr)
 {
 	const size_t n = k->cols;
 	const float *d = k->dark ? k->dark + rr * n : NULL;
 	const float *f = k->flat ? k->flat + rr * n : NULL;
 
-	to_float(dst, px, k->type, n);
 	for (size_t i = 0; i < n; i++) {
 		float v = dst[i];
 
@@ -74,6 +74,66 @@ void parload__correct_row(const parload__correct *k, float *dst,
 		if (k->minus_log)
 			v = -logf(clamp(v));
 		dst[i] = v;
+	}
+}
+
+void parload__correct_row(const parload__correct *k, float *dst,
+			  const unsigned char *px, uint64_t rr)
+{
+	to_float(dst, px, k->type, k->cols);
+	apply(k, dst, rr);
+}
+
+/* Sums of bin consecutive pixels of px (k->cols * bin of them) added to
+ * acc (k->cols floats). */
+void parload__bin_add(const parload__correct *k, float *acc,
+		      const unsigned char *px)
+{
+	const size_t n = k->cols, b = k->bin;
+
+	for (size_t i = 0; i < n; i++) {
+		float sum = 0.0f;
+
+		for (size_t j = 0; j < b; j++)
+			sum += pixel_at(px, k->type, i * b + j);
+		acc[i] += sum;
+	}
+}
+
+void parload__correct_binned(const parload__correct *k, float *dst,
+			     const float *acc, uint64_t rr)
+{
+	const float scale = 1.0f / ((float)k->bin * (float)k->bin);
+
+	for (size_t i = 0; i < k->cols; i++)
+		dst[i] = acc[i] * scale;
+	apply(k, dst, rr);
+}
+
+/* Frames of the file band (rows * bin x cols * bin each, back to back)
+ * binned in place into frames of rows x cols. */
+static void bin_frames(float *f, uint64_t n, uint32_t rows, uint32_t cols,
+		       uint32_t bin)
+{
+	const size_t in = (size_t)rows * bin * cols * bin;
+	const float scale = 1.0f / ((float)bin * (float)bin);
+
+	for (uint64_t j = 0; j < n; j++) {
+		const float *src = f + j * in;
+		float *dst = f + j * (size_t)rows * cols;
+
+		for (uint32_t y = 0; y < rows; y++)
+			for (uint32_t x = 0; x < cols; x++) {
+				double sum = 0.0;
+
+				for (uint32_t a = 0; a < bin; a++)
+					for (uint32_t b = 0; b < bin; b++)
+						sum += src[((size_t)y * bin + a) *
+								   cols * bin +
+							   (size_t)x * bin + b];
+				dst[(size_t)y * cols + x] =
+					(float)(sum * scale);
+			}
 	}
 }
 
@@ -128,7 +188,9 @@ static int gather(parload__ctx *c, const parload_refs *r, const char *what,
 		  float **out, uint64_t *n)
 {
 	const parload_shape *s = &c->shape;
-	const size_t px = (size_t)s->rows * s->cols;
+	const uint32_t bin = s->bin > 1 ? s->bin : 1;
+	const uint32_t rows = s->rows * bin, cols = s->cols * bin;
+	const size_t px = (size_t)rows * cols;
 	parload_selection sel;
 	parload_request req;
 	parload_dataset ds;
@@ -144,20 +206,20 @@ static int gather(parload__ctx *c, const parload_refs *r, const char *what,
 		if (!(f = parload__sys_malloc(*n * px * sizeof(*f))))
 			return parload__fail_nomem(c->err, c->path);
 		for (uint64_t j = 0; j < *n; j++)
-			for (uint32_t y = 0; y < s->rows; y++)
-				memcpy(f + (j * s->rows + y) * s->cols,
+			for (uint32_t y = 0; y < rows; y++)
+				memcpy(f + (j * rows + y) * cols,
 				       r->frames + (j * c->d.height + s->row_start +
 						    y) * c->d.width +
 					       s->col_start,
-				       s->cols * sizeof(*f));
+				       cols * sizeof(*f));
 		*out = f;
 		return 0;
 	}
 	parload_selection_init(&sel);
 	sel.rows.start = s->row_start;
-	sel.rows.stop = (int64_t)s->row_start + s->rows;
+	sel.rows.stop = (int64_t)s->row_start + rows;
 	sel.cols.start = s->col_start;
-	sel.cols.stop = (int64_t)s->col_start + s->cols;
+	sel.cols.stop = (int64_t)s->col_start + cols;
 	parload_request_init(&req);
 	req.source = r->source;
 	req.selection = &sel;
@@ -190,6 +252,10 @@ static int reduce_refs(parload__ctx *c, const parload_refs *r,
 	uint64_t n = 0;
 	int rc = gather(c, r, what, &frames, &n);
 
+	/* Binned first: the reduction is of the binned frames. */
+	if (rc == 0 && c->shape.bin > 1)
+		bin_frames(frames, n, c->shape.rows, c->shape.cols,
+			   c->shape.bin);
 	if (rc == 0 && !(*out = parload__sys_malloc(px * sizeof(**out))))
 		rc = parload__fail_nomem(c->err, c->path);
 	if (rc == 0)
@@ -203,10 +269,12 @@ static int reduce_refs(parload__ctx *c, const parload_refs *r,
 static int check(const parload__ctx *c, const parload_correction *k,
 		 const parload__strategy *st)
 {
-	if (k->bin > 1)
-		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
-					  "binning (%u x %u) is not supported "
-					  "in this version", k->bin, k->bin);
+	if (k->bin > 1 && (k->bin > c->shape.rows || k->bin > c->shape.cols))
+		return parload__fail_path(c->err, PARLOAD_ESELECT, 0, c->path,
+					  "a %u x %u bin is larger than the "
+					  "selection's %" PRIu32 " rows x %"
+					  PRIu32 " columns", k->bin, k->bin,
+					  c->shape.rows, c->shape.cols);
 	if ((int)k->reduce != PARLOAD_REDUCE_MEAN &&
 	    (int)k->reduce != PARLOAD_REDUCE_MEDIAN)
 		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
@@ -238,6 +306,12 @@ int parload__correct_prepare(parload__ctx *c, const parload__strategy *st)
 	if (!k)
 		return 0;
 	rc = check(c, k, st);
+	if (rc == 0 && k->bin > 1) {
+		/* Whole bins from the selection's first row and column. */
+		s->bin = k->bin;
+		s->rows /= k->bin;
+		s->cols /= k->bin;
+	}
 	if (rc == 0 && k->darks)
 		rc = reduce_refs(c, k->darks, "dark", &c->corr.dark);
 	if (rc == 0 && k->flats)
@@ -247,6 +321,7 @@ int parload__correct_prepare(parload__ctx *c, const parload__strategy *st)
 	c->corr.on = true;
 	c->corr.minus_log = (k->flags & PARLOAD_CORR_MINUS_LOG) != 0;
 	c->corr.cols = s->cols;
+	c->corr.bin = s->bin > 1 ? s->bin : 1;
 	c->corr.type = c->d.pixel_type;
 	/* What the load delivers from now on. */
 	s->pixel_type = PARLOAD_PIXEL_F32;

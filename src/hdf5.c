@@ -1,7 +1,28 @@
 /*
- * hdf5.c - HDF5 sources and outputs (libhdf5): to be written.
+ * hdf5.c - HDF5 sources and outputs (libhdf5).
+ *
+ * The reader reads metadata only, under one global mutex (libhdf5 is not
+ * thread-safe): which dataset, its type and shape, which frames (NXtomo
+ * image_key), the angles (DXchange theta, NXtomo rotation_angle) and where
+ * each view's rows lie.  Contiguous datasets and chunks of whole rows that
+ * are stored plainly or with deflate (and shuffle) become a strips table
+ * that the workers read with pread and inflate themselves; anything else
+ * is read through libhdf5 by a decoder that takes the mutex for each
+ * strip.  The writer writes the DXchange layout.
  */
+#include "config.h"
+
 #include "internal.h"
+
+#ifdef HAVE_HDF5
+#include <errno.h>
+#include <hdf5.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#endif
 
 #ifndef HAVE_HDF5
 static int no_hdf5(const char *path, parload_error *err)
@@ -10,32 +31,1124 @@ static int no_hdf5(const char *path, parload_error *err)
 				  "this libparload was built without HDF5 "
 				  "(configure --with-hdf5, libhdf5-dev)");
 }
-#endif
 
 int parload__hdf5_read(const parload_source *src, parload__container *out,
 		       parload_error *err)
 {
 	(void)out;
-#ifndef HAVE_HDF5
 	return no_hdf5(src->path ? src->path : src->paths[0], err);
-#else
-	return parload__fail_path(err, PARLOAD_ENOTSUP, 0,
-				  src->path ? src->path : src->paths[0],
-				  "HDF5 is not read yet");
-#endif
 }
 
 int parload__hdf5_write(const char *tmp, const char *path,
 			const parload_stack *st, const parload_save_options *o,
 			parload_error *err)
 {
-	(void)tmp;
-	(void)st;
-	(void)o;
-#ifndef HAVE_HDF5
+	(void)tmp, (void)st, (void)o;
 	return no_hdf5(path, err);
-#else
-	return parload__fail_path(err, PARLOAD_ENOTSUP, 0, path,
-				  "HDF5 is not written yet");
-#endif
 }
+#else
+
+/* Every libhdf5 call of libparload is made holding this. */
+static pthread_mutex_t h5_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void h5_enter(void)
+{
+	pthread_mutex_lock(&h5_lock);
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static void h5_leave(void)
+{
+	pthread_mutex_unlock(&h5_lock);
+}
+
+static void h5_close(hid_t *id, herr_t (*fn)(hid_t))
+{
+	if (*id >= 0)
+		fn(*id);
+	*id = H5I_INVALID_HID;
+}
+
+/* The innermost message of libhdf5's error stack, or "". */
+static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data)
+{
+	char *buf = data;
+
+	if (n == 0 && e->desc)
+		snprintf(buf, 200, "%s", e->desc);
+	return 0;
+}
+
+static const char *h5_why(char buf[200])
+{
+	buf[0] = '\0';
+	H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, buf);
+	return buf;
+}
+
+/* ---------------------------------------------------------------------
+ * Reading
+ * ------------------------------------------------------------------- */
+
+#define MAX_LISTED 10
+
+typedef struct h5r {
+	const char *file;
+	parload_error *err;
+	hid_t f, d, type, space, dcpl;
+	char name[1024];       /* the dataset */
+	char dir[1024];        /* its group, for image_key and angles */
+	bool nxtomo, dxchange;
+	int rank;
+	hsize_t dims[3];       /* (frames, rows, columns) */
+	uint64_t *frame;       /* the frames read, in order */
+	uint64_t n;            /* how many */
+	parload__container *c;
+} h5r;
+
+static bool is_dataset(hid_t f, const char *name)
+{
+	H5O_info_t info;
+
+	/* Every link on the way must exist for H5Oget_info_by_name. */
+	for (const char *p = strchr(name + 1, '/'); p; p = strchr(p + 1, '/')) {
+		char part[1024];
+
+		snprintf(part, sizeof(part), "%.*s", (int)(p - name), name);
+		if (H5Lexists(f, part, H5P_DEFAULT) <= 0)
+			return false;
+	}
+	return H5Lexists(f, name, H5P_DEFAULT) > 0 &&
+	       H5Oget_info_by_name(f, name, &info, H5P_DEFAULT) >= 0 &&
+	       info.type == H5O_TYPE_DATASET;
+}
+
+/* The file's 3-D datasets, listed ", /a, /b" into list. */
+typedef struct found3 {
+	size_t count;
+	char first[1024];
+	char list[1024];
+} found3;
+
+static herr_t visit3(hid_t o, const char *name, const H5O_info_t *info,
+		     void *data)
+{
+	found3 *fd = data;
+	hid_t d, s;
+	int rank = -1;
+	size_t at;
+
+	if (info->type != H5O_TYPE_DATASET || (d = H5Dopen2(o, name,
+							     H5P_DEFAULT)) < 0)
+		return 0;
+	if ((s = H5Dget_space(d)) >= 0) {
+		rank = H5Sget_simple_extent_ndims(s);
+		H5Sclose(s);
+	}
+	H5Dclose(d);
+	if (rank != 3)
+		return 0;
+	if (fd->count++ == 0)
+		snprintf(fd->first, sizeof(fd->first), "/%s", name);
+	at = strlen(fd->list);
+	if (fd->count <= MAX_LISTED)
+		snprintf(fd->list + at, sizeof(fd->list) - at, ", /%s", name);
+	else if (fd->count == MAX_LISTED + 1)
+		snprintf(fd->list + at, sizeof(fd->list) - at, ", ...");
+	return 0;
+}
+
+static void find3(hid_t f, found3 *fd)
+{
+	memset(fd, 0, sizeof(*fd));
+	H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_NATIVE, visit3, fd, H5O_INFO_BASIC);
+}
+
+static int no_such(h5r *r, const char *name)
+{
+	found3 fd;
+
+	find3(r->f, &fd);
+	return parload__fail_path(r->err, PARLOAD_EINVAL, 0, r->file,
+				  "no dataset %s; its 3-D datasets: %s", name,
+				  fd.count ? fd.list + 2 : "none");
+}
+
+/* The NX_class attribute of object name is cls. */
+static bool nx_class(hid_t f, const char *name, const char *cls)
+{
+	char buf[64] = "";
+	hid_t a, t;
+	bool yes = false;
+
+	if (H5Aexists_by_name(f, name, "NX_class", H5P_DEFAULT) <= 0 ||
+	    (a = H5Aopen_by_name(f, name, "NX_class", H5P_DEFAULT,
+				 H5P_DEFAULT)) < 0)
+		return false;
+	t = H5Aget_type(a);
+	if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t) &&
+	    H5Tget_size(t) < sizeof(buf))
+		yes = H5Aread(a, t, buf) >= 0 && strncmp(buf, cls,
+							 strlen(cls) + 1) == 0;
+	else if (t >= 0 && H5Tis_variable_str(t) > 0) {
+		char *s = NULL;
+		hid_t m = H5Tcopy(H5T_C_S1);
+
+		H5Tset_size(m, H5T_VARIABLE);
+		if (H5Aread(a, m, &s) >= 0 && s) {
+			yes = strcmp(s, cls) == 0;
+			H5free_memory(s);
+		}
+		H5Tclose(m);
+	}
+	if (t >= 0)
+		H5Tclose(t);
+	H5Aclose(a);
+	return yes;
+}
+
+/* group/data with group/image_key beside it. */
+static bool nx_data_in(h5r *r, const char *group)
+{
+	char data[1024], key[1024];
+
+	snprintf(data, sizeof(data), "%s/data", group);
+	snprintf(key, sizeof(key), "%s/image_key", group);
+	if (!is_dataset(r->f, data) || !is_dataset(r->f, key))
+		return false;
+	snprintf(r->name, sizeof(r->name), "%s", data);
+	return true;
+}
+
+/* An NXentry's NXdata or NXdetector group holding data and image_key. */
+static herr_t visit_nx(hid_t o, const char *name, const H5L_info_t *li,
+		       void *data)
+{
+	h5r *r = data;
+	char path[512];
+
+	(void)o, (void)li;
+	snprintf(path, sizeof(path), "/%s", name);
+	if (strchr(name, '/') || !nx_class(r->f, path, "NXentry"))
+		return 0;
+	for (int k = 0; k < 2; k++) {
+		char g[600];
+
+		snprintf(g, sizeof(g), "%s/%s", path,
+			 k ? "instrument/detector" : "data");
+		if (nx_data_in(r, g))
+			return 1;
+	}
+	return 0;
+}
+
+static bool find_nxtomo(h5r *r)
+{
+	if (nx_data_in(r, "/entry/data") ||
+	    nx_data_in(r, "/entry/instrument/detector"))
+		return true;
+	return H5Literate(r->f, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, visit_nx,
+			  r) > 0;
+}
+
+static const char *frames_name(parload_frames fr)
+{
+	return fr == PARLOAD_FRAMES_FLATS ? "flats" :
+	       fr == PARLOAD_FRAMES_DARKS ? "darks" :
+					    "projections";
+}
+
+/* Which dataset: named, else DXchange, NXtomo, the only 3-D one. */
+static int choose(h5r *r, const char *named, parload_frames fr)
+{
+	static const char *const dx[] = { "/exchange/data",
+					  "/exchange/data_white",
+					  "/exchange/data_dark" };
+	found3 fd;
+
+	if (named) {
+		snprintf(r->name, sizeof(r->name), "%s%s",
+			 named[0] == '/' ? "" : "/", named);
+		return is_dataset(r->f, r->name) ? 0 : no_such(r, r->name);
+	}
+	if (is_dataset(r->f, dx[0])) {
+		r->dxchange = true;
+		snprintf(r->name, sizeof(r->name), "%s", dx[fr]);
+		if (is_dataset(r->f, r->name))
+			return 0;
+		return parload__fail_path(r->err, PARLOAD_EINVAL, 0, r->file,
+					  "no %s: a DXchange file without %s",
+					  frames_name(fr), dx[fr]);
+	}
+	if (find_nxtomo(r))
+		return r->nxtomo = true, 0;
+	find3(r->f, &fd);
+	if (fd.count == 1 && fr == PARLOAD_FRAMES_PROJECTIONS) {
+		snprintf(r->name, sizeof(r->name), "%s", fd.first);
+		return 0;
+	}
+	if (fd.count == 1)
+		return parload__fail_path(r->err, PARLOAD_EINVAL, 0, r->file,
+					  "no %s: neither DXchange nor NXtomo "
+					  "(an image_key)", frames_name(fr));
+	return parload__fail_path(r->err, PARLOAD_EINVAL, 0, r->file,
+				  "has no dataset given and %zu 3-D datasets%s%s",
+				  fd.count, fd.count ? ": " : "",
+				  fd.count ? fd.list + 2 : "");
+}
+
+static const char *class_name(H5T_class_t k)
+{
+	switch (k) {
+	case H5T_TIME: return "time";
+	case H5T_STRING: return "string";
+	case H5T_BITFIELD: return "bitfield";
+	case H5T_OPAQUE: return "opaque";
+	case H5T_COMPOUND: return "compound";
+	case H5T_REFERENCE: return "reference";
+	case H5T_ENUM: return "enum";
+	case H5T_VLEN: return "variable-length";
+	case H5T_ARRAY: return "array";
+	default: return "unknown";
+	}
+}
+
+/* parload's pixel type and encoding of the dataset's type. */
+static int pixel_type(h5r *r, parload_desc *d)
+{
+	const H5T_class_t k = H5Tget_class(r->type);
+	const size_t size = H5Tget_size(r->type);
+	const H5T_order_t order = H5Tget_order(r->type);
+	int t = 0;
+
+	if (k == H5T_INTEGER) {
+		const bool sgn = H5Tget_sign(r->type) == H5T_SGN_2;
+
+		t = size == 1 && !sgn ? PARLOAD_PIXEL_U8 :
+		    size == 2	      ? (sgn ? PARLOAD_PIXEL_I16 :
+					       PARLOAD_PIXEL_U16) :
+		    size == 4	      ? (sgn ? PARLOAD_PIXEL_I32 :
+					       PARLOAD_PIXEL_U32) :
+					0;
+	} else if (k == H5T_FLOAT) {
+		t = size == 4 ? PARLOAD_PIXEL_F32 :
+		    size == 8 ? PARLOAD_PIXEL_F64 :
+				0;
+	} else {
+		return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
+					  "%s: a %s type (parload reads "
+					  "integers and floats)",
+					  r->name, class_name(k));
+	}
+	if (!t)
+		return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
+					  "%s: %s%s of %zu bytes (parload "
+					  "reads u8 u16 i16 u32 i32 f32 f64)",
+					  r->name,
+					  k == H5T_FLOAT ? "a " :
+					  H5Tget_sign(r->type) == H5T_SGN_2 ?
+							   "a signed " :
+							   "an unsigned ",
+					  k == H5T_FLOAT ? "float" : "integer",
+					  size);
+	d->pixel_type = t;
+	d->encoding = order == H5T_ORDER_BE ? PARLOAD_ENC_BE : PARLOAD_ENC_LE;
+	return 0;
+}
+
+static int shape(h5r *r)
+{
+	hsize_t dims[H5S_MAX_RANK];
+	const int rank = H5Sget_simple_extent_ndims(r->space);
+
+	if (rank < 0 || H5Sget_simple_extent_dims(r->space, dims, NULL) < 0)
+		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, r->file,
+					  "%s: unreadable dataspace", r->name);
+	if (rank != 2 && rank != 3)
+		return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
+					  "%s: a %d-D dataset (parload reads "
+					  "3-D (views, rows, columns) and 2-D)",
+					  r->name, rank);
+	r->rank = rank;
+	r->dims[0] = rank == 3 ? dims[0] : 1;
+	r->dims[1] = dims[rank - 2];
+	r->dims[2] = dims[rank - 1];
+	if (!r->dims[0] || !r->dims[1] || !r->dims[2] ||
+	    r->dims[1] > UINT32_MAX || r->dims[2] > UINT32_MAX)
+		return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
+					  "%s: %" PRIu64 " x %" PRIu64 " x %"
+					  PRIu64 " (empty, or rows past 32 "
+					  "bits)", r->name,
+					  (uint64_t)r->dims[0],
+					  (uint64_t)r->dims[1],
+					  (uint64_t)r->dims[2]);
+	return 0;
+}
+
+/* A 1-D dataset of want entries read as mem_type into buf (want *
+ * size bytes); 1 when name is absent, ECONTAINER when it disagrees. */
+static int read_1d(h5r *r, const char *name, hid_t mem_type, void *buf,
+		   uint64_t want)
+{
+	hid_t d, s;
+	hsize_t n = 0;
+	int rank = -1;
+	herr_t ok = -1;
+
+	if (!is_dataset(r->f, name))
+		return 1;
+	if ((d = H5Dopen2(r->f, name, H5P_DEFAULT)) < 0)
+		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, r->file,
+					  "%s cannot be opened", name);
+	if ((s = H5Dget_space(d)) >= 0) {
+		rank = H5Sget_simple_extent_ndims(s);
+		if (rank == 1)
+			H5Sget_simple_extent_dims(s, &n, NULL);
+		H5Sclose(s);
+	}
+	if (rank == 1 && n == want)
+		ok = H5Dread(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
+	H5Dclose(d);
+	if (rank != 1 || n != want)
+		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, r->file,
+					  "%s: %s%" PRIu64 " entries for %" PRIu64
+					  " frames of %s", name,
+					  rank == 1 ? "" : "not 1-D: ",
+					  (uint64_t)n, want, r->name);
+	if (ok < 0)
+		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, r->file,
+					  "%s cannot be read", name);
+	return 0;
+}
+
+static void *zalloc(size_t n)
+{
+	return parload__sys_calloc(n ? n : 1, 1);
+}
+
+/* Which frames: NXtomo's image_key picks them, else all. */
+static int frames(h5r *r, parload_frames fr)
+{
+	const uint64_t all = r->dims[0];
+	char key[1200];
+	int32_t *k;
+	int rc;
+
+	snprintf(key, sizeof(key), "%s/image_key", r->dir);
+	if (!(r->frame = zalloc(all * sizeof(*r->frame))) ||
+	    !(k = zalloc(all * sizeof(*k))))
+		return parload__fail_nomem(r->err, r->file);
+	rc = r->dxchange ? 1 : read_1d(r, key, H5T_NATIVE_INT32, k, all);
+	for (uint64_t i = 0; rc == 0 && i < all; i++)
+		if (k[i] == (int32_t)fr)
+			r->frame[r->n++] = i;
+	for (uint64_t i = 0; rc == 1 && i < all; i++)
+		r->frame[r->n++] = i;
+	parload__sys_free(k);
+	if (rc == 1 && fr != PARLOAD_FRAMES_PROJECTIONS && !r->dxchange)
+		return parload__fail_path(r->err, PARLOAD_EINVAL, 0, r->file,
+					  "%s: no %s: no image_key beside it",
+					  r->name, frames_name(fr));
+	if (rc <= 0 && r->n == 0)
+		return rc ? rc : parload__fail_path(r->err, PARLOAD_EINVAL, 0,
+						    r->file,
+						    "%s: no %s (image_key %d)",
+						    r->name, frames_name(fr),
+						    (int)fr);
+	return rc < 0 ? rc : 0;
+}
+
+/* DXchange theta of /exchange/data; NXtomo rotation_angle. */
+static int angles(h5r *r)
+{
+	const uint64_t all = r->dims[0];
+	char name[1200];
+	float *a;
+	int rc = 1;
+
+	if (!(a = zalloc(all * sizeof(*a))))
+		return parload__fail_nomem(r->err, r->file);
+	if (strcmp(r->name, "/exchange/data") == 0) {
+		rc = read_1d(r, "/exchange/theta", H5T_NATIVE_FLOAT, a, all);
+	} else if (r->nxtomo || !r->dxchange) {
+		snprintf(name, sizeof(name), "%s/rotation_angle", r->dir);
+		rc = read_1d(r, name, H5T_NATIVE_FLOAT, a, all);
+		if (rc == 1 && r->nxtomo) {
+			const char *slash = strchr(r->name + 1, '/');
+
+			snprintf(name, sizeof(name),
+				 "%.*s/sample/rotation_angle",
+				 (int)(slash - r->name), r->name);
+			rc = read_1d(r, name, H5T_NATIVE_FLOAT, a, all);
+		}
+	}
+	for (uint64_t i = 0; rc == 0 && i < r->n; i++)
+		a[i] = a[r->frame[i]];
+	if (rc == 0)
+		r->c->strips.angles = a;
+	else
+		parload__sys_free(a);
+	return rc < 0 ? rc : 0;
+}
+
+/* ---- where the rows lie ---- */
+
+typedef struct h5arg {
+	char *file, *name;
+	int rank;
+	uint32_t height, width;
+	size_t elem;            /* bytes per pixel */
+} h5arg;
+
+typedef struct h5state {
+	hid_t f, d, type;
+} h5state;
+
+static void arg_free(void *p)
+{
+	h5arg *a = p;
+
+	parload__sys_free(a->file);
+	parload__sys_free(a->name);
+	parload__sys_free(a);
+}
+
+static void dec_close(void *p)
+{
+	h5state *s = p;
+
+	if (!s)
+		return;
+	h5_enter();
+	h5_close(&s->type, H5Tclose);
+	h5_close(&s->d, H5Dclose);
+	h5_close(&s->f, H5Fclose);
+	h5_leave();
+	parload__sys_free(s);
+}
+
+static int dec_open(const parload__strips *t, void **state,
+		    parload_error *err)
+{
+	const h5arg *a = t->arg;
+	h5state *s = parload__sys_calloc(1, sizeof(*s));
+	char why[200];
+
+	if (!s)
+		return parload__fail_nomem(err, a->file);
+	h5_enter();
+	s->f = H5Fopen(a->file, H5F_ACC_RDONLY, H5P_DEFAULT);
+	s->d = s->f < 0 ? -1 : H5Dopen2(s->f, a->name, H5P_DEFAULT);
+	s->type = s->d < 0 ? -1 : H5Dget_type(s->d);
+	h5_why(why);
+	h5_leave();
+	*state = s;
+	if (s->type >= 0)
+		return 0;
+	dec_close(s);
+	*state = NULL;
+	return parload__fail_path(err, PARLOAD_EOPEN, 0, a->file,
+				  "%s cannot be opened: %s", a->name, why);
+}
+
+/* Strip i's rows through H5Dread, in the stored type (no conversion). */
+static int dec_strip(void *p, const parload__strips *t, uint64_t i,
+		     unsigned char *out, size_t out_len, parload_error *err)
+{
+	const h5arg *a = t->arg;
+	const h5state *s = p;
+	const uint64_t j = i % t->per_view, r0 = j * t->rows;
+	const uint64_t rows = a->height - r0 < t->rows ? a->height - r0 :
+							 t->rows;
+	hsize_t start[3] = { t->s[i].page, r0, 0 };
+	hsize_t count[3] = { 1, rows, a->width };
+	hsize_t n = rows * a->width;
+	hid_t fs, ms;
+	herr_t ok = -1;
+	char why[200] = "";
+
+	if ((size_t)n * a->elem > out_len)
+		return parload__fail(err, PARLOAD_EINVAL, 0, a->file,
+				     i / t->per_view, PARLOAD_NONE,
+				     "%s: a strip of %zu bytes into %zu",
+				     a->name, (size_t)n * a->elem, out_len);
+	h5_enter();
+	fs = H5Dget_space(s->d);
+	ms = H5Screate_simple(1, &n, NULL);
+	if (fs >= 0 && ms >= 0 &&
+	    H5Sselect_hyperslab(fs, H5S_SELECT_SET,
+				a->rank == 3 ? start : start + 1, NULL,
+				a->rank == 3 ? count : count + 1, NULL) >= 0)
+		ok = H5Dread(s->d, s->type, ms, fs, H5P_DEFAULT, out);
+	if (ok < 0)
+		h5_why(why);
+	h5_close(&ms, H5Sclose);
+	h5_close(&fs, H5Sclose);
+	h5_leave();
+	if (ok < 0)
+		return parload__fail(err, PARLOAD_EIO, 0, a->file,
+				     i / t->per_view, PARLOAD_NONE,
+				     "%s: frame %" PRIu64 " rows %" PRIu64
+				     "-%" PRIu64 " cannot be read: %s",
+				     a->name, (uint64_t)t->s[i].page, r0,
+				     r0 + rows - 1, why);
+	return 0;
+}
+
+static const parload__decoder h5_decoder = {
+	.name = "libhdf5",
+	.open = dec_open,
+	.decode = dec_strip,
+	.close = dec_close,
+	.free_arg = arg_free,
+};
+
+/* The serial reasons, kept for the life of the process (a table's
+ * parload_stats.serial outlives it): one per distinct text. */
+static const char *interned(const char *text)
+{
+	static char kept[32][200];
+	static size_t n;
+	const char *found = "HDF5 data is read through libhdf5, one thread "
+			    "at a time";
+
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(kept[i], text) == 0)
+			return kept[i];
+	if (n < sizeof(kept) / sizeof(kept[0])) {
+		snprintf(kept[n], sizeof(kept[n]), "%s", text);
+		found = kept[n++];
+	}
+	return found;
+}
+
+/* Strips of `rows` rows read through libhdf5 (held under h5_lock, so the
+ * static table is safe). */
+static int custom(h5r *r, uint32_t rows, const char *why)
+{
+	parload__strips *t = &r->c->strips;
+	h5arg *a = parload__sys_calloc(1, sizeof(*a));
+
+	if (!a || !(a->file = parload__sys_strdup(r->file)) ||
+	    !(a->name = parload__sys_strdup(r->name))) {
+		if (a)
+			arg_free(a);
+		return parload__fail_nomem(r->err, r->file);
+	}
+	a->rank = r->rank;
+	a->height = (uint32_t)r->dims[1];
+	a->width = (uint32_t)r->dims[2];
+	a->elem = r->c->desc.bytes_per_pixel;
+	t->codec = PARLOAD__CODEC_CUSTOM;
+	t->decoder = &h5_decoder;
+	t->arg = a;
+	t->serial = interned(why);
+	t->rows = rows;
+	t->per_view = (uint32_t)((r->dims[1] + rows - 1) / rows);
+	for (uint64_t v = 0; v < r->n; v++)
+		for (uint32_t j = 0; j < t->per_view; j++)
+			t->s[v * t->per_view + j] = (parload__strip){
+				.page = (uint32_t)r->frame[v]
+			};
+	return 0;
+}
+
+static int alloc_strips(h5r *r, uint32_t per_view)
+{
+	parload__strips *t = &r->c->strips;
+
+	t->views = r->n;
+	t->per_view = per_view;
+	t->s = zalloc(r->n * per_view * sizeof(*t->s));
+	return t->s ? 0 : parload__fail_nomem(r->err, r->file);
+}
+
+static int contiguous(h5r *r, uint64_t view_bytes)
+{
+	parload__strips *t = &r->c->strips;
+	const haddr_t base = H5Dget_offset(r->d);
+	struct stat sb;
+	int rc = alloc_strips(r, 1);
+
+	if (rc)
+		return rc;
+	if (base == HADDR_UNDEF)
+		return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
+					  "%s: no storage allocated (the "
+					  "dataset was never written)",
+					  r->name);
+	if (parload__sys_stat(r->file, &sb) == 0 &&
+	    (uint64_t)sb.st_size < base + r->dims[0] * view_bytes)
+		return parload__fail(r->err, PARLOAD_ETRUNCATED, 0, r->file,
+				     (uint64_t)sb.st_size - base >= view_bytes ?
+					     ((uint64_t)sb.st_size - base) /
+						     view_bytes :
+					     0,
+				     (uint64_t)sb.st_size,
+				     "%s: %" PRIu64 " bytes at %" PRIu64
+				     " past the file's end", r->name,
+				     (uint64_t)r->dims[0] * view_bytes, (uint64_t)base);
+	t->rows = (uint32_t)r->dims[1];
+	t->codec = PARLOAD__CODEC_NONE;
+	for (uint64_t v = 0; v < r->n; v++)
+		t->s[v] = (parload__strip){ .off = base + r->frame[v] *
+							      view_bytes,
+					    .bytes = view_bytes,
+					    .page = (uint32_t)r->frame[v] };
+	return 0;
+}
+
+/* The codec of the filter pipeline, or CUSTOM with why; ENOTSUP for a
+ * filter whose plugin is missing. */
+static int pipeline(h5r *r, parload__codec *codec, char *why, size_t size)
+{
+	const int nf = H5Pget_nfilters(r->dcpl);
+	int ids[2] = { -1, -1 };
+
+	*codec = PARLOAD__CODEC_NONE;
+	for (int k = 0; k < nf; k++) {
+		char name[64] = "";
+		unsigned flags, cd[8];
+		size_t ncd = 8;
+		const H5Z_filter_t id = H5Pget_filter2(r->dcpl, (unsigned)k,
+						       &flags, &ncd, cd,
+						       sizeof(name), name,
+						       NULL);
+
+		if (H5Zfilter_avail(id) <= 0)
+			return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0,
+						  r->file,
+						  "%s: HDF5 filter %d (%s) is "
+						  "not available (its plugin "
+						  "is not installed)", r->name,
+						  (int)id,
+						  name[0] ? name : "unnamed");
+		if (k < 2)
+			ids[k] = id;
+		if (*codec == PARLOAD__CODEC_NONE && id != H5Z_FILTER_DEFLATE &&
+		    id != H5Z_FILTER_SHUFFLE) {
+			*codec = PARLOAD__CODEC_CUSTOM;
+			snprintf(why, size, "HDF5 filter %d (%s) is read "
+				 "through libhdf5, one thread at a time",
+				 (int)id, name[0] ? name : "unnamed");
+		}
+	}
+	if (*codec == PARLOAD__CODEC_CUSTOM || nf == 0)
+		return 0;
+	if (nf == 1 && ids[0] == H5Z_FILTER_DEFLATE)
+		*codec = PARLOAD__CODEC_DEFLATE;
+	else if (nf == 2 && ids[0] == H5Z_FILTER_SHUFFLE &&
+		 ids[1] == H5Z_FILTER_DEFLATE)
+		*codec = PARLOAD__CODEC_SHUFFLE_DEFLATE;
+	else {
+		*codec = PARLOAD__CODEC_CUSTOM;
+		snprintf(why, size, "HDF5 filters %d then %d are read through "
+			 "libhdf5, one thread at a time", ids[0], ids[1]);
+	}
+	return 0;
+}
+
+/* Every chunk once, by index: one chunk per (frame, strip); false when a
+ * chunk is missing (never written) or skipped a filter. */
+static int chunk_table(h5r *r, uint64_t *off, uint64_t *size, bool *whole)
+{
+	const parload__strips *t = &r->c->strips;
+	const uint64_t all = r->dims[0] * t->per_view;
+	hid_t fs = H5Dget_space(r->d);
+	hsize_t n = 0;
+	uint64_t seen = 0;
+
+	*whole = true;
+	if (fs < 0 || H5Dget_num_chunks(r->d, fs, &n) < 0) {
+		h5_close(&fs, H5Sclose);
+		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
+					  r->file, "%s: unreadable chunk "
+					  "index", r->name);
+	}
+	for (hsize_t i = 0; i < n; i++) {
+		hsize_t at[3] = { 0, 0, 0 };
+		unsigned mask = 0;
+		haddr_t addr = HADDR_UNDEF;
+		hsize_t bytes = 0;
+		uint64_t k;
+
+		if (H5Dget_chunk_info(r->d, fs, i, r->rank == 3 ? at : at + 1,
+				      &mask, &addr, &bytes) < 0 ||
+		    addr == HADDR_UNDEF) {
+			h5_close(&fs, H5Sclose);
+			return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
+						  r->file, "%s: chunk %" PRIu64
+						  " unreadable", r->name,
+						  (uint64_t)i);
+		}
+		k = at[0] * t->per_view + at[1] / t->rows;
+		if (at[0] >= r->dims[0] || at[1] % t->rows || at[2] ||
+		    k >= all || size[k] != UINT64_MAX) {
+			h5_close(&fs, H5Sclose);
+			return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
+						  r->file, "%s: chunk %" PRIu64
+						  " at an impossible place",
+						  r->name, (uint64_t)i);
+		}
+		off[k] = addr;
+		size[k] = bytes;
+		*whole &= mask == 0;
+		seen++;
+	}
+	h5_close(&fs, H5Sclose);
+	*whole &= seen == all;
+	return 0;
+}
+
+static int chunked(h5r *r, uint64_t elem)
+{
+	parload__strips *t = &r->c->strips;
+	hsize_t cd[3] = { 1, 1, 1 };
+	const int crank = H5Pget_chunk(r->dcpl, r->rank,
+				       r->rank == 3 ? cd : cd + 1);
+	char why[200] = "";
+	parload__codec codec;
+	uint64_t *off = NULL, *size = NULL, all;
+	bool whole = false;
+	int rc;
+
+	if (crank != r->rank)
+		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, r->file,
+					  "%s: unreadable chunk shape", r->name);
+	rc = pipeline(r, &codec, why, sizeof(why));
+	if (rc)
+		return rc;
+	if (cd[0] != 1 || cd[2] != r->dims[2] || cd[1] > UINT32_MAX) {
+		snprintf(why, sizeof(why), "HDF5 chunks of %" PRIu64 " x %"
+			 PRIu64 " x %" PRIu64 " are read through libhdf5, "
+			 "one thread at a time", (uint64_t)cd[0],
+			 (uint64_t)cd[1], (uint64_t)cd[2]);
+		codec = PARLOAD__CODEC_CUSTOM;
+	}
+	/* A chunk's rows, whole: the last strip may reach past the view. */
+	t->rows = (uint32_t)(codec != PARLOAD__CODEC_CUSTOM ? cd[1] :
+			     cd[1] < r->dims[1] ? cd[1] : r->dims[1]);
+	rc = alloc_strips(r, (uint32_t)((r->dims[1] + t->rows - 1) / t->rows));
+	if (rc || codec == PARLOAD__CODEC_CUSTOM)
+		return rc ? rc : custom(r, t->rows, why);
+	all = r->dims[0] * t->per_view;
+	if (!(off = zalloc(all * sizeof(*off))) ||
+	    !(size = zalloc(all * sizeof(*size)))) {
+		parload__sys_free(off);
+		return parload__fail_nomem(r->err, r->file);
+	}
+	memset(size, 0xff, all * sizeof(*size));
+	rc = chunk_table(r, off, size, &whole);
+	for (uint64_t i = 0; rc == 0 && whole && i < r->n * t->per_view; i++) {
+		const uint64_t k = r->frame[i / t->per_view] * t->per_view +
+				   i % t->per_view;
+		const uint64_t want = (uint64_t)t->rows * r->dims[2] * elem;
+
+		t->s[i] = (parload__strip){ .off = off[k], .bytes = size[k],
+					    .page = (uint32_t)r->frame[
+						    i / t->per_view] };
+		if (codec == PARLOAD__CODEC_NONE && size[k] != want)
+			rc = parload__fail(r->err, PARLOAD_ECONTAINER, 0,
+					   r->file, i / t->per_view, off[k],
+					   "%s: chunk %" PRIu64 ": recorded "
+					   "size %" PRIu64 ", expected %"
+					   PRIu64, r->name, k, size[k], want);
+	}
+	parload__sys_free(off);
+	parload__sys_free(size);
+	t->codec = codec;
+	t->elem = (uint32_t)elem;
+	if (rc == 0 && !whole)
+		rc = custom(r, t->rows, "HDF5 chunks that are not all written "
+			    "or skipped a filter are read through libhdf5, "
+			    "one thread at a time");
+	return rc;
+}
+
+static int layout(h5r *r, const parload_desc *d)
+{
+	const H5D_layout_t l = H5Pget_layout(r->dcpl);
+
+	if (l == H5D_CONTIGUOUS)
+		return contiguous(r, d->payload_size);
+	if (l == H5D_CHUNKED)
+		return chunked(r, d->bytes_per_pixel);
+	if (l == H5D_COMPACT) {
+		int rc = alloc_strips(r, 1);
+
+		return rc ? rc : custom(r, (uint32_t)r->dims[1],
+					"a compact HDF5 dataset is read "
+					"through libhdf5, one thread at a "
+					"time");
+	}
+	return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
+				  "%s: an HDF5 layout parload does not read "
+				  "(virtual or unknown)", r->name);
+}
+
+/* The file and the dataset a source names. */
+static int names(const parload_source *src, char **file, const char **ds,
+		 parload_error *err)
+{
+	const char *p = src->path ? src->path : src->paths[0];
+	const char *colon = strstr(p, ":/");
+	struct stat sb;
+
+	*ds = src->dataset;
+	if (colon && !src->dataset && parload__sys_stat(p, &sb) != 0) {
+		*file = parload__sys_malloc((size_t)(colon - p) + 1);
+		if (*file) {
+			memcpy(*file, p, (size_t)(colon - p));
+			(*file)[colon - p] = '\0';
+		}
+		*ds = colon + 1;
+	} else {
+		*file = parload__sys_strdup(p);
+	}
+	return *file ? 0 : parload__fail_nomem(err, p);
+}
+
+static int open_file(h5r *r)
+{
+	char why[200];
+	struct stat sb;
+
+	if (parload__sys_stat(r->file, &sb) != 0)
+		return parload__fail_open(r->err, errno, r->file);
+	r->f = H5Fopen(r->file, H5F_ACC_RDONLY, H5P_DEFAULT);
+	if (r->f >= 0)
+		return 0;
+	h5_why(why);
+	if (strstr(why, "truncated"))
+		return parload__fail_path(r->err, PARLOAD_ETRUNCATED, 0,
+					  r->file, "a truncated HDF5 file (%s)",
+					  why);
+	return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, r->file,
+				  "not an HDF5 file libhdf5 opens (%s)",
+				  why[0] ? why : "no reason given");
+}
+
+static int open_dataset(h5r *r)
+{
+	char *slash;
+
+	r->d = H5Dopen2(r->f, r->name, H5P_DEFAULT);
+	if (r->d < 0 || (r->type = H5Dget_type(r->d)) < 0 ||
+	    (r->space = H5Dget_space(r->d)) < 0 ||
+	    (r->dcpl = H5Dget_create_plist(r->d)) < 0)
+		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
+					  r->file, "%s cannot be opened",
+					  r->name);
+	snprintf(r->dir, sizeof(r->dir), "%s", r->name);
+	slash = strrchr(r->dir, '/');
+	*(slash == r->dir ? slash + 1 : slash) = '\0';
+	if (strcmp(r->dir, "/") == 0)
+		r->dir[0] = '\0';
+	return 0;
+}
+
+static int read_meta(h5r *r, const char *named, parload_frames fr)
+{
+	parload_desc *d = &r->c->desc;
+	int rc;
+
+	if ((rc = open_file(r)) || (rc = choose(r, named, fr)) ||
+	    (rc = open_dataset(r)) || (rc = pixel_type(r, d)) ||
+	    (rc = shape(r)) || (rc = frames(r, fr)) || (rc = angles(r)))
+		return rc;
+	/* The sizes are derived as for a raw stream of the same rows. */
+	d->format = PARLOAD_FORMAT_RAW;
+	d->width = (uint32_t)r->dims[2];
+	d->height = (uint32_t)r->dims[1];
+	d->count = r->n;
+	rc = parload_desc_check(d, r->err);
+	d->format = PARLOAD_FORMAT_HDF5;
+	if (rc) {
+		parload__error_prefix(r->err, r->file);
+		return rc;
+	}
+	rc = layout(r, d);
+	r->c->strips.views = r->n;
+	r->c->strips.path = r->c->paths[0];
+	return rc;
+}
+
+int parload__hdf5_read(const parload_source *src, parload__container *out,
+		       parload_error *err)
+{
+	h5r r = { .err = err, .f = -1, .d = -1, .type = -1, .space = -1,
+		  .dcpl = -1, .c = out };
+	char *file;
+	const char *named;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = names(src, &file, &named, err);
+	if (rc)
+		return rc;
+	r.file = file;
+	out->paths = parload__sys_malloc(sizeof(*out->paths));
+	if (!out->paths) {
+		parload__sys_free(file);
+		return parload__fail_nomem(err, src->path);
+	}
+	out->paths[0] = file;
+	out->n = 1;
+	h5_enter();
+	rc = read_meta(&r, named, src->frames);
+	h5_close(&r.dcpl, H5Pclose);
+	h5_close(&r.space, H5Sclose);
+	h5_close(&r.type, H5Tclose);
+	h5_close(&r.d, H5Dclose);
+	h5_close(&r.f, H5Fclose);
+	h5_leave();
+	parload__sys_free(r.frame);
+	if (rc)
+		parload__container_free(out);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------
+ * Writing (DXchange)
+ * ------------------------------------------------------------------- */
+
+static hid_t file_type(int pixel_type)
+{
+	switch (pixel_type) {
+	case PARLOAD_PIXEL_U8: return H5T_STD_U8LE;
+	case PARLOAD_PIXEL_U16: return H5T_STD_U16LE;
+	case PARLOAD_PIXEL_I16: return H5T_STD_I16LE;
+	case PARLOAD_PIXEL_U32: return H5T_STD_U32LE;
+	case PARLOAD_PIXEL_I32: return H5T_STD_I32LE;
+	case PARLOAD_PIXEL_F32: return H5T_IEEE_F32LE;
+	default: return H5T_IEEE_F64LE;
+	}
+}
+
+/* A string attribute name = value on object o. */
+static herr_t put_text(hid_t o, const char *name, const char *value)
+{
+	hid_t t = H5Tcopy(H5T_C_S1), s = H5Screate(H5S_SCALAR), a = -1;
+	herr_t ok = -1;
+
+	if (t >= 0 && s >= 0 && H5Tset_size(t, strlen(value) + 1) >= 0 &&
+	    (a = H5Acreate2(o, name, t, s, H5P_DEFAULT, H5P_DEFAULT)) >= 0)
+		ok = H5Awrite(a, t, value);
+	h5_close(&a, H5Aclose);
+	h5_close(&s, H5Sclose);
+	h5_close(&t, H5Tclose);
+	return ok;
+}
+
+/* The handles of one write, closed together. */
+typedef struct h5w {
+	hid_t f, lcpl, dcpl, space, d, tspace, theta;
+} h5w;
+
+static void w_close(h5w *w)
+{
+	h5_close(&w->theta, H5Dclose);
+	h5_close(&w->tspace, H5Sclose);
+	h5_close(&w->d, H5Dclose);
+	h5_close(&w->space, H5Sclose);
+	h5_close(&w->dcpl, H5Pclose);
+	h5_close(&w->lcpl, H5Pclose);
+	h5_close(&w->f, H5Fclose);
+}
+
+/* What step failed, or NULL. */
+static const char *w_pixels(h5w *w, const char *tmp, const char *name,
+			    const parload_stack *st, int gzip)
+{
+	const size_t elem = parload_pixel_size(st->pixel_type);
+	hsize_t dims[3] = { st->n, st->rows, st->cols };
+	hsize_t chunk[3] = { 1, st->rows, st->cols };
+	const hid_t t = file_type(st->pixel_type);
+
+	/* A chunk stays below libhdf5's 4 GiB. */
+	while (chunk[1] > 1 && chunk[1] * chunk[2] * elem >= ((hsize_t)1 << 31))
+		chunk[1] = (chunk[1] + 1) / 2;
+	if ((w->f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT,
+			      H5P_DEFAULT)) < 0)
+		return "cannot create the file";
+	if ((w->lcpl = H5Pcreate(H5P_LINK_CREATE)) < 0 ||
+	    H5Pset_create_intermediate_group(w->lcpl, 1) < 0 ||
+	    (w->dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 ||
+	    H5Pset_chunk(w->dcpl, 3, chunk) < 0 ||
+	    (gzip && (H5Pset_shuffle(w->dcpl) < 0 ||
+		      H5Pset_deflate(w->dcpl, (unsigned)gzip) < 0)) ||
+	    (w->space = H5Screate_simple(3, dims, NULL)) < 0)
+		return "cannot set the dataset up";
+	if ((w->d = H5Dcreate2(w->f, name, t, w->space, w->lcpl, w->dcpl,
+			       H5P_DEFAULT)) < 0)
+		return "cannot create the dataset";
+	if (H5Dwrite(w->d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, st->pixels) < 0)
+		return "cannot write the pixels";
+	if (st->layout == PARLOAD_LAYOUT_SINOGRAMS &&
+	    put_text(w->d, "axes", "rows:views:columns") < 0)
+		return "cannot write the axes attribute";
+	return NULL;
+}
+
+static const char *w_angles(h5w *w, const parload_stack *st)
+{
+	hsize_t n = st->angle_count;
+	double *deg;
+	herr_t ok;
+
+	if (put_text(w->f, "implements", "exchange") < 0)
+		return "cannot write the implements attribute";
+	if (!st->angles || !n)
+		return NULL;
+	if (!(deg = parload__sys_malloc(n * sizeof(*deg))))
+		return "out of memory";
+	for (hsize_t i = 0; i < n; i++)
+		deg[i] = st->angles[i];
+	ok = (w->tspace = H5Screate_simple(1, &n, NULL)) >= 0 &&
+	     (w->theta = H5Dcreate2(w->f, "/exchange/theta", H5T_IEEE_F64LE,
+				    w->tspace, w->lcpl, H5P_DEFAULT,
+				    H5P_DEFAULT)) >= 0 ?
+		     H5Dwrite(w->theta, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
+			      H5P_DEFAULT, deg) :
+		     -1;
+	parload__sys_free(deg);
+	return ok < 0 ? "cannot write /exchange/theta" : NULL;
+}
+
+int parload__hdf5_write(const char *tmp, const char *path,
+			const parload_stack *st, const parload_save_options *o,
+			parload_error *err)
+{
+	const uint64_t views = st->layout == PARLOAD_LAYOUT_VIEWS ? st->n :
+								    st->rows;
+	const char *name = o->dataset ? o->dataset :
+			   st->layout == PARLOAD_LAYOUT_VIEWS ?
+							"/exchange/data" :
+							"/exchange/sinograms";
+	h5w w = { -1, -1, -1, -1, -1, -1, -1 };
+	const char *failed;
+	char why[200] = "";
+
+	if (o->gzip < 0 || o->gzip > 9)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+					  "gzip level %d (1-9, or 0 for none)",
+					  o->gzip);
+	if (st->angles && st->angle_count != views)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+					  "%" PRIu64 " angles for %" PRIu64
+					  " views", st->angle_count, views);
+	h5_enter();
+	failed = w_pixels(&w, tmp, name, st, o->gzip);
+	if (!failed)
+		failed = w_angles(&w, st);
+	if (failed)
+		h5_why(why);
+	w_close(&w);
+	h5_leave();
+	if (failed)
+		return parload__fail_path(err, PARLOAD_EWRITE, 0, path,
+					  "HDF5: %s %s%s%s", name, failed,
+					  why[0] ? ": " : "", why);
+	return 0;
+}
+#endif /* HAVE_HDF5 */

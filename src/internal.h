@@ -237,7 +237,8 @@ typedef struct parload__correct {
 	bool on;
 	bool minus_log;
 	float *dark, *flat; /* rows x cols of the selection, or NULL */
-	uint32_t cols;      /* the selection's */
+	uint32_t cols;      /* the selection's (binned) */
+	uint32_t bin;       /* 1, or the N of N x N bins */
 	int type;           /* of the pixels before the correction */
 } parload__correct;
 
@@ -245,6 +246,14 @@ typedef struct parload__correct {
  * the host's order) corrected into dst (cols floats). */
 void parload__correct_row(const parload__correct *k, float *dst,
 			  const unsigned char *px, uint64_t rr);
+/* Binning: the sums of each bin's pixels of one detector row px (cols *
+ * bin pixels of the layout's type, host order) added into acc (cols
+ * floats); and a bin's bin rows summed in acc, made means and corrected
+ * into dst as row rr of the (binned) selection. */
+void parload__bin_add(const parload__correct *k, float *acc,
+		      const unsigned char *px);
+void parload__correct_binned(const parload__correct *k, float *dst,
+			     const float *acc, uint64_t rr);
 
 /* ---- nrrd.c: NRRD detached headers (.nhdr) ---- */
 
@@ -578,6 +587,7 @@ typedef struct parload__plan {
 	/* Rows go whole through the bounce buffer (convert or correct). */
 	bool whole_rows;
 	uint64_t row_bytes;    /* one detector row in the file */
+	uint32_t bin;          /* detector rows per output row (binning) */
 	uint64_t skip, take;   /* of a row: bytes before the columns, theirs */
 	uint64_t dst_row;      /* bytes between rows r and r + 1 of a view */
 	bool crop;             /* some columns are left out */

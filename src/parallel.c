@@ -111,6 +111,11 @@ typedef struct worker_io {
 	parload__dropper drop;
 	unsigned char *row; /* a corrected load's converted row */
 	parload__strip_reader strips; /* a decoded plan's */
+	/* Binning: the sums of the bin being read (its first rows so far,
+	 * n of them) for the output row at acc_dst. */
+	float *acc;
+	unsigned char *acc_dst;
+	uint32_t acc_n;
 } worker_io;
 
 static int io_open(job *j, worker_io *io, parload_error *e)
@@ -128,7 +133,12 @@ static int io_open(job *j, worker_io *io, parload_error *e)
 	}
 	if (j->plan.correct && j->plan.convert &&
 	    !(io->row = parload__sys_malloc((size_t)j->plan.s->cols *
+					    j->plan.bin *
 					    j->plan.d->bytes_per_pixel)))
+		return parload__fail_nomem(e, j->c->path);
+	if (j->plan.correct && j->plan.bin > 1 &&
+	    !(io->acc = parload__sys_malloc((size_t)j->plan.s->cols *
+					    sizeof(*io->acc))))
 		return parload__fail_nomem(e, j->c->path);
 	if (!j->bounce)
 		return 0;
@@ -150,6 +160,7 @@ static void io_close(job *j, worker_io *io)
 	parload__strip_reader_close(&io->strips);
 	parload__drop_flush(&io->drop);
 	parload__sys_free(io->row);
+	parload__sys_free(io->acc);
 	if (io->mapped && io->bounce)
 		(void)parload__sys_munmap(io->bounce, io->len);
 	else
@@ -175,11 +186,27 @@ static void correct(const job *j, worker_io *io, unsigned char *dst,
 	const unsigned char *px = row + p->skip;
 
 	if (p->convert) {
-		p->convert(io->row, row, p->s->col_start, p->s->cols);
+		p->convert(io->row, row, p->s->col_start, p->s->cols * p->bin);
 		px = io->row;
 	}
-	parload__correct_row(p->correct, (float *)(void *)dst, px,
-			     row_of(p, dst));
+	if (p->bin == 1) {
+		parload__correct_row(p->correct, (float *)(void *)dst, px,
+				     row_of(p, dst));
+		return;
+	}
+	/* A bin's rows come one after another, all to this worker (its
+	 * share holds whole output rows): sum them, then write the mean. */
+	if (io->acc_dst != dst) {
+		memset(io->acc, 0, p->s->cols * sizeof(*io->acc));
+		io->acc_dst = dst;
+		io->acc_n = 0;
+	}
+	parload__bin_add(p->correct, io->acc, px);
+	if (++io->acc_n == p->bin) {
+		parload__correct_binned(p->correct, (float *)(void *)dst,
+					io->acc, row_of(p, dst));
+		io->acc_dst = NULL;
+	}
 }
 
 /* Scatter what buf holds to the places iov names (a NULL place is bytes

@@ -43,6 +43,7 @@ void parload__plan_init(parload__plan *p, const parload_desc *d,
 	p->nfiles = nfiles;
 	p->s = s;
 	p->k_end = s->views;
+	p->bin = s->bin > 1 ? s->bin : 1;
 	/* parload's own view headers land in the typed array; a raw
 	 * stream's, when wanted, in raw_headers. */
 	p->native = d->format == PARLOAD_FORMAT_PARLOAD;
@@ -115,7 +116,7 @@ static uint64_t pixel_pos(const parload__plan *p, uint64_t stride, uint64_t x)
 
 	if (rem == 0)
 		return k * stride;
-	return k * stride + p->hdr + row * p->row_bytes +
+	return k * stride + p->hdr + row * p->bin * p->row_bytes +
 	       (b ? p->skip + b : 0);
 }
 
@@ -124,8 +125,9 @@ static void split_views(const parload__plan *p, unsigned n, size_t align,
 {
 	const parload_shape *s = p->s;
 	const uint64_t total = (p->k_end - p->k_begin) * s->view_bytes;
-	parload__share proto = { s->row_start, s->row_start + s->rows, true,
-				 0, 0, 0, 0 };
+	parload__share proto = { s->row_start,
+				 s->row_start + s->rows * p->bin, true, 0, 0,
+				 0, 0 };
 	const uint64_t stride = parload__share_stride(p, &proto);
 	const uint64_t base = p->k_begin * stride;
 	/* Boundaries align in memory, not in the plan: a batch's views may
@@ -171,11 +173,13 @@ static void split_rows(const parload__plan *p, unsigned n,
 	for (unsigned j = 0; j < g; j++) {
 		const unsigned w0 = (unsigned)part(n, j, g);
 		const unsigned m = (unsigned)part(n, j + 1, g) - w0;
-		parload__share band = {
-			s->row_start + (uint32_t)part(s->rows, j, g),
-			s->row_start + (uint32_t)part(s->rows, j + 1, g),
-			j == 0, 0, 0, 0, 0
-		};
+		/* Output rows [a, b) of the band: detector rows from a *
+		 * bin (whole bins). */
+		const uint32_t a = (uint32_t)part(s->rows, j, g);
+		const uint32_t b = (uint32_t)part(s->rows, j + 1, g);
+		parload__share band = { s->row_start + a * p->bin,
+					s->row_start + b * p->bin, j == 0, 0, 0,
+					0, 0 };
 		const uint64_t stride = parload__share_stride(p, &band);
 
 		for (unsigned i = 0; i < m; i++) {
@@ -183,12 +187,8 @@ static void split_rows(const parload__plan *p, unsigned n,
 			shares[w0 + i].begin = part(s->views, i, m) * stride;
 			shares[w0 + i].end = part(s->views, i + 1, m) * stride;
 			if (m == 1) {
-				shares[w0].dst_begin = (band.row_begin -
-							s->row_start) *
-						       p->dst_row;
-				shares[w0].dst_end = (band.row_end -
-						      s->row_start) *
-						     p->dst_row;
+				shares[w0].dst_begin = a * p->dst_row;
+				shares[w0].dst_end = b * p->dst_row;
 			}
 		}
 	}
@@ -236,7 +236,8 @@ static unsigned char *row_dest(const parload__plan *p, const parload__share *sh,
 			       uint64_t *len)
 {
 	const parload_shape *s = p->s;
-	const uint64_t rr = r - s->row_start;
+	/* The output row: a bin's detector rows all land on it. */
+	const uint64_t rr = (r - s->row_start) / p->bin;
 	unsigned char *row;
 
 	/* Sinograms are read in one plan of every view (k_begin 0). */

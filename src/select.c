@@ -241,6 +241,7 @@ int parload_selection_resolve(const parload_desc *d,
 	out->cols = (uint32_t)count;
 	out->view_bytes = (uint64_t)out->rows * out->cols * d->bytes_per_pixel;
 	out->pixel_type = d->pixel_type;
+	out->bin = 1;
 	return 0;
 }
 

@@ -758,11 +758,20 @@ static const cli_case cases[] = {
 		    "@/x.raw", "@/a.raw" },
 	  .out = { "^$" }, .err = { "^$" }, .made = "x.raw",
 	  .made_size = 64 + 10 * (32 + 8 * 16 * 4) },
-	{ .name = "bin 2 refused", .files = { { "a.raw" }, { "d.raw" } },
-	  .argv = { "--darks", "@/d.raw", "--bin", "2", "@/a.raw" },
+	/* 2 x 2 bins of 8 x 16: 4 x 8 float32 per view. */
+	{ .name = "binned extract", .files = { { "a.raw" }, { "d.raw" } },
+	  .argv = { "extract", "--darks", "@/d.raw", "--bin", "2", "-o",
+		    "@/x.npy", "@/a.raw" },
+	  .out = { "^$" }, .err = { "^$" }, .made = "x.npy",
+	  .made_size = 128 + 10 * 4 * 8 * 4,
+	  .made_holds = "{'descr': '<f4', 'fortran_order': False, "
+			"'shape': (10, 4, 8), }" },
+	{ .name = "bin larger than the selection",
+	  .files = { { "a.raw" }, { "d.raw" } },
+	  .argv = { "--darks", "@/d.raw", "--bin", "9", "@/a.raw" },
 	  .status = 1, .out = { "^$" },
-	  .err = { "^parload: @/a\\.raw: binning \\(2 x 2\\) is not "
-		   "supported in this version\n$" } },
+	  .err = { "^parload: @/a\\.raw: a 9 x 9 bin is larger than the "
+		   "selection's 8 rows x 16 columns\n$" } },
 	{ .name = "verify refused with a correction",
 	  .files = { { "a.raw", { "--crc" } }, { "d.raw" } },
 	  .argv = { "--verify", "--darks", "@/d.raw", "@/a.raw" },

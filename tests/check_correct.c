@@ -106,7 +106,49 @@ typedef struct corr_case {
 	bool files;   /* references as files, else in memory */
 	int layout;
 	unsigned threads;
+	unsigned bin; /* 0 or 1: none */
 } corr_case;
+
+/* Binning's reference: the mean of the N x N raw pixels of output pixel
+ * (view kk, row rr, col cc) of a selection of n views, rows x cols
+ * unbinned pixels as lt_expect lays them out. */
+static double binned_scan(const unsigned char *want, int type, int layout,
+			  uint64_t n, uint64_t rows, uint64_t cols, uint64_t kk,
+			  uint64_t rr, uint64_t cc, unsigned bin)
+{
+	double sum = 0;
+
+	for (unsigned a = 0; a < bin; a++)
+		for (unsigned b = 0; b < bin; b++) {
+			const uint64_t r = rr * bin + a, c = cc * bin + b;
+			const uint64_t i = layout == PARLOAD_LAYOUT_VIEWS ?
+						   (kk * rows + r) * cols + c :
+						   (r * n + kk) * cols + c;
+
+			sum += value(want, type, i);
+		}
+	return sum / (bin * bin);
+}
+
+/* ... and of reference frames: each frame (w wide, px pixels) binned at
+ * file pixel (row, col), then reduced. */
+static double binned_ref(const float *frames, uint64_t nref, uint32_t w,
+			 uint64_t px, uint64_t row, uint64_t col, unsigned bin,
+			 int median)
+{
+	float one[8];
+
+	ck_assert_uint_le(nref, 8);
+	for (uint64_t j = 0; j < nref; j++) {
+		double sum = 0;
+
+		for (unsigned a = 0; a < bin; a++)
+			for (unsigned b = 0; b < bin; b++)
+				sum += frames[j * px + (row + a) * w + col + b];
+		one[j] = (float)(sum / (bin * bin));
+	}
+	return reduced(one, nref, 1, 0, median);
+}
 
 /* One corrected load of case k, checked value by value. */
 static void run_case(const corr_case *k, uint64_t seed)
@@ -122,6 +164,7 @@ static void run_case(const corr_case *k, uint64_t seed)
 	parload_desc fd, dd;
 	unsigned char *want;
 	uint64_t wbytes, hbytes, n, px = (uint64_t)k->w * h, bad = 0;
+	const unsigned bin = k->bin > 1 ? k->bin : 1;
 	unsigned char *whdr;
 	float *df = NULL, *ff = NULL;
 	char *dpath = NULL, *fpath = NULL;
@@ -139,6 +182,7 @@ static void run_case(const corr_case *k, uint64_t seed)
 	memset(&corr, 0, sizeof(corr));
 	corr.reduce = k->median ? PARLOAD_REDUCE_MEDIAN : PARLOAD_REDUCE_MEAN;
 	corr.flags = k->minus_log ? PARLOAD_CORR_MINUS_LOG : 0;
+	corr.bin = k->bin;
 	memset(&darks, 0, sizeof(darks));
 	memset(&flats, 0, sizeof(flats));
 	parload_source_init(&darks.source);
@@ -171,17 +215,28 @@ static void run_case(const corr_case *k, uint64_t seed)
 	n = lt_sel_views(&q);
 	ck_assert_int_eq(ds.shape.pixel_type, PARLOAD_PIXEL_F32);
 	ck_assert_uint_eq(ds.shape.bytes_per_pixel, 4);
-	ck_assert_uint_eq(ds.shape.view_bytes * n, wbytes / parload_pixel_size(
-						 k->type) * 4);
+	/* Whole bins only: what does not fill one is dropped. */
+	ck_assert_uint_eq(ds.shape.bin, bin);
+	ck_assert_uint_eq(ds.shape.rows, (q.r1 - q.r0) / bin);
+	ck_assert_uint_eq(ds.shape.cols, (q.c1 - q.c0) / bin);
+	ck_assert_uint_eq(ds.shape.view_bytes,
+			  (uint64_t)ds.shape.rows * ds.shape.cols * 4);
 	for (uint64_t i = 0; i < n * ds.shape.rows * ds.shape.cols; i++) {
 		const uint64_t cols = ds.shape.cols, rows = ds.shape.rows;
 		const uint64_t rr = k->layout == PARLOAD_LAYOUT_VIEWS ?
 					    i / cols % rows : i / (n * cols);
-		const uint64_t at = (q.r0 + rr) * k->w + q.c0 + i % cols;
-		double d = df ? reduced(df, k->nref, px, at, k->median) : 0;
-		double f = ff ? reduced(ff, k->nref, px, at, k->median) : 0;
-		double x = corrected(value(want, k->type, i), df ? &d : NULL,
-				     ff ? &f : NULL, k->minus_log);
+		const uint64_t kk = k->layout == PARLOAD_LAYOUT_VIEWS ?
+					    i / (cols * rows) : i / cols % n;
+		const uint64_t row = q.r0 + rr * bin, col = q.c0 + i % cols * bin;
+		double d = df ? binned_ref(df, k->nref, k->w, px, row, col, bin,
+					   k->median) : 0;
+		double f = ff ? binned_ref(ff, k->nref, k->w, px, row, col, bin,
+					   k->median) : 0;
+		double x = corrected(binned_scan(want, k->type, k->layout, n,
+						 q.r1 - q.r0, q.c1 - q.c0, kk, rr,
+						 i % cols, bin),
+				     df ? &d : NULL, ff ? &f : NULL,
+				     k->minus_log);
 		double got = ((const float *)ds.pixels)[i];
 
 		if (fabs(got - x) > 1e-5 * fabs(x) + 1e-6 && bad++ < 3)
@@ -190,8 +245,9 @@ static void run_case(const corr_case *k, uint64_t seed)
 	}
 	ck_assert_msg(bad == 0, "%" PRIu64 " pixels differ (type %d enc %d "
 		      "refs %d median %d n %" PRIu64 " log %d files %d "
-		      "layout %d)", bad, k->type, k->enc, k->refs, k->median,
-		      k->nref, k->minus_log, k->files, k->layout);
+		      "layout %d bin %u threads %u)", bad, k->type, k->enc,
+		      k->refs, k->median, k->nref, k->minus_log, k->files,
+		      k->layout, bin, k->threads);
 	parload_dataset_free(&ds);
 	free(want);
 	free(whdr);
@@ -235,6 +291,33 @@ START_TEST(test_corrections_match_the_formulas)
 				.files = lt_below(&seed, 2),
 				.layout = (int)lt_below(&seed, 2),
 				.threads = 1 + (unsigned)lt_below(&seed, 3),
+			};
+
+			run_case(&k, seed);
+		}
+}
+END_TEST
+
+/* Binning by 2, 3 and 4 (a selection of 4 x 8 or 10 pixels: partial bins
+ * dropped), each scan type, both layouts, mean and median, 1-3 threads. */
+START_TEST(test_binning_matches_the_formulas)
+{
+	uint64_t seed = 2000 + (uint64_t)_i;
+
+	for (unsigned bin = 2; bin <= 4; bin++)
+		for (int layout = 0; layout < 2; layout++) {
+			corr_case k = {
+				.type = scans[_i].type,
+				.enc = scans[_i].enc,
+				.w = scans[_i].w,
+				.refs = (int)lt_below(&seed, 4),
+				.median = (int)lt_below(&seed, 2),
+				.nref = 1 + lt_below(&seed, 4),
+				.minus_log = lt_below(&seed, 2),
+				.files = lt_below(&seed, 2),
+				.layout = layout,
+				.threads = 1 + (unsigned)lt_below(&seed, 3),
+				.bin = bin,
 			};
 
 			run_case(&k, seed);
@@ -388,9 +471,11 @@ START_TEST(test_refusals)
 	ck_assert_int_eq(parload_loader_run(l, &r, &ds, &err), PARLOAD_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.message, "no dark frames"));
 	corr.darks = &refs;
-	corr.bin = 2;
+	corr.bin = 9; /* 8 rows */
 	ck_assert_int_eq(parload_loader_run(l, &r, &ds, &err),
-			 PARLOAD_ENOTSUP);
+			 PARLOAD_ESELECT);
+	ck_assert_ptr_nonnull(strstr(err.message, "9 x 9 bin is larger"));
+	tu_assert_empty(&ds, "bin too large");
 	corr.bin = 1;
 	ck_assert_int_eq(parload_loader_run(bulk, &r, &ds, &err),
 			 PARLOAD_ENOTSUP);
@@ -417,6 +502,7 @@ static Suite *suite(void)
 
 	tcase_add_loop_test(t, test_corrections_match_the_formulas, 0,
 			    N_SCANS);
+	tcase_add_loop_test(t, test_binning_matches_the_formulas, 0, N_SCANS);
 	tcase_add_test(t, test_batches_are_corrected);
 	tcase_add_test(t, test_nan_propagates_and_log_clamps);
 	t = tu_tcase(s, "refusals", 0);

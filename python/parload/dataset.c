@@ -164,14 +164,28 @@ static PyObject *Dataset_views(DatasetObject *self, void *closure)
 			 s->view_step ? s->view_step : 1);
 }
 
+/* A binned load's rows and columns step by the bin: each the first
+ * detector row or column of its bin. */
+static uint64_t bin_of(const DatasetObject *self)
+{
+	return self->ds.shape.bin > 1 ? self->ds.shape.bin : 1;
+}
+
 static PyObject *Dataset_rows(DatasetObject *self, void *closure)
 {
-	return py_range3(self->ds.shape.row_start, self->ds.shape.rows, 1);
+	return py_range3(self->ds.shape.row_start, self->ds.shape.rows,
+			 bin_of(self));
 }
 
 static PyObject *Dataset_cols(DatasetObject *self, void *closure)
 {
-	return py_range3(self->ds.shape.col_start, self->ds.shape.cols, 1);
+	return py_range3(self->ds.shape.col_start, self->ds.shape.cols,
+			 bin_of(self));
+}
+
+static PyObject *Dataset_bin(DatasetObject *self, void *closure)
+{
+	return PyLong_FromUnsignedLongLong(bin_of(self));
 }
 
 static PyObject *Dataset_layout(DatasetObject *self, void *closure)
@@ -245,6 +259,10 @@ static PyGetSetDef Dataset_getset[] = {
 	 "The detector rows loaded, a range.", NULL},
 	{"cols", (getter)Dataset_cols, NULL, "The columns loaded, a range.",
 	 NULL},
+	{"bin", (getter)Dataset_bin, NULL,
+	 "The binning factor (1: none): each pixel the mean of bin x bin "
+	 "detector pixels, rows and cols the first row and column of each "
+	 "bin.", NULL},
 	{"layout", (getter)Dataset_layout, NULL,
 	 "The pixels' layout: \"views\" or \"sinograms\".", NULL},
 	{NULL},

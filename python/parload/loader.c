@@ -576,9 +576,15 @@ static PyMethodDef Loader_methods[] = {
 	 "P / max(F, 1e-6); and with minus_log=True then -ln(max(x, 1e-6)).\n"
 	 "The clamping to 1e-6 is the one difference from TomoPy's normalize\n"
 	 "and minus_log; NaN and infinity propagate as IEEE arithmetic does.\n"
-	 "minus_log alone takes the -log of the converted pixels.  bin > 1\n"
-	 "and verify=True with a correction raise parload.Error\n"
-	 "(PARLOAD_ENOTSUP) in this version, as does a stream (pipe)."},
+	 "minus_log alone takes the -log of the converted pixels.  bin=N > 1\n"
+	 "delivers the mean of each N x N detector pixels (the scan's and\n"
+	 "each reference frame's raw pixels binned before the references\n"
+	 "are reduced), bins from the selection's first row and column, a\n"
+	 "partial bin at the end dropped (Dataset.bin, rows and cols say\n"
+	 "what was delivered); a bin larger than the selection raises\n"
+	 "parload.Error (PARLOAD_ESELECT).  verify=True with a correction\n"
+	 "raises parload.Error (PARLOAD_ENOTSUP) in this version, as does a\n"
+	 "stream (pipe)."},
 	{"load_into", (PyCFunction)(void (*)(void))Loader_load_into,
 	 METH_VARARGS | METH_KEYWORDS,
 	 "load_into(source, pixels, headers=None, *, raw=None,\n"

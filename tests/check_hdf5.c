@@ -1,0 +1,845 @@
+/*
+ * check_hdf5.c - the HDF5 reader (src/hdf5.c) on fixtures this test writes
+ * with libhdf5: the description and the strips table it makes, and every
+ * strip's pixels (read back by codec: pread, inflate with libdeflate and
+ * unshuffle, or the reader's own decoder) against the array written; the
+ * inputs it refuses; and parload_save's .h5 read back with libhdf5.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#include "testutil.h"
+
+#ifndef HAVE_HDF5
+int main(void)
+{
+	return tu_skip("check_hdf5", "this build has no HDF5 (configure "
+				     "--with-hdf5, libhdf5-dev)");
+}
+#else
+#include <fcntl.h>
+#include <hdf5.h>
+#include <libdeflate.h>
+#include <unistd.h>
+
+/* What a fixture's dataset is. */
+typedef struct fx {
+	const char *name;
+	hid_t type;         /* the file's type */
+	int rank;
+	hsize_t dims[3];
+	hsize_t chunk[3];   /* chunk[0] == 0: contiguous */
+	int gzip;
+	bool shuffle;
+	int filter;         /* another filter (optional), or 0 */
+	bool unwritten;     /* frame 0 only (chunked), nothing (contiguous) */
+} fx;
+
+static size_t fx_count(const fx *f)
+{
+	size_t n = 1;
+
+	for (int k = 0; k < f->rank; k++)
+		n *= f->dims[k];
+	return n;
+}
+
+/* Pixel i of a fixture in its native type, as bytes of elem. */
+static void *fx_pixels(const fx *f, size_t *elem)
+{
+	const size_t n = fx_count(f);
+	unsigned char *p;
+
+	*elem = H5Tget_size(f->type);
+	p = malloc(n * *elem);
+	ck_assert_ptr_nonnull(p);
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t v = (i * 2654435761u) >> 7;
+
+		if (H5Tget_class(f->type) == H5T_FLOAT && *elem == 4) {
+			float x = (float)(v % 100000) / 8.0f;
+
+			memcpy(p + i * 4, &x, 4);
+		} else if (H5Tget_class(f->type) == H5T_FLOAT) {
+			double x = (double)(v % 100000) / 8.0;
+
+			memcpy(p + i * 8, &x, 8);
+		} else {
+			memcpy(p + i * *elem, &v, *elem);
+		}
+	}
+	return p;
+}
+
+static void fx_write_in(hid_t file, const fx *f, const void *pix)
+{
+	hid_t s = H5Screate_simple(f->rank, f->dims, NULL);
+	hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+	hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+	hid_t mt = H5Tget_native_type(f->type, H5T_DIR_ASCEND);
+	hid_t d;
+
+	H5Pset_create_intermediate_group(lcpl, 1);
+	if (f->chunk[0]) {
+		ck_assert_int_ge(H5Pset_chunk(dcpl, f->rank, f->rank == 3 ?
+						    f->chunk : f->chunk + 1), 0);
+		if (f->shuffle)
+			H5Pset_shuffle(dcpl);
+		if (f->gzip)
+			H5Pset_deflate(dcpl, (unsigned)f->gzip);
+		if (f->filter)
+			ck_assert_int_ge(H5Pset_filter(dcpl, (H5Z_filter_t)
+							f->filter,
+							H5Z_FLAG_OPTIONAL, 0,
+							NULL), 0);
+	}
+	d = H5Dcreate2(file, f->name, f->type, s, lcpl, dcpl, H5P_DEFAULT);
+	ck_assert_int_ge(d, 0);
+	if (!f->unwritten) {
+		ck_assert_int_ge(H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+					  pix), 0);
+	} else if (f->chunk[0]) {
+		hsize_t start[3] = { 0, 0, 0 }, count[3];
+		hid_t ms;
+
+		memcpy(count, f->dims, sizeof(count));
+		count[0] = 1;
+		ms = H5Screate_simple(3, count, NULL);
+		H5Sselect_hyperslab(s, H5S_SELECT_SET, start, NULL, count,
+				    NULL);
+		ck_assert_int_ge(H5Dwrite(d, mt, ms, s, H5P_DEFAULT, pix), 0);
+		H5Sclose(ms);
+	}
+	H5Dclose(d);
+	H5Tclose(mt);
+	H5Pclose(lcpl);
+	H5Pclose(dcpl);
+	H5Sclose(s);
+}
+
+static hid_t create(const char *path)
+{
+	hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+
+	ck_assert_int_ge(f, 0);
+	return f;
+}
+
+/* A file of one dataset; its pixels (native) to compare with. */
+static void *fx_file(const char *path, const fx *f, size_t *elem)
+{
+	void *pix = fx_pixels(f, elem);
+	hid_t file = create(path);
+
+	fx_write_in(file, f, pix);
+	H5Fclose(file);
+	return pix;
+}
+
+static void write_1d(hid_t file, const char *name, hid_t type,
+		     const void *v, hsize_t n)
+{
+	hid_t s = H5Screate_simple(1, &n, NULL);
+	hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+	hid_t d;
+
+	H5Pset_create_intermediate_group(lcpl, 1);
+	d = H5Dcreate2(file, name, type, s, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+	ck_assert_int_ge(d, 0);
+	ck_assert_int_ge(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v),
+			 0);
+	H5Dclose(d);
+	H5Pclose(lcpl);
+	H5Sclose(s);
+}
+
+static void set_class(hid_t file, const char *obj, const char *cls)
+{
+	hid_t t = H5Tcopy(H5T_C_S1), s = H5Screate(H5S_SCALAR);
+	hid_t o = H5Oopen(file, obj, H5P_DEFAULT);
+	hid_t a;
+
+	H5Tset_size(t, strlen(cls) + 1);
+	a = H5Acreate2(o, "NX_class", t, s, H5P_DEFAULT, H5P_DEFAULT);
+	ck_assert_int_ge(H5Awrite(a, t, cls), 0);
+	H5Aclose(a);
+	H5Oclose(o);
+	H5Sclose(s);
+	H5Tclose(t);
+}
+
+/* ---- reading the table back ---- */
+
+/* The reader left no libhdf5 object open. */
+static void none_open(void)
+{
+	ck_assert_int_eq(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
+}
+
+static int h5read(const char *path, const char *dataset, parload_frames fr,
+		  parload__container *c, parload_error *err)
+{
+	parload_source src = { .path = path, .fd = -1, .dataset = dataset,
+			       .frames = fr };
+
+	memset(err, 0, sizeof(*err));
+	return parload__hdf5_read(&src, c, err);
+}
+
+static void read_ok(const char *path, const char *dataset, parload_frames fr,
+		    parload__container *c)
+{
+	parload_error err;
+	const int rc = h5read(path, dataset, fr, c, &err);
+
+	ck_assert_msg(rc == 0, "%s: %d %s", path, rc, err.message);
+	none_open();
+	ck_assert_int_eq(c->desc.format, PARLOAD_FORMAT_HDF5);
+	ck_assert_uint_eq(c->n, 1);
+	ck_assert_uint_eq(c->strips.views, c->desc.count);
+}
+
+static void read_fails(const char *path, const char *dataset, int code,
+		       const char *says)
+{
+	parload__container c;
+	parload_error err;
+	const int rc = h5read(path, dataset, PARLOAD_FRAMES_PROJECTIONS, &c,
+			      &err);
+
+	ck_assert_msg(rc == code, "%s: %d, not %d: %s", path, rc, code,
+		      err.message);
+	ck_assert_msg(strstr(err.message, says), "%s lacks \"%s\"",
+		      err.message, says);
+	none_open();
+	ck_assert_ptr_null(c.paths);
+	ck_assert_ptr_null(c.strips.s);
+}
+
+/* Strip i's decoded rows into out (strip_size bytes), by its codec. */
+static void strip_rows(const parload__container *c, uint64_t i,
+		       unsigned char *out, size_t len)
+{
+	const parload__strips *t = &c->strips;
+	const parload__strip *s = &t->s[i];
+	unsigned char *in;
+	int fd;
+
+	if (t->codec == PARLOAD__CODEC_CUSTOM) {
+		void *state = NULL;
+		parload_error err;
+
+		ck_assert_int_eq(t->decoder->open(t, &state, &err), 0);
+		ck_assert_msg(t->decoder->decode(state, t, i, out, len, &err) ==
+				      0, "%s", err.message);
+		t->decoder->close(state);
+		return;
+	}
+	in = malloc(s->bytes + 1);
+	fd = open(c->paths[s->file], O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, in, s->bytes, (off_t)s->off),
+			 (ssize_t)s->bytes);
+	close(fd);
+	if (t->codec == PARLOAD__CODEC_NONE) {
+		memcpy(out, in, len < s->bytes ? len : s->bytes);
+	} else {
+		struct libdeflate_decompressor *z =
+			libdeflate_alloc_decompressor();
+		unsigned char *tmp = malloc(len);
+		size_t got = 0;
+
+		ck_assert_int_eq(libdeflate_zlib_decompress(z, in, s->bytes, tmp,
+							    len, &got), 0);
+		ck_assert_uint_eq(got, len);
+		libdeflate_free_decompressor(z);
+		if (t->codec == PARLOAD__CODEC_DEFLATE) {
+			memcpy(out, tmp, len);
+		} else {
+			const size_t n = len / t->elem;
+
+			for (size_t e = 0; e < n; e++)
+				for (uint32_t b = 0; b < t->elem; b++)
+					out[e * t->elem + b] = tmp[b * n + e];
+		}
+		free(tmp);
+	}
+	free(in);
+}
+
+/* Every view of c holds frames[k] of pix (native, elem bytes). */
+static void assert_pixels(const parload__container *c, const void *pix,
+			  size_t elem, const uint64_t *frames)
+{
+	const parload_desc *d = &c->desc;
+	const parload__strips *t = &c->strips;
+	const size_t len = parload__strip_size(t, d);
+	const size_t view = (size_t)d->width * d->height * elem;
+	unsigned char *out = malloc(len);
+
+	for (uint64_t v = 0; v < t->views; v++)
+		for (uint32_t j = 0; j < t->per_view; j++) {
+			const uint64_t r0 = (uint64_t)j * t->rows;
+			const uint64_t rows = d->height - r0 < t->rows ?
+						      d->height - r0 :
+						      t->rows;
+			const unsigned char *want =
+				(const unsigned char *)pix +
+				(frames ? frames[v] : v) * view +
+				r0 * d->row_size;
+
+			strip_rows(c, v * t->per_view + j, out, len);
+			for (size_t b = 0; d->encoding == PARLOAD_ENC_BE &&
+					   b < rows * d->row_size;
+			     b += elem)
+				for (size_t k = 0; k < elem / 2; k++) {
+					const unsigned char x = out[b + k];
+
+					out[b + k] = out[b + elem - 1 - k];
+					out[b + elem - 1 - k] = x;
+				}
+			ck_assert_msg(memcmp(out, want, rows * d->row_size) ==
+					      0, "view %" PRIu64 " strip %u",
+				      v, j);
+		}
+	free(out);
+}
+
+/* One fixture, read, its table checked, its pixels compared. */
+static void one(const char *file, const fx *f, int type, int enc,
+		uint32_t rows, parload__codec codec)
+{
+	char *path = tu_path(file);
+	size_t elem;
+	void *pix = fx_file(path, f, &elem);
+	parload__container c;
+
+	/* A 2-D dataset is never found without its name. */
+	read_ok(path, f->rank == 2 ? f->name : NULL,
+		PARLOAD_FRAMES_PROJECTIONS, &c);
+	ck_assert_int_eq(c.desc.pixel_type, type);
+	ck_assert_int_eq(c.desc.encoding, enc);
+	ck_assert_uint_eq(c.desc.width, f->dims[f->rank - 1]);
+	ck_assert_uint_eq(c.desc.height, f->dims[f->rank - 2]);
+	ck_assert_uint_eq(c.desc.count, f->rank == 3 ? f->dims[0] : 1);
+	ck_assert_uint_eq(c.strips.rows, rows);
+	ck_assert_uint_eq(c.strips.per_view,
+			  (c.desc.height + rows - 1) / rows);
+	ck_assert_int_eq(c.strips.codec, codec);
+	ck_assert_ptr_null(c.strips.angles);
+	ck_assert_str_eq(c.paths[0], path);
+	assert_pixels(&c, pix, elem, NULL);
+	parload__container_free(&c);
+	free(pix);
+	free(path);
+}
+
+START_TEST(contiguous_u16)
+{
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 5, 7, 9 } };
+
+	one("c16.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 7,
+	    PARLOAD__CODEC_NONE);
+}
+END_TEST
+
+START_TEST(big_endian_i16)
+{
+	const fx f = { "/scan", H5T_STD_I16BE, 3, { 4, 6, 5 } };
+
+	one("be.h5", &f, PARLOAD_PIXEL_I16, PARLOAD_ENC_BE, 6,
+	    PARLOAD__CODEC_NONE);
+}
+END_TEST
+
+START_TEST(every_type)
+{
+	static const struct {
+		hid_t *t;
+		int type;
+	} all[] = {
+		{ &H5T_STD_U8LE_g, PARLOAD_PIXEL_U8 },
+		{ &H5T_STD_U32BE_g, PARLOAD_PIXEL_U32 },
+		{ &H5T_STD_I32LE_g, PARLOAD_PIXEL_I32 },
+		{ &H5T_IEEE_F32BE_g, PARLOAD_PIXEL_F32 },
+		{ &H5T_IEEE_F64LE_g, PARLOAD_PIXEL_F64 },
+	};
+
+	H5open(); /* the H5T_ globals */
+	for (int k = 0; k < TU_COUNT(all); k++) {
+		const hid_t t = *all[k].t;
+		const fx f = { "/v", t, 3, { 3, 4, 5 } };
+
+		one("types.h5", &f, all[k].type,
+		    H5Tget_order(t) == H5T_ORDER_BE ? PARLOAD_ENC_BE :
+						      PARLOAD_ENC_LE,
+		    4, PARLOAD__CODEC_NONE);
+	}
+}
+END_TEST
+
+START_TEST(chunked_views)
+{
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 6, 10, 12 }, { 1, 10, 12 } };
+
+	one("ch.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 10,
+	    PARLOAD__CODEC_NONE);
+}
+END_TEST
+
+START_TEST(chunked_bands)
+{
+	/* 40 rows in chunks of 16: the third is 8 rows of a padded chunk. */
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 4, 40, 12 }, { 1, 16, 12 } };
+
+	one("band.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 16,
+	    PARLOAD__CODEC_NONE);
+}
+END_TEST
+
+START_TEST(gzip_shuffle)
+{
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 5, 16, 20 }, { 1, 8, 20 },
+		       4, true };
+
+	one("gzs.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 8,
+	    PARLOAD__CODEC_SHUFFLE_DEFLATE);
+}
+END_TEST
+
+START_TEST(gzip_alone)
+{
+	const fx f = { "/scan", H5T_IEEE_F32LE, 3, { 3, 9, 7 }, { 1, 9, 7 },
+		       6 };
+
+	one("gz.h5", &f, PARLOAD_PIXEL_F32, PARLOAD_ENC_LE, 9,
+	    PARLOAD__CODEC_DEFLATE);
+}
+END_TEST
+
+START_TEST(two_d)
+{
+	const fx f = { "/image", H5T_STD_U16LE, 2, { 11, 13 } };
+
+	one("2d.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 11,
+	    PARLOAD__CODEC_NONE);
+}
+END_TEST
+
+/* Filters, chunk shapes and unwritten chunks parload leaves to libhdf5. */
+static void through_libhdf5(const char *file, const fx *f, uint32_t rows,
+			    const char *why)
+{
+	char *path = tu_path(file);
+	size_t elem;
+	void *pix = fx_file(path, f, &elem);
+	parload__container c;
+
+	read_ok(path, NULL, PARLOAD_FRAMES_PROJECTIONS, &c);
+	ck_assert_int_eq(c.strips.codec, PARLOAD__CODEC_CUSTOM);
+	ck_assert_uint_eq(c.strips.rows, rows);
+	ck_assert_ptr_nonnull(c.strips.serial);
+	ck_assert_msg(strstr(c.strips.serial, why), "%s", c.strips.serial);
+	if (!f->unwritten) {
+		assert_pixels(&c, pix, elem, NULL);
+	} else {
+		/* Frame 0 as written, the others the fill value (0). */
+		const size_t view = f->dims[1] * f->dims[2] * elem;
+		unsigned char *zero = calloc(f->dims[0], view);
+
+		memcpy(zero, pix, view);
+		assert_pixels(&c, zero, elem, NULL);
+		free(zero);
+	}
+	parload__container_free(&c);
+	free(pix);
+	free(path);
+}
+
+START_TEST(other_filter)
+{
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 3, 8, 6 }, { 1, 4, 6 }, 0,
+		       false, H5Z_FILTER_FLETCHER32 };
+
+	through_libhdf5("f32.h5", &f, 4, "HDF5 filter 3 (");
+}
+END_TEST
+
+START_TEST(other_chunks)
+{
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 4, 8, 6 }, { 2, 4, 3 } };
+
+	through_libhdf5("oc.h5", &f, 4, "chunks of 2 x 4 x 3");
+}
+END_TEST
+
+START_TEST(unwritten_chunks)
+{
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 3, 8, 6 }, { 1, 8, 6 }, 0,
+		       false, 0, true };
+
+	through_libhdf5("uw.h5", &f, 8, "not all written");
+}
+END_TEST
+
+/* ---- DXchange and NXtomo ---- */
+
+/* dataset (NULL: the default) of path with frames fr is count views,
+ * frames[k] (NULL: k) of pix, with angles or without. */
+static void frames_are(const char *path, const char *dataset,
+		       parload_frames fr, uint64_t count, const void *pix,
+		       size_t elem, const uint64_t *frames, bool angles)
+{
+	parload__container c;
+
+	read_ok(path, dataset, fr, &c);
+	ck_assert_uint_eq(c.desc.count, count);
+	ck_assert_int_eq(c.strips.angles != NULL, angles);
+	assert_pixels(&c, pix, elem, frames);
+	parload__container_free(&c);
+}
+
+START_TEST(dxchange)
+{
+	char *path = tu_path("dx.h5");
+	const fx data = { "/exchange/data", H5T_STD_U16LE, 3, { 4, 5, 6 } };
+	const fx white = { "/exchange/data_white", H5T_STD_U16LE, 3,
+			   { 2, 5, 6 } };
+	const fx dark = { "/exchange/data_dark", H5T_STD_U16LE, 3,
+			  { 3, 5, 6 }, { 1, 5, 6 } };
+	const fx other = { "/other", H5T_STD_U16LE, 3, { 2, 2, 2 } };
+	const double theta[4] = { 0, 45.5, 90, 135.25 };
+	size_t elem;
+	void *pd = fx_pixels(&data, &elem), *pw = fx_pixels(&white, &elem);
+	void *pk = fx_pixels(&dark, &elem), *po = fx_pixels(&other, &elem);
+	hid_t file = create(path);
+	parload__container c;
+
+	fx_write_in(file, &data, pd);
+	fx_write_in(file, &white, pw);
+	fx_write_in(file, &dark, pk);
+	fx_write_in(file, &other, po);
+	write_1d(file, "/exchange/theta", H5T_NATIVE_DOUBLE, theta, 4);
+	H5Fclose(file);
+
+	read_ok(path, NULL, PARLOAD_FRAMES_PROJECTIONS, &c);
+	ck_assert_uint_eq(c.desc.count, 4);
+	ck_assert_ptr_nonnull(c.strips.angles);
+	for (int k = 0; k < 4; k++)
+		ck_assert_float_eq(c.strips.angles[k], (float)theta[k]);
+	assert_pixels(&c, pd, elem, NULL);
+	parload__container_free(&c);
+	frames_are(path, NULL, PARLOAD_FRAMES_FLATS, 2, pw, elem, NULL, false);
+	frames_are(path, NULL, PARLOAD_FRAMES_DARKS, 3, pk, elem, NULL, false);
+	/* By name, and as "FILE.h5:/name". */
+	frames_are(path, "/other", PARLOAD_FRAMES_PROJECTIONS, 2, po, elem,
+		   NULL, false);
+	{
+		char with[4200];
+
+		snprintf(with, sizeof(with), "%s:/exchange/data_white", path);
+		read_ok(with, NULL, PARLOAD_FRAMES_PROJECTIONS, &c);
+		ck_assert_str_eq(c.paths[0], path);
+		assert_pixels(&c, pw, elem, NULL);
+		parload__container_free(&c);
+	}
+	free(pd), free(pw), free(pk), free(po);
+	free(path);
+}
+END_TEST
+
+START_TEST(nxtomo)
+{
+	char *path = tu_path("nx.nxs");
+	const fx data = { "/entry/instrument/detector/data", H5T_STD_U16LE, 3,
+			  { 7, 4, 5 }, { 1, 4, 5 }, 3, true };
+	const int8_t key[7] = { 2, 2, 1, 0, 0, 0, 1 };
+	const float angle[7] = { 0, 0, 0, 10, 20, 30, 0 };
+	static const uint64_t proj[] = { 3, 4, 5 }, flat[] = { 2, 6 },
+			      dark[] = { 0, 1 };
+	size_t elem;
+	void *pix = fx_pixels(&data, &elem);
+	hid_t file = create(path);
+	parload__container c;
+
+	fx_write_in(file, &data, pix);
+	write_1d(file, "/entry/instrument/detector/image_key", H5T_NATIVE_INT8,
+		 key, 7);
+	write_1d(file, "/entry/sample/rotation_angle", H5T_NATIVE_FLOAT, angle,
+		 7);
+	set_class(file, "/entry", "NXentry");
+	set_class(file, "/entry/instrument/detector", "NXdetector");
+	H5Fclose(file);
+
+	read_ok(path, NULL, PARLOAD_FRAMES_PROJECTIONS, &c);
+	ck_assert_uint_eq(c.desc.count, 3);
+	ck_assert_int_eq(c.strips.codec, PARLOAD__CODEC_SHUFFLE_DEFLATE);
+	ck_assert_ptr_nonnull(c.strips.angles);
+	for (int k = 0; k < 3; k++) {
+		ck_assert_float_eq(c.strips.angles[k], angle[proj[k]]);
+		ck_assert_uint_eq(c.strips.s[k].page, proj[k]);
+	}
+	assert_pixels(&c, pix, elem, proj);
+	parload__container_free(&c);
+	frames_are(path, NULL, PARLOAD_FRAMES_FLATS, 2, pix, elem, flat, true);
+	frames_are(path, NULL, PARLOAD_FRAMES_DARKS, 2, pix, elem, dark, true);
+	free(pix);
+	free(path);
+}
+END_TEST
+
+/* ---- bad inputs ---- */
+
+START_TEST(which_dataset)
+{
+	char *path = tu_path("three.h5");
+	const fx a = { "/a", H5T_STD_U16LE, 3, { 2, 2, 2 } };
+	const fx b = { "/g/b", H5T_STD_U16LE, 3, { 2, 2, 2 } };
+	const fx flat = { "/flat", H5T_STD_U16LE, 2, { 2, 2 } };
+	size_t elem;
+	void *pix = fx_pixels(&a, &elem);
+	hid_t file = create(path);
+
+	fx_write_in(file, &a, pix);
+	fx_write_in(file, &b, pix);
+	fx_write_in(file, &flat, pix);
+	H5Fclose(file);
+	read_fails(path, NULL, PARLOAD_EINVAL,
+		   "has no dataset given and 2 3-D datasets: /a, /g/b");
+	read_fails(path, "/nope/x", PARLOAD_EINVAL,
+		   "no dataset /nope/x; its 3-D datasets: /a, /g/b");
+	read_fails(path, "/g", PARLOAD_EINVAL, "no dataset /g;");
+	free(pix);
+	free(path);
+}
+END_TEST
+
+START_TEST(unsupported)
+{
+	char *path = tu_path("bad.h5");
+	hsize_t d4[4] = { 2, 2, 2, 2 }, d3[3] = { 2, 2, 2 };
+	hid_t file = create(path);
+	hid_t ct = H5Tcreate(H5T_COMPOUND, 4);
+	hid_t s4 = H5Screate_simple(4, d4, NULL), s3 = H5Screate_simple(3, d3,
+									  NULL);
+	hid_t cont = H5Pcreate(H5P_DATASET_CREATE);
+
+	H5Tinsert(ct, "a", 0, H5T_NATIVE_UINT16);
+	H5Tinsert(ct, "b", 2, H5T_NATIVE_UINT16);
+	H5Dclose(H5Dcreate2(file, "/compound", ct, s3, H5P_DEFAULT,
+			    H5P_DEFAULT, H5P_DEFAULT));
+	H5Dclose(H5Dcreate2(file, "/4d", H5T_STD_U16LE, s4, H5P_DEFAULT,
+			    H5P_DEFAULT, H5P_DEFAULT));
+	H5Dclose(H5Dcreate2(file, "/u64", H5T_STD_U64LE, s3, H5P_DEFAULT,
+			    H5P_DEFAULT, H5P_DEFAULT));
+	H5Dclose(H5Dcreate2(file, "/empty", H5T_STD_U16LE, s3, H5P_DEFAULT,
+			    cont, H5P_DEFAULT));
+	H5Tclose(ct), H5Sclose(s4), H5Sclose(s3), H5Pclose(cont);
+	H5Fclose(file);
+	read_fails(path, "/compound", PARLOAD_ENOTSUP, "a compound type");
+	read_fails(path, "/4d", PARLOAD_ENOTSUP, "a 4-D dataset");
+	read_fails(path, "/u64", PARLOAD_ENOTSUP,
+		   "an unsigned integer of 8 bytes");
+	read_fails(path, "/empty", PARLOAD_ENOTSUP, "no storage allocated");
+	free(path);
+}
+END_TEST
+
+START_TEST(truncated)
+{
+	char *path = tu_path("cut.h5");
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 4, 8, 8 } };
+	size_t elem;
+	void *pix = fx_file(path, &f, &elem);
+
+	tu_truncate(path, tu_file_size(path) - 100);
+	read_fails(path, NULL, PARLOAD_ETRUNCATED, "truncated");
+	tu_truncate(path, 20);
+	read_fails(path, NULL, PARLOAD_ECONTAINER, "not an HDF5 file");
+	read_fails("no-such.h5", NULL, PARLOAD_EOPEN, "no-such.h5");
+	free(pix);
+	free(path);
+}
+END_TEST
+
+/* The first v1 B-tree chunk key's size (the bytes after "TREE", a node of
+ * type 1, 24 bytes of node header) gets 8 more. */
+START_TEST(chunk_size_wrong)
+{
+	char *path = tu_path("size.h5");
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 3, 4, 6 }, { 1, 4, 6 } };
+	size_t elem, len;
+	void *pix = fx_file(path, &f, &elem);
+	unsigned char *b = tu_read_all(path, &len);
+	const unsigned char *tree = NULL;
+	uint32_t size;
+
+	for (size_t i = 0; !tree && i + 28 < len; i++)
+		if (memcmp(b + i, "TREE", 4) == 0 && b[i + 4] == 1)
+			tree = b + i;
+	ck_assert_ptr_nonnull(tree);
+	memcpy(&size, tree + 24, 4);
+	ck_assert_uint_eq(size, 4 * 6 * 2);
+	size += 8;
+	tu_patch(path, (uint64_t)(tree - b) + 24, &size, 4);
+	read_fails(path, NULL, PARLOAD_ECONTAINER,
+		   "recorded size 56, expected 48");
+	free(b);
+	free(pix);
+	free(path);
+}
+END_TEST
+
+START_TEST(filter_missing)
+{
+	char *path = tu_path("plugin.h5");
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 2, 4, 6 }, { 1, 4, 6 }, 0,
+		       false, 32123 };
+	size_t elem;
+	void *pix = fx_file(path, &f, &elem);
+
+	read_fails(path, NULL, PARLOAD_ENOTSUP,
+		   "HDF5 filter 32123 (unnamed) is not available");
+	free(pix);
+	free(path);
+}
+END_TEST
+
+/* ---- parload_save ---- */
+
+static void saved(const char *path, const char *name, hsize_t *dims,
+		  hsize_t *chunk, int *nfilters, void *pixels)
+{
+	hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+	hid_t s = H5Dget_space(d), p = H5Dget_create_plist(d);
+
+	ck_assert_int_ge(d, 0);
+	ck_assert_int_eq(H5Sget_simple_extent_dims(s, dims, NULL), 3);
+	ck_assert_int_eq(H5Pget_chunk(p, 3, chunk), 3);
+	*nfilters = H5Pget_nfilters(p);
+	ck_assert_int_ge(H5Dread(d, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL,
+				 H5P_DEFAULT, pixels), 0);
+	H5Pclose(p), H5Sclose(s), H5Dclose(d), H5Fclose(f);
+}
+
+START_TEST(save_views)
+{
+	char *path = tu_path("out.h5");
+	enum { N = 3, R = 5, C = 4 };
+	uint16_t pix[N * R * C], back[N * R * C];
+	const float ang[N] = { 0, 60, 120 };
+	const parload_stack st = { pix, PARLOAD_PIXEL_U16, N, R, C,
+				   PARLOAD_LAYOUT_VIEWS, ang, N };
+	parload_save_options o;
+	parload_error err;
+	hsize_t dims[3], chunk[3];
+	int nf;
+	double theta[N];
+	hid_t f, d;
+	parload__container c;
+
+	for (int i = 0; i < N * R * C; i++)
+		pix[i] = (uint16_t)(i * 977);
+	parload_save_options_init(&o);
+	o.gzip = 4;
+	ck_assert_msg(parload_save(path, &st, &o, &err) == 0, "%s",
+		      err.message);
+	saved(path, "/exchange/data", dims, chunk, &nf, back);
+	ck_assert_uint_eq(dims[0], N);
+	ck_assert_uint_eq(dims[1], R);
+	ck_assert_uint_eq(dims[2], C);
+	ck_assert_uint_eq(chunk[0], 1);
+	ck_assert_uint_eq(chunk[1], R);
+	ck_assert_int_eq(nf, 2);
+	ck_assert_mem_eq(back, pix, sizeof(pix));
+	f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	ck_assert_int_gt(H5Aexists(f, "implements"), 0);
+	d = H5Dopen2(f, "/exchange/theta", H5P_DEFAULT);
+	ck_assert_int_ge(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
+				 H5P_DEFAULT, theta), 0);
+	H5Dclose(d), H5Fclose(f);
+	for (int k = 0; k < N; k++)
+		ck_assert_double_eq(theta[k], ang[k]);
+	/* parload reads it back: shuffle + deflate, the angles. */
+	read_ok(path, NULL, PARLOAD_FRAMES_PROJECTIONS, &c);
+	ck_assert_int_eq(c.strips.codec, PARLOAD__CODEC_SHUFFLE_DEFLATE);
+	ck_assert_float_eq(c.strips.angles[2], 120.0f);
+	assert_pixels(&c, pix, 2, NULL);
+	parload__container_free(&c);
+	ck_assert_int_eq(parload_save(path, &st, &o, &err), PARLOAD_EEXIST);
+	free(path);
+}
+END_TEST
+
+START_TEST(save_sinograms)
+{
+	char *path = tu_path("sino.h5");
+	enum { N = 2, R = 6, C = 3 };
+	uint16_t pix[N * R * C], back[N * R * C];
+	const parload_stack st = { pix, PARLOAD_PIXEL_U16, N, R, C,
+				   PARLOAD_LAYOUT_SINOGRAMS };
+	parload_error err;
+	hsize_t dims[3], chunk[3];
+	int nf;
+	hid_t f;
+
+	for (int i = 0; i < N * R * C; i++)
+		pix[i] = (uint16_t)(i * 31);
+	ck_assert_msg(parload_save(path, &st, NULL, &err) == 0, "%s",
+		      err.message);
+	saved(path, "/exchange/sinograms", dims, chunk, &nf, back);
+	ck_assert_uint_eq(dims[0], N);
+	ck_assert_uint_eq(dims[1], R);
+	ck_assert_int_eq(nf, 0);
+	ck_assert_mem_eq(back, pix, sizeof(pix));
+	f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	ck_assert_int_eq(H5Lexists(f, "/exchange/data", H5P_DEFAULT), 0);
+	ck_assert_int_gt(H5Aexists_by_name(f, "/exchange/sinograms", "axes",
+					   H5P_DEFAULT), 0);
+	H5Fclose(f);
+	free(path);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("hdf5");
+	TCase *t = tu_tcase(s, "read", 0);
+
+	tcase_add_test(t, contiguous_u16);
+	tcase_add_test(t, big_endian_i16);
+	tcase_add_test(t, every_type);
+	tcase_add_test(t, chunked_views);
+	tcase_add_test(t, chunked_bands);
+	tcase_add_test(t, gzip_shuffle);
+	tcase_add_test(t, gzip_alone);
+	tcase_add_test(t, two_d);
+	tcase_add_test(t, other_filter);
+	tcase_add_test(t, other_chunks);
+	tcase_add_test(t, unwritten_chunks);
+	tcase_add_test(t, dxchange);
+	tcase_add_test(t, nxtomo);
+	t = tu_tcase(s, "refused", 0);
+	tcase_add_test(t, which_dataset);
+	tcase_add_test(t, unsupported);
+	tcase_add_test(t, truncated);
+	tcase_add_test(t, chunk_size_wrong);
+	tcase_add_test(t, filter_missing);
+	t = tu_tcase(s, "save", 0);
+	tcase_add_test(t, save_views);
+	tcase_add_test(t, save_sinograms);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run(suite());
+}
+#endif /* HAVE_HDF5 */
