@@ -284,6 +284,35 @@ def extract_formats(tools):
     return ["npy"] + have
 
 
+# Writes a tiny HDF5 and TIFF file into the folder argv[1] (the probe of
+# what this parload reads).
+PROBE = ("import sys, h5py, numpy, tifffile\n"
+         "a = numpy.arange(32, dtype='u2').reshape(2, 4, 4)\n"
+         "with h5py.File(sys.argv[1] + '/probe.h5', 'w') as f:\n"
+         "    f['/exchange/data'] = a\n"
+         "tifffile.imwrite(sys.argv[1] + '/probe.tif', a)\n")
+
+
+def readable(tools):
+    """The container formats ("h5", "tif") that this parload loads: a
+    tiny file of each, written with h5py and tifffile, loaded by the
+    command (said in the output when one is not)."""
+    have = []
+    with tempfile.TemporaryDirectory(prefix="parload-bench-probe-") as tmp:
+        run_checked([tools.numpy, "-c", PROBE, tmp], "h5py and tifffile "
+                    "(the probe of the containers)", tools.pyenv)
+        for ext in ("h5", "tif"):
+            r = subprocess.run([tools.parload, os.path.join(
+                tmp, "probe." + ext)], capture_output=True, text=True)
+            if r.returncode == 0:
+                have.append(ext)
+            else:
+                tools.missing.append(
+                    "parload's .%s loads (%s): experiment 15 has no point "
+                    "of that format" % (ext, r.stderr.strip()[-200:]))
+    return have
+
+
 def sources(quick):
     """The stream the containers hold (the reference stream; 200 views of
     it with --quick) and the many small views of the metadata points
@@ -314,6 +343,20 @@ def compared(n, c, peer, raw_user, select=None):
                                  select=select), par)]
 
 
+def hdf5_points(src, n, raw_user):
+    """The contiguous HDF5 file whole and its band as sinograms, and the
+    gzip file, each by parload.load(), the command and h5py; the gzip
+    file's parload.load() at 1 to n threads too."""
+    h5, gz = Container("h5", src), Container("h5gz", src)
+    pts = compared(n, h5, "h5py", raw_user)
+    pts += compared(n, h5, "h5py", raw_user, BAND_32_SINOGRAMS)
+    gz_pts = compared(n, gz, "h5py", raw_user)
+    # The gzip file's speed-up against threads: 1 to n.
+    return pts + gz_pts + [
+        based(ContainerPoint("ctr-python", "parload", threads=t, stream=gz),
+              gz_pts[0]) for t in range(1, n)]
+
+
 def container_session(quick, n, tools):
     """Experiment 15, every point interleaved in one session on the
     source stream: the raw stream of the containers' bytes (--raw, the
@@ -328,20 +371,18 @@ def container_session(quick, n, tools):
     raw_user = based(Point("parload", [15], None, threads=n, verify=False,
                            stream=bare), raw, "wall")
     pts = [raw, raw_user]
-    h5, gz, tif, tifdir = (Container(k, src) for k in (
-        "h5", "h5gz", "tif", "tifdir"))
-    pts += compared(n, h5, "h5py", raw_user)
-    pts += compared(n, h5, "h5py", raw_user, BAND_32_SINOGRAMS)
-    gz_pts = compared(n, gz, "h5py", raw_user)
-    # The gzip file's speed-up against threads: 1 to n.
-    pts += gz_pts + [based(ContainerPoint("ctr-python", "parload",
-                                          threads=t, stream=gz), gz_pts[0])
-                     for t in range(1, n)]
-    pts += compared(n, tif, "tifffile", raw_user)
-    pts += compared(n, tifdir, "tifffile", raw_user)
+    formats = readable(tools)
+    if "h5" in formats:
+        pts += hdf5_points(src, n, raw_user)
+    if "tif" in formats:
+        pts += compared(n, Container("tif", src), "tifffile", raw_user)
+        pts += compared(n, Container("tifdir", src), "tifffile", raw_user)
     # The metadata alone (the directory walk, the chunk table) against the
     # load of the same file.
-    for c in (Container("tif", pages), Container("h5chunks", pages)):
+    for kind, ext in (("tif", "tif"), ("h5chunks", "h5")):
+        if ext not in formats:
+            continue
+        c = Container(kind, pages)
         load = ContainerPoint("ctr-python", "parload", threads=n, stream=c)
         pts += [load, based(ContainerPoint("ctr-python", "parload",
                                            describe=True, threads=n,

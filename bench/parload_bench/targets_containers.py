@@ -71,18 +71,22 @@ def extract(out):
 
 def worst_of(pairs, worst, fmt="%.2f"):
     """The worst (min or max) of the ratios a / b of named pairs of
-    Picks, each in the detail."""
+    Picks that were measured, each in the detail, with those that were
+    not."""
     def value(run):
-        xs = []
+        xs, absent = [], []
         for name, a, b in pairs:
             x, y = run.get(a), run.get(b)
             if x and y:
                 xs.append((x / y, name))
-        if len(xs) < len(pairs):
+            else:
+                absent.append(name)
+        if not xs:
             return None
         w = worst(xs)
-        return Measured(w[0], "at %s; %s" % (w[1], ", ".join(
-            "%s %s" % (name, fmt % x) for x, name in xs)))
+        return Measured(w[0], "at %s; %s%s" % (w[1], ", ".join(
+            "%s %s" % (name, fmt % x) for x, name in xs), "".join(
+            "; %s not measured" % name for name in absent)))
     return value
 
 
