@@ -285,9 +285,10 @@ def extract_formats(tools):
 
 
 # Writes a tiny HDF5 and TIFF file into the folder argv[1] (the probe of
-# what this parload reads).
+# what this parload reads): 2 views of 8 x 16 (tifffile takes a last
+# axis of 3 or 4 for colour samples).
 PROBE = ("import sys, h5py, numpy, tifffile\n"
-         "a = numpy.arange(32, dtype='u2').reshape(2, 4, 4)\n"
+         "a = numpy.arange(256, dtype='u2').reshape(2, 8, 16)\n"
          "with h5py.File(sys.argv[1] + '/probe.h5', 'w') as f:\n"
          "    f['/exchange/data'] = a\n"
          "tifffile.imwrite(sys.argv[1] + '/probe.tif', a)\n")
