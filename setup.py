@@ -5,7 +5,9 @@ an MPI compiler wrapper are found.
 libparload is compiled from src/*.c (every C file there, found by glob)
 into a static archive that is linked into the extension, so that the
 package needs no installed libparload; hwloc and ISA-L stay the system's
-shared libraries.  No configure runs: python/config/config.h stands in
+shared libraries, and so do libtiff (TIFF) and libhdf5 with libdeflate
+(HDF5) where pkg-config finds them: HAVE_TIFF and HAVE_HDF5 are defined
+as configure's --with-tiff and --with-hdf5 (auto) would.  No configure runs: python/config/config.h stands in
 for config.h and the version comes from the file VERSION, the one the
 autotools build reads too.  README "Python" says how to build.
 """
@@ -63,6 +65,29 @@ def pkg_config(*modules):
         return [], [], ["hwloc", "isal"], []
 
 
+def optional_libs():
+    """(macros, include dirs, library dirs, libraries) of the optional
+    container libraries pkg-config finds: HAVE_TIFF with libtiff-4,
+    HAVE_HDF5 with hdf5 and libdeflate."""
+    out = ([], [], [], [])
+    for macro, modules in (("HAVE_TIFF", ("libtiff-4",)),
+                           ("HAVE_HDF5", ("hdf5", "libdeflate"))):
+        try:
+            res = subprocess.run(["pkg-config", "--cflags", "--libs",
+                                  *modules], capture_output=True, text=True,
+                                 check=True)
+        except (OSError, subprocess.CalledProcessError):
+            say("%s off: pkg-config knows no %s" % (macro,
+                                                   " ".join(modules)))
+            continue
+        inc, libdirs, libs, _ = flags_of(shlex.split(res.stdout))
+        out[0].append((macro, "1"))
+        out[1].extend(inc)
+        out[2].extend(libdirs)
+        out[3].extend(libs)
+    return out
+
+
 def mpi_flags():
     """(compile words, link words) of the MPI compiler wrapper (MPICC or
     mpicc on PATH) with mpi4py's include directory, or None saying why."""
@@ -100,12 +125,14 @@ def numpy_requirement():
 
 def build():
     sysinc, syslibdirs, syslibs, _ = pkg_config("hwloc", "libisal")
+    macros, optinc, optlibdirs, optlibs = optional_libs()
     # logf, for the -log of corrected loads (src/correct.c).
-    syslibs = syslibs + ["m"]
+    syslibs = syslibs + optlibs + ["m"]
+    syslibdirs = syslibdirs + optlibdirs
     libs = [("parload_static", {
         "sources": sorted(glob("src/*.c")),
-        "include_dirs": LIB_INCLUDES + sysinc,
-        "macros": LIB_MACROS,
+        "include_dirs": LIB_INCLUDES + sysinc + optinc,
+        "macros": LIB_MACROS + macros,
         "cflags": LIB_CFLAGS})]
     py_sources = sorted(set(glob("python/parload/*.c")) -
                         {"python/parload/_parload_mpi.c"})

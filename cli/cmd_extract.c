@@ -1,6 +1,7 @@
 /*
  * cmd_extract.c - parload extract [OPTIONS] -o OUT FILE: load a selection of
- * FILE and write it as a NumPy array, a raw image stream or bare pixels.
+ * FILE and write it as a NumPy array, a raw image stream, bare pixels, a
+ * TIFF or an HDF5 file (the last two through parload_save).
  *
  * OUT is written under a temporary name in its own directory and renamed
  * when it is complete, so a failed or interrupted extract leaves no file.
@@ -9,7 +10,9 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "common.h"
@@ -33,24 +36,42 @@ const char cmd_extract_help[] =
 "        them; views layout only.  From a raw layout the views get parload\n"
 "        headers with only view_index set (the stream's own view headers\n"
 "        are not kept)\n"
-"  bin   the pixels alone, as the npy array holds them\n""With --darks, --flats, --minus-log (the correction options of 'parload')\n"
+"  bin   the pixels alone, as the npy array holds them\n"
+"  tif   a TIFF (.tif, .tiff): one uncompressed page per view, or per\n"
+"        sinogram with --layout sinograms; BigTIFF from 4 GiB; tifffile\n"
+"        reads it as one (pages, rows, cols) array\n"
+"  h5    an HDF5 file (.h5, .hdf5, .hdf, .nxs): DXchange /exchange/data (or\n"
+"        /exchange/sinograms), the angles in /exchange/theta\n""With --darks, --flats, --minus-log (the correction options of 'parload')\n"
 "the pixels are corrected float32: npy '<f4', raw a parload stream of f32\n"
 "pixels, bin float32.\n"
 "  -o, --output OUT       the file to write; - is standard output (npy and\n"
 "                         bin only, and --format is then required)\n"
-"      --format F         npy, raw or bin; default: OUT's extension (.npy,\n"
-"                         .raw, .bin)\n"
+"      --format F         npy, raw, bin, tif or h5; default: OUT's\n"
+"                         extension (.npy, .raw, .bin, .tif, .h5, ...)\n"
+"      --compress gzip[=LEVEL]  h5: deflate (LEVEL 1-9, default 4) with\n"
+"                         shuffle\n"
+"      --output-dataset PATH  h5: the dataset to write (default\n"
+"                         /exchange/data; --dataset names the input's)\n"
 "      --force            replace OUT if it exists\n"
 "      --progress, --no-progress  as for a load\n"
 "  -h, --help             show this help and exit\n"
 "OUT is written under a temporary name in its directory, then renamed: a\n"
 "failed or interrupted extract leaves no file behind.\n";
 
-enum { FMT_NONE = -1, FMT_NPY, FMT_RAW, FMT_BIN };
-static const char *const format_names[] = { "npy", "raw", "bin" };
+enum { FMT_NONE = -1, FMT_NPY, FMT_RAW, FMT_BIN, FMT_TIF, FMT_H5 };
+/* Names and extensions, each with its format. */
+static const struct {
+	const char *name;
+	int format;
+} format_names[] = {
+	{ "npy", FMT_NPY }, { "raw", FMT_RAW },	  { "bin", FMT_BIN },
+	{ "tif", FMT_TIF }, { "tiff", FMT_TIF },  { "h5", FMT_H5 },
+	{ "hdf5", FMT_H5 }, { "hdf", FMT_H5 },	  { "nxs", FMT_H5 },
+};
 #define N_FORMATS (sizeof(format_names) / sizeof(format_names[0]))
 
-enum { OPT_OUTPUT = OPT_LOCAL, OPT_FORMAT, OPT_FORCE };
+enum { OPT_OUTPUT = OPT_LOCAL, OPT_FORMAT, OPT_FORCE, OPT_COMPRESS,
+       OPT_OUTPUT_DATASET };
 
 static const struct option extract_longopts[] = {
 	LOAD_LONGOPTS,
@@ -58,6 +79,8 @@ static const struct option extract_longopts[] = {
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "compress", required_argument, NULL, OPT_COMPRESS },
+	{ "output-dataset", required_argument, NULL, OPT_OUTPUT_DATASET },
 	HELP_LONGOPTS_END,
 };
 
@@ -67,13 +90,15 @@ struct extract_cfg {
 	struct input in;
 	int format;
 	bool force;
+	int gzip;            /* --compress gzip[=LEVEL]: the level, or 0 */
+	const char *dataset; /* --output-dataset */
 };
 
 static int format_from_name(const char *name)
 {
 	for (size_t i = 0; i < N_FORMATS; i++)
-		if (strcmp(name, format_names[i]) == 0)
-			return (int)i;
+		if (strcasecmp(name, format_names[i].name) == 0)
+			return format_names[i].format;
 	return FMT_NONE;
 }
 
@@ -85,6 +110,22 @@ static int format_from_path(const char *path)
 	if (!dot || strchr(dot, '/'))
 		return FMT_NONE;
 	return format_from_name(dot + 1);
+}
+
+/* --compress gzip or gzip=LEVEL (1 to 9). */
+static int parse_compress(struct extract_cfg *x, const char *arg)
+{
+	if (strcmp(arg, "gzip") == 0) {
+		x->gzip = 4;
+		return ARG_OK;
+	}
+	if (strncmp(arg, "gzip=", 5) == 0 && arg[5] >= '1' && arg[5] <= '9' &&
+	    arg[6] == '\0') {
+		x->gzip = arg[5] - '0';
+		return ARG_OK;
+	}
+	return usage_error("unknown compression '%s' (gzip, or gzip=LEVEL "
+			   "with LEVEL 1 to 9)", arg);
 }
 
 static int extract_option(void *ctx, int c, const char *arg)
@@ -99,11 +140,16 @@ static int extract_option(void *ctx, int c, const char *arg)
 	case OPT_FORMAT:
 		x->format = format_from_name(arg);
 		if (x->format == FMT_NONE)
-			return usage_error("unknown format '%s' (npy, raw or "
-					   "bin)", arg);
+			return usage_error("unknown format '%s' (npy, raw, "
+					   "bin, tif or h5)", arg);
 		return ARG_OK;
 	case OPT_FORCE:
 		x->force = true;
+		return ARG_OK;
+	case OPT_COMPRESS:
+		return parse_compress(x, arg);
+	case OPT_OUTPUT_DATASET:
+		x->dataset = arg;
 		return ARG_OK;
 	default:
 		return parse_load_option(&x->load, c, arg);
@@ -136,7 +182,16 @@ static int check_args(struct extract_cfg *x, int nfiles, char **files)
 		x->format = format_from_path(x->out);
 	if (x->format == FMT_NONE)
 		return usage_error("extract: cannot tell the format of '%s' "
-				   "(.npy, .raw, .bin or --format)", x->out);
+				   "(.npy, .raw, .bin, .tif, .h5 or --format)",
+				   x->out);
+	if ((x->format == FMT_TIF || x->format == FMT_H5) &&
+	    strcmp(x->out, "-") == 0)
+		return usage_error("extract: a TIFF or HDF5 file is written to "
+				   "a file, not to standard output");
+	if (x->format != FMT_H5 && (x->gzip || x->dataset))
+		return usage_error("extract: %s applies to HDF5 output only",
+				   x->gzip ? "--compress" :
+					     "--output-dataset");
 	if (x->format == FMT_RAW && strcmp(x->out, "-") == 0)
 		return usage_error("extract: a raw stream is written to a "
 				   "file, not to standard output");
@@ -255,8 +310,41 @@ static int write_raw(const char *out, const char *path,
 	return EXIT_OK;
 }
 
+/* tif and h5: parload_save writes OUT itself, through a temporary file
+ * of its own beside it. */
+static int write_container(const struct extract_cfg *x,
+			   const parload_dataset *ds)
+{
+	float *angles = malloc((ds->shape.views ? ds->shape.views : 1) *
+			       sizeof(float));
+	parload_save_options o;
+	parload_stack st;
+	parload_error err;
+	int rc;
+
+	if (!angles) {
+		error_msg("%s: out of memory", x->out);
+		return EXIT_FAIL;
+	}
+	parload_stack_of(&st, ds, angles);
+	parload_save_options_init(&o);
+	o.format = x->format == FMT_TIF ? PARLOAD_SAVE_TIFF : PARLOAD_SAVE_HDF5;
+	o.dataset = x->dataset;
+	o.gzip = x->gzip;
+	o.flags = x->force ? PARLOAD_SAVE_FORCE : 0;
+	rc = parload_save(x->out, &st, &o, &err);
+	free(angles);
+	if (rc < 0) {
+		error_msg("%s", err.message);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
 static int write_out(const struct extract_cfg *x, const parload_dataset *ds)
 {
+	if (x->format == FMT_TIF || x->format == FMT_H5)
+		return was_interrupted() ? EXIT_OK : write_container(x, ds);
 	if (strcmp(x->out, "-") == 0)
 		return write_array(stdout, ds, x->format == FMT_NPY) ?
 			       EXIT_OK : EXIT_FAIL;
@@ -291,6 +379,8 @@ static int prepare_out(const struct extract_cfg *x)
 			  "those (-o - writes to standard output)", x->out);
 		return EXIT_FAIL;
 	}
+	if (x->format == FMT_TIF || x->format == FMT_H5)
+		return EXIT_OK; /* parload_save makes its own */
 	if (!slash)
 		return tmp_create(".", x->out);
 	if ((size_t)(slash - x->out) >= sizeof(dir)) {
@@ -334,7 +424,8 @@ int cmd_extract(int argc, char **argv)
 		status = extract(loader, &x);
 	end_loader(loader);
 	/* Interrupted after the load: the file is not wanted any more. */
-	if (status == EXIT_OK && strcmp(x.out, "-") != 0 && !was_interrupted())
+	if (status == EXIT_OK && strcmp(x.out, "-") != 0 && !was_interrupted() &&
+	    x.format != FMT_TIF && x.format != FMT_H5)
 		return tmp_commit(x.out, x.force);
 	tmp_remove();
 	return status;

@@ -205,7 +205,7 @@ static void print_load_json(const struct load_line *l,
 	       ",\"io\":\"%s\",\"cache\":\"%s\",\"verified\":%s"
 	       ",\"declared_views\":%" PRIu64 ",\"truncated\":%s"
 	       ",\"crc_checked\":%" PRIu64 ",\"bad_views\":%" PRIu64
-	       "%s}\n",
+	       ",\"format\":\"%s\",\"strips_decoded\":%" PRIu64 ",\"serial\":",
 	       h->count, h->width, h->height, l->type,
 	       (unsigned)h->bytes_per_pixel,
 	       (h->flags & PARLOAD_DESC_CRC32C) ? "true" : "false",
@@ -214,7 +214,14 @@ static void print_load_json(const struct load_line *l,
 	       l->io, l->cache, l->verified ? "true" : "false",
 	       st->declared_views,
 	       l->truncated ? "true" : "false", st->crc_checked,
-	       ds->bad_view_count, l->corrected ? ",\"corrected\":true" : "");
+	       ds->bad_view_count, parload_format_name(h->format),
+	       st->strips_decoded);
+	/* Why the pixels were read one thread at a time, or null. */
+	if (st->serial)
+		json_str(stdout, st->serial);
+	else
+		fputs("null", stdout);
+	printf("%s}\n", l->corrected ? ",\"corrected\":true" : "");
 }
 
 /* ", cache drop" when the load did not keep the file cached; what was
@@ -266,6 +273,10 @@ static void print_load_human(const struct load_line *l,
 	if (l->crc)
 		printf(", %s", l->crc);
 	print_cache(l);
+	if (st->strips_decoded)
+		printf(", %" PRIu64 " strips decoded", st->strips_decoded);
+	if (st->serial)
+		printf(", serial: %s", st->serial);
 	putchar('\n');
 }
 

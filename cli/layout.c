@@ -97,7 +97,7 @@ static void layout_words(const struct layout_view *lv, struct layout_words *w)
 	parload_desc given = lv->d;
 	const char *type = parload_type_name(given.pixel_type, given.encoding);
 
-	w->format = given.format == PARLOAD_FORMAT_RAW ? "raw" : "parload";
+	w->format = parload_format_name(given.format);
 	w->type = type ? type : "?";
 	given.count = lv->given_count;
 	parload_desc_format(&given, w->text, sizeof(w->text));

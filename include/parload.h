@@ -202,6 +202,9 @@ typedef enum parload_format {
 	PARLOAD_FORMAT_HDF5 = 3
 } parload_format;
 
+/* "parload", "raw", "tiff" or "hdf5"; NULL for another value. */
+PARLOAD_API const char *parload_format_name(int format);
+
 /* parload_source.frames: which frames of a tomography file a load reads.
  * NXtomo: the frames whose image_key is 0, 1 or 2; DXchange:
  * /exchange/data, /exchange/data_white or /exchange/data_dark. */

@@ -39,42 +39,116 @@ static float pixel_at(const unsigned char *p, int type, size_t i)
 	}
 }
 
-/* n pixels of type at p as float at out; the common type has its own
- * loop, which the compiler vectorizes. */
+/* The hot loops work four pixels at a time in the vector extension GCC
+ * and Clang share (SSE2 on x86-64; any target lowers it), which -O2
+ * does not do by itself for a loop of a count known at run time only. */
+typedef float v4f __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+typedef uint16_t v4u16 __attribute__((vector_size(8)));
+
+/* n pixels of type at p as float at out. */
 static void to_float(float *out, const unsigned char *p, int type, size_t n)
 {
-	if (type == PARLOAD_PIXEL_U16) {
-		for (size_t i = 0; i < n; i++) {
-			uint16_t v;
+	size_t i = 0;
 
-			memcpy(&v, p + 2 * i, 2);
-			out[i] = v;
+	if (type == PARLOAD_PIXEL_U16)
+		for (; i + 4 <= n; i += 4) {
+			v4u16 h;
+			v4f f;
+
+			memcpy(&h, p + 2 * i, sizeof(h));
+			f = __builtin_convertvector(h, v4f);
+			memcpy(out + i, &f, sizeof(f));
 		}
-		return;
-	}
-	for (size_t i = 0; i < n; i++)
+	for (; i < n; i++)
 		out[i] = pixel_at(p, type, i);
 }
 
+/* -ln(max(x, EPS)) without a call, four pixels at a time:
+ * x = 2^e * m with m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(t),
+ * t = (m - 1) / (m + 1), |t| < 0.172, by its series to t^9 (relative
+ * error below 1e-7, the float's own).  NaN and infinity come back as
+ * they are (-ln(inf) is -inf). */
+/* a where mask is set, else b. */
+static inline v4f pick(v4i mask, v4f a, v4f b)
+{
+	return (v4f)((mask & (v4i)a) | (~mask & (v4i)b));
+}
+
+static inline v4f neg_log4(v4f x)
+{
+	const v4f eps = { EPS, EPS, EPS, EPS };
+	const v4f v = pick(x < eps, eps, x);
+	const v4i u = (v4i)v;
+	v4i e = ((u >> 23) & 0xff) - 127;
+	const v4i special = e == 128;
+	v4f m = (v4f)((u & 0x007fffff) | 0x3f800000);
+	const v4i big = m > 1.41421356f;
+	v4f t, t2, lm, r;
+
+	m = pick(big, m * 0.5f, m);
+	e -= big; /* a set mask is -1 */
+	t = (m - 1.0f) / (m + 1.0f);
+	t2 = t * t;
+	lm = 2.0f * t *
+	     (1.0f + t2 * (1.0f / 3 + t2 * (1.0f / 5 + t2 * (1.0f / 7 +
+							     t2 * (1.0f / 9)))));
+	r = __builtin_convertvector(e, v4f) * 0.693147181f + lm;
+	return -pick(special, v, r);
+}
+
+static void neg_log(float *x, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + 4 <= n; i += 4) {
+		v4f v;
+
+		memcpy(&v, x + i, sizeof(v));
+		v = neg_log4(v);
+		memcpy(x + i, &v, sizeof(v));
+	}
+	if (i < n) {
+		v4f v = { 1.0f, 1.0f, 1.0f, 1.0f };
+
+		memcpy(&v, x + i, (n - i) * sizeof(float));
+		v = neg_log4(v);
+		memcpy(x + i, &v, (n - i) * sizeof(float));
+	}
+}
+
+/* x = (x - d) * s over n pixels, d or s NULL for none: four at a time. */
+static void sub_mul(float *x, const float *d, const float *s, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + 4 <= n; i += 4) {
+		v4f v, a = { 0, 0, 0, 0 }, b = { 1, 1, 1, 1 };
+
+		memcpy(&v, x + i, sizeof(v));
+		if (d)
+			memcpy(&a, d + i, sizeof(a));
+		if (s)
+			memcpy(&b, s + i, sizeof(b));
+		v = (v - a) * b;
+		memcpy(x + i, &v, sizeof(v));
+	}
+	for (; i < n; i++)
+		x[i] = (x[i] - (d ? d[i] : 0.0f)) * (s ? s[i] : 1.0f);
+}
+
 /* The correction of row rr of the selection, whose float values are in
- * dst already. */
-static void apply(const parload__correct *k, float *dst, uint64_t rr)
+ * x already. */
+static void apply(const parload__correct *k, float *x, uint64_t rr)
 {
 	const size_t n = k->cols;
 	const float *d = k->dark ? k->dark + rr * n : NULL;
-	const float *f = k->flat ? k->flat + rr * n : NULL;
+	const float *s = k->scale ? k->scale + rr * n : NULL;
 
-	for (size_t i = 0; i < n; i++) {
-		float v = dst[i];
-
-		if (d)
-			v -= d[i];
-		if (f)
-			v /= clamp(f[i] - (d ? d[i] : 0.0f));
-		if (k->minus_log)
-			v = -logf(clamp(v));
-		dst[i] = v;
-	}
+	if (d || s)
+		sub_mul(x, d, s, n);
+	if (k->minus_log)
+		neg_log(x, n);
 }
 
 void parload__correct_row(const parload__correct *k, float *dst,
@@ -315,9 +389,16 @@ int parload__correct_prepare(parload__ctx *c, const parload__strategy *st)
 	if (rc == 0 && k->darks)
 		rc = reduce_refs(c, k->darks, "dark", &c->corr.dark);
 	if (rc == 0 && k->flats)
-		rc = reduce_refs(c, k->flats, "flat", &c->corr.flat);
+		rc = reduce_refs(c, k->flats, "flat", &c->corr.scale);
 	if (rc)
 		return rc;
+	/* The flat becomes the scale each pixel is multiplied by, computed
+	 * once: 1 / max(F - D, EPS) (NaN stays NaN, 1 / inf is 0). */
+	for (size_t i = 0; c->corr.scale &&
+			   i < (size_t)s->rows * s->cols; i++)
+		c->corr.scale[i] = 1.0f /
+				   clamp(c->corr.scale[i] -
+					 (c->corr.dark ? c->corr.dark[i] : 0.0f));
 	c->corr.on = true;
 	c->corr.minus_log = (k->flags & PARLOAD_CORR_MINUS_LOG) != 0;
 	c->corr.cols = s->cols;
@@ -334,6 +415,6 @@ int parload__correct_prepare(parload__ctx *c, const parload__strategy *st)
 void parload__correct_free(parload__ctx *c)
 {
 	parload__sys_free(c->corr.dark);
-	parload__sys_free(c->corr.flat);
+	parload__sys_free(c->corr.scale);
 	memset(&c->corr, 0, sizeof(c->corr));
 }

@@ -413,6 +413,13 @@ int parload_desc_parse(const char *text, parload_desc *out,
 	return rc;
 }
 
+const char *parload_format_name(int format)
+{
+	static const char *const names[] = { "parload", "raw", "tiff", "hdf5" };
+
+	return format >= 0 && format < 4 ? names[format] : NULL;
+}
+
 int parload_desc_format(const parload_desc *d, char *buf, size_t size)
 {
 	const char *type = d ? parload_type_name(d->pixel_type, d->encoding) :

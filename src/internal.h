@@ -236,7 +236,9 @@ void parload__drop_flush(parload__dropper *dr);
 typedef struct parload__correct {
 	bool on;
 	bool minus_log;
-	float *dark, *flat; /* rows x cols of the selection, or NULL */
+	/* rows x cols of the selection, or NULL: the reduced darks, and
+	 * 1 / max(F - D, 1e-6) of the reduced flats F. */
+	float *dark, *scale;
 	uint32_t cols;      /* the selection's (binned) */
 	uint32_t bin;       /* 1, or the N of N x N bins */
 	int type;           /* of the pixels before the correction */

@@ -11,7 +11,6 @@ import tempfile
 from . import HERE, BenchError, human_bytes
 from . import measure
 from .measure import last_json, result, run_checked
-from .plan import generate
 from .points import Point, RawLayout, Stream, plural
 from .sessions import BAND_32_SINOGRAMS, REFERENCE, based, session
 
@@ -72,10 +71,11 @@ class Container:
             self.ptype, "%d files, %s" % (self.views, human_bytes(self.size))
             if self.kind == "tifdir" else human_bytes(self.size))
 
-    def generate(self, tools, data_dir):
-        """Write it with bench/ctrfiles.py from its source (generated
-        first), unless a kept data dir already holds it."""
-        generate(tools, self.source, data_dir)
+    def generate(self, tools, data_dir, gen):
+        """Write it with bench/ctrfiles.py from its source (written first
+        by gen, plan.generate), unless a kept data dir already holds
+        it."""
+        gen(tools, self.source, data_dir)
         self.path = os.path.join(data_dir, self.name + self.ext)
         marker = "ctrfiles.py write %s %s\n" % (self.kind, self.source.name)
         try:

@@ -159,19 +159,23 @@ def run_parload(tools, p, stream):
 
 def check_by_extract(tools, p, stream):
     """A load that --verify-seed cannot check (mono12p keeps 12 of the
-    generator's 16 bits): the same command's options, untimed, through
-    `parload extract` to a .npy file that bench/rawfiles.py compares with
-    the generator's pixels as the layout holds them."""
+    generator's 16 bits; a corrected load refuses it): the same command's
+    options, untimed, through `parload extract` to a .npy file that
+    bench/rawfiles.py compares with the generator's pixels as the layout
+    holds them (or the stream's extract_check command with the formula's
+    reference: experiment 16)."""
     cmd = parload_command(tools, p, stream)[2:]  # less parload --json
     with tempfile.TemporaryDirectory(
             dir=os.path.dirname(stream.path)) as tmp:
         npy = os.path.join(tmp, "check.npy")
         run_checked([tools.parload, "extract", "-o", npy] + cmd,
                     "parload extract (the check of %s)" % p.label())
-        run_checked([tools.numpy, os.path.join(HERE, "rawfiles.py"),
-                     "check", stream.kind, npy, str(stream.seed),
-                     str(stream.views)],
-                    "the check of %s against the generator" % p.label())
+        check = stream.extract_check(tools, npy, p.select) if hasattr(
+            stream, "extract_check") else [
+            tools.numpy, os.path.join(HERE, "rawfiles.py"), "check",
+            stream.kind, npy, str(stream.seed), str(stream.views)]
+        run_checked(check,
+                    "the check of %s" % p.label())
 
 
 def run_npraw(tools, p, stream):
@@ -418,6 +422,11 @@ RUNNERS = {
     "npraw": run_npraw,
     "parload-mpi": run_mpi,
 }
+
+# Experiment 16's bench/corrload.py (correct.py imports this module's
+# helpers when it runs).
+from .correct import run_corrload  # noqa: E402
+RUNNERS["corrload"] = run_corrload
 
 
 def evict(tools, stream, count_only=False):

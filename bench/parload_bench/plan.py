@@ -74,8 +74,10 @@ def files(sessions):
 
 def generate_all(tools, sessions, data_dir):
     for f in files(sessions):
-        if hasattr(f, "generate"):  # experiment 15's containers
-            f.generate(tools, data_dir)
+        if hasattr(f, "generate"):
+            # Experiment 15's containers (containers.py) and 16's files
+            # (correct.py) write themselves, gen first where they need it.
+            f.generate(tools, data_dir, generate)
         elif isinstance(f, RawLayout):
             generate_raw(tools, f, data_dir)
         else:
@@ -116,7 +118,7 @@ SETTLE_SECONDS = 0.25
 # The tools whose time depends on fresh memory (see SETTLE_SECONDS).
 FRESH_MEMORY = ("parload", "numpy", "npselect", "selcopy", "pyload",
                 "npraw", "freshfloor", "ctr-command", "ctr-python",
-                "ctr-extract")
+                "ctr-extract", "corrload")
 
 
 def run_session(tools, s, runs, measured):

@@ -430,9 +430,11 @@ class Session:
 
     def streams(self):
         """The session's file, then those of its points that have their
-        own, each once."""
+        own (after the files each of those is made of, its parts: the
+        references of experiment 16), each once."""
         out = [self.stream]
         for p in self.points:
-            if p.stream and p.stream not in out:
-                out.append(p.stream)
+            for f in getattr(p.stream, "parts", ()) + (p.stream,):
+                if f and f not in out:
+                    out.append(f)
         return out

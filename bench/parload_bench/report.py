@@ -10,6 +10,7 @@ import socket
 import subprocess
 
 from . import human_bytes
+from .correct import correct_table
 from .medians import point_stats, sweep_series
 from .points import sweep_target
 from .sessions import EXPERIMENTS
@@ -260,6 +261,8 @@ def experiment_section(exp, sessions, args, n, plots):
         md += cache_table(sessions, n)
     elif exp == 15:
         md += containers_table(sessions, n)
+    elif exp == 16:
+        md += correct_table(sessions, n)
     else:
         md += markdown_table(rows_e, exp in (5, 6, 7)) + [""]
         if exp == 4:

@@ -1,6 +1,7 @@
 """The experiments: their titles and the sessions they run, each the
 points measured on one file in one cache state."""
 from . import KIB, MIB
+from .correct import CORRECTED, correct_points
 from .points import (CALIBRATE, SINOGRAMS, V, WHOLE, Point, RawLayout,
                      Selection, Session, Stream, selections, sweep_stream,
                      sweep_target)
@@ -22,6 +23,7 @@ EXPERIMENTS = {
     13: "Raw layouts (warm cache)",
     14: "The page cache: what a load leaves cached (cold and warm)",
     15: "Containers: HDF5 and TIFF (warm cache)",
+    16: "Corrected sinograms (warm cache)",
 }
 
 # The article's buffering of its loaders: POSIX unbuffered and with the
@@ -453,6 +455,11 @@ def experiments(quick, n, tools, only):
             tools.missing.append(why)
         else:
             sessions.append(container_session(quick, n, tools))
+
+    # Experiment 16: corrected sinograms, with the Python module.
+    if want(16) and tools.numpy and tools.pyenv and tools.corrections:
+        sessions.append(session(ref, "warm", correct_points(quick, n, ref),
+                                note=CORRECTED))
 
     # Experiment 14, warm: auto against keep (before any cold session).
     cache_exp = want(14) and tools.cache_modes

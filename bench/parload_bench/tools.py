@@ -28,6 +28,8 @@ class Tools:
         self.selections = has_selections(self.parload)
         self.layouts = has_layouts(self.parload)
         self.cache_modes = has_options(self.parload, ("--cache",))
+        self.corrections = has_options(self.parload, ("--darks", "--flats",
+                                                      "--minus-log"))
         self.pyenv = find_module(self.numpy, args.python_path)
         self.selcopy = args.selcopy if args.selcopy and \
             os.access(args.selcopy, os.X_OK) else None
@@ -65,6 +67,11 @@ class Tools:
         if not self.cache_modes:
             self.missing.append("parload's page-cache modes (this parload "
                                 "has no --cache): experiment 14 is skipped")
+        if not self.corrections or not self.pyenv:
+            self.missing.append("%s: experiment 16 is skipped" % (
+                "parload's correction (this parload has no --darks, "
+                "--flats, --minus-log)" if not self.corrections else
+                "the parload Python module"))
         if not self.selcopy:
             self.missing.append("bench/selcopy (not built: make bench builds "
                                 "it): experiment 9 has no full load + copy")

@@ -35,6 +35,7 @@ from ._parload import (
     PermissionError,
     Stream,
     Writer,
+    _save,
     describe,
     empty_like_file,
     header_dtype,
@@ -63,6 +64,7 @@ __all__ = [
     "library_version",
     "load",
     "read_header",
+    "save",
     "strategies",
     "stream",
 ]
@@ -74,7 +76,8 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
          buffer_size=None, max_read=0, verify=False, keep_going=False,
          allow_truncated=False, numa_bind=True, hugepages=True,
          views=None, rows=None, cols=None, layout="views", cache=None,
-         flats=None, darks=None, reduce="mean", minus_log=False, bin=1):
+         flats=None, darks=None, reduce="mean", minus_log=False, bin=1,
+         dataset=None, frames=None):
     """Load a raw image stream and return a Dataset.
 
     source is a path (str, bytes or os.PathLike), a list or tuple of
@@ -96,6 +99,17 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
     mono12packed, u12msb and mono10p, unpacked into uint16.  raw given
     for a file of parload's own format overrides its header.  A raw
     layout needs the parallel strategy.
+
+    TIFF and HDF5: a .tif/.tiff path (one file of pages, BigTIFF too), a
+    folder or a glob of TIFFs (name order, numbers compared as numbers),
+    or a list of TIFFs is one stream; a .h5/.hdf5/.nxs path (or
+    "FILE.h5:/name") is an HDF5 file, whose dataset= names the dataset
+    (default: /exchange/data, else an NXtomo entry's data, else the only
+    3-D dataset).  frames="projections" (the default), "flats" or
+    "darks" picks a tomography file's frames: DXchange's /exchange/data,
+    /exchange/data_white or /exchange/data_dark, NXtomo's image_key 0, 1
+    or 2.  Dataset.angles holds DXchange's theta or NXtomo's
+    rotation_angle.
 
     flats, darks, reduce, minus_log and bin ask for a corrected load, in
     float32 (see Loader.load): e.g. corrected -log sinograms of a band::
@@ -130,7 +144,8 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
         return loader.load(source, raw=raw, views=views, rows=rows,
                            cols=cols, layout=layout, cache=cache,
                            flats=flats, darks=darks, reduce=reduce,
-                           minus_log=minus_log, bin=bin)
+                           minus_log=minus_log, bin=bin, dataset=dataset,
+                           frames=frames)
 
 
 def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
@@ -138,7 +153,7 @@ def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
            hugepages=True, verify=False, keep_going=False,
            allow_truncated=False, views=None, rows=None, cols=None,
            copy=False, cache=None, flats=None, darks=None, reduce="mean",
-           minus_log=False, bin=1):
+           minus_log=False, bin=1, dataset=None, frames=None):
     """Load path in batches of views, handing each over as it is read.
 
     path is a path or a list of paths read as one stream, raw its layout
@@ -169,6 +184,7 @@ def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
     ["cache"] says the mode used.  flats, darks, reduce, minus_log and
     bin correct each batch as load() does (Loader.load): the references
     are reduced once, before the first batch, and the pixels are float32.
+    dataset and frames pick a container's data, as in load().
 
     Ending early (break, close(), leaving the with block, or dropping the
     stream) cancels the load.  The GIL is released while a batch is
@@ -183,4 +199,51 @@ def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
                   batch_bytes=batch_bytes, window=window, follow=follow,
                   timeout=timeout, views=views, rows=rows, cols=cols,
                   copy=copy, cache=cache, flats=flats, darks=darks,
-                  reduce=reduce, minus_log=minus_log, bin=bin)
+                  reduce=reduce, minus_log=minus_log, bin=bin,
+                  dataset=dataset, frames=frames)
+
+
+def _gzip_level(compress):
+    """compress= as the command's --compress takes it: "gzip" (level 4) or
+    "gzip=LEVEL" (1 to 9); None: no compression."""
+    if compress is None:
+        return 0
+    if compress == "gzip":
+        return 4
+    if (isinstance(compress, str) and compress.startswith("gzip=") and
+            compress[5:] in tuple("123456789")):
+        return int(compress[5:])
+    raise ValueError("unknown compression %r (gzip, or gzip=LEVEL with "
+                     "LEVEL 1 to 9)" % (compress,))
+
+
+def save(path, data, dataset=None, compress=None, force=False, angles=None):
+    """Write data as a TIFF (.tif, .tiff) or an HDF5 file (.h5, .hdf5,
+    .hdf, .nxs), as `parload extract -o` does.
+
+    data is a Dataset (its pixels in its layout, and the angles of its
+    view headers when any is not 0) or a NumPy array of 2 dimensions (one
+    page) or 3 (pages, rows, cols) of a pixel type parload reads; a TIFF
+    holds one uncompressed page per view (per sinogram for a Dataset in
+    sinogram layout), BigTIFF from 4 GiB, with the shaped description
+    tifffile reads as one 3-D array.  HDF5: dataset is the dataset's path
+    (default /exchange/data, or /exchange/sinograms for sinograms),
+    compress "gzip" or "gzip=LEVEL" (deflate with shuffle; default level
+    4), angles (degrees, one per view) go to /exchange/theta.
+
+    The file is written under a temporary name beside path and renamed:
+    nothing is left behind on failure.  An existing path raises
+    parload.Error unless force is true.  The GIL is released while the
+    file is written.
+    """
+    layout = "views"
+    if isinstance(data, Dataset):
+        layout = data.layout
+        if angles is None and len(data) and data.angles.any():
+            angles = data.angles
+        data = data.pixels
+    gzip = _gzip_level(compress)
+    if gzip and str(path).lower().endswith((".tif", ".tiff")):
+        raise ValueError("compress applies to HDF5 output only")
+    _save(path, data, layout=layout, angles=angles, dataset=dataset,
+          gzip=gzip, force=bool(force))

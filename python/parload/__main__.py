@@ -140,7 +140,10 @@ def report(label, ds, args, selected):
             "io": "posix", "cache": st["cache"], "verified": False,
             "declared_views": st["declared_views"], "truncated": truncated,
             "crc_checked": st["crc_checked"],
-            "bad_views": int(ds.bad_views.size)}, separators=(",", ":"),
+            "bad_views": int(ds.bad_views.size),
+            "format": ds.desc["format"],
+            "strips_decoded": st["strips_decoded"],
+            "serial": st["serial"]}, separators=(",", ":"),
             ensure_ascii=False)
     line = "%s: %d view%s %dx%d %s" % (label, len(ds),
                                        "" if len(ds) == 1 else "s",

@@ -60,10 +60,16 @@ typedef struct source {
 			       * system's encoding */
 	int has_desc; /* raw= given: desc is the layout */
 	parload_desc desc;
+	PyObject *dataset; /* dataset= (bytes), or NULL */
+	parload_frames frames; /* frames= */
 } source;
 
 void py_source_clear(source *s);
 int py_source_parse(PyObject *obj, PyObject *raw, source *s);
+/* dataset= (a str, or None) and frames= ("projections", "flats",
+ * "darks", or NULL) of a TIFF or HDF5 source into s; -1 with an
+ * exception (s cleared). */
+int py_source_container(source *s, PyObject *dataset, const char *frames);
 int py_raw_parse(PyObject *raw, parload_desc *d);
 const char *py_source_path(const source *s);
 void py_source_request(const source *s, parload_source *out);
@@ -100,6 +106,9 @@ int py_correction_for(const source *src, int allow_truncated,
 		      PyObject *raw, py_correction *c);
 const parload_correction *py_correction_of(const py_correction *c);
 void py_correction_clear(py_correction *c);
+
+/* save.c: parload._save */
+PyObject *py_mod_save(PyObject *mod, PyObject *args, PyObject *kw);
 
 /* dataset.c */
 extern PyTypeObject DatasetType;

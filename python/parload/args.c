@@ -15,6 +15,7 @@ void py_source_clear(source *s)
 	Py_CLEAR(s->paths);
 	Py_CLEAR(s->name);
 	Py_CLEAR(s->name_bytes);
+	Py_CLEAR(s->dataset);
 	PyMem_Free(s->pathv);
 	s->pathv = NULL;
 	s->npaths = 0;
@@ -135,6 +136,28 @@ int py_source_parse(PyObject *obj, PyObject *raw, source *s)
 	return 0;
 }
 
+int py_source_container(source *s, PyObject *dataset, const char *frames)
+{
+	static const char *const names[] = { "projections", "flats", "darks" };
+	int i;
+
+	for (i = 0; frames && i < 3 && strcmp(frames, names[i]) != 0; i++)
+		;
+	if (i == 3) {
+		PyErr_Format(PyExc_ValueError, "frames must be 'projections', "
+			     "'flats' or 'darks', not '%s'", frames);
+		py_source_clear(s);
+		return -1;
+	}
+	s->frames = frames ? (parload_frames)i : PARLOAD_FRAMES_PROJECTIONS;
+	if (dataset && dataset != Py_None &&
+	    !PyUnicode_FSConverter(dataset, &s->dataset)) {
+		py_source_clear(s);
+		return -1;
+	}
+	return 0;
+}
+
 const char *py_source_path(const source *s)
 {
 	return s->path ? PyBytes_AS_STRING(s->path) : NULL;
@@ -154,6 +177,8 @@ void py_source_request(const source *s, parload_source *out)
 		out->name = PyBytes_AS_STRING(s->name_bytes);
 	}
 	out->desc = s->has_desc ? &s->desc : NULL;
+	out->dataset = s->dataset ? PyBytes_AS_STRING(s->dataset) : NULL;
+	out->frames = s->frames;
 }
 
 /* What s holds (parload_describe), or -1 with parload.Error. */
@@ -292,7 +317,7 @@ PyObject *py_desc_dict(const parload_desc *d)
 		return NULL;
 	return Py_BuildValue(
 		"{s:s,s:I,s:I,s:s,s:N,s:K,s:K,s:K,s:K,s:K,s:K}", "format",
-		d->format == PARLOAD_FORMAT_RAW ? "raw" : "parload", "width",
+		parload_format_name(d->format), "width",
 		d->width, "height", d->height, "type", type ? type : "?",
 		"dtype", dtype, "offset", (unsigned long long)d->offset, "header",
 		(unsigned long long)d->header, "gap",

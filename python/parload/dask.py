@@ -40,10 +40,10 @@ def _loader(options):
 
 
 def _load_chunk(path, raw, views, rows, cols, layout, cache, options,
-                correct):
+                correct, container):
     ds = _loader(options).load(path, raw=raw, views=views, rows=rows,
                                cols=cols, layout=layout, cache=cache,
-                               **correct)
+                               **correct, **container)
     return ds.pixels
 
 
@@ -64,7 +64,7 @@ def _files(path):
 def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
               max_read=0, verify=False, numa_bind=True, hugepages=True,
               cache=None, flats=None, darks=None, reduce="mean",
-              minus_log=False, bin=1):
+              minus_log=False, bin=1, dataset=None, frames=None):
     """Return the pixels of the stream at path as a dask array.
 
     path is a path or a list of paths read as one stream, raw its layout,
@@ -85,7 +85,13 @@ def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
     flats, darks, reduce, minus_log and bin correct the pixels as
     parload.load() does: the array is then float32, and each chunk's load
     reduces the references over the chunk's rows and columns (read again
-    per chunk: give arrays to read the reference files once).
+    per chunk: give arrays to read the reference files once).  With
+    bin=N the array's rows and columns are the binned ones (the file's
+    divided by N, rounded down); a chunk of binned rows reads N times as
+    many detector rows.
+
+    dataset and frames pick an HDF5 file's dataset and a tomography
+    file's frames, as in parload.load().
     """
     if cache is not None and cache not in ("keep", "drop", "direct",
                                            "auto"):
@@ -99,11 +105,14 @@ def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
                  bin != 1)
     files = _files(path)
     path = files if isinstance(path, (list, tuple)) else files[0]
-    d = parload.describe(path, raw=raw)
+    container = {"dataset": dataset, "frames": frames}
+    d = parload.describe(path, raw=raw, **container)
+    b = bin if corrected and bin > 1 else 1
+    height, width = d["height"] // b, d["width"] // b
     if layout == "sinograms":
-        shape = (d["height"], d["count"], d["width"])
+        shape = (height, d["count"], width)
     elif layout == "views":
-        shape = (d["count"], d["height"], d["width"])
+        shape = (d["count"], height, width)
     else:
         raise ValueError(f"layout: {layout!r} is not a layout "
                          f"(views or sinograms)")
@@ -113,7 +122,7 @@ def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
     chunks = normalize_chunks(chunks, shape=shape, dtype=dtype)
     stats = [(st.st_size, st.st_mtime_ns) for st in map(os.stat, files)]
     name = "parload-" + tokenize(files, stats, raw, chunks, layout, cache,
-                                 options, correct)
+                                 options, correct, container)
     vaxis = 0 if layout == "views" else 1
     raxis = 1 - vaxis
     graph = {}
@@ -122,6 +131,6 @@ def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
             for k, (c0, c1) in enumerate(_bounds(chunks[2])):
                 key = (name, i, j, k) if vaxis == 0 else (name, j, i, k)
                 graph[key] = (_load_chunk, path, raw, slice(v0, v1),
-                              (r0, r1), (c0, c1), layout, cache, options,
-                              correct)
+                              (r0 * b, r1 * b), (c0 * b, c1 * b), layout,
+                              cache, options, correct, container)
     return da.Array(graph, name, chunks, dtype=dtype)

@@ -131,8 +131,9 @@ PyObject *py_stats_dict(const parload_stats *st)
 	const char *strategy = parload_strategy_name(st->strategy);
 	const char *cache = parload_cache_name(st->cache);
 
-	return Py_BuildValue("{s:d,s:K,s:K,s:I,s:s,s:K,s:K,s:s}", "seconds",
-			     st->seconds, "bytes_read",
+	/* z: None where the pixels were read in parallel. */
+	return Py_BuildValue("{s:d,s:K,s:K,s:I,s:s,s:K,s:K,s:s,s:K,s:z}",
+			     "seconds", st->seconds, "bytes_read",
 			     (unsigned long long)st->bytes_read, "read_calls",
 			     (unsigned long long)st->read_calls, "threads",
 			     st->threads, "strategy",
@@ -140,7 +141,9 @@ PyObject *py_stats_dict(const parload_stats *st)
 			     (unsigned long long)st->crc_checked,
 			     "declared_views",
 			     (unsigned long long)st->declared_views, "cache",
-			     cache ? cache : "unknown");
+			     cache ? cache : "unknown", "strips_decoded",
+			     (unsigned long long)st->strips_decoded, "serial",
+			     st->serial);
 }
 
 static PyObject *Dataset_stats(DatasetObject *self, void *closure)

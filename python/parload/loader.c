@@ -227,11 +227,15 @@ static int loader_run(LoaderObject *self, const source *src,
 
 #define CORRECT_KWARGS "flats", "darks", "reduce", "minus_log", "bin"
 
+/* A TIFF or HDF5 source's dataset= and frames= (py_source_container). */
+#define CONTAINER_KWARGS "dataset", "frames"
+
 static PyObject *Loader_load(LoaderObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {"source", "raw", SELECT_KWARGS, "cache",
-				 CORRECT_KWARGS, NULL};
-	PyObject *obj, *raw = Py_None;
+				 CORRECT_KWARGS, CONTAINER_KWARGS, NULL};
+	PyObject *obj, *raw = Py_None, *dataset = Py_None;
+	const char *frames = NULL;
 	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
 	PyObject *refs[3] = { Py_None, Py_None, Py_None }; /* flats darks bin */
 	const char *layout = NULL, *cache_name = NULL, *reduce = NULL;
@@ -243,15 +247,16 @@ static PyObject *Loader_load(LoaderObject *self, PyObject *args, PyObject *kw)
 	source src;
 	int rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOOzzOOzpO:load",
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOOzzOOzpOOz:load",
 					 kwlist, &obj, &raw, &views, &rows,
 					 &cols, &layout, &cache_name, &refs[0],
 					 &refs[1], &reduce, &minus_log,
-					 &refs[2]))
+					 &refs[2], &dataset, &frames))
 		return NULL;
 	if (py_selection_from(views, rows, cols, layout, &sel) ||
 	    py_cache_from(cache_name, &cache) ||
-	    py_source_parse(obj, raw, &src))
+	    py_source_parse(obj, raw, &src) ||
+	    py_source_container(&src, dataset, frames))
 		return NULL;
 	if (py_correction_for(&src, self->flags & PARLOAD_OPT_ALLOW_TRUNCATED,
 			      refs, reduce, minus_log, raw, &corr)) {
@@ -426,8 +431,11 @@ static PyObject *Loader_load_into(LoaderObject *self, PyObject *args,
 				  PyObject *kw)
 {
 	static char *kwlist[] = {"source", "pixels", "headers", "raw",
-				 "raw_headers", SELECT_KWARGS, "cache", NULL};
+				 "raw_headers", SELECT_KWARGS, "cache",
+				 CONTAINER_KWARGS, NULL};
 	PyObject *obj, *pixels, *headers = Py_None, *result = NULL;
+	PyObject *dataset = Py_None;
+	const char *frames = NULL;
 	PyObject *raw = Py_None, *raw_headers = Py_None, *rh = NULL;
 	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
 	const char *layout = NULL, *cache_name = NULL;
@@ -441,14 +449,16 @@ static PyObject *Loader_load_into(LoaderObject *self, PyObject *args,
 	npy_intp dims[3], n;
 	source src;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOOOzz:load_into",
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOOOzzOz:load_into",
 					 kwlist, &obj, &pixels, &headers, &raw,
 					 &raw_headers, &views, &rows, &cols,
-					 &layout, &cache_name))
+					 &layout, &cache_name, &dataset,
+					 &frames))
 		return NULL;
 	if (py_selection_from(views, rows, cols, layout, &sel) ||
 	    py_cache_from(cache_name, &cache) ||
-	    py_source_parse(obj, raw, &src))
+	    py_source_parse(obj, raw, &src) ||
+	    py_source_container(&src, dataset, frames))
 		return NULL;
 	if (source_shape(&src, self->flags & PARLOAD_OPT_ALLOW_TRUNCATED, &sel,
 			 &h, &shape))
@@ -681,16 +691,20 @@ PyObject *py_mod_read_header(PyObject *mod, PyObject *arg)
 
 PyObject *py_mod_describe(PyObject *mod, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = {"source", "raw", "allow_truncated", NULL};
-	PyObject *obj, *raw = Py_None, *r = NULL;
+	static char *kwlist[] = {"source", "raw", "allow_truncated",
+				 CONTAINER_KWARGS, NULL};
+	PyObject *obj, *raw = Py_None, *r = NULL, *dataset = Py_None;
+	const char *frames = NULL;
 	int truncated = 0;
 	parload_desc d;
 	source src;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$Op:describe", kwlist,
-					 &obj, &raw, &truncated))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OpOz:describe", kwlist,
+					 &obj, &raw, &truncated, &dataset,
+					 &frames))
 		return NULL;
-	if (py_source_parse(obj, raw, &src))
+	if (py_source_parse(obj, raw, &src) ||
+	    py_source_container(&src, dataset, frames))
 		return NULL;
 	if (py_describe(&src, truncated, &d) == 0)
 		r = py_desc_dict(&d);
@@ -745,8 +759,9 @@ PyObject *py_mod_empty_like_file(PyObject *mod, PyObject *args,
 					PyObject *kw)
 {
 	static char *kwlist[] = {"source", "raw", SELECT_KWARGS, "hugepages",
-				 NULL};
-	PyObject *obj, *raw = Py_None;
+				 CONTAINER_KWARGS, NULL};
+	PyObject *obj, *raw = Py_None, *dataset = Py_None;
+	const char *frames = NULL;
 	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
 	PyObject *cap = NULL, *px = NULL, *hd = NULL, *r = NULL;
 	const char *layout = NULL;
@@ -758,12 +773,14 @@ PyObject *py_mod_empty_like_file(PyObject *mod, PyObject *args,
 	npy_intp dims[3], n;
 	source src;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOOzp:empty_like_file",
-					 kwlist, &obj, &raw, &views, &rows,
-					 &cols, &layout, &huge))
+	if (!PyArg_ParseTupleAndKeywords(args, kw,
+					 "O|$OOOOzpOz:empty_like_file", kwlist,
+					 &obj, &raw, &views, &rows, &cols,
+					 &layout, &huge, &dataset, &frames))
 		return NULL;
 	if (py_selection_from(views, rows, cols, layout, &sel) ||
-	    py_source_parse(obj, raw, &src))
+	    py_source_parse(obj, raw, &src) ||
+	    py_source_container(&src, dataset, frames))
 		return NULL;
 	if (source_shape(&src, 0, &sel, &h, &shape))
 		goto out;

@@ -67,6 +67,11 @@ static PyMethodDef module_methods[] = {
 	 "is read).  Raises parload.Error as load() would for the same\n"
 	 "source: a file that is missing, shorter than its views or (without\n"
 	 "a count, unless allow_truncated) ending in a partial record."},
+	{"_save", (PyCFunction)(void (*)(void))py_mod_save,
+	 METH_VARARGS | METH_KEYWORDS,
+	 "_save(path, data, *, layout='views', angles=None, dataset=None,\n"
+	 "      gzip=0, force=False)\n--\n\n"
+	 "parload_save of a C-contiguous array (parload.save's worker)."},
 	{"empty_like_file", (PyCFunction)(void (*)(void))py_mod_empty_like_file,
 	 METH_VARARGS | METH_KEYWORDS,
 	 "empty_like_file(source, *, raw=None, views=None, rows=None,\n"

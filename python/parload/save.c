@@ -1,0 +1,92 @@
+/*
+ * save.c - parload._save(), behind parload.save(): a C-contiguous NumPy
+ * array of 2 or 3 dimensions written as TIFF or HDF5 by parload_save, the
+ * GIL released while it writes.
+ */
+#include "_parload.h"
+
+/* The stack of arr (pages, rows, cols; 2-D: one page); -1 with an
+ * exception for a shape parload_stack cannot hold. */
+static int stack_of(PyArrayObject *arr, const char *layout, parload_stack *st)
+{
+	const int nd = PyArray_NDIM(arr);
+	const npy_intp *dims = PyArray_DIMS(arr);
+
+	memset(st, 0, sizeof(*st));
+	if (nd != 2 && nd != 3) {
+		PyErr_Format(PyExc_ValueError, "save: data has %d dimensions, "
+			     "not 2 (one page) or 3 (pages, rows, cols)", nd);
+		return -1;
+	}
+	if (dims[nd - 1] > UINT32_MAX || dims[nd - 2] > UINT32_MAX) {
+		PyErr_SetString(PyExc_ValueError,
+				"save: rows and cols must fit in 32 bits");
+		return -1;
+	}
+	st->pixel_type = py_dtype_pixel_type(PyArray_DESCR(arr), "save");
+	if (!st->pixel_type)
+		return -1;
+	if (strcmp(layout, "views") == 0) {
+		st->layout = PARLOAD_LAYOUT_VIEWS;
+	} else if (strcmp(layout, "sinograms") == 0) {
+		st->layout = PARLOAD_LAYOUT_SINOGRAMS;
+	} else {
+		PyErr_Format(PyExc_ValueError, "save: unknown layout '%s' "
+			     "(views or sinograms)", layout);
+		return -1;
+	}
+	st->pixels = PyArray_DATA(arr);
+	st->n = nd == 3 ? (uint64_t)dims[0] : 1;
+	st->rows = (uint32_t)dims[nd - 2];
+	st->cols = (uint32_t)dims[nd - 1];
+	return 0;
+}
+
+PyObject *py_mod_save(PyObject *mod, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = {"path",    "data", "layout", "angles",
+				 "dataset", "gzip", "force",  NULL};
+	PyObject *path, *data, *angles = Py_None, *bytes = NULL, *r = NULL;
+	PyArrayObject *arr = NULL, *ang = NULL;
+	const char *layout = "views", *dataset = NULL;
+	int gzip = 0, force = 0, rc;
+	parload_save_options o;
+	parload_stack st;
+	parload_error err;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$sOzip:_save", kwlist,
+					 &path, &data, &layout, &angles,
+					 &dataset, &gzip, &force) ||
+	    !PyUnicode_FSConverter(path, &bytes))
+		return NULL;
+	arr = (PyArrayObject *)PyArray_FromAny(
+		data, NULL, 0, 0, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_NOTSWAPPED,
+		NULL);
+	if (!arr || stack_of(arr, layout, &st))
+		goto out;
+	if (angles != Py_None) {
+		ang = (PyArrayObject *)PyArray_FROMANY(angles, NPY_FLOAT32, 1,
+						       1, NPY_ARRAY_IN_ARRAY);
+		if (!ang)
+			goto out;
+		st.angles = PyArray_DATA(ang);
+		st.angle_count = (uint64_t)PyArray_DIM(ang, 0);
+	}
+	parload_save_options_init(&o);
+	o.dataset = dataset;
+	o.gzip = gzip;
+	o.flags = force ? PARLOAD_SAVE_FORCE : 0;
+	memset(&err, 0, sizeof(err));
+	Py_BEGIN_ALLOW_THREADS
+	rc = parload_save(PyBytes_AS_STRING(bytes), &st, &o, &err);
+	Py_END_ALLOW_THREADS
+	if (rc)
+		py_raise_error(rc, &err, path);
+	else
+		r = Py_NewRef(Py_None);
+out:
+	Py_XDECREF(ang);
+	Py_XDECREF(arr);
+	Py_DECREF(bytes);
+	return r;
+}

@@ -1,0 +1,131 @@
+"""TIFF sources read by parload against tifffile's reading of the same
+files: multi-page, BigTIFF, zlib-compressed tiles, big-endian, a folder
+of 500 single-page frames and a glob; whole loads, view ranges, rows,
+columns and sinograms; the errors of what is not read."""
+
+import numpy as np
+import pytest
+
+import parload
+
+tifffile = pytest.importorskip("tifffile")
+
+
+def frames(n, rows, cols, dtype=np.uint16, seed=0):
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "f":
+        return rng.random((n, rows, cols)).astype(dtype)
+    return rng.integers(0, 60000, (n, rows, cols)).astype(dtype)
+
+
+def sliced(a, views, rows, cols, layout):
+    """What a selection of a (views, rows, cols) array must load as."""
+    s = a[slice(*views), slice(*rows), slice(*cols)]
+    if layout == "sinograms":
+        s = s.transpose(1, 0, 2)
+    return np.ascontiguousarray(s)
+
+
+# (name, tifffile.imwrite keywords)
+WRITES = [
+    ("multi", {}),
+    ("bigtiff", {"bigtiff": True}),
+    ("zlib", {"compression": "zlib"}),
+    ("tiled", {"compression": "zlib", "tile": (16, 16)}),
+    ("big-endian", {"byteorder": ">"}),
+    ("rows-per-strip", {"rowsperstrip": 7}),
+]
+
+SELECTIONS = [
+    ((None, None), (None, None), (None, None), "views"),
+    ((3, 9), (None, None), (None, None), "views"),
+    ((None, None), (5, 20), (None, None), "views"),
+    ((None, None), (None, None), (7, 33), "views"),
+    ((2, 11), (4, 17), (1, 30), "sinograms"),
+]
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tiff")
+    a = frames(12, 37, 41, seed=1)
+    out = {}
+    for name, kw in WRITES:
+        p = d / (name + ".tif")
+        tifffile.imwrite(p, a, **kw)
+        out[name] = p
+    return a, out
+
+
+@pytest.mark.parametrize("name", [w[0] for w in WRITES])
+@pytest.mark.parametrize("sel", SELECTIONS)
+def test_load_equals_tifffile(written, name, sel):
+    a, paths = written
+    ref = tifffile.imread(paths[name])
+    assert np.array_equal(ref, a)
+    views, rows, cols, layout = sel
+    ds = parload.load(paths[name], threads=3, views=views, rows=rows,
+                      cols=cols, layout=layout)
+    assert ds.pixels.dtype == a.dtype
+    assert np.array_equal(ds.pixels, sliced(ref, views, rows, cols, layout))
+
+
+@pytest.mark.parametrize("dtype", ["u1", "i2", "u4", "i4", "f4", "f8"])
+def test_types(tmp_path, dtype):
+    a = frames(3, 9, 13, dtype=dtype, seed=2)
+    p = tmp_path / "t.tif"
+    tifffile.imwrite(p, a, compression="zlib", photometric="minisblack")
+    assert np.array_equal(parload.load(p).pixels, a)
+
+
+def test_folder_of_500_frames_in_numeric_order(tmp_path):
+    a = frames(500, 8, 10, seed=3)
+    d = tmp_path / "scan"
+    d.mkdir()
+    # proj_10 sorts before proj_2 by name: the stream is numeric order.
+    for k in range(500):
+        tifffile.imwrite(d / ("proj_%d.tif" % k), a[k])
+    for source in (d, str(d / "proj_*.tif")):
+        ds = parload.load(source, threads=4)
+        assert np.array_equal(ds.pixels, a)
+        ds = parload.load(source, views=(250, 260), layout="sinograms")
+        assert np.array_equal(ds.pixels, sliced(a, (250, 260), (None, None),
+                                                (None, None), "sinograms"))
+
+
+def test_list_of_files_is_one_stream(tmp_path):
+    a = frames(7, 6, 5, seed=4)
+    paths = [tmp_path / "a.tif", tmp_path / "b.tif"]
+    tifffile.imwrite(paths[0], a[:3], photometric="minisblack")
+    tifffile.imwrite(paths[1], a[3:], compression="zlib",
+                     photometric="minisblack")
+    assert np.array_equal(parload.load(paths).pixels, a)
+
+
+def test_rgb_refused(tmp_path):
+    p = tmp_path / "rgb.tif"
+    tifffile.imwrite(p, np.zeros((4, 5, 3), np.uint8), photometric="rgb")
+    with pytest.raises(parload.Error, match="RGB or multi-sample TIFF "
+                       r"\(3 samples per pixel\)") as e:
+        parload.load(p)
+    assert str(p) in str(e.value)
+
+
+def test_pages_that_differ_refused(tmp_path):
+    p = tmp_path / "differ.tif"
+    with tifffile.TiffWriter(p) as w:
+        w.write(np.zeros((16, 16), np.uint16))
+        w.write(np.zeros((8, 16), np.uint16))
+    with pytest.raises(parload.Error, match="page 1 is 16 x 8 u16, page 0 "
+                       "is 16 x 16 u16"):
+        parload.load(p)
+
+
+def test_folder_without_tiffs(tmp_path):
+    (tmp_path / "notes.txt").write_text("x")
+    # Not a source: a folder is one only when it holds TIFFs.
+    with pytest.raises(parload.Error, match="not a regular file") as e:
+        parload.load(tmp_path)
+    assert str(tmp_path) in str(e.value)
+    with pytest.raises(parload.Error, match="no TIFF files in"):
+        parload.load(str(tmp_path / "*.tif"))

@@ -1,0 +1,821 @@
+/*
+ * check_tiff.c - TIFF sources (src/tiff.c) against fixtures the test
+ * writes with libtiff: the reader's description and strips table for one
+ * file, many pages, both byte orders, BigTIFF, strips of 1, 7 and all
+ * rows, tiles with partial edge tiles, LZW and deflate with a predictor,
+ * float32, lists and folders of files in numeric name order; the pixels
+ * read through the table (the strips in place, or the table's decoder)
+ * compared with the array written; loads through the engine
+ * (parload_load, 1 to 4 threads, sinograms of a band); and every bad
+ * input refused with the code and the message it must have.  The writer (parload_save) is read
+ * back with libtiff.  Skipped in a build without libtiff.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+#ifdef HAVE_TIFF
+#include <tiffio.h>
+
+/* A fixture: pages of pixels the test makes, written by libtiff. */
+typedef struct fx {
+	const char *mode;  /* "w", "wb" (big-endian, MM), "w8" (BigTIFF) */
+	int type;
+	uint32_t w, h, pages;
+	uint32_t rps;      /* rows per strip; 0: libtiff's default */
+	uint32_t tile;     /* square tiles of this size, or 0: strips */
+	uint16_t comp;     /* COMPRESSION_*; 0: none */
+	uint16_t pred;     /* Predictor, or 0 */
+	uint16_t spp;      /* samples per pixel; 0: 1 */
+	uint32_t h_last;   /* the last page's height, if not 0 */
+	uint64_t seed;
+} fx;
+
+static size_t fx_bpp(const fx *f)
+{
+	return parload_pixel_size(f->type);
+}
+
+static size_t fx_page(const fx *f)
+{
+	return (size_t)f->w * f->h * fx_bpp(f);
+}
+
+/* The pixels of f, in the host's byte order, page after page. */
+static unsigned char *fx_pixels(const fx *f)
+{
+	const size_t n = (size_t)f->w * f->h * f->pages;
+	unsigned char *px = malloc(n * fx_bpp(f) + 1);
+	uint64_t x = f->seed * 0x9e3779b97f4a7c15u + 1;
+
+	ck_assert_ptr_nonnull(px);
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		if (f->type == PARLOAD_PIXEL_F32) {
+			const float v = (float)(x % 100000) / 7.0f;
+
+			memcpy(px + i * 4, &v, 4);
+		} else if (f->type == PARLOAD_PIXEL_F64) {
+			const double v = (double)(x % 100000) / 7.0;
+
+			memcpy(px + i * 8, &v, 8);
+		} else {
+			memcpy(px + i * fx_bpp(f), &x, fx_bpp(f)); /* LE host */
+		}
+	}
+	return px;
+}
+
+static void fx_tags(TIFF *tif, const fx *f, uint32_t h)
+{
+	const uint16_t spp = f->spp ? f->spp : 1;
+	const int t = f->type;
+
+	TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, f->w);
+	TIFFSetField(tif, TIFFTAG_IMAGELENGTH, h);
+	TIFFSetField(tif, TIFFTAG_BITSPERSAMPLE, (uint16_t)(8 * fx_bpp(f)));
+	TIFFSetField(tif, TIFFTAG_SAMPLEFORMAT,
+		     t == PARLOAD_PIXEL_F32 || t == PARLOAD_PIXEL_F64 ? 3 :
+		     t == PARLOAD_PIXEL_I16 || t == PARLOAD_PIXEL_I32 ? 2 :
+									1);
+	TIFFSetField(tif, TIFFTAG_SAMPLESPERPIXEL, spp);
+	TIFFSetField(tif, TIFFTAG_PHOTOMETRIC,
+		     spp == 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK);
+	TIFFSetField(tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+	TIFFSetField(tif, TIFFTAG_COMPRESSION, f->comp ? f->comp : 1);
+	if (f->pred)
+		TIFFSetField(tif, TIFFTAG_PREDICTOR, f->pred);
+	if (f->tile) {
+		TIFFSetField(tif, TIFFTAG_TILEWIDTH, f->tile);
+		TIFFSetField(tif, TIFFTAG_TILELENGTH, f->tile);
+	} else {
+		TIFFSetField(tif, TIFFTAG_ROWSPERSTRIP,
+			     f->rps ? f->rps : TIFFDefaultStripSize(tif, 0));
+	}
+}
+
+/* One page of h rows from src (spp samples per pixel: zeros). */
+static void fx_write_page(TIFF *tif, const fx *f, uint32_t h,
+			  const unsigned char *src)
+{
+	const size_t row = (size_t)f->w * fx_bpp(f) * (f->spp ? f->spp : 1);
+	unsigned char *buf = calloc(1, row * h + 1);
+
+	ck_assert_ptr_nonnull(buf);
+	if (!f->spp || f->spp == 1)
+		memcpy(buf, src, row * h); /* libtiff swabs what it writes */
+	if (f->tile) {
+		unsigned char *t = malloc((size_t)f->tile * f->tile * row);
+		const size_t bpp = row / f->w;
+
+		ck_assert_ptr_nonnull(t);
+		for (uint32_t y = 0; y < h; y += f->tile)
+			for (uint32_t x = 0; x < f->w; x += f->tile) {
+				memset(t, 0, (size_t)f->tile * f->tile * bpp);
+				for (uint32_t r = 0; r < f->tile && y + r < h; r++)
+					memcpy(t + (size_t)r * f->tile * bpp,
+					       buf + (y + r) * row + x * bpp,
+					       (f->w - x < f->tile ? f->w - x :
+								   f->tile) *
+						       bpp);
+				ck_assert_int_ge(
+					TIFFWriteTile(tif, t, x, y, 0, 0), 0);
+			}
+		free(t);
+	} else {
+		for (uint32_t y = 0; y < h; y++)
+			ck_assert_int_eq(
+				TIFFWriteScanline(tif, buf + y * row, y, 0), 1);
+	}
+	ck_assert_int_eq(TIFFWriteDirectory(tif), 1);
+	free(buf);
+}
+
+static void fx_write(const char *path, const fx *f, const unsigned char *px)
+{
+	TIFF *tif = TIFFOpen(path, f->mode ? f->mode : "w");
+
+	ck_assert_ptr_nonnull(tif);
+	for (uint32_t k = 0; k < f->pages; k++) {
+		const uint32_t h = k + 1 == f->pages && f->h_last ? f->h_last :
+								    f->h;
+
+		fx_tags(tif, f, h);
+		fx_write_page(tif, f, h, px + k * fx_page(f));
+	}
+	TIFFClose(tif);
+}
+
+static void swap_all(unsigned char *p, size_t n, size_t bpp)
+{
+	for (size_t i = 0; i + bpp <= n; i += bpp)
+		for (size_t a = 0, b = bpp - 1; a < b; a++, b--) {
+			const unsigned char c = p[i + a];
+
+			p[i + a] = p[i + b];
+			p[i + b] = c;
+		}
+}
+
+/* Rows of strip j of a view (its last may be short). */
+static size_t strip_rows(const parload__container *c, uint32_t j)
+{
+	const uint32_t y = j * c->strips.rows;
+
+	return c->desc.height - y < c->strips.rows ? c->desc.height - y :
+						      c->strips.rows;
+}
+
+/* Every view's pixels, read through the table as the engine reads it:
+ * strips in place (swapped for a big-endian file), or each strip through
+ * the decoder, in reverse order so that it moves between pages. */
+static unsigned char *via_table(const parload__container *c)
+{
+	const parload__strips *t = &c->strips;
+	const size_t rs = c->desc.row_size, view = rs * c->desc.height;
+	unsigned char *out = malloc(view * t->views + 1);
+	parload_error err;
+
+	ck_assert_ptr_nonnull(out);
+	if (t->codec == PARLOAD__CODEC_NONE) {
+		for (uint64_t i = 0; i < t->views * t->per_view; i++) {
+			const parload__strip *x = &t->s[i];
+			const uint32_t j = (uint32_t)(i % t->per_view);
+			const int fd = open(c->paths[x->file], O_RDONLY);
+			const size_t n = strip_rows(c, j) * rs;
+
+			ck_assert_int_ge(fd, 0);
+			ck_assert_int_eq(pread(fd, out + (i / t->per_view) * view +
+							   (size_t)j * t->rows * rs,
+					       n, (off_t)x->off),
+					 (ssize_t)n);
+			close(fd);
+		}
+		if (c->desc.encoding == PARLOAD_ENC_BE)
+			swap_all(out, view * t->views, c->desc.bytes_per_pixel);
+		return out;
+	}
+	{
+		const size_t len = (size_t)t->rows * rs;
+		unsigned char *buf = malloc(len);
+		void *state = NULL;
+
+		ck_assert_ptr_nonnull(buf);
+		ck_assert_msg(t->decoder->open(t, &state, &err) == 0, "%s",
+			      err.message);
+		for (uint64_t i = t->views * t->per_view; i-- > 0;) {
+			const uint32_t j = (uint32_t)(i % t->per_view);
+
+			ck_assert_msg(t->decoder->decode(state, t, i, buf, len,
+							 &err) == 0,
+				      "%s", err.message);
+			memcpy(out + (i / t->per_view) * view +
+				       (size_t)j * t->rows * rs,
+			       buf, strip_rows(c, j) * rs);
+		}
+		t->decoder->close(state);
+		free(buf);
+	}
+	return out;
+}
+
+static int read_path(const char *path, parload__container *c,
+		     parload_error *err)
+{
+	parload_source src;
+
+	parload_source_init(&src);
+	src.path = path;
+	return parload__tiff_read(&src, c, err);
+}
+
+/* Read f written to name; the table's codec and rows as given; its pixels
+ * those written. */
+static void check_fixture(const fx *f, const char *name, int codec,
+			  uint32_t rows)
+{
+	char *path = tu_path(name);
+	unsigned char *px = fx_pixels(f), *got;
+	parload__container c;
+	parload_error err;
+
+	fx_write(path, f, px);
+	ck_assert_msg(read_path(path, &c, &err) == 0, "%s", err.message);
+	ck_assert_int_eq(c.desc.format, PARLOAD_FORMAT_TIFF);
+	ck_assert_uint_eq(c.desc.width, f->w);
+	ck_assert_uint_eq(c.desc.height, f->h);
+	ck_assert_int_eq(c.desc.pixel_type, f->type);
+	ck_assert_uint_eq(c.desc.count, f->pages);
+	ck_assert_uint_eq(c.n, 1);
+	ck_assert_str_eq(c.paths[0], path);
+	ck_assert_int_eq(c.strips.codec, codec);
+	ck_assert_uint_eq(c.strips.rows, rows);
+	ck_assert_uint_eq(c.strips.per_view, (f->h + rows - 1) / rows);
+	ck_assert_uint_eq(c.strips.views, f->pages);
+	ck_assert_ptr_null(c.strips.angles);
+	ck_assert_ptr_null(c.strips.serial);
+	for (uint64_t i = 0; i < c.strips.views * c.strips.per_view; i++)
+		ck_assert_uint_eq(c.strips.s[i].page, i / c.strips.per_view);
+	got = via_table(&c);
+	ck_assert_msg(memcmp(got, px, fx_page(f) * f->pages) == 0,
+		      "%s: the pixels read differ from those written", name);
+	free(got);
+	free(px);
+	parload__container_free(&c);
+	free(path);
+}
+
+START_TEST(test_single_page)
+{
+	const fx f = { .type = PARLOAD_PIXEL_U16, .w = 33, .h = 21,
+		       .pages = 1, .rps = 21, .seed = 1 };
+
+	check_fixture(&f, "one.tif", PARLOAD__CODEC_NONE, 21);
+}
+END_TEST
+
+START_TEST(test_multi_page_le)
+{
+	const fx f = { .type = PARLOAD_PIXEL_U16, .w = 37, .h = 23,
+		       .pages = 9, .rps = 4, .seed = 2 };
+	char *path = tu_path("multi.tif");
+	parload__container c;
+	parload_error err;
+
+	check_fixture(&f, "multi.tif", PARLOAD__CODEC_NONE, 4);
+	ck_assert_int_eq(read_path(path, &c, &err), 0);
+	ck_assert_int_eq(c.desc.encoding, PARLOAD_ENC_LE);
+	ck_assert_uint_eq(c.strips.per_view, 6);
+	/* Page 0's first strip follows the 8-byte header, in file 0. */
+	ck_assert_uint_eq(c.strips.s[0].off, 8);
+	ck_assert_uint_eq(c.strips.s[0].bytes, 4 * 37 * 2);
+	ck_assert_uint_eq(c.strips.s[5].bytes, 3 * 37 * 2);
+	parload__container_free(&c);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_big_endian_i16)
+{
+	const fx f = { .mode = "wb", .type = PARLOAD_PIXEL_I16, .w = 19,
+		       .h = 11, .pages = 4, .rps = 3, .seed = 3 };
+	char *path = tu_path("mm.tif");
+	parload__container c;
+	parload_error err;
+
+	check_fixture(&f, "mm.tif", PARLOAD__CODEC_NONE, 3);
+	ck_assert_int_eq(read_path(path, &c, &err), 0);
+	ck_assert_int_eq(c.desc.encoding, PARLOAD_ENC_BE);
+	parload__container_free(&c);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_bigtiff)
+{
+	const fx f = { .mode = "w8", .type = PARLOAD_PIXEL_U32, .w = 17,
+		       .h = 13, .pages = 5, .rps = 5, .seed = 4 };
+
+	check_fixture(&f, "big.tif", PARLOAD__CODEC_NONE, 5);
+}
+END_TEST
+
+/* Rows per strip 1, 7 and the whole page (13 rows). */
+START_TEST(test_rows_per_strip)
+{
+	static const uint32_t rps[] = { 1, 7, 13 };
+	const fx f = { .type = PARLOAD_PIXEL_U16, .w = 29, .h = 13,
+		       .pages = 3, .rps = rps[_i], .seed = 5 + _i };
+
+	check_fixture(&f, "rps.tif", PARLOAD__CODEC_NONE, rps[_i]);
+}
+END_TEST
+
+START_TEST(test_tiled_edges)
+{
+	const fx f = { .type = PARLOAD_PIXEL_U16, .w = 40, .h = 37,
+		       .pages = 3, .tile = 16, .seed = 8 };
+
+	check_fixture(&f, "tiled.tif", PARLOAD__CODEC_CUSTOM, 16);
+}
+END_TEST
+
+START_TEST(test_lzw)
+{
+	const fx f = { .type = PARLOAD_PIXEL_U16, .w = 31, .h = 27,
+		       .pages = 4, .rps = 6, .comp = COMPRESSION_LZW,
+		       .seed = 9 };
+
+	check_fixture(&f, "lzw.tif", PARLOAD__CODEC_CUSTOM, 6);
+}
+END_TEST
+
+START_TEST(test_deflate_predictor)
+{
+	const fx f = { .type = PARLOAD_PIXEL_U16, .w = 31, .h = 27,
+		       .pages = 4, .rps = 8, .comp = COMPRESSION_ADOBE_DEFLATE,
+		       .pred = 2, .seed = 10 };
+
+	check_fixture(&f, "zip.tif", PARLOAD__CODEC_CUSTOM, 8);
+}
+END_TEST
+
+START_TEST(test_float32)
+{
+	const fx f = { .type = PARLOAD_PIXEL_F32, .w = 21, .h = 9,
+		       .pages = 3, .rps = 2, .seed = 11 };
+
+	check_fixture(&f, "f32.tif", PARLOAD__CODEC_NONE, 2);
+}
+END_TEST
+
+/* Files of one page each: fx page k of f goes to file k. */
+static unsigned char *write_files(const fx *f, char **paths)
+{
+	unsigned char *px = fx_pixels(f);
+	fx one = *f;
+
+	one.pages = 1;
+	for (uint32_t k = 0; k < f->pages; k++)
+		fx_write(paths[k], &one, px + k * fx_page(f));
+	return px;
+}
+
+/* A folder of 30 files proj_0.tif ... proj_29.tif: name order (proj_10
+ * before proj_2) is not the stream's; the folder and a glob read them in
+ * numeric order. */
+START_TEST(test_folder_numeric_order)
+{
+	const fx f = { .type = PARLOAD_PIXEL_U16, .w = 12, .h = 5,
+		       .pages = 30, .rps = 2, .seed = 12 };
+	char *dir = tu_path("proj"), *paths[30], glob[4200];
+	unsigned char *px, *got;
+	parload__container c;
+	parload_error err;
+
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	for (int k = 0; k < 30; k++) {
+		paths[k] = malloc(strlen(dir) + 32);
+		sprintf(paths[k], "%s/proj_%d.tif", dir, k);
+	}
+	px = write_files(&f, paths);
+	snprintf(glob, sizeof(glob), "%s/proj_*.tif", dir);
+	for (int g = 0; g < 2; g++) {
+		ck_assert_msg(read_path(g ? glob : dir, &c, &err) == 0, "%s",
+			      err.message);
+		ck_assert_uint_eq(c.n, 30);
+		for (int k = 0; k < 30; k++)
+			ck_assert_str_eq(c.paths[k], paths[k]);
+		ck_assert_uint_eq(c.desc.count, 30);
+		ck_assert_uint_eq(c.strips.s[29 * c.strips.per_view].file, 29);
+		got = via_table(&c);
+		ck_assert(memcmp(got, px, fx_page(&f) * 30) == 0);
+		free(got);
+		parload__container_free(&c);
+	}
+	for (int k = 0; k < 30; k++)
+		free(paths[k]);
+	free(px);
+	free(dir);
+}
+END_TEST
+
+/* A list of files whose strips differ (3 and 5 rows): decoded by libtiff,
+ * in strips of the first file's rows. */
+START_TEST(test_list_differing_strips)
+{
+	fx f = { .type = PARLOAD_PIXEL_U16, .w = 14, .h = 11, .pages = 1,
+		 .rps = 3, .seed = 13 };
+	char *paths[2] = { tu_path("a.tif"), tu_path("b.tif") };
+	unsigned char *px[2], *got;
+	parload_source src;
+	parload__container c;
+	parload_error err;
+
+	px[0] = fx_pixels(&f);
+	fx_write(paths[0], &f, px[0]);
+	f.rps = 5;
+	f.seed = 14;
+	px[1] = fx_pixels(&f);
+	fx_write(paths[1], &f, px[1]);
+	parload_source_init(&src);
+	src.paths = (const char *const *)paths;
+	src.path_count = 2;
+	ck_assert_msg(parload__tiff_read(&src, &c, &err) == 0, "%s",
+		      err.message);
+	ck_assert_int_eq(c.strips.codec, PARLOAD__CODEC_CUSTOM);
+	ck_assert_uint_eq(c.strips.rows, 3);
+	ck_assert_uint_eq(c.desc.count, 2);
+	got = via_table(&c);
+	ck_assert(memcmp(got, px[0], fx_page(&f)) == 0);
+	ck_assert(memcmp(got + fx_page(&f), px[1], fx_page(&f)) == 0);
+	free(got);
+	parload__container_free(&c);
+	for (int k = 0; k < 2; k++) {
+		free(px[k]);
+		free(paths[k]);
+	}
+}
+END_TEST
+
+/* ---- bad inputs ---- */
+
+/* f written to name must be refused with code and a message holding
+ * want; returns the error. */
+static parload_error refused(const fx *f, const char *name, int code,
+			     const char *want)
+{
+	char *path = tu_path(name);
+	unsigned char *px = fx_pixels(f);
+	parload__container c;
+	parload_error err;
+
+	if (f->pages)
+		fx_write(path, f, px);
+	ck_assert_int_eq(read_path(path, &c, &err), code);
+	ck_assert_msg(strstr(err.message, want) && strstr(err.message, path),
+		      "%s", err.message);
+	free(px);
+	free(path);
+	return err;
+}
+
+START_TEST(test_pages_differ)
+{
+	const fx f = { .type = PARLOAD_PIXEL_U16, .w = 512, .h = 512,
+		       .pages = 8, .rps = 64, .h_last = 256, .seed = 15 };
+	const parload_error e = refused(
+		&f, "differ.tif", PARLOAD_ECONTAINER,
+		"page 7 is 512 x 256 u16, page 0 is 512 x 512 u16");
+
+	ck_assert_uint_eq(e.view, 7);
+}
+END_TEST
+
+START_TEST(test_rgb_refused)
+{
+	const fx f = { .type = PARLOAD_PIXEL_U8, .w = 8, .h = 4, .pages = 1,
+		       .rps = 4, .spp = 3, .seed = 16 };
+
+	refused(&f, "rgb.tif", PARLOAD_ENOTSUP,
+		"RGB or multi-sample TIFF (3 samples per pixel)");
+}
+END_TEST
+
+START_TEST(test_two_samples_refused)
+{
+	const fx f = { .type = PARLOAD_PIXEL_U16, .w = 8, .h = 4,
+		       .pages = 1, .rps = 4, .spp = 2, .seed = 17 };
+
+	refused(&f, "two.tif", PARLOAD_ENOTSUP,
+		"RGB or multi-sample TIFF (2 samples per pixel)");
+}
+END_TEST
+
+/* The first IFD's offset (classic little-endian TIFF) and its tag count. */
+static uint32_t first_ifd(const char *path, uint16_t *entries)
+{
+	size_t len;
+	unsigned char *b = tu_read_all(path, &len);
+	uint32_t off;
+
+	ck_assert(len > 8 && b[0] == 'I');
+	memcpy(&off, b + 4, 4);
+	memcpy(entries, b + off, 2);
+	free(b);
+	return off;
+}
+
+START_TEST(test_looping_ifd)
+{
+	const fx f = { .type = PARLOAD_PIXEL_U16, .w = 8, .h = 4,
+		       .pages = 2, .rps = 4, .seed = 18 };
+	char *path = tu_path("loop.tif");
+	unsigned char *px = fx_pixels(&f);
+	parload__container c;
+	parload_error err;
+	uint16_t n;
+	uint32_t ifd;
+
+	fx_write(path, &f, px);
+	/* Page 0's next-IFD offset: page 0 again. */
+	ifd = first_ifd(path, &n);
+	tu_patch(path, ifd + 2 + 12u * n, &ifd, 4);
+	ck_assert_int_eq(read_path(path, &c, &err), PARLOAD_ECONTAINER);
+	ck_assert_msg(strstr(err.message, path) && strstr(err.message, "page 1"),
+		      "%s", err.message);
+	free(px);
+	free(path);
+}
+END_TEST
+
+/* Page 0's StripOffsets (one strip, its value in the entry) moved to 10
+ * bytes before the end of the file. */
+START_TEST(test_strip_past_end)
+{
+	const fx f = { .type = PARLOAD_PIXEL_U16, .w = 8, .h = 4,
+		       .pages = 1, .rps = 4, .seed = 19 };
+	char *path = tu_path("past.tif");
+	unsigned char *px = fx_pixels(&f), *b;
+	parload__container c;
+	parload_error err;
+	size_t len;
+	uint16_t n, tag;
+	uint32_t ifd, bad;
+
+	fx_write(path, &f, px);
+	ifd = first_ifd(path, &n);
+	b = tu_read_all(path, &len);
+	bad = (uint32_t)len - 10;
+	for (uint16_t k = 0; k < n; k++) {
+		memcpy(&tag, b + ifd + 2 + 12u * k, 2);
+		if (tag == TIFFTAG_STRIPOFFSETS)
+			tu_patch(path, ifd + 2 + 12u * k + 8, &bad, 4);
+	}
+	ck_assert_int_eq(read_path(path, &c, &err), PARLOAD_ETRUNCATED);
+	ck_assert_msg(strstr(err.message, path) && strstr(err.message, "page 0"),
+		      "%s", err.message);
+	ck_assert_uint_eq(err.view, 0);
+	ck_assert_uint_eq(err.offset, bad);
+	free(b);
+	free(px);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_folder_without_tiffs)
+{
+	char *dir = tu_path("empty"), *txt = tu_path("empty/notes.txt");
+	parload__container c;
+	parload_error err;
+
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	tu_write_file(txt, "x", 1);
+	ck_assert_int_eq(read_path(dir, &c, &err), PARLOAD_EINVAL);
+	ck_assert_msg(strstr(err.message, "no TIFF files in") &&
+			      strstr(err.message, dir),
+		      "%s", err.message);
+	free(txt);
+	free(dir);
+}
+END_TEST
+
+/* ---- loads through the engine ---- */
+
+/* The fixtures of the read tests loaded by parload_load's engine, 1 to 4
+ * threads, whole and as sinograms of a band of rows and columns, against
+ * the test's own slicing of what it wrote. */
+static const fx loaded[] = {
+	{ .type = PARLOAD_PIXEL_U16, .w = 37, .h = 23, .pages = 9, .rps = 4,
+	  .seed = 40 },
+	{ .mode = "wb", .type = PARLOAD_PIXEL_I16, .w = 19, .h = 11,
+	  .pages = 4, .rps = 3, .seed = 41 },
+	{ .type = PARLOAD_PIXEL_U16, .w = 40, .h = 37, .pages = 3, .tile = 16,
+	  .seed = 42 },
+	{ .type = PARLOAD_PIXEL_F32, .w = 31, .h = 27, .pages = 4, .rps = 8,
+	  .comp = COMPRESSION_ADOBE_DEFLATE, .pred = 3, .seed = 43 },
+};
+
+START_TEST(test_engine_loads)
+{
+	const fx *f = &loaded[_i / 2];
+	const bool sino = _i % 2;
+	char *path = tu_path("engine.tif");
+	unsigned char *px = fx_pixels(f);
+	const size_t bpp = fx_bpp(f);
+	const uint32_t r0 = 2, r1 = f->h - 1, c0 = 1, c1 = f->w - 3;
+	parload_loader *l = tu_loader(1 + _i % 4, PARLOAD_STRATEGY_PARALLEL, 0);
+	parload_selection sel;
+	parload_dataset ds;
+	parload_error err;
+	size_t at = 0;
+
+	fx_write(path, f, px);
+	parload_selection_init(&sel);
+	if (sino) {
+		sel.rows = (parload_slice){ r0, r1, 1 };
+		sel.cols = (parload_slice){ c0, c1, 1 };
+		sel.layout = PARLOAD_LAYOUT_SINOGRAMS;
+	}
+	ck_assert_msg(tu_load(l, path, &sel, NULL, &ds, &err) == 0, "%s",
+		      err.message);
+	ck_assert_int_eq(ds.desc.format, PARLOAD_FORMAT_TIFF);
+	ck_assert_uint_eq(ds.shape.views, f->pages);
+	/* Row r of view v, columns c0 to c1 (or all), in output order. */
+	for (uint32_t a = 0; a < (sino ? r1 - r0 : f->pages); a++)
+		for (uint32_t b = 0; b < (sino ? f->pages : f->h); b++) {
+			const uint32_t v = sino ? b : a, r = sino ? r0 + a : b;
+			const size_t n = (sino ? c1 - c0 : f->w) * bpp;
+			const unsigned char *want =
+				px + v * fx_page(f) +
+				((size_t)r * f->w + (sino ? c0 : 0)) * bpp;
+
+			ck_assert_msg(memcmp((const unsigned char *)ds.pixels +
+						     at,
+					     want, n) == 0,
+				      "fixture %d: view %u row %u differs",
+				      _i / 2, v, r);
+			at += n;
+		}
+	parload_dataset_free(&ds);
+	parload_loader_free(l);
+	free(px);
+	free(path);
+}
+END_TEST
+
+/* ---- the writer ---- */
+
+/* parload_save of pages written by fx to a .tif: read back by the reader
+ * and by libtiff (tifffile's shaped description), refused when it exists
+ * unless forced. */
+START_TEST(test_save_read_back)
+{
+	static const int types[] = { PARLOAD_PIXEL_U16, PARLOAD_PIXEL_F64,
+				     PARLOAD_PIXEL_I32 };
+	const fx f = { .type = types[_i], .w = 300, .h = 250, .pages = 3,
+		       .seed = 20 + _i };
+	char *path = tu_path("saved.tif"), *desc = NULL, want[64];
+	unsigned char *px = fx_pixels(&f), *got;
+	parload_save_options o;
+	parload_stack st;
+	parload__container c;
+	parload_error err;
+	TIFF *tif;
+
+	memset(&st, 0, sizeof(st));
+	st.pixels = px;
+	st.pixel_type = f.type;
+	st.n = f.pages;
+	st.rows = f.h;
+	st.cols = f.w;
+	st.layout = PARLOAD_LAYOUT_VIEWS;
+	unlink(path);
+	ck_assert_msg(parload_save(path, &st, NULL, &err) == 0, "%s",
+		      err.message);
+	ck_assert_int_eq(read_path(path, &c, &err), 0);
+	ck_assert_int_eq(c.desc.pixel_type, f.type);
+	ck_assert_uint_eq(c.desc.count, 3);
+	/* Strips of about 64 KiB. */
+	ck_assert_uint_eq(c.strips.rows, 65536 / (300 * fx_bpp(&f)));
+	got = via_table(&c);
+	ck_assert(memcmp(got, px, fx_page(&f) * 3) == 0);
+	free(got);
+	parload__container_free(&c);
+	tif = TIFFOpen(path, "r");
+	ck_assert_ptr_nonnull(tif);
+	ck_assert_int_eq(TIFFGetField(tif, TIFFTAG_IMAGEDESCRIPTION, &desc), 1);
+	snprintf(want, sizeof(want), "{\"shape\": [3, 250, 300]}");
+	ck_assert_str_eq(desc, want);
+	TIFFClose(tif);
+	ck_assert_int_eq(parload_save(path, &st, NULL, &err), PARLOAD_EEXIST);
+	ck_assert_msg(strstr(err.message, path), "%s", err.message);
+	parload_save_options_init(&o);
+	o.flags = PARLOAD_SAVE_FORCE;
+	ck_assert_msg(parload_save(path, &st, &o, &err) == 0, "%s",
+		      err.message);
+	free(px);
+	free(path);
+}
+END_TEST
+
+/* Pages smaller than a directory: no shaped description (tifffile would
+ * take the pixels for back to back), the pixels still read back. */
+START_TEST(test_save_tiny_pages)
+{
+	const fx f = { .type = PARLOAD_PIXEL_U16, .w = 7, .h = 5, .pages = 3,
+		       .seed = 30 };
+	char *path = tu_path("tiny.tif"), *desc = NULL;
+	unsigned char *px = fx_pixels(&f), *got;
+	parload_stack st = { .pixels = px, .pixel_type = f.type, .n = 3,
+			     .rows = 5, .cols = 7 };
+	parload__container c;
+	parload_error err;
+	TIFF *tif;
+
+	ck_assert_msg(parload_save(path, &st, NULL, &err) == 0, "%s",
+		      err.message);
+	tif = TIFFOpen(path, "r");
+	ck_assert_ptr_nonnull(tif);
+	ck_assert_int_eq(TIFFGetField(tif, TIFFTAG_IMAGEDESCRIPTION, &desc), 0);
+	TIFFClose(tif);
+	ck_assert_int_eq(read_path(path, &c, &err), 0);
+	got = via_table(&c);
+	ck_assert(memcmp(got, px, fx_page(&f) * 3) == 0);
+	free(got);
+	parload__container_free(&c);
+	free(px);
+	free(path);
+}
+END_TEST
+
+/* A folder that cannot be written: EWRITE naming the output. */
+START_TEST(test_save_unwritable)
+{
+	const uint16_t px[4] = { 1, 2, 3, 4 };
+	parload_stack st = { .pixels = px, .pixel_type = PARLOAD_PIXEL_U16,
+			     .n = 1, .rows = 2, .cols = 2 };
+	parload_error err;
+
+	ck_assert_int_eq(parload_save("/nonexistent-dir/x.tif", &st, NULL,
+				      &err),
+			 PARLOAD_EWRITE);
+	ck_assert_msg(strstr(err.message, "/nonexistent-dir/x.tif"), "%s",
+		      err.message);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("tiff");
+	TCase *t = tu_tcase(s, "read", 60);
+
+	tcase_add_test(t, test_single_page);
+	tcase_add_test(t, test_multi_page_le);
+	tcase_add_test(t, test_big_endian_i16);
+	tcase_add_test(t, test_bigtiff);
+	tcase_add_loop_test(t, test_rows_per_strip, 0, 3);
+	tcase_add_test(t, test_tiled_edges);
+	tcase_add_test(t, test_lzw);
+	tcase_add_test(t, test_deflate_predictor);
+	tcase_add_test(t, test_float32);
+	tcase_add_test(t, test_folder_numeric_order);
+	tcase_add_test(t, test_list_differing_strips);
+	t = tu_tcase(s, "bad", 30);
+	tcase_add_test(t, test_pages_differ);
+	tcase_add_test(t, test_rgb_refused);
+	tcase_add_test(t, test_two_samples_refused);
+	tcase_add_test(t, test_looping_ifd);
+	tcase_add_test(t, test_strip_past_end);
+	tcase_add_test(t, test_folder_without_tiffs);
+	t = tu_tcase(s, "engine", 60);
+	tcase_add_loop_test(t, test_engine_loads, 0, 2 * TU_COUNT(loaded));
+	t = tu_tcase(s, "write", 60);
+	tcase_add_loop_test(t, test_save_read_back, 0, 3);
+	tcase_add_test(t, test_save_tiny_pages);
+	tcase_add_test(t, test_save_unwritable);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run(suite());
+}
+#else
+int main(void)
+{
+	return tu_skip("check_tiff", "this build has no libtiff "
+				     "(configure --with-tiff)");
+}
+#endif
