@@ -163,6 +163,8 @@ def machine_text(args, tools, data_dir, n):
         "memory: %s" % mem.replace("MemTotal:", "").strip(),
         "kernel: %s" % " ".join(platform.uname()),
         "transparent huge pages: %s" % thp,
+        "load average at the start (1, 5, 15 min, runnable/total): %s" %
+        sh("cat /proc/loadavg"),
         "data dir file system: %s %s" % (fs, ("(" + mnt + ")") if mnt else ""),
         "compiler: %s" % cc,
         "parload: %s" % version(tools.parload, "--version"),
