@@ -49,6 +49,17 @@ static const char usage_text[] =
 "                         count; @PATH reads them from a file; see\n"
 "                         parload(1)); it overrides a parload header; read\n"
 "                         with --io pool only\n"
+"  --dataset PATH         an HDF5 FILE's dataset (see parload(1))\n"
+"  --frames F             projections (default), flats or darks of a\n"
+"                         DXchange or NXtomo FILE\n"
+"  --darks SRC, --flats SRC  correct each rank's part by these reference\n"
+"                         frames (files read with --raw's layout), each\n"
+"                         rank reading and reducing them over its rows:\n"
+"                         float32 (P - D) / max(F - D, 1e-6); --io pool\n"
+"  --reduce mean|median   how the references are reduced (default mean)\n"
+"  --minus-log            then -ln(max(x, 1e-6))\n"
+"  --bin N                average N x N pixels first (the ranks share out\n"
+"                         whole bins)\n"
 "  --verify               check every payload against its CRC-32C\n"
 "  --keep-going           with --verify: load everything, list bad views\n"
 "  --allow-truncated      load the complete views of a file cut short\n"
@@ -77,6 +88,13 @@ enum {
 	OPT_JSON,
 	OPT_RAW,
 	OPT_CACHE,
+	OPT_DATASET,
+	OPT_FRAMES,
+	OPT_DARKS,
+	OPT_FLATS,
+	OPT_REDUCE,
+	OPT_MINUS_LOG,
+	OPT_BIN,
 };
 
 /* One rank's figures, gathered to rank 0 as bytes (one program, one ABI). */
@@ -135,12 +153,15 @@ static void print_json(const char *path, const parload_mpi_part *p,
 	       ",\"selected_views\":%" PRIu64 ",\"selected_rows\":%" PRIu32
 	       ",\"selected_cols\":%" PRIu32 ",\"bytes\":%" PRIu64
 	       ",\"seconds\":%.9f,\"gbps\":%.6g,\"threads\":%u"
-	       ",\"bad_views\":%" PRIu64 ",\"per_rank\":[",
+	       ",\"bad_views\":%" PRIu64 ",\"format\":\"%s\""
+	       ",\"delivered_type\":\"%s\",\"per_rank\":[",
 	       h->count, h->width, h->height,
 	       parload_pixel_name(h->pixel_type),
 	       parload_mpi_split_name(p->split), parload_mpi_io_name(o->io),
 	       n, nodes, p->global.views, p->global.rows, p->global.cols,
-	       bytes, seconds, rate(bytes, seconds), threads, bad);
+	       bytes, seconds, rate(bytes, seconds), threads, bad,
+	       parload_format_name(h->format),
+	       parload_pixel_name(p->global.pixel_type));
 	for (int r = 0; r < n; r++) {
 		const struct figures *x = &f[r];
 
@@ -172,9 +193,10 @@ static void print_human(const char *path, const parload_mpi_part *p,
 {
 	const parload_desc *h = &p->desc;
 
-	printf("%s: %" PRIu64 " views %" PRIu32 "x%" PRIu32 " %s, split by %s"
-	       " over %d rank%s on %d node%s (%s)\n", path, h->count,
+	printf("%s: %" PRIu64 " views %" PRIu32 "x%" PRIu32 " %s%s, split by "
+	       "%s over %d rank%s on %d node%s (%s)\n", path, h->count,
 	       h->width, h->height, parload_pixel_name(h->pixel_type),
+	       o->correct ? ", corrected to f32" : "",
 	       parload_mpi_split_name(p->split), n, n == 1 ? "" : "s", nodes,
 	       nodes == 1 ? "" : "s", parload_mpi_io_name(o->io));
 	for (int r = 0; r < n; r++) {
@@ -338,6 +360,13 @@ static const struct option longopts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "raw", required_argument, NULL, OPT_RAW },
 	{ "cache", required_argument, NULL, OPT_CACHE },
+	{ "dataset", required_argument, NULL, OPT_DATASET },
+	{ "frames", required_argument, NULL, OPT_FRAMES },
+	{ "darks", required_argument, NULL, OPT_DARKS },
+	{ "flats", required_argument, NULL, OPT_FLATS },
+	{ "reduce", required_argument, NULL, OPT_REDUCE },
+	{ "minus-log", no_argument, NULL, OPT_MINUS_LOG },
+	{ "bin", required_argument, NULL, OPT_BIN },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
@@ -349,7 +378,59 @@ struct cfg {
 	parload_desc desc; /* --raw SPEC: opts.desc points here */
 	parload_mpi_split split;
 	bool json;
+	/* --darks, --flats, --reduce, --minus-log, --bin: opts.correct
+	 * points at corr when one is given. */
+	parload_refs darks, flats;
+	parload_correction corr;
 };
+
+/* --frames F */
+static int frames_option(struct cfg *g, const char *arg)
+{
+	static const char *const frames[] = { "projections", "flats", "darks" };
+
+	for (int i = 0; i < 3; i++)
+		if (strcmp(arg, frames[i]) == 0) {
+			g->opts.frames = (parload_frames)i;
+			return -1;
+		}
+	return usage_error("--frames takes projections, flats or darks, not "
+			   "'%s'", arg);
+}
+
+/* The correction options. */
+static int correct_option(struct cfg *g, int c, const char *arg)
+{
+	uint64_t v;
+
+	g->opts.correct = &g->corr;
+	switch (c) {
+	case OPT_DARKS:
+	case OPT_FLATS: {
+		parload_refs *r = c == OPT_DARKS ? &g->darks : &g->flats;
+
+		r->source.path = arg;
+		*(c == OPT_DARKS ? &g->corr.darks : &g->corr.flats) = r;
+		return -1;
+	}
+	case OPT_REDUCE:
+		if (strcmp(arg, "mean") && strcmp(arg, "median"))
+			return usage_error("--reduce takes mean or median, not "
+					   "'%s'", arg);
+		g->corr.reduce = strcmp(arg, "mean") ? PARLOAD_REDUCE_MEDIAN :
+						       PARLOAD_REDUCE_MEAN;
+		return -1;
+	case OPT_MINUS_LOG:
+		g->corr.flags |= PARLOAD_CORR_MINUS_LOG;
+		return -1;
+	default: /* OPT_BIN */
+		if (!parse_u64(arg, UINT32_MAX, &v) || v == 0)
+			return usage_error("--bin takes a factor of 1 or more, "
+					   "not '%s'", arg);
+		g->corr.bin = (unsigned)v;
+		return -1;
+	}
+}
 
 /* The options that take a name. */
 static int parse_name(struct cfg *g, int c, const char *arg)
@@ -435,6 +516,17 @@ static int parse_option(struct cfg *g, int c, char **argv)
 		return -1;
 	case OPT_RAW:
 		return raw_option(g, optarg);
+	case OPT_DATASET:
+		g->opts.dataset = optarg;
+		return -1;
+	case OPT_FRAMES:
+		return frames_option(g, optarg);
+	case OPT_DARKS:
+	case OPT_FLATS:
+	case OPT_REDUCE:
+	case OPT_MINUS_LOG:
+	case OPT_BIN:
+		return correct_option(g, c, optarg);
 	case 'h':
 		if (rank == 0)
 			fputs(usage_text, stdout);
@@ -457,6 +549,11 @@ static int run(int argc, char **argv)
 	int c, rc, status = EXIT_OK;
 
 	parload_mpi_options_init(&g.opts);
+	memset(&g.corr, 0, sizeof(g.corr));
+	memset(&g.darks, 0, sizeof(g.darks));
+	memset(&g.flats, 0, sizeof(g.flats));
+	parload_source_init(&g.darks.source);
+	parload_source_init(&g.flats.source);
 	memset(&g.split, 0, sizeof(g.split));
 	g.split.kind = PARLOAD_MPI_SPLIT_VIEWS;
 	g.json = false;
@@ -466,6 +563,9 @@ static int run(int argc, char **argv)
 			return rc;
 	if (optind >= argc)
 		return usage_error("%s", "no FILE given");
+	/* References in --raw's layout, as the scan (a .nhdr states its
+	 * own). */
+	g.darks.source.desc = g.flats.source.desc = g.opts.desc;
 	for (int i = optind; i < argc; i++)
 		if (load_one(argv[i], &g.opts, &g.split, g.json) != EXIT_OK)
 			status = EXIT_FAIL;

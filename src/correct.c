@@ -362,11 +362,16 @@ static int check(const parload__ctx *c, const parload_correction *k,
 		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
 					  "a corrected load needs the parallel "
 					  "strategy and a regular file");
-	if (c->opts->flags & PARLOAD_OPT_VERIFY_CRC)
+	if (c->verify.crc && k->bin > 1 &&
+	    (c->shape.rows % k->bin || c->shape.cols % k->bin))
 		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
-					  "a CRC-32C covers the raw payload, "
-					  "which a corrected load does not "
-					  "keep: load without verification");
+					  "a payload's CRC-32C covers all of "
+					  "its rows and columns: %u x %u bins "
+					  "drop some of %" PRIu32 " rows x %"
+					  PRIu32 " columns (verify without "
+					  "binning, or bin by a divisor)",
+					  k->bin, k->bin, c->shape.rows,
+					  c->shape.cols);
 	return 0;
 }
 
@@ -400,6 +405,9 @@ int parload__correct_prepare(parload__ctx *c, const parload__strategy *st)
 				   clamp(c->corr.scale[i] -
 					 (c->corr.dark ? c->corr.dark[i] : 0.0f));
 	c->corr.on = true;
+	/* The CRCs are of the raw rows the workers read, before they are
+	 * corrected: the dataset will not hold those bytes. */
+	c->verify.rows = c->verify.crc;
 	c->corr.minus_log = (k->flags & PARLOAD_CORR_MINUS_LOG) != 0;
 	c->corr.cols = s->cols;
 	c->corr.bin = s->bin > 1 ? s->bin : 1;

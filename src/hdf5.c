@@ -16,12 +16,14 @@
 
 #ifdef HAVE_HDF5
 #include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #endif
 
 #ifndef HAVE_HDF5
@@ -45,6 +47,22 @@ int parload__hdf5_write(const char *tmp, const char *path,
 {
 	(void)tmp, (void)st, (void)o;
 	return no_hdf5(path, err);
+}
+
+int parload__hdf5_chunks(const char *file, const char *dataset, bool direct,
+			 parload__h5index *out, parload_error *err)
+{
+	(void)dataset, (void)direct;
+	out->c = NULL;
+	out->n = 0;
+	return no_hdf5(file, err);
+}
+
+int parload__hdf5_where(const char *file, const char *dataset,
+			parload__h5where *w, parload_error *err)
+{
+	(void)dataset, (void)w;
+	return no_hdf5(file, err);
 }
 #else
 
@@ -748,56 +766,204 @@ static int pipeline(h5r *r, parload__codec *codec, char *why, size_t size)
 	return 0;
 }
 
-/* Every chunk once, by index: one chunk per (frame, strip); false when a
+/* What libhdf5 says of where the dataset is, for the parser; false
+ * when it does not say (1.12 and later name objects by tokens: those
+ * fall back). */
+static bool where(hid_t f, hid_t d, parload__h5where *w)
+{
+#if H5_VERSION_GE(1, 12, 0)
+	(void)f, (void)d, (void)w;
+	return false;
+#else
+	hid_t fcpl = H5Fget_create_plist(f), s = H5Dget_space(d);
+	hid_t dcpl = H5Dget_create_plist(d), t = H5Dget_type(d);
+	hsize_t ub = 0, dims[3], chunk[3];
+	size_t so = 0, sl = 0;
+	unsigned ik = 0;
+	H5O_info_t info;
+	bool ok;
+
+	memset(w, 0, sizeof(*w));
+	w->rank = s < 0 ? -1 : H5Sget_simple_extent_ndims(s);
+	ok = fcpl >= 0 && t >= 0 && dcpl >= 0 && w->rank >= 1 &&
+	     w->rank <= 3 && H5Pget_userblock(fcpl, &ub) >= 0 &&
+	     H5Pget_sizes(fcpl, &so, &sl) >= 0 &&
+	     H5Pget_istore_k(fcpl, &ik) >= 0 &&
+	     H5Sget_simple_extent_dims(s, dims, NULL) == w->rank &&
+	     H5Pget_chunk(dcpl, w->rank, chunk) == w->rank &&
+	     H5Oget_info2(d, &info, H5O_INFO_BASIC) >= 0;
+	if (ok) {
+		*w = (parload__h5where){ .super = ub, .header = info.addr,
+					 .istore_k = ik, .so = (unsigned)so,
+					 .sl = (unsigned)sl, .rank = w->rank,
+					 .elem = (uint32_t)H5Tget_size(t) };
+		for (int k = 0; k < w->rank; k++) {
+			w->dims[k] = dims[k];
+			w->chunk[k] = chunk[k];
+		}
+	}
+	h5_close(&t, H5Tclose);
+	h5_close(&dcpl, H5Pclose);
+	h5_close(&s, H5Sclose);
+	h5_close(&fcpl, H5Pclose);
+	return ok;
+#endif
+}
+
+/* The chunk index as parload's parser reads it from the file: 0, or 1 to
+ * fall back. */
+static int direct_chunks(const char *file, hid_t f, hid_t d,
+			 parload__h5index *out)
+{
+	parload__h5where w;
+	int fd, rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!where(f, d, &w) ||
+	    (fd = parload__sys_open(file, O_RDONLY | O_CLOEXEC)) < 0)
+		return 1;
+	rc = parload__h5index_read(fd, &w, out);
+	parload__sys_close(fd);
+	return rc;
+}
+
+/* The user block's size, which libhdf5 before 1.14.4 leaves out of the
+ * chunks' addresses (HDF5 issue 3003); 0 from 1.14.4 on. */
+static hsize_t chunk_base(hid_t f)
+{
+	hsize_t ub = 0;
+#if !H5_VERSION_GE(1, 14, 4)
+	hid_t fcpl = H5Fget_create_plist(f);
+
+	if (fcpl < 0 || H5Pget_userblock(fcpl, &ub) < 0)
+		ub = 0;
+	h5_close(&fcpl, H5Pclose);
+#else
+	(void)f;
+#endif
+	return ub;
+}
+
+/* The chunk index through libhdf5: a call per chunk. */
+static int lib_chunks(const char *file, const char *name, hid_t f, hid_t d,
+		      parload__h5index *out, parload_error *err)
+{
+	hid_t fs = H5Dget_space(d);
+	const int rank = fs < 0 ? -1 : H5Sget_simple_extent_ndims(fs);
+	const hsize_t base = chunk_base(f);
+	hsize_t n = 0;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (rank < 2 || rank > 3 || H5Dget_num_chunks(d, fs, &n) < 0) {
+		h5_close(&fs, H5Sclose);
+		return parload__fail_path(err, PARLOAD_ECONTAINER, 0, file,
+					  "%s: unreadable chunk index", name);
+	}
+	if (!(out->c = zalloc(n * sizeof(*out->c))))
+		rc = parload__fail_nomem(err, file);
+	for (hsize_t i = 0; rc == 0 && i < n; i++) {
+		hsize_t at[3] = { 0, 0, 0 };
+		unsigned mask = 0;
+		haddr_t addr = HADDR_UNDEF;
+		hsize_t bytes = 0;
+
+		if (H5Dget_chunk_info(d, fs, i, rank == 3 ? at : at + 1, &mask,
+				      &addr, &bytes) < 0 ||
+		    addr == HADDR_UNDEF)
+			rc = parload__fail_path(err, PARLOAD_ECONTAINER, 0,
+						file, "%s: chunk %" PRIu64
+						" unreadable", name,
+						(uint64_t)i);
+		out->c[out->n++] = (parload__h5chunk){
+			.at = { at[0], at[1], at[2] }, .addr = base + addr,
+			.bytes = bytes, .mask = mask };
+	}
+	h5_close(&fs, H5Sclose);
+	if (rc)
+		parload__h5index_free(out);
+	return rc;
+}
+
+/* Every chunk once: one chunk per (frame, strip); false in whole when a
  * chunk is missing (never written) or skipped a filter. */
 static int chunk_table(h5r *r, uint64_t *off, uint64_t *size, bool *whole)
 {
 	const parload__strips *t = &r->c->strips;
 	const uint64_t all = r->dims[0] * t->per_view;
-	hid_t fs = H5Dget_space(r->d);
-	hsize_t n = 0;
-	uint64_t seen = 0;
+	parload__h5index x;
+	int rc = direct_chunks(r->file, r->f, r->d, &x);
 
+	if (rc == 1 && (rc = lib_chunks(r->file, r->name, r->f, r->d, &x,
+					    r->err)))
+		return rc;
 	*whole = true;
-	if (fs < 0 || H5Dget_num_chunks(r->d, fs, &n) < 0) {
-		h5_close(&fs, H5Sclose);
-		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
-					  r->file, "%s: unreadable chunk "
-					  "index", r->name);
-	}
-	for (hsize_t i = 0; i < n; i++) {
-		hsize_t at[3] = { 0, 0, 0 };
-		unsigned mask = 0;
-		haddr_t addr = HADDR_UNDEF;
-		hsize_t bytes = 0;
-		uint64_t k;
+	for (uint64_t i = 0; i < x.n; i++) {
+		const parload__h5chunk *ch = &x.c[i];
+		const uint64_t k = ch->at[0] * t->per_view +
+				   ch->at[1] / t->rows;
 
-		if (H5Dget_chunk_info(r->d, fs, i, r->rank == 3 ? at : at + 1,
-				      &mask, &addr, &bytes) < 0 ||
-		    addr == HADDR_UNDEF) {
-			h5_close(&fs, H5Sclose);
-			return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
-						  r->file, "%s: chunk %" PRIu64
-						  " unreadable", r->name,
-						  (uint64_t)i);
+		if (ch->at[0] >= r->dims[0] || ch->at[1] % t->rows ||
+		    ch->at[2] || k >= all || size[k] != UINT64_MAX) {
+			rc = parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
+						r->file, "%s: chunk %" PRIu64
+						" at an impossible place",
+						r->name, i);
+			break;
 		}
-		k = at[0] * t->per_view + at[1] / t->rows;
-		if (at[0] >= r->dims[0] || at[1] % t->rows || at[2] ||
-		    k >= all || size[k] != UINT64_MAX) {
-			h5_close(&fs, H5Sclose);
-			return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
-						  r->file, "%s: chunk %" PRIu64
-						  " at an impossible place",
-						  r->name, (uint64_t)i);
-		}
-		off[k] = addr;
-		size[k] = bytes;
-		*whole &= mask == 0;
-		seen++;
+		off[k] = ch->addr;
+		size[k] = ch->bytes;
+		*whole &= ch->mask == 0;
 	}
-	h5_close(&fs, H5Sclose);
-	*whole &= seen == all;
-	return 0;
+	*whole &= x.n == all;
+	parload__h5index_free(&x);
+	return rc;
+}
+
+/* file and its dataset, for the two functions below (under h5_lock). */
+static int open_named(const char *file, const char *dataset, hid_t *f,
+		      hid_t *d, parload_error *err)
+{
+	*f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+	*d = *f < 0 ? -1 : H5Dopen2(*f, dataset, H5P_DEFAULT);
+	return *d >= 0 ? 0 : parload__fail_path(err, PARLOAD_EOPEN, 0, file,
+						"%s cannot be opened", dataset);
+}
+
+int parload__hdf5_chunks(const char *file, const char *dataset, bool direct,
+			 parload__h5index *out, parload_error *err)
+{
+	hid_t f, d;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	h5_enter();
+	rc = open_named(file, dataset, &f, &d, err);
+	if (rc == 0)
+		rc = direct ? direct_chunks(file, f, d, out) :
+			      lib_chunks(file, dataset, f, d, out, err);
+	h5_close(&d, H5Dclose);
+	h5_close(&f, H5Fclose);
+	h5_leave();
+	return rc;
+}
+
+int parload__hdf5_where(const char *file, const char *dataset,
+			parload__h5where *w, parload_error *err)
+{
+	hid_t f, d;
+	int rc;
+
+	h5_enter();
+	rc = open_named(file, dataset, &f, &d, err);
+	if (rc == 0 && !where(f, d, w))
+		rc = parload__fail_path(err, PARLOAD_ENOTSUP, 0, file,
+					"%s: not a chunked dataset of a file "
+					"libhdf5 locates for parload", dataset);
+	h5_close(&d, H5Dclose);
+	h5_close(&f, H5Fclose);
+	h5_leave();
+	return rc;
 }
 
 static int chunked(h5r *r, uint64_t elem)

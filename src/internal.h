@@ -200,7 +200,56 @@ typedef struct parload__verify {
 	const char *path;
 	bool crc;        /* PARLOAD_OPT_VERIFY_CRC and the file has CRCs */
 	bool keep_going; /* PARLOAD_OPT_KEEP_GOING */
+	/* The CRCs are of the rows as they are read (a corrected load, whose
+	 * dataset holds other bytes): parload__rowcrc_*, never the
+	 * dataset's pixels. */
+	bool rows;
 } parload__verify;
+
+/* CRC-32C of A then B, from the CRCs of A and of B (len2 bytes). */
+uint32_t parload__crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t len2);
+
+/* A run of one view's payload bytes [at, at + len) a worker has read, and
+ * their CRC-32C. */
+typedef struct parload__crcpart {
+	uint64_t k;   /* output view */
+	uint64_t at, len;
+	uint32_t crc;
+} parload__crcpart;
+
+/* The runs a worker could not finish (a view it shares with other
+ * workers), checked once all are done. */
+typedef struct parload__crcparts {
+	parload__crcpart *p;
+	size_t n, cap;
+} parload__crcparts;
+
+/* One worker's CRC of the rows it reads: the run in progress (on), the
+ * runs it leaves to the end, its bad views. */
+typedef struct parload__rowcrc {
+	const parload__verify *v;
+	const parload_view_header *headers; /* of output view k_begin */
+	uint64_t k_begin;
+	bool on;
+	parload__crcpart run;
+	parload__crcparts parts;
+} parload__rowcrc;
+
+/* Add len payload bytes at byte at of output view k's payload.  A run
+ * that covers a whole payload is checked when the next begins (or at
+ * flush): a bad CRC is added to bad and, without keep-going, fails with
+ * PARLOAD_ECRC naming the view.  Other runs are kept for
+ * parload__rowcrc_finish. */
+int parload__rowcrc_add(parload__rowcrc *r, uint64_t k, uint64_t at,
+			const void *data, size_t len, parload__badlist *bad,
+			parload_error *err);
+int parload__rowcrc_flush(parload__rowcrc *r, parload__badlist *bad,
+			  parload_error *err);
+/* The runs all n workers left, joined view by view and checked; bad views
+ * added to bad (sorted afterwards by the caller). */
+int parload__rowcrc_finish(parload__rowcrc *r, unsigned n,
+			   parload__badlist *bad, parload_error *err);
+void parload__rowcrc_free(parload__rowcrc *r);
 
 /* ---- cache.c: what a load leaves in the page cache ---- */
 
@@ -383,6 +432,51 @@ int parload__tiff_write(const char *tmp, const char *path,
 int parload__hdf5_write(const char *tmp, const char *path,
 			const parload_stack *st, const parload_save_options *o,
 			parload_error *err);
+
+/* hdf5_index.c: the chunk index of a chunked HDF5 dataset (its layout
+ * message's version 1 B-tree) read from the file with pread, without
+ * libhdf5, which costs a call per chunk.  hdf5.c says where the dataset
+ * is; anything the parser does not know or finds inconsistent makes it
+ * answer "fall back" (to libhdf5's calls), never an error. */
+typedef struct parload__h5chunk {
+	uint64_t at[3];     /* its first element: (frame, row, column); 0
+			     * for the frame of a 2-D dataset */
+	uint64_t addr;      /* its bytes' offset in the file */
+	uint64_t bytes;     /* stored */
+	uint32_t mask;      /* filters skipped (bit k: filter k) */
+} parload__h5chunk;
+
+/* What libhdf5 says of the file and the dataset. */
+typedef struct parload__h5where {
+	uint64_t super;     /* the superblock's offset (the user block) */
+	uint64_t header;    /* the object header's address */
+	uint32_t istore_k;  /* the file's indexed-storage K (nodes of 2K) */
+	unsigned so, sl;    /* sizes of offsets and lengths */
+	int rank;           /* 2 or 3 */
+	uint64_t dims[3];   /* the dataset's shape, rank of them */
+	uint64_t chunk[3];  /* the chunk's, rank of them */
+	uint32_t elem;      /* bytes per element */
+} parload__h5where;
+
+/* A table of chunks, in the index's order. */
+typedef struct parload__h5index {
+	parload__h5chunk *c; /* owned */
+	uint64_t n;
+} parload__h5index;
+
+/* The chunks of the dataset w describes in the HDF5 file open as fd: 0
+ * with *out filled (every chunk written, once), or 1 to fall back
+ * (nothing held; out of memory falls back too). */
+int parload__h5index_read(int fd, const parload__h5where *w,
+			  parload__h5index *out);
+void parload__h5index_free(parload__h5index *x);
+/* hdf5.c, for tests: the chunks of dataset in file, by the parser
+ * (direct; 1 when it falls back) or by libhdf5's calls. */
+int parload__hdf5_chunks(const char *file, const char *dataset, bool direct,
+			 parload__h5index *out, parload_error *err);
+/* hdf5.c, for the fuzzer: what libhdf5 says of dataset in file. */
+int parload__hdf5_where(const char *file, const char *dataset,
+			parload__h5where *w, parload_error *err);
 
 /* decode.c: one worker's strip decoder; it keeps the last strip it
  * decoded, so that a share that reads a strip's rows one batch at a time

@@ -58,6 +58,9 @@ struct parload__pass {
 	bool check;        /* view layout: workers check views as they read */
 	atomic_int failed; /* the first error's code, 0 while none */
 	atomic_uint_fast64_t decoded; /* strips the workers decoded */
+	/* A corrected load's CRCs, of the rows as they are read: one per
+	 * worker, or NULL. */
+	parload__rowcrc *rowcrc;
 	parload__badlist *bad; /* one per worker */
 	uint64_t first_bad;    /* lowest bad view found by the workers */
 };
@@ -116,6 +119,12 @@ typedef struct worker_io {
 	float *acc;
 	unsigned char *acc_dst;
 	uint32_t acc_n;
+	/* Row CRCs: the worker's, where its batch starts (output view k,
+	 * byte q of its stream), the share's stream layout. */
+	parload__rowcrc *crc;
+	parload__badlist *bad;
+	const parload__share *sh;
+	uint64_t k, q, stride;
 } worker_io;
 
 static int io_open(job *j, worker_io *io, parload_error *e)
@@ -209,14 +218,41 @@ static void correct(const job *j, worker_io *io, unsigned char *dst,
 	}
 }
 
+/* Row CRCs: the cnt bytes at data, the next of the worker's stream
+ * (io->k, io->q): a header's are passed over, a row's go into its view's
+ * CRC.  A piece never crosses a view's end. */
+static int crc_feed(const job *j, worker_io *io, const unsigned char *data,
+		    size_t len, parload_error *e)
+{
+	const uint64_t hb = io->sh->headers ? j->plan.hdr : 0;
+	int rc = 0;
+
+	if (io->q >= hb)
+		rc = parload__rowcrc_add(io->crc, io->k,
+					 (uint64_t)io->sh->row_begin *
+							 j->plan.row_bytes +
+						 io->q - hb,
+					 data, len, io->bad, e);
+	io->q += len;
+	if (io->q >= io->stride) {
+		io->k++;
+		io->q -= io->stride;
+	}
+	return rc;
+}
+
 /* Scatter what buf holds to the places iov names (a NULL place is bytes
  * to drop; a row, rows[k], is converted into its selected columns). */
-static void scatter(const job *j, worker_io *io, const unsigned char *buf,
-		    const struct iovec *iov, const bool *rows, int cnt)
+static int scatter(const job *j, worker_io *io, const unsigned char *buf,
+		   const struct iovec *iov, const bool *rows, int cnt,
+		   parload_error *e)
 {
 	const parload__plan *p = &j->plan;
+	int rc = 0;
 
 	for (int k = 0; k < cnt; k++) {
+		if (io->crc && rc == 0)
+			rc = crc_feed(j, io, buf, iov[k].iov_len, e);
 		if (p->correct && rows[k])
 			correct(j, io, iov[k].iov_base, buf);
 		else if (p->convert && rows[k])
@@ -226,6 +262,7 @@ static void scatter(const job *j, worker_io *io, const unsigned char *buf,
 			memcpy(iov[k].iov_base, buf, iov[k].iov_len);
 		buf += iov[k].iov_len;
 	}
+	return rc;
 }
 
 static uint64_t batch_bytes(const struct iovec *iov, int cnt)
@@ -263,7 +300,7 @@ static int read_batch(job *j, unsigned w, worker_io *io,
 				    need,
 			need, at, j->max_read, &j->stats[w], j->plan.d, f, e);
 	if (rc == 0 && io->bounce)
-		scatter(j, io, io->bounce + (off - at), iov, rows, cnt);
+		rc = scatter(j, io, io->bounce + (off - at), iov, rows, cnt, e);
 	if (rc == 0)
 		parload__drop_read(&io->drop, f, off, n);
 	return rc;
@@ -283,8 +320,7 @@ static int read_decoded(job *j, unsigned w, worker_io *io,
 
 	if (!buf)
 		return e->code;
-	scatter(j, io, buf, iov, rows, cnt);
-	return 0;
+	return scatter(j, io, buf, iov, rows, cnt, e);
 }
 
 /* Bind the whole pages of the pixels a share fills to its worker's node:
@@ -361,8 +397,16 @@ static void work(void *arg, unsigned w)
 	if (!j->plan.native && sh->headers)
 		make_headers(j, hb, he);
 	parload__cursor_init(&cur, &j->plan, sh);
+	if (j->rowcrc) {
+		io.crc = &j->rowcrc[w];
+		io.bad = &j->bad[w];
+		io.sh = sh;
+		io.stride = cur.stride;
+	}
 	while (rc == 0 && !atomic_load_explicit(&j->failed,
 						memory_order_relaxed)) {
+		io.k = cur.k;
+		io.q = cur.q;
 		cnt = parload__cursor_next(&cur, iov, rows, BATCH_IOV,
 					   io.bounce ? PARLOAD__MIN(j->batch,
 								    j->bounce_size) :
@@ -374,9 +418,11 @@ static void work(void *arg, unsigned w)
 			     read_decoded(j, w, &io, iov, rows, cnt, off,
 					  cur.range_strip, &e) :
 			     read_batch(j, w, &io, iov, rows, cnt, off, f, &e);
-		if (rc == 0 && j->check && j->c->verify.crc)
+		if (rc == 0 && j->check && j->c->verify.crc && !j->rowcrc)
 			rc = check_done(j, w, &cur, whole, &next, &e);
 	}
+	if (rc == 0 && io.crc)
+		rc = parload__rowcrc_flush(io.crc, io.bad, &e);
 	/* The share's first bad view is in its list: that is all the load
 	 * needs to fail.  The other workers go on, so that the lowest bad
 	 * view of the file is the one reported. */
@@ -407,7 +453,8 @@ static void check_split(void *arg, unsigned w)
 	int rc;
 
 	whole = own_views(j, &j->shares[w], &hb, &he);
-	if (whole >= he || whole >= j->first_bad)
+	/* Row CRCs join their runs in gather_bad instead. */
+	if (whole >= he || whole >= j->first_bad || j->rowcrc)
 		return;
 	rc = parload__verify_views(&j->c->verify, view_header(j, whole),
 				   view_pixels(j, whole), whole, 1, &j->bad[w],
@@ -423,6 +470,8 @@ static void check_scattered(void *arg, unsigned w)
 	job *j = arg;
 	const uint64_t n = j->plan.s->views, workers = j->c->engine->workers;
 	const uint64_t a = n * w / workers, b = n * (w + 1) / workers;
+	/* Row CRCs are not the pixels': view_index alone here. */
+	parload__verify v = j->c->verify;
 
 	/* Sinograms are one pass over every view: the arrays start at 0. */
 	parload_error e;
@@ -430,7 +479,8 @@ static void check_scattered(void *arg, unsigned w)
 
 	if (a >= b)
 		return;
-	rc = parload__verify_scattered(&j->c->verify, j->plan.headers,
+	v.crc = v.crc && !j->rowcrc;
+	rc = parload__verify_scattered(&v, j->plan.headers,
 				       j->plan.pixels, a, b - a, &j->bad[w],
 				       &e);
 	if (rc != 0 && rc != PARLOAD_ECRC)
@@ -445,13 +495,51 @@ static int fail_bad(job *j, uint64_t k)
 	const parload__verify *v = &j->c->verify;
 	const uint64_t i = parload_shape_view(v->s, k);
 
-	if (j->check && parload__check_views(&j->c->d, v->s, view_header(j, k),
+	if (j->check && !j->rowcrc &&
+	    parload__check_views(&j->c->d, v->s, view_header(j, k),
 					     view_pixels(j, k), k, 1, true,
 					     v->path, j->c->err) == PARLOAD_ECRC)
 		return PARLOAD_ECRC;
 	return parload__fail(j->c->err, PARLOAD_ECRC, 0, v->path, i,
 			     parload__record_at(&j->c->d, i) + j->c->d.header,
 			     NULL);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Row CRCs: the views several workers read joined and checked, then every
+ * bad view into the load's list, in order (a joined view's may fall
+ * between a worker's).  A bad CRC found here is described with the others
+ * by fail_bad. */
+static int gather_rows(job *j, parload__badlist *all)
+{
+	const unsigned n = j->c->engine->workers;
+	parload__badlist joined = { NULL, 0, 0 };
+	parload_error e;
+	int rc = parload__rowcrc_finish(j->rowcrc, n, &joined, &e);
+
+	for (unsigned w = 0; w < n; w++)
+		parload__rowcrc_free(&j->rowcrc[w]);
+	if (rc != 0 && rc != PARLOAD_ECRC) {
+		parload__badlist_free(&joined);
+		*j->c->err = e;
+		return rc;
+	}
+	rc = parload__badlist_append(all, &joined);
+	for (unsigned w = 0; rc == 0 && w < n; w++)
+		rc = parload__badlist_append(all, &j->bad[w]);
+	if (rc)
+		return parload__fail_nomem(j->c->err, j->c->path);
+	if (all->n)
+		qsort(all->v, all->n, sizeof(*all->v), cmp_u64);
+	if (all->n && !j->c->verify.keep_going)
+		return fail_bad(j, all->v[0]);
+	return 0;
 }
 
 /* Join the workers' bad views, in order, into the load's list. */
@@ -477,6 +565,8 @@ static int gather_bad(job *j)
 		parload__engine_run(e, check_scattered, j);
 	if (atomic_load(&j->failed))
 		return atomic_load(&j->failed);
+	if (j->rowcrc)
+		return gather_rows(j, all);
 	/* Worker w's views all come before worker w + 1's. */
 	for (unsigned w = 0; w < e->workers; w++)
 		if (parload__badlist_append(all, &j->bad[w]) != 0)
@@ -522,6 +612,9 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 		parload__plan_correct(&j->plan, &c->corr);
 	parload__plan_strips(&j->plan, c->strips);
 	atomic_init(&j->decoded, 0);
+	if (c->corr.on && c->verify.crc &&
+	    !(j->rowcrc = parload__sys_calloc(n, sizeof(*j->rowcrc))))
+		return parload__fail_nomem(c->err, c->path);
 	j->direct = c->cache == PARLOAD_CACHE_DIRECT;
 	j->max_read = parload__max_read(c->opts);
 	/* O_DIRECT takes whole blocks only: each request a multiple of one,
@@ -560,6 +653,11 @@ void parload__pass_start(parload__pass *j, uint64_t k_begin, uint64_t k_end,
 
 	parload__plan_views(&j->plan, k_begin, k_end, headers, raw_headers,
 			    pixels);
+	for (unsigned w = 0; j->rowcrc && w < n; w++) {
+		j->rowcrc[w].v = &j->c->verify;
+		j->rowcrc[w].headers = headers;
+		j->rowcrc[w].k_begin = k_begin;
+	}
 	parload__plan_split(&j->plan, n,
 			    plan_align((k_end - k_begin) *
 					       j->c->shape.view_bytes, n),
@@ -590,6 +688,9 @@ void parload__pass_free(parload__pass *j)
 	}
 	for (unsigned w = 0; j->bad && w < e->workers; w++)
 		parload__badlist_free(&j->bad[w]);
+	for (unsigned w = 0; j->rowcrc && w < e->workers; w++)
+		parload__rowcrc_free(&j->rowcrc[w]);
+	parload__sys_free(j->rowcrc);
 	parload__sys_free(j->bad);
 	parload__sys_free(j->shares);
 	parload__sys_free(j->stats);

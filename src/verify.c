@@ -201,7 +201,7 @@ int parload__verify_finish(const parload__verify *v, parload__badlist *bad,
 	k = bad->v[0];
 	i = parload_shape_view(v->s, k);
 	parload__badlist_free(bad);
-	if (v->s->layout == PARLOAD_LAYOUT_VIEWS &&
+	if (v->s->layout == PARLOAD_LAYOUT_VIEWS && !v->rows &&
 	    parload__check_views(d, v->s, &ds->headers[k],
 				 (const unsigned char *)ds->pixels +
 					 k * d->payload_size,
@@ -260,4 +260,165 @@ int parload_check_views(parload_dataset *ds, unsigned flags,
 	if (rc == 0)
 		ds->stats.crc_checked = v.crc ? ds->shape.views : 0;
 	return rc;
+}
+
+/* ---------------------------------------------------------------------
+ * CRCs of rows as they are read (a corrected load)
+ * ------------------------------------------------------------------- */
+
+/* GF(2) matrix (32 columns) times a vector. */
+static uint32_t gf2_times(const uint32_t *m, uint32_t v)
+{
+	uint32_t sum = 0;
+
+	for (int i = 0; v; i++, v >>= 1)
+		if (v & 1)
+			sum ^= m[i];
+	return sum;
+}
+
+static void gf2_square(uint32_t *sq, const uint32_t *m)
+{
+	for (int i = 0; i < 32; i++)
+		sq[i] = gf2_times(m, m[i]);
+}
+
+uint32_t parload__crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t len2)
+{
+	uint32_t a[32], b[32], *op = a, *sq = b, *t;
+
+	if (len2 == 0)
+		return crc1;
+	/* op: the shift of the CRC register by one zero bit (reflected
+	 * Castagnoli polynomial), then squared to one zero byte. */
+	op[0] = 0x82f63b78u;
+	for (int i = 1; i < 32; i++)
+		op[i] = 1u << (i - 1);
+	gf2_square(sq, op); /* two bits */
+	gf2_square(op, sq); /* four */
+	gf2_square(sq, op); /* a byte */
+	/* crc1 moved past len2 zero bytes: the operator of 2^j bytes for
+	 * each bit j of len2. */
+	for (t = op, op = sq, sq = t; len2; len2 >>= 1) {
+		if (len2 & 1)
+			crc1 = gf2_times(op, crc1);
+		gf2_square(sq, op);
+		t = op, op = sq, sq = t;
+	}
+	return crc1 ^ crc2;
+}
+
+/* Output view k's CRC against its header: bad, or failed without
+ * keep-going. */
+static int check_crc(const parload__rowcrc *r, uint64_t k, uint32_t crc,
+		     parload__badlist *bad, parload_error *err)
+{
+	const parload__verify *v = r->v;
+	const uint64_t i = parload_shape_view(v->s, k);
+
+	if (crc == r->headers[k - r->k_begin].crc32c)
+		return 0;
+	if (parload__badlist_add(bad, k) != 0)
+		return parload__fail_nomem(err, v->path);
+	if (v->keep_going)
+		return 0;
+	return parload__fail(err, PARLOAD_ECRC, 0, v->path, i,
+			     parload__record_at(v->d, i) + v->d->header,
+			     "payload CRC-32C 0x%08" PRIx32 " of the rows read "
+			     "does not match the view header's 0x%08" PRIx32,
+			     crc, r->headers[k - r->k_begin].crc32c);
+}
+
+static int keep_part(parload__crcparts *l, const parload__crcpart *p)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		parload__crcpart *q = parload__sys_malloc(cap * sizeof(*q));
+
+		if (!q)
+			return PARLOAD_ENOMEM;
+		if (l->n)
+			memcpy(q, l->p, l->n * sizeof(*q));
+		parload__sys_free(l->p);
+		l->p = q;
+		l->cap = cap;
+	}
+	l->p[l->n++] = *p;
+	return 0;
+}
+
+int parload__rowcrc_flush(parload__rowcrc *r, parload__badlist *bad,
+			  parload_error *err)
+{
+	if (!r->on)
+		return 0;
+	r->on = false;
+	if (r->run.at == 0 && r->run.len == r->v->d->payload_size)
+		return check_crc(r, r->run.k, r->run.crc, bad, err);
+	return keep_part(&r->parts, &r->run) ?
+		       parload__fail_nomem(err, r->v->path) :
+		       0;
+}
+
+int parload__rowcrc_add(parload__rowcrc *r, uint64_t k, uint64_t at,
+			const void *data, size_t len, parload__badlist *bad,
+			parload_error *err)
+{
+	int rc = 0;
+
+	if (r->on && (r->run.k != k || r->run.at + r->run.len != at))
+		rc = parload__rowcrc_flush(r, bad, err);
+	if (!r->on) {
+		r->on = true;
+		r->run = (parload__crcpart){ k, at, 0, 0 };
+	}
+	r->run.crc = parload_crc32c(r->run.crc, data, len);
+	r->run.len += len;
+	return rc;
+}
+
+static int cmp_part(const void *a, const void *b)
+{
+	const parload__crcpart *x = a, *y = b;
+
+	if (x->k != y->k)
+		return x->k < y->k ? -1 : 1;
+	return (x->at > y->at) - (x->at < y->at);
+}
+
+int parload__rowcrc_finish(parload__rowcrc *r, unsigned n,
+			   parload__badlist *bad, parload_error *err)
+{
+	parload__crcparts all = { NULL, 0, 0 };
+	int rc = 0;
+
+	for (unsigned w = 0; rc == 0 && w < n; w++)
+		for (size_t i = 0; rc == 0 && i < r[w].parts.n; i++)
+			rc = keep_part(&all, &r[w].parts.p[i]);
+	if (rc)
+		rc = parload__fail_nomem(err, r[0].v->path);
+	if (all.n)
+		qsort(all.p, all.n, sizeof(*all.p), cmp_part);
+	/* Each view's runs, in order, make its payload. */
+	for (size_t i = 0; rc == 0 && i < all.n;) {
+		parload__crcpart sum = all.p[i++];
+
+		for (; i < all.n && all.p[i].k == sum.k &&
+		       all.p[i].at == sum.at + sum.len; i++) {
+			sum.crc = parload__crc32c_combine(sum.crc, all.p[i].crc,
+							  all.p[i].len);
+			sum.len += all.p[i].len;
+		}
+		if (sum.at == 0 && sum.len == r[0].v->d->payload_size)
+			rc = check_crc(&r[0], sum.k, sum.crc, bad, err);
+	}
+	parload__sys_free(all.p);
+	return rc;
+}
+
+void parload__rowcrc_free(parload__rowcrc *r)
+{
+	parload__sys_free(r->parts.p);
+	memset(&r->parts, 0, sizeof(r->parts));
+	r->on = false;
 }

@@ -325,6 +325,13 @@ START_TEST(test_binning_matches_the_formulas)
 }
 END_TEST
 
+static int keep_nothing(const parload_batch *b, void *arg)
+{
+	(void)b;
+	(void)arg;
+	return 0;
+}
+
 /* A corrected load delivered in batches: the same floats as at once. */
 static int keep_batch(const parload_batch *b, void *arg)
 {
@@ -429,9 +436,84 @@ START_TEST(test_nan_propagates_and_log_clamps)
 }
 END_TEST
 
+/* CRC verification of a corrected load: each payload's CRC-32C is of the
+ * raw rows, taken as the workers read them, before the correction, and
+ * joined where workers share a view.  16 views of 24 x 8 u16 with CRCs,
+ * 1 to 3 threads, both layouts, binned by 2 or not, in batches or not:
+ * every view checked; one byte flipped in views 5 and 11 fails the load
+ * naming view 5 (or, with keep-going, lists both); a bin that drops rows
+ * cannot be verified. */
+START_TEST(test_crc_of_the_raw_rows)
+{
+	const unsigned threads = 1 + (unsigned)(_i % 3);
+	const int layout = _i / 3 % 2 ? PARLOAD_LAYOUT_SINOGRAMS :
+					PARLOAD_LAYOUT_VIEWS;
+	char *path = tu_path("crc.raw");
+	float dark[24 * 8];
+	parload_refs darks;
+	parload_correction corr;
+	parload_selection sel;
+	parload_request r;
+	parload_dataset ds;
+	parload_error err;
+	parload_loader *v, *kg;
+
+	tu_write_stream(path, 16, 24, 8, PARLOAD_PIXEL_U16, 1, 7);
+	for (size_t i = 0; i < 24 * 8; i++)
+		dark[i] = (float)(i % 13);
+	memset(&darks, 0, sizeof(darks));
+	parload_source_init(&darks.source);
+	darks.frames = dark, darks.count = 1;
+	memset(&corr, 0, sizeof(corr));
+	corr.darks = &darks;
+	corr.flags = PARLOAD_CORR_MINUS_LOG;
+	parload_selection_init(&sel);
+	sel.layout = (parload_layout)layout;
+	parload_request_init(&r);
+	r.source.path = path;
+	r.selection = &sel;
+	r.correct = &corr;
+	v = tu_loader(threads, 0, PARLOAD_OPT_VERIFY_CRC);
+	kg = tu_loader(threads, 0, PARLOAD_OPT_VERIFY_CRC |
+					   PARLOAD_OPT_KEEP_GOING);
+	for (unsigned bin = 1; bin <= 2; bin++)
+		for (uint64_t batch = 0; batch <= 3; batch += 3) {
+			corr.bin = bin;
+			r.batch_views = batch;
+			r.on_batch = batch && layout == PARLOAD_LAYOUT_VIEWS ?
+					     keep_nothing :
+					     NULL;
+			ck_assert_msg(parload_loader_run(v, &r, &ds, &err) == 0,
+				      "%s", err.message);
+			ck_assert_uint_eq(ds.stats.crc_checked, 16);
+			parload_dataset_free(&ds);
+		}
+	corr.bin = 3; /* 8 rows: bins drop two */
+	ck_assert_int_eq(parload_loader_run(v, &r, &ds, &err), PARLOAD_ENOTSUP);
+	ck_assert_ptr_nonnull(strstr(err.message, "CRC-32C"));
+	corr.bin = 1;
+	r.on_batch = NULL;
+	tu_flip(path, 64 + 5 * (32 + 24 * 8 * 2) + 32 + 100);
+	tu_flip(path, 64 + 11 * (32 + 24 * 8 * 2) + 32 + 3);
+	ck_assert_int_eq(parload_loader_run(v, &r, &ds, &err), PARLOAD_ECRC);
+	ck_assert_uint_eq(err.view, 5);
+	ck_assert_uint_eq(err.offset, 64 + 5 * (32 + 24 * 8 * 2) + 32);
+	tu_assert_empty(&ds, "a bad CRC");
+	ck_assert_int_eq(parload_loader_run(kg, &r, &ds, &err), 0);
+	ck_assert_uint_eq(ds.bad_view_count, 2);
+	ck_assert_uint_eq(ds.bad_views[0], 5);
+	ck_assert_uint_eq(ds.bad_views[1], 11);
+	parload_dataset_free(&ds);
+	parload_loader_free(v);
+	parload_loader_free(kg);
+	free(path);
+}
+END_TEST
+
 /* What a corrected load refuses, before it reads the scan. */
 START_TEST(test_refusals)
 {
+	parload_selection part;
 	parload_loader *l = tu_loader(2, 0, 0), *bulk = tu_loader(1, 1, 0);
 	parload_loader *vl;
 	char *path = tu_path("r.raw"), *other = tu_path("o.raw");
@@ -480,12 +562,17 @@ START_TEST(test_refusals)
 	ck_assert_int_eq(parload_loader_run(bulk, &r, &ds, &err),
 			 PARLOAD_ENOTSUP);
 	ck_assert_ptr_nonnull(strstr(err.message, "parallel strategy"));
+	/* A corrected load verifies CRCs as any load does: of whole
+	 * payloads only (test_crc_of_the_raw_rows has the rest). */
 	parload_options_init(&o);
 	o.flags |= PARLOAD_OPT_VERIFY_CRC;
 	ck_assert_int_eq(parload_loader_new(&vl, &o, &err), 0);
+	parload_selection_init(&part);
+	part.rows.stop = 2;
+	r.selection = &part;
 	ck_assert_int_eq(parload_loader_run(vl, &r, &ds, &err),
 			 PARLOAD_ENOTSUP);
-	ck_assert_ptr_nonnull(strstr(err.message, "CRC-32C"));
+	ck_assert_ptr_nonnull(strstr(err.message, "CRC-32C covers all"));
 	tu_assert_empty(&ds, "verify");
 	parload_loader_free(vl);
 	parload_loader_free(bulk);
@@ -504,6 +591,7 @@ static Suite *suite(void)
 			    N_SCANS);
 	tcase_add_loop_test(t, test_binning_matches_the_formulas, 0, N_SCANS);
 	tcase_add_test(t, test_batches_are_corrected);
+	tcase_add_loop_test(t, test_crc_of_the_raw_rows, 0, 6);
 	tcase_add_test(t, test_nan_propagates_and_log_clamps);
 	t = tu_tcase(s, "refusals", 0);
 	tcase_add_test(t, test_refusals);

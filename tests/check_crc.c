@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "matrix.h"
 #include "testutil.h"
 
@@ -395,6 +396,31 @@ START_TEST(test_check_views_whole_payloads)
 }
 END_TEST
 
+/* The CRC of A then B from the CRCs of A and B, at every split of a few
+ * buffers (lengths 0, 1, odd and past a page), against the CRC of the
+ * whole: what lets a corrected load's workers check a view that several
+ * of them read. */
+START_TEST(test_crc32c_combine)
+{
+	static const size_t lens[] = { 0, 1, 7, 64, 1000, 5000 };
+	unsigned char buf[5000];
+
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (unsigned char)(i * 2654435761u >> 13);
+	for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++)
+		for (size_t cut = 0; cut <= lens[l]; cut += 1 + cut / 3) {
+			const uint32_t a = parload_crc32c(0, buf, cut);
+			const uint32_t b = parload_crc32c(0, buf + cut,
+							  lens[l] - cut);
+
+			ck_assert_uint_eq(parload__crc32c_combine(a, b,
+								  lens[l] -
+									  cut),
+					  parload_crc32c(0, buf, lens[l]));
+		}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("crc");
@@ -409,6 +435,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_crc_stream);
 	tcase_add_test(t, test_check_views_public);
 	tcase_add_test(t, test_check_views_whole_payloads);
+	tcase_add_test(t, test_crc32c_combine);
 	return s;
 }
 

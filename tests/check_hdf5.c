@@ -3,7 +3,9 @@
  * with libhdf5: the description and the strips table it makes, and every
  * strip's pixels (read back by codec: pread, inflate with libdeflate and
  * unshuffle, or the reader's own decoder) against the array written; the
- * inputs it refuses; and parload_save's .h5 read back with libhdf5.
+ * chunk index parload reads itself (src/hdf5_index.c) against libhdf5's,
+ * chunk by chunk, and where it falls back; the inputs it refuses; and
+ * parload_save's .h5 read back with libhdf5.
  */
 #include "config.h"
 
@@ -39,7 +41,15 @@ typedef struct fx {
 	bool shuffle;
 	int filter;         /* another filter (optional), or 0 */
 	bool unwritten;     /* frame 0 only (chunked), nothing (contiguous) */
+	const struct fopts *file; /* how the file is made, or NULL */
 } fx;
+
+/* How a fixture's file is made (libhdf5's defaults when all 0). */
+typedef struct fopts {
+	unsigned istore_k;  /* B-tree nodes of 2K chunks */
+	hsize_t userblock;
+	H5F_libver_t low, high; /* libver bounds, when high is set */
+} fopts;
 
 static size_t fx_count(const fx *f)
 {
@@ -123,19 +133,36 @@ static void fx_write_in(hid_t file, const fx *f, const void *pix)
 	H5Sclose(s);
 }
 
+static hid_t create_with(const char *path, const fopts *o)
+{
+	hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+	hid_t f;
+
+	if (o && o->istore_k)
+		ck_assert_int_ge(H5Pset_istore_k(fcpl, o->istore_k), 0);
+	if (o && o->userblock)
+		ck_assert_int_ge(H5Pset_userblock(fcpl, o->userblock), 0);
+	if (o && o->high)
+		ck_assert_int_ge(H5Pset_libver_bounds(fapl, o->low, o->high),
+				 0);
+	f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
+	ck_assert_int_ge(f, 0);
+	H5Pclose(fapl);
+	H5Pclose(fcpl);
+	return f;
+}
+
 static hid_t create(const char *path)
 {
-	hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-
-	ck_assert_int_ge(f, 0);
-	return f;
+	return create_with(path, NULL);
 }
 
 /* A file of one dataset; its pixels (native) to compare with. */
 static void *fx_file(const char *path, const fx *f, size_t *elem)
 {
 	void *pix = fx_pixels(f, elem);
-	hid_t file = create(path);
+	hid_t file = create_with(path, f->file);
 
 	fx_write_in(file, f, pix);
 	H5Fclose(file);
@@ -220,6 +247,67 @@ static void read_fails(const char *path, const char *dataset, int code,
 	none_open();
 	ck_assert_ptr_null(c.paths);
 	ck_assert_ptr_null(c.strips.s);
+}
+
+/* ---- the chunk index: parload's own parser against libhdf5's calls ---- */
+
+/* The chunks a fixture's file holds. */
+static uint64_t fx_chunks(const fx *f)
+{
+	const hsize_t *c = f->rank == 3 ? f->chunk : f->chunk + 1;
+	uint64_t n = 1;
+
+	for (int k = f->unwritten ? 1 : 0; k < f->rank; k++)
+		n *= (f->dims[k] + c[k] - 1) / c[k];
+	return n;
+}
+
+/* The direct table of dataset in path is libhdf5's, chunk by chunk, and
+ * has count chunks. */
+static void same_index(const char *path, const char *dataset, uint64_t count)
+{
+	parload__h5index mine, lib;
+	parload_error err;
+
+	ck_assert_int_eq(parload__hdf5_chunks(path, dataset, true, &mine, &err),
+			 0);
+	ck_assert_msg(parload__hdf5_chunks(path, dataset, false, &lib, &err) ==
+			      0, "%s", err.message);
+	ck_assert_uint_eq(lib.n, count);
+	ck_assert_uint_eq(mine.n, count);
+	for (uint64_t i = 0; i < count; i++) {
+		const parload__h5chunk *a = &mine.c[i], *b = &lib.c[i];
+
+		ck_assert_msg(memcmp(a->at, b->at, sizeof(a->at)) == 0 &&
+				      a->addr == b->addr &&
+				      a->bytes == b->bytes &&
+				      a->mask == b->mask,
+			      "%s: chunk %" PRIu64 ": (%" PRIu64 ", %" PRIu64
+			      ") at %" PRIu64 ", %" PRIu64 " bytes, mask %u; "
+			      "libhdf5: (%" PRIu64 ", %" PRIu64 ") at %" PRIu64
+			      ", %" PRIu64 " bytes, mask %u", path, i, a->at[0],
+			      a->at[1], a->addr, a->bytes, a->mask, b->at[0],
+			      b->at[1], b->addr, b->bytes, b->mask);
+	}
+	parload__h5index_free(&mine);
+	parload__h5index_free(&lib);
+	none_open();
+}
+
+/* The parser leaves dataset in path to libhdf5, which reads its index. */
+static void falls_back(const char *path, const char *dataset)
+{
+	parload__h5index x;
+	parload_error err;
+
+	ck_assert_int_eq(parload__hdf5_chunks(path, dataset, true, &x, &err),
+			 1);
+	ck_assert_ptr_null(x.c);
+	ck_assert_int_eq(parload__hdf5_chunks(path, dataset, false, &x, &err),
+			 0);
+	ck_assert_uint_gt(x.n, 0);
+	parload__h5index_free(&x);
+	none_open();
 }
 
 /* Strip i's decoded rows into out (strip_size bytes), by its codec. */
@@ -311,18 +399,21 @@ static void assert_pixels(const parload__container *c, const void *pix,
 	free(out);
 }
 
-/* One fixture, read, its table checked, its pixels compared. */
-static void one(const char *file, const fx *f, int type, int enc,
-		uint32_t rows, parload__codec codec)
+/* A fixture's file at path (pix, elem bytes a pixel), read, its table
+ * checked, its pixels compared. */
+static void one_at(const char *path, const fx *f, const void *pix,
+		   size_t elem, int type, int enc, uint32_t rows,
+		   parload__codec codec)
 {
-	char *path = tu_path(file);
-	size_t elem;
-	void *pix = fx_file(path, f, &elem);
 	parload__container c;
 
 	/* A 2-D dataset is never found without its name. */
 	read_ok(path, f->rank == 2 ? f->name : NULL,
 		PARLOAD_FRAMES_PROJECTIONS, &c);
+	if (f->chunk[0] && f->file && f->file->high == H5F_LIBVER_LATEST)
+		falls_back(path, f->name);
+	else if (f->chunk[0])
+		same_index(path, f->name, fx_chunks(f));
 	ck_assert_int_eq(c.desc.pixel_type, type);
 	ck_assert_int_eq(c.desc.encoding, enc);
 	ck_assert_uint_eq(c.desc.width, f->dims[f->rank - 1]);
@@ -336,6 +427,17 @@ static void one(const char *file, const fx *f, int type, int enc,
 	ck_assert_str_eq(c.paths[0], path);
 	assert_pixels(&c, pix, elem, NULL);
 	parload__container_free(&c);
+}
+
+/* One fixture, written, then checked as above. */
+static void one(const char *file, const fx *f, int type, int enc,
+		uint32_t rows, parload__codec codec)
+{
+	char *path = tu_path(file);
+	size_t elem;
+	void *pix = fx_file(path, f, &elem);
+
+	one_at(path, f, pix, elem, type, enc, rows, codec);
 	free(pix);
 	free(path);
 }
@@ -442,6 +544,7 @@ static void through_libhdf5(const char *file, const fx *f, uint32_t rows,
 	parload__container c;
 
 	read_ok(path, NULL, PARLOAD_FRAMES_PROJECTIONS, &c);
+	same_index(path, f->name, fx_chunks(f));
 	ck_assert_int_eq(c.strips.codec, PARLOAD__CODEC_CUSTOM);
 	ck_assert_uint_eq(c.strips.rows, rows);
 	ck_assert_ptr_nonnull(c.strips.serial);
@@ -485,6 +588,216 @@ START_TEST(unwritten_chunks)
 		       false, 0, true };
 
 	through_libhdf5("uw.h5", &f, 8, "not all written");
+}
+END_TEST
+
+/* Levels of the file's chunk B-tree: its highest node's level, + 1. */
+static int btree_levels(const char *path)
+{
+	size_t len;
+	unsigned char *b = tu_read_all(path, &len);
+	int top = -1;
+
+	for (size_t i = 0; i + 6 < len; i++)
+		if (memcmp(b + i, "TREE", 4) == 0 && b[i + 4] == 1 &&
+		    b[i + 5] > top)
+			top = b[i + 5];
+	free(b);
+	return top + 1;
+}
+
+/* B-trees of 1, 2 and 3 levels (nodes of 4 chunks), read directly. */
+START_TEST(index_levels)
+{
+	static const fopts k2 = { .istore_k = 2 };
+	static const uint64_t frames[] = { 3, 12, 40 };
+
+	for (int k = 0; k < TU_COUNT(frames); k++) {
+		const fx f = { "/scan", H5T_STD_U16LE, 3, { frames[k], 4, 6 },
+			       { 1, 4, 6 }, .file = &k2 };
+		char *path = tu_path("levels.h5");
+
+		one("levels.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 4,
+		    PARLOAD__CODEC_NONE);
+		ck_assert_int_eq(btree_levels(path), k + 1);
+		free(path);
+	}
+}
+END_TEST
+
+/* 20,000 chunks (a B-tree of several levels at libhdf5's K of 32). */
+START_TEST(index_many)
+{
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 20000, 8, 64 },
+		       { 1, 8, 64 } };
+	char *path = tu_path("many.h5");
+
+	one("many.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 8,
+	    PARLOAD__CODEC_NONE);
+	ck_assert_int_ge(btree_levels(path), 3);
+	free(path);
+}
+END_TEST
+
+/* libver 1.8: a version 2 object header ("OHDR") and superblock over a
+ * version 3 layout; a user block moves every address by its size. */
+START_TEST(index_headers)
+{
+	static const fopts v18 = { .low = H5F_LIBVER_V18,
+				   .high = H5F_LIBVER_V18 };
+	static const fopts ub = { .userblock = 1024 };
+	const fx a = { "/scan", H5T_STD_U16LE, 3, { 7, 9, 5 }, { 1, 3, 5 },
+		       .file = &v18 };
+	const fx b = { "/g/scan", H5T_STD_I32BE, 3, { 5, 6, 4 }, { 1, 6, 4 },
+		       4, true, .file = &ub };
+
+	one("v18.h5", &a, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 3,
+	    PARLOAD__CODEC_NONE);
+	one("ub.h5", &b, PARLOAD_PIXEL_I32, PARLOAD_ENC_BE, 6,
+	    PARLOAD__CODEC_SHUFFLE_DEFLATE);
+}
+END_TEST
+
+/* libver latest: a version 4 layout (a fixed array index), which the
+ * parser leaves to libhdf5; the loads are the same. */
+START_TEST(index_latest)
+{
+	static const fopts latest = { .low = H5F_LIBVER_LATEST,
+				      .high = H5F_LIBVER_LATEST };
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 6, 8, 5 }, { 1, 4, 5 },
+		       .file = &latest };
+
+	one("latest.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 4,
+	    PARLOAD__CODEC_NONE);
+}
+END_TEST
+
+/* The offset of the version 1 object header message of type want in
+ * b (a header at h with its messages after a 16-byte prefix). */
+static uint64_t v1_message(const unsigned char *b, uint64_t h, unsigned want)
+{
+	uint32_t len;
+	uint64_t at = h + 16;
+
+	ck_assert_int_eq(b[h], 1);
+	memcpy(&len, b + h + 8, 4);
+	while (at < h + 16 + len) {
+		uint16_t type, size;
+
+		memcpy(&type, b + at, 2);
+		memcpy(&size, b + at + 2, 2);
+		if (type == want)
+			return at;
+		at += 8 + size;
+	}
+	ck_abort_msg("no message of type %u", want);
+	return 0;
+}
+
+/* The layout message moved to a continuation block at the file's end:
+ * in its place a continuation message and a null message; the header
+ * counts 2 messages more and the superblock's end of file moves. */
+START_TEST(index_continuation)
+{
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 5, 6, 4 }, { 1, 3, 4 } };
+	char *path = tu_path("cont.h5");
+	size_t elem, len;
+	void *pix = fx_file(path, &f, &elem);
+	unsigned char *b = tu_read_all(path, &len);
+	parload__h5where w;
+	parload_error err;
+	uint64_t at, eof = len, block[2] = { len, 0 };
+	/* A continuation message (8 + 16 bytes), a null message's header. */
+	unsigned char cont[32] = { 0x10, 0, 16, 0 };
+	uint16_t size, n;
+
+	ck_assert_int_eq(parload__hdf5_where(path, f.name, &w, &err), 0);
+	ck_assert_uint_eq(w.super, 0);
+	at = v1_message(b, w.header, 8);
+	memcpy(&size, b + at + 2, 2);
+	ck_assert_uint_ge(size, 24);
+	block[1] = 8 + size;
+	tu_patch(path, len, b + at, 8 + size);
+	memcpy(cont + 8, block, 16);
+	size -= 24;
+	memcpy(cont + 26, &size, 2); /* the null message: what is left */
+	tu_patch(path, at, cont, sizeof(cont));
+	memcpy(&n, b + w.header + 2, 2);
+	n += 2;
+	tu_patch(path, w.header + 2, &n, 2);
+	eof += block[1];
+	tu_patch(path, 40, &eof, 8); /* superblock 0: its end of file */
+	one_at(path, &f, pix, elem, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 3,
+	       PARLOAD__CODEC_NONE);
+	free(b);
+	free(pix);
+	free(path);
+}
+END_TEST
+
+/* A file at path of 3 views of 4 x 6 u16 (/scan), a chunk each; its
+ * bytes (*len of them) and the offset of its first chunk B-tree node
+ * ("TREE", type 1). */
+static unsigned char *tree_file(const char *path, size_t *len,
+				uint64_t *tree)
+{
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 3, 4, 6 }, { 1, 4, 6 } };
+	size_t elem;
+	unsigned char *b;
+
+	free(fx_file(path, &f, &elem));
+	b = tu_read_all(path, len);
+	for (size_t i = 0; i + 28 < *len; i++)
+		if (memcmp(b + i, "TREE", 4) == 0 && b[i + 4] == 1) {
+			*tree = i;
+			return b;
+		}
+	ck_abort_msg("no chunk B-tree node");
+	return b;
+}
+
+/* A B-tree node whose signature is broken: the parser falls back, and
+ * libhdf5 cannot read the index either. */
+START_TEST(index_broken)
+{
+	char *path = tu_path("broken.h5");
+	size_t len;
+	uint64_t tree;
+	parload__h5index x;
+	parload_error err;
+
+	free(tree_file(path, &len, &tree));
+	tu_patch(path, tree + 2, "X", 1);
+	ck_assert_int_eq(parload__hdf5_chunks(path, "/scan", true, &x, &err),
+			 1);
+	read_fails(path, NULL, PARLOAD_ECONTAINER, "chunk");
+	free(path);
+}
+END_TEST
+
+/* A chunked dataset never written: no B-tree, no chunks, fill values. */
+START_TEST(index_empty)
+{
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 2, 4, 6 }, { 1, 4, 6 } };
+	char *path = tu_path("empty.h5");
+	hid_t file = create(path);
+	hid_t s = H5Screate_simple(3, f.dims, NULL);
+	hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+	hid_t d;
+	parload__container c;
+
+	H5Pset_chunk(dcpl, 3, f.chunk);
+	d = H5Dcreate2(file, f.name, f.type, s, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+	ck_assert_int_ge(d, 0);
+	H5Dclose(d);
+	H5Pclose(dcpl);
+	H5Sclose(s);
+	H5Fclose(file);
+	same_index(path, f.name, 0);
+	read_ok(path, NULL, PARLOAD_FRAMES_PROJECTIONS, &c);
+	ck_assert_int_eq(c.strips.codec, PARLOAD__CODEC_CUSTOM);
+	parload__container_free(&c);
+	free(path);
 }
 END_TEST
 
@@ -673,25 +986,18 @@ END_TEST
 START_TEST(chunk_size_wrong)
 {
 	char *path = tu_path("size.h5");
-	const fx f = { "/scan", H5T_STD_U16LE, 3, { 3, 4, 6 }, { 1, 4, 6 } };
-	size_t elem, len;
-	void *pix = fx_file(path, &f, &elem);
-	unsigned char *b = tu_read_all(path, &len);
-	const unsigned char *tree = NULL;
+	size_t len;
+	uint64_t tree;
+	unsigned char *b = tree_file(path, &len, &tree);
 	uint32_t size;
 
-	for (size_t i = 0; !tree && i + 28 < len; i++)
-		if (memcmp(b + i, "TREE", 4) == 0 && b[i + 4] == 1)
-			tree = b + i;
-	ck_assert_ptr_nonnull(tree);
-	memcpy(&size, tree + 24, 4);
+	memcpy(&size, b + tree + 24, 4);
 	ck_assert_uint_eq(size, 4 * 6 * 2);
 	size += 8;
-	tu_patch(path, (uint64_t)(tree - b) + 24, &size, 4);
+	tu_patch(path, tree + 24, &size, 4);
 	read_fails(path, NULL, PARLOAD_ECONTAINER,
 		   "recorded size 56, expected 48");
 	free(b);
-	free(pix);
 	free(path);
 }
 END_TEST
@@ -826,6 +1132,14 @@ static Suite *suite(void)
 	tcase_add_test(t, unwritten_chunks);
 	tcase_add_test(t, dxchange);
 	tcase_add_test(t, nxtomo);
+	t = tu_tcase(s, "index", 60);
+	tcase_add_test(t, index_levels);
+	tcase_add_test(t, index_many);
+	tcase_add_test(t, index_headers);
+	tcase_add_test(t, index_latest);
+	tcase_add_test(t, index_empty);
+	tcase_add_test(t, index_continuation);
+	tcase_add_test(t, index_broken);
 	t = tu_tcase(s, "refused", 0);
 	tcase_add_test(t, which_dataset);
 	tcase_add_test(t, unsupported);

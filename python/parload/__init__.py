@@ -38,6 +38,8 @@ from ._parload import (
     _save,
     describe,
     empty_like_file,
+    has_hdf5,
+    has_tiff,
     header_dtype,
     io_names,
     layouts,

@@ -70,6 +70,8 @@ int py_source_parse(PyObject *obj, PyObject *raw, source *s);
  * "darks", or NULL) of a TIFF or HDF5 source into s; -1 with an
  * exception (s cleared). */
 int py_source_container(source *s, PyObject *dataset, const char *frames);
+/* frames= (NULL: projections) into *out; -1 with ValueError. */
+int py_frames_from(const char *name, parload_frames *out);
 int py_raw_parse(PyObject *raw, parload_desc *d);
 const char *py_source_path(const source *s);
 void py_source_request(const source *s, parload_source *out);
@@ -105,6 +107,15 @@ int py_correction_for(const source *src, int allow_truncated,
 		      PyObject *const kw[3], const char *reduce, int minus_log,
 		      PyObject *raw, py_correction *c);
 const parload_correction *py_correction_of(const py_correction *c);
+/* The correction keywords of a load of path (kw: flats, darks, bin), with
+ * the scan's raw=, dataset= and frames=, in a holder of their own (*out:
+ * the correction, NULL for none), or NULL with an exception; freed by
+ * py_correction_free (which takes NULL). */
+void *py_correction_new(PyObject *path, PyObject *const kw[3],
+			const char *reduce, int minus_log, PyObject *raw,
+			PyObject *dataset, const char *frames,
+			const parload_correction **out);
+void py_correction_free(void *h);
 void py_correction_clear(py_correction *c);
 
 /* save.c: parload._save */

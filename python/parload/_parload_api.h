@@ -59,6 +59,18 @@ typedef struct parload_py_api {
 	/* cache= (a mode's name, NULL: keep) into *out; -1 with
 	 * ValueError. */
 	int (*cache_from)(const char *name, parload_cache *out);
+	/* frames= (NULL: projections); -1 with ValueError. */
+	int (*frames_from)(const char *name, parload_frames *out);
+	/* The correction keywords (flats, darks, bin in kw) of a load of
+	 * path, with raw=, dataset=, frames=: a holder, *out the correction
+	 * (NULL: none); NULL with an exception.  correction_free takes
+	 * NULL. */
+	void *(*correction_new)(PyObject *path, PyObject *const kw[3],
+				const char *reduce, int minus_log,
+				PyObject *raw, PyObject *dataset,
+				const char *frames,
+				const parload_correction **out);
+	void (*correction_free)(void *holder);
 } parload_py_api;
 
 /* parload._parload's table, or NULL with ImportError. */

@@ -66,8 +66,9 @@ static PyObject *Part_pixels(PartObject *self, void *closure)
 		api->shape_dims(&ds->shape, dims);
 	}
 	return api->array_over(
+		/* The delivered type: float32 for a corrected load. */
 		PyArray_DescrFromType(api->pixel_typenum(
-			self->part.desc.pixel_type)),
+			self->part.global.pixel_type)),
 		3, dims, NULL, ds->pixels, Py_NewRef((PyObject *)self));
 }
 
@@ -376,10 +377,17 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 	static char *kwlist[] = {"comm", "path", "split", "raw", "threads", "io",
 				 "verify", "keep_going", "allow_truncated",
 				 "numa_bind", "hugepages", "node_split",
-				 "views", "rows", "cols", "cache", NULL};
+				 "views", "rows", "cols", "cache", "dataset",
+				 "frames", "flats", "darks", "reduce",
+				 "minus_log", "bin", NULL};
 	PyObject *comm_obj, *path_obj, *threads_obj = NULL, *raw = Py_None;
 	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
+	PyObject *dataset = Py_None, *dataset_bytes = NULL, *result;
+	PyObject *refs[3] = { Py_None, Py_None, Py_None }; /* flats darks bin */
 	const char *split_name = "views", *io_name = "pool", *cache = NULL;
+	const char *frames = NULL, *reduce = NULL;
+	int minus_log = 0;
+	void *corr = NULL;
 	int verify = 0, keep_going = 0, truncated = 0, bind = 1, huge = 1;
 	int node_split = 1, kind, io;
 	parload_mpi_options opts;
@@ -388,13 +396,16 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 	MPI_Comm *comm;
 	size_t threads = 0;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|s$OOsppppppOOOz:load",
+	if (!PyArg_ParseTupleAndKeywords(args, kw,
+					 "OO|s$OOsppppppOOOzOzOOzpO:load",
 					 kwlist, &comm_obj, &path_obj,
 					 &split_name, &raw, &threads_obj,
 					 &io_name,
 					 &verify, &keep_going, &truncated,
 					 &bind, &huge, &node_split, &views,
-					 &rows, &cols, &cache))
+					 &rows, &cols, &cache, &dataset,
+					 &frames, &refs[0], &refs[1], &reduce,
+					 &minus_log, &refs[2]))
 		return NULL;
 	comm = PyMPIComm_Get(comm_obj);
 	if (!comm)
@@ -407,8 +418,14 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 	if (threads > UINT_MAX)
 		return PyErr_Format(PyExc_OverflowError, "threads is too large");
 	if (api->selection_from(views, rows, cols, NULL, &opts.load.selection) ||
-	    api->cache_from(cache, &opts.cache))
+	    api->cache_from(cache, &opts.cache) ||
+	    api->frames_from(frames, &opts.frames))
 		return NULL;
+	if (dataset != Py_None) {
+		if (!PyUnicode_FSConverter(dataset, &dataset_bytes))
+			return NULL;
+		opts.dataset = PyBytes_AS_STRING(dataset_bytes);
+	}
 	opts.load.threads = (unsigned)threads;
 	opts.load.flags = api->option_flags(verify, keep_going, truncated, bind,
 					    huge);
@@ -418,7 +435,14 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 	opts.error = &err;
 	memset(&split, 0, sizeof(split));
 	split.kind = (parload_mpi_split_kind)kind;
-	return part_load(*comm, path_obj, raw, &opts, &split);
+	/* The references, checked against the scan as parload.load does;
+	 * each rank reads and reduces them over its own rows. */
+	corr = api->correction_new(path_obj, refs, reduce, minus_log, raw,
+				   dataset, frames, &opts.correct);
+	result = corr ? part_load(*comm, path_obj, raw, &opts, &split) : NULL;
+	api->correction_free(corr);
+	Py_XDECREF(dataset_bytes);
+	return result;
 }
 
 static PyMethodDef module_methods[] = {

@@ -136,22 +136,28 @@ int py_source_parse(PyObject *obj, PyObject *raw, source *s)
 	return 0;
 }
 
-int py_source_container(source *s, PyObject *dataset, const char *frames)
+int py_frames_from(const char *name, parload_frames *out)
 {
 	static const char *const names[] = { "projections", "flats", "darks" };
-	int i;
 
-	for (i = 0; frames && i < 3 && strcmp(frames, names[i]) != 0; i++)
-		;
-	if (i == 3) {
-		PyErr_Format(PyExc_ValueError, "frames must be 'projections', "
-			     "'flats' or 'darks', not '%s'", frames);
-		py_source_clear(s);
-		return -1;
-	}
-	s->frames = frames ? (parload_frames)i : PARLOAD_FRAMES_PROJECTIONS;
-	if (dataset && dataset != Py_None &&
-	    !PyUnicode_FSConverter(dataset, &s->dataset)) {
+	*out = PARLOAD_FRAMES_PROJECTIONS;
+	for (int i = 0; name && i < 3; i++)
+		if (strcmp(name, names[i]) == 0) {
+			*out = (parload_frames)i;
+			return 0;
+		}
+	if (!name)
+		return 0;
+	PyErr_Format(PyExc_ValueError, "frames must be 'projections', 'flats' "
+		     "or 'darks', not '%s'", name);
+	return -1;
+}
+
+int py_source_container(source *s, PyObject *dataset, const char *frames)
+{
+	if (py_frames_from(frames, &s->frames) ||
+	    (dataset && dataset != Py_None &&
+	     !PyUnicode_FSConverter(dataset, &s->dataset))) {
 		py_source_clear(s);
 		return -1;
 	}

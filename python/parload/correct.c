@@ -163,3 +163,46 @@ void py_correction_clear(py_correction *c)
 		c->has_src[i] = 0;
 	}
 }
+
+/* ---- for parload._parload_mpi (_parload_api.h) ---- */
+
+/* A correction and the scan's source it was checked against, kept for
+ * one collective load. */
+typedef struct holder {
+	source src;
+	py_correction c;
+} holder;
+
+void *py_correction_new(PyObject *path, PyObject *const kw[3],
+			const char *reduce, int minus_log, PyObject *raw,
+			PyObject *dataset, const char *frames,
+			const parload_correction **out)
+{
+	holder *h = PyMem_Calloc(1, sizeof(*h));
+
+	if (!h)
+		return PyErr_NoMemory();
+	if (py_source_parse(path, raw, &h->src) ||
+	    py_source_container(&h->src, dataset, frames)) {
+		PyMem_Free(h);
+		return NULL;
+	}
+	if (py_correction_for(&h->src, 0, kw, reduce, minus_log, raw, &h->c)) {
+		py_source_clear(&h->src);
+		PyMem_Free(h);
+		return NULL;
+	}
+	*out = py_correction_of(&h->c);
+	return h;
+}
+
+void py_correction_free(void *p)
+{
+	holder *h = p;
+
+	if (!h)
+		return;
+	py_correction_clear(&h->c);
+	py_source_clear(&h->src);
+	PyMem_Free(h);
+}

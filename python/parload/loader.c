@@ -592,9 +592,10 @@ static PyMethodDef Loader_methods[] = {
 	 "are reduced), bins from the selection's first row and column, a\n"
 	 "partial bin at the end dropped (Dataset.bin, rows and cols say\n"
 	 "what was delivered); a bin larger than the selection raises\n"
-	 "parload.Error (PARLOAD_ESELECT).  verify=True with a correction\n"
-	 "raises parload.Error (PARLOAD_ENOTSUP) in this version, as does a\n"
-	 "stream (pipe)."},
+	 "parload.Error (PARLOAD_ESELECT).  verify=True checks each\n"
+	 "payload's CRC-32C over the raw rows before the correction (whole\n"
+	 "payloads only).  A stream (pipe) with a correction raises\n"
+	 "parload.Error (PARLOAD_ENOTSUP) in this version."},
 	{"load_into", (PyCFunction)(void (*)(void))Loader_load_into,
 	 METH_VARARGS | METH_KEYWORDS,
 	 "load_into(source, pixels, headers=None, *, raw=None,\n"

@@ -53,17 +53,35 @@ static PyObject *mod_layouts(PyObject *mod, PyObject *unused)
  * The module
  * ------------------------------------------------------------------- */
 
+static PyObject *mod_has_tiff(PyObject *mod, PyObject *unused)
+{
+	return PyBool_FromLong(parload_has_tiff());
+}
+
+static PyObject *mod_has_hdf5(PyObject *mod, PyObject *unused)
+{
+	return PyBool_FromLong(parload_has_hdf5());
+}
+
 static PyMethodDef module_methods[] = {
+	{"has_tiff", (PyCFunction)mod_has_tiff, METH_NOARGS,
+	 "has_tiff()\n--\n\nWhether this build reads and writes TIFF "
+	 "(libtiff)."},
+	{"has_hdf5", (PyCFunction)mod_has_hdf5, METH_NOARGS,
+	 "has_hdf5()\n--\n\nWhether this build reads and writes HDF5 "
+	 "(libhdf5)."},
 	{"read_header", (PyCFunction)py_mod_read_header, METH_O,
 	 "read_header(source)\n--\n\n"
 	 "Read and validate a file's header (and check it against the file's\n"
 	 "size); return a FileHeader.  source: a path or a descriptor."},
 	{"describe", (PyCFunction)(void (*)(void))py_mod_describe,
 	 METH_VARARGS | METH_KEYWORDS,
-	 "describe(source, *, raw=None, allow_truncated=False)\n--\n\n"
+	 "describe(source, *, raw=None, allow_truncated=False, dataset=None,\n"
+	 "         frames=None)\n--\n\n"
 	 "What source holds, without loading it: its layout resolved against\n"
 	 "its files, a dict as Dataset.desc (count: the views there are).\n"
-	 "source and raw are load()'s (not a pipe: a stream is described as it\n"
+	 "source, raw, dataset and frames are load()'s (not a pipe: a stream\n"
+	 "is described as it\n"
 	 "is read).  Raises parload.Error as load() would for the same\n"
 	 "source: a file that is missing, shorter than its views or (without\n"
 	 "a count, unless allow_truncated) ending in a partial record."},
@@ -118,6 +136,9 @@ static const parload_py_api py_api = {
 	.desc_dict = py_desc_dict,
 	.raw_headers_array = py_raw_headers_array,
 	.cache_from = py_cache_from,
+	.frames_from = py_frames_from,
+	.correction_new = py_correction_new,
+	.correction_free = py_correction_free,
 };
 
 static int add_api(PyObject *m)

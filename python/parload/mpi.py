@@ -29,7 +29,8 @@ __all__ = ["Part", "load"]
 def load(comm, path, split="views", *, raw=None, threads=0, io="pool",
          verify=False, keep_going=False, allow_truncated=False,
          numa_bind=True, hugepages=True, node_split=True, views=None,
-         rows=None, cols=None, cache=None):
+         rows=None, cols=None, cache=None, dataset=None, frames=None,
+         flats=None, darks=None, reduce="mean", minus_log=False, bin=1):
     """Collective over comm (an mpi4py communicator): load this rank's
     part of path and return it as a Part.
 
@@ -54,6 +55,13 @@ def load(comm, path, split="views", *, raw=None, threads=0, io="pool",
     io="mpiio" ignores it.  Part.stats["cache"] says the mode used.  The
     GIL is released during the load.
 
+    dataset and frames pick a TIFF or HDF5 file's data as in
+    parload.load() (rank 0 reads its metadata; io="pool" only).  flats,
+    darks, reduce, minus_log and bin correct each rank's part as
+    parload.load() does, in float32: each rank reads and reduces the
+    references over its own rows; with bin=N the ranks share out whole
+    bins (global_shape and the row ranges count binned rows).
+
     Part.raw_headers holds a raw layout's view headers of the part's
     views, Part.desc the layout (as Dataset's).
 
@@ -67,4 +75,5 @@ def load(comm, path, split="views", *, raw=None, threads=0, io="pool",
                  allow_truncated=allow_truncated,
                  numa_bind=numa_bind, hugepages=hugepages,
                  node_split=node_split, views=views, rows=rows, cols=cols,
-                 cache=cache)
+                 cache=cache, dataset=dataset, frames=frames, flats=flats,
+                 darks=darks, reduce=reduce, minus_log=minus_log, bin=bin)

@@ -46,4 +46,7 @@ def load(comm: Any, path: Union[str, bytes, "os.PathLike[str]"],
          allow_truncated: bool = False, numa_bind: bool = True,
          hugepages: bool = True, node_split: bool = True,
          views: _Part = None, rows: _Part = None,
-         cols: _Part = None, cache: Optional[str] = None) -> Part: ...
+         cols: _Part = None, cache: Optional[str] = None,
+         dataset: Optional[str] = None, frames: Optional[str] = None,
+         flats: Any = None, darks: Any = None, reduce: str = "mean",
+         minus_log: bool = False, bin: int = 1) -> Part: ...

@@ -220,3 +220,40 @@ def test_cache_modes_load_the_same(shared_dir, cache):
     assert mpiio.stats["cache"] == "keep"
     with pytest.raises(ValueError, match="page-cache mode"):
         parload.mpi.load(COMM, path, cache="sometimes")
+
+
+@pytest.mark.parametrize("split", ["views", "rows"])
+@pytest.mark.parametrize("bin", [1, 2])
+def test_corrected_part_is_the_slice_of_a_corrected_load(shared_dir, split,
+                                                         bin):
+    path, px = shared_file(shared_dir, f"scan-{split}-{bin}.raw", (7, 6, 5),
+                           np.uint16)
+    darks, _ = shared_file(shared_dir, f"darks-{split}-{bin}.raw", (3, 6, 5),
+                           np.uint16)
+    flats = np.full((6, 5), 40000.0, np.float32)
+    corr = dict(darks=darks, flats=flats, minus_log=True, bin=bin)
+    part = parload.mpi.load(COMM, path, split=split, threads=1, **corr)
+    whole = parload.load(path, layout=part.layout, **corr)
+    assert part.pixels.dtype == np.float32
+    assert part.global_shape == whole.pixels.shape
+    np.testing.assert_array_equal(part.pixels, whole.pixels[part.index])
+    covered(part, 7 if split == "views" else 6 // bin)
+
+
+@pytest.mark.parametrize("split", ["views", "rows"])
+def test_hdf5_part_is_the_slice_of_the_array(shared_dir, split):
+    if not parload.has_hdf5():
+        pytest.skip("this build has no libhdf5")
+    path = os.path.join(shared_dir, f"scan-{split}.h5")
+    px = None
+    if RANK == 0:
+        px = random_pixels(np.random.default_rng(5), (7, 6, 5), np.int16)
+        parload.save(path, px)
+    px = COMM.bcast(px, root=0)
+    COMM.Barrier()
+    part = parload.mpi.load(COMM, path, split=split, threads=1,
+                            dataset="/exchange/data")
+    whole = px if split == "views" else np.ascontiguousarray(
+        px.transpose(1, 0, 2))
+    assert np.array_equal(part.pixels, whole[part.index])
+    assert part.desc["format"] == "hdf5"

@@ -228,11 +228,36 @@ def test_binning_alone_is_the_mean(tmp_path):
     assert parload.load(str(tmp_path / "scan")).bin == 1
 
 
-def test_verify_and_reduce_are_refused(tmp_path):
-    scan = scan_file(tmp_path)
+@pytest.mark.parametrize("layout", ["views", "sinograms"])
+def test_verify_checks_the_raw_rows(tmp_path, layout):
+    """verify=True with a correction checks each payload's CRC-32C over
+    the raw rows as they are read, before the correction."""
+    rng = np.random.default_rng(13)
+    proj = frames_of(rng, "u16", V, 40, 3400).astype("<u2")
+    scan = tmp_path / "crc"
+    write_raw(scan, proj, crc=True)
+    darks = frames_of(rng, "u16", 2, 90, 130)
+    for threads in (1, 2, 3):
+        with parload.Loader(threads=threads, verify=True) as loader:
+            ds = loader.load(str(scan), darks=darks, layout=layout)
+        assert ds.stats["crc_checked"] == V
+        want = corrected(proj, reduce_ref(darks, "mean"), None, False)
+        if layout == "sinograms":
+            want = want.transpose(1, 0, 2)
+        check(ds.pixels, want)
+    data = bytearray(scan.read_bytes())
+    data[64 + 3 * (32 + H * W * 2) + 32 + 5] ^= 0xFF  # view 3's pixels
+    scan.write_bytes(bytes(data))
     with pytest.raises(parload.Error) as e:
-        parload.load(scan, darks=str(tmp_path / "darks"), verify=True)
+        parload.load(str(scan), darks=darks, layout=layout, verify=True)
+    assert e.value.code == "PARLOAD_ECRC" and e.value.view == 3
+    with pytest.raises(parload.Error) as e:
+        parload.load(str(scan), darks=darks, verify=True, rows=(0, 2))
     assert e.value.code == "PARLOAD_ENOTSUP" and "CRC" in str(e.value)
+
+
+def test_reduce_and_bin_are_checked(tmp_path):
+    scan = scan_file(tmp_path)
     with pytest.raises(ValueError, match="reduce"):
         parload.load(scan, darks=str(tmp_path / "darks"), reduce="max")
     with pytest.raises(ValueError, match="bin"):
