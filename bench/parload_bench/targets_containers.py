@@ -47,17 +47,21 @@ def py(kind, who="parload", select=None, threads=None, describe=False,
                pages=pages)
 
 
-def wall_of(kind, select=None):
-    """The process wall of `parload FILE` on the container of that kind
-    (as a user runs it)."""
-    return ctr("ctr-command", kind, select=select, field="wall")
+def wall_of(kind, select=None, field="wall"):
+    """The process wall (or another field) of `parload FILE` on the
+    container of that kind (as a user runs it)."""
+    return ctr("ctr-command", kind, select=select, field=field)
 
 
-# The raw stream of the containers' bytes (the payloads alone, --raw), as
-# a user runs it: its process wall.
-RAW_WALL = Pick(None, "warm", lambda p, n: (
-    p.tool == "parload" and p.strategy is None and not p.verify and
-    kind_of(p) == "bare"), "wall", note=CONTAINERS)
+def raw_user(field="wall"):
+    """The raw stream of the containers' bytes (the payloads alone,
+    --raw), as a user runs it: its process wall (or another field)."""
+    return Pick(None, "warm", lambda p, n: (
+        p.tool == "parload" and p.strategy is None and not p.verify and
+        kind_of(p) == "bare"), field, note=CONTAINERS)
+
+
+RAW_WALL = raw_user()
 
 
 def peer_wall(kind, who, select=None):
@@ -164,6 +168,11 @@ def serial(run):
 
 
 CONTAINER_NOTES = [
+    Note("17a1", "The same two as the loads they report (`seconds`): "
+         "the raw stream's / `parload FILE.h5`'s = %s.",
+         ratio(raw_user("seconds"), wall_of("h5", field="seconds"))),
+    Note("17a1", "The gzip file's `parload FILE.h5` wall / the raw "
+         "stream's = %s.", ratio(wall_of("h5gz"), RAW_WALL)),
     Note("17a2", "Whole processes: the h5py process wall / `parload "
          "FILE.h5` wall = %s.", wall_ratio("h5", "h5py")),
     Note("17b", "Whole processes: the h5py band's process wall / `parload "
@@ -174,12 +183,13 @@ CONTAINER_NOTES = [
     Note("17c", "parload.load() of the gzip file, speed-up against "
          "threads: %s.", speedups),
     Note("17c", "parload's stats on the gzip file, serial: %s.", serial),
+    Note("17d1", "The same two as the loads they report (`seconds`): "
+         "the raw stream's / `parload FILE.tif`'s = %s.",
+         ratio(raw_user("seconds"), wall_of("tif", field="seconds"))),
     Note("17d2", "Whole processes: tifffile / `parload FILE.tif` = %s.",
          wall_ratio("tif", "tifffile")),
     Note("17e", "Whole processes: tifffile(list) / `parload FOLDER` = %s.",
          wall_ratio("tifdir", "tifffile")),
     Note("17e", "The folder's parload.load() / the multi-page TIFF's "
          "(the same bytes) = %s.", ratio(py("tifdir"), py("tif"))),
-    Note("17a1", "The gzip file's `parload FILE.h5` wall / the raw "
-         "stream's = %s.", ratio(wall_of("h5gz"), RAW_WALL)),
 ]
