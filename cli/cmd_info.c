@@ -391,10 +391,25 @@ static const struct option_parser info_parser = {
 	":h", info_longopts, "info", cmd_info_help, info_option,
 };
 
+/* A TIFF or HDF5 file, by what the library makes of it (a list, a
+ * folder, a glob, "FILE.h5:/name" too). */
+static bool is_container(const struct input *in, const struct layout_cfg *lc)
+{
+	parload_source src;
+	parload_desc d;
+
+	input_source(&src, in, lc);
+	return !lc->raw && parload_describe(&src, 0, &d, NULL) == 0 &&
+	       (d.format == PARLOAD_FORMAT_TIFF ||
+		d.format == PARLOAD_FORMAT_HDF5);
+}
+
 /* Whether in is read through a layout rather than its own header. */
 static bool is_stream(const struct input *in, const struct layout_cfg *lc)
 {
-	return lc->raw || is_nhdr(in->path);
+	return lc->raw || is_nhdr(in->path) || lc->dataset ||
+	       lc->frames != PARLOAD_FRAMES_PROJECTIONS ||
+	       is_container(in, lc);
 }
 
 int cmd_info(int argc, char **argv)

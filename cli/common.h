@@ -221,8 +221,14 @@ int parse_load_option(struct load_cfg *cfg, int c, const char *arg);
  * ask for with one (EXIT_OK, or EXIT_USAGE after saying why). */
 const parload_correction *correction_of(const struct corr_cfg *k,
 					const struct layout_cfg *lc,
+					const parload_source *scan,
 					struct correction *out);
 int check_correction(const struct load_cfg *cfg);
+/* --flats same / --darks same: 0 when scan (named name) is an HDF5 file,
+ * whose flats or darks frames they are; else PARLOAD_EINVAL saying why
+ * (or the failure to describe it) in err. */
+int check_same_refs(const struct corr_cfg *k, const parload_source *scan,
+		    const char *name, parload_error *err);
 /* The same for the layout options alone (LAYOUT_LONGOPTS): --raw SPEC
  * is parsed by the library, whose message a bad SPEC gets. */
 int parse_layout_option(struct layout_cfg *lc, int c, const char *arg);

@@ -128,11 +128,10 @@ static int parse_correct_option(struct corr_cfg *k, int c, const char *arg)
 		k->path[c == OPT_FLATS] = arg;
 		break;
 	case OPT_REDUCE:
-		if (strcmp(arg, "mean") && strcmp(arg, "median"))
+		if (parload_reduce_from_name(arg) < 0)
 			return usage_error("invalid --reduce '%s' (mean or "
 					   "median)", arg);
-		k->corr.reduce = strcmp(arg, "mean") ? PARLOAD_REDUCE_MEDIAN :
-						       PARLOAD_REDUCE_MEAN;
+		k->corr.reduce = (parload_reduce)parload_reduce_from_name(arg);
 		return ARG_OK;
 	case OPT_MINUS_LOG:
 		k->corr.flags |= PARLOAD_CORR_MINUS_LOG;
@@ -293,25 +292,72 @@ void input_source(parload_source *src, const struct input *in,
 	src->frames = lc->frames;
 }
 
-/* The correction of a load, its reference files as sources of the
- * layout --raw gives (a .nhdr states its own); NULL when none is asked. */
+/* "--flats same": the references the scan's own container holds. */
+static bool is_same(const char *path)
+{
+	return path && strcmp(path, "same") == 0;
+}
+
+/* Reference set i (darks, flats) given as path: a file of the layout
+ * --raw gives (a .nhdr states its own), or "same": the scan's source
+ * with its frames set to the flats or darks. */
+static void refs_source(parload_source *out, const char *path, int i,
+			const parload_source *scan,
+			const struct layout_cfg *lc)
+{
+	if (is_same(path)) {
+		*out = *scan;
+		out->frames = i ? PARLOAD_FRAMES_FLATS : PARLOAD_FRAMES_DARKS;
+		return;
+	}
+	parload_source_init(out);
+	out->path = path;
+	if (lc->raw && path && !is_nhdr(path))
+		out->desc = &lc->desc;
+}
+
+/* The correction of a load of scan; NULL when none is asked. */
 const parload_correction *correction_of(const struct corr_cfg *k,
 					const struct layout_cfg *lc,
+					const parload_source *scan,
 					struct correction *out)
 {
 	if (!k->on)
 		return NULL;
 	memset(out, 0, sizeof(*out));
-	for (int i = 0; i < 2; i++) {
-		parload_source_init(&out->refs[i].source);
-		out->refs[i].source.path = k->path[i];
-		if (lc->raw && k->path[i] && !is_nhdr(k->path[i]))
-			out->refs[i].source.desc = &lc->desc;
-	}
+	for (int i = 0; i < 2; i++)
+		refs_source(&out->refs[i].source, k->path[i], i, scan, lc);
 	out->corr = k->corr;
 	out->corr.darks = k->path[0] ? &out->refs[0] : NULL;
 	out->corr.flats = k->path[1] ? &out->refs[1] : NULL;
 	return &out->corr;
+}
+
+int check_same_refs(const struct corr_cfg *k, const parload_source *scan,
+		    const char *name, parload_error *err)
+{
+	const char *opt = is_same(k->path[1]) ? "--flats" : "--darks";
+	parload_desc d;
+	int rc;
+
+	if (!is_same(k->path[0]) && !is_same(k->path[1]))
+		return 0;
+	if (scan->fd >= 0 || scan->desc)
+		goto refuse;
+	rc = parload_describe(scan, 0, &d, err);
+	if (rc || d.format == PARLOAD_FORMAT_HDF5)
+		return rc;
+refuse:
+	err->code = PARLOAD_EINVAL;
+	snprintf(err->message, sizeof(err->message),
+		 "%s: %s same names the references stored in the scan's own "
+		 "HDF5 file, and this is %s; give the references' file",
+		 name, opt,
+		 scan->fd >= 0 ? "not a file" :
+		 scan->desc    ? "a raw stream (--raw)" :
+		 d.format == PARLOAD_FORMAT_TIFF ? "a TIFF" :
+						   "not an HDF5 file");
+	return PARLOAD_EINVAL;
 }
 
 /* What a corrected load cannot be asked for with the options: arrays

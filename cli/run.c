@@ -168,12 +168,15 @@ static int make_request(const struct input *in, const struct load_cfg *cfg,
 
 	parload_request_init(req);
 	input_source(&req->source, in, &cfg->layout);
-	req->correct = correction_of(&cfg->correct, &cfg->layout, &l->correct);
 	if (!in->paths && strcmp(in->path, "-") == 0) {
 		req->source.path = NULL;
 		req->source.fd = STDIN_FILENO;
 		req->source.name = STDIN_NAME;
 	}
+	req->correct = correction_of(&cfg->correct, &cfg->layout,
+				     &req->source, &l->correct);
+	if (check_same_refs(&cfg->correct, &req->source, l->name, err))
+		return err->code;
 	req->cache = cfg->cache;
 	if (stream)
 		l->io = "stream";

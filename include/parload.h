@@ -595,6 +595,11 @@ typedef struct parload_refs {
 	uint64_t count;
 } parload_refs;
 
+/* "mean" or "median", NULL for another value; and back (-1 if
+ * unknown). */
+PARLOAD_API const char *parload_reduce_name(int reduce);
+PARLOAD_API int parload_reduce_from_name(const char *name);
+
 /* parload_correction.flags */
 #define PARLOAD_CORR_MINUS_LOG 0x1u
 

@@ -414,11 +414,10 @@ static int correct_option(struct cfg *g, int c, const char *arg)
 		return -1;
 	}
 	case OPT_REDUCE:
-		if (strcmp(arg, "mean") && strcmp(arg, "median"))
+		if (parload_reduce_from_name(arg) < 0)
 			return usage_error("--reduce takes mean or median, not "
 					   "'%s'", arg);
-		g->corr.reduce = strcmp(arg, "mean") ? PARLOAD_REDUCE_MEDIAN :
-						       PARLOAD_REDUCE_MEAN;
+		g->corr.reduce = (parload_reduce)parload_reduce_from_name(arg);
 		return -1;
 	case OPT_MINUS_LOG:
 		g->corr.flags |= PARLOAD_CORR_MINUS_LOG;

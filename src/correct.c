@@ -24,6 +24,23 @@ static inline float clamp(float x)
 	return x < EPS ? EPS : x;
 }
 
+static const char *const reduce_names[] = { "mean", "median" };
+
+const char *parload_reduce_name(int reduce)
+{
+	return reduce == PARLOAD_REDUCE_MEAN || reduce == PARLOAD_REDUCE_MEDIAN ?
+		       reduce_names[reduce == PARLOAD_REDUCE_MEDIAN] :
+		       NULL;
+}
+
+int parload_reduce_from_name(const char *name)
+{
+	for (int i = 0; name && i < 2; i++)
+		if (strcmp(name, reduce_names[i]) == 0)
+			return i ? PARLOAD_REDUCE_MEDIAN : PARLOAD_REDUCE_MEAN;
+	return -1;
+}
+
 /* ---- pixels to float ---- */
 
 static float pixel_at(const unsigned char *p, int type, size_t i)
@@ -39,52 +56,50 @@ static float pixel_at(const unsigned char *p, int type, size_t i)
 	}
 }
 
-/* The hot loops work four pixels at a time in the vector extension GCC
- * and Clang share (SSE2 on x86-64; any target lowers it), which -O2
- * does not do by itself for a loop of a count known at run time only. */
-typedef float v4f __attribute__((vector_size(16)));
-typedef int32_t v4i __attribute__((vector_size(16)));
-typedef uint16_t v4u16 __attribute__((vector_size(8)));
-
-/* n pixels of type at p as float at out. */
+/* n pixels of type at p as float at out (the references, once). */
 static void to_float(float *out, const unsigned char *p, int type, size_t n)
 {
-	size_t i = 0;
-
-	if (type == PARLOAD_PIXEL_U16)
-		for (; i + 4 <= n; i += 4) {
-			v4u16 h;
-			v4f f;
-
-			memcpy(&h, p + 2 * i, sizeof(h));
-			f = __builtin_convertvector(h, v4f);
-			memcpy(out + i, &f, sizeof(f));
-		}
-	for (; i < n; i++)
+	for (size_t i = 0; i < n; i++)
 		out[i] = pixel_at(p, type, i);
 }
 
-/* -ln(max(x, EPS)) without a call, four pixels at a time:
- * x = 2^e * m with m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(t),
- * t = (m - 1) / (m + 1), |t| < 0.172, by its series to t^9 (relative
- * error below 1e-7, the float's own).  NaN and infinity come back as
- * they are (-ln(inf) is -inf). */
+/* The row loops work LANES pixels at a time in the vector extension GCC
+ * and Clang share, which -O2 does not do by itself for a loop of a count
+ * known at run time only.  The kernel is compiled twice: for the baseline
+ * (SSE2 on x86-64: two instructions a vector; any other target lowers
+ * it) and, on x86-64, for AVX2 with FMA (one), chosen at run time. */
+#define LANES 8
+typedef float vf __attribute__((vector_size(4 * LANES)));
+typedef int32_t vi __attribute__((vector_size(4 * LANES)));
+typedef uint16_t vu16 __attribute__((vector_size(2 * LANES)));
+#define KERNEL static inline __attribute__((always_inline))
+/* The kernels' vectors never cross a call (every kernel is inlined into
+ * row_base or row_avx2), so the ABI GCC warns of (for the rest of this
+ * file, where it reports it) is never used. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
 /* a where mask is set, else b. */
-static inline v4f pick(v4i mask, v4f a, v4f b)
+KERNEL vf pick(vi mask, vf a, vf b)
 {
-	return (v4f)((mask & (v4i)a) | (~mask & (v4i)b));
+	return (vf)((mask & (vi)a) | (~mask & (vi)b));
 }
 
-static inline v4f neg_log4(v4f x)
+/* -ln(max(x, EPS)) without a call: x = 2^e * m with m in [sqrt(1/2),
+ * sqrt(2)), ln m = 2 atanh(t), t = (m - 1) / (m + 1), |t| < 0.172, by
+ * its series to t^9 (relative error below 1e-7, the float's own).  NaN
+ * and infinity come back as they are (-ln(inf) is -inf). */
+KERNEL vf neg_log_v(vf x)
 {
-	const v4f eps = { EPS, EPS, EPS, EPS };
-	const v4f v = pick(x < eps, eps, x);
-	const v4i u = (v4i)v;
-	v4i e = ((u >> 23) & 0xff) - 127;
-	const v4i special = e == 128;
-	v4f m = (v4f)((u & 0x007fffff) | 0x3f800000);
-	const v4i big = m > 1.41421356f;
-	v4f t, t2, lm, r;
+	const vf eps = (vf){ 0 } + EPS;
+	const vf v = pick(x < eps, eps, x);
+	const vi u = (vi)v;
+	vi e = ((u >> 23) & 0xff) - 127;
+	const vi special = e == 128;
+	vf m = (vf)((u & 0x007fffff) | 0x3f800000);
+	const vi big = m > 1.41421356f;
+	vf t, t2, lm, r;
 
 	m = pick(big, m * 0.5f, m);
 	e -= big; /* a set mask is -1 */
@@ -93,69 +108,113 @@ static inline v4f neg_log4(v4f x)
 	lm = 2.0f * t *
 	     (1.0f + t2 * (1.0f / 3 + t2 * (1.0f / 5 + t2 * (1.0f / 7 +
 							     t2 * (1.0f / 9)))));
-	r = __builtin_convertvector(e, v4f) * 0.693147181f + lm;
+	r = __builtin_convertvector(e, vf) * 0.693147181f + lm;
 	return -pick(special, v, r);
 }
 
-static void neg_log(float *x, size_t n)
+/* The pixels [i, i + LANES) of x, or of the u16 row px, corrected. */
+KERNEL vf correct_v(vf v, const float *d, const float *s, bool log)
 {
-	size_t i = 0;
+	vf a, b;
 
-	for (; i + 4 <= n; i += 4) {
-		v4f v;
-
-		memcpy(&v, x + i, sizeof(v));
-		v = neg_log4(v);
-		memcpy(x + i, &v, sizeof(v));
+	if (d) {
+		memcpy(&a, d, sizeof(a));
+		v -= a;
 	}
-	if (i < n) {
-		v4f v = { 1.0f, 1.0f, 1.0f, 1.0f };
-
-		memcpy(&v, x + i, (n - i) * sizeof(float));
-		v = neg_log4(v);
-		memcpy(x + i, &v, (n - i) * sizeof(float));
+	if (s) {
+		memcpy(&b, s, sizeof(b));
+		v *= b;
 	}
+	return log ? neg_log_v(v) : v;
 }
 
-/* x = (x - d) * s over n pixels, d or s NULL for none: four at a time. */
-static void sub_mul(float *x, const float *d, const float *s, size_t n)
+/* x[i] = the correction of px[i] (u16, or x's own floats when px is
+ * NULL) by darks d and scales s (NULL: none), then -ln with log. */
+KERNEL void row_kernel(float *x, const unsigned char *px, const float *d,
+		       const float *s, bool log, size_t n)
 {
+	float tmp[LANES], dt[LANES], st[LANES];
 	size_t i = 0;
+	vf v;
 
-	for (; i + 4 <= n; i += 4) {
-		v4f v, a = { 0, 0, 0, 0 }, b = { 1, 1, 1, 1 };
+	for (; i + LANES <= n; i += LANES) {
+		if (px) {
+			vu16 h;
 
-		memcpy(&v, x + i, sizeof(v));
-		if (d)
-			memcpy(&a, d + i, sizeof(a));
-		if (s)
-			memcpy(&b, s + i, sizeof(b));
-		v = (v - a) * b;
+			memcpy(&h, px + 2 * i, sizeof(h));
+			v = __builtin_convertvector(h, vf);
+		} else {
+			memcpy(&v, x + i, sizeof(v));
+		}
+		v = correct_v(v, d ? d + i : NULL, s ? s + i : NULL, log);
 		memcpy(x + i, &v, sizeof(v));
 	}
-	for (; i < n; i++)
-		x[i] = (x[i] - (d ? d[i] : 0.0f)) * (s ? s[i] : 1.0f);
+	if (i == n)
+		return;
+	/* The last pixels, padded with values that stay finite. */
+	for (size_t j = 0; j < LANES; j++) {
+		const bool in = i + j < n;
+
+		tmp[j] = !in ? 1.0f : px ? pixel_at(px, PARLOAD_PIXEL_U16, i + j) :
+					   x[i + j];
+		dt[j] = in && d ? d[i + j] : 0.0f;
+		st[j] = in && s ? s[i + j] : 1.0f;
+	}
+	memcpy(&v, tmp, sizeof(v));
+	v = correct_v(v, dt, st, log);
+	memcpy(tmp, &v, sizeof(v));
+	memcpy(x + i, tmp, (n - i) * sizeof(float));
 }
 
-/* The correction of row rr of the selection, whose float values are in
- * x already. */
-static void apply(const parload__correct *k, float *x, uint64_t rr)
+static void row_base(float *x, const unsigned char *px, const float *d,
+		     const float *s, bool log, size_t n)
+{
+	row_kernel(x, px, d, s, log, n);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx2,fma"))) static void
+row_avx2(float *x, const unsigned char *px, const float *d, const float *s,
+	 bool log, size_t n)
+{
+	row_kernel(x, px, d, s, log, n);
+}
+
+/* cpuid, read once by libgcc's constructor: a load and a test. */
+static bool have_avx2(void)
+{
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#endif
+
+/* Row rr of the selection: the u16 pixels px, or (px NULL) the floats
+ * already in x, corrected into x. */
+static void apply(const parload__correct *k, float *x,
+		  const unsigned char *px, uint64_t rr)
 {
 	const size_t n = k->cols;
 	const float *d = k->dark ? k->dark + rr * n : NULL;
 	const float *s = k->scale ? k->scale + rr * n : NULL;
 
-	if (d || s)
-		sub_mul(x, d, s, n);
-	if (k->minus_log)
-		neg_log(x, n);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+	if (have_avx2()) {
+		row_avx2(x, px, d, s, k->minus_log, n);
+		return;
+	}
+#endif
+	row_base(x, px, d, s, k->minus_log, n);
 }
 
 void parload__correct_row(const parload__correct *k, float *dst,
 			  const unsigned char *px, uint64_t rr)
 {
-	to_float(dst, px, k->type, k->cols);
-	apply(k, dst, rr);
+	if (k->type == PARLOAD_PIXEL_U16) {
+		apply(k, dst, px, rr);
+		return;
+	}
+	for (size_t i = 0; i < k->cols; i++)
+		dst[i] = pixel_at(px, k->type, i);
+	apply(k, dst, NULL, rr);
 }
 
 /* Sums of bin consecutive pixels of px (k->cols * bin of them) added to
@@ -181,7 +240,7 @@ void parload__correct_binned(const parload__correct *k, float *dst,
 
 	for (size_t i = 0; i < k->cols; i++)
 		dst[i] = acc[i] * scale;
-	apply(k, dst, rr);
+	apply(k, dst, NULL, rr);
 }
 
 /* Frames of the file band (rows * bin x cols * bin each, back to back)

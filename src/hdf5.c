@@ -212,7 +212,10 @@ static bool nx_class(hid_t f, const char *name, const char *cls)
 		char *s = NULL;
 		hid_t m = H5Tcopy(H5T_C_S1);
 
+		/* h5py writes UTF-8: libhdf5 converts no character set into
+		 * another. */
 		H5Tset_size(m, H5T_VARIABLE);
+		H5Tset_cset(m, H5Tget_cset(t));
 		if (H5Aread(a, m, &s) >= 0 && s) {
 			yes = strcmp(s, cls) == 0;
 			H5free_memory(s);
@@ -276,6 +279,34 @@ static const char *frames_name(parload_frames fr)
 					    "projections";
 }
 
+/* DXchange: the frames' dataset of the three. */
+static int dxchange(h5r *r, const char *const *dx, parload_frames fr)
+{
+	r->dxchange = true;
+	snprintf(r->name, sizeof(r->name), "%s", dx[fr]);
+	if (is_dataset(r->f, r->name))
+		return 0;
+	return parload__fail_path(r->err, PARLOAD_EINVAL, 0, r->file,
+				  "no %s: a DXchange file without %s",
+				  frames_name(fr), dx[fr]);
+}
+
+/* A dataset named: DXchange's /exchange/data takes its flats and darks
+ * from data_white and data_dark, as unnamed; one with an image_key beside
+ * it is NXtomo's (its frames picked by the key, its angles the entry's). */
+static int named_kind(h5r *r, const char *const *dx, parload_frames fr)
+{
+	char key[1200];
+	const char *slash = strrchr(r->name, '/');
+
+	if (strcmp(r->name, dx[0]) == 0)
+		return dxchange(r, dx, fr);
+	snprintf(key, sizeof(key), "%.*s/image_key",
+		 (int)(slash - r->name), r->name);
+	r->nxtomo = is_dataset(r->f, key);
+	return 0;
+}
+
 /* Which dataset: named, else DXchange, NXtomo, the only 3-D one. */
 static int choose(h5r *r, const char *named, parload_frames fr)
 {
@@ -287,17 +318,12 @@ static int choose(h5r *r, const char *named, parload_frames fr)
 	if (named) {
 		snprintf(r->name, sizeof(r->name), "%s%s",
 			 named[0] == '/' ? "" : "/", named);
-		return is_dataset(r->f, r->name) ? 0 : no_such(r, r->name);
+		if (!is_dataset(r->f, r->name))
+			return no_such(r, r->name);
+		return named_kind(r, dx, fr);
 	}
-	if (is_dataset(r->f, dx[0])) {
-		r->dxchange = true;
-		snprintf(r->name, sizeof(r->name), "%s", dx[fr]);
-		if (is_dataset(r->f, r->name))
-			return 0;
-		return parload__fail_path(r->err, PARLOAD_EINVAL, 0, r->file,
-					  "no %s: a DXchange file without %s",
-					  frames_name(fr), dx[fr]);
-	}
+	if (is_dataset(r->f, dx[0]))
+		return dxchange(r, dx, fr);
 	if (find_nxtomo(r))
 		return r->nxtomo = true, 0;
 	find3(r->f, &fd);

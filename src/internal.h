@@ -545,6 +545,7 @@ typedef struct parload__ctx {
 	/* What the read step reports. */
 	parload__io_stats io;  /* reads, the file header's included */
 	uint64_t decoded;      /* a container's strips decoded */
+	const char *serial;    /* its strips' serial reason, kept past close */
 	unsigned threads;      /* threads that read */
 	bool checked;          /* it checked every view itself (below) */
 	parload__badlist bad;  /* with ->checked: bad CRCs, output indices */

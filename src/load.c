@@ -150,7 +150,7 @@ static void fill_stats(parload__ctx *c, int strategy)
 	st->crc_checked = c->verify.crc ? c->shape.views : 0;
 	st->cache = c->cache;
 	st->strips_decoded = c->decoded;
-	st->serial = c->strips ? c->strips->serial : NULL;
+	st->serial = c->serial;
 }
 
 /* Steps 6 and 7. */
@@ -232,6 +232,8 @@ static int run(parload_loader *loader, const parload_request *req,
 		st->release(&c);
 	if (pos >= 0)
 		(void)parload__sys_lseek(c.fd, pos, SEEK_SET);
+	/* A static string, which outlives the container's table. */
+	c.serial = c.strips ? c.strips->serial : NULL;
 	parload__source_close(&c);
 	parload__correct_free(&c);
 	parload__badlist_free(&c.bad);

@@ -822,6 +822,23 @@ static const cli_case cases[] = {
 		    "@/a.raw" },
 	  .status = 1, .out = { "^$" },
 	  .err = { "^parload: @/a\\.raw: a payload's CRC-32C covers all" } },
+	/* "same": the references of the scan's own HDF5 file (pytest's
+	 * test_hdf5 loads them from h5py-written files). */
+	{ .name = "flats same refused for a stream",
+	  .files = { { "a.raw" } },
+	  .argv = { "--flats", "same", "@/a.raw" }, .status = 1,
+	  .out = { "^$" },
+	  .err = { "^parload: @/a\\.raw: --flats same names the references "
+		   "stored in the scan's own HDF5 file, and this is not an "
+		   "HDF5 file; give the references' file\n$" } },
+	{ .name = "darks same refused for a raw layout",
+	  .files = { { "a.raw" } },
+	  .argv = { "extract", "--raw", RAW16, "--darks", "same", "-o",
+		    "@/x.npy", "@/a.raw" },
+	  .status = 1, .out = { "^$" }, .absent = "x.npy",
+	  .err = { "^parload: @/a\\.raw: --darks same names the references "
+		   "stored in the scan's own HDF5 file, and this is a raw "
+		   "stream \\(--raw\\)" } },
 	{ .name = "reduce bogus", .files = { { "a.raw" } },
 	  .argv = { "extract", "--reduce", "bogus", "-o", "@/x.npy",
 		    "@/a.raw" },
@@ -1203,7 +1220,7 @@ static const char *const documented[] = {
 	"--help", "--version", "gen", "info", "--views", "--width", "--height",
 	"--type", "--crc", "--seed", "Exit status", "--raw", "--concat",
 	".nhdr", "nhdr", "mono12p", "u16be", "--cache", "direct", "--flats",
-	"--darks", "--reduce", "--minus-log", "--bin",
+	"--darks", "--reduce", "--minus-log", "--bin", "'same'",
 };
 
 START_TEST(test_help_mentions)

@@ -325,6 +325,22 @@ START_TEST(test_binning_matches_the_formulas)
 }
 END_TEST
 
+/* corr: -log after darks of count frames of px pixels each, held in dark
+ * and filled with i % mod. */
+static void minus_log_by_darks(parload_correction *corr, parload_refs *darks,
+			       float *dark, uint64_t count, size_t px,
+			       unsigned mod)
+{
+	for (size_t i = 0; i < count * px; i++)
+		dark[i] = (float)(i % mod);
+	memset(darks, 0, sizeof(*darks));
+	parload_source_init(&darks->source);
+	darks->frames = dark, darks->count = count;
+	memset(corr, 0, sizeof(*corr));
+	corr->darks = darks;
+	corr->flags = PARLOAD_CORR_MINUS_LOG;
+}
+
 static int keep_nothing(const parload_batch *b, void *arg)
 {
 	(void)b;
@@ -355,14 +371,7 @@ START_TEST(test_batches_are_corrected)
 	unsigned char *got;
 
 	tu_write_stream(path, 9, 16, 8, PARLOAD_PIXEL_U16, 0, 3);
-	for (size_t i = 0; i < sizeof(dark) / sizeof(dark[0]); i++)
-		dark[i] = (float)(i % 97);
-	memset(&darks, 0, sizeof(darks));
-	parload_source_init(&darks.source);
-	darks.frames = dark, darks.count = 4;
-	memset(&corr, 0, sizeof(corr));
-	corr.darks = &darks;
-	corr.flags = PARLOAD_CORR_MINUS_LOG;
+	minus_log_by_darks(&corr, &darks, dark, 4, 16 * 8, 97);
 	parload_request_init(&r);
 	r.source.path = path;
 	r.correct = &corr;
@@ -459,14 +468,7 @@ START_TEST(test_crc_of_the_raw_rows)
 	parload_loader *v, *kg;
 
 	tu_write_stream(path, 16, 24, 8, PARLOAD_PIXEL_U16, 1, 7);
-	for (size_t i = 0; i < 24 * 8; i++)
-		dark[i] = (float)(i % 13);
-	memset(&darks, 0, sizeof(darks));
-	parload_source_init(&darks.source);
-	darks.frames = dark, darks.count = 1;
-	memset(&corr, 0, sizeof(corr));
-	corr.darks = &darks;
-	corr.flags = PARLOAD_CORR_MINUS_LOG;
+	minus_log_by_darks(&corr, &darks, dark, 1, 24 * 8, 13);
 	parload_selection_init(&sel);
 	sel.layout = (parload_layout)layout;
 	parload_request_init(&r);

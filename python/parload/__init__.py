@@ -120,6 +120,14 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
                             layout="sinograms", flats="flats.raw",
                             darks="darks.raw", minus_log=True).pixels
 
+    flats="same" and darks="same" read the references stored in the scan's
+    own HDF5 file (DXchange's /exchange/data_white and data_dark, NXtomo's
+    image_key 1 and 2)::
+
+        ds = parload.load("scan.h5", rows=(100, 132), layout="sinograms",
+                          flats="same", darks="same", minus_log=True)
+        sino, theta = ds.pixels, np.radians(ds.angles)
+
     The loader options are Loader's, the selection (views, rows, cols,
     layout) Loader.load's.  For many loads, a Loader avoids starting
     threads for each.
@@ -244,6 +252,9 @@ def save(path, data, dataset=None, compress=None, force=False, angles=None):
         if angles is None and len(data) and data.angles.any():
             angles = data.angles
         data = data.pixels
+    if angles is not None:
+        import numpy
+        angles = numpy.ascontiguousarray(angles, dtype=numpy.float32)
     gzip = _gzip_level(compress)
     if gzip and str(path).lower().endswith((".tif", ".tiff")):
         raise ValueError("compress applies to HDF5 output only")

@@ -70,6 +70,8 @@ int py_source_parse(PyObject *obj, PyObject *raw, source *s);
  * "darks", or NULL) of a TIFF or HDF5 source into s; -1 with an
  * exception (s cleared). */
 int py_source_container(source *s, PyObject *dataset, const char *frames);
+/* to: a second reference to what from holds; -1 with an exception. */
+int py_source_copy(const source *from, source *to);
 /* frames= (NULL: projections) into *out; -1 with ValueError. */
 int py_frames_from(const char *name, parload_frames *out);
 int py_raw_parse(PyObject *raw, parload_desc *d);
@@ -94,12 +96,14 @@ typedef struct py_correction {
 	source src[2];            /* a set given as a source */
 	int has_src[2];
 	PyArrayObject *arr[2];    /* a set given as an array, float32 */
+	int same[2];              /* "same": the scan's own flats, darks */
 	int on;
 } py_correction;
 
+/* scan: the source the references "same" are read from. */
 int py_correction_parse(PyObject *flats, PyObject *darks, const char *reduce,
 			int minus_log, PyObject *bin, PyObject *raw,
-			py_correction *c);
+			const source *scan, py_correction *c);
 int py_correction_check(const py_correction *c, const parload_desc *d);
 /* The correction of a load of src: kw is flats, darks, bin; the arrays
  * checked against src's frames.  0, or -1 with an exception. */

@@ -136,6 +136,28 @@ int py_source_parse(PyObject *obj, PyObject *raw, source *s)
 	return 0;
 }
 
+int py_source_copy(const source *from, source *to)
+{
+	*to = *from;
+	Py_XINCREF(to->path);
+	Py_XINCREF(to->paths);
+	Py_XINCREF(to->name);
+	Py_XINCREF(to->name_bytes);
+	Py_XINCREF(to->dataset);
+	to->pathv = NULL;
+	if (!from->npaths)
+		return 0;
+	/* The texts stay those of the shared paths tuple. */
+	to->pathv = PyMem_Calloc(from->npaths, sizeof(*to->pathv));
+	if (!to->pathv) {
+		py_source_clear(to);
+		PyErr_NoMemory();
+		return -1;
+	}
+	memcpy(to->pathv, from->pathv, from->npaths * sizeof(*to->pathv));
+	return 0;
+}
+
 int py_frames_from(const char *name, parload_frames *out)
 {
 	static const char *const names[] = { "projections", "flats", "darks" };

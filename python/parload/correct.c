@@ -2,7 +2,8 @@
  * correct.c - the correction keywords of a load (flats=, darks=, reduce=,
  * minus_log=, bin=) made into a parload_correction: each reference set a
  * source (a path, a list of paths, read with the scan's raw= unless it is
- * a .nhdr) or a NumPy array of shape (N, H, W) or (H, W), converted to
+ * a .nhdr), "same" (the flats or darks frames of the scan's own HDF5
+ * file), or a NumPy array of shape (N, H, W) or (H, W), converted to
  * float32 C order and checked against the scan's height and width.
  */
 #include "_parload.h"
@@ -17,11 +18,31 @@ static int ends_with_nhdr(const source *s)
 	return n >= 5 && strcmp(p + n - 5, ".nhdr") == 0;
 }
 
+static int is_same(PyObject *obj)
+{
+	return PyUnicode_Check(obj) &&
+	       PyUnicode_CompareWithASCIIString(obj, "same") == 0;
+}
+
+/* Set i as "same": the scan's source, its frames the flats or darks. */
+static int same_of(const source *scan, py_correction *c, int i)
+{
+	if (py_source_copy(scan, &c->src[i]))
+		return -1;
+	c->src[i].frames = i ? PARLOAD_FRAMES_FLATS : PARLOAD_FRAMES_DARKS;
+	c->has_src[i] = c->same[i] = 1;
+	py_source_request(&c->src[i], &c->refs[i].source);
+	return 0;
+}
+
 /* One reference set, obj (not None), as set i of c. */
-static int refs_of(PyObject *obj, PyObject *raw, py_correction *c, int i)
+static int refs_of(PyObject *obj, PyObject *raw, const source *scan,
+		   py_correction *c, int i)
 {
 	PyArrayObject *a;
 
+	if (is_same(obj))
+		return same_of(scan, c, i);
 	if (!PyArray_Check(obj)) {
 		if (py_source_parse(obj, raw, &c->src[i]))
 			return -1;
@@ -57,21 +78,21 @@ static int refs_of(PyObject *obj, PyObject *raw, py_correction *c, int i)
 
 static int reduce_of(const char *name, parload_reduce *out)
 {
-	if (!name || strcmp(name, "mean") == 0)
-		*out = PARLOAD_REDUCE_MEAN;
-	else if (strcmp(name, "median") == 0)
-		*out = PARLOAD_REDUCE_MEDIAN;
-	else {
+	const int r = name ? parload_reduce_from_name(name) :
+			     PARLOAD_REDUCE_MEAN;
+
+	if (r < 0) {
 		PyErr_Format(PyExc_ValueError, "reduce must be 'mean' or "
 			     "'median', not '%s'", name);
 		return -1;
 	}
+	*out = (parload_reduce)r;
 	return 0;
 }
 
 int py_correction_parse(PyObject *flats, PyObject *darks, const char *reduce,
 			int minus_log, PyObject *bin, PyObject *raw,
-			py_correction *c)
+			const source *scan, py_correction *c)
 {
 	PyObject *set[2] = { darks, flats };
 	unsigned long factor = 1;
@@ -93,7 +114,7 @@ int py_correction_parse(PyObject *flats, PyObject *darks, const char *reduce,
 	for (int i = 0; i < 2; i++) {
 		if (!set[i] || set[i] == Py_None)
 			continue;
-		if (refs_of(set[i], raw, c, i)) {
+		if (refs_of(set[i], raw, scan, c, i)) {
 			py_correction_clear(c);
 			return -1;
 		}
@@ -131,18 +152,43 @@ int py_correction_check(const py_correction *c, const parload_desc *d)
 	return 0;
 }
 
+/* "same" where the scan is not an HDF5 file (d: its description, NULL
+ * when it is not described: a descriptor or a raw layout). */
+static int same_refused(const py_correction *c, const source *src,
+			const parload_desc *d)
+{
+	const int i = c->same[1];
+
+	if (d && d->format == PARLOAD_FORMAT_HDF5)
+		return 0;
+	PyErr_Format(PyExc_ValueError, "%s='same' names the references "
+		     "stored in the scan's own HDF5 file, and %R is %s; give "
+		     "the references' source", names[i], src->name,
+		     !d ? (src->has_desc ? "a raw layout (raw=)" :
+				       "an open file or descriptor")
+			: d->format == PARLOAD_FORMAT_TIFF ? "a TIFF" :
+							     "not an HDF5 file");
+	return -1;
+}
+
 int py_correction_for(const source *src, int allow_truncated,
 		      PyObject *const kw[3], const char *reduce, int minus_log,
 		      PyObject *raw, py_correction *c)
 {
 	parload_desc d;
+	int same, arrays;
 
 	if (py_correction_parse(kw[0], kw[1], reduce, minus_log, kw[2], raw,
-				c))
+				src, c))
 		return -1;
-	if ((c->arr[0] || c->arr[1]) &&
-	    (py_describe(src, allow_truncated, &d) ||
-	     py_correction_check(c, &d))) {
+	same = c->same[0] || c->same[1];
+	arrays = c->arr[0] || c->arr[1];
+	/* A descriptor is not described: that would read a pipe. */
+	if ((same && (src->fd >= 0 || src->has_desc) &&
+	     same_refused(c, src, NULL)) ||
+	    ((arrays || same) && py_describe(src, allow_truncated, &d)) ||
+	    (same && same_refused(c, src, &d)) ||
+	    (arrays && py_correction_check(c, &d))) {
 		py_correction_clear(c);
 		return -1;
 	}
@@ -160,7 +206,7 @@ void py_correction_clear(py_correction *c)
 		Py_CLEAR(c->arr[i]);
 		if (c->has_src[i])
 			py_source_clear(&c->src[i]);
-		c->has_src[i] = 0;
+		c->has_src[i] = c->same[i] = 0;
 	}
 }
 

@@ -120,3 +120,43 @@ def test_extract_to_tif(tmp_path, parload_bin, layout):
     assert np.array_equal(tifffile.imread(out), want.pixels)
     res = run_cli(parload_bin, "extract", "-o", out, raw)
     assert res.returncode == 1 and "file exists" in res.stderr
+
+
+@pytest.mark.parametrize("compress", [None, "gzip=6"])
+def test_h5_chunks_filters_and_theta(tmp_path, compress):
+    h5py = pytest.importorskip("h5py")
+    a = stack((6, 12, 20), seed=9)
+    theta = np.linspace(0, 150, 6)  # float64: converted
+    p = tmp_path / "a.h5"
+    h5_or_skip(p, a, compress=compress, angles=theta)
+    with h5py.File(p, "r") as f:
+        d = f["/exchange/data"]
+        assert d.chunks == (1, 12, 20)
+        assert d.compression == ("gzip" if compress else None)
+        assert d.shuffle == bool(compress)
+        if compress:
+            assert d.compression_opts == 6
+        assert np.allclose(f["/exchange/theta"][()], theta)
+
+
+def test_h5_sinograms_with_axes(tmp_path):
+    """A Dataset in sinogram layout goes to /exchange/sinograms, marked
+    axes="rows:views:columns", so that a DXchange reader does not take
+    it for projections; its views' angles to /exchange/theta."""
+    h5py = pytest.importorskip("h5py")
+    a = stack((9, 10, 14), seed=10)
+    theta = np.linspace(0, 180, 9, endpoint=False)
+    src = tmp_path / "src.h5"
+    with h5py.File(src, "w") as f:
+        f["/exchange/data"] = a
+        f["/exchange/theta"] = theta
+    ds = parload.load(src, views=(1, 8), rows=(2, 7), layout="sinograms")
+    p = tmp_path / "s.h5"
+    h5_or_skip(p, ds)
+    with h5py.File(p, "r") as f:
+        assert "/exchange/data" not in f
+        s = f["/exchange/sinograms"]
+        assert s.attrs["axes"] in (b"rows:views:columns",
+                                   "rows:views:columns")
+        assert np.array_equal(s[()], a[1:8, 2:7].transpose(1, 0, 2))
+        assert np.allclose(f["/exchange/theta"][()], theta[1:8])

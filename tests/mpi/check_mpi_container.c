@@ -55,12 +55,7 @@ static void check_part(const char *what, const parload_mpi_part *p,
 			 "%s: header of view %" PRIu64, what, v);
 		for (uint64_t r = 0; r < s->rows; r++)
 			for (uint64_t c = 0; c < s->cols; c++) {
-				const uint64_t at =
-					(s->layout == PARLOAD_LAYOUT_VIEWS ?
-						 k * s->rows + r :
-						 r * s->views + k) *
-						s->cols +
-					c;
+				const uint64_t at = mt_at(s, k, r, c);
 
 				MT_CHECK(out[at] ==
 						 in[(v * H + s->row_start + r) * W +

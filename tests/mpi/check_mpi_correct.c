@@ -75,12 +75,7 @@ static void check_part(const char *what, const parload_mpi_part *p,
 	for (uint64_t k = 0; k < s->views; k++)
 		for (uint64_t r = 0; r < s->rows; r++)
 			for (uint64_t c = 0; c < s->cols; c++) {
-				const uint64_t at =
-					(s->layout == PARLOAD_LAYOUT_VIEWS ?
-						 k * s->rows + r :
-						 r * s->views + k) *
-						s->cols +
-					c;
+				const uint64_t at = mt_at(s, k, r, c);
 				const double want = expected(
 					scan, dk, fl, parload_shape_view(s, k),
 					s->row_start + r * bin,

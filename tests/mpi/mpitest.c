@@ -234,3 +234,11 @@ void mt_reference(const char *path, parload_dataset *ds)
 	rc = parload_load(path, &o, ds);
 	MT_CHECK(rc == 0, "reference load: %s", err.message);
 }
+
+uint64_t mt_at(const parload_shape *s, uint64_t k, uint64_t r, uint64_t c)
+{
+	return (s->layout == PARLOAD_LAYOUT_VIEWS ? k * s->rows + r :
+						    r * s->views + k) *
+		       s->cols +
+	       c;
+}

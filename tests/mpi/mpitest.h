@@ -43,6 +43,9 @@ void mt_fail(const char *file, int line, const char *fmt, ...)
  * is there. */
 void mt_write(const char *path, uint64_t n, uint32_t w, uint32_t h,
 	      int type, int crc, uint64_t seed);
+/* The index of pixel (output view k, row r, column c) of a dataset of
+ * shape s, in its layout. */
+uint64_t mt_at(const parload_shape *s, uint64_t k, uint64_t r, uint64_t c);
 /* The file loaded whole by one process with libparload: the reference
  * every part is compared with. */
 void mt_reference(const char *path, parload_dataset *ds);
