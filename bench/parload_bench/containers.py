@@ -111,8 +111,9 @@ class ContainerPoint(Point):
     [SELECTION] FILE`, as a user runs it: unverified, its
     options checked once before the runs by an extract), ctr-python
     (bench/ctrload.py: `who` is parload, h5py or tifffile; describe:
-    parload.describe alone), ctr-extract (`parload extract -o OUT.out
-    FILE`, the output checked after every run and removed)."""
+    parload.describe alone), ctr-info (`parload info --json FILE`, the
+    metadata alone as a user asks for it), ctr-extract (`parload extract
+    -o OUT.out FILE`, the output checked after every run and removed)."""
 
     def __init__(self, tool, who=None, describe=False, out=None, **kw):
         super().__init__(tool, [15], **kw)
@@ -129,6 +130,8 @@ class ContainerPoint(Point):
         threads = plural(self.threads, "thread")
         if self.tool == "ctr-extract":
             return "parload extract -o OUT.%s FILE (whole process)" % self.out
+        if self.tool == "ctr-info":
+            return "parload info FILE (whole process)"
         if self.tool == "ctr-command":
             return "parload FILE (defaults: %s)" % threads
         if self.who == "parload" and self.describe:
@@ -226,6 +229,21 @@ def run_python(tools, p, stream):
     return m
 
 
+def run_info(tools, p, stream):
+    """`parload info --json FILE`, the whole process (its wall): the file
+    valid, of the container's views and their shape."""
+    cmd = [tools.parload, "info", "--json"] + stream.operands()
+    r, proc = run_checked(cmd, p.label())
+    d = last_json(r.stdout)
+    lay = d.get("layout") or {}
+    if d.get("valid") is not True or (lay.get("count"), lay.get("height"),
+                                      lay.get("width")) != (
+            stream.views, stream.height, stream.width):
+        raise BenchError("%s: not the file written: %s" % (" ".join(cmd),
+                                                          d))
+    return result(None, proc)
+
+
 def run_extract(tools, p, stream):
     """`parload extract -o OUT FILE`, the whole process (its wall: there
     is no reported time); then, after the clock, OUT read back by its own
@@ -247,6 +265,7 @@ def run_extract(tools, p, stream):
 
 measure.RUNNERS.update({"ctr-command": run_command,
                         "ctr-python": run_python,
+                        "ctr-info": run_info,
                         "ctr-extract": run_extract})
 
 
@@ -364,8 +383,8 @@ def container_session(quick, n, tools):
     payloads alone; verified and as a user runs it); each container
     loaded by parload.load(), by `parload FILE` and by its Python peer;
     a 32-row band as sinograms; the gzip file at every thread count; the
-    metadata alone (parload.describe) of many small views against their
-    load; and extract to .npy, .h5 and .tif."""
+    metadata alone (parload.describe, `parload info`) of many small views
+    against their load; and extract to .npy, .h5 and .tif."""
     src, pages = sources(quick)
     bare = RawLayout("bare", src)
     raw = Point("parload", [15], "parallel", threads=n, stream=bare)
@@ -388,6 +407,10 @@ def container_session(quick, n, tools):
         pts += [load, based(ContainerPoint("ctr-python", "parload",
                                            describe=True, threads=n,
                                            stream=c), load)]
+        # The same as whole processes: `parload info` against `parload`.
+        user = command_twin(load, raw_user)
+        pts += [user, based(ContainerPoint("ctr-info", threads=n, stream=c),
+                            user, "wall")]
     npy = ContainerPoint("ctr-extract", out="npy", threads=n)
     pts += [npy] + [based(ContainerPoint("ctr-extract", out=x, threads=n),
                           npy, "wall") for x in extract_formats(tools)[1:]]

@@ -47,10 +47,12 @@ def py(kind, who="parload", select=None, threads=None, describe=False,
                pages=pages)
 
 
-def wall_of(kind, select=None, field="wall"):
+def wall_of(kind, select=None, field="wall", pages=False):
     """The process wall (or another field) of `parload FILE` on the
-    container of that kind (as a user runs it)."""
-    return ctr("ctr-command", kind, select=select, field=field)
+    container of that kind (as a user runs it; pages: of many small
+    views)."""
+    return ctr("ctr-command", kind, select=select, field=field,
+               pages=pages)
 
 
 def raw_user(field="wall"):
@@ -71,6 +73,14 @@ def peer_wall(kind, who, select=None):
 def extract(out):
     return Pick(None, "warm", lambda p, n: (
         p.tool == "ctr-extract" and p.out == out), "wall", note=CONTAINERS)
+
+
+def info_wall(kind):
+    """The process wall of `parload info FILE` on the pages file of that
+    kind."""
+    return Pick(None, "warm", lambda p, n: (
+        p.tool == "ctr-info" and kind_of(p) == kind), "wall",
+        note=CONTAINERS)
 
 
 def worst_of(pairs, worst, fmt="%.2f"):
@@ -192,4 +202,9 @@ CONTAINER_NOTES = [
          wall_ratio("tifdir", "tifffile")),
     Note("17e", "The folder's parload.load() / the multi-page TIFF's "
          "(the same bytes) = %s.", ratio(py("tifdir"), py("tif"))),
+    Note("17f", "Whole processes: `parload info FILE` wall / `parload "
+         "FILE` wall = %s.", worst_of([
+             ("TIFF", info_wall("tif"), wall_of("tif", pages=True)),
+             ("HDF5", info_wall("h5chunks"),
+              wall_of("h5chunks", pages=True))], max, "%.3f"), "%"),
 ]
