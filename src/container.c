@@ -49,29 +49,48 @@ static bool hdf5_with_dataset(const char *s)
 	return hdf5_name(head);
 }
 
-/* The first bytes of path: TIFF (II*\0, MM\0*, and BigTIFF's 43) or
- * HDF5's signature at 0. */
-static int sniff(const char *path)
+/* The first bytes of the regular file path: TIFF (II*\0, MM\0*, and
+ * BigTIFF's 43), HDF5's signature at 0, or neither (*kind -1).  A file
+ * that cannot be opened or read fails here as its load would. */
+static int sniff(const char *path, int *kind, parload_error *err)
 {
 	static const unsigned char h5[8] = { 0x89, 'H', 'D', 'F',
 					     '\r', '\n', 0x1a, '\n' };
 	unsigned char b[8];
-	FILE *f = fopen(path, "rb");
-	size_t n;
+	FILE *f;
+	size_t n = 0, got;
+	int e = 0;
 
+	*kind = -1;
+	do
+		f = parload__sys_fopen(path, "rb");
+	while (!f && errno == EINTR);
 	if (!f)
-		return -1;
-	n = fread(b, 1, sizeof(b), f);
-	fclose(f);
+		return parload__fail_open(err, errno, path);
+	/* A signal may cut a read short: go on from where it stopped. */
+	do {
+		got = parload__sys_fread(b + n, 1, sizeof(b) - n, f);
+		n += got;
+		e = errno;
+		if (got == 0 && parload__sys_ferror(f) && e == EINTR)
+			parload__sys_clearerr(f);
+		else if (got == 0)
+			break;
+	} while (n < sizeof(b));
+	if (n < sizeof(b) && parload__sys_ferror(f)) {
+		parload__sys_fclose(f);
+		return parload__fail(err, PARLOAD_EIO, e, path, PARLOAD_NONE,
+				     n, "cannot read file");
+	}
+	parload__sys_fclose(f);
 	if (n == 8 && memcmp(b, h5, 8) == 0)
-		return PARLOAD_FORMAT_HDF5;
-	if (n >= 4 && ((b[0] == 'I' && b[1] == 'I' && (b[2] == 42 ||
-						       b[2] == 43) &&
-			b[3] == 0) ||
-		       (b[0] == 'M' && b[1] == 'M' && b[2] == 0 &&
-			(b[3] == 42 || b[3] == 43))))
-		return PARLOAD_FORMAT_TIFF;
-	return -1;
+		*kind = PARLOAD_FORMAT_HDF5;
+	else if (n >= 4 && ((b[0] == 'I' && b[1] == 'I' &&
+			     (b[2] == 42 || b[2] == 43) && b[3] == 0) ||
+			    (b[0] == 'M' && b[1] == 'M' && b[2] == 0 &&
+			     (b[3] == 42 || b[3] == 43))))
+		*kind = PARLOAD_FORMAT_TIFF;
+	return 0;
 }
 
 /* A directory holding at least one *.tif or *.tiff: a folder of TIFFs
@@ -89,39 +108,47 @@ static bool tiff_folder(const char *path)
 	return found;
 }
 
-int parload__container_kind(const parload_source *src)
+int parload__container_kind(const parload_source *src, int *kind,
+			    parload_error *err)
 {
 	const char *p = src->path;
 	struct stat st;
 
+	*kind = -1;
 	if (src->desc || src->fd >= 0)
-		return -1;
+		return 0;
 	if (src->path_count) {
 		/* A list of TIFFs: the first names them all. */
 		p = src->paths[0];
-		return p && (tiff_name(p) || sniff(p) == PARLOAD_FORMAT_TIFF) ?
-			       PARLOAD_FORMAT_TIFF :
-			       -1;
+		if (p && tiff_name(p))
+			*kind = PARLOAD_FORMAT_TIFF;
+		return 0;
 	}
 	if (!p)
-		return -1;
-	if (src->dataset || src->frames != PARLOAD_FRAMES_PROJECTIONS)
-		return PARLOAD_FORMAT_HDF5;
-	if (stat(p, &st) != 0) {
-		if (hdf5_with_dataset(p))
-			return PARLOAD_FORMAT_HDF5;
-		/* A glob of TIFFs (the shell did not expand it). */
-		return strpbrk(p, "*?[") ? PARLOAD_FORMAT_TIFF : -1;
+		return 0;
+	if (src->dataset || src->frames != PARLOAD_FRAMES_PROJECTIONS) {
+		*kind = PARLOAD_FORMAT_HDF5;
+		return 0;
 	}
-	if (S_ISDIR(st.st_mode))
-		return tiff_folder(p) ? PARLOAD_FORMAT_TIFF : -1;
-	if (ends_with(p, ".nhdr"))
-		return -1;
-	if (tiff_name(p))
-		return PARLOAD_FORMAT_TIFF;
-	if (hdf5_name(p))
-		return PARLOAD_FORMAT_HDF5;
-	return S_ISREG(st.st_mode) ? sniff(p) : -1;
+	/* stat is best effort: the load's own open says what is wrong. */
+	if (parload__sys_stat(p, &st) != 0) {
+		if (hdf5_with_dataset(p))
+			*kind = PARLOAD_FORMAT_HDF5;
+		else if (strpbrk(p, "*?[")) /* a glob the shell left */
+			*kind = PARLOAD_FORMAT_TIFF;
+		return 0;
+	}
+	if (S_ISDIR(st.st_mode) && tiff_folder(p))
+		*kind = PARLOAD_FORMAT_TIFF;
+	else if (S_ISDIR(st.st_mode) || ends_with(p, ".nhdr"))
+		return 0;
+	else if (tiff_name(p))
+		*kind = PARLOAD_FORMAT_TIFF;
+	else if (hdf5_name(p))
+		*kind = PARLOAD_FORMAT_HDF5;
+	else if (S_ISREG(st.st_mode))
+		return sniff(p, kind, err);
+	return 0;
 }
 
 void parload__container_free(parload__container *c)
@@ -129,10 +156,10 @@ void parload__container_free(parload__container *c)
 	parload__strips *t = &c->strips;
 
 	for (size_t i = 0; i < c->n; i++)
-		free(c->paths[i]);
-	free(c->paths);
-	free(t->s);
-	free(t->angles);
+		parload__sys_free(c->paths[i]);
+	parload__sys_free(c->paths);
+	parload__sys_free(t->s);
+	parload__sys_free(t->angles);
 	if (t->decoder && t->decoder->free_arg && t->arg)
 		t->decoder->free_arg(t->arg);
 	memset(c, 0, sizeof(*c));
@@ -255,10 +282,10 @@ int parload_save(const char *path, const parload_stack *st,
 					  "this libparload was built without "
 					  "HDF5 (configure --with-hdf5, "
 					  "libhdf5-dev)");
-	if (!(o->flags & PARLOAD_SAVE_FORCE) && lstat(path, &sb) == 0)
+	if (!(o->flags & PARLOAD_SAVE_FORCE) && parload__sys_lstat(path, &sb) == 0)
 		return parload__fail_path(err, PARLOAD_EEXIST, 0, path,
 					  "exists (replace it with force)");
-	if (!(tmp = malloc(strlen(path) + 16)))
+	if (!(tmp = parload__sys_malloc(strlen(path) + 16)))
 		return parload__fail_nomem(err, path);
 	{
 		/* Beside the output, so that the rename stays on its file
@@ -274,10 +301,10 @@ int parload_save(const char *path, const parload_stack *st,
 		rc = parload__fail_path(err, PARLOAD_EWRITE, errno, path,
 					"cannot create a temporary file "
 					"beside it");
-		free(tmp);
+		parload__sys_free(tmp);
 		return rc;
 	}
-	close(fd);
+	parload__sys_close(fd);
 	rc = fmt == PARLOAD_SAVE_TIFF ?
 		     parload__tiff_write(tmp, path, st, o, err) :
 		     parload__hdf5_write(tmp, path, st, o, err);
@@ -287,13 +314,13 @@ int parload_save(const char *path, const parload_stack *st,
 
 		umask(m);
 		(void)chmod(tmp, 0666 & ~m);
-		if (rename(tmp, path) != 0)
+		if (parload__sys_rename(tmp, path) != 0)
 			rc = parload__fail_path(err, PARLOAD_EWRITE, errno, path,
 						"cannot rename %s into place",
 						tmp);
 	}
 	if (rc)
 		unlink(tmp);
-	free(tmp);
+	parload__sys_free(tmp);
 	return rc;
 }

@@ -410,10 +410,12 @@ typedef struct parload__container {
 } parload__container;
 
 /* Which container a source is, by its path (extension, a directory, a
- * glob, "FILE.h5:/dataset") or its first bytes: PARLOAD_FORMAT_TIFF,
+ * glob, "FILE.h5:/dataset") or its first bytes: *kind PARLOAD_FORMAT_TIFF,
  * PARLOAD_FORMAT_HDF5, or -1 for neither (a raw stream, parload's own
- * format, a .nhdr). */
-int parload__container_kind(const parload_source *src);
+ * format, a .nhdr).  A regular file whose first bytes cannot be read
+ * fails as its load would (EOPEN, EIO). */
+int parload__container_kind(const parload_source *src, int *kind,
+			    parload_error *err);
 /* Read the container's metadata (tiff.c, hdf5.c): PARLOAD_ENOTSUP naming
  * the configure option in a build without its library; ECONTAINER,
  * EINVAL, ETRUNCATED, EOPEN naming the file and what is wrong otherwise;

@@ -174,7 +174,9 @@ int parload__source_open(parload__ctx *c, const parload_request *req)
 	c->one.path = c->path;
 	c->files = &c->one;
 	c->nfiles = 1;
-	kind = parload__container_kind(src);
+	rc = parload__container_kind(src, &kind, c->err);
+	if (rc)
+		return rc;
 	if (kind >= 0) {
 		rc = kind == PARLOAD_FORMAT_TIFF ?
 			     parload__tiff_read(src, &c->cont, c->err) :
