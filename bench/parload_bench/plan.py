@@ -149,8 +149,11 @@ def run_session(tools, s, runs, measured):
             # can find its memory handed back to the host of a virtual
             # machine and pay for it again (see SETTLE_SECONDS): one
             # untimed run of this point first, so that no point's time
-            # depends on which point ran before it.
-            if slow and p.tool in FRESH_MEMORY:
+            # depends on which point ran before it.  A point that says
+            # so (experiment 15's extracts, which write as much as they
+            # load) gets that run before every timed one.
+            if (slow or getattr(p, "settle_always", False)) and \
+                    p.tool in FRESH_MEMORY:
                 measure(tools, p, st)
             prepare(tools, s)
             m = measure(tools, p, st)
