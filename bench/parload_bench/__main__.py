@@ -56,7 +56,7 @@ def parse_args(argv=None):
                          "or OUT/data)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the generated data")
-    ap.add_argument("--only", help="comma-separated experiments to run (1-14)")
+    ap.add_argument("--only", help="comma-separated experiments to run (1-16)")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"),
                     help="the compiler, for machine.txt")
     ap.add_argument("--numpy-python", help="a python3 with numpy for the numpy peer")

@@ -60,21 +60,26 @@ def generate_raw(tools, lay, data_dir):
 
 
 def files(sessions):
-    """Every file the sessions read, each once, in the order first used."""
+    """Every file the sessions read, each once, in the order first used;
+    a file derived from another (experiments 13 and 15) after its
+    source."""
     out = []
     for s in sessions:
         for f in s.streams():
-            if f not in out:
-                out.append(f)
+            for g in (getattr(f, "source", None), f):
+                if g is not None and g not in out:
+                    out.append(g)
     return out
 
 
 def generate_all(tools, sessions, data_dir):
     for f in files(sessions):
-        if isinstance(f, RawLayout):
-            generate_raw(tools, f, data_dir)
-        elif hasattr(f, "generate"):  # experiment 16's files (correct.py)
+        if hasattr(f, "generate"):
+            # Experiment 15's containers (containers.py) and 16's files
+            # (correct.py) write themselves, gen first where they need it.
             f.generate(tools, data_dir, generate)
+        elif isinstance(f, RawLayout):
+            generate_raw(tools, f, data_dir)
         else:
             generate(tools, f, data_dir)
 
@@ -92,7 +97,7 @@ def warm(tools, f):
     """One untimed read of a file (of each file of a folder) into the page
     cache: the copy floor with one thread, or, for many files, a read in
     this process."""
-    paths = f.operands()
+    paths = f.paths() if hasattr(f, "paths") else f.operands()
     if len(paths) == 1:
         measure(tools, Point("copyfloor", [], threads=1), f)
         return
@@ -112,7 +117,8 @@ SETTLE_SECONDS = 0.25
 
 # The tools whose time depends on fresh memory (see SETTLE_SECONDS).
 FRESH_MEMORY = ("parload", "numpy", "npselect", "selcopy", "pyload",
-                "npraw", "freshfloor", "corrload")
+                "npraw", "freshfloor", "ctr-command", "ctr-python",
+                "ctr-extract", "corrload")
 
 
 def run_session(tools, s, runs, measured):
@@ -129,8 +135,11 @@ def run_session(tools, s, runs, measured):
     calibrate(tools, s)
     for p in s.points:
         # A load that --verify-seed cannot check: once, untimed, by
-        # `parload extract` with the same options, before its runs.
-        if p.tool == "parload" and p.verify and \
+        # `parload extract` with the same options, before its runs (a
+        # point may say how: experiment 15's commands).
+        if getattr(p, "check_once", None):
+            p.check_once(tools, p, p.file(s))
+        elif p.tool == "parload" and p.verify and \
                 not getattr(p.file(s), "seed_checks", True):
             check_by_extract(tools, p, p.file(s))
     slow = False
@@ -140,8 +149,11 @@ def run_session(tools, s, runs, measured):
             # can find its memory handed back to the host of a virtual
             # machine and pay for it again (see SETTLE_SECONDS): one
             # untimed run of this point first, so that no point's time
-            # depends on which point ran before it.
-            if slow and p.tool in FRESH_MEMORY:
+            # depends on which point ran before it.  A point that says
+            # so (experiment 15's extracts, which write as much as they
+            # load) gets that run before every timed one.
+            if (slow or getattr(p, "settle_always", False)) and \
+                    p.tool in FRESH_MEMORY:
                 measure(tools, p, st)
             prepare(tools, s)
             m = measure(tools, p, st)

@@ -18,6 +18,7 @@ from .tables import (cache_table, floors_table, huge_table, layouts_table,
                      markdown_table, mpi_table, process_table, python_table,
                      scaling_table, selection_table, stream_table,
                      sweep_table, table_rows)
+from .tables_containers import containers_table
 
 
 # --------------------------------------------------------------------------
@@ -162,6 +163,8 @@ def machine_text(args, tools, data_dir, n):
         "memory: %s" % mem.replace("MemTotal:", "").strip(),
         "kernel: %s" % " ".join(platform.uname()),
         "transparent huge pages: %s" % thp,
+        "load average at the start (1, 5, 15 min, runnable/total): %s" %
+        sh("cat /proc/loadavg"),
         "data dir file system: %s %s" % (fs, ("(" + mnt + ")") if mnt else ""),
         "compiler: %s" % cc,
         "parload: %s" % version(tools.parload, "--version"),
@@ -258,6 +261,8 @@ def experiment_section(exp, sessions, args, n, plots):
         md += layouts_table(sessions, n)
     elif exp == 14:
         md += cache_table(sessions, n)
+    elif exp == 15:
+        md += containers_table(sessions, n)
     elif exp == 16:
         md += correct_table(sessions, n)
     else:

@@ -22,6 +22,7 @@ EXPERIMENTS = {
     12: "MPI on one node (warm cache)",
     13: "Raw layouts (warm cache)",
     14: "The page cache: what a load leaves cached (cold and warm)",
+    15: "Containers: HDF5 and TIFF (warm cache)",
     16: "Corrected sinograms (warm cache)",
 }
 
@@ -444,6 +445,16 @@ def experiments(quick, n, tools, only):
     # Experiment 13: raw layouts, beside parload's own format.
     if want(13) and tools.layouts:
         sessions.append(layout_session(quick, n, tools))
+
+    # Experiment 15: HDF5 and TIFF, beside the raw stream of their bytes
+    # and the Python readers (containers.py, which uses this module).
+    if want(15):
+        from .containers import container_session, missing
+        why = missing(tools)
+        if why:
+            tools.missing.append(why)
+        else:
+            sessions.append(container_session(quick, n, tools))
 
     # Experiment 16: corrected sinograms, with the Python module.
     if want(16) and tools.numpy and tools.pyenv and tools.corrections:

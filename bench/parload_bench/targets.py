@@ -7,8 +7,9 @@ ratios) that go with them.
 A target's `value` is a function of the run (Run, target.py) that returns
 a Measured, or None when the points it needs were not run.  The targets
 themselves are defined in targets_load.py (a single load),
-targets_uses.py (start-up, Python, batches, MPI) and targets_layouts.py
-(raw layouts)."""
+targets_uses.py (start-up, Python, batches, MPI), targets_layouts.py
+(raw layouts), targets_floors.py (the floors, the page cache) and
+targets_containers.py (HDF5 and TIFF)."""
 from .sessions import MPI_RANKS
 from .target import (REF_FLOOR, REF_PAR, REF_V2, Note, Run, Target, difference,
                      fmt, parallel_n, ratio, ref, v2_posix)
@@ -16,6 +17,7 @@ from .targets_load import (SELECTION_FILES, cold_best_peer, copy_vs_select,
                            floor_efficiency, huge_relative, process_rss_over,
                            process_wall_ratio, scaling_worst,
                            selection_targets, sweep_capped, sweep_worst, tiny)
+from .targets_containers import CONTAINER_NOTES, CONTAINER_TARGETS
 from .targets_floors import CACHE_TARGETS, FLOOR_TARGETS
 from .targets_correct import CORRECT_NOTES, CORRECT_TARGETS
 from .targets_layouts import LAYOUT_NOTES, LAYOUT_TARGETS
@@ -51,7 +53,8 @@ TARGETS = [
            "the cores", scaling_worst, ">=", 0.70, "%"),
 ] + [t for f in SELECTION_FILES for t in selection_targets(f)] + \
     STARTUP_TARGETS + PYTHON_TARGETS + STREAM_TARGETS + MPI_TARGETS + \
-    LAYOUT_TARGETS + FLOOR_TARGETS + CACHE_TARGETS + CORRECT_TARGETS
+    LAYOUT_TARGETS + FLOOR_TARGETS + CACHE_TARGETS + CONTAINER_TARGETS + \
+    CORRECT_TARGETS
 
 # The article's ratios: reported figures, not targets (each says the bar
 # it had as a target).
@@ -117,7 +120,7 @@ NOTES = ARTICLE_NOTES + STARTUP_ARTICLE + [
          "load = %%s." % MPI_RANKS,
          ratio(mpi_pick(MPI_RANKS, "call_seconds"), MPI_SINGLE)),
     Note("13c", "Each rank's rows (%s).", layout_cost),
-] + LAYOUT_NOTES + CORRECT_NOTES
+] + LAYOUT_NOTES + CONTAINER_NOTES + CORRECT_NOTES
 
 
 def evaluate(sessions, n, targets=None):
