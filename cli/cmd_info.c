@@ -307,13 +307,20 @@ static void stream_json(const struct info *in, const struct layout_view *lv,
 }
 
 /* What the layout resolves to: as a load sees it (valid), else as far as
- * the complete records go, to show where the files fall short. */
+ * the complete records go, to show where the files fall short.  known: a
+ * description already made of this source, or NULL. */
 static bool describe_stream(struct info *in, const parload_source *src,
 			    const struct input *inp,
-			    const struct layout_cfg *lc, struct layout_view *lv)
+			    const struct layout_cfg *lc, struct layout_view *lv,
+			    const parload_desc *known)
 {
 	parload_error again;
-	int rc = parload_describe(src, 0, &in->d, &in->err);
+	int rc = 0;
+
+	if (known)
+		in->d = *known;
+	else
+		rc = parload_describe(src, 0, &in->d, &in->err);
 
 	in->valid = rc == 0;
 	if (!in->valid && !in->err.message[0])
@@ -331,7 +338,8 @@ static bool describe_stream(struct info *in, const parload_source *src,
 }
 
 static int info_stream(const struct input *inp, const struct layout_cfg *lc,
-		       const parload_selection *sel, bool json)
+		       const parload_selection *sel, bool json,
+		       const parload_desc *known)
 {
 	struct layout_view lv;
 	parload_source src;
@@ -343,7 +351,7 @@ static int info_stream(const struct input *inp, const struct layout_cfg *lc,
 	in.path = inp->label;
 	in.sel = sel;
 	input_source(&src, inp, lc);
-	have_layout = describe_stream(&in, &src, inp, lc, &lv);
+	have_layout = describe_stream(&in, &src, inp, lc, &lv, known);
 	in.have_st = stat(inp->path, &in.st) == 0;
 	if (in.valid && sel)
 		resolve(&in);
@@ -392,24 +400,24 @@ static const struct option_parser info_parser = {
 };
 
 /* A TIFF or HDF5 file, by what the library makes of it (a list, a
- * folder, a glob, "FILE.h5:/name" too). */
-static bool is_container(const struct input *in, const struct layout_cfg *lc)
+ * folder, a glob, "FILE.h5:/name" too): its description in *d, which
+ * info_stream then prints without reading the metadata again. */
+static bool is_container(const struct input *in, const struct layout_cfg *lc,
+			 parload_desc *d)
 {
 	parload_source src;
-	parload_desc d;
 
 	input_source(&src, in, lc);
-	return !lc->raw && parload_describe(&src, 0, &d, NULL) == 0 &&
-	       (d.format == PARLOAD_FORMAT_TIFF ||
-		d.format == PARLOAD_FORMAT_HDF5);
+	return parload_describe(&src, 0, d, NULL) == 0 &&
+	       (d->format == PARLOAD_FORMAT_TIFF ||
+		d->format == PARLOAD_FORMAT_HDF5);
 }
 
 /* Whether in is read through a layout rather than its own header. */
 static bool is_stream(const struct input *in, const struct layout_cfg *lc)
 {
 	return lc->raw || is_nhdr(in->path) || lc->dataset ||
-	       lc->frames != PARLOAD_FRAMES_PROJECTIONS ||
-	       is_container(in, lc);
+	       lc->frames != PARLOAD_FRAMES_PROJECTIONS;
 }
 
 int cmd_info(int argc, char **argv)
@@ -430,15 +438,21 @@ int cmd_info(int argc, char **argv)
 	sel = selection_is_whole(&a.sel) ? NULL : &a.sel;
 	n = input_count(&a.layout, argc - optind);
 	for (int i = 0; i < n; i++) {
+		parload_desc known;
 		struct input in;
+		int rc;
 
 		input_at(&in, &a.layout, argc - optind, argv + optind, i);
 		/* Blank line between the human blocks. */
 		if (!a.json && i > 0)
 			putchar('\n');
-		if ((is_stream(&in, &a.layout) ?
-			     info_stream(&in, &a.layout, sel, a.json) :
-			     info_one(in.path, sel, a.json)) != EXIT_OK)
+		if (is_stream(&in, &a.layout))
+			rc = info_stream(&in, &a.layout, sel, a.json, NULL);
+		else if (is_container(&in, &a.layout, &known))
+			rc = info_stream(&in, &a.layout, sel, a.json, &known);
+		else
+			rc = info_one(in.path, sel, a.json);
+		if (rc != EXIT_OK)
 			status = EXIT_FAIL;
 	}
 	return status;
