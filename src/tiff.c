@@ -365,6 +365,26 @@ static int page_type(TIFF *tif, const char *path, uint64_t v, uint32_t k,
 	return 0;
 }
 
+/* Tiles no larger than the page (rounded up to 16, the tiles' own
+ * multiple) or 1024 pixels a side, whichever is more: a decoder holds a
+ * whole tile, and a damaged tag would have it allocate gigabytes. */
+static int tile_fits(TIFF *tif, uint32_t tw, uint32_t tl, uint32_t height,
+		     const page *p, const char *path, uint64_t v,
+		     parload_error *err)
+{
+	uint32_t width = 0;
+
+	TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &width);
+	if (tw <= ((width + 15u) & ~15u) || tw <= 1024u) {
+		if (tl <= ((height + 15u) & ~15u) || tl <= 1024u)
+			return 0;
+	}
+	return parload__fail(err, PARLOAD_ECONTAINER, 0, path, v,
+			     PARLOAD_NONE, "page %" PRIu32 ": tiles of %" PRIu32
+			     " x %" PRIu32 " for a page of %" PRIu32 " x %"
+			     PRIu32, p->index, tw, tl, width, height);
+}
+
 /* The geometry of page p (its strips or tiles), copied from the tags. */
 static int page_units(TIFF *tif, page *p, uint32_t height, const char *path,
 		      uint64_t v, parload_error *err)
@@ -381,6 +401,9 @@ static int page_units(TIFF *tif, page *p, uint32_t height, const char *path,
 			return parload__fail(err, PARLOAD_ECONTAINER, 0, path,
 					     v, PARLOAD_NONE, "page %" PRIu32
 					     ": tiles of no size", p->index);
+		rc = tile_fits(tif, tw, tl, height, p, path, v, err);
+		if (rc)
+			return rc;
 		p->unit = tl;
 		p->plain = false;
 		p->units = TIFFNumberOfTiles(tif);
