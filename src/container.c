@@ -171,20 +171,12 @@ void parload__container_free(parload__container *c)
 
 int parload_has_tiff(void)
 {
-#ifdef HAVE_TIFF
-	return 1;
-#else
-	return 0;
-#endif
+	return parload__module_get(PARLOAD_FORMAT_TIFF, NULL, NULL) != NULL;
 }
 
 int parload_has_hdf5(void)
 {
-#ifdef HAVE_HDF5
-	return 1;
-#else
-	return 0;
-#endif
+	return parload__module_get(PARLOAD_FORMAT_HDF5, NULL, NULL) != NULL;
 }
 
 void parload_save_options_init(parload_save_options *o)
@@ -248,6 +240,7 @@ int parload_save(const char *path, const parload_stack *st,
 {
 	parload_save_options dflt;
 	parload_save_format fmt;
+	const parload__module *mod;
 	char *tmp;
 	struct stat sb;
 	int fd, rc;
@@ -272,16 +265,11 @@ int parload_save(const char *path, const parload_stack *st,
 					  "which format? (.tif or .tiff for "
 					  "TIFF, .h5, .hdf5, .hdf or .nxs for "
 					  "HDF5)");
-	if (fmt == PARLOAD_SAVE_TIFF && !parload_has_tiff())
-		return parload__fail_path(err, PARLOAD_ENOTSUP, 0, path,
-					  "this libparload was built without "
-					  "TIFF (configure --with-tiff, "
-					  "libtiff-dev)");
-	if (fmt == PARLOAD_SAVE_HDF5 && !parload_has_hdf5())
-		return parload__fail_path(err, PARLOAD_ENOTSUP, 0, path,
-					  "this libparload was built without "
-					  "HDF5 (configure --with-hdf5, "
-					  "libhdf5-dev)");
+	if (!(mod = parload__module_get(fmt == PARLOAD_SAVE_TIFF ?
+					      PARLOAD_FORMAT_TIFF :
+					      PARLOAD_FORMAT_HDF5,
+				      path, err)))
+		return PARLOAD_ENOTSUP;
 	if (!(o->flags & PARLOAD_SAVE_FORCE) && parload__sys_lstat(path, &sb) == 0)
 		return parload__fail_path(err, PARLOAD_EEXIST, 0, path,
 					  "exists (replace it with force)");
@@ -305,9 +293,7 @@ int parload_save(const char *path, const parload_stack *st,
 		return rc;
 	}
 	parload__sys_close(fd);
-	rc = fmt == PARLOAD_SAVE_TIFF ?
-		     parload__tiff_write(tmp, path, st, o, err) :
-		     parload__hdf5_write(tmp, path, st, o, err);
+	rc = mod->write(tmp, path, st, o, err);
 	if (rc == 0) {
 		/* mkstemp's 0600, as any new file would have it instead. */
 		const mode_t m = umask(0);

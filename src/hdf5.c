@@ -1343,4 +1343,11 @@ int parload__hdf5_write(const char *tmp, const char *path,
 					  why[0] ? ": " : "", why);
 	return 0;
 }
+
+/* This file's reader and writer, as a module (module.c). */
+PARLOAD__MODULE_EXPORT const parload__module parload__hdf5_module = {
+	.abi = PARLOAD__MODULE_ABI,
+	.read = parload__hdf5_read,
+	.write = parload__hdf5_write,
+};
 #endif /* HAVE_HDF5 */

@@ -480,6 +480,50 @@ int parload__hdf5_chunks(const char *file, const char *dataset, bool direct,
 int parload__hdf5_where(const char *file, const char *dataset,
 			parload__h5where *w, parload_error *err);
 
+/* ---- module.c, module_host.c: what needs libtiff or libhdf5, in a
+ * module opened on first use ---- */
+
+#define PARLOAD__MODULE_ABI 1u
+
+/* What a module may call of the library (module_host.c gives a module
+ * these under their usual names). */
+typedef struct parload__host {
+	unsigned abi;
+	int (*vfail)(parload_error *err, int code, int sys_errno,
+		     const char *path, uint64_t view, uint64_t offset,
+		     const char *fmt, va_list ap);
+	void (*error_prefix)(parload_error *err, const char *prefix);
+	int (*fail_open)(parload_error *err, int sys_errno, const char *path);
+	void (*container_free)(parload__container *c);
+	int (*h5index_read)(int fd, const parload__h5where *w,
+			    parload__h5index *out);
+	void (*h5index_free)(parload__h5index *x);
+	void (*desc_init)(parload_desc *d);
+	int (*desc_check)(parload_desc *d, parload_error *err);
+	unsigned (*pixel_size)(int type);
+	const char *(*pixel_name)(int type);
+} parload__host;
+
+/* A module's table: parload__tiff_module (tiff_libtiff.c) and
+ * parload__hdf5_module (hdf5.c), each a container's reader and writer. */
+typedef struct parload__module {
+	unsigned abi;
+	int (*read)(const parload_source *src, parload__container *out,
+		    parload_error *err);
+	int (*write)(const char *tmp, const char *path,
+		     const parload_stack *st, const parload_save_options *o,
+		     parload_error *err);
+} parload__module;
+
+/* The tables are the only names a module exports. */
+#define PARLOAD__MODULE_EXPORT __attribute__((visibility("default")))
+
+/* The module of format (PARLOAD_FORMAT_TIFF or _HDF5): compiled into this
+ * binary, or opened the first time it is asked for; NULL with
+ * PARLOAD_ENOTSUP naming path (built without it, not installed). */
+const parload__module *parload__module_get(int format, const char *path,
+					   parload_error *err);
+
 /* decode.c: one worker's strip decoder; it keeps the last strip it
  * decoded, so that a share that reads a strip's rows one batch at a time
  * decodes it once. */

@@ -178,9 +178,10 @@ int parload__source_open(parload__ctx *c, const parload_request *req)
 	if (rc)
 		return rc;
 	if (kind >= 0) {
-		rc = kind == PARLOAD_FORMAT_TIFF ?
-			     parload__tiff_read(src, &c->cont, c->err) :
-			     parload__hdf5_read(src, &c->cont, c->err);
+		const parload__module *m = parload__module_get(kind, c->path,
+							       c->err);
+
+		rc = m ? m->read(src, &c->cont, c->err) : PARLOAD_ENOTSUP;
 		if (rc)
 			return rc;
 		c->strips = &c->cont.strips;

@@ -972,4 +972,11 @@ int parload__tiff_write(const char *tmp, const char *path,
 	TIFFClose(tif);
 	return rc;
 }
+
+/* This file's reader and writer, as a module (module.c). */
+PARLOAD__MODULE_EXPORT const parload__module parload__tiff_module = {
+	.abi = PARLOAD__MODULE_ABI,
+	.read = parload__tiff_read,
+	.write = parload__tiff_write,
+};
 #endif /* HAVE_TIFF */

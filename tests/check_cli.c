@@ -743,6 +743,29 @@ static const cli_case cases[] = {
 		    "@/a.raw" },
 	  .out = { "^$" }, .err = { "^$" }, .made = "x.tif", .made_size = -1,
 	  .made_holds = "{\"shape\": [32, 10, 64]}", .tiff = true },
+#ifdef PARLOAD_MODULES
+	/* ---- the TIFF and HDF5 code as modules (src/module.c) ---- */
+	{ .name = "a tif without the TIFF module",
+	  .files = { { "a.raw" } }, .mkdir = "nomods",
+	  .env = { "PARLOAD_MODULE_DIR=@/nomods" },
+	  .argv = { "extract", "-o", "@/x.tif", "@/a.raw" }, .status = 1,
+	  .out = { "^$" },
+	  .err = { "^parload: @/x\\.tif: TIFF support is not installed: "
+		   "@/nomods/parload_tiff\\.so: cannot open shared object "
+		   "file" }, .err_lines = 1, .absent = "x.tif" },
+	{ .name = "an h5 without the HDF5 module",
+	  .files = { { "a.h5" } }, .mkdir = "nomods",
+	  .env = { "PARLOAD_MODULE_DIR=@/nomods" },
+	  .argv = { "@/a.h5" }, .status = 1, .out = { "^$" },
+	  .err = { "^parload: @/a\\.h5: HDF5 support is not installed: "
+		   "@/nomods/parload_hdf5\\.so: cannot open" },
+	  .err_lines = 1 },
+	{ .name = "a raw stream opens no module",
+	  .files = { { "a.raw" } }, .mkdir = "nomods",
+	  .env = { "PARLOAD_MODULE_DIR=@/nomods" },
+	  .argv = { "--json", "@/a.raw" }, .out = { "\"views\":10," },
+	  .err = { "^$" } },
+#endif
 	{ .name = "extract refuses an existing tif",
 	  .files = { { "a.raw" }, { "x.tif" } },
 	  .argv = { "extract", "-o", "@/x.tif", "@/a.raw" }, .status = 1,

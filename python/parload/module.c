@@ -66,10 +66,10 @@ static PyObject *mod_has_hdf5(PyObject *mod, PyObject *unused)
 static PyMethodDef module_methods[] = {
 	{"has_tiff", (PyCFunction)mod_has_tiff, METH_NOARGS,
 	 "has_tiff()\n--\n\nWhether this build reads and writes TIFF "
-	 "(libtiff)."},
+	 "(libtiff): built with it, and its module found where it is one."},
 	{"has_hdf5", (PyCFunction)mod_has_hdf5, METH_NOARGS,
 	 "has_hdf5()\n--\n\nWhether this build reads and writes HDF5 "
-	 "(libhdf5)."},
+	 "(libhdf5): built with it, and its module found where it is one."},
 	{"read_header", (PyCFunction)py_mod_read_header, METH_O,
 	 "read_header(source)\n--\n\n"
 	 "Read and validate a file's header (and check it against the file's\n"

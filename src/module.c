@@ -1,0 +1,172 @@
+/*
+ * module.c - the code that needs libtiff or libhdf5, loaded on first use.
+ *
+ * Linking libtiff and libhdf5 into libparload would make every process
+ * that loads it pay for them at start-up (Debian's libhdf5 brings libcurl
+ * and GnuTLS, whose initialisation runs at load: 12 ms and 8 MiB before
+ * main).  So the readers and writers that call them (tiff_libtiff.c,
+ * hdf5.c) are built as modules, parload_tiff.so and parload_hdf5.so in
+ * PARLOAD_MODULEDIR, and opened here the first time a load or a save
+ * needs one.  A module calls back into the library only through the host
+ * table below (module_host.c is its side), so it depends on nothing but
+ * its own library and libc.
+ *
+ * A binary that has the readers compiled in (the fault-injection build,
+ * the test programs, the Python wheel) defines the module tables itself:
+ * the weak references below find them, and nothing is opened.
+ */
+#include "config.h"
+
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Makefile.am says where the modules are installed; a build that links
+ * the readers in (setup.py's) opens none. */
+#ifndef PARLOAD_MODULEDIR
+#define PARLOAD_MODULEDIR ""
+#endif
+
+/* A module's table, when it is linked into this binary. */
+extern const parload__module parload__tiff_module
+	__attribute__((weak, visibility("hidden")));
+extern const parload__module parload__hdf5_module
+	__attribute__((weak, visibility("hidden")));
+
+static void host_desc_init(parload_desc *d)
+{
+	parload_desc_init(d);
+}
+
+static int host_desc_check(parload_desc *d, parload_error *err)
+{
+	return parload_desc_check(d, err);
+}
+
+static unsigned host_pixel_size(int type)
+{
+	return parload_pixel_size(type);
+}
+
+static const char *host_pixel_name(int type)
+{
+	return parload_pixel_name(type);
+}
+
+/* What a module may call of the library. */
+static const parload__host host = {
+	.abi = PARLOAD__MODULE_ABI,
+	.vfail = parload__vfail,
+	.error_prefix = parload__error_prefix,
+	.fail_open = parload__fail_open,
+	.container_free = parload__container_free,
+	.h5index_read = parload__h5index_read,
+	.h5index_free = parload__h5index_free,
+	.desc_init = host_desc_init,
+	.desc_check = host_desc_check,
+	.pixel_size = host_pixel_size,
+	.pixel_name = host_pixel_name,
+};
+
+typedef struct slot {
+	const char *file;      /* the module's file name */
+	const char *table;     /* its table's name */
+	const char *what;      /* what it reads */
+	const char *how;       /* how to build it in */
+	bool built;            /* configure found its library */
+	const parload__module *builtin;
+	pthread_once_t once;
+	const parload__module *m; /* once loaded */
+	char why[400];            /* why not, once tried */
+} slot;
+
+static slot slots[] = {
+	{ .file = "parload_tiff.so", .table = "parload__tiff_module",
+	  .what = "TIFF", .builtin = &parload__tiff_module,
+	  .how = "configure --with-tiff, libtiff-dev",
+#ifdef HAVE_TIFF
+	  .built = true,
+#endif
+	  .once = PTHREAD_ONCE_INIT },
+	{ .file = "parload_hdf5.so", .table = "parload__hdf5_module",
+	  .what = "HDF5", .builtin = &parload__hdf5_module,
+	  .how = "configure --with-hdf5, libhdf5-dev",
+#ifdef HAVE_HDF5
+	  .built = true,
+#endif
+	  .once = PTHREAD_ONCE_INIT },
+};
+
+/* The folder the modules are in: PARLOAD_MODULE_DIR (not for set-user-ID
+ * programs), else where `make install` put them. */
+static const char *module_dir(void)
+{
+	const char *d = secure_getenv("PARLOAD_MODULE_DIR");
+
+	return d && *d ? d : PARLOAD_MODULEDIR;
+}
+
+static void load(slot *s)
+{
+	char path[4096];
+	void *h;
+	const parload__module *m;
+	void (*init)(const parload__host *);
+
+	if (s->builtin) {
+		s->m = s->builtin;
+		return;
+	}
+	if (!s->built) {
+		snprintf(s->why, sizeof(s->why), "this libparload was built "
+			 "without %s (%s)", s->what, s->how);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%s", module_dir(), s->file);
+	/* RTLD_NODELETE: decoders and strings of the module outlive any
+	 * handle; it is never closed. */
+	if (!(h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE))) {
+		snprintf(s->why, sizeof(s->why), "%s support is not "
+			 "installed: %s", s->what, dlerror());
+		return;
+	}
+	m = dlsym(h, s->table);
+	*(void **)&init = dlsym(h, "parload__module_init");
+	if (!m || !init || m->abi != PARLOAD__MODULE_ABI) {
+		snprintf(s->why, sizeof(s->why), "%.300s is not a %s module of "
+			 "this libparload (interface %u, this one %u)", path,
+			 s->what, m ? m->abi : 0u, PARLOAD__MODULE_ABI);
+		return;
+	}
+	init(&host);
+	s->m = m;
+}
+
+static void load_tiff(void)
+{
+	load(&slots[0]);
+}
+
+static void load_hdf5(void)
+{
+	load(&slots[1]);
+}
+
+/* The module that reads and writes format (PARLOAD_FORMAT_TIFF or
+ * PARLOAD_FORMAT_HDF5), or NULL with PARLOAD_ENOTSUP naming path. */
+const parload__module *parload__module_get(int format, const char *path,
+					   parload_error *err)
+{
+	const bool tiff = format == PARLOAD_FORMAT_TIFF;
+	slot *s = &slots[tiff ? 0 : 1];
+
+	pthread_once(&s->once, tiff ? load_tiff : load_hdf5);
+	if (!s->m && err)
+		parload__fail_path(err, PARLOAD_ENOTSUP, 0, path, "%s",
+				   s->why);
+	return s->m;
+}

@@ -1,0 +1,104 @@
+/*
+ * module_host.c - a module's side of the host table (module.c).
+ *
+ * Compiled into each module (parload_tiff.so, parload_hdf5.so) and into
+ * nothing else: the library's functions a reader or writer calls, under
+ * their usual names, each passed on to the library that opened the
+ * module, which hands over its table before any other call.
+ */
+#include "config.h"
+
+#include "internal.h"
+
+#include <errno.h>
+
+static const parload__host *host;
+
+PARLOAD__MODULE_EXPORT void parload__module_init(const parload__host *h);
+
+void parload__module_init(const parload__host *h)
+{
+	host = h;
+}
+
+int parload__vfail(parload_error *err, int code, int sys_errno,
+		   const char *path, uint64_t view, uint64_t offset,
+		   const char *fmt, va_list ap)
+{
+	return host->vfail(err, code, sys_errno, path, view, offset, fmt, ap);
+}
+
+int parload__fail(parload_error *err, int code, int sys_errno,
+		  const char *path, uint64_t view, uint64_t offset,
+		  const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	host->vfail(err, code, sys_errno, path, view, offset, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int parload__fail_path(parload_error *err, int code, int sys_errno,
+		       const char *path, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	host->vfail(err, code, sys_errno, path, PARLOAD_NONE, PARLOAD_NONE,
+		    fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int parload__fail_nomem(parload_error *err, const char *path)
+{
+	return parload__fail_path(err, PARLOAD_ENOMEM, ENOMEM, path, NULL);
+}
+
+void parload__error_prefix(parload_error *err, const char *prefix)
+{
+	host->error_prefix(err, prefix);
+}
+
+int parload__fail_open(parload_error *err, int sys_errno, const char *path)
+{
+	return host->fail_open(err, sys_errno, path);
+}
+
+void parload__container_free(parload__container *c)
+{
+	host->container_free(c);
+}
+
+int parload__h5index_read(int fd, const parload__h5where *w,
+			  parload__h5index *out)
+{
+	return host->h5index_read(fd, w, out);
+}
+
+void parload__h5index_free(parload__h5index *x)
+{
+	host->h5index_free(x);
+}
+
+void parload_desc_init(parload_desc *d)
+{
+	host->desc_init(d);
+}
+
+int parload_desc_check(parload_desc *d, parload_error *err)
+{
+	return host->desc_check(d, err);
+}
+
+unsigned parload_pixel_size(int type)
+{
+	return host->pixel_size(type);
+}
+
+const char *parload_pixel_name(int type)
+{
+	return host->pixel_name(type);
+}
