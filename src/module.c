@@ -31,12 +31,29 @@
 #define PARLOAD_MODULEDIR ""
 #endif
 
-/* A module's table, when it is linked into this binary. */
-extern const parload__module parload__tiff_module
-	__attribute__((weak, visibility("hidden")));
-extern const parload__module parload__hdf5_module
-	__attribute__((weak, visibility("hidden")));
+/* A module's table, when it is linked into this binary: always in a build
+ * without modules (a strong reference, so that a static link takes it
+ * in), where one links it in with modules (a weak one).  NULL for a
+ * format built without its library. */
+#ifdef PARLOAD_MODULES
+#define LINKED __attribute__((weak, visibility("hidden")))
+#else
+#define LINKED __attribute__((visibility("hidden")))
+#endif
+#if defined(HAVE_TIFF) || defined(PARLOAD_MODULES)
+extern const parload__module parload__tiff_module LINKED;
+#define TIFF_TABLE &parload__tiff_module
+#else
+#define TIFF_TABLE NULL
+#endif
+#if defined(HAVE_HDF5) || defined(PARLOAD_MODULES)
+extern const parload__module parload__hdf5_module LINKED;
+#define HDF5_TABLE &parload__hdf5_module
+#else
+#define HDF5_TABLE NULL
+#endif
 
+#ifdef PARLOAD_MODULES
 static void host_desc_init(parload_desc *d)
 {
 	parload_desc_init(d);
@@ -71,6 +88,7 @@ static const parload__host host = {
 	.pixel_size = host_pixel_size,
 	.pixel_name = host_pixel_name,
 };
+#endif
 
 typedef struct slot {
 	const char *file;      /* the module's file name */
@@ -86,14 +104,14 @@ typedef struct slot {
 
 static slot slots[] = {
 	{ .file = "parload_tiff.so", .table = "parload__tiff_module",
-	  .what = "TIFF", .builtin = &parload__tiff_module,
+	  .what = "TIFF", .builtin = TIFF_TABLE,
 	  .how = "configure --with-tiff, libtiff-dev",
 #ifdef HAVE_TIFF
 	  .built = true,
 #endif
 	  .once = PTHREAD_ONCE_INIT },
 	{ .file = "parload_hdf5.so", .table = "parload__hdf5_module",
-	  .what = "HDF5", .builtin = &parload__hdf5_module,
+	  .what = "HDF5", .builtin = HDF5_TABLE,
 	  .how = "configure --with-hdf5, libhdf5-dev",
 #ifdef HAVE_HDF5
 	  .built = true,
@@ -101,6 +119,7 @@ static slot slots[] = {
 	  .once = PTHREAD_ONCE_INIT },
 };
 
+#ifdef PARLOAD_MODULES
 /* The folder the modules are in: PARLOAD_MODULE_DIR (not for set-user-ID
  * programs), else where `make install` put them. */
 static const char *module_dir(void)
@@ -110,22 +129,13 @@ static const char *module_dir(void)
 	return d && *d ? d : PARLOAD_MODULEDIR;
 }
 
-static void load(slot *s)
+static void open_module(slot *s)
 {
 	char path[4096];
 	void *h;
 	const parload__module *m;
 	void (*init)(const parload__host *);
 
-	if (s->builtin) {
-		s->m = s->builtin;
-		return;
-	}
-	if (!s->built) {
-		snprintf(s->why, sizeof(s->why), "this libparload was built "
-			 "without %s (%s)", s->what, s->how);
-		return;
-	}
 	snprintf(path, sizeof(path), "%s/%s", module_dir(), s->file);
 	/* RTLD_NODELETE: decoders and strings of the module outlive any
 	 * handle; it is never closed. */
@@ -144,6 +154,20 @@ static void load(slot *s)
 	}
 	init(&host);
 	s->m = m;
+}
+#endif
+
+static void load(slot *s)
+{
+	if (s->builtin)
+		s->m = s->builtin;
+	else if (!s->built)
+		snprintf(s->why, sizeof(s->why), "this libparload was built "
+			 "without %s (%s)", s->what, s->how);
+#ifdef PARLOAD_MODULES
+	else
+		open_module(s);
+#endif
 }
 
 static void load_tiff(void)
