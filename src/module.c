@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Makefile.am says where the modules are installed; a build that links
  * the readers in (setup.py's) opens none. */
@@ -120,13 +121,28 @@ static slot slots[] = {
 };
 
 #ifdef PARLOAD_MODULES
-/* The folder the modules are in: PARLOAD_MODULE_DIR (not for set-user-ID
- * programs), else where `make install` put them. */
-static const char *module_dir(void)
+/* Where s's module is: in PARLOAD_MODULE_DIR when it is set (not for
+ * set-user-ID programs), else beside the libparload this code is part of
+ * when it is there (a build tree, a moved installation), else where
+ * `make install` put it. */
+static void module_path(const slot *s, char *path, size_t cap)
 {
 	const char *d = secure_getenv("PARLOAD_MODULE_DIR");
+	Dl_info me;
 
-	return d && *d ? d : PARLOAD_MODULEDIR;
+	if (d && *d) {
+		snprintf(path, cap, "%s/%s", d, s->file);
+		return;
+	}
+	if (dladdr((void *)parload__module_get, &me) && me.dli_fname) {
+		const char *slash = strrchr(me.dli_fname, '/');
+		const int n = slash ? (int)(slash - me.dli_fname) : 0;
+
+		snprintf(path, cap, "%.*s/%s", n, me.dli_fname, s->file);
+		if (slash && access(path, F_OK) == 0)
+			return;
+	}
+	snprintf(path, cap, "%s/%s", PARLOAD_MODULEDIR, s->file);
 }
 
 static void open_module(slot *s)
@@ -136,7 +152,7 @@ static void open_module(slot *s)
 	const parload__module *m;
 	void (*init)(const parload__host *);
 
-	snprintf(path, sizeof(path), "%s/%s", module_dir(), s->file);
+	module_path(s, path, sizeof(path));
 	/* RTLD_NODELETE: decoders and strings of the module outlive any
 	 * handle; it is never closed. */
 	if (!(h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE))) {
