@@ -432,7 +432,8 @@ static parload_loader *short_reads(void)
 /* Big-endian rows that every column of is selected are read with the
  * calls of the little-endian load of the same layout (the same bytes,
  * the same read count: straight into place, not through the bounce
- * buffer) and swapped there: the whole stream, a band of rows of every
+ * buffer; the files are under 1 MiB, the most a swapped load reads in one
+ * call) and swapped there: the whole stream, a band of rows of every
  * other view, the band as sinograms, and a column crop (which goes
  * through the bounce buffer for both); 1 to 4 threads, and short reads. */
 START_TEST(test_swap_in_place)
