@@ -4,6 +4,8 @@
  * stream.  A worker converts each row right after reading it into its
  * bounce buffer, while the row is in the core's cache, writing only the
  * selected columns to their place in the dataset (plan.c, parallel.c).
+ * Whole rows of the other byte order and nothing else to do are read
+ * into their place and swapped there (parload__swap_in_place).
  *
  * The packed layouts (parload.h, parload_encoding) are bit streams of the
  * whole view; a row is whole bytes (desc.c refuses other widths), so every
@@ -15,9 +17,9 @@
 
 /* ---- the other byte order ----
  *
- * Sixteen bytes at a time in a vector register (GCC's and Clang's vector
- * extensions: SSE2 on x86-64, NEON on ARM), then what is left one pixel at
- * a time.  GCC at -O2 does not vectorize the plain loop, which runs at a
+ * Thirty-two bytes at a time where AVX2 is there, else sixteen in a
+ * vector register (GCC's and Clang's vector extensions: SSE2 on x86-64,
+ * NEON on ARM), then what is left one pixel at a time.  GCC at -O2 does not vectorize the plain loop, which runs at a
  * third of the speed.  memcpy() is a plain load or store: rows in the
  * bounce buffer may start at any byte. */
 
@@ -37,26 +39,71 @@ static inline void store64(unsigned char *p, uint64_t v)
 	memcpy(p, &v, 8);
 }
 
-static void swap16(void *dst, const unsigned char *src, uint32_t col,
-		   uint32_t n)
-{
-	unsigned char *o = dst;
-	uint32_t i = 0;
+/* x86-64 with AVX2: 32 bytes a shuffle that reverses each pixel's bytes
+ * (within each 16-byte half), 2 to 2.7 times the speed of the 16-byte
+ * loop below on data in cache (u16 in place, 256 KiB to 4 MiB: 90-117
+ * against 40-44 GB/s on an AMD EPYC).  Chosen at run time (cpuid), so
+ * the build stays for any x86-64.  Returns the pixels it swapped: all of the n of bpp bytes but
+ * fewer than 32 bytes' worth. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
 
-	src += (size_t)col * 2;
+__attribute__((target("avx2"))) static size_t
+swap_avx2(unsigned char *o, const unsigned char *src, size_t n, unsigned bpp)
+{
+	static const signed char rev[3][16] = {
+		{ 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14 },
+		{ 3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12 },
+		{ 7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8 },
+	};
+	const __m256i k = _mm256_broadcastsi128_si256(
+		_mm_loadu_si128((const __m128i *)rev[bpp / 4]));
+	const size_t bytes = n * bpp;
+	size_t i = 0;
+
+	for (; i + 32 <= bytes; i += 32) {
+		const __m256i v = _mm256_loadu_si256((const __m256i *)(src + i));
+
+		_mm256_storeu_si256((__m256i *)(o + i),
+				    _mm256_shuffle_epi8(v, k));
+	}
+	return i / bpp;
+}
+
+static size_t swap_simd(unsigned char *o, const unsigned char *src, size_t n,
+			unsigned bpp)
+{
+	return __builtin_cpu_supports("avx2") ? swap_avx2(o, src, n, bpp) : 0;
+}
+#else
+static size_t swap_simd(unsigned char *o, const unsigned char *src, size_t n,
+			unsigned bpp)
+{
+	(void)o, (void)src, (void)n, (void)bpp;
+	return 0;
+}
+#endif
+
+/* The swap kernels read each pixel's bytes (16 or 32 at a time) before
+ * they write its result, and write no byte they have not read: they run
+ * in place (o == src) as well as between separate buffers. */
+static void swap16_run(unsigned char *o, const unsigned char *src, size_t n)
+{
+	size_t i = swap_simd(o, src, n, 2);
+
 	for (; i + 8 <= n; i += 8) {
 		v8u16 v;
 
-		memcpy(&v, src + (size_t)i * 2, 16);
+		memcpy(&v, src + i * 2, 16);
 		v = v << 8 | v >> 8;
-		memcpy(o + (size_t)i * 2, &v, 16);
+		memcpy(o + i * 2, &v, 16);
 	}
 	for (; i < n; i++) {
 		uint16_t v;
 
-		memcpy(&v, src + (size_t)i * 2, 2);
+		memcpy(&v, src + i * 2, 2);
 		v = __builtin_bswap16(v);
-		memcpy(o + (size_t)i * 2, &v, 2);
+		memcpy(o + i * 2, &v, 2);
 	}
 }
 
@@ -67,39 +114,60 @@ static inline v4u32 bswap_v4u32(v4u32 v)
 	return v << 24 | (v & mid) << 8 | ((v >> 8) & mid) | v >> 24;
 }
 
-static void swap32(void *dst, const unsigned char *src, uint32_t col,
-		   uint32_t n)
+static void swap32_run(unsigned char *o, const unsigned char *src, size_t n)
 {
-	unsigned char *o = dst;
-	uint32_t i = 0;
+	size_t i = swap_simd(o, src, n, 4);
 
-	src += (size_t)col * 4;
 	for (; i + 4 <= n; i += 4) {
 		v4u32 v;
 
-		memcpy(&v, src + (size_t)i * 4, 16);
+		memcpy(&v, src + i * 4, 16);
 		v = bswap_v4u32(v);
-		memcpy(o + (size_t)i * 4, &v, 16);
+		memcpy(o + i * 4, &v, 16);
 	}
 	for (; i < n; i++) {
 		uint32_t v;
 
-		memcpy(&v, src + (size_t)i * 4, 4);
+		memcpy(&v, src + i * 4, 4);
 		v = __builtin_bswap32(v);
-		memcpy(o + (size_t)i * 4, &v, 4);
+		memcpy(o + i * 4, &v, 4);
 	}
 }
 
 /* Eight bytes reversed: one instruction a pixel. */
+static void swap64_run(unsigned char *o, const unsigned char *src, size_t n)
+{
+	for (size_t i = swap_simd(o, src, n, 8); i < n; i++)
+		store64(o + i * 8, __builtin_bswap64(load64(src + i * 8)));
+}
+
+/* As converters: pixels [col, col + n) of the stored row src. */
+static void swap16(void *dst, const unsigned char *src, uint32_t col,
+		   uint32_t n)
+{
+	swap16_run(dst, src + (size_t)col * 2, n);
+}
+
+static void swap32(void *dst, const unsigned char *src, uint32_t col,
+		   uint32_t n)
+{
+	swap32_run(dst, src + (size_t)col * 4, n);
+}
+
 static void swap64(void *dst, const unsigned char *src, uint32_t col,
 		   uint32_t n)
 {
-	unsigned char *o = dst;
+	swap64_run(dst, src + (size_t)col * 8, n);
+}
 
-	src += (size_t)col * 8;
-	for (uint32_t i = 0; i < n; i++)
-		store64(o + (size_t)i * 8,
-			__builtin_bswap64(load64(src + (size_t)i * 8)));
+void parload__swap_in_place(void *buf, size_t bytes, unsigned bpp)
+{
+	switch (bpp) {
+	case 2: swap16_run(buf, buf, bytes / 2); break;
+	case 4: swap32_run(buf, buf, bytes / 4); break;
+	case 8: swap64_run(buf, buf, bytes / 8); break;
+	default: break; /* one byte has no order */
+	}
 }
 
 /* ---- 12 bits: two pixels in three bytes b[0..2] ---- */

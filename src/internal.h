@@ -64,6 +64,9 @@ typedef void (*parload__convert_fn)(void *dst, const unsigned char *src,
 /* The conversion a layout's rows need, or NULL when the file holds the
  * dataset's bytes. */
 parload__convert_fn parload__convert_get(const parload_desc *d);
+/* Reverse the bytes of each bpp-byte pixel of the bytes at buf (a
+ * multiple of bpp), in place; one byte per pixel is left as it is. */
+void parload__swap_in_place(void *buf, size_t bytes, unsigned bpp);
 
 /* Bits of one stored pixel of a packed encoding; 0 if not packed. */
 unsigned parload__packed_bits(int encoding);
@@ -729,6 +732,10 @@ typedef struct parload__plan {
 	bool decoded;
 	/* Rows go whole through the bounce buffer (convert or correct). */
 	bool whole_rows;
+	/* The conversion is a byte swap of whole rows and nothing else: the
+	 * pixels are read as an unconverted load reads them, and swapped
+	 * where they land (in place, or on the way out of a bounce buffer). */
+	bool swap;
 	uint64_t row_bytes;    /* one detector row in the file */
 	uint32_t bin;          /* detector rows per output row (binning) */
 	uint64_t skip, take;   /* of a row: bytes before the columns, theirs */
@@ -804,7 +811,8 @@ void parload__cursor_init(parload__cursor *c, const parload__plan *p,
  * (when rows is not NULL) says buffer i is one whole file row to convert
  * into iov_base (the row's first selected pixel), iov_len being the
  * file's bytes; such rows are never cut, so a batch may hold one row of
- * more than max_bytes. */
+ * more than max_bytes.  With the plan's swap, rows[i] says buffer i is
+ * pixels to swap, whole pixels (cut, if at all, between two of them). */
 int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 			 int max_iov, size_t max_bytes, uint64_t *off,
 			 const parload__file **file);

@@ -49,7 +49,10 @@ void parload__plan_init(parload__plan *p, const parload_desc *d,
 	p->native = d->format == PARLOAD_FORMAT_PARLOAD;
 	p->hdr = p->native || raw_headers ? d->header : 0;
 	p->convert = parload__convert_get(d);
-	p->whole_rows = p->convert != NULL;
+	/* The other byte order, every column: read as if unconverted. */
+	p->swap = p->convert && d->encoding == PARLOAD_ENC_BE &&
+		  s->cols == d->width && s->bytes_per_pixel == bpp;
+	p->whole_rows = p->convert != NULL && !p->swap;
 	p->row_bytes = d->row_size;
 	p->skip = (uint64_t)s->col_start * bpp;
 	/* Of the delivered pixels (float32 for a corrected load). */
@@ -59,17 +62,25 @@ void parload__plan_init(parload__plan *p, const parload_desc *d,
 							 s->views * p->take;
 	/* Rows of a view lie back to back in view layout; in sinogram layout
 	 * each row is a run of its own.  Converted rows always go through
-	 * the bounce buffer: its bytes are not the destination's. */
+	 * the bounce buffer (its bytes are not the destination's), but for
+	 * a swap, done in place. */
 	p->run = p->crop || p->whole_rows ? 0 :
 		 s->layout == PARLOAD_LAYOUT_VIEWS ? s->view_bytes : p->take;
+}
+
+/* Every row read whole through the bounce buffer, converted there. */
+static void rows_bounced(parload__plan *p)
+{
+	p->whole_rows = true;
+	p->swap = false;
+	p->crop = false;
+	p->run = 0;
 }
 
 void parload__plan_correct(parload__plan *p, const parload__correct *k)
 {
 	p->correct = k;
-	p->whole_rows = true;
-	p->crop = false;
-	p->run = 0;
+	rows_bounced(p);
 }
 
 void parload__plan_strips(parload__plan *p, const parload__strips *t)
@@ -80,6 +91,8 @@ void parload__plan_strips(parload__plan *p, const parload__strips *t)
 	 * from there, as from a bounce buffer. */
 	if (p->decoded)
 		p->run = 0;
+	if (p->decoded && p->swap)
+		rows_bounced(p);
 }
 
 void parload__plan_views(parload__plan *p, uint64_t k_begin, uint64_t k_end,
@@ -133,6 +146,7 @@ static void split_views(const parload__plan *p, unsigned n, size_t align,
 	/* Boundaries align in memory, not in the plan: a batch's views may
 	 * start anywhere in a page. */
 	const uint64_t at = (uint64_t)(uintptr_t)p->pixels;
+	const uint64_t unit = p->whole_rows ? p->take : s->bytes_per_pixel;
 	uint64_t begin = 0;
 
 	for (unsigned w = 0; w < n; w++) {
@@ -144,9 +158,10 @@ static void split_views(const parload__plan *p, unsigned n, size_t align,
 
 			end = x > at + begin ? PARLOAD__MIN(x - at, total) :
 					       begin;
-			/* A converted row is read whole, by one worker. */
-			if (p->whole_rows)
-				end = PARLOAD__MAX(end - end % p->take, begin);
+			/* A converted row is read whole, by one worker; a
+			 * swapped pixel too. */
+			if (p->whole_rows || p->swap)
+				end = PARLOAD__MAX(end - end % unit, begin);
 		}
 		shares[w] = proto;
 		shares[w].dst_begin = begin;
@@ -329,11 +344,25 @@ static unsigned char *locate(parload__cursor *c, uint64_t *off, uint64_t *len,
 	q -= hb;
 	r = sh->row_begin + (q ? q / p->row_bytes : 0);
 	b = q ? q % p->row_bytes : 0;
-	*row = p->whole_rows;
+	*row = p->whole_rows || p->swap;
 	dst = row_dest(p, sh, k, r, b, len);
 	*off = p->strips ? strip_pos(c, v, r, b, len) :
 			   rec + p->d->header + r * p->row_bytes + b;
 	return dst;
+}
+
+/* The most bytes a piece may take of the room left in its batch: all of
+ * it, or where the piece is pixels to swap (row, the plan's swap), whole
+ * pixels (one at least, to start a batch). */
+static uint64_t cut_at(const parload__cursor *c, uint64_t room, bool row,
+		       int cnt)
+{
+	const uint64_t bpp = c->p->d->bytes_per_pixel;
+
+	if (!row)
+		return room;
+	room -= room % bpp;
+	return cnt ? room : PARLOAD__MAX(room, bpp);
 }
 
 int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
@@ -341,6 +370,7 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 			 const parload__file **file)
 {
 	const uint64_t end = c->sh->end;
+	const bool whole = c->p->whole_rows;
 	uint64_t next_off = 0, in_strip = UINT64_MAX;
 	size_t total = 0, in_file = 0;
 	int cnt = 0;
@@ -360,11 +390,15 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 		}
 		len = PARLOAD__MIN(len, end - c->pos);
 		/* A row to convert is never cut: it goes whole or waits for
-		 * the next batch (a bounce buffer holds at least one). */
-		if (row && cnt > 0 && len > max_bytes - total)
+		 * the next batch (a bounce buffer holds at least one).  A
+		 * swapped piece is cut between two pixels. */
+		if (row && whole && cnt > 0 && len > max_bytes - total)
 			break;
-		if (!row)
-			len = PARLOAD__MIN(len, (uint64_t)(max_bytes - total));
+		if (!row || !whole)
+			len = PARLOAD__MIN(len, cut_at(c, max_bytes - total,
+						       row, cnt));
+		if (len == 0)
+			break;
 		iov[cnt].iov_base = dst;
 		iov[cnt].iov_len = (size_t)len;
 		if (rows)

@@ -324,57 +324,204 @@ static int collect(const parload_batch *b, void *arg)
 	return 0;
 }
 
-/* Batches of one to three views, then windows of two views: every batch
- * in order, its pixels and raw headers those of the reference. */
-START_TEST(test_batches_and_windows)
+/* Batches of batch_views views, then windows of two views, of q of s:
+ * every batch in order, its pixels and raw headers those of the
+ * reference. */
+static void assert_batches(parload_loader *l, const lt_stream *s,
+			   const lt_sel *q, uint64_t batch_views,
+			   const char *what)
 {
-	uint64_t rng = 0xba7c + (uint64_t)_i;
-	parload_loader *l = tu_loader(1 + (unsigned)_i % 4, 0, 0);
 	parload_selection sel;
 	parload_request r;
 	parload_error err;
 	parload_dataset ds;
-	lt_stream s;
-	lt_sel q;
 
-	random_stream(&s, _i * 3, &rng, "batch");
-	random_sel(&s, &rng, PARLOAD_LAYOUT_VIEWS, &q);
-	lt_sel_to(&q, &sel);
+	lt_sel_to(q, &sel);
 	for (int window = 0; window < 2; window++) {
 		unsigned char *p, *h;
 		uint64_t pb, hb;
 		got g;
 
-		lt_expect(&s, &q, &p, &h, &pb, &hb);
-		g.s = &s;
+		lt_expect(s, q, &p, &h, &pb, &hb);
+		g.s = s;
 		g.pixels = calloc(1, pb + 1);
 		g.headers = calloc(1, hb + 1);
 		g.next = 0;
-		g.view_bytes = pb / lt_sel_views(&q);
-		lt_request(&s, &r);
+		g.view_bytes = pb / lt_sel_views(q);
+		lt_request(s, &r);
 		r.selection = &sel;
 		r.on_batch = collect;
 		r.batch_arg = &g;
-		r.batch_views = 1 + (uint64_t)_i % 3;
+		r.batch_views = batch_views;
 		if (window)
-			r.window_bytes = 2 * (g.view_bytes + 32 + s.d.header);
-		ck_assert_msg(parload_loader_run(l, &r, &ds, &err) == 0, "%s",
-			      err.message);
-		ck_assert_uint_eq(g.next, lt_sel_views(&q));
-		ck_assert_int_eq(memcmp(g.pixels, p, pb), 0);
+			r.window_bytes = 2 * (g.view_bytes + 32 + s->d.header);
+		ck_assert_msg(parload_loader_run(l, &r, &ds, &err) == 0,
+			      "%s: %s", what, err.message);
+		ck_assert_uint_eq(g.next, lt_sel_views(q));
+		ck_assert_msg(memcmp(g.pixels, p, pb) == 0,
+			      "%s: batch pixels differ", what);
 		ck_assert_int_eq(memcmp(g.headers, h, hb), 0);
 		if (window)
 			ck_assert(!ds.pixels && !ds.headers && !ds.raw_headers);
 		else
-			lt_assert_loaded(&s, &q, &ds, false, "batches");
+			lt_assert_loaded(s, q, &ds, false, what);
 		parload_dataset_free(&ds);
 		free(g.pixels);
 		free(g.headers);
 		free(p);
 		free(h);
 	}
+}
+
+/* Batches of one to three views, then windows of two views, of random
+ * layouts and selections. */
+START_TEST(test_batches_and_windows)
+{
+	uint64_t rng = 0xba7c + (uint64_t)_i;
+	parload_loader *l = tu_loader(1 + (unsigned)_i % 4, 0, 0);
+	lt_stream s;
+	lt_sel q;
+
+	random_stream(&s, _i * 3, &rng, "batch");
+	random_sel(&s, &rng, PARLOAD_LAYOUT_VIEWS, &q);
+	assert_batches(l, &s, &q, 1 + (uint64_t)_i % 3, "batches");
 	parload_loader_free(l);
 	lt_free(&s);
+}
+END_TEST
+
+/* ---- the other byte order, swapped in place ---- */
+
+/* A big-endian layout of type t wide enough to be read straight into the
+ * dataset (rows of over 1 KiB, views of over 4 KiB: the bounce buffer's
+ * thresholds in parallel.c) and over 64 KiB in all, and the same layout
+ * little-endian.  odd: an odd offset, header and gap, and views of 17
+ * rows; else no header and no gap, so that records touch. */
+static void wide_pair(lt_stream *be, lt_stream *le, int t, bool odd)
+{
+	const uint64_t bpp = lt_row_bytes(1, t, PARLOAD_ENC_LE);
+	const uint32_t w = (uint32_t)(1100 / bpp) + 1, h = odd ? 17 : 8;
+
+	lt_layout(be, w, h, t, PARLOAD_ENC_BE, odd ? 5 : 0, odd ? 7 : 0,
+		  odd ? 3 : 0, 16);
+	be->seed = 77;
+	lt_write(be, "wide_be");
+	lt_layout(le, w, h, t, PARLOAD_ENC_LE, be->d.offset, be->d.header,
+		  be->d.gap, 16);
+	le->seed = 77;
+	lt_write(le, "wide_le");
+}
+
+/* A loader of two threads whose reads take at most 4,099 bytes: batches
+ * end inside rows and, after an odd header, inside pixels. */
+static parload_loader *short_reads(void)
+{
+	parload_options o;
+	parload_loader *l;
+	parload_error err;
+
+	parload_options_init(&o);
+	o.threads = 2;
+	o.max_read = 4099;
+	o.flags = PARLOAD_OPT_NO_BIND;
+	ck_assert_msg(parload_loader_new(&l, &o, &err) == 0, "%s",
+		      err.message);
+	return l;
+}
+
+/* Big-endian rows that every column of is selected are read with the
+ * calls of the little-endian load of the same layout (the same bytes,
+ * the same read count: straight into place, not through the bounce
+ * buffer; the files are under 1 MiB, the most a swapped load reads in one
+ * call) and swapped there: the whole stream, a band of rows of every
+ * other view, the band as sinograms, and a column crop (which goes
+ * through the bounce buffer for both); 1 to 4 threads, and short reads. */
+START_TEST(test_swap_in_place)
+{
+	const int t = types[7 + _i / 2].type;
+	const uint32_t h = _i % 2 ? 17 : 8;
+	parload_dataset ds, ref;
+	lt_stream be, le;
+	char what[128];
+
+	wide_pair(&be, &le, t, _i % 2);
+	for (unsigned n = 1; n <= 5; n++) {
+		parload_loader *l = n <= 4 ? tu_loader(n, 0, 0) : short_reads();
+
+		for (int part = 0; part < 4; part++) {
+			lt_sel q;
+
+			lt_sel_part(&be, part % 3, 1, h - 2, part == 3 ? 1 : 0,
+				    be.d.width, &q);
+			snprintf(what, sizeof(what), "%s, header %" PRIu64
+				 ", part %d, loader %u",
+				 parload_type_name(t, PARLOAD_ENC_BE),
+				 be.d.header, part, n);
+			load_ok(l, &be, &q, 0, &ds, what);
+			lt_assert_loaded(&be, &q, &ds, false, what);
+			load_ok(l, &le, &q, 0, &ref, what);
+			ck_assert_msg(ds.stats.read_calls ==
+					      ref.stats.read_calls &&
+				      ds.stats.bytes_read ==
+					      ref.stats.bytes_read,
+				      "%s: %" PRIu64 " reads of %" PRIu64
+				      " bytes, little-endian %" PRIu64
+				      " of %" PRIu64, what,
+				      ds.stats.read_calls, ds.stats.bytes_read,
+				      ref.stats.read_calls,
+				      ref.stats.bytes_read);
+			parload_dataset_free(&ds);
+			parload_dataset_free(&ref);
+		}
+		parload_loader_free(l);
+	}
+	lt_free(&be);
+	lt_free(&le);
+}
+END_TEST
+
+/* The same swapped layouts in batches of one to three views and windows
+ * (whole, and a band of rows of every other view, 1 to 4 threads), into
+ * the caller's buffers with the pixels at an odd address, so that the
+ * workers' boundaries in memory fall inside pixels. */
+START_TEST(test_swap_batches_and_buffers)
+{
+	const int t = types[7 + _i / 2].type;
+	parload_loader *l = tu_loader(1 + (unsigned)_i % 4, 0, 0);
+	parload_selection sel;
+	parload_buffers b, odd;
+	parload_request r;
+	parload_error err;
+	parload_dataset ds;
+	parload_desc d;
+	lt_stream be, le;
+	lt_sel q;
+
+	wide_pair(&be, &le, t, _i % 2);
+	lt_sel_all(&be, &q);
+	assert_batches(l, &be, &q, 1 + (uint64_t)_i % 3, "swapped batches");
+	lt_sel_part(&be, 1, 1, be.d.height - 1, 0, be.d.width, &q);
+	assert_batches(l, &be, &q, 1 + (uint64_t)_i % 3, "swapped row band");
+
+	lt_sel_all(&be, &q);
+	lt_sel_to(&q, &sel);
+	lt_request(&be, &r);
+	ck_assert_int_eq(parload_describe(&r.source, 0, &d, &err), 0);
+	ck_assert_int_eq(parload_buffers_alloc(&b, &d, &sel, 0, &err), 0);
+	odd = b;
+	odd.pixels = (unsigned char *)malloc(b.pixels_size + 1) + 1;
+	r.selection = &sel;
+	r.into = &odd;
+	ck_assert_msg(parload_loader_run(l, &r, &ds, &err) == 0, "%s",
+		      err.message);
+	ck_assert_ptr_eq(ds.pixels, odd.pixels);
+	lt_assert_loaded(&be, &q, &ds, false, "odd buffers");
+	parload_dataset_free(&ds);
+	free((unsigned char *)odd.pixels - 1);
+	parload_buffers_free(&b);
+	parload_loader_free(l);
+	lt_free(&be);
+	lt_free(&le);
 }
 END_TEST
 
@@ -774,6 +921,8 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_into_buffers, 0, 8);
 	tcase_add_loop_test(t, test_batches_and_windows, 0, 8);
 	tcase_add_test(t, test_count);
+	tcase_add_loop_test(t, test_swap_in_place, 0, 12);
+	tcase_add_loop_test(t, test_swap_batches_and_buffers, 0, 12);
 	t = tu_tcase(s, "bad", 30);
 	tcase_add_test(t, test_parse_errors);
 	tcase_add_test(t, test_count_past_end);
