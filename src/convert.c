@@ -19,8 +19,8 @@
  *
  * Thirty-two bytes at a time where AVX2 is there, else sixteen in a
  * vector register (GCC's and Clang's vector extensions: SSE2 on x86-64,
- * NEON on ARM), then what is left one pixel at a time.  GCC at -O2 does not vectorize the plain loop, which runs at a
- * third of the speed.  memcpy() is a plain load or store: rows in the
+ * NEON on ARM), then what is left one pixel at a time.  GCC at -O2 does
+ * not vectorize the plain loop, which runs at a third of the speed.  memcpy() is a plain load or store: rows in the
  * bounce buffer may start at any byte. */
 
 typedef uint16_t v8u16 __attribute__((vector_size(16)));
@@ -43,8 +43,8 @@ static inline void store64(unsigned char *p, uint64_t v)
  * (within each 16-byte half), 2 to 2.7 times the speed of the 16-byte
  * loop below on data in cache (u16 in place, 256 KiB to 4 MiB: 90-117
  * against 40-44 GB/s on an AMD EPYC).  Chosen at run time (cpuid), so
- * the build stays for any x86-64.  Returns the pixels it swapped: all of the n of bpp bytes but
- * fewer than 32 bytes' worth. */
+ * the build stays for any x86-64.  Returns the pixels it swapped: all of
+ * the n of bpp bytes but fewer than 32 bytes' worth. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
