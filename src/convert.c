@@ -20,8 +20,9 @@
  * Thirty-two bytes at a time where AVX2 is there, else sixteen in a
  * vector register (GCC's and Clang's vector extensions: SSE2 on x86-64,
  * NEON on ARM), then what is left one pixel at a time.  GCC at -O2 does
- * not vectorize the plain loop, which runs at a third of the speed.  memcpy() is a plain load or store: rows in the
- * bounce buffer may start at any byte. */
+ * not vectorize the plain loop, which runs at a third of the speed.
+ * memcpy() is a plain load or store: rows in the bounce buffer may start
+ * at any byte. */
 
 typedef uint16_t v8u16 __attribute__((vector_size(16)));
 typedef uint32_t v4u32 __attribute__((vector_size(16)));
