@@ -1000,7 +1000,9 @@ PARLOAD_API void parload_save_options_init(parload_save_options *o);
 PARLOAD_API int parload_save(const char *path, const parload_stack *st,
 			     const parload_save_options *o,
 			     parload_error *err);
-/* Whether this build reads and writes TIFF (libtiff) and HDF5 (libhdf5). */
+/* Whether this build has libtiff (compressed and tiled TIFF, and writing
+ * TIFF; uncompressed striped TIFF is read without it) and libhdf5 (HDF5,
+ * read and written). */
 PARLOAD_API int parload_has_tiff(void);
 PARLOAD_API int parload_has_hdf5(void);
 

@@ -275,7 +275,8 @@ int parload_save(const char *path, const parload_stack *st,
 	if (fmt == PARLOAD_SAVE_TIFF && !parload_has_tiff())
 		return parload__fail_path(err, PARLOAD_ENOTSUP, 0, path,
 					  "this libparload was built without "
-					  "TIFF (configure --with-tiff, "
+					  "libtiff, which writing TIFF needs "
+					  "(configure --with-tiff, "
 					  "libtiff-dev)");
 	if (fmt == PARLOAD_SAVE_HDF5 && !parload_has_hdf5())
 		return parload__fail_path(err, PARLOAD_ENOTSUP, 0, path,

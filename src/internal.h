@@ -476,6 +476,11 @@ void parload__h5index_free(parload__h5index *x);
  * (direct; 1 when it falls back) or by libhdf5's calls. */
 int parload__hdf5_chunks(const char *file, const char *dataset, bool direct,
 			 parload__h5index *out, parload_error *err);
+/* tiff.c, for tests: the source's description and table as tiff_walk.c's
+ * own walk makes it (direct; 1 where it falls back, nothing held, *err
+ * the error a build without libtiff gives), or as libtiff's walk does. */
+int parload__tiff_walk(const parload_source *src, parload__container *out,
+		       bool direct, parload_error *err);
 /* hdf5.c, for the fuzzer: what libhdf5 says of dataset in file. */
 int parload__hdf5_where(const char *file, const char *dataset,
 			parload__h5where *w, parload_error *err);
