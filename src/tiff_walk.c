@@ -104,37 +104,44 @@ static int pread_all(tin *in, uint64_t off, size_t n, unsigned char *buf)
 	return 0;
 }
 
-/* n bytes at off, through the block (re-read, aligned, only when they
- * fall outside it): 0, FALL_BACK unless they are all in the file, EIO. */
-static int get(tin *in, uint64_t off, size_t n, unsigned char *buf)
+/* Where n bytes (at most BLOCK) at off lie in the block, read from off
+ * (the walk goes forward) only when they fall outside it; NULL with *rc FALL_BACK unless they are all in the file, or
+ * EIO. */
+static const unsigned char *view(tin *in, uint64_t off, size_t n, int *rc)
 {
-	uint64_t start;
-	int rc;
+	const uint64_t start = off;
+	size_t len;
 
-	if (off > in->size || n > in->size - off)
-		return FALL_BACK;
-	if (off >= in->at && off - in->at <= in->have &&
-	    n <= in->have - (off - in->at)) {
-		memcpy(buf, in->block + (off - in->at), n);
-		return 0;
+	*rc = 0;
+	if (off > in->size || n > in->size - off) {
+		*rc = FALL_BACK;
+		return NULL;
 	}
-	if (n > BLOCK)
-		return pread_all(in, off, n, buf);
-	start = off & ~(uint64_t)(BLOCK - 1);
-	if (off + n > start + BLOCK)
-		start = off;
+	if (off >= in->at && off - in->at <= in->have &&
+	    n <= in->have - (off - in->at))
+		return in->block + (off - in->at);
+	len = in->size - start < BLOCK ? (size_t)(in->size - start) : BLOCK;
 	in->have = 0;
 	in->at = start;
-	rc = pread_all(in, start,
-		       in->size - start < BLOCK ? (size_t)(in->size - start) :
-						  BLOCK,
-		       in->block);
-	if (rc)
-		return rc;
-	in->have = in->size - start < BLOCK ? (size_t)(in->size - start) :
-					      BLOCK;
-	memcpy(buf, in->block + (off - start), n);
-	return 0;
+	if ((*rc = pread_all(in, start, len, in->block)) != 0)
+		return NULL;
+	in->have = len;
+	return in->block + (off - start);
+}
+
+/* n bytes at off into buf, through the block where they fit in one. */
+static int get(tin *in, uint64_t off, size_t n, unsigned char *buf)
+{
+	const unsigned char *p;
+	int rc;
+
+	if (n > BLOCK)
+		return off > in->size || n > in->size - off ?
+			       FALL_BACK :
+			       pread_all(in, off, n, buf);
+	if ((p = view(in, off, n, &rc)) != NULL)
+		memcpy(buf, p, n);
+	return rc;
 }
 
 /* An unsigned integer of n bytes (2, 4 or 8) in the file's order. */
@@ -142,9 +149,31 @@ static uint64_t num(const tin *in, const unsigned char *p, unsigned n)
 {
 	uint64_t v = 0;
 
-	for (unsigned k = 0; k < n; k++)
-		v |= (uint64_t)p[in->be ? n - 1 - k : k] << (8 * k);
+	if (in->be)
+		for (unsigned k = 0; k < n; k++)
+			v = v << 8 | p[k];
+	else
+		for (unsigned k = n; k > 0; k--)
+			v = v << 8 | p[k - 1];
 	return v;
+}
+
+/* The index among tags of tag, or T_COUNT. */
+static int tag_index(uint16_t tag)
+{
+	switch (tag) {
+	case 256: return T_WIDTH;
+	case 257: return T_HEIGHT;
+	case 258: return T_BITS;
+	case 259: return T_COMP;
+	case 273: return T_OFFSETS;
+	case 277: return T_SPP;
+	case 278: return T_RPS;
+	case 279: return T_BYTES;
+	case 284: return T_PLANAR;
+	case 339: return T_FORMAT;
+	default: return T_COUNT;
+	}
 }
 
 /* Bytes of one value of TIFF type t among SHORT, LONG and LONG8 (BigTIFF
@@ -181,41 +210,54 @@ static int header(tin *in, uint64_t *first)
 	return 0;
 }
 
-/* Entry i of the directory at off (n entries) into d, where it is one
- * the walk needs. */
-static int take_entry(tin *in, uint32_t k, uint64_t off, uint64_t i, dir *d)
+/* Entry e of the directory at off into d, where it is one the walk
+ * needs. */
+static int take_entry(tin *in, uint32_t k, uint64_t off,
+		      const unsigned char *e, dir *d)
 {
-	const unsigned es = in->big ? 20 : 12, cs = in->big ? 8 : 2;
-	const uint64_t at = off + cs + i * es;
-	unsigned char e[20];
-	uint16_t tag;
-	int rc = get(in, at, es, e);
+	const uint16_t tag = (uint16_t)num(in, e, 2);
+	const int t = tag_index(tag);
+	entry *x = &d->e[t < T_COUNT ? t : 0];
 
-	if (rc)
-		return rc < 0 ? rc : cannot(in, PARLOAD_ETRUNCATED, k, off,
-					    ": its directory lies past the end "
-					    "of the file");
-	tag = (uint16_t)num(in, e, 2);
 	if (tag >= 322 && tag <= 325)
 		d->tiled = true;
-	for (int t = 0; t < T_COUNT; t++) {
-		entry *x = &d->e[t];
-
-		if (tags[t] != tag)
-			continue;
-		if (d->seen[t])
-			return cannot(in, PARLOAD_ENOTSUP, k, off,
-				      "'s directory has tag %u twice", tag);
-		d->seen[t] = true;
-		x->type = (uint16_t)num(in, e + 2, 2);
-		x->count = in->big ? num(in, e + 4, 8) : num(in, e + 4, 4);
-		memcpy(x->value, e + (in->big ? 12 : 8), in->big ? 8 : 4);
-		if (!type_size(in, x->type))
-			return cannot(in, PARLOAD_ENOTSUP, k, off,
-				      ": tag %u of TIFF type %u", tag,
-				      x->type);
-	}
+	if (t == T_COUNT)
+		return 0;
+	if (d->seen[t])
+		return cannot(in, PARLOAD_ENOTSUP, k, off,
+			      "'s directory has tag %u twice", tag);
+	d->seen[t] = true;
+	x->type = (uint16_t)num(in, e + 2, 2);
+	x->count = in->big ? num(in, e + 4, 8) : num(in, e + 4, 4);
+	memcpy(x->value, e + (in->big ? 12 : 8), in->big ? 8 : 4);
+	if (!type_size(in, x->type))
+		return cannot(in, PARLOAD_ENOTSUP, k, off,
+			      ": tag %u of TIFF type %u", tag, x->type);
 	return 0;
+}
+
+/* The n entries at at of the directory at off into d: where they fit in
+ * the block, in place, else one by one. */
+static int take_entries(tin *in, uint32_t k, uint64_t off, uint64_t at,
+			uint64_t n, dir *d)
+{
+	const unsigned es = in->big ? 20 : 12;
+	unsigned char e[20];
+	int rc = 0;
+	/* (Where the view fails, get says why, entry by entry.) */
+	const unsigned char *p = n * es <= BLOCK ? view(in, at, n * es, &rc) :
+						  NULL;
+
+	rc = 0;
+
+	for (uint64_t i = 0; !rc && i < n; i++) {
+		if (!p && (rc = get(in, at + i * es, es, e)) != 0)
+			return rc < 0 ? rc : cannot(in, PARLOAD_ETRUNCATED, k,
+						    off, ": its directory lies "
+						    "past the end of the file");
+		rc = take_entry(in, k, off, p ? p + i * es : e, d);
+	}
+	return rc;
 }
 
 /* The directory at off: its entries the walk needs, and the next one's
@@ -236,9 +278,8 @@ static int read_dir(tin *in, uint32_t k, uint64_t off, dir *d)
 	if (n == 0 || n > MAX_ENTRIES)
 		return cannot(in, PARLOAD_ECONTAINER, k, off,
 			      ": a directory of %" PRIu64 " entries", n);
-	for (uint64_t i = 0; i < n; i++)
-		if ((rc = take_entry(in, k, off, i, d)))
-			return rc;
+	if ((rc = take_entries(in, k, off, off + cs, n, d)))
+		return rc;
 	rc = get(in, off + cs + n * es, cs == 8 ? 8 : 4, b);
 	if (rc)
 		return rc < 0 ? rc : cannot(in, PARLOAD_ETRUNCATED, k, off,
