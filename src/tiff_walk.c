@@ -4,8 +4,8 @@
  * (II or MM; 42, classic, or 43, BigTIFF) along the chain of directories
  * (IFDs), each page's size, type and strips, with TIFF 6.0's defaults.
  * The reads go through one cached block: tifffile writes the directories
- * back to back at the end of the file, libtiff each after its page, so a
- * walk takes about one pread a block or a directory, never one a tag.
+ * back to back at the end of the file (one 16 KiB pread for many), libtiff
+ * each after its page (one 2 KiB pread each), never one a tag.
  * Anything else than uncompressed strips of one sample per pixel and a
  * type parload has, or anything odd (a tag of a type it does not expect,
  * a chain that does not go forward, an offset past the end, strips that
@@ -26,6 +26,7 @@
 
 #define FALL_BACK 1
 #define BLOCK ((size_t)16384)
+#define JUMP ((size_t)2048) /* what a read away from the block takes */
 #define MAX_ENTRIES 4096 /* libtiff's bound on a directory's entries */
 
 typedef parload__tiff_pages walk;
@@ -105,12 +106,15 @@ static int pread_all(tin *in, uint64_t off, size_t n, unsigned char *buf)
 }
 
 /* Where n bytes (at most BLOCK) at off lie in the block, read from off
- * (the walk goes forward) only when they fall outside it; NULL with *rc FALL_BACK unless they are all in the file, or
+ * (the walk goes forward) only when they fall outside it, BLOCK bytes or,
+ * away from the block, JUMP; NULL with *rc FALL_BACK unless they are all in the file, or
  * EIO. */
 static const unsigned char *view(tin *in, uint64_t off, size_t n, int *rc)
 {
-	const uint64_t start = off;
-	size_t len;
+	/* Going on from the block: a whole one; a jump (libtiff's
+	 * directories, each after its page): a small one. */
+	const bool on = off >= in->at && off - in->at <= in->have + JUMP;
+	size_t len = on || n > JUMP ? BLOCK : JUMP;
 
 	*rc = 0;
 	if (off > in->size || n > in->size - off) {
@@ -120,13 +124,13 @@ static const unsigned char *view(tin *in, uint64_t off, size_t n, int *rc)
 	if (off >= in->at && off - in->at <= in->have &&
 	    n <= in->have - (off - in->at))
 		return in->block + (off - in->at);
-	len = in->size - start < BLOCK ? (size_t)(in->size - start) : BLOCK;
+	len = in->size - off < len ? (size_t)(in->size - off) : len;
 	in->have = 0;
-	in->at = start;
-	if ((*rc = pread_all(in, start, len, in->block)) != 0)
+	in->at = off;
+	if ((*rc = pread_all(in, off, len, in->block)) != 0)
 		return NULL;
 	in->have = len;
-	return in->block + (off - start);
+	return in->block;
 }
 
 /* n bytes at off into buf, through the block where they fit in one. */
