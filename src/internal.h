@@ -479,6 +479,11 @@ void parload__h5index_free(parload__h5index *x);
  * (direct; 1 when it falls back) or by libhdf5's calls. */
 int parload__hdf5_chunks(const char *file, const char *dataset, bool direct,
 			 parload__h5index *out, parload_error *err);
+/* tiff.c, for tests: the source's description and table as tiff_walk.c's
+ * own walk makes it (direct; 1 where it falls back, nothing held, *err
+ * the error a build without libtiff gives), or as libtiff's walk does. */
+int parload__tiff_walk(const parload_source *src, parload__container *out,
+		       bool direct, parload_error *err);
 /* hdf5.c, for the fuzzer: what libhdf5 says of dataset in file. */
 int parload__hdf5_where(const char *file, const char *dataset,
 			parload__h5where *w, parload_error *err);
@@ -488,8 +493,11 @@ int parload__hdf5_where(const char *file, const char *dataset,
 
 #define PARLOAD__MODULE_ABI 1u
 
+struct parload__tiff_page;
+struct parload__tiff_pages;
+
 /* What a module may call of the library (module_host.c gives a module
- * these under their usual names). */
+ * these under their usual names; tiff.h says what the tiff_ ones do). */
 typedef struct parload__host {
 	unsigned abi;
 	int (*vfail)(parload_error *err, int code, int sys_errno,
@@ -505,17 +513,33 @@ typedef struct parload__host {
 	int (*desc_check)(parload_desc *d, parload_error *err);
 	unsigned (*pixel_size)(int type);
 	const char *(*pixel_name)(int type);
+	int (*tiff_sample)(const char *path, uint64_t v, uint32_t k,
+			   unsigned spp, unsigned bits, unsigned fmt, int *type,
+			   parload_error *err);
+	int (*tiff_add)(struct parload__tiff_pages *w, uint32_t f, uint32_t k,
+			uint32_t width, uint32_t height, int type,
+			struct parload__tiff_page **out, parload_error *err);
+	int (*tiff_fits)(const struct parload__tiff_page *p, uint32_t height,
+			 uint64_t row_size, uint64_t size, const char *path,
+			 uint64_t v, parload_error *err);
 } parload__host;
 
 /* A module's table: parload__tiff_module (tiff_libtiff.c) and
- * parload__hdf5_module (hdf5.c), each a container's reader and writer. */
+ * parload__hdf5_module (hdf5.c). */
 typedef struct parload__module {
 	unsigned abi;
+	/* HDF5: the source's container (tiff.c reads TIFF's itself). */
 	int (*read)(const parload_source *src, parload__container *out,
 		    parload_error *err);
+	/* Both: parload_save's writer. */
 	int (*write)(const char *tmp, const char *path,
 		     const parload_stack *st, const parload_save_options *o,
 		     parload_error *err);
+	/* TIFF: the pages of file f walked by libtiff, where tiff_walk.c
+	 * cannot, and the decoder of compressed or tiled pages. */
+	int (*tiff_walk)(struct parload__tiff_pages *w, uint32_t f,
+			 parload_error *err);
+	const parload__decoder *tiff_decoder;
 } parload__module;
 
 /* The tables are the only names a module exports. */

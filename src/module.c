@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include "internal.h"
+#include "tiff.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -88,6 +89,9 @@ static const parload__host host = {
 	.desc_check = host_desc_check,
 	.pixel_size = host_pixel_size,
 	.pixel_name = host_pixel_name,
+	.tiff_sample = parload__tiff_sample,
+	.tiff_add = parload__tiff_add,
+	.tiff_fits = parload__tiff_fits,
 };
 #endif
 
@@ -95,7 +99,7 @@ typedef struct slot {
 	const char *file;      /* the module's file name */
 	const char *table;     /* its table's name */
 	const char *what;      /* what it reads */
-	const char *how;       /* how to build it in */
+	const char *lib;       /* the library it needs, how to build it in */
 	bool built;            /* configure found its library */
 	const parload__module *builtin;
 	pthread_once_t once;
@@ -106,14 +110,14 @@ typedef struct slot {
 static slot slots[] = {
 	{ .file = "parload_tiff.so", .table = "parload__tiff_module",
 	  .what = "TIFF", .builtin = TIFF_TABLE,
-	  .how = "configure --with-tiff, libtiff-dev",
+	  .lib = "libtiff (configure --with-tiff, libtiff-dev)",
 #ifdef HAVE_TIFF
 	  .built = true,
 #endif
 	  .once = PTHREAD_ONCE_INIT },
 	{ .file = "parload_hdf5.so", .table = "parload__hdf5_module",
 	  .what = "HDF5", .builtin = HDF5_TABLE,
-	  .how = "configure --with-hdf5, libhdf5-dev",
+	  .lib = "HDF5 (configure --with-hdf5, libhdf5-dev)",
 #ifdef HAVE_HDF5
 	  .built = true,
 #endif
@@ -179,7 +183,7 @@ static void load(slot *s)
 		s->m = s->builtin;
 	else if (!s->built)
 		snprintf(s->why, sizeof(s->why), "this libparload was built "
-			 "without %s (%s)", s->what, s->how);
+			 "without %s", s->lib);
 #ifdef PARLOAD_MODULES
 	else
 		open_module(s);

@@ -163,6 +163,19 @@ static bool ends_with(const char *s, const char *tail)
 	return n >= m && strcmp(s + n - m, tail) == 0;
 }
 
+/* A container's metadata: TIFF's by tiff.c (which opens libtiff's module
+ * only where it needs it), HDF5's by its module. */
+static int read_container(parload__ctx *c, const parload_source *src,
+			  int kind)
+{
+	const parload__module *m;
+
+	if (kind == PARLOAD_FORMAT_TIFF)
+		return parload__tiff_read(src, &c->cont, c->err);
+	m = parload__module_get(kind, c->path, c->err);
+	return m ? m->read(src, &c->cont, c->err) : PARLOAD_ENOTSUP;
+}
+
 int parload__source_open(parload__ctx *c, const parload_request *req)
 {
 	const parload_source *src = &req->source;
@@ -178,11 +191,7 @@ int parload__source_open(parload__ctx *c, const parload_request *req)
 	if (rc)
 		return rc;
 	if (kind >= 0) {
-		const parload__module *m = parload__module_get(kind, c->path,
-							       c->err);
-
-		rc = m ? m->read(src, &c->cont, c->err) : PARLOAD_ENOTSUP;
-		if (rc)
+		if ((rc = read_container(c, src, kind)))
 			return rc;
 		c->strips = &c->cont.strips;
 		return open_list(c, (const char *const *)c->cont.paths,

@@ -1,19 +1,19 @@
 /*
- * tiff.c - TIFF sources and outputs (libtiff).
+ * tiff.c - TIFF sources: the reader's core, which needs no libtiff.
  *
  * The reader walks the pages of a source (one file, a list, a folder or a
  * glob of files, all one stream) once, on the caller's thread, for their
  * metadata only, and makes the strips table: uncompressed striped pages
  * are read in place (CODEC_NONE, the file's byte order), anything else
- * (compressed, tiled, pages of differing strips or byte orders) through a
- * libtiff decoder that each worker opens for itself (CODEC_CUSTOM, rows in
- * the host's byte order).  The writer writes one uncompressed page per view
- * (or sinogram), with tifffile's shaped description, so that tifffile
- * reads the file back as one 3-D array.
+ * (compressed, tiled, pages of differing strips or byte orders) through
+ * libtiff's decoder (tiff_libtiff.c, CODEC_CUSTOM).  The walk is
+ * tiff_walk.c's own, with pread, for the whole source, unless it cannot
+ * take a file: then libtiff's walk (tiff_libtiff.c) reads the whole
+ * source instead, or, in a build without libtiff, the reader says why the
+ * page needs it.
  */
-#include "internal.h"
+#include "tiff.h"
 
-#ifdef HAVE_TIFF
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -23,106 +23,14 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <tiffio.h>
-#endif
 
-#ifndef HAVE_TIFF
-static int no_tiff(const char *path, parload_error *err)
-{
-	return parload__fail_path(err, PARLOAD_ENOTSUP, 0, path,
-				  "this libparload was built without TIFF "
-				  "(configure --with-tiff, libtiff-dev)");
-}
-
-int parload__tiff_read(const parload_source *src, parload__container *out,
-		       parload_error *err)
-{
-	(void)out;
-	return no_tiff(src->path ? src->path : src->paths[0], err);
-}
-
-int parload__tiff_write(const char *tmp, const char *path,
-			const parload_stack *st, const parload_save_options *o,
-			parload_error *err)
-{
-	(void)tmp;
-	(void)st;
-	(void)o;
-	return no_tiff(path, err);
-}
-#else
-
-/* ---------------------------------------------------------------------
- * libtiff's messages: per handle, into the parload message
- * ------------------------------------------------------------------- */
-
-/* The first error libtiff reported on one handle since it was cleared,
- * and its last warning (a directory chain that loops is one). */
-typedef struct tmsg {
-	char text[256];
-	char warn[256];
-} tmsg;
-
-#if TIFFLIB_VERSION >= 20221213 /* libtiff 4.5: handlers per handle */
-static int on_error(TIFF *tif, void *user, const char *module,
-		    const char *fmt, va_list ap)
-{
-	tmsg *m = user;
-
-	(void)tif;
-	(void)module;
-	if (m && !m->text[0])
-		vsnprintf(m->text, sizeof(m->text), fmt, ap);
-	return 1; /* handled: not printed */
-}
-
-static int on_warning(TIFF *tif, void *user, const char *module,
-		      const char *fmt, va_list ap)
-{
-	tmsg *m = user;
-
-	(void)tif;
-	(void)module;
-	if (m)
-		vsnprintf(m->warn, sizeof(m->warn), fmt, ap);
-	return 1; /* kept, not printed */
-}
-
-static TIFF *topen(const char *path, const char *mode, tmsg *m)
-{
-	TIFFOpenOptions *o = TIFFOpenOptionsAlloc();
-	TIFF *tif;
-
-	m->text[0] = m->warn[0] = '\0';
-	if (!o)
-		return NULL;
-	TIFFOpenOptionsSetErrorHandlerExtR(o, on_error, m);
-	TIFFOpenOptionsSetWarningHandlerExtR(o, on_warning, m);
-	tif = TIFFOpenExt(path, mode, o);
-	TIFFOpenOptionsFree(o);
-	return tif;
-}
-#else /* older libtiff: its messages go to its global handlers */
-static TIFF *topen(const char *path, const char *mode, tmsg *m)
-{
-	m->text[0] = m->warn[0] = '\0';
-	return TIFFOpen(path, mode);
-}
-#endif
-
-static const char *said(const tmsg *m)
-{
-	return m->text[0] ? m->text : "libtiff gave no reason";
-}
+typedef parload__tiff_files flist;
+typedef parload__tiff_page page;
+typedef parload__tiff_pages walk;
 
 /* ---------------------------------------------------------------------
  * The files of a source
  * ------------------------------------------------------------------- */
-
-typedef struct flist {
-	char **p;
-	size_t n, cap;
-} flist;
 
 static void flist_free(flist *l)
 {
@@ -264,29 +172,8 @@ static int list_files(const parload_source *src, flist *l, parload_error *err)
 }
 
 /* ---------------------------------------------------------------------
- * The walk: every page's metadata, before any pixel
+ * The walk's records
  * ------------------------------------------------------------------- */
-
-/* One page as the walk found it. */
-typedef struct page {
-	uint64_t ifd;        /* its directory's offset */
-	uint32_t file;       /* index into the files */
-	uint32_t index;      /* its page in that file */
-	uint32_t unit;       /* rows of a strip, or of a tile */
-	uint32_t across;     /* tiles across (1 for strips) */
-	bool plain;          /* uncompressed strips */
-	bool be;             /* the file is big-endian */
-	uint64_t *off, *bytes; /* of each strip or tile (owned) */
-	uint32_t units;
-} page;
-
-typedef struct walk {
-	const flist *files;
-	page *p;
-	uint64_t n, cap;
-	uint32_t width, height;
-	int type;
-} walk;
 
 static void walk_free(walk *w)
 {
@@ -297,138 +184,55 @@ static void walk_free(walk *w)
 	parload__sys_free(w->p);
 }
 
-/* The parload type of BitsPerSample bits of SampleFormat fmt, or 0. */
-static int tiff_type(unsigned bits, unsigned fmt)
+int parload__tiff_type(unsigned bits, unsigned fmt)
 {
-	if (fmt == SAMPLEFORMAT_UINT)
+	if (fmt == PARLOAD__TIFF_UINT)
 		return bits == 8  ? PARLOAD_PIXEL_U8 :
 		       bits == 16 ? PARLOAD_PIXEL_U16 :
 		       bits == 32 ? PARLOAD_PIXEL_U32 :
 				    0;
-	if (fmt == SAMPLEFORMAT_INT)
+	if (fmt == PARLOAD__TIFF_INT)
 		return bits == 16 ? PARLOAD_PIXEL_I16 :
 		       bits == 32 ? PARLOAD_PIXEL_I32 :
 				    0;
-	if (fmt == SAMPLEFORMAT_IEEEFP)
+	if (fmt == PARLOAD__TIFF_FLOAT)
 		return bits == 32 ? PARLOAD_PIXEL_F32 :
 		       bits == 64 ? PARLOAD_PIXEL_F64 :
 				    0;
 	return 0;
 }
 
-static const char *format_name(unsigned fmt)
+const char *parload__tiff_format_name(unsigned fmt)
 {
-	return fmt == SAMPLEFORMAT_UINT	  ? "unsigned" :
-	       fmt == SAMPLEFORMAT_INT	  ? "signed" :
-	       fmt == SAMPLEFORMAT_IEEEFP ? "floating-point" :
+	return fmt == PARLOAD__TIFF_UINT	  ? "unsigned" :
+	       fmt == PARLOAD__TIFF_INT	  ? "signed" :
+	       fmt == PARLOAD__TIFF_FLOAT ? "floating-point" :
 					    "other-format";
 }
 
-/* A copy of a strip or tile tag's array of n values. */
-static int copy_tag(TIFF *tif, uint32_t tag, uint32_t n, uint64_t **out,
-		    const char *path, uint64_t v, parload_error *err)
+int parload__tiff_sample(const char *path, uint64_t v, uint32_t k,
+			unsigned spp, unsigned bits, unsigned fmt, int *type,
+			parload_error *err)
 {
-	uint64_t *a = NULL;
-
-	if (!TIFFGetField(tif, tag, &a) || !a)
-		return parload__fail(err, PARLOAD_ECONTAINER, 0, path, v,
-				     PARLOAD_NONE, "page %" PRIu64 " has no "
-				     "strip or tile offsets and sizes", v);
-	if (!(*out = parload__sys_malloc((size_t)n * sizeof(**out) + 1)))
-		return parload__fail_nomem(err, path);
-	memcpy(*out, a, (size_t)n * sizeof(**out));
-	return 0;
-}
-
-/* Page k of the file: its pixel type, and one sample per pixel. */
-static int page_type(TIFF *tif, const char *path, uint64_t v, uint32_t k,
-		     int *type, parload_error *err)
-{
-	uint16_t spp = 1, bits = 1, fmt = SAMPLEFORMAT_UINT;
-
-	TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
-	TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &bits);
-	TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLEFORMAT, &fmt);
 	if (spp != 1)
 		return parload__fail(err, PARLOAD_ENOTSUP, 0, path, v,
 				     PARLOAD_NONE, "page %" PRIu32 ": RGB or "
 				     "multi-sample TIFF (%u samples per "
-				     "pixel)", k, (unsigned)spp);
-	*type = tiff_type(bits, fmt);
+				     "pixel)", k, spp);
+	*type = parload__tiff_type(bits, fmt);
 	if (!*type)
 		return parload__fail(err, PARLOAD_ENOTSUP, 0, path, v,
 				     PARLOAD_NONE, "page %" PRIu32 ": %u-bit "
 				     "%s samples (SampleFormat %u) are not "
 				     "read: u8 u16 i16 u32 i32 f32 f64 are",
-				     k, (unsigned)bits, format_name(fmt),
-				     (unsigned)fmt);
+				     k, bits, parload__tiff_format_name(fmt),
+				     fmt);
 	return 0;
 }
 
-/* Tiles no larger than the page (rounded up to 16, the tiles' own
- * multiple) or 1024 pixels a side, whichever is more: a decoder holds a
- * whole tile, and a damaged tag would have it allocate gigabytes. */
-static int tile_fits(TIFF *tif, uint32_t tw, uint32_t tl, uint32_t height,
-		     const page *p, const char *path, uint64_t v,
-		     parload_error *err)
-{
-	uint32_t width = 0;
-
-	TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &width);
-	if (tw <= ((width + 15u) & ~15u) || tw <= 1024u) {
-		if (tl <= ((height + 15u) & ~15u) || tl <= 1024u)
-			return 0;
-	}
-	return parload__fail(err, PARLOAD_ECONTAINER, 0, path, v,
-			     PARLOAD_NONE, "page %" PRIu32 ": tiles of %" PRIu32
-			     " x %" PRIu32 " for a page of %" PRIu32 " x %"
-			     PRIu32, p->index, tw, tl, width, height);
-}
-
-/* The geometry of page p (its strips or tiles), copied from the tags. */
-static int page_units(TIFF *tif, page *p, uint32_t height, const char *path,
-		      uint64_t v, parload_error *err)
-{
-	uint32_t tw = 0, tl = 0, rps = 0;
-	uint16_t comp = COMPRESSION_NONE;
-	int rc;
-
-	TIFFGetFieldDefaulted(tif, TIFFTAG_COMPRESSION, &comp);
-	p->be = TIFFIsBigEndian(tif) != 0;
-	if (TIFFIsTiled(tif)) {
-		if (!TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw) ||
-		    !TIFFGetField(tif, TIFFTAG_TILELENGTH, &tl) || !tw || !tl)
-			return parload__fail(err, PARLOAD_ECONTAINER, 0, path,
-					     v, PARLOAD_NONE, "page %" PRIu32
-					     ": tiles of no size", p->index);
-		rc = tile_fits(tif, tw, tl, height, p, path, v, err);
-		if (rc)
-			return rc;
-		p->unit = tl;
-		p->plain = false;
-		p->units = TIFFNumberOfTiles(tif);
-		p->across = p->units / ((height + tl - 1) / tl);
-		rc = copy_tag(tif, TIFFTAG_TILEOFFSETS, p->units, &p->off,
-			      path, v, err);
-		return rc ? rc : copy_tag(tif, TIFFTAG_TILEBYTECOUNTS,
-					  p->units, &p->bytes, path, v, err);
-	}
-	TIFFGetFieldDefaulted(tif, TIFFTAG_ROWSPERSTRIP, &rps);
-	p->unit = rps == 0 || rps > height ? height : rps;
-	p->plain = comp == COMPRESSION_NONE;
-	p->across = 1;
-	p->units = TIFFNumberOfStrips(tif);
-	rc = copy_tag(tif, TIFFTAG_STRIPOFFSETS, p->units, &p->off, path, v,
-		      err);
-	return rc ? rc : copy_tag(tif, TIFFTAG_STRIPBYTECOUNTS, p->units,
-				  &p->bytes, path, v, err);
-}
-
-/* Each strip or tile of p within the file's size (a plain strip: the
- * rows it holds, at least). */
-static int page_fits(const page *p, uint32_t height, uint64_t row_size,
-		     uint64_t size, const char *path, uint64_t v,
-		     parload_error *err)
+int parload__tiff_fits(const page *p, uint32_t height, uint64_t row_size,
+		       uint64_t size, const char *path, uint64_t v,
+		       parload_error *err)
 {
 	if (p->units != p->across * ((height + p->unit - 1) / p->unit))
 		return parload__fail(err, PARLOAD_ECONTAINER, 0, path, v,
@@ -481,24 +285,15 @@ static int walk_grow(walk *w, const char *path, parload_error *err)
 }
 
 /* The current directory of tif: page k of file f, stream view w->n. */
-static int add_page(walk *w, TIFF *tif, uint32_t f, uint32_t k,
-		    uint64_t size, parload_error *err)
+int parload__tiff_add(walk *w, uint32_t f, uint32_t k, uint32_t width,
+		      uint32_t height, int type, page **out, parload_error *err)
 {
 	const char *path = w->files->p[f];
 	const uint64_t v = w->n;
-	uint32_t width = 0, height = 0;
-	page *p;
-	int type, rc;
+	int rc = walk_grow(w, path, err);
 
-	if ((rc = walk_grow(w, path, err)) ||
-	    (rc = page_type(tif, path, v, k, &type, err)))
+	if (rc)
 		return rc;
-	if (!TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &width) ||
-	    !TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &height) || !width ||
-	    !height)
-		return parload__fail(err, PARLOAD_ECONTAINER, 0, path, v,
-				     PARLOAD_NONE, "page %" PRIu32 " has no "
-				     "width or height", k);
 	if (v == 0) {
 		w->width = width;
 		w->height = height;
@@ -514,263 +309,11 @@ static int add_page(walk *w, TIFF *tif, uint32_t f, uint32_t k,
 				     w->width, w->height,
 				     parload_pixel_name(w->type));
 	}
-	p = &w->p[w->n++];
-	p->ifd = TIFFCurrentDirOffset(tif);
-	p->file = f;
-	p->index = k;
-	rc = page_units(tif, p, height, path, v, err);
-	return rc ? rc :
-		    page_fits(p, height,
-			      (uint64_t)width * parload_pixel_size(type), size,
-			      path, v, err);
-}
-
-/* Every page of file f, following its directory chain once. */
-static int walk_file(walk *w, uint32_t f, parload_error *err)
-{
-	const char *path = w->files->p[f];
-	struct stat sb;
-	tmsg m;
-	TIFF *tif;
-	uint32_t k = 0;
-	int rc;
-
-	if (parload__sys_stat(path, &sb) != 0)
-		return parload__fail_open(err, errno, path);
-	if (!(tif = topen(path, "rmc", &m)))
-		return parload__fail_path(err, PARLOAD_ECONTAINER, 0, path,
-					  "not a TIFF that libtiff opens: %s",
-					  said(&m));
-	do {
-		rc = add_page(w, tif, f, k++, (uint64_t)sb.st_size, err);
-		m.text[0] = m.warn[0] = '\0';
-	} while (!rc && TIFFReadDirectory(tif));
-	/* libtiff warns of a chain that loops, and stops there. */
-	if (!rc && !m.text[0] && strstr(m.warn, "looping"))
-		memcpy(m.text, m.warn, sizeof(m.text));
-	if (!rc && m.text[0])
-		rc = parload__fail(err, PARLOAD_ECONTAINER, 0, path, w->n,
-				   PARLOAD_NONE, "page %" PRIu32 ": %s", k,
-				   m.text);
-	TIFFClose(tif);
-	return rc;
-}
-
-/* ---------------------------------------------------------------------
- * The decoder: libtiff per worker, for compressed or tiled pages
- * ------------------------------------------------------------------- */
-
-/* What the decoder needs of the container (its arg). */
-typedef struct targ {
-	char **paths;       /* the container's files (borrowed) */
-	uint64_t *ifd;      /* of each stream view (owned) */
-	uint32_t width, height, bpp;
-	uint64_t row_size;
-} targ;
-
-/* One worker's: a handle on one file, at one page. */
-typedef struct tstate {
-	const targ *a;
-	TIFF *tif;
-	uint32_t file;
-	uint64_t ifd;
-	tmsg m;
-	unsigned char *unit, *tile; /* a strip or a row of tiles; a tile */
-	size_t unit_cap, tile_cap;
-} tstate;
-
-static void targ_free(void *arg)
-{
-	targ *a = arg;
-
-	parload__sys_free(a->ifd);
-	parload__sys_free(a);
-}
-
-static int tdec_open(const parload__strips *t, void **state,
-		     parload_error *err)
-{
-	tstate *s = parload__sys_calloc(1, sizeof(*s));
-
-	if (!s)
-		return parload__fail_nomem(err, t->path);
-	s->a = t->arg;
-	s->file = UINT32_MAX;
-	*state = s;
+	*out = &w->p[w->n++];
+	(*out)->file = f;
+	(*out)->index = k;
 	return 0;
 }
-
-static void tdec_close(void *state)
-{
-	tstate *s = state;
-
-	if (!s)
-		return;
-	if (s->tif)
-		TIFFClose(s->tif);
-	parload__sys_free(s->unit);
-	parload__sys_free(s->tile);
-	parload__sys_free(s);
-}
-
-/* A buffer of at least n bytes in *b. */
-static int room(unsigned char **b, size_t *cap, size_t n, const char *path,
-		parload_error *err)
-{
-	if (*cap >= n)
-		return 0;
-	parload__sys_free(*b);
-	*cap = 0;
-	if (!(*b = parload__sys_malloc(n)))
-		return parload__fail_nomem(err, path);
-	*cap = n;
-	return 0;
-}
-
-/* The handle at strip s's page (stream view v). */
-static int tdec_seek(tstate *s, const parload__strip *x, uint64_t v,
-		     parload_error *err)
-{
-	const char *path = s->a->paths[x->file];
-
-	if (s->file != x->file) {
-		if (s->tif)
-			TIFFClose(s->tif);
-		s->file = UINT32_MAX;
-		if (!(s->tif = topen(path, "rmc", &s->m)))
-			return parload__fail(err, PARLOAD_EOPEN, 0, path, v,
-					     PARLOAD_NONE, "libtiff: %s",
-					     said(&s->m));
-		s->file = x->file;
-		s->ifd = TIFFCurrentDirOffset(s->tif);
-	}
-	if (s->ifd != s->a->ifd[v]) {
-		s->m.text[0] = '\0';
-		s->ifd = 0;
-		if (!TIFFSetSubDirectory(s->tif, s->a->ifd[v]))
-			return parload__fail(err, PARLOAD_ECONTAINER, 0, path,
-					     v, s->a->ifd[v], "page %" PRIu32
-					     ": %s", x->page, said(&s->m));
-		s->ifd = s->a->ifd[v];
-	}
-	return 0;
-}
-
-/* Row of tiles ty of the current page into dst (its rows, full width). */
-static tmsize_t read_tiles(tstate *s, uint32_t ty, uint32_t rows,
-			   unsigned char *dst, parload_error *err,
-			   const char *path)
-{
-	const targ *a = s->a;
-	uint32_t tw = 0, tl = 0;
-	const tmsize_t tsize = TIFFTileSize(s->tif);
-
-	TIFFGetField(s->tif, TIFFTAG_TILEWIDTH, &tw);
-	TIFFGetField(s->tif, TIFFTAG_TILELENGTH, &tl);
-	if (tsize <= 0)
-		return -1;
-	if (room(&s->tile, &s->tile_cap, (size_t)tsize, path, err))
-		return -2;
-	for (uint32_t x = 0; x < a->width; x += tw) {
-		const ttile_t k = TIFFComputeTile(s->tif, x, ty * tl, 0, 0);
-		const size_t n = (size_t)(a->width - x < tw ? a->width - x : tw) *
-				 a->bpp;
-
-		if (TIFFReadEncodedTile(s->tif, k, s->tile, tsize) < 0)
-			return -1;
-		for (uint32_t r = 0; r < rows; r++)
-			memcpy(dst + r * a->row_size + (size_t)x * a->bpp,
-			       s->tile + (size_t)r * tw * a->bpp, n);
-	}
-	return (tmsize_t)(rows * a->row_size);
-}
-
-/* Strip (or row of tiles) u of the current page, its rows whole, into
- * dst; the bytes it decoded to, -1 where libtiff failed, -2 for no
- * memory (err set). */
-static tmsize_t read_unit(tstate *s, uint32_t u, uint32_t unit,
-			  unsigned char *dst, parload_error *err,
-			  const char *path)
-{
-	const uint32_t y = u * unit;
-	const uint32_t rows = s->a->height - y < unit ? s->a->height - y :
-							unit;
-
-	if (TIFFIsTiled(s->tif))
-		return read_tiles(s, u, rows, dst, err, path);
-	return TIFFReadEncodedStrip(s->tif, u, dst,
-				    (tmsize_t)(rows * s->a->row_size));
-}
-
-static uint32_t page_unit(TIFF *tif, uint32_t height)
-{
-	uint32_t n = 0;
-
-	if (TIFFIsTiled(tif))
-		TIFFGetField(tif, TIFFTAG_TILELENGTH, &n);
-	else
-		TIFFGetFieldDefaulted(tif, TIFFTAG_ROWSPERSTRIP, &n);
-	return n == 0 || n > height ? height : n;
-}
-
-/* Strip i of the table: rows [j * rows, (j + 1) * rows) of its view, from
- * the page's own strips or tiles (of the same rows, or not). */
-static int tdec_decode(void *state, const parload__strips *t, uint64_t i,
-		       unsigned char *out, size_t out_len, parload_error *err)
-{
-	tstate *s = state;
-	const targ *a = s->a;
-	const uint64_t v = i / t->per_view;
-	const parload__strip *x = &t->s[i];
-	const char *path = a->paths[x->file];
-	const uint32_t y0 = (uint32_t)(i % t->per_view) * t->rows;
-	const uint32_t y1 = a->height - y0 < t->rows ? a->height : y0 + t->rows;
-	uint32_t unit;
-	int rc = tdec_seek(s, x, v, err);
-
-	if (rc)
-		return rc;
-	unit = page_unit(s->tif, a->height);
-	for (uint32_t y = y0; y < y1;) {
-		const uint32_t u = y / unit, top = u * unit;
-		const uint32_t n = a->height - top < unit ? a->height - top :
-							    unit;
-		const uint32_t end = top + n < y1 ? top + n : y1;
-		/* The unit's rows all fall in out: decode it there. */
-		const bool direct = top == y && top + n - y0 <= t->rows &&
-				    (uint64_t)(top + n - y0) * a->row_size <=
-					    out_len;
-		unsigned char *dst = out + (size_t)(y - y0) * a->row_size;
-		tmsize_t got;
-
-		s->m.text[0] = '\0';
-		if (!direct && room(&s->unit, &s->unit_cap,
-				    (size_t)unit * a->row_size, path, err))
-			return PARLOAD_ENOMEM;
-		got = read_unit(s, u, unit, direct ? dst : s->unit, err, path);
-		if (got == -2)
-			return PARLOAD_ENOMEM;
-		if (got < (tmsize_t)((uint64_t)n * a->row_size))
-			return parload__fail(err, PARLOAD_ECONTAINER, 0, path, v,
-					     x->off, "page %" PRIu32 ": strip "
-					     "or tile row %" PRIu32 " does not "
-					     "decode: %s", x->page, u,
-					     said(&s->m));
-		if (!direct)
-			memcpy(dst, s->unit + (size_t)(y - top) * a->row_size,
-			       (size_t)(end - y) * a->row_size);
-		y = end;
-	}
-	return 0;
-}
-
-static const parload__decoder tiff_decoder = {
-	.name = "libtiff",
-	.open = tdec_open,
-	.decode = tdec_decode,
-	.close = tdec_close,
-	.free_arg = targ_free,
-};
 
 /* ---------------------------------------------------------------------
  * The table
@@ -794,12 +337,39 @@ static bool all_plain(const walk *w)
 	return true;
 }
 
+/* libtiff's decoder (TIFF's module) for c's table, with each page's
+ * directory. */
+static int attach_decoder(const walk *w, const char *name,
+			  parload__container *c, parload_error *err)
+{
+	const parload__module *m =
+		parload__module_get(PARLOAD_FORMAT_TIFF, name, err);
+	parload__tiff_arg *a;
+
+	if (!m)
+		return PARLOAD_ENOTSUP;
+	a = parload__sys_calloc(1, sizeof(*a));
+	if (!a || !(a->ifd = parload__sys_malloc(w->n * sizeof(*a->ifd)))) {
+		parload__sys_free(a);
+		return parload__fail_nomem(err, name);
+	}
+	for (uint64_t v = 0; v < w->n; v++)
+		a->ifd[v] = w->p[v].ifd;
+	a->paths = c->paths;
+	a->width = w->width;
+	a->height = w->height;
+	a->bpp = parload_pixel_size(w->type);
+	a->row_size = (uint64_t)a->width * a->bpp;
+	c->strips.decoder = m->tiff_decoder;
+	c->strips.arg = a;
+	return 0;
+}
+
 static int make_table(const walk *w, const char *name, parload__container *c,
 		      parload_error *err)
 {
 	parload__strips *t = &c->strips;
 	const bool plain = all_plain(w);
-	targ *a;
 
 	t->rows = w->p[0].unit;
 	t->per_view = (w->height + t->rows - 1) / t->rows;
@@ -825,23 +395,7 @@ static int make_table(const walk *w, const char *name, parload__container *c,
 	}
 	c->desc.encoding = (plain ? w->p[0].be : host_be()) ? PARLOAD_ENC_BE :
 							      PARLOAD_ENC_LE;
-	if (plain)
-		return 0;
-	if (!(a = parload__sys_calloc(1, sizeof(*a))) ||
-	    !(a->ifd = parload__sys_malloc(w->n * sizeof(*a->ifd)))) {
-		parload__sys_free(a);
-		return parload__fail_nomem(err, name);
-	}
-	for (uint64_t v = 0; v < w->n; v++)
-		a->ifd[v] = w->p[v].ifd;
-	a->paths = c->paths;
-	a->width = w->width;
-	a->height = w->height;
-	a->bpp = parload_pixel_size(w->type);
-	a->row_size = (uint64_t)a->width * a->bpp;
-	t->decoder = &tiff_decoder;
-	t->arg = a;
-	return 0;
+	return plain ? 0 : attach_decoder(w, name, c, err);
 }
 
 static void fill_desc(const walk *w, parload_desc *d)
@@ -857,8 +411,77 @@ static void fill_desc(const walk *w, parload_desc *d)
 	d->payload_size = d->row_size * w->height;
 }
 
-int parload__tiff_read(const parload_source *src, parload__container *out,
-		       parload_error *err)
+/* Why pages p and page 0 cannot be one table without libtiff's decoder:
+ * strips of other rows, or another byte order. */
+static int mixed(const walk *w, const page *p, parload_error *why)
+{
+	const page *p0 = &w->p[0];
+
+	return parload__fail(why, PARLOAD_ENOTSUP, 0, w->files->p[p->file],
+			     (uint64_t)(p - w->p), PARLOAD_NONE,
+			     "page %" PRIu32 " has strips of %" PRIu32
+			     " rows, %s-endian, page 0 of %s of %" PRIu32
+			     " rows, %s-endian%s", p->index, p->unit,
+			     p->be ? "big" : "little", w->files->p[0],
+			     p0->unit, p0->be ? "big" : "little",
+			     PARLOAD__TIFF_NEEDS);
+}
+
+/* Empty w again, for another walk. */
+static void walk_reset(walk *w)
+{
+	const flist *files = w->files;
+
+	walk_free(w);
+	memset(w, 0, sizeof(*w));
+	w->files = files;
+}
+
+enum { WALK_AUTO, WALK_DIRECT, WALK_LIBTIFF };
+
+/* The pages of every file into w: the direct walk (WALK_DIRECT: 1 where
+ * it cannot take the source, *err saying why), libtiff's (WALK_LIBTIFF), or the direct walk
+ * unless it cannot take one of the files or its pages are not all read in
+ * place, then libtiff's over again (WALK_AUTO), or, without libtiff, the
+ * error that says why. */
+static int walk_all(walk *w, int how, parload_error *err)
+{
+	const parload__module *m;
+	parload_error why;
+	int rc = how == WALK_LIBTIFF ? 1 : 0;
+
+	for (uint32_t f = 0; !rc && f < w->files->n; f++)
+		rc = parload__tiff_walk_direct(w, f, &why, err);
+	for (uint64_t v = 0; !rc && v < w->n; v++)
+		if (w->p[v].unit != w->p[0].unit || w->p[v].be != w->p[0].be)
+			rc = mixed(w, &w->p[v], &why) ? 1 : 0;
+	if (rc == 1 && how == WALK_DIRECT)
+		*err = why;
+	if (rc != 1 || how == WALK_DIRECT)
+		return rc;
+	walk_reset(w);
+	if (!(m = parload__module_get(PARLOAD_FORMAT_TIFF, w->files->p[0],
+				      err))) {
+#ifndef HAVE_TIFF
+		/* Built without libtiff: what the direct walk could not take
+		 * says why. */
+		if (how != WALK_LIBTIFF) {
+			if (err)
+				*err = why;
+			return why.code;
+		}
+#endif
+		return PARLOAD_ENOTSUP;
+	}
+	rc = 0;
+	for (uint32_t f = 0; !rc && f < w->files->n; f++)
+		rc = m->tiff_walk(w, f, err);
+	return rc;
+}
+
+/* The source's description and strips table, by the walk how says. */
+static int read_source(const parload_source *src, parload__container *out,
+		       int how, parload_error *err)
 {
 	const char *name = src->path ? src->path : src->paths[0];
 	flist files = { 0 };
@@ -867,8 +490,8 @@ int parload__tiff_read(const parload_source *src, parload__container *out,
 
 	memset(out, 0, sizeof(*out));
 	w.files = &files;
-	for (uint32_t f = 0; !rc && f < files.n; f++)
-		rc = walk_file(&w, f, err);
+	if (!rc)
+		rc = walk_all(&w, how, err);
 	if (!rc) {
 		out->paths = files.p;
 		out->n = files.n;
@@ -886,97 +509,15 @@ int parload__tiff_read(const parload_source *src, parload__container *out,
 	return rc;
 }
 
-/* ---------------------------------------------------------------------
- * The writer
- * ------------------------------------------------------------------- */
-
-static void sample_tags(int type, uint16_t *bits, uint16_t *fmt)
+int parload__tiff_read(const parload_source *src, parload__container *out,
+		       parload_error *err)
 {
-	*bits = (uint16_t)(8 * parload_pixel_size(type));
-	*fmt = type == PARLOAD_PIXEL_F32 || type == PARLOAD_PIXEL_F64 ?
-		       SAMPLEFORMAT_IEEEFP :
-	       type == PARLOAD_PIXEL_I16 || type == PARLOAD_PIXEL_I32 ?
-		       SAMPLEFORMAT_INT :
-		       SAMPLEFORMAT_UINT;
+	return read_source(src, out, WALK_AUTO, err);
 }
 
-/* Page k of st: its tags, then its strips of about 64 KiB. */
-static int write_page(TIFF *tif, const parload_stack *st, uint64_t k,
-		      const char *shape)
+int parload__tiff_walk(const parload_source *src, parload__container *out,
+		       bool direct, parload_error *err)
 {
-	const size_t row = (size_t)st->cols * parload_pixel_size(st->pixel_type);
-	const uint32_t rps = row >= 65536 ? 1 :
-			     (uint32_t)(65536 / row) > st->rows ?
-						 st->rows :
-						 (uint32_t)(65536 / row);
-	const unsigned char *px = (const unsigned char *)st->pixels +
-				  k * st->rows * row;
-	uint16_t bits, fmt;
-
-	sample_tags(st->pixel_type, &bits, &fmt);
-	if (!TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, st->cols) ||
-	    !TIFFSetField(tif, TIFFTAG_IMAGELENGTH, st->rows) ||
-	    !TIFFSetField(tif, TIFFTAG_BITSPERSAMPLE, bits) ||
-	    !TIFFSetField(tif, TIFFTAG_SAMPLEFORMAT, fmt) ||
-	    !TIFFSetField(tif, TIFFTAG_SAMPLESPERPIXEL, 1) ||
-	    !TIFFSetField(tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK) ||
-	    !TIFFSetField(tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG) ||
-	    !TIFFSetField(tif, TIFFTAG_COMPRESSION, COMPRESSION_NONE) ||
-	    !TIFFSetField(tif, TIFFTAG_ROWSPERSTRIP, rps) ||
-	    (k == 0 && shape[0] &&
-	     !TIFFSetField(tif, TIFFTAG_IMAGEDESCRIPTION, shape)))
-		return -1;
-	for (uint32_t s = 0, y = 0; y < st->rows; s++, y += rps) {
-		const uint32_t n = st->rows - y < rps ? st->rows - y : rps;
-
-		if (TIFFWriteEncodedStrip(tif, s,
-					  (void *)(uintptr_t)(px + y * row),
-					  (tmsize_t)(n * row)) < 0)
-			return -1;
-	}
-	return TIFFWriteDirectory(tif) ? 0 : -1;
+	return read_source(src, out, direct ? WALK_DIRECT : WALK_LIBTIFF, err);
 }
 
-int parload__tiff_write(const char *tmp, const char *path,
-			const parload_stack *st, const parload_save_options *o,
-			parload_error *err)
-{
-	const uint64_t bytes = st->n * st->rows * st->cols *
-			       parload_pixel_size(st->pixel_type);
-	const bool big = bytes + (1u << 20) >= (UINT64_C(1) << 32);
-	char shape[96];
-	tmsg m;
-	TIFF *tif;
-	int rc = 0;
-
-	(void)o;
-	snprintf(shape, sizeof(shape),
-		 "{\"shape\": [%" PRIu64 ", %" PRIu32 ", %" PRIu32 "]}", st->n,
-		 st->rows, st->cols);
-	/* tifffile takes a shaped file whose second directory lies past the
-	 * first plus all the pixels for one of its own, the pixels back to
-	 * back, as they are not here: tiny pages (their pixels smaller than
-	 * a directory) go without the description, and tifffile reads them
-	 * as the 3-D series of pages of one shape all the same. */
-	if (st->n > 1 && (st->n - 1) * (bytes / st->n) < 4096)
-		shape[0] = '\0';
-	if (!(tif = topen(tmp, big ? "w8" : "w", &m)))
-		return parload__fail_path(err, PARLOAD_EWRITE, errno, path,
-					  "libtiff cannot create it: %s",
-					  said(&m));
-	for (uint64_t k = 0; !rc && k < st->n; k++)
-		if (write_page(tif, st, k, shape))
-			rc = parload__fail(err, PARLOAD_EWRITE, 0, path, k,
-					   PARLOAD_NONE, "page %" PRIu64 ": %s",
-					   k, said(&m));
-	TIFFClose(tif);
-	return rc;
-}
-
-/* This file's reader and writer, as a module (module.c). */
-PARLOAD__MODULE_EXPORT const parload__module parload__tiff_module = {
-	.abi = PARLOAD__MODULE_ABI,
-	.read = parload__tiff_read,
-	.write = parload__tiff_write,
-};
-#endif /* HAVE_TIFF */

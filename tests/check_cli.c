@@ -1189,7 +1189,7 @@ static const cli_case *without_tiff(const cli_case *c, cli_case *tmp)
 	*tmp = *c;
 	tmp->status = 1;
 	memset(tmp->err, 0, sizeof(tmp->err));
-	tmp->err[0] = "built without TIFF (configure --with-tiff";
+	tmp->err[0] = "built without libtiff \\(configure --with-tiff";
 	tmp->absent = tmp->made;
 	tmp->made = tmp->made_holds = NULL;
 	return tmp;

@@ -7,8 +7,12 @@
  * read through the table (the strips in place, or the table's decoder)
  * compared with the array written; loads through the engine
  * (parload_load, 1 to 4 threads, sinograms of a band); and every bad
- * input refused with the code and the message it must have.  The writer (parload_save) is read
- * back with libtiff.  Skipped in a build without libtiff.
+ * input refused with the code and the message it must have.  The writer
+ * (parload_save) is read back with libtiff.  The direct walk's table
+ * (src/tiff_walk.c) is libtiff's walk's for every uncompressed fixture,
+ * and it falls back, saying why, on the others.  Files the test writes
+ * itself, as tifffile lays them out, run in a build without libtiff too:
+ * read by the direct walk, or refused saying what needs libtiff.
  */
 #include "config.h"
 
@@ -25,8 +29,353 @@
 #include "internal.h"
 #include "testutil.h"
 
+static void swap_all(unsigned char *p, size_t n, size_t bpp)
+{
+	for (size_t i = 0; i + bpp <= n; i += bpp)
+		for (size_t a = 0, b = bpp - 1; a < b; a++, b--) {
+			const unsigned char c = p[i + a];
+
+			p[i + a] = p[i + b];
+			p[i + b] = c;
+		}
+}
+
+/* Rows of strip j of a view (its last may be short). */
+static size_t strip_rows(const parload__container *c, uint32_t j)
+{
+	const uint32_t y = j * c->strips.rows;
+
+	return c->desc.height - y < c->strips.rows ? c->desc.height - y :
+						      c->strips.rows;
+}
+
+/* Every view's pixels, read through the table as the engine reads it:
+ * strips in place (swapped for a big-endian file), or each strip through
+ * the decoder, in reverse order so that it moves between pages. */
+static unsigned char *via_table(const parload__container *c)
+{
+	const parload__strips *t = &c->strips;
+	const size_t rs = c->desc.row_size, view = rs * c->desc.height;
+	unsigned char *out = malloc(view * t->views + 1);
+	parload_error err;
+
+	ck_assert_ptr_nonnull(out);
+	if (t->codec == PARLOAD__CODEC_NONE) {
+		for (uint64_t i = 0; i < t->views * t->per_view; i++) {
+			const parload__strip *x = &t->s[i];
+			const uint32_t j = (uint32_t)(i % t->per_view);
+			const int fd = open(c->paths[x->file], O_RDONLY);
+			const size_t n = strip_rows(c, j) * rs;
+
+			ck_assert_int_ge(fd, 0);
+			ck_assert_int_eq(pread(fd, out + (i / t->per_view) * view +
+							   (size_t)j * t->rows * rs,
+					       n, (off_t)x->off),
+					 (ssize_t)n);
+			close(fd);
+		}
+		if (c->desc.encoding == PARLOAD_ENC_BE)
+			swap_all(out, view * t->views, c->desc.bytes_per_pixel);
+		return out;
+	}
+	{
+		const size_t len = (size_t)t->rows * rs;
+		unsigned char *buf = malloc(len);
+		void *state = NULL;
+
+		ck_assert_ptr_nonnull(buf);
+		ck_assert_msg(t->decoder->open(t, &state, &err) == 0, "%s",
+			      err.message);
+		for (uint64_t i = t->views * t->per_view; i-- > 0;) {
+			const uint32_t j = (uint32_t)(i % t->per_view);
+
+			ck_assert_msg(t->decoder->decode(state, t, i, buf, len,
+							 &err) == 0,
+				      "%s", err.message);
+			memcpy(out + (i / t->per_view) * view +
+				       (size_t)j * t->rows * rs,
+			       buf, strip_rows(c, j) * rs);
+		}
+		t->decoder->close(state);
+		free(buf);
+	}
+	return out;
+}
+
+static int read_path(const char *path, parload__container *c,
+		     parload_error *err)
+{
+	parload_source src;
+
+	parload_source_init(&src);
+	src.path = path;
+	return parload__tiff_read(&src, c, err);
+}
+
+/* The direct walk falls back on path (nothing held), saying why as a
+ * build without libtiff would: code and a message holding want. */
+static void falls_back(const char *path, int code, const char *want)
+{
+	parload_source src;
+	parload__container c;
+	parload_error err;
+
+	parload_source_init(&src);
+	src.path = path;
+	ck_assert_int_eq(parload__tiff_walk(&src, &c, true, &err), 1);
+	ck_assert_int_eq(err.code, code);
+	ck_assert_msg(strstr(err.message, path) && strstr(err.message, want),
+		      "%s", err.message);
+}
+
+#ifdef HAVE_TIFF
+/* The direct walk's table of src and libtiff's, entry by entry alike. */
+static void same_tables(const parload_source *src)
+{
+	parload__container a, b;
+	parload_error err;
+
+	ck_assert_msg(parload__tiff_walk(src, &a, true, &err) == 0, "%s",
+		      err.message);
+	ck_assert_msg(parload__tiff_walk(src, &b, false, &err) == 0, "%s",
+		      err.message);
+	ck_assert_int_eq(a.desc.width, b.desc.width);
+	ck_assert_int_eq(a.desc.height, b.desc.height);
+	ck_assert_int_eq(a.desc.pixel_type, b.desc.pixel_type);
+	ck_assert_uint_eq(a.desc.count, b.desc.count);
+	ck_assert_int_eq(a.desc.encoding, b.desc.encoding);
+	ck_assert_uint_eq(a.n, b.n);
+	for (size_t k = 0; k < a.n; k++)
+		ck_assert_str_eq(a.paths[k], b.paths[k]);
+	ck_assert_int_eq(a.strips.codec, PARLOAD__CODEC_NONE);
+	ck_assert_int_eq(b.strips.codec, PARLOAD__CODEC_NONE);
+	ck_assert_uint_eq(a.strips.rows, b.strips.rows);
+	ck_assert_uint_eq(a.strips.per_view, b.strips.per_view);
+	ck_assert_uint_eq(a.strips.views, b.strips.views);
+	for (uint64_t i = 0; i < a.strips.views * a.strips.per_view; i++) {
+		const parload__strip *x = &a.strips.s[i], *y = &b.strips.s[i];
+
+		ck_assert_msg(x->off == y->off && x->bytes == y->bytes &&
+				      x->file == y->file && x->page == y->page,
+			      "strip %" PRIu64 ": direct %" PRIu64 " +%" PRIu64
+			      " file %u page %u, libtiff %" PRIu64 " +%" PRIu64
+			      " file %u page %u", i, x->off, x->bytes,
+			      x->file, x->page, y->off, y->bytes, y->file,
+			      y->page);
+	}
+	parload__container_free(&a);
+	parload__container_free(&b);
+}
+
+static void same_tables_path(const char *path)
+{
+	parload_source src;
+
+	parload_source_init(&src);
+	src.path = path;
+	same_tables(&src);
+}
+#endif
+
+/* ---- files written by the test itself ---- */
+
+/* A classic TIFF as tifffile lays it out: page 0's directory at 8, then
+ * every page's pixels, then the other directories back to back at the
+ * end, each with its strip arrays after it. */
+typedef struct hand {
+	bool be;
+	uint16_t otype;    /* StripOffsets and StripByteCounts: 3 or 4 */
+	uint32_t rps;      /* 0: no RowsPerStrip (one strip) */
+	uint32_t w, h, pages;
+	uint16_t comp;     /* Compression; 0: 1, none */
+} hand;
+
+static void put(unsigned char *b, size_t *at, uint64_t v, unsigned n,
+		bool be)
+{
+	for (unsigned k = 0; k < n; k++)
+		b[*at + k] = (unsigned char)(v >> (8 * (be ? n - 1 - k : k)));
+	*at += n;
+}
+
+static void put_entry(unsigned char *b, size_t *at, const hand *f,
+		      uint16_t tag, uint16_t type, uint32_t count,
+		      uint32_t value)
+{
+	put(b, at, tag, 2, f->be);
+	put(b, at, type, 2, f->be);
+	put(b, at, count, 4, f->be);
+	if (type == 3 && count == 1) {
+		put(b, at, value, 2, f->be);
+		put(b, at, 0, 2, f->be);
+	} else {
+		put(b, at, value, 4, f->be);
+	}
+}
+
+/* Bytes of one page's directory with its arrays. */
+static size_t hand_ifd_size(const hand *f, uint32_t strips)
+{
+	const size_t arrays = (size_t)strips * (f->otype == 3 ? 2 : 4);
+
+	return 2 + 12 * (f->rps ? 9 : 8) + 4 + (strips > 1 ? 2 * arrays : 0);
+}
+
+/* Page k's directory at *at (its pixels at data), the next at next. */
+static void put_ifd(unsigned char *b, size_t *at, const hand *f,
+		    uint64_t data, uint32_t next)
+{
+	const uint32_t rps = f->rps ? f->rps : f->h;
+	const uint32_t strips = (f->h + rps - 1) / rps;
+	const unsigned ts = f->otype == 3 ? 2 : 4;
+	const size_t row = (size_t)f->w * 2;
+	const uint32_t arr = (uint32_t)(*at + 2 + 12 * (f->rps ? 9 : 8) + 4);
+	const bool inl = strips == 1;
+	size_t a = arr;
+
+	/* (Two SHORTs would be in the entry too: not written here.) */
+	ck_assert(strips == 1 || strips * ts > 4);
+
+	put(b, at, f->rps ? 9 : 8, 2, f->be);
+	put_entry(b, at, f, 256, 3, 1, f->w);
+	put_entry(b, at, f, 257, 3, 1, f->h);
+	put_entry(b, at, f, 258, 3, 1, 16);
+	put_entry(b, at, f, 259, 3, 1, f->comp ? f->comp : 1);
+	put_entry(b, at, f, 262, 3, 1, 1);
+	put_entry(b, at, f, 273, f->otype, strips,
+		  inl ? (uint32_t)data : arr);
+	put_entry(b, at, f, 277, 3, 1, 1);
+	if (f->rps)
+		put_entry(b, at, f, 278, 4, 1, f->rps);
+	put_entry(b, at, f, 279, f->otype, strips,
+		  inl ? (uint32_t)(f->h * row) : arr + strips * ts);
+	put(b, at, next, 4, f->be);
+	if (inl)
+		return; /* one strip: its offset and size in the entries */
+	for (uint32_t s = 0; s < strips; s++)
+		put(b, &a, data + (uint64_t)s * rps * row, ts, f->be);
+	for (uint32_t s = 0; s < strips; s++)
+		put(b, &a, (uint64_t)((f->h - s * rps < rps ? f->h - s * rps :
+							     rps) * row),
+		    ts, f->be);
+	*at = a;
+}
+
+/* f written to path; its pixels (u16, host order) in *px. */
+static void hand_write(const char *path, const hand *f, uint16_t **px)
+{
+	const uint32_t rps = f->rps ? f->rps : f->h;
+	const uint32_t strips = (f->h + rps - 1) / rps;
+	const size_t page = (size_t)f->w * f->h * 2, ifd = hand_ifd_size(f, strips);
+	const size_t data = 8 + ifd, end = data + page * f->pages;
+	const size_t len = end + ifd * (f->pages - 1);
+	unsigned char *b = calloc(1, len);
+	size_t at = 0, n = 0;
+
+	*px = malloc(page * f->pages);
+	ck_assert(b && *px);
+	put(b, &at, f->be ? 0x4d4d : 0x4949, 2, false);
+	put(b, &at, 42, 2, f->be);
+	put(b, &at, 8, 4, f->be);
+	put_ifd(b, &at, f, data, f->pages > 1 ? (uint32_t)end : 0);
+	for (size_t i = 0; i < page / 2 * f->pages; i++) {
+		(*px)[i] = (uint16_t)(i * 2654435761u >> 7);
+		n = data + 2 * i;
+		put(b, &n, (*px)[i], 2, f->be);
+	}
+	at = end;
+	for (uint32_t k = 1; k < f->pages; k++)
+		put_ifd(b, &at, f, data + k * page,
+			k + 1 < f->pages ? (uint32_t)(at + ifd) : 0);
+	ck_assert_uint_eq(at, len);
+	tu_write_file(path, b, len);
+	free(b);
+}
+
+/* tifffile's layout, both byte orders, strips of SHORT or LONG offsets,
+ * RowsPerStrip absent (TIFF 6.0's default: one strip) or 3 of 11 rows:
+ * the direct table is libtiff's; the pixels read through it those
+ * written. */
+START_TEST(test_tifffile_layout)
+{
+	static const hand fs[] = {
+		{ false, 3, 3, 13, 11, 6, 0 }, { true, 3, 3, 13, 11, 6, 0 },
+		{ false, 4, 3, 13, 11, 6, 0 }, { true, 4, 0, 13, 11, 6, 0 },
+		{ false, 3, 0, 13, 11, 1, 0 },
+	};
+	const hand *f = &fs[_i];
+	char *path = tu_path("hand.tif");
+	unsigned char *got;
+	uint16_t *px;
+	parload__container c;
+	parload_error err;
+
+	hand_write(path, f, &px);
+#ifdef HAVE_TIFF
+	same_tables_path(path);
+#endif
+	ck_assert_msg(read_path(path, &c, &err) == 0, "%s", err.message);
+	ck_assert_uint_eq(c.desc.count, f->pages);
+	ck_assert_uint_eq(c.strips.rows, f->rps ? f->rps : f->h);
+	ck_assert_int_eq(c.desc.encoding,
+			 f->be ? PARLOAD_ENC_BE : PARLOAD_ENC_LE);
+	got = via_table(&c);
+	ck_assert(memcmp(got, px, (size_t)f->w * f->h * 2 * f->pages) == 0);
+	free(got);
+	parload__container_free(&c);
+	free(px);
+	free(path);
+}
+END_TEST
+
+/* What only libtiff reads, in files the test writes itself: an
+ * LZW-compressed page, and a folder of a big- and a little-endian file.
+ * The direct walk falls back saying why; a build with libtiff reads them
+ * through its decoder, one without fails with that reason. */
+START_TEST(test_needs_libtiff)
+{
+	static const hand le = { false, 4, 3, 13, 11, 2, 0 };
+	static const hand lzw = { false, 4, 3, 13, 11, 2, 5 };
+	static const hand be = { true, 4, 3, 13, 11, 2, 0 };
+	char *path = tu_path(_i ? "needs" : "lzw.tif"), name[4200];
+	const char *want = _i ? "page 0 has strips of 3 rows, little-endian" :
+				"page 0 is LZW-compressed (Compression 5): "
+				"reading it needs libtiff";
+	uint16_t *px[2];
+	parload__container c;
+	parload_error err;
+	int rc;
+
+	if (_i) {
+		ck_assert_int_eq(mkdir(path, 0700), 0);
+		snprintf(name, sizeof(name), "%s/a.tif", path);
+		hand_write(name, &be, &px[0]);
+		snprintf(name, sizeof(name), "%s/b.tif", path);
+		hand_write(name, &le, &px[1]);
+		free(px[1]);
+	} else {
+		hand_write(path, &lzw, &px[0]);
+	}
+	free(px[0]);
+	falls_back(path, PARLOAD_ENOTSUP, want);
+	rc = read_path(path, &c, &err);
+#ifdef HAVE_TIFF
+	ck_assert_msg(rc == 0, "%s", err.message);
+	ck_assert_int_eq(c.strips.codec, PARLOAD__CODEC_CUSTOM);
+	parload__container_free(&c);
+#else
+	ck_assert_int_eq(rc, PARLOAD_ENOTSUP);
+	ck_assert_msg(strstr(err.message, want) && strstr(err.message, path),
+		      "%s", err.message);
+#endif
+	free(path);
+}
+END_TEST
+
+
 #ifdef HAVE_TIFF
 #include <tiffio.h>
+
 
 /* A fixture: pages of pixels the test makes, written by libtiff. */
 typedef struct fx {
@@ -157,89 +506,6 @@ static void fx_write(const char *path, const fx *f, const unsigned char *px)
 	TIFFClose(tif);
 }
 
-static void swap_all(unsigned char *p, size_t n, size_t bpp)
-{
-	for (size_t i = 0; i + bpp <= n; i += bpp)
-		for (size_t a = 0, b = bpp - 1; a < b; a++, b--) {
-			const unsigned char c = p[i + a];
-
-			p[i + a] = p[i + b];
-			p[i + b] = c;
-		}
-}
-
-/* Rows of strip j of a view (its last may be short). */
-static size_t strip_rows(const parload__container *c, uint32_t j)
-{
-	const uint32_t y = j * c->strips.rows;
-
-	return c->desc.height - y < c->strips.rows ? c->desc.height - y :
-						      c->strips.rows;
-}
-
-/* Every view's pixels, read through the table as the engine reads it:
- * strips in place (swapped for a big-endian file), or each strip through
- * the decoder, in reverse order so that it moves between pages. */
-static unsigned char *via_table(const parload__container *c)
-{
-	const parload__strips *t = &c->strips;
-	const size_t rs = c->desc.row_size, view = rs * c->desc.height;
-	unsigned char *out = malloc(view * t->views + 1);
-	parload_error err;
-
-	ck_assert_ptr_nonnull(out);
-	if (t->codec == PARLOAD__CODEC_NONE) {
-		for (uint64_t i = 0; i < t->views * t->per_view; i++) {
-			const parload__strip *x = &t->s[i];
-			const uint32_t j = (uint32_t)(i % t->per_view);
-			const int fd = open(c->paths[x->file], O_RDONLY);
-			const size_t n = strip_rows(c, j) * rs;
-
-			ck_assert_int_ge(fd, 0);
-			ck_assert_int_eq(pread(fd, out + (i / t->per_view) * view +
-							   (size_t)j * t->rows * rs,
-					       n, (off_t)x->off),
-					 (ssize_t)n);
-			close(fd);
-		}
-		if (c->desc.encoding == PARLOAD_ENC_BE)
-			swap_all(out, view * t->views, c->desc.bytes_per_pixel);
-		return out;
-	}
-	{
-		const size_t len = (size_t)t->rows * rs;
-		unsigned char *buf = malloc(len);
-		void *state = NULL;
-
-		ck_assert_ptr_nonnull(buf);
-		ck_assert_msg(t->decoder->open(t, &state, &err) == 0, "%s",
-			      err.message);
-		for (uint64_t i = t->views * t->per_view; i-- > 0;) {
-			const uint32_t j = (uint32_t)(i % t->per_view);
-
-			ck_assert_msg(t->decoder->decode(state, t, i, buf, len,
-							 &err) == 0,
-				      "%s", err.message);
-			memcpy(out + (i / t->per_view) * view +
-				       (size_t)j * t->rows * rs,
-			       buf, strip_rows(c, j) * rs);
-		}
-		t->decoder->close(state);
-		free(buf);
-	}
-	return out;
-}
-
-static int read_path(const char *path, parload__container *c,
-		     parload_error *err)
-{
-	parload_source src;
-
-	parload_source_init(&src);
-	src.path = path;
-	return parload__tiff_read(&src, c, err);
-}
-
 /* Read f written to name; the table's codec and rows as given; its pixels
  * those written. */
 static void check_fixture(const fx *f, const char *name, int codec,
@@ -251,6 +517,11 @@ static void check_fixture(const fx *f, const char *name, int codec,
 	parload_error err;
 
 	fx_write(path, f, px);
+	if (codec == PARLOAD__CODEC_NONE)
+		same_tables_path(path);
+	else
+		falls_back(path, PARLOAD_ENOTSUP, f->tile ? "is tiled" :
+					      "-compressed");
 	ck_assert_msg(read_path(path, &c, &err) == 0, "%s", err.message);
 	ck_assert_int_eq(c.desc.format, PARLOAD_FORMAT_TIFF);
 	ck_assert_uint_eq(c.desc.width, f->w);
@@ -411,6 +682,7 @@ START_TEST(test_folder_numeric_order)
 	}
 	px = write_files(&f, paths);
 	snprintf(glob, sizeof(glob), "%s/proj_*.tif", dir);
+	same_tables_path(dir);
 	for (int g = 0; g < 2; g++) {
 		ck_assert_msg(read_path(g ? glob : dir, &c, &err) == 0, "%s",
 			      err.message);
@@ -452,6 +724,10 @@ START_TEST(test_list_differing_strips)
 	parload_source_init(&src);
 	src.paths = (const char *const *)paths;
 	src.path_count = 2;
+	ck_assert_int_eq(parload__tiff_walk(&src, &c, true, &err), 1);
+	ck_assert_msg(err.code == PARLOAD_ENOTSUP &&
+			      strstr(err.message, "strips of 5 rows"),
+		      "%s", err.message);
 	ck_assert_msg(parload__tiff_read(&src, &c, &err) == 0, "%s",
 		      err.message);
 	ck_assert_int_eq(c.strips.codec, PARLOAD__CODEC_CUSTOM);
@@ -469,10 +745,40 @@ START_TEST(test_list_differing_strips)
 }
 END_TEST
 
+/* Three single-page files in a folder, one a BigTIFF and one big-endian:
+ * the direct walk's table is libtiff's. */
+START_TEST(test_folder_of_three)
+{
+	static const char *const modes[3] = { "w", "w8", "wb" };
+	fx f = { .type = PARLOAD_PIXEL_U16, .w = 10, .h = 6, .pages = 1,
+		 .rps = 4, .seed = 50 };
+	char *dir = tu_path("three"), path[4200];
+	unsigned char *px = fx_pixels(&f);
+
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	for (int k = 0; k < 3; k++) {
+		snprintf(path, sizeof(path), "%s/p%d.tif", dir, k);
+		f.mode = modes[k];
+		fx_write(path, &f, px);
+	}
+	/* Their byte orders differ: libtiff's decoder reads them as one. */
+	falls_back(dir, PARLOAD_ENOTSUP, "big-endian");
+	for (int k = 0; k < 3; k++) {
+		snprintf(path, sizeof(path), "%s/p%d.tif", dir, k);
+		f.mode = modes[k % 2];
+		fx_write(path, &f, px);
+	}
+	same_tables_path(dir);
+	free(px);
+	free(dir);
+}
+END_TEST
+
 /* ---- bad inputs ---- */
 
 /* f written to name must be refused with code and a message holding
- * want; returns the error. */
+ * want, and the direct walk fall back saying the same; returns the
+ * error. */
 static parload_error refused(const fx *f, const char *name, int code,
 			     const char *want)
 {
@@ -481,8 +787,8 @@ static parload_error refused(const fx *f, const char *name, int code,
 	parload__container c;
 	parload_error err;
 
-	if (f->pages)
-		fx_write(path, f, px);
+	fx_write(path, f, px);
+	falls_back(path, code, want);
 	ck_assert_int_eq(read_path(path, &c, &err), code);
 	ck_assert_msg(strstr(err.message, want) && strstr(err.message, path),
 		      "%s", err.message);
@@ -552,6 +858,7 @@ START_TEST(test_looping_ifd)
 	/* Page 0's next-IFD offset: page 0 again. */
 	ifd = first_ifd(path, &n);
 	tu_patch(path, ifd + 2 + 12u * n, &ifd, 4);
+	falls_back(path, PARLOAD_ECONTAINER, ", a loop)");
 	ck_assert_int_eq(read_path(path, &c, &err), PARLOAD_ECONTAINER);
 	ck_assert_msg(strstr(err.message, path) && strstr(err.message, "page 1"),
 		      "%s", err.message);
@@ -583,6 +890,7 @@ START_TEST(test_strip_past_end)
 		if (tag == TIFFTAG_STRIPOFFSETS)
 			tu_patch(path, ifd + 2 + 12u * k + 8, &bad, 4);
 	}
+	falls_back(path, PARLOAD_ETRUNCATED, "ends past the end of the file");
 	ck_assert_int_eq(read_path(path, &c, &err), PARLOAD_ETRUNCATED);
 	ck_assert_msg(strstr(err.message, path) && strstr(err.message, "page 0"),
 		      "%s", err.message);
@@ -704,6 +1012,7 @@ START_TEST(test_save_read_back)
 	unlink(path);
 	ck_assert_msg(parload_save(path, &st, NULL, &err) == 0, "%s",
 		      err.message);
+	same_tables_path(path);
 	ck_assert_int_eq(read_path(path, &c, &err), 0);
 	ck_assert_int_eq(c.desc.pixel_type, f.type);
 	ck_assert_uint_eq(c.desc.count, 3);
@@ -776,9 +1085,9 @@ START_TEST(test_save_unwritable)
 }
 END_TEST
 
-static Suite *suite(void)
+/* The tests of fixtures written with libtiff. */
+static void libtiff_tests(Suite *s)
 {
-	Suite *s = suite_create("tiff");
 	TCase *t = tu_tcase(s, "read", 60);
 
 	tcase_add_test(t, test_single_page);
@@ -792,6 +1101,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_float32);
 	tcase_add_test(t, test_folder_numeric_order);
 	tcase_add_test(t, test_list_differing_strips);
+	tcase_add_test(t, test_folder_of_three);
 	t = tu_tcase(s, "bad", 30);
 	tcase_add_test(t, test_pages_differ);
 	tcase_add_test(t, test_rgb_refused);
@@ -805,6 +1115,19 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_save_read_back, 0, 3);
 	tcase_add_test(t, test_save_tiny_pages);
 	tcase_add_test(t, test_save_unwritable);
+}
+#endif
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("tiff");
+	TCase *t = tu_tcase(s, "direct", 60);
+
+	tcase_add_loop_test(t, test_tifffile_layout, 0, 5);
+	tcase_add_loop_test(t, test_needs_libtiff, 0, 2);
+#ifdef HAVE_TIFF
+	libtiff_tests(s);
+#endif
 	return s;
 }
 
@@ -812,10 +1135,3 @@ int main(void)
 {
 	return tu_run(suite());
 }
-#else
-int main(void)
-{
-	return tu_skip("check_tiff", "this build has no libtiff "
-				     "(configure --with-tiff)");
-}
-#endif

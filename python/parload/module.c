@@ -65,8 +65,9 @@ static PyObject *mod_has_hdf5(PyObject *mod, PyObject *unused)
 
 static PyMethodDef module_methods[] = {
 	{"has_tiff", (PyCFunction)mod_has_tiff, METH_NOARGS,
-	 "has_tiff()\n--\n\nWhether this build reads and writes TIFF "
-	 "(libtiff): built with it, and its module found where it is one."},
+	 "has_tiff()\n--\n\nWhether this build has libtiff: compressed "
+	 "and tiled TIFF, and writing TIFF (uncompressed striped TIFF is "
+	 "read without it); its module found where it is one."},
 	{"has_hdf5", (PyCFunction)mod_has_hdf5, METH_NOARGS,
 	 "has_hdf5()\n--\n\nWhether this build reads and writes HDF5 "
 	 "(libhdf5): built with it, and its module found where it is one."},

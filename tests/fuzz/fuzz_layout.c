@@ -355,7 +355,8 @@ static bool inside(const uint8_t *p, uint64_t len, const uint8_t *a,
 }
 
 /* One batch of the cursor, read as parallel.c reads it: every buffer
- * inside its file and the arrays; rows converted whole. */
+ * inside its file and the arrays; rows converted whole, or, with the
+ * plan's swap, pixels swapped where they land. */
 static void read_batch(const parload__plan *p, const model *m,
 		       const arrays *a, const struct iovec *iov,
 		       const bool *rows, int cnt, uint64_t off,
@@ -369,7 +370,15 @@ static void read_batch(const parload__plan *p, const model *m,
 		uint8_t *dst = iov[k].iov_base;
 
 		REQUIRE(off + len <= f->size);
-		if (rows[k]) {
+		if (rows[k] && p->swap) {
+			/* Pixels read into place, swapped there: whole
+			 * pixels of the pixel array. */
+			REQUIRE(p->convert && len % m->d.bytes_per_pixel == 0);
+			REQUIRE(inside(dst, len, a->px, a->pb));
+			memcpy(dst, m->mem[fi] + off, len);
+			parload__swap_in_place(dst, len,
+					       m->d.bytes_per_pixel);
+		} else if (rows[k]) {
 			const uint64_t out = (uint64_t)p->s->cols *
 					     m->d.bytes_per_pixel;
 

@@ -1,6 +1,8 @@
 /*
  * fuzz_tiff.c - libFuzzer harness for the TIFF reader (src/tiff.c): each
- * input is a file's bytes, read by parload__tiff_read as a TIFF source.
+ * input is a file's bytes, walked by the direct walk alone
+ * (src/tiff_walk.c: a table, "fall back" or an error), then read by
+ * parload__tiff_read as a TIFF source.
  * It must fail with a code of the table, or succeed with a table that
  * holds: views as the description counts them, per_view strips of rows
  * covering the height (rows past it only in tiles), every strip in file 0, an uncompressed strip's
@@ -98,6 +100,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&src, 0, sizeof(src)); /* parload_source_init's, without load.c */
 	src.fd = -1;
 	src.path = input;
+	/* The direct walk alone: a table, "fall back" saying why, or an
+	 * error. */
+	rc = parload__tiff_walk(&src, &c, true, &err);
+	if (rc == 0) {
+		REQUIRE(c.strips.codec == PARLOAD__CODEC_NONE);
+		check_table(&c, size);
+		parload__container_free(&c);
+	} else {
+		REQUIRE(rc <= 1 && err.code < 0 && parload_strerror(err.code));
+	}
 	rc = parload__tiff_read(&src, &c, &err);
 	if (rc == 0) {
 		check_table(&c, size);

@@ -1,0 +1,106 @@
+/*
+ * tiff.h - what the TIFF reader's parts share: the files of a source, the
+ * walk's records of its pages, and the calls between them.
+ *
+ * tiff.c (always built, no libtiff) lists the files, runs the walk and
+ * makes the table; tiff_walk.c walks the directories itself with pread;
+ * tiff_libtiff.c (a build with libtiff) walks them with libtiff where the
+ * direct walk cannot, decodes compressed or tiled pages, and writes TIFF.
+ * tiff.c calls into tiff_libtiff.c only through parload__tiff_walk_libtiff,
+ * parload__tiff_decoder and parload__tiff_write.
+ */
+#ifndef PARLOAD_TIFF_H
+#define PARLOAD_TIFF_H
+
+#include "internal.h"
+
+/* TIFF 6.0's SampleFormat values. */
+#define PARLOAD__TIFF_UINT 1
+#define PARLOAD__TIFF_INT 2
+#define PARLOAD__TIFF_FLOAT 3
+
+/* The end of a message saying that what it names needs libtiff. */
+#define PARLOAD__TIFF_NEEDS \
+	": reading it needs libtiff (configure --with-tiff, libtiff-dev)"
+
+/* The files of a source, in stream order. */
+typedef struct parload__tiff_files {
+	char **p;
+	size_t n, cap;
+} parload__tiff_files;
+
+/* One page as a walk found it. */
+typedef struct parload__tiff_page {
+	uint64_t ifd;        /* its directory's offset */
+	uint32_t file;       /* index into the files */
+	uint32_t index;      /* its page in that file */
+	uint32_t unit;       /* rows of a strip, or of a tile */
+	uint32_t across;     /* tiles across (1 for strips) */
+	bool plain;          /* uncompressed strips */
+	bool be;             /* the file is big-endian */
+	uint64_t *off, *bytes; /* of each strip or tile (owned) */
+	uint32_t units;
+} parload__tiff_page;
+
+/* Every page of the source, and page 0's size and type, which all share. */
+typedef struct parload__tiff_pages {
+	const parload__tiff_files *files;
+	parload__tiff_page *p;
+	uint64_t n, cap;
+	uint32_t width, height;
+	int type;
+} parload__tiff_pages;
+
+/* ---- tiff.c, for the walks ---- */
+
+/* The parload type of BitsPerSample bits of SampleFormat fmt, or 0. */
+int parload__tiff_type(unsigned bits, unsigned fmt);
+/* "unsigned", "signed", "floating-point" or "other-format". */
+const char *parload__tiff_format_name(unsigned fmt);
+/* Page k's pixel type (*type) from its SamplesPerPixel, BitsPerSample
+ * and SampleFormat: ENOTSUP naming page k (stream view v) and what is not
+ * read (more than one sample, a type parload does not have). */
+int parload__tiff_sample(const char *path, uint64_t v, uint32_t k,
+			unsigned spp, unsigned bits, unsigned fmt, int *type,
+			parload_error *err);
+/* A new page k of file f, of width x height pixels of type, at the end of
+ * w (zeroed but for file and index): ECONTAINER naming both pages when
+ * its size or type is not page 0's, ENOMEM. */
+int parload__tiff_add(parload__tiff_pages *w, uint32_t f, uint32_t k,
+		      uint32_t width, uint32_t height, int type,
+		      parload__tiff_page **out, parload_error *err);
+/* Each strip or tile of p within the file's size bytes (a plain strip:
+ * the rows it holds, at least), and as many as its size makes:
+ * ECONTAINER or ETRUNCATED naming page and strip otherwise. */
+int parload__tiff_fits(const parload__tiff_page *p, uint32_t height,
+		       uint64_t row_size, uint64_t size, const char *path,
+		       uint64_t v, parload_error *err);
+
+/* ---- tiff_walk.c: the direct walk ---- */
+
+/* Every page of file f into w, read with pread: 0; 1 where it cannot
+ * take the file (compressed, tiled, multi-sample, damaged...), *why then
+ * saying so as the error a build without libtiff gives; ENOMEM, EOPEN or
+ * EIO (naming the file and offset). */
+int parload__tiff_walk_direct(parload__tiff_pages *w, uint32_t f,
+			      parload_error *why, parload_error *err);
+
+/* ---- tiff_libtiff.c (HAVE_TIFF only) ---- */
+
+/* Every page of file f into w, with libtiff's directory reads. */
+int parload__tiff_walk_libtiff(parload__tiff_pages *w, uint32_t f,
+			       parload_error *err);
+
+/* What the libtiff decoder needs of a container (its table's arg,
+ * parload__sys_malloc'ed; the decoder's free_arg frees it). */
+typedef struct parload__tiff_arg {
+	char **paths;       /* the container's files (borrowed) */
+	uint64_t *ifd;      /* of each stream view (owned) */
+	uint32_t width, height, bpp;
+	uint64_t row_size;
+} parload__tiff_arg;
+
+/* Compressed or tiled pages, decoded by libtiff in each worker. */
+extern const parload__decoder parload__tiff_decoder;
+
+#endif
