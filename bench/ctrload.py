@@ -17,7 +17,8 @@ TOOL:
   tifffile  tifffile.imread(FILE); for a folder, tifffile.imread(files),
             the list of its .tif files in name order made before the clock
 
-Imports numpy and the tool's module first, then times, in this fresh
+Imports numpy and the tool's module first (for parload, also its HDF5 or
+TIFF module, which libparload opens on first use), then times, in this fresh
 process, from the call (the file's opening) until the array is complete;
 then checks the array against SRC's pixels (ctrfiles.py's check, the
 selection applied) and prints one JSON object: {"seconds", "views",
@@ -40,6 +41,10 @@ from ctrfiles import DATASET, expected, parse_rows, pixels, same
 
 def with_parload(args):
     import parload
+    # The format's module opened before the clock, as importing h5py or
+    # tifffile loads libhdf5 or libtiff before theirs: has_hdf5() and
+    # has_tiff() open it (libparload opens it on first use otherwise).
+    parload.has_hdf5() if args.file.endswith(".h5") else parload.has_tiff()
     if args.describe:
         t0 = time.perf_counter()
         d = parload.describe(args.file)

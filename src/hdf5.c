@@ -128,7 +128,7 @@ static bool is_dataset(hid_t f, const char *name)
 {
 	H5O_info_t info;
 
-	/* Every link on the way must exist for H5Oget_info_by_name. */
+	/* Every link on the way must exist for H5Oget_info_by_name2. */
 	for (const char *p = strchr(name + 1, '/'); p; p = strchr(p + 1, '/')) {
 		char part[1024];
 
@@ -136,8 +136,12 @@ static bool is_dataset(hid_t f, const char *name)
 		if (H5Lexists(f, part, H5P_DEFAULT) <= 0)
 			return false;
 	}
+	/* The basic fields only: the others make libhdf5 1.10 walk the whole
+	 * chunk index for its size (H5D__chunk_bh_info: 371 reads of a
+	 * 20,000-chunk dataset's B-tree). */
 	return H5Lexists(f, name, H5P_DEFAULT) > 0 &&
-	       H5Oget_info_by_name(f, name, &info, H5P_DEFAULT) >= 0 &&
+	       H5Oget_info_by_name2(f, name, &info, H5O_INFO_BASIC,
+				    H5P_DEFAULT) >= 0 &&
 	       info.type == H5O_TYPE_DATASET;
 }
 
