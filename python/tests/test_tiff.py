@@ -129,3 +129,42 @@ def test_folder_without_tiffs(tmp_path):
     assert str(tmp_path) in str(e.value)
     with pytest.raises(parload.Error, match="no TIFF files in"):
         parload.load(str(tmp_path / "*.tif"))
+
+
+def modules_build():
+    """Whether the build tree (make check's PARLOAD_BUILDDIR) has its TIFF
+    and HDF5 code as modules (configure's default), or None unknown."""
+    import os
+    b = os.environ.get("PARLOAD_BUILDDIR")
+    try:
+        with open(os.path.join(b, "config.h")) as f:
+            return "#define PARLOAD_MODULES 1" in f.read()
+    except (TypeError, OSError):
+        return None
+
+
+def test_module_needed_only_for_decoding(tmp_path, parload_bin):
+    """The command with no module to find: an uncompressed TIFF is read
+    by libparload's own walk, a compressed one needs the TIFF module and
+    says it is not installed."""
+    import os
+    import subprocess
+    if not modules_build():
+        pytest.skip("the build links its TIFF code in (no modules), or "
+                    "PARLOAD_BUILDDIR is not set")
+    a = frames(5, 16, 20)
+    tifffile.imwrite(tmp_path / "u.tif", a)
+    tifffile.imwrite(tmp_path / "z.tif", a, compression="zlib")
+    (tmp_path / "none").mkdir()
+    env = dict(os.environ, PARLOAD_MODULE_DIR=str(tmp_path / "none"))
+
+    def run(*args):
+        return subprocess.run([parload_bin, *map(str, args)], env=env,
+                              capture_output=True, text=True, timeout=120)
+    r = run("extract", "-o", tmp_path / "u.npy", tmp_path / "u.tif")
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "u.npy"), a)
+    r = run(tmp_path / "z.tif")
+    assert r.returncode == 1
+    assert ("TIFF support is not installed: %s/parload_tiff.so"
+            % (tmp_path / "none")) in r.stderr
