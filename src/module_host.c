@@ -4,14 +4,14 @@
  * Compiled into each module (parload_tiff.so, parload_hdf5.so) and into
  * nothing else: the library's functions a reader or writer calls, under
  * their usual names, each passed on to the library that opened the
- * module, which hands over its table before any other call.
+ * module, which hands over its table before any other call.  (fail.c's
+ * variadic failures are compiled into the module as they are, around
+ * this parload__vfail.)
  */
 #include "config.h"
 
 #include "internal.h"
 #include "tiff.h"
-
-#include <errno.h>
 
 static const parload__host *host;
 
@@ -27,35 +27,6 @@ int parload__vfail(parload_error *err, int code, int sys_errno,
 		   const char *fmt, va_list ap)
 {
 	return host->vfail(err, code, sys_errno, path, view, offset, fmt, ap);
-}
-
-int parload__fail(parload_error *err, int code, int sys_errno,
-		  const char *path, uint64_t view, uint64_t offset,
-		  const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	host->vfail(err, code, sys_errno, path, view, offset, fmt, ap);
-	va_end(ap);
-	return code;
-}
-
-int parload__fail_path(parload_error *err, int code, int sys_errno,
-		       const char *path, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	host->vfail(err, code, sys_errno, path, PARLOAD_NONE, PARLOAD_NONE,
-		    fmt, ap);
-	va_end(ap);
-	return code;
-}
-
-int parload__fail_nomem(parload_error *err, const char *path)
-{
-	return parload__fail_path(err, PARLOAD_ENOMEM, ENOMEM, path, NULL);
 }
 
 void parload__error_prefix(parload_error *err, const char *prefix)
