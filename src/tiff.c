@@ -440,10 +440,11 @@ static void walk_reset(walk *w)
 enum { WALK_AUTO, WALK_DIRECT, WALK_LIBTIFF };
 
 /* The pages of every file into w: the direct walk (WALK_DIRECT: 1 where
- * it cannot take the source, *err saying why), libtiff's (WALK_LIBTIFF), or the direct walk
- * unless it cannot take one of the files or its pages are not all read in
- * place, then libtiff's over again (WALK_AUTO), or, without libtiff, the
- * error that says why. */
+ * it cannot take the source, *err saying why), libtiff's (WALK_LIBTIFF,
+ * from the TIFF module), or the direct walk unless it cannot take one of
+ * the files or its pages are not all read in place, then libtiff's over
+ * again (WALK_AUTO).  Without libtiff, the error that says why; without
+ * its module, PARLOAD_ENOTSUP saying so. */
 static int walk_all(walk *w, int how, parload_error *err)
 {
 	const parload__module *m;

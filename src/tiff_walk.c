@@ -107,8 +107,8 @@ static int pread_all(tin *in, uint64_t off, size_t n, unsigned char *buf)
 
 /* Where n bytes (at most BLOCK) at off lie in the block, read from off
  * (the walk goes forward) only when they fall outside it, BLOCK bytes or,
- * away from the block, JUMP; NULL with *rc FALL_BACK unless they are all in the file, or
- * EIO. */
+ * away from the block, JUMP; NULL with *rc FALL_BACK unless they are all
+ * in the file, or EIO. */
 static const unsigned char *view(tin *in, uint64_t off, size_t n, int *rc)
 {
 	/* Going on from the block: a whole one; a jump (libtiff's
