@@ -178,10 +178,18 @@ static int list_files(const parload_source *src, flist *l, parload_error *err)
 static void walk_free(walk *w)
 {
 	for (uint64_t i = 0; i < w->n; i++) {
+		if (w->p[i].pooled)
+			continue;
 		parload__sys_free(w->p[i].off);
 		parload__sys_free(w->p[i].bytes);
 	}
 	parload__sys_free(w->p);
+	while (w->slab) {
+		parload__tiff_slab *next = w->slab->next;
+
+		parload__sys_free(w->slab);
+		w->slab = next;
+	}
 }
 
 int parload__tiff_type(unsigned bits, unsigned fmt)

@@ -38,9 +38,19 @@ typedef struct parload__tiff_page {
 	uint32_t across;     /* tiles across (1 for strips) */
 	bool plain;          /* uncompressed strips */
 	bool be;             /* the file is big-endian */
-	uint64_t *off, *bytes; /* of each strip or tile (owned) */
+	uint64_t *off, *bytes; /* of each strip or tile (owned, or in the
+				* walk's slab) */
 	uint32_t units;
+	bool pooled;         /* off and bytes lie in the walk's slab */
 } parload__tiff_page;
+
+/* The direct walk's strip offsets and sizes, many pages to a block: one
+ * allocation for hundreds of pages instead of two for each. */
+typedef struct parload__tiff_slab {
+	struct parload__tiff_slab *next;
+	size_t used, cap;    /* values */
+	uint64_t v[];
+} parload__tiff_slab;
 
 /* Every page of the source, and page 0's size and type, which all share. */
 typedef struct parload__tiff_pages {
@@ -49,6 +59,7 @@ typedef struct parload__tiff_pages {
 	uint64_t n, cap;
 	uint32_t width, height;
 	int type;
+	parload__tiff_slab *slab; /* the newest block (owned) */
 } parload__tiff_pages;
 
 /* ---- tiff.c, for the walks ---- */

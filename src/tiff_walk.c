@@ -28,6 +28,7 @@
 #define BLOCK ((size_t)16384)
 #define JUMP ((size_t)2048) /* what a read away from the block takes */
 #define MAX_ENTRIES 4096 /* libtiff's bound on a directory's entries */
+#define SLAB_VALUES ((size_t)8192) /* a slab block: 64 KiB of offsets */
 
 typedef parload__tiff_pages walk;
 typedef parload__tiff_page page;
@@ -273,7 +274,10 @@ static int read_dir(tin *in, uint32_t k, uint64_t off, dir *d)
 	uint64_t n;
 	int rc = get(in, off, cs, b);
 
-	memset(d, 0, sizeof(*d));
+	/* (An entry is read only where seen says it was found.) */
+	memset(d->seen, 0, sizeof(d->seen));
+	d->tiled = false;
+	d->next = 0;
 	if (rc)
 		return rc < 0 ? rc : cannot(in, PARLOAD_ETRUNCATED, k, off,
 					    ": its directory lies past the end "
@@ -320,9 +324,10 @@ static int array(tin *in, const dir *d, int t, uint32_t n, uint64_t *a,
 		 uint32_t k, uint64_t off)
 {
 	const entry *x = &d->e[t];
-	const unsigned ts = type_size(in, x->type), inl = in->big ? 8 : 4;
-	const uint64_t at = num(in, x->value, inl);
+	const unsigned inl = in->big ? 8 : 4;
 	unsigned char b[512];
+	unsigned ts;
+	uint64_t at;
 	int rc = 0;
 
 	if (!d->seen[t] || x->count != n)
@@ -330,6 +335,8 @@ static int array(tin *in, const dir *d, int t, uint32_t n, uint64_t *a,
 			      ": tag %u has %" PRIu64 " values, not the %"
 			      PRIu32 " strips of the page", tags[t],
 			      d->seen[t] ? x->count : 0, n);
+	ts = type_size(in, x->type);
+	at = num(in, x->value, inl);
 	if ((uint64_t)n * ts <= inl) {
 		for (uint32_t i = 0; i < n; i++)
 			a[i] = num(in, x->value + (size_t)i * ts, ts);
@@ -389,6 +396,27 @@ static int page_type(tin *in, const dir *d, uint32_t k, uint64_t off,
 				    ": PlanarConfiguration 0") : 0;
 }
 
+/* n values of w's slab, in its newest block or a new one. */
+static uint64_t *slab_take(walk *w, size_t n)
+{
+	parload__tiff_slab *s = w->slab;
+
+	if (!s || s->cap - s->used < n) {
+		const size_t cap = n > SLAB_VALUES ? n : SLAB_VALUES;
+
+		if (cap > (SIZE_MAX - sizeof(*s)) / sizeof(uint64_t) ||
+		    !(s = parload__sys_malloc(sizeof(*s) +
+					      cap * sizeof(uint64_t))))
+			return NULL;
+		s->next = w->slab;
+		s->used = 0;
+		s->cap = cap;
+		w->slab = s;
+	}
+	s->used += n;
+	return s->v + s->used - n;
+}
+
 /* Page p's strips of rps rows (their offsets and sizes), which must fit
  * the file. */
 static int page_strips(tin *in, const dir *d, page *p, uint64_t rps,
@@ -402,9 +430,10 @@ static int page_strips(tin *in, const dir *d, page *p, uint64_t rps,
 	p->across = 1;
 	p->plain = true;
 	p->be = in->be;
-	if (!(p->off = parload__sys_malloc((size_t)p->units * 8 + 1)) ||
-	    !(p->bytes = parload__sys_malloc((size_t)p->units * 8 + 1)))
+	if (!(p->off = slab_take(in->w, 2 * (size_t)p->units)))
 		return parload__fail_nomem(in->err, in->path);
+	p->bytes = p->off + p->units;
+	p->pooled = true;
 	if ((rc = array(in, d, T_OFFSETS, p->units, p->off, p->index, off)) ||
 	    (rc = array(in, d, T_BYTES, p->units, p->bytes, p->index, off)))
 		return rc;
