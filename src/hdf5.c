@@ -24,47 +24,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#endif
-
-#ifndef HAVE_HDF5
-static int no_hdf5(const char *path, parload_error *err)
-{
-	return parload__fail_path(err, PARLOAD_ENOTSUP, 0, path,
-				  "this libparload was built without HDF5 "
-				  "(configure --with-hdf5, libhdf5-dev)");
-}
-
-int parload__hdf5_read(const parload_source *src, parload__container *out,
-		       parload_error *err)
-{
-	(void)out;
-	return no_hdf5(src->path ? src->path : src->paths[0], err);
-}
-
-int parload__hdf5_write(const char *tmp, const char *path,
-			const parload_stack *st, const parload_save_options *o,
-			parload_error *err)
-{
-	(void)tmp, (void)st, (void)o;
-	return no_hdf5(path, err);
-}
-
-int parload__hdf5_chunks(const char *file, const char *dataset, bool direct,
-			 parload__h5index *out, parload_error *err)
-{
-	(void)dataset, (void)direct;
-	out->c = NULL;
-	out->n = 0;
-	return no_hdf5(file, err);
-}
-
-int parload__hdf5_where(const char *file, const char *dataset,
-			parload__h5where *w, parload_error *err)
-{
-	(void)dataset, (void)w;
-	return no_hdf5(file, err);
-}
-#else
 
 /* Every libhdf5 call of libparload is made holding this. */
 static pthread_mutex_t h5_lock = PTHREAD_MUTEX_INITIALIZER;

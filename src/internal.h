@@ -419,10 +419,10 @@ typedef struct parload__container {
  * fails as its load would (EOPEN, EIO). */
 int parload__container_kind(const parload_source *src, int *kind,
 			    parload_error *err);
-/* Read the container's metadata (tiff.c, hdf5.c): PARLOAD_ENOTSUP naming
- * the configure option in a build without its library; ECONTAINER,
- * EINVAL, ETRUNCATED, EOPEN naming the file and what is wrong otherwise;
- * nothing held on failure. */
+/* Read the container's metadata (tiff.c; hdf5.c, only in a build with
+ * libhdf5 and reached through its module): ECONTAINER, EINVAL,
+ * ETRUNCATED, EOPEN naming the file and what is wrong, PARLOAD_ENOTSUP
+ * where a TIFF needs libtiff or its module; nothing held on failure. */
 int parload__tiff_read(const parload_source *src, parload__container *out,
 		       parload_error *err);
 int parload__hdf5_read(const parload_source *src, parload__container *out,

@@ -56,26 +56,6 @@ extern const parload__module parload__hdf5_module LINKED;
 #endif
 
 #ifdef PARLOAD_MODULES
-static void host_desc_init(parload_desc *d)
-{
-	parload_desc_init(d);
-}
-
-static int host_desc_check(parload_desc *d, parload_error *err)
-{
-	return parload_desc_check(d, err);
-}
-
-static unsigned host_pixel_size(int type)
-{
-	return parload_pixel_size(type);
-}
-
-static const char *host_pixel_name(int type)
-{
-	return parload_pixel_name(type);
-}
-
 /* What a module may call of the library. */
 static const parload__host host = {
 	.abi = PARLOAD__MODULE_ABI,
@@ -85,10 +65,10 @@ static const parload__host host = {
 	.container_free = parload__container_free,
 	.h5index_read = parload__h5index_read,
 	.h5index_free = parload__h5index_free,
-	.desc_init = host_desc_init,
-	.desc_check = host_desc_check,
-	.pixel_size = host_pixel_size,
-	.pixel_name = host_pixel_name,
+	.desc_init = parload_desc_init,
+	.desc_check = parload_desc_check,
+	.pixel_size = parload_pixel_size,
+	.pixel_name = parload_pixel_name,
 	.tiff_sample = parload__tiff_sample,
 	.tiff_add = parload__tiff_add,
 	.tiff_fits = parload__tiff_fits,
