@@ -745,6 +745,7 @@ static const cli_case cases[] = {
 	  .made_holds = "{\"shape\": [32, 10, 64]}", .tiff = true },
 #ifdef PARLOAD_MODULES
 	/* ---- the TIFF and HDF5 code as modules (src/module.c) ---- */
+#ifdef HAVE_TIFF
 	{ .name = "a tif without the TIFF module",
 	  .files = { { "a.raw" } }, .mkdir = "nomods",
 	  .env = { "PARLOAD_MODULE_DIR=@/nomods" },
@@ -753,6 +754,8 @@ static const cli_case cases[] = {
 	  .err = { "^parload: @/x\\.tif: TIFF support is not installed: "
 		   "@/nomods/parload_tiff\\.so: cannot open shared object "
 		   "file" }, .err_lines = 1, .absent = "x.tif" },
+#endif
+#ifdef HAVE_HDF5
 	{ .name = "an h5 without the HDF5 module",
 	  .files = { { "a.h5" } }, .mkdir = "nomods",
 	  .env = { "PARLOAD_MODULE_DIR=@/nomods" },
@@ -760,6 +763,7 @@ static const cli_case cases[] = {
 	  .err = { "^parload: @/a\\.h5: HDF5 support is not installed: "
 		   "@/nomods/parload_hdf5\\.so: cannot open" },
 	  .err_lines = 1 },
+#endif
 	{ .name = "a raw stream opens no module",
 	  .files = { { "a.raw" } }, .mkdir = "nomods",
 	  .env = { "PARLOAD_MODULE_DIR=@/nomods" },
@@ -1189,7 +1193,7 @@ static const cli_case *without_tiff(const cli_case *c, cli_case *tmp)
 	*tmp = *c;
 	tmp->status = 1;
 	memset(tmp->err, 0, sizeof(tmp->err));
-	tmp->err[0] = "built without libtiff \\(configure --with-tiff";
+	tmp->err[0] = "built without libtiff (configure --with-tiff";
 	tmp->absent = tmp->made;
 	tmp->made = tmp->made_holds = NULL;
 	return tmp;
