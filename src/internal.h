@@ -756,10 +756,18 @@ typedef struct parload__plan {
 	bool decoded;
 	/* Rows go whole through the bounce buffer (convert or correct). */
 	bool whole_rows;
-	/* The conversion is a byte swap of whole rows and nothing else: the
-	 * pixels are read as an unconverted load reads them, and swapped
-	 * where they land (in place, or on the way out of a bounce buffer). */
-	bool swap;
+	/* Every column of rows stored otherwise converted where they land:
+	 * the pixels are read as an unconverted load reads them, straight
+	 * into the dataset (or a bounce buffer, for small runs), then
+	 * converted there while they are in the core's cache.  unit_in bytes
+	 * of the file (a pixel to swap, a packed group) become unit_out
+	 * bytes of the dataset, and a piece is whole units.  A packed piece
+	 * is read into the tail of its own place and unpacked forward over
+	 * itself: each group's pixels take more bytes than the group, so the
+	 * writes never overtake the reads (parload__piece_convert).  Without
+	 * in_place both units are 1. */
+	bool in_place;
+	uint32_t unit_in, unit_out;
 	uint64_t row_bytes;    /* one detector row in the file */
 	uint32_t bin;          /* detector rows per output row (binning) */
 	uint64_t skip, take;   /* of a row: bytes before the columns, theirs */
@@ -835,13 +843,20 @@ void parload__cursor_init(parload__cursor *c, const parload__plan *p,
  * (when rows is not NULL) says buffer i is one whole file row to convert
  * into iov_base (the row's first selected pixel), iov_len being the
  * file's bytes; such rows are never cut, so a batch may hold one row of
- * more than max_bytes.  With the plan's swap, rows[i] says buffer i is
- * pixels to swap, whole pixels (cut, if at all, between two of them). */
+ * more than max_bytes.  With the plan's in_place, rows[i] says buffer i
+ * is whole units to convert (cut, if at all, between two of them), its
+ * iov_base where its file bytes go: see parload__piece_convert. */
 int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 			 int max_iov, size_t max_bytes, uint64_t *off,
 			 const parload__file **file);
 /* Output views the cursor has read completely so far. */
 uint64_t parload__cursor_done(const parload__cursor *c);
+/* A piece of the plan's in_place conversion (a buffer that cursor_next
+ * flagged in rows[]), whose file bytes are at src (piece->iov_base itself
+ * when it was read there, else a bounce buffer): converted into the
+ * dataset. */
+void parload__piece_convert(const parload__plan *p, const struct iovec *piece,
+			    const unsigned char *src);
 
 /* ---- topology.c: the machine, and where workers run (hwloc is loaded
  * only where workers are placed: several NUMA nodes, a core_offset, or a

@@ -258,10 +258,8 @@ static int scatter(const job *j, worker_io *io, const unsigned char *buf,
 			rc = crc_feed(j, io, buf, iov[k].iov_len, e);
 		if (p->correct && rows[k])
 			correct(j, io, iov[k].iov_base, buf);
-		else if (p->swap && rows[k])
-			p->convert(iov[k].iov_base, buf, 0,
-				   (uint32_t)(iov[k].iov_len /
-					      p->d->bytes_per_pixel));
+		else if (p->in_place && rows[k])
+			parload__piece_convert(p, &iov[k], buf);
 		else if (p->convert && rows[k])
 			p->convert(iov[k].iov_base, buf, p->s->col_start,
 				   p->s->cols);
@@ -281,15 +279,16 @@ static uint64_t batch_bytes(const struct iovec *iov, int cnt)
 	return n;
 }
 
-/* A batch read straight into its places, of the plan's swap: its pixels
- * swapped where they landed, while they are in this core's cache. */
-static void swap_read(const job *j, const struct iovec *iov,
-		      const bool *rows, int cnt)
+/* A batch read straight into its places, of the plan's in_place: its
+ * pixels converted where they landed, while they are in this core's
+ * cache. */
+static void convert_read(const job *j, const struct iovec *iov,
+			 const bool *rows, int cnt)
 {
 	for (int k = 0; k < cnt; k++)
 		if (rows[k])
-			parload__swap_in_place(iov[k].iov_base, iov[k].iov_len,
-					       j->plan.d->bytes_per_pixel);
+			parload__piece_convert(&j->plan, &iov[k],
+					       iov[k].iov_base);
 }
 
 /* Read one batch, cnt places from off in f: straight into them, through
@@ -319,8 +318,8 @@ static int read_batch(job *j, unsigned w, worker_io *io,
 			need, at, j->max_read, &j->stats[w], j->plan.d, f, e);
 	if (rc == 0 && io->bounce)
 		rc = scatter(j, io, io->bounce + (off - at), iov, rows, cnt, e);
-	else if (rc == 0 && j->plan.swap)
-		swap_read(j, iov, rows, cnt);
+	else if (rc == 0 && j->plan.in_place)
+		convert_read(j, iov, rows, cnt);
 	if (rc == 0)
 		parload__drop_read(&io->drop, f, off, n);
 	return rc;
@@ -647,7 +646,7 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 	j->bind_memory = !(c->opts->flags & PARLOAD_OPT_NO_BIND) && !c->into &&
 			 e->topo && parload__topology_nodes(e->topo) > 1;
 	j->check = c->shape.layout == PARLOAD_LAYOUT_VIEWS;
-	j->batch = c->verify.crc || j->plan.swap ?
+	j->batch = c->verify.crc || j->plan.in_place ?
 			   PARLOAD__MIN(j->max_read, CACHE_BATCH) :
 			   j->max_read;
 	j->bounce = j->plan.run < (c->shape.layout == PARLOAD_LAYOUT_VIEWS ?

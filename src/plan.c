@@ -49,10 +49,23 @@ void parload__plan_init(parload__plan *p, const parload_desc *d,
 	p->native = d->format == PARLOAD_FORMAT_PARLOAD;
 	p->hdr = p->native || raw_headers ? d->header : 0;
 	p->convert = parload__convert_get(d);
-	/* The other byte order, every column: read as if unconverted. */
-	p->swap = p->convert && d->encoding == PARLOAD_ENC_BE &&
-		  s->cols == d->width && s->bytes_per_pixel == bpp;
-	p->whole_rows = p->convert != NULL && !p->swap;
+	/* The other byte order or packed pixels, every column: read as if
+	 * unconverted, converted where they land. */
+	p->in_place = p->convert && s->cols == d->width &&
+		      s->bytes_per_pixel == bpp;
+	p->unit_in = p->unit_out = 1;
+	if (p->in_place && d->encoding == PARLOAD_ENC_BE) {
+		p->unit_in = p->unit_out = (uint32_t)bpp;
+	} else if (p->in_place) {
+		/* The fewest pixels that fill whole bytes: 2 of 12 bits in
+		 * 3 bytes, 4 of 10 bits in 5. */
+		const unsigned bits = parload__packed_bits(d->encoding);
+		const uint32_t px = bits % 4 == 0 ? 2 : 4;
+
+		p->unit_in = px * bits / 8;
+		p->unit_out = px * (uint32_t)bpp;
+	}
+	p->whole_rows = p->convert != NULL && !p->in_place;
 	p->row_bytes = d->row_size;
 	p->skip = (uint64_t)s->col_start * bpp;
 	/* Of the delivered pixels (float32 for a corrected load). */
@@ -63,7 +76,7 @@ void parload__plan_init(parload__plan *p, const parload_desc *d,
 	/* Rows of a view lie back to back in view layout; in sinogram layout
 	 * each row is a run of its own.  Converted rows always go through
 	 * the bounce buffer (its bytes are not the destination's), but for
-	 * a swap, done in place. */
+	 * a conversion in place. */
 	p->run = p->crop || p->whole_rows ? 0 :
 		 s->layout == PARLOAD_LAYOUT_VIEWS ? s->view_bytes : p->take;
 }
@@ -72,7 +85,8 @@ void parload__plan_init(parload__plan *p, const parload_desc *d,
 static void rows_bounced(parload__plan *p)
 {
 	p->whole_rows = true;
-	p->swap = false;
+	p->in_place = false;
+	p->unit_in = p->unit_out = 1;
 	p->crop = false;
 	p->run = 0;
 }
@@ -91,7 +105,7 @@ void parload__plan_strips(parload__plan *p, const parload__strips *t)
 	 * from there, as from a bounce buffer. */
 	if (p->decoded)
 		p->run = 0;
-	if (p->decoded && p->swap)
+	if (p->decoded && p->in_place)
 		rows_bounced(p);
 }
 
@@ -130,7 +144,7 @@ static uint64_t pixel_pos(const parload__plan *p, uint64_t stride, uint64_t x)
 	if (rem == 0)
 		return k * stride;
 	return k * stride + p->hdr + row * p->bin * p->row_bytes +
-	       (b ? p->skip + b : 0);
+	       (b ? p->skip + b / p->unit_out * p->unit_in : 0);
 }
 
 static void split_views(const parload__plan *p, unsigned n, size_t align,
@@ -146,7 +160,9 @@ static void split_views(const parload__plan *p, unsigned n, size_t align,
 	/* Boundaries align in memory, not in the plan: a batch's views may
 	 * start anywhere in a page. */
 	const uint64_t at = (uint64_t)(uintptr_t)p->pixels;
-	const uint64_t unit = p->whole_rows ? p->take : s->bytes_per_pixel;
+	const uint64_t unit = p->whole_rows ? p->take :
+			      p->in_place ? p->unit_out :
+					    s->bytes_per_pixel;
 	uint64_t begin = 0;
 
 	for (unsigned w = 0; w < n; w++) {
@@ -159,8 +175,8 @@ static void split_views(const parload__plan *p, unsigned n, size_t align,
 			end = x > at + begin ? PARLOAD__MIN(x - at, total) :
 					       begin;
 			/* A converted row is read whole, by one worker; a
-			 * swapped pixel too. */
-			if (p->whole_rows || p->swap)
+			 * unit converted in place too. */
+			if (p->whole_rows || p->in_place)
 				end = PARLOAD__MAX(end - end % unit, begin);
 		}
 		shares[w] = proto;
@@ -270,7 +286,9 @@ static unsigned char *row_dest(const parload__plan *p, const parload__share *sh,
 		*len = s->layout == PARLOAD_LAYOUT_VIEWS ?
 			       (sh->row_end - r) * p->row_bytes - b :
 			       p->row_bytes - b;
-		return row + b;
+		return row + (p->unit_in == p->unit_out ?
+				      b :
+				      b / p->unit_in * p->unit_out);
 	}
 	if (b < p->skip) {
 		*len = p->skip - b;
@@ -344,7 +362,7 @@ static unsigned char *locate(parload__cursor *c, uint64_t *off, uint64_t *len,
 	q -= hb;
 	r = sh->row_begin + (q ? q / p->row_bytes : 0);
 	b = q ? q % p->row_bytes : 0;
-	*row = p->whole_rows || p->swap;
+	*row = p->whole_rows || p->in_place;
 	dst = row_dest(p, sh, k, r, b, len);
 	*off = p->strips ? strip_pos(c, v, r, b, len) :
 			   rec + p->d->header + r * p->row_bytes + b;
@@ -352,17 +370,17 @@ static unsigned char *locate(parload__cursor *c, uint64_t *off, uint64_t *len,
 }
 
 /* The most bytes a piece may take of the room left in its batch: all of
- * it, or where the piece is pixels to swap (row, the plan's swap), whole
- * pixels (one at least, to start a batch). */
+ * it, or where the piece is converted in place (row, the plan's
+ * in_place), whole units (one at least, to start a batch). */
 static uint64_t cut_at(const parload__cursor *c, uint64_t room, bool row,
 		       int cnt)
 {
-	const uint64_t bpp = c->p->d->bytes_per_pixel;
+	const uint64_t unit = c->p->unit_in;
 
 	if (!row)
 		return room;
-	room -= room % bpp;
-	return cnt ? room : PARLOAD__MAX(room, bpp);
+	room -= room % unit;
+	return cnt ? room : PARLOAD__MAX(room, unit);
 }
 
 int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
@@ -391,7 +409,7 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 		len = PARLOAD__MIN(len, end - c->pos);
 		/* A row to convert is never cut: it goes whole or waits for
 		 * the next batch (a bounce buffer holds at least one).  A
-		 * swapped piece is cut between two pixels. */
+		 * piece converted in place is cut between two units. */
 		if (row && whole && cnt > 0 && len > max_bytes - total)
 			break;
 		if (!row || !whole)
@@ -399,6 +417,9 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 						       row, cnt));
 		if (len == 0)
 			break;
+		/* A packed piece's bytes go to the tail of its place. */
+		if (row && !whole && c->p->unit_in != c->p->unit_out)
+			dst += len / c->p->unit_in * c->p->unit_out - len;
 		iov[cnt].iov_base = dst;
 		iov[cnt].iov_len = (size_t)len;
 		if (rows)
@@ -419,4 +440,19 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 		c->range_strip = in_strip;
 	}
 	return cnt;
+}
+
+void parload__piece_convert(const parload__plan *p, const struct iovec *piece,
+			    const unsigned char *src)
+{
+	const uint64_t units = piece->iov_len / p->unit_in;
+	unsigned char *head = (unsigned char *)piece->iov_base -
+			      (units * p->unit_out - piece->iov_len);
+
+	if (p->unit_in == p->unit_out && src == piece->iov_base)
+		parload__swap_in_place(head, piece->iov_len, p->unit_in);
+	else
+		p->convert(head, src, 0,
+			   (uint32_t)(units * p->unit_out /
+				      p->d->bytes_per_pixel));
 }

@@ -525,6 +525,132 @@ START_TEST(test_swap_batches_and_buffers)
 }
 END_TEST
 
+/* ---- packed pixels, unpacked in place ---- */
+
+static const int packed_encs[] = { PARLOAD_ENC_MONO12P,
+				   PARLOAD_ENC_MONO12PACKED,
+				   PARLOAD_ENC_U12MSB, PARLOAD_ENC_MONO10P };
+
+/* A packed layout of encoding e wide enough to be read straight into the
+ * dataset (packed rows of over 1 KiB, views of over 4 KiB), and a u8
+ * layout of the same bytes (a u8 pixel per packed byte): the calls that
+ * read the one read the other.  odd: an odd offset, header and gap, and
+ * views of 17 rows. */
+static void packed_pair(lt_stream *pk, lt_stream *u8, int e, bool odd)
+{
+	const uint32_t w = 1100, h = odd ? 17 : 8;
+
+	lt_layout(pk, w, h, PARLOAD_PIXEL_U16, e, odd ? 5 : 0, odd ? 7 : 0,
+		  odd ? 3 : 0, 16);
+	pk->seed = 91;
+	lt_write(pk, "wide_packed");
+	lt_layout(u8, (uint32_t)lt_row_bytes(w, PARLOAD_PIXEL_U16, e), h,
+		  PARLOAD_PIXEL_U8, PARLOAD_ENC_LE, pk->d.offset,
+		  pk->d.header, pk->d.gap, 16);
+	lt_write(u8, "wide_bytes");
+}
+
+/* Packed rows that every column of is selected are read straight into the
+ * dataset, into the tail of each piece's place, and unpacked forward over
+ * themselves: the values against the test's own unpacking, the calls
+ * those of the same bytes read as u8 (straight into place, not through
+ * the bounce buffer), for the whole stream, a band of rows of every other
+ * view, the band as sinograms, and a column crop (through the bounce
+ * buffer for both); 1 to 4 threads, and reads of 4,099 bytes at most,
+ * which cut pieces between two packed groups. */
+START_TEST(test_packed_in_place)
+{
+	const int e = packed_encs[_i / 2];
+	const uint32_t h = _i % 2 ? 17 : 8;
+	parload_dataset ds, ref;
+	lt_stream pk, u8;
+	char what[128];
+
+	packed_pair(&pk, &u8, e, _i % 2);
+	for (unsigned n = 1; n <= 5; n++) {
+		parload_loader *l = n <= 4 ? tu_loader(n, 0, 0) : short_reads();
+
+		for (int part = 0; part < 4; part++) {
+			lt_sel q, qb;
+
+			lt_sel_part(&pk, part % 3, 1, h - 2, part == 3 ? 1 : 0,
+				    pk.d.width, &q);
+			snprintf(what, sizeof(what), "%s, header %" PRIu64
+				 ", part %d, loader %u",
+				 parload_type_name(PARLOAD_PIXEL_U16, e),
+				 pk.d.header, part, n);
+			load_ok(l, &pk, &q, 0, &ds, what);
+			lt_assert_loaded(&pk, &q, &ds, false, what);
+			if (n <= 4 && part < 3) {
+				lt_sel_part(&u8, part % 3, 1, h - 2, 0,
+					    u8.d.width, &qb);
+				load_ok(l, &u8, &qb, 0, &ref, what);
+				ck_assert_msg(ds.stats.read_calls ==
+						      ref.stats.read_calls &&
+					      ds.stats.bytes_read ==
+						      ref.stats.bytes_read,
+					      "%s: %" PRIu64 " reads of %" PRIu64
+					      " bytes, as u8 %" PRIu64
+					      " of %" PRIu64, what,
+					      ds.stats.read_calls,
+					      ds.stats.bytes_read,
+					      ref.stats.read_calls,
+					      ref.stats.bytes_read);
+				parload_dataset_free(&ref);
+			}
+			parload_dataset_free(&ds);
+		}
+		parload_loader_free(l);
+	}
+	lt_free(&pk);
+	lt_free(&u8);
+}
+END_TEST
+
+/* The same packed layouts in batches of one to three views and windows,
+ * and into the caller's buffers with the pixels at an odd address (the
+ * unpacking's unaligned loads and stores). */
+START_TEST(test_packed_batches_and_buffers)
+{
+	const int e = packed_encs[_i / 2];
+	parload_loader *l = tu_loader(1 + (unsigned)_i % 4, 0, 0);
+	parload_selection sel;
+	parload_buffers b, odd;
+	parload_request r;
+	parload_error err;
+	parload_dataset ds;
+	parload_desc d;
+	lt_stream pk, u8;
+	lt_sel q;
+
+	packed_pair(&pk, &u8, e, _i % 2);
+	lt_sel_all(&pk, &q);
+	assert_batches(l, &pk, &q, 1 + (uint64_t)_i % 3, "packed batches");
+	lt_sel_part(&pk, 1, 1, pk.d.height - 1, 0, pk.d.width, &q);
+	assert_batches(l, &pk, &q, 1 + (uint64_t)_i % 3, "packed row band");
+
+	lt_sel_all(&pk, &q);
+	lt_sel_to(&q, &sel);
+	lt_request(&pk, &r);
+	ck_assert_int_eq(parload_describe(&r.source, 0, &d, &err), 0);
+	ck_assert_int_eq(parload_buffers_alloc(&b, &d, &sel, 0, &err), 0);
+	odd = b;
+	odd.pixels = (unsigned char *)malloc(b.pixels_size + 1) + 1;
+	r.selection = &sel;
+	r.into = &odd;
+	ck_assert_msg(parload_loader_run(l, &r, &ds, &err) == 0, "%s",
+		      err.message);
+	ck_assert_ptr_eq(ds.pixels, odd.pixels);
+	lt_assert_loaded(&pk, &q, &ds, false, "odd packed buffers");
+	parload_dataset_free(&ds);
+	free((unsigned char *)odd.pixels - 1);
+	parload_buffers_free(&b);
+	parload_loader_free(l);
+	lt_free(&pk);
+	lt_free(&u8);
+}
+END_TEST
+
 /* A count: the views it names, whatever follows them (a partial record,
  * whole records); without one, every whole record. */
 START_TEST(test_count)
@@ -923,6 +1049,8 @@ static Suite *suite(void)
 	tcase_add_test(t, test_count);
 	tcase_add_loop_test(t, test_swap_in_place, 0, 12);
 	tcase_add_loop_test(t, test_swap_batches_and_buffers, 0, 12);
+	tcase_add_loop_test(t, test_packed_in_place, 0, 8);
+	tcase_add_loop_test(t, test_packed_batches_and_buffers, 0, 8);
 	t = tu_tcase(s, "bad", 30);
 	tcase_add_test(t, test_parse_errors);
 	tcase_add_test(t, test_count_past_end);

@@ -356,7 +356,7 @@ static bool inside(const uint8_t *p, uint64_t len, const uint8_t *a,
 
 /* One batch of the cursor, read as parallel.c reads it: every buffer
  * inside its file and the arrays; rows converted whole, or, with the
- * plan's swap, pixels swapped where they land. */
+ * plan's in_place, pixels converted where they land. */
 static void read_batch(const parload__plan *p, const model *m,
 		       const arrays *a, const struct iovec *iov,
 		       const bool *rows, int cnt, uint64_t off,
@@ -370,14 +370,16 @@ static void read_batch(const parload__plan *p, const model *m,
 		uint8_t *dst = iov[k].iov_base;
 
 		REQUIRE(off + len <= f->size);
-		if (rows[k] && p->swap) {
-			/* Pixels read into place, swapped there: whole
-			 * pixels of the pixel array. */
-			REQUIRE(p->convert && len % m->d.bytes_per_pixel == 0);
-			REQUIRE(inside(dst, len, a->px, a->pb));
+		if (rows[k] && p->in_place) {
+			/* Whole units read into place (a packed piece into
+			 * the tail of its place), converted there: the
+			 * place is inside the pixel array. */
+			const uint64_t out = len / p->unit_in * p->unit_out;
+
+			REQUIRE(p->convert && len % p->unit_in == 0);
+			REQUIRE(inside(dst - (out - len), out, a->px, a->pb));
 			memcpy(dst, m->mem[fi] + off, len);
-			parload__swap_in_place(dst, len,
-					       m->d.bytes_per_pixel);
+			parload__piece_convert(p, &iov[k], dst);
 		} else if (rows[k]) {
 			const uint64_t out = (uint64_t)p->s->cols *
 					     m->d.bytes_per_pixel;
