@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -127,32 +128,165 @@ static int blocking(parload__ctx *c, parload__file *f)
 	return 0;
 }
 
+/* ---- a list's files, on the workers ---- */
+
+/* A list of at least this many files is opened, and after the load
+ * checked and closed, by every worker at once, each taking a run of the
+ * files: an open, an fstat, a second fstat after the load and a close
+ * cost about 5 us a file on one thread.  2,000 one-view files loaded at
+ * 0.70x the speed of the same bytes in one file when opened here, at
+ * 0.78-0.80x by two workers (the rest is the kernel's, per file). */
+#define LIST_ON_WORKERS 64
+
+typedef int (*file_fn)(parload__ctx *c, parload__file *f, uint64_t arg,
+		       parload_error *err);
+
+typedef struct file_job {
+	parload__ctx *c;
+	file_fn fn;
+	uint64_t arg;
+	size_t from, n;       /* files [from, from + n) */
+	unsigned workers;
+	size_t *bad;          /* each worker's first failing file, or n */
+	int *rc;
+	parload_error *errs;
+} file_job;
+
+static size_t file_part(size_t n, unsigned w, unsigned workers)
+{
+	return (size_t)((uint64_t)n * w / workers);
+}
+
+static void file_work(void *arg, unsigned w)
+{
+	file_job *j = arg;
+	size_t i = file_part(j->n, w, j->workers);
+	const size_t end = file_part(j->n, w + 1, j->workers);
+
+	j->bad[w] = j->n;
+	for (; i < end; i++)
+		if ((j->rc[w] = j->fn(j->c, &j->c->files[j->from + i], j->arg,
+				      &j->errs[w])) != 0) {
+			j->bad[w] = i;
+			return;
+		}
+}
+
+/* fn(c, file, arg) on files [from, from + n): on the workers for a long
+ * list, each a run of them, else here; the failure of the first failing
+ * file in the list's order is the result. */
+static int each_file(parload__ctx *c, size_t from, size_t n, file_fn fn,
+		     uint64_t arg)
+{
+	parload__engine *e = c->engine;
+	file_job j = { c, fn, arg, from, n, e ? e->workers : 1, NULL, NULL,
+		       NULL };
+	int rc = 0;
+
+	if (j.workers > 1 && n >= LIST_ON_WORKERS) {
+		j.bad = parload__sys_calloc(j.workers, sizeof(*j.bad));
+		j.rc = parload__sys_calloc(j.workers, sizeof(*j.rc));
+		j.errs = parload__sys_calloc(j.workers, sizeof(*j.errs));
+	}
+	if (!j.bad || !j.rc || !j.errs ||
+	    parload__engine_ready(e, false, NULL) != 0) {
+		/* Here, one file after another. */
+		for (size_t i = from; rc == 0 && i < from + n; i++)
+			rc = fn(c, &c->files[i], arg, c->err);
+	} else {
+		parload__engine_run(e, file_work, &j);
+		for (unsigned w = 0; w < j.workers; w++)
+			if (j.bad[w] < n) {
+				rc = j.rc[w];
+				if (c->err)
+					*c->err = j.errs[w];
+				break;
+			}
+	}
+	parload__sys_free(j.bad);
+	parload__sys_free(j.rc);
+	parload__sys_free(j.errs);
+	return rc;
+}
+
+/* A file of a list: opened without looking first (a list holds regular
+ * files: one stat less for each of 2,000 frames; O_NONBLOCK, so that a
+ * FIFO cannot hang the open) and sized. */
+static int open_member(parload__ctx *c, parload__file *f, uint64_t arg,
+		       parload_error *err)
+{
+	struct stat st;
+
+	(void)c;
+	(void)arg;
+	do
+		f->fd = parload__sys_open(f->path, O_RDONLY | O_CLOEXEC |
+						   O_NOCTTY | O_NONBLOCK);
+	while (f->fd < 0 && errno == EINTR);
+	if (f->fd < 0)
+		return parload__fail_open(err, errno, f->path);
+	f->own = true;
+	if (parload__sys_fstat(f->fd, &st) != 0)
+		return parload__fail_path(err, PARLOAD_EIO, errno, f->path,
+					  "cannot stat file");
+	if (S_ISREG(st.st_mode)) {
+		f->size = (uint64_t)st.st_size;
+		return 0;
+	}
+	if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))
+		return parload__fail_path(err, PARLOAD_ENOTREG, 0, f->path,
+					  "not a regular file: a list holds "
+					  "regular files");
+	return parload__fail_path(err, PARLOAD_ENOTREG, 0, f->path,
+				  "not a regular file (a %s)",
+				  parload__file_kind(st.st_mode));
+}
+
+static int close_file(parload__ctx *c, parload__file *f, uint64_t arg,
+		      parload_error *err)
+{
+	(void)c;
+	(void)arg;
+	(void)err;
+	if (f->fd >= 0 && f->own)
+		parload__sys_close(f->fd);
+	return 0;
+}
+
 /* Many files, one stream: each a regular file. */
 static int open_list(parload__ctx *c, const char *const *paths, size_t n)
 {
-	int rc = 0;
+	int rc;
 
 	c->files = parload__sys_calloc(n, sizeof(*c->files));
 	if (!c->files)
 		return parload__fail_nomem(c->err, c->path);
 	c->nfiles = n;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		c->files[i].fd = c->files[i].dfd = -1;
-	for (size_t i = 0; rc == 0 && i < n; i++) {
 		c->files[i].path = paths[i];
 		if (!paths[i])
 			return parload__fail_path(c->err, PARLOAD_EINVAL, 0,
 						  NULL, "file %zu of the list "
 						  "is NULL", i);
-		rc = open_path(c, &c->files[i], false);
-		if (rc == 0)
-			rc = classify(c, &c->files[i], false);
-		if (rc == 0 && c->stream)
-			rc = parload__fail_path(c->err, PARLOAD_ENOTREG, 0,
-						paths[i],
-						"not a regular file: a list "
-						"holds regular files");
 	}
+	/* The first here, and room for the rest in the descriptor table
+	 * while it may still be the process's only thread: the kernel grows
+	 * a table that threads share only after an RCU grace period, and it
+	 * grew five times over 2,000 files opened by the workers (72 ms
+	 * against 30 ms for the whole load).  Best effort: past the limit
+	 * on open files, the open that meets it fails with its name. */
+	rc = open_member(c, &c->files[0], 0, c->err);
+	if (rc == 0 && n >= LIST_ON_WORKERS) {
+		const int fd = parload__sys_fcntl(
+			c->files[0].fd, F_DUPFD_CLOEXEC,
+			c->files[0].fd + (int)PARLOAD__MIN(n, (size_t)4 << 20));
+
+		if (fd >= 0)
+			parload__sys_close(fd);
+	}
+	if (rc == 0)
+		rc = each_file(c, 1, n - 1, open_member, 0);
 	c->fd = c->files[0].fd;
 	c->size = c->files[0].size;
 	return rc;
@@ -228,12 +362,14 @@ int parload__source_open(parload__ctx *c, const parload_request *req)
 	return rc;
 }
 
+static int close_file(parload__ctx *c, parload__file *f, uint64_t arg,
+		      parload_error *err);
+
 void parload__source_close(parload__ctx *c)
 {
 	parload__cache_close(c);
-	for (size_t i = 0; c->files && i < c->nfiles; i++)
-		if (c->files[i].fd >= 0 && c->files[i].own)
-			parload__sys_close(c->files[i].fd);
+	if (c->files)
+		(void)each_file(c, 0, c->nfiles, close_file, 0);
 	if (c->files != &c->one)
 		parload__sys_free(c->files);
 	parload__nrrd_free(&c->nrrd);
@@ -575,9 +711,9 @@ const parload_desc *parload__source_given(const parload__ctx *c)
 	return c->nrrd.n ? &c->nrrd.desc : NULL;
 }
 
-static int file_cut(parload__ctx *c, const parload__file *f, off_t size)
+static int file_cut(parload_error *err, const parload__file *f, off_t size)
 {
-	return parload__fail(c->err, PARLOAD_ETRUNCATED, 0, f->path,
+	return parload__fail(err, PARLOAD_ETRUNCATED, 0, f->path,
 			     PARLOAD_NONE, (uint64_t)size,
 			     "file ended early: it was truncated to %jd bytes "
 			     "while being read", (intmax_t)size);
@@ -609,36 +745,39 @@ static int recheck_strips(parload__ctx *c, uint64_t last)
 						c->files[i].path,
 						"cannot stat file");
 		else if ((uint64_t)st.st_size < need[i])
-			rc = file_cut(c, &c->files[i], st.st_size);
+			rc = file_cut(c->err, &c->files[i], st.st_size);
 	}
 	parload__sys_free(need);
 	return rc;
 }
 
-int parload__source_recheck(parload__ctx *c, uint64_t last)
+/* File f against the views of it up to stream view last (arg). */
+static int recheck_file(parload__ctx *c, parload__file *f, uint64_t last,
+			parload_error *err)
 {
 	const parload_desc *d = &c->d;
-	const size_t upto = parload__file_of(c->files, c->nfiles, last);
+	uint64_t n, need;
 	struct stat st;
 
+	if (f->views == 0 || f->first > last)
+		return 0;
+	n = PARLOAD__MIN(f->views, last - f->first + 1);
+	need = parload__record_at(d, n) - d->gap;
+	if (parload__sys_fstat(f->fd, &st) != 0)
+		return parload__fail_path(err, PARLOAD_EIO, errno, f->path,
+					  "cannot stat file");
+	return (uint64_t)st.st_size < need ? file_cut(err, f, st.st_size) : 0;
+}
+
+int parload__source_recheck(parload__ctx *c, uint64_t last)
+{
 	if (c->stream)
 		return 0;
 	if (c->strips)
 		return recheck_strips(c, last);
-	for (size_t i = 0; i <= upto; i++) {
-		const parload__file *f = &c->files[i];
-		const uint64_t n = i < upto ? f->views : last - f->first + 1;
-		const uint64_t need = parload__record_at(d, n) - d->gap;
-
-		if (f->views == 0)
-			continue;
-		if (parload__sys_fstat(f->fd, &st) != 0)
-			return parload__fail_path(c->err, PARLOAD_EIO, errno,
-						  f->path, "cannot stat file");
-		if ((uint64_t)st.st_size < need)
-			return file_cut(c, f, st.st_size);
-	}
-	return 0;
+	return each_file(c, 0,
+			 parload__file_of(c->files, c->nfiles, last) + 1,
+			 recheck_file, last);
 }
 
 /* ---- header-only calls ---- */

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "layouts.h"
@@ -839,6 +840,116 @@ START_TEST(test_list_file_short)
 }
 END_TEST
 
+/* A list long enough to be opened, checked and closed by the workers
+ * (parload opens lists of 64 files or more so): 100 files of one view of
+ * 8 x 3 u16, pixel (v, i) = 500 v + i by the test's formula, loaded
+ * whole and as a band of sinograms by 1 to 4 threads; then, with two
+ * files bad, far apart in the list (so in different workers' runs), the
+ * error names the first of them, whichever worker met its own first, and
+ * the load leaves nothing behind. */
+#define LONG_FILES 100
+
+START_TEST(test_long_list)
+{
+	const char *paths[LONG_FILES];
+	char *own[LONG_FILES];
+	parload_desc d;
+	parload_request r;
+	parload_error err;
+	parload_dataset ds;
+	parload_selection sel;
+
+	for (int v = 0; v < LONG_FILES; v++) {
+		uint16_t px[24];
+		char name[32];
+
+		for (int i = 0; i < 24; i++)
+			px[i] = (uint16_t)(500 * v + i);
+		snprintf(name, sizeof(name), "long.%03d", v);
+		own[v] = tu_path(name);
+		paths[v] = own[v];
+		tu_write_file(own[v], px, sizeof(px));
+	}
+	parload_desc_init(&d);
+	d.width = 8;
+	d.height = 3;
+	d.pixel_type = PARLOAD_PIXEL_U16;
+	parload_request_init(&r);
+	r.source.paths = paths;
+	r.source.path_count = LONG_FILES;
+	r.source.desc = &d;
+	for (unsigned t = 1; t <= 4; t++) {
+		parload_loader *l = tu_loader(t, 0, 0);
+		const uint16_t *px;
+
+		r.selection = NULL;
+		ck_assert_msg(parload_loader_run(l, &r, &ds, &err) == 0, "%s",
+			      err.message);
+		ck_assert_uint_eq(ds.shape.views, LONG_FILES);
+		px = ds.pixels;
+		for (int v = 0; v < LONG_FILES; v++)
+			for (int i = 0; i < 24; i++)
+				ck_assert_uint_eq(px[v * 24 + i], 500 * v + i);
+		parload_dataset_free(&ds);
+		/* Rows 1:3 of views 10:90, as sinograms. */
+		parload_selection_init(&sel);
+		sel.views.start = 10;
+		sel.views.stop = 90;
+		sel.rows.start = 1;
+		sel.rows.stop = 3;
+		sel.layout = PARLOAD_LAYOUT_SINOGRAMS;
+		r.selection = &sel;
+		ck_assert_msg(parload_loader_run(l, &r, &ds, &err) == 0, "%s",
+			      err.message);
+		px = ds.pixels;
+		for (int y = 0; y < 2; y++)
+			for (int k = 0; k < 80; k++)
+				for (int c = 0; c < 8; c++)
+					ck_assert_uint_eq(
+						px[(y * 80 + k) * 8 + c],
+						500 * (10 + k) + (1 + y) * 8 +
+							c);
+		parload_dataset_free(&ds);
+		parload_loader_free(l);
+	}
+	/* File 95 a folder, file 20 gone. */
+	r.selection = NULL;
+	ck_assert_int_eq(unlink(own[95]), 0);
+	ck_assert_int_eq(mkdir(own[95], 0755), 0);
+	ck_assert_int_eq(unlink(own[20]), 0);
+	for (unsigned t = 2; t <= 4; t++) {
+		parload_loader *l = tu_loader(t, 0, 0);
+
+		for (int round = 0; round < 10; round++)
+			refused(l, &r, PARLOAD_EOPEN, own[20], "first bad file",
+				&err);
+		parload_loader_free(l);
+	}
+	/* Files 20 and 95 back, a partial record in file 60: named, with
+	 * its view. */
+	{
+		const uint16_t px[24] = { 0 };
+
+		tu_write_file(own[20], px, sizeof(px));
+		ck_assert_int_eq(rmdir(own[95]), 0);
+		tu_write_file(own[95], px, sizeof(px));
+	}
+	tu_truncate(own[60], 47);
+	{
+		parload_loader *l = tu_loader(3, 0, 0);
+
+		refused(l, &r, PARLOAD_ETRUNCATED, own[60], "partial record",
+			&err);
+		ck_assert_uint_eq(err.view, 60);
+		parload_loader_free(l);
+	}
+	for (int v = 0; v < LONG_FILES; v++) {
+		unlink(own[v]);
+		free(own[v]);
+	}
+}
+END_TEST
+
 /* One file without a count, ending in a partial record. */
 START_TEST(test_partial_record)
 {
@@ -1055,6 +1166,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_parse_errors);
 	tcase_add_test(t, test_count_past_end);
 	tcase_add_test(t, test_list_file_short);
+	tcase_add_test(t, test_long_list);
 	tcase_add_test(t, test_partial_record);
 	tcase_add_test(t, test_strategy_enotsup);
 	tcase_add_test(t, test_pipe_needs_count);
