@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "common.h"
 
@@ -91,12 +92,26 @@ static int dispatch(int argc, char **argv)
 	return cmd_load(argc, argv);
 }
 
+/* As many files open as the hard limit allows: --concat of a folder of
+ * frames opens every one at once, and the usual soft limit (1,024) is
+ * below a scan's 2,000 frames. */
+static void raise_open_files(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int status;
 
 	/* Before any library thread exists, so that they inherit it. */
 	catch_fatal_signals();
+	raise_open_files();
 	status = dispatch(argc, argv);
 	/* A load cancelled by SIGINT or SIGTERM ends by that signal. */
 	end_if_interrupted();

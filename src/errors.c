@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 static const struct {
@@ -125,6 +126,7 @@ void parload__error_prefix(parload_error *err, const char *prefix)
 
 int parload__fail_open(parload_error *err, int sys_errno, const char *path)
 {
+	struct rlimit rl;
 	struct stat st;
 
 	/* open() says only ENOENT; lstat() tells a link whose target is
@@ -134,6 +136,15 @@ int parload__fail_open(parload_error *err, int sys_errno, const char *path)
 		return parload__fail_path(err, PARLOAD_EOPEN, sys_errno, path,
 					  "cannot open file (a dangling "
 					  "symbolic link)");
+	/* A list of many files meets the limit on open files: say which
+	 * and how to raise it. */
+	if (sys_errno == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		return parload__fail_path(err, PARLOAD_EOPEN, sys_errno, path,
+					  "cannot open file: the process has "
+					  "its limit of %ju open files "
+					  "(RLIMIT_NOFILE; ulimit -n raises "
+					  "it)",
+					  (uintmax_t)rl.rlim_cur);
 	return parload__fail_path(err, PARLOAD_EOPEN, sys_errno, path,
 				  "cannot open file");
 }

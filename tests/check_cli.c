@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <dirent.h>
 #include <unistd.h>
 
@@ -1440,6 +1441,46 @@ START_TEST(test_gen_type)
 END_TEST
 
 
+/* --concat of 100 frames under a soft limit of 40 open files: the
+ * command raises its soft limit to the hard one and loads them all; with
+ * the hard limit at 40 too, the load fails naming a frame and the limit
+ * (EMFILE, RLIMIT_NOFILE), status 1. */
+START_TEST(test_concat_open_files_limit)
+{
+	char cmd[4000];
+	char *out;
+
+	ck_assert_int_eq(mkdir(P("fr"), 0755), 0);
+	for (int v = 0; v < 100; v++) {
+		char name[32];
+		uint16_t px[6];
+
+		for (int i = 0; i < 6; i++)
+			px[i] = (uint16_t)(v * 6 + i);
+		snprintf(name, sizeof(name), "fr/v%03d.raw", v);
+		tu_write_file(P(name), px, sizeof(px));
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && ulimit -S -n 40 && '%s' --raw "
+		 "width=3,height=2,type=u16 --concat fr/*.raw > soft.out 2>&1",
+		 scratch, bin);
+	ck_assert_msg(system(cmd) == 0, "%s", slurp(P("soft.out")));
+	out = slurp(P("soft.out"));
+	ck_assert_msg(strstr(out, "100 views 3x2 u16"), "%s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && ulimit -n 40 && '%s' --raw "
+		 "width=3,height=2,type=u16 --concat fr/*.raw > hard.out 2>&1",
+		 scratch, bin);
+	ck_assert_int_eq(WEXITSTATUS(system(cmd)), 1);
+	out = slurp(P("hard.out"));
+	ck_assert_msg(strstr(out, "fr/v0") && strstr(out, "limit of 40 open "
+							   "files (RLIMIT_NOFILE"),
+		      "%s", out);
+	free(out);
+}
+END_TEST
+
 /* Same arguments, same bytes; another seed, other bytes. */
 START_TEST(test_gen_deterministic)
 {
@@ -2225,6 +2266,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_max_read);
 	tcase_add_test(tc, test_follow_grows);
 	tcase_add_test(tc, test_stream_fifo);
+	tcase_add_test(tc, test_concat_open_files_limit);
 
 	tc = tcase(s, "gen");
 	tcase_add_loop_test(tc, test_gen_type, 0, TU_COUNT(types));
