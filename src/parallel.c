@@ -35,12 +35,15 @@
  * per BOUNCE bytes, then memcpy to their places.  The kernel charges tens
  * of nanoseconds per preadv buffer, which for 256-byte views (two buffers
  * each, header and payload) costs more than copying the bytes twice
- * (bench/, experiments 2 and 3).  A row scattered to its sinogram is one
- * buffer: rows of 1,792 bytes (the reference stream) go straight to their
- * places in 1.28-1.31 x the time of a view-layout load, and through the
- * bounce buffer in 1.42-1.53 x (best of 15 loads each, alternated). */
+ * (bench/, experiments 2 and 3).  Sinograms go through it whatever their
+ * rows' size: the kernel's copy of a row of 1,792 bytes (the reference
+ * stream) to its own place, far from the last, read each line of the
+ * place from memory before writing it; a row copied from the bounce
+ * buffer with stores that bypass the cache (store_far) does not.  The
+ * whole reference stream as sinograms took 1.30-1.42 x its view layout's
+ * time so (1.41-1.60 x straight to the rows' places), rows 16:48 1.12-1.36
+ * x (1.23-1.45 x): medians of 12 to 20 alternated runs each, 2 threads. */
 #define BOUNCE_BELOW ((uint64_t)4096)
-#define BOUNCE_BELOW_ROWS ((uint64_t)1024)
 #define BOUNCE ((size_t)64 << 10)
 /* Direct I/O: requests of whole blocks of this alignment (the strictest
  * logical block size in common use), a megabyte at a time. */
@@ -57,6 +60,9 @@ struct parload__pass {
 	bool bounce;       /* small runs: read through a bounce buffer */
 	size_t bounce_size;
 	bool direct;       /* O_DIRECT: whole aligned blocks, bounced */
+	/* Sinograms: rows scattered from the bounce buffer with stores that
+	 * bypass the cache (store_far). */
+	bool far;
 	bool bind_memory;
 	bool check;        /* view layout: workers check views as they read */
 	atomic_int failed; /* the first error's code, 0 while none */
@@ -244,6 +250,53 @@ static int crc_feed(const job *j, worker_io *io, const unsigned char *data,
 	return rc;
 }
 
+/* n bytes from src to dst, a place this load will not read again, with
+ * non-temporal stores where the CPU has them (SSE2, every x86-64): a row
+ * of a sinogram lands far from the last one, and an ordinary store would
+ * first read each of its lines from memory.  The stores are ordered
+ * (sfence) before the batch's caller goes on. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <emmintrin.h>
+
+static void store_far(unsigned char *dst, const unsigned char *src, size_t n)
+{
+	const size_t head = (size_t)(-(uintptr_t)dst & 15);
+
+	if (n < 256 || head >= n) {
+		memcpy(dst, src, n);
+		return;
+	}
+	memcpy(dst, src, head);
+	dst += head, src += head, n -= head;
+	for (; n >= 64; n -= 64, dst += 64, src += 64) {
+		const __m128i a = _mm_loadu_si128((const __m128i *)src);
+		const __m128i b = _mm_loadu_si128((const __m128i *)(src + 16));
+		const __m128i c = _mm_loadu_si128((const __m128i *)(src + 32));
+		const __m128i d = _mm_loadu_si128((const __m128i *)(src + 48));
+
+		_mm_stream_si128((__m128i *)dst, a);
+		_mm_stream_si128((__m128i *)(dst + 16), b);
+		_mm_stream_si128((__m128i *)(dst + 32), c);
+		_mm_stream_si128((__m128i *)(dst + 48), d);
+	}
+	memcpy(dst, src, n);
+}
+
+static void stores_done(void)
+{
+	_mm_sfence();
+}
+#else
+static void store_far(unsigned char *dst, const unsigned char *src, size_t n)
+{
+	memcpy(dst, src, n);
+}
+
+static void stores_done(void)
+{
+}
+#endif
+
 /* Scatter what buf holds to the places iov names (a NULL place is bytes
  * to drop; a row, rows[k], is converted into its selected columns). */
 static int scatter(const job *j, worker_io *io, const unsigned char *buf,
@@ -263,10 +316,14 @@ static int scatter(const job *j, worker_io *io, const unsigned char *buf,
 		else if (p->convert && rows[k])
 			p->convert(iov[k].iov_base, buf, p->s->col_start,
 				   p->s->cols);
+		else if (iov[k].iov_base && j->far)
+			store_far(iov[k].iov_base, buf, iov[k].iov_len);
 		else if (iov[k].iov_base)
 			memcpy(iov[k].iov_base, buf, iov[k].iov_len);
 		buf += iov[k].iov_len;
 	}
+	if (j->far)
+		stores_done();
 	return rc;
 }
 
@@ -649,9 +706,9 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 	j->batch = c->verify.crc || j->plan.in_place ?
 			   PARLOAD__MIN(j->max_read, CACHE_BATCH) :
 			   j->max_read;
-	j->bounce = j->plan.run < (c->shape.layout == PARLOAD_LAYOUT_VIEWS ?
-					   BOUNCE_BELOW :
-					   BOUNCE_BELOW_ROWS);
+	/* Sinograms: every row through it, then stored far. */
+	j->far = c->shape.layout != PARLOAD_LAYOUT_VIEWS;
+	j->bounce = j->far || j->plan.run < BOUNCE_BELOW;
 	/* A converted row is read whole into it.  Direct I/O reads every
 	 * batch through it, in requests a device likes. */
 	j->bounce |= j->direct;

@@ -610,7 +610,7 @@ END_TEST
 
 /* The same packed layouts in batches of one to three views and windows,
  * and into the caller's buffers with the pixels at an odd address (the
- * unpacking's unaligned loads and stores). */
+ * unpacking's unaligned loads and stores), in view and sinogram layout. */
 START_TEST(test_packed_batches_and_buffers)
 {
 	const int e = packed_encs[_i / 2];
@@ -646,6 +646,29 @@ START_TEST(test_packed_batches_and_buffers)
 	parload_dataset_free(&ds);
 	free((unsigned char *)odd.pixels - 1);
 	parload_buffers_free(&b);
+	/* As sinograms too, and the same bytes as u8 (rows copied, stored
+	 * far from the bounce buffer), at addresses of every alignment. */
+	for (int plain = 0; plain < 2; plain++) {
+		const lt_stream *st = plain ? &u8 : &pk;
+
+		lt_sel_all(st, &q);
+		q.layout = 1;
+		lt_sel_to(&q, &sel);
+		lt_request(st, &r);
+		ck_assert_int_eq(parload_describe(&r.source, 0, &d, &err), 0);
+		ck_assert_int_eq(parload_buffers_alloc(&b, &d, &sel, 0, &err),
+				 0);
+		odd = b;
+		odd.pixels = (unsigned char *)malloc(b.pixels_size + 1) + 1;
+		r.selection = &sel;
+		r.into = &odd;
+		ck_assert_msg(parload_loader_run(l, &r, &ds, &err) == 0, "%s",
+			      err.message);
+		lt_assert_loaded(st, &q, &ds, false, "odd sinogram buffers");
+		parload_dataset_free(&ds);
+		free((unsigned char *)odd.pixels - 1);
+		parload_buffers_free(&b);
+	}
 	parload_loader_free(l);
 	lt_free(&pk);
 	lt_free(&u8);
