@@ -430,52 +430,104 @@ static parload_loader *short_reads(void)
 	return l;
 }
 
-/* Big-endian rows that every column of is selected are read with the
- * calls of the little-endian load of the same layout (the same bytes,
- * the same read count: straight into place, not through the bounce
- * buffer; the files are under 1 MiB, the most a swapped load reads in one
- * call) and swapped there: the whole stream, a band of rows of every
- * other view, the band as sinograms, and a column crop (which goes
- * through the bounce buffer for both); 1 to 4 threads, and short reads. */
-START_TEST(test_swap_in_place)
+/* Stream s loaded by 1 to 4 threads, then by reads of 4,099 bytes at
+ * most: the whole stream, a band of rows of every other view, the band as
+ * sinograms, and a column crop, each against the test's own values; and
+ * its reads (calls and bytes) those of twin's load of the same rows
+ * (every column of twin), a layout of the same bytes read without
+ * conversion.  alike: the two cut their reads alike, so that the short
+ * reads and the crop compare too. */
+static void assert_like_twin(const lt_stream *s, const lt_stream *twin,
+			     bool alike)
 {
-	const int t = types[7 + _i / 2].type;
-	const uint32_t h = _i % 2 ? 17 : 8;
+	const uint32_t h = s->d.height;
 	parload_dataset ds, ref;
-	lt_stream be, le;
 	char what[128];
 
-	wide_pair(&be, &le, t, _i % 2);
 	for (unsigned n = 1; n <= 5; n++) {
 		parload_loader *l = n <= 4 ? tu_loader(n, 0, 0) : short_reads();
 
 		for (int part = 0; part < 4; part++) {
-			lt_sel q;
+			lt_sel q, qt;
 
-			lt_sel_part(&be, part % 3, 1, h - 2, part == 3 ? 1 : 0,
-				    be.d.width, &q);
+			lt_sel_part(s, part % 3, 1, h - 2, part == 3 ? 1 : 0,
+				    s->d.width, &q);
 			snprintf(what, sizeof(what), "%s, header %" PRIu64
 				 ", part %d, loader %u",
-				 parload_type_name(t, PARLOAD_ENC_BE),
-				 be.d.header, part, n);
-			load_ok(l, &be, &q, 0, &ds, what);
-			lt_assert_loaded(&be, &q, &ds, false, what);
-			load_ok(l, &le, &q, 0, &ref, what);
-			ck_assert_msg(ds.stats.read_calls ==
-					      ref.stats.read_calls &&
-				      ds.stats.bytes_read ==
-					      ref.stats.bytes_read,
-				      "%s: %" PRIu64 " reads of %" PRIu64
-				      " bytes, little-endian %" PRIu64
-				      " of %" PRIu64, what,
-				      ds.stats.read_calls, ds.stats.bytes_read,
-				      ref.stats.read_calls,
-				      ref.stats.bytes_read);
+				 parload_type_name(s->d.pixel_type,
+						   s->d.encoding),
+				 s->d.header, part, n);
+			load_ok(l, s, &q, 0, &ds, what);
+			lt_assert_loaded(s, &q, &ds, false, what);
+			if (alike || (n <= 4 && part < 3)) {
+				lt_sel_part(twin, part % 3, 1, h - 2,
+					    q.c0, alike ? q.c1 : twin->d.width,
+					    &qt);
+				load_ok(l, twin, &qt, 0, &ref, what);
+				ck_assert_msg(ds.stats.read_calls ==
+						      ref.stats.read_calls &&
+					      ds.stats.bytes_read ==
+						      ref.stats.bytes_read,
+					      "%s: %" PRIu64 " reads of %" PRIu64
+					      " bytes, the twin %" PRIu64
+					      " of %" PRIu64, what,
+					      ds.stats.read_calls,
+					      ds.stats.bytes_read,
+					      ref.stats.read_calls,
+					      ref.stats.bytes_read);
+				parload_dataset_free(&ref);
+			}
 			parload_dataset_free(&ds);
-			parload_dataset_free(&ref);
 		}
 		parload_loader_free(l);
 	}
+}
+
+/* s whole (layout 0: views, 1: sinograms) into the caller's buffers with
+ * the pixels at an odd address, so that the workers' boundaries in
+ * memory fall inside pixels and stores are unaligned. */
+static void assert_odd_buffers(parload_loader *l, const lt_stream *s,
+			       int layout, const char *what)
+{
+	parload_selection sel;
+	parload_buffers b, odd;
+	parload_request r;
+	parload_error err;
+	parload_dataset ds;
+	parload_desc d;
+	lt_sel q;
+
+	lt_sel_all(s, &q);
+	q.layout = layout;
+	lt_sel_to(&q, &sel);
+	lt_request(s, &r);
+	ck_assert_int_eq(parload_describe(&r.source, 0, &d, &err), 0);
+	ck_assert_int_eq(parload_buffers_alloc(&b, &d, &sel, 0, &err), 0);
+	odd = b;
+	odd.pixels = (unsigned char *)malloc(b.pixels_size + 1) + 1;
+	r.selection = &sel;
+	r.into = &odd;
+	ck_assert_msg(parload_loader_run(l, &r, &ds, &err) == 0, "%s: %s",
+		      what, err.message);
+	ck_assert_ptr_eq(ds.pixels, odd.pixels);
+	lt_assert_loaded(s, &q, &ds, false, what);
+	parload_dataset_free(&ds);
+	free((unsigned char *)odd.pixels - 1);
+	parload_buffers_free(&b);
+}
+
+/* Big-endian rows that every column of is selected are read with the
+ * calls of the little-endian load of the same layout (the same bytes,
+ * the same read count: straight into place, not through the bounce
+ * buffer; the files are under 1 MiB, the most a swapped load reads in one
+ * call) and swapped there; a column crop goes through the bounce buffer
+ * for both. */
+START_TEST(test_swap_in_place)
+{
+	lt_stream be, le;
+
+	wide_pair(&be, &le, types[7 + _i / 2].type, _i % 2);
+	assert_like_twin(&be, &le, true);
 	lt_free(&be);
 	lt_free(&le);
 }
@@ -489,12 +541,6 @@ START_TEST(test_swap_batches_and_buffers)
 {
 	const int t = types[7 + _i / 2].type;
 	parload_loader *l = tu_loader(1 + (unsigned)_i % 4, 0, 0);
-	parload_selection sel;
-	parload_buffers b, odd;
-	parload_request r;
-	parload_error err;
-	parload_dataset ds;
-	parload_desc d;
 	lt_stream be, le;
 	lt_sel q;
 
@@ -504,22 +550,7 @@ START_TEST(test_swap_batches_and_buffers)
 	lt_sel_part(&be, 1, 1, be.d.height - 1, 0, be.d.width, &q);
 	assert_batches(l, &be, &q, 1 + (uint64_t)_i % 3, "swapped row band");
 
-	lt_sel_all(&be, &q);
-	lt_sel_to(&q, &sel);
-	lt_request(&be, &r);
-	ck_assert_int_eq(parload_describe(&r.source, 0, &d, &err), 0);
-	ck_assert_int_eq(parload_buffers_alloc(&b, &d, &sel, 0, &err), 0);
-	odd = b;
-	odd.pixels = (unsigned char *)malloc(b.pixels_size + 1) + 1;
-	r.selection = &sel;
-	r.into = &odd;
-	ck_assert_msg(parload_loader_run(l, &r, &ds, &err) == 0, "%s",
-		      err.message);
-	ck_assert_ptr_eq(ds.pixels, odd.pixels);
-	lt_assert_loaded(&be, &q, &ds, false, "odd buffers");
-	parload_dataset_free(&ds);
-	free((unsigned char *)odd.pixels - 1);
-	parload_buffers_free(&b);
+	assert_odd_buffers(l, &be, 0, "odd buffers");
 	parload_loader_free(l);
 	lt_free(&be);
 	lt_free(&le);
@@ -553,56 +584,15 @@ static void packed_pair(lt_stream *pk, lt_stream *u8, int e, bool odd)
 
 /* Packed rows that every column of is selected are read straight into the
  * dataset, into the tail of each piece's place, and unpacked forward over
- * themselves: the values against the test's own unpacking, the calls
- * those of the same bytes read as u8 (straight into place, not through
- * the bounce buffer), for the whole stream, a band of rows of every other
- * view, the band as sinograms, and a column crop (through the bounce
- * buffer for both); 1 to 4 threads, and reads of 4,099 bytes at most,
- * which cut pieces between two packed groups. */
+ * themselves: against the test's own unpacking, with the reads of the
+ * same bytes loaded as u8 (straight into place, not through the bounce
+ * buffer); the short reads cut pieces between two packed groups. */
 START_TEST(test_packed_in_place)
 {
-	const int e = packed_encs[_i / 2];
-	const uint32_t h = _i % 2 ? 17 : 8;
-	parload_dataset ds, ref;
 	lt_stream pk, u8;
-	char what[128];
 
-	packed_pair(&pk, &u8, e, _i % 2);
-	for (unsigned n = 1; n <= 5; n++) {
-		parload_loader *l = n <= 4 ? tu_loader(n, 0, 0) : short_reads();
-
-		for (int part = 0; part < 4; part++) {
-			lt_sel q, qb;
-
-			lt_sel_part(&pk, part % 3, 1, h - 2, part == 3 ? 1 : 0,
-				    pk.d.width, &q);
-			snprintf(what, sizeof(what), "%s, header %" PRIu64
-				 ", part %d, loader %u",
-				 parload_type_name(PARLOAD_PIXEL_U16, e),
-				 pk.d.header, part, n);
-			load_ok(l, &pk, &q, 0, &ds, what);
-			lt_assert_loaded(&pk, &q, &ds, false, what);
-			if (n <= 4 && part < 3) {
-				lt_sel_part(&u8, part % 3, 1, h - 2, 0,
-					    u8.d.width, &qb);
-				load_ok(l, &u8, &qb, 0, &ref, what);
-				ck_assert_msg(ds.stats.read_calls ==
-						      ref.stats.read_calls &&
-					      ds.stats.bytes_read ==
-						      ref.stats.bytes_read,
-					      "%s: %" PRIu64 " reads of %" PRIu64
-					      " bytes, as u8 %" PRIu64
-					      " of %" PRIu64, what,
-					      ds.stats.read_calls,
-					      ds.stats.bytes_read,
-					      ref.stats.read_calls,
-					      ref.stats.bytes_read);
-				parload_dataset_free(&ref);
-			}
-			parload_dataset_free(&ds);
-		}
-		parload_loader_free(l);
-	}
+	packed_pair(&pk, &u8, packed_encs[_i / 2], _i % 2);
+	assert_like_twin(&pk, &u8, false);
 	lt_free(&pk);
 	lt_free(&u8);
 }
@@ -615,12 +605,6 @@ START_TEST(test_packed_batches_and_buffers)
 {
 	const int e = packed_encs[_i / 2];
 	parload_loader *l = tu_loader(1 + (unsigned)_i % 4, 0, 0);
-	parload_selection sel;
-	parload_buffers b, odd;
-	parload_request r;
-	parload_error err;
-	parload_dataset ds;
-	parload_desc d;
 	lt_stream pk, u8;
 	lt_sel q;
 
@@ -630,45 +614,11 @@ START_TEST(test_packed_batches_and_buffers)
 	lt_sel_part(&pk, 1, 1, pk.d.height - 1, 0, pk.d.width, &q);
 	assert_batches(l, &pk, &q, 1 + (uint64_t)_i % 3, "packed row band");
 
-	lt_sel_all(&pk, &q);
-	lt_sel_to(&q, &sel);
-	lt_request(&pk, &r);
-	ck_assert_int_eq(parload_describe(&r.source, 0, &d, &err), 0);
-	ck_assert_int_eq(parload_buffers_alloc(&b, &d, &sel, 0, &err), 0);
-	odd = b;
-	odd.pixels = (unsigned char *)malloc(b.pixels_size + 1) + 1;
-	r.selection = &sel;
-	r.into = &odd;
-	ck_assert_msg(parload_loader_run(l, &r, &ds, &err) == 0, "%s",
-		      err.message);
-	ck_assert_ptr_eq(ds.pixels, odd.pixels);
-	lt_assert_loaded(&pk, &q, &ds, false, "odd packed buffers");
-	parload_dataset_free(&ds);
-	free((unsigned char *)odd.pixels - 1);
-	parload_buffers_free(&b);
+	assert_odd_buffers(l, &pk, 0, "odd packed buffers");
 	/* As sinograms too, and the same bytes as u8 (rows copied, stored
-	 * far from the bounce buffer), at addresses of every alignment. */
-	for (int plain = 0; plain < 2; plain++) {
-		const lt_stream *st = plain ? &u8 : &pk;
-
-		lt_sel_all(st, &q);
-		q.layout = 1;
-		lt_sel_to(&q, &sel);
-		lt_request(st, &r);
-		ck_assert_int_eq(parload_describe(&r.source, 0, &d, &err), 0);
-		ck_assert_int_eq(parload_buffers_alloc(&b, &d, &sel, 0, &err),
-				 0);
-		odd = b;
-		odd.pixels = (unsigned char *)malloc(b.pixels_size + 1) + 1;
-		r.selection = &sel;
-		r.into = &odd;
-		ck_assert_msg(parload_loader_run(l, &r, &ds, &err) == 0, "%s",
-			      err.message);
-		lt_assert_loaded(st, &q, &ds, false, "odd sinogram buffers");
-		parload_dataset_free(&ds);
-		free((unsigned char *)odd.pixels - 1);
-		parload_buffers_free(&b);
-	}
+	 * far from the bounce buffer). */
+	assert_odd_buffers(l, &pk, 1, "odd packed sinogram buffers");
+	assert_odd_buffers(l, &u8, 1, "odd sinogram buffers");
 	parload_loader_free(l);
 	lt_free(&pk);
 	lt_free(&u8);
