@@ -475,6 +475,46 @@ typedef struct parload__h5index {
 int parload__h5index_read(int fd, const parload__h5where *w,
 			  parload__h5index *out);
 void parload__h5index_free(parload__h5index *x);
+/* hdf5_index.c, for itself and hdf5_native.c: an HDF5 file read with
+ * pread, every read inside it. */
+typedef struct parload__h5file {
+	int fd;
+	uint64_t size;      /* the file's bytes */
+	uint64_t base;      /* the superblock's base: where address 0 is */
+	uint64_t root;      /* the root group's object header address */
+	unsigned so, sl;    /* sizes of offsets and lengths */
+} parload__h5file;
+
+/* n bytes little-endian (n <= 8). */
+static inline uint64_t parload__h5_le(const unsigned char *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	for (unsigned k = n; k > 0; k--)
+		v = v << 8 | p[k - 1];
+	return v;
+}
+
+/* Address a is the undefined address (all bits set) of so bytes. */
+bool parload__h5_undefined(uint64_t a, unsigned so);
+/* n bytes at offset at (absolute) or address a (from the base) into buf;
+ * false unless all of them are in the file. */
+bool parload__h5_get_abs(const parload__h5file *f, uint64_t at, size_t n,
+			 void *buf);
+bool parload__h5_get(const parload__h5file *f, uint64_t a, size_t n,
+		     void *buf);
+/* The superblock (versions 0-3) at offset at: so, sl (2, 4 or 8), base
+ * and root filled; false when it is none of them. */
+bool parload__h5_superblock(parload__h5file *f, uint64_t at);
+/* One message of an object header (its type, flags and len bytes): 0 for
+ * the next, 1 to stop the walk, -1 to fail it. */
+typedef int (*parload__h5msg_fn)(void *ctx, unsigned type, unsigned flags,
+				 const unsigned char *m, size_t len);
+/* The messages of the object header at addr (versions 1 and 2, with at
+ * most 64 continuation blocks) through fn; false when a read fails, the
+ * header is malformed or fn said -1. */
+bool parload__h5_header(const parload__h5file *f, uint64_t addr,
+			parload__h5msg_fn fn, void *ctx);
 /* hdf5.c, for tests: the chunks of dataset in file, by the parser
  * (direct; 1 when it falls back) or by libhdf5's calls. */
 int parload__hdf5_chunks(const char *file, const char *dataset, bool direct,
