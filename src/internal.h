@@ -427,6 +427,17 @@ int parload__tiff_read(const parload_source *src, parload__container *out,
 		       parload_error *err);
 int parload__hdf5_read(const parload_source *src, parload__container *out,
 		       parload_error *err);
+/* hdf5_native.c: a contiguous dataset of a plainly written file read
+ * without libhdf5.  0: *out filled exactly as parload__hdf5_read fills
+ * it; 1: fall back to libhdf5's reader (nothing held, *err untouched);
+ * never another result. */
+int parload__hdf5_native(const parload_source *src, parload__container *out,
+			 parload_error *err);
+/* hdf5_native.c, for both readers: the file a source names (*file, to
+ * free) and its dataset (NULL, src->dataset, or the "/path" of
+ * "FILE.h5:/path" where no such file exists); 0 or ENOMEM. */
+int parload__hdf5_names(const parload_source *src, char **file,
+			const char **dataset, parload_error *err);
 /* Free what a reader filled (takes a zeroed container). */
 void parload__container_free(parload__container *c);
 /* Writers behind parload_save (tiff.c, hdf5.c), to tmp (a new file),
@@ -531,7 +542,7 @@ int parload__hdf5_where(const char *file, const char *dataset,
 /* ---- module.c, module_host.c: what needs libtiff or libhdf5, in a
  * module opened on first use ---- */
 
-#define PARLOAD__MODULE_ABI 1u
+#define PARLOAD__MODULE_ABI 2u
 
 struct parload__tiff_page;
 struct parload__tiff_pages;
@@ -549,6 +560,8 @@ typedef struct parload__host {
 	int (*h5index_read)(int fd, const parload__h5where *w,
 			    parload__h5index *out);
 	void (*h5index_free)(parload__h5index *x);
+	int (*hdf5_names)(const parload_source *src, char **file,
+			  const char **dataset, parload_error *err);
 	void (*desc_init)(parload_desc *d);
 	int (*desc_check)(parload_desc *d, parload_error *err);
 	unsigned (*pixel_size)(int type);
