@@ -1041,28 +1041,6 @@ static int layout(h5r *r, const parload_desc *d)
 				  "(virtual or unknown)", r->name);
 }
 
-/* The file and the dataset a source names. */
-static int names(const parload_source *src, char **file, const char **ds,
-		 parload_error *err)
-{
-	const char *p = src->path ? src->path : src->paths[0];
-	const char *colon = strstr(p, ":/");
-	struct stat sb;
-
-	*ds = src->dataset;
-	if (colon && !src->dataset && parload__sys_stat(p, &sb) != 0) {
-		*file = parload__sys_malloc((size_t)(colon - p) + 1);
-		if (*file) {
-			memcpy(*file, p, (size_t)(colon - p));
-			(*file)[colon - p] = '\0';
-		}
-		*ds = colon + 1;
-	} else {
-		*file = parload__sys_strdup(p);
-	}
-	return *file ? 0 : parload__fail_nomem(err, p);
-}
-
 static int open_file(h5r *r)
 {
 	char why[200];
@@ -1138,7 +1116,7 @@ int parload__hdf5_read(const parload_source *src, parload__container *out,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = names(src, &file, &named, err);
+	rc = parload__hdf5_names(src, &file, &named, err);
 	if (rc)
 		return rc;
 	r.file = file;

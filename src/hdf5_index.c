@@ -8,7 +8,8 @@
  * coordinates, stored size, filter mask and address.  Every read is
  * bounded by the file; anything else (other versions, other index types,
  * loops, counts past the dataset's chunks) makes it answer "fall back",
- * and hdf5.c asks libhdf5 instead.
+ * and hdf5.c asks libhdf5 instead.  The reads, the superblock and the
+ * object header's walk are shared with hdf5_native.c (internal.h).
  */
 #include "internal.h"
 
@@ -22,42 +23,33 @@
 #define MAX_BLOCK ((size_t)1 << 24) /* bytes of one */
 
 typedef struct h5in {
-	int fd;
+	parload__h5file f;
 	const parload__h5where *w;
-	uint64_t size;     /* the file's bytes */
-	uint64_t base;     /* where address 0 is */
-	unsigned so, sl;
 	uint64_t btree;    /* the B-tree's address */
+	bool found;        /* the layout message */
 	uint64_t most;     /* chunks the dataset can have */
 	uint64_t nodes;    /* B-tree nodes left to visit */
 	parload__h5index *out;
 	uint64_t cap;
 } h5in;
 
-static uint64_t le(const unsigned char *p, unsigned n)
-{
-	uint64_t v = 0;
+/* ---- what hdf5_native.c shares: reads, the superblock, headers ---- */
 
-	for (unsigned k = n; k > 0; k--)
-		v = v << 8 | p[k - 1];
-	return v;
-}
-
-/* The undefined address (all bits set) of so bytes. */
-static bool undefined(uint64_t a, unsigned so)
+bool parload__h5_undefined(uint64_t a, unsigned so)
 {
 	return a == (so == 8 ? UINT64_MAX : ((uint64_t)1 << (8 * so)) - 1);
 }
 
-/* n bytes at absolute offset at; false unless they are all in the file. */
-static bool get_abs(const h5in *in, uint64_t at, size_t n, unsigned char *buf)
+bool parload__h5_get_abs(const parload__h5file *f, uint64_t at, size_t n,
+			 void *buf)
 {
+	unsigned char *b = buf;
 	size_t done = 0;
 
-	if (at > in->size || n > in->size - at)
+	if (at > f->size || n > f->size - at)
 		return false;
 	while (done < n) {
-		const ssize_t got = parload__sys_pread(in->fd, buf + done,
+		const ssize_t got = parload__sys_pread(f->fd, b + done,
 						       n - done,
 						       (off_t)(at + done));
 
@@ -68,109 +60,106 @@ static bool get_abs(const h5in *in, uint64_t at, size_t n, unsigned char *buf)
 	return true;
 }
 
-/* n bytes at address a (relative to the base). */
-static bool get(const h5in *in, uint64_t a, size_t n, unsigned char *buf)
+bool parload__h5_get(const parload__h5file *f, uint64_t a, size_t n,
+		     void *buf)
 {
-	return a <= in->size - in->base && get_abs(in, in->base + a, n, buf);
+	return f->base <= f->size && a <= f->size - f->base &&
+	       parload__h5_get_abs(f, f->base + a, n, buf);
 }
 
-/* The superblock at w->super: its signature, version, sizes, base. */
-static bool superblock(h5in *in)
+bool parload__h5_superblock(parload__h5file *f, uint64_t at)
 {
 	static const unsigned char sig[8] = { 0x89, 'H', 'D', 'F', '\r', '\n',
 					      0x1a, '\n' };
-	unsigned char b[40];
-	unsigned at;
+	unsigned char b[96];
+	unsigned v, fields;
 
-	if (!get_abs(in, in->w->super, sizeof(b), b) || memcmp(b, sig, 8))
+	if (!parload__h5_get_abs(f, at, 16, b) || memcmp(b, sig, 8))
 		return false;
-	if (b[8] <= 1) {
-		in->so = b[13];
-		in->sl = b[14];
-		at = b[8] ? 28 : 24;
-	} else if (b[8] <= 3) {
-		in->so = b[9];
-		in->sl = b[10];
-		at = 12;
-	} else {
+	v = b[8];
+	if (v > 3)
 		return false;
-	}
-	if ((in->so != 2 && in->so != 4 && in->so != 8) ||
-	    (in->sl != 2 && in->sl != 4 && in->sl != 8) ||
-	    in->so != in->w->so || in->sl != in->w->sl)
+	f->so = v <= 1 ? b[13] : b[9];
+	f->sl = v <= 1 ? b[14] : b[10];
+	if ((f->so != 2 && f->so != 4 && f->so != 8) ||
+	    (f->sl != 2 && f->sl != 4 && f->sl != 8))
 		return false;
-	in->base = le(b + at, in->so);
-	return in->base == in->w->super;
+	/* Versions 0 and 1: base, free space, end of file, driver, then the
+	 * root's symbol table entry (its name's offset, its header);
+	 * versions 2 and 3: base, extension, end of file, the root's header. */
+	fields = v == 0 ? 24 : v == 1 ? 28 : 12;
+	if (!parload__h5_get_abs(f, at, fields + (v <= 1 ? 6u : 4u) * f->so,
+				 b))
+		return false;
+	f->base = parload__h5_le(b + fields, f->so);
+	f->root = parload__h5_le(b + fields + (v <= 1 ? 5u : 3u) * f->so,
+				 f->so);
+	return true;
 }
 
-/* ---- the object header: its blocks of messages ---- */
+/* The superblock at w->super: its sizes libhdf5's, its base there. */
+static bool superblock(h5in *in)
+{
+	return parload__h5_superblock(&in->f, in->w->super) &&
+	       in->f.so == in->w->so && in->f.sl == in->w->sl &&
+	       in->f.base == in->w->super;
+}
 
 typedef struct block {
 	uint64_t addr, len;
 } block;
 
+/* An object header being walked: its blocks, the caller's function. */
 typedef struct ohdr {
+	const parload__h5file *f;
+	parload__h5msg_fn fn;
+	void *ctx;
 	int version;
+	unsigned flags;    /* v2: the header's flags */
 	block todo[MAX_BLOCKS];
 	unsigned n, next;
-	bool found;
+	bool stop;
 } ohdr;
 
-/* The data layout message (version 3, chunked): the B-tree's address and
- * the chunk's shape, which must be the dataset's. */
-static bool layout(h5in *in, const unsigned char *m, size_t len)
-{
-	const parload__h5where *w = in->w;
-	const unsigned dims = (unsigned)w->rank + 1;
-
-	if (len < 3 || m[0] != 3 || m[1] != 2 || m[2] != dims ||
-	    len < 3 + in->so + 4 * (size_t)dims)
-		return false;
-	in->btree = le(m + 3, in->so);
-	for (unsigned k = 0; k < dims; k++) {
-		const uint64_t want = k < dims - 1 ? w->chunk[k] : w->elem;
-
-		if (le(m + 3 + in->so + 4 * k, 4) != want)
-			return false;
-	}
-	return true;
-}
-
-/* One message: the layout, or a continuation to queue. */
-static bool message(h5in *in, ohdr *h, unsigned type,
+/* One message: a continuation to queue, else the caller's. */
+static bool message(ohdr *h, unsigned type, unsigned flags,
 		    const unsigned char *m, size_t len)
 {
-	if (type == 0x0008) {
-		h->found = true;
-		return layout(in, m, len);
-	}
-	if (type != 0x0010)
+	const unsigned so = h->f->so, sl = h->f->sl;
+	int rc;
+
+	if (type == 0x0010) {
+		if (len < so + sl || h->n == MAX_BLOCKS)
+			return false;
+		h->todo[h->n++] = (block){ parload__h5_le(m, so),
+					   parload__h5_le(m + so, sl) };
 		return true;
-	if (len < in->so + in->sl || h->n == MAX_BLOCKS)
-		return false;
-	h->todo[h->n++] = (block){ le(m, in->so), le(m + in->so, in->sl) };
-	return true;
+	}
+	rc = h->fn(h->ctx, type, flags, m, len);
+	h->stop = rc > 0;
+	return rc >= 0;
 }
 
-/* The messages of a block's bytes b (len of them). */
-static bool messages(h5in *in, ohdr *h, const unsigned char *b, size_t len)
+/* The messages of a block's bytes b (len of them).  A version 2
+ * message's creation order is there when the header tracks it. */
+static bool messages(ohdr *h, const unsigned char *b, size_t len)
 {
+	const bool v1 = h->version == 1;
+	const size_t head = v1 ? 8 : 4 + (h->flags & 4 ? 2 : 0);
 	size_t at = 0;
 
-	while (!h->found) {
-		const size_t head = h->version == 1 ? 8 :
-				    4 + (at + 4 <= len && (b[at + 3] & 4) ?
-						 2 : 0);
+	while (!h->stop) {
 		unsigned type;
 		size_t size;
 
 		if (len - at < head)
 			return true; /* v2: a gap shorter than a message */
-		type = h->version == 1 ? (unsigned)le(b + at, 2) : b[at];
-		size = (size_t)le(b + at + (h->version == 1 ? 2 : 1), 2);
+		type = v1 ? (unsigned)parload__h5_le(b + at, 2) : b[at];
+		size = (size_t)parload__h5_le(b + at + (v1 ? 2 : 1), 2);
 		if (size > len - at - head)
 			return false;
-		if (!message(in, h, type, b + at + head, size))
+		if (!message(h, type, b[at + (v1 ? 4 : 3)], b + at + head,
+			     size))
 			return false;
 		at += head + size;
 	}
@@ -179,72 +168,106 @@ static bool messages(h5in *in, ohdr *h, const unsigned char *b, size_t len)
 
 /* A block: its bytes, then its messages (v2: past "OCHK", before the
  * checksum). */
-static bool one_block(h5in *in, ohdr *h, block bl, bool first)
+static bool one_block(ohdr *h, block bl, bool first)
 {
 	unsigned char *b;
 	size_t skip = 0, keep;
 	bool ok;
 
-	if (bl.len > MAX_BLOCK || bl.len < 8 || undefined(bl.addr, in->so))
+	if (bl.len > MAX_BLOCK || bl.len < 8 ||
+	    parload__h5_undefined(bl.addr, h->f->so))
 		return false;
 	if (!(b = parload__sys_malloc(bl.len)))
 		return false;
-	ok = get(in, bl.addr, bl.len, b);
+	ok = parload__h5_get(h->f, bl.addr, bl.len, b);
 	if (ok && h->version == 2 && !first) {
 		ok = memcmp(b, "OCHK", 4) == 0;
 		skip = 4;
 	}
 	keep = (size_t)bl.len - skip - (h->version == 2 ? 4 : 0);
-	ok = ok && messages(in, h, b + skip, keep);
+	ok = ok && messages(h, b + skip, keep);
 	parload__sys_free(b);
 	return ok;
 }
 
-/* The prefix at the header's address: chunk 0 (its messages' place). */
-static bool prefix(h5in *in, ohdr *h, block *first)
+/* The prefix at the header's address a: chunk 0 (its messages' place). */
+static bool prefix(ohdr *h, uint64_t a, block *first)
 {
-	const uint64_t a = in->w->header;
 	unsigned char p[40];
 	size_t n = 6;
 	unsigned width;
 
 	memset(p, 0, sizeof(p));
-	if (!get(in, a, 16, p))
+	if (parload__h5_undefined(a, h->f->so) ||
+	    !parload__h5_get(h->f, a, 16, p))
 		return false;
 	if (p[0] == 1) {
 		h->version = 1;
-		*first = (block){ a + 16, le(p + 8, 4) };
+		*first = (block){ a + 16, parload__h5_le(p + 8, 4) };
 		return true;
 	}
 	if (memcmp(p, "OHDR", 4) || p[4] != 2)
 		return false;
 	h->version = 2;
+	h->flags = p[5];
 	n += (p[5] & 0x20 ? 16 : 0) + (p[5] & 0x10 ? 4 : 0);
 	width = 1u << (p[5] & 3);
-	if (!get(in, a, n + width, p))
+	if (!parload__h5_get(h->f, a, n + width, p))
 		return false;
 	/* Chunk 0's messages, and its checksum after them. */
-	*first = (block){ a + n + width, le(p + n, width) + 4 };
+	*first = (block){ a + n + width, parload__h5_le(p + n, width) + 4 };
 	return first->len >= 4;
 }
 
-/* The data layout message, wherever the header's blocks hold it. */
-static bool find_layout(h5in *in)
+bool parload__h5_header(const parload__h5file *f, uint64_t addr,
+			parload__h5msg_fn fn, void *ctx)
 {
-	ohdr h = { 0 };
+	ohdr h = { .f = f, .fn = fn, .ctx = ctx };
 	block first;
 
-	if (!prefix(in, &h, &first))
+	if (!prefix(&h, addr, &first) || !one_block(&h, first, true))
 		return false;
-	if (!one_block(in, &h, first, true))
-		return false;
-	while (!h.found && h.next < h.n)
-		if (!one_block(in, &h, h.todo[h.next++], false))
+	while (!h.stop && h.next < h.n)
+		if (!one_block(&h, h.todo[h.next++], false))
 			return false;
-	return h.found;
+	return true;
 }
 
-/* ---- the B-tree ---- */
+/* ---- the chunk index ---- */
+
+/* The data layout message (version 3, chunked): the B-tree's address and
+ * the chunk's shape, which must be the dataset's. */
+static bool layout(h5in *in, const unsigned char *m, size_t len)
+{
+	const parload__h5where *w = in->w;
+	const unsigned dims = (unsigned)w->rank + 1, so = in->f.so;
+
+	if (len < 3 || m[0] != 3 || m[1] != 2 || m[2] != dims ||
+	    len < 3 + so + 4 * (size_t)dims)
+		return false;
+	in->btree = parload__h5_le(m + 3, so);
+	for (unsigned k = 0; k < dims; k++) {
+		const uint64_t want = k < dims - 1 ? w->chunk[k] : w->elem;
+
+		if (parload__h5_le(m + 3 + so + 4 * k, 4) != want)
+			return false;
+	}
+	return true;
+}
+
+/* The data layout message stops the walk. */
+static int layout_message(void *ctx, unsigned type, unsigned flags,
+			  const unsigned char *m, size_t len)
+{
+	h5in *in = ctx;
+
+	(void)flags;
+	if (type != 0x0008)
+		return 0;
+	in->found = true;
+	return layout(in, m, len) ? 1 : -1;
+}
+
 
 static size_t key_size(const h5in *in)
 {
@@ -255,23 +278,23 @@ static size_t key_size(const h5in *in)
 static bool chunk(h5in *in, const unsigned char *key, uint64_t addr)
 {
 	const parload__h5where *w = in->w;
-	parload__h5chunk c = { .bytes = le(key, 4),
-			       .mask = (uint32_t)le(key + 4, 4) };
+	parload__h5chunk c = { .bytes = parload__h5_le(key, 4),
+			       .mask = (uint32_t)parload__h5_le(key + 4, 4) };
 	parload__h5index *o = in->out;
 
 	for (int k = 0; k <= w->rank; k++) {
-		const uint64_t x = le(key + 8 + 8 * k, 8);
+		const uint64_t x = parload__h5_le(key + 8 + 8 * k, 8);
 
 		if (k == w->rank ? x != 0 : x >= w->dims[k] || x % w->chunk[k])
 			return false;
 		if (k < w->rank)
 			c.at[3 - w->rank + k] = x;
 	}
-	if (c.bytes == 0 || undefined(addr, in->so) ||
-	    addr > in->size - in->base ||
-	    c.bytes > in->size - in->base - addr || o->n == in->most)
+	if (c.bytes == 0 || parload__h5_undefined(addr, in->f.so) ||
+	    addr > in->f.size - in->f.base ||
+	    c.bytes > in->f.size - in->f.base - addr || o->n == in->most)
 		return false;
-	c.addr = in->base + addr;
+	c.addr = in->f.base + addr;
 	if (o->n == in->cap) {
 		const uint64_t cap = in->cap ? 2 * in->cap : 64;
 		parload__h5chunk *p = parload__sys_malloc(cap * sizeof(*p));
@@ -294,12 +317,12 @@ static bool node(h5in *in, uint64_t addr, int level);
 static bool entries(h5in *in, const unsigned char *b, unsigned used,
 		    int level)
 {
-	const size_t ks = key_size(in), step = ks + in->so;
-	const size_t at = 8 + 2 * (size_t)in->so;
+	const size_t ks = key_size(in), step = ks + in->f.so;
+	const size_t at = 8 + 2 * (size_t)in->f.so;
 
 	for (unsigned k = 0; k < used; k++) {
 		const unsigned char *key = b + at + k * step;
-		const uint64_t child = le(key + ks, in->so);
+		const uint64_t child = parload__h5_le(key + ks, in->f.so);
 
 		if (level == 0 ? !chunk(in, key, child) :
 				 !node(in, child, level - 1))
@@ -312,20 +335,20 @@ static bool entries(h5in *in, const unsigned char *b, unsigned used,
 static bool node(h5in *in, uint64_t addr, int level)
 {
 	const uint64_t k2 = 2 * (uint64_t)in->w->istore_k;
-	const size_t size = 8 + 2 * (size_t)in->so +
+	const size_t size = 8 + 2 * (size_t)in->f.so +
 			    (size_t)(k2 + 1) * key_size(in) +
-			    (size_t)k2 * in->so;
+			    (size_t)k2 * in->f.so;
 	unsigned char *b;
 	unsigned used;
 	bool ok;
 
-	if (undefined(addr, in->so) || in->nodes == 0)
+	if (parload__h5_undefined(addr, in->f.so) || in->nodes == 0)
 		return false;
 	in->nodes--;
 	if (!(b = parload__sys_malloc(size)))
 		return false;
-	ok = get(in, addr, size, b) && memcmp(b, "TREE", 4) == 0 && b[4] == 1;
-	used = ok ? (unsigned)le(b + 6, 2) : 0;
+	ok = parload__h5_get(&in->f, addr, size, b) && memcmp(b, "TREE", 4) == 0 && b[4] == 1;
+	used = ok ? (unsigned)parload__h5_le(b + 6, 2) : 0;
 	if (ok && level < 0)
 		level = b[5];
 	ok = ok && b[5] == level && level < MAX_LEVELS && used <= k2;
@@ -358,23 +381,26 @@ static bool walk(h5in *in)
 
 	if (in->w->rank < 1 || in->w->rank > 3 || in->w->istore_k == 0 ||
 	    in->w->istore_k > 0xffff || !(in->most = most_chunks(in->w)) ||
-	    parload__sys_fstat(in->fd, &sb) != 0 || sb.st_size < 0)
+	    parload__sys_fstat(in->f.fd, &sb) != 0 || sb.st_size < 0)
 		return false;
-	in->size = (uint64_t)sb.st_size;
 	/* Each node holds an entry at least, or is a root with none. */
 	in->nodes = in->most < UINT64_MAX / 2 - MAX_LEVELS ?
 			    2 * in->most + MAX_LEVELS :
 			    UINT64_MAX;
-	if (!superblock(in) || !find_layout(in))
+	in->f.size = (uint64_t)sb.st_size;
+	if (!superblock(in) ||
+	    !parload__h5_header(&in->f, in->w->header, layout_message, in) ||
+	    !in->found)
 		return false;
 	/* No B-tree: no chunk was ever written. */
-	return undefined(in->btree, in->so) || node(in, in->btree, -1);
+	return parload__h5_undefined(in->btree, in->f.so) ||
+	       node(in, in->btree, -1);
 }
 
 int parload__h5index_read(int fd, const parload__h5where *w,
 			  parload__h5index *out)
 {
-	h5in in = { .fd = fd, .w = w, .out = out };
+	h5in in = { .f = { .fd = fd }, .w = w, .out = out };
 
 	memset(out, 0, sizeof(*out));
 	if (walk(&in))

@@ -427,6 +427,17 @@ int parload__tiff_read(const parload_source *src, parload__container *out,
 		       parload_error *err);
 int parload__hdf5_read(const parload_source *src, parload__container *out,
 		       parload_error *err);
+/* hdf5_native.c: a contiguous dataset of a plainly written file read
+ * without libhdf5.  0: *out filled exactly as parload__hdf5_read fills
+ * it; 1: fall back to libhdf5's reader (nothing held, *err untouched);
+ * never another result. */
+int parload__hdf5_native(const parload_source *src, parload__container *out,
+			 parload_error *err);
+/* hdf5_native.c, for both readers: the file a source names (*file, to
+ * free) and its dataset (NULL, src->dataset, or the "/path" of
+ * "FILE.h5:/path" where no such file exists); 0 or ENOMEM. */
+int parload__hdf5_names(const parload_source *src, char **file,
+			const char **dataset, parload_error *err);
 /* Free what a reader filled (takes a zeroed container). */
 void parload__container_free(parload__container *c);
 /* Writers behind parload_save (tiff.c, hdf5.c), to tmp (a new file),
@@ -475,6 +486,46 @@ typedef struct parload__h5index {
 int parload__h5index_read(int fd, const parload__h5where *w,
 			  parload__h5index *out);
 void parload__h5index_free(parload__h5index *x);
+/* hdf5_index.c, for itself and hdf5_native.c: an HDF5 file read with
+ * pread, every read inside it. */
+typedef struct parload__h5file {
+	int fd;
+	uint64_t size;      /* the file's bytes */
+	uint64_t base;      /* the superblock's base: where address 0 is */
+	uint64_t root;      /* the root group's object header address */
+	unsigned so, sl;    /* sizes of offsets and lengths */
+} parload__h5file;
+
+/* n bytes little-endian (n <= 8). */
+static inline uint64_t parload__h5_le(const unsigned char *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	for (unsigned k = n; k > 0; k--)
+		v = v << 8 | p[k - 1];
+	return v;
+}
+
+/* Address a is the undefined address (all bits set) of so bytes. */
+bool parload__h5_undefined(uint64_t a, unsigned so);
+/* n bytes at offset at (absolute) or address a (from the base) into buf;
+ * false unless all of them are in the file. */
+bool parload__h5_get_abs(const parload__h5file *f, uint64_t at, size_t n,
+			 void *buf);
+bool parload__h5_get(const parload__h5file *f, uint64_t a, size_t n,
+		     void *buf);
+/* The superblock (versions 0-3) at offset at: so, sl (2, 4 or 8), base
+ * and root filled; false when it is none of them. */
+bool parload__h5_superblock(parload__h5file *f, uint64_t at);
+/* One message of an object header (its type, flags and len bytes): 0 for
+ * the next, 1 to stop the walk, -1 to fail it. */
+typedef int (*parload__h5msg_fn)(void *ctx, unsigned type, unsigned flags,
+				 const unsigned char *m, size_t len);
+/* The messages of the object header at addr (versions 1 and 2, with at
+ * most 64 continuation blocks) through fn; false when a read fails, the
+ * header is malformed or fn said -1. */
+bool parload__h5_header(const parload__h5file *f, uint64_t addr,
+			parload__h5msg_fn fn, void *ctx);
 /* hdf5.c, for tests: the chunks of dataset in file, by the parser
  * (direct; 1 when it falls back) or by libhdf5's calls. */
 int parload__hdf5_chunks(const char *file, const char *dataset, bool direct,
@@ -491,7 +542,7 @@ int parload__hdf5_where(const char *file, const char *dataset,
 /* ---- module.c, module_host.c: what needs libtiff or libhdf5, in a
  * module opened on first use ---- */
 
-#define PARLOAD__MODULE_ABI 1u
+#define PARLOAD__MODULE_ABI 2u
 
 struct parload__tiff_page;
 struct parload__tiff_pages;
@@ -509,6 +560,8 @@ typedef struct parload__host {
 	int (*h5index_read)(int fd, const parload__h5where *w,
 			    parload__h5index *out);
 	void (*h5index_free)(parload__h5index *x);
+	int (*hdf5_names)(const parload_source *src, char **file,
+			  const char **dataset, parload_error *err);
 	void (*desc_init)(parload_desc *d);
 	int (*desc_check)(parload_desc *d, parload_error *err);
 	unsigned (*pixel_size)(int type);

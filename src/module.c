@@ -65,6 +65,7 @@ static const parload__host host = {
 	.container_free = parload__container_free,
 	.h5index_read = parload__h5index_read,
 	.h5index_free = parload__h5index_free,
+	.hdf5_names = parload__hdf5_names,
 	.desc_init = parload_desc_init,
 	.desc_check = parload_desc_check,
 	.pixel_size = parload_pixel_size,

@@ -55,6 +55,12 @@ void parload__h5index_free(parload__h5index *x)
 	host->h5index_free(x);
 }
 
+int parload__hdf5_names(const parload_source *src, char **file,
+			const char **dataset, parload_error *err)
+{
+	return host->hdf5_names(src, file, dataset, err);
+}
+
 void parload_desc_init(parload_desc *d)
 {
 	host->desc_init(d);

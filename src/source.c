@@ -300,14 +300,18 @@ static bool ends_with(const char *s, const char *tail)
 }
 
 /* A container's metadata: TIFF's by tiff.c (which opens libtiff's module
- * only where it needs it), HDF5's by its module. */
+ * only where it needs it), HDF5's by hdf5_native.c where it can, else by
+ * the module. */
 static int read_container(parload__ctx *c, const parload_source *src,
 			  int kind)
 {
 	const parload__module *m;
+	int rc;
 
 	if (kind == PARLOAD_FORMAT_TIFF)
 		return parload__tiff_read(src, &c->cont, c->err);
+	if ((rc = parload__hdf5_native(src, &c->cont, c->err)) != 1)
+		return rc;
 	m = parload__module_get(kind, c->path, c->err);
 	return m ? m->read(src, &c->cont, c->err) : PARLOAD_ENOTSUP;
 }

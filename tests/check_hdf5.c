@@ -27,6 +27,7 @@ int main(void)
 #else
 #include <fcntl.h>
 #include <hdf5.h>
+#include <sys/stat.h>
 #include <libdeflate.h>
 #include <unistd.h>
 
@@ -907,6 +908,334 @@ START_TEST(nxtomo)
 }
 END_TEST
 
+/* ---- hdf5_native.c: the same container without libhdf5 ---- */
+
+static parload_source source(const char *path, const char *dataset,
+			     parload_frames fr)
+{
+	return (parload_source){ .path = path, .fd = -1, .dataset = dataset,
+				 .frames = fr };
+}
+
+/* The native reader's container of dataset in path is libhdf5's reader's,
+ * field by field, every strip and angle. */
+static void same_native(const char *path, const char *dataset,
+			parload_frames fr)
+{
+	const parload_source src = source(path, dataset, fr);
+	parload__container a, b;
+	parload_error err;
+
+	memset(&err, 0, sizeof(err));
+	ck_assert_msg(parload__hdf5_native(&src, &a, &err) == 0,
+		      "%s %s frames %d: the native reader fell back", path,
+		      dataset ? dataset : "(unnamed)", (int)fr);
+	ck_assert_msg(parload__hdf5_read(&src, &b, &err) == 0, "%s",
+		      err.message);
+	none_open();
+	ck_assert_mem_eq(&a.desc, &b.desc, sizeof(a.desc));
+	ck_assert_uint_eq(a.n, b.n);
+	ck_assert_str_eq(a.paths[0], b.paths[0]);
+	ck_assert_ptr_eq(a.strips.path, a.paths[0]);
+	ck_assert_uint_eq(a.strips.rows, b.strips.rows);
+	ck_assert_uint_eq(a.strips.per_view, b.strips.per_view);
+	ck_assert_uint_eq(a.strips.views, b.strips.views);
+	ck_assert_int_eq(a.strips.codec, b.strips.codec);
+	ck_assert_uint_eq(a.strips.elem, b.strips.elem);
+	ck_assert_ptr_null(a.strips.decoder);
+	ck_assert_ptr_null(a.strips.serial);
+	ck_assert_ptr_eq(b.strips.decoder, NULL);
+	ck_assert_mem_eq(a.strips.s, b.strips.s,
+			 a.strips.views * sizeof(*a.strips.s));
+	ck_assert_int_eq(a.strips.angles != NULL, b.strips.angles != NULL);
+	for (uint64_t v = 0; a.strips.angles && v < a.strips.views; v++)
+		ck_assert_float_eq(a.strips.angles[v], b.strips.angles[v]);
+	parload__container_free(&a);
+	parload__container_free(&b);
+}
+
+/* The native reader leaves dataset of path to libhdf5: 1, nothing held,
+ * the error untouched. */
+static void native_falls_back(const char *path, const char *dataset,
+			      parload_frames fr)
+{
+	const parload_source src = source(path, dataset, fr);
+	parload__container c;
+	parload_error err, before;
+
+	memset(&err, 0x5a, sizeof(err));
+	before = err;
+	ck_assert_msg(parload__hdf5_native(&src, &c, &err) == 1,
+		      "%s %s: read natively", path, dataset ? dataset : "");
+	ck_assert_mem_eq(&err, &before, sizeof(err));
+	ck_assert_ptr_null(c.paths);
+	ck_assert_ptr_null(c.strips.s);
+	ck_assert_ptr_null(c.strips.angles);
+}
+
+/* A DXchange file of type t (its flats, darks, a 2-D /a/b/c beside, and
+ * theta of type theta, or none where it is 0), made as o says. */
+static void dx_file(const char *path, const fopts *o, hid_t t, hid_t theta)
+{
+	const fx parts[] = {
+		{ "/exchange/data", t, 3, { 4, 5, 6 } },
+		{ "/exchange/data_white", t, 3, { 2, 5, 6 } },
+		{ "/exchange/data_dark", t, 3, { 1, 5, 6 } },
+		{ "/a/b/c", t, 2, { 7, 3 } },
+	};
+	const double deg[4] = { 0, 30.25, 60.5, 179.75 };
+	hid_t file = create_with(path, o);
+
+	for (int k = 0; k < TU_COUNT(parts); k++) {
+		size_t elem;
+		void *pix = fx_pixels(&parts[k], &elem);
+
+		fx_write_in(file, &parts[k], pix);
+		free(pix);
+	}
+	if (theta >= 0) {
+		hsize_t n = 4;
+		hid_t s = H5Screate_simple(1, &n, NULL);
+		hid_t d = H5Dcreate2(file, "/exchange/theta", theta, s,
+				     H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+
+		ck_assert_int_ge(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL,
+					  H5S_ALL, H5P_DEFAULT, deg), 0);
+		H5Dclose(d);
+		H5Sclose(s);
+	}
+	H5Fclose(file);
+}
+
+/* Every pixel type in both byte orders, theta absent, f32 or f64 of
+ * either order, in files of libhdf5's defaults, libver latest and a user
+ * block: projections, flats, darks, the named ones. */
+START_TEST(native_matrix)
+{
+	static const fopts latest = { .low = H5F_LIBVER_LATEST,
+				      .high = H5F_LIBVER_LATEST };
+	static const fopts ub = { .userblock = 512 };
+	const fopts *files[] = { NULL, &latest, &ub };
+	hid_t *types[] = { &H5T_STD_U8LE_g,   &H5T_STD_U16LE_g,
+			   &H5T_STD_U16BE_g,  &H5T_STD_I16LE_g,
+			   &H5T_STD_I16BE_g,  &H5T_STD_U32LE_g,
+			   &H5T_STD_U32BE_g,  &H5T_STD_I32LE_g,
+			   &H5T_STD_I32BE_g,  &H5T_IEEE_F32LE_g,
+			   &H5T_IEEE_F32BE_g, &H5T_IEEE_F64LE_g,
+			   &H5T_IEEE_F64BE_g };
+	hid_t *thetas[] = { NULL, &H5T_IEEE_F32LE_g, &H5T_IEEE_F32BE_g,
+			    &H5T_IEEE_F64LE_g, &H5T_IEEE_F64BE_g };
+	char *path = tu_path("native.h5");
+	char with[4200];
+
+	H5open();
+	snprintf(with, sizeof(with), "%s:/a/b/c", path);
+	for (int f = 0; f < TU_COUNT(files); f++)
+		for (int k = 0; k < TU_COUNT(types); k++) {
+			hid_t *th = thetas[(k + f) % TU_COUNT(thetas)];
+
+			dx_file(path, files[f], *types[k], th ? *th : -1);
+			same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+			same_native(path, NULL, PARLOAD_FRAMES_FLATS);
+			same_native(path, NULL, PARLOAD_FRAMES_DARKS);
+			same_native(path, "exchange/data",
+				    PARLOAD_FRAMES_DARKS);
+			same_native(path, "/a/b/c", PARLOAD_FRAMES_PROJECTIONS);
+			same_native(with, NULL, PARLOAD_FRAMES_PROJECTIONS);
+		}
+	free(path);
+}
+END_TEST
+
+/* The native container's pixels are the array written. */
+START_TEST(native_pixels)
+{
+	const fx f = { "/exchange/data", H5T_STD_I16BE, 3, { 5, 7, 9 } };
+	const parload_source src = source(NULL, NULL,
+					  PARLOAD_FRAMES_PROJECTIONS);
+	parload_source at = src;
+	char *path = tu_path("npix.h5");
+	size_t elem;
+	void *pix = fx_file(path, &f, &elem);
+	parload__container c;
+	parload_error err;
+
+	at.path = path;
+	ck_assert_int_eq(parload__hdf5_native(&at, &c, &err), 0);
+	ck_assert_int_eq(c.desc.pixel_type, PARLOAD_PIXEL_I16);
+	ck_assert_int_eq(c.desc.encoding, PARLOAD_ENC_BE);
+	ck_assert_ptr_null(c.strips.angles);
+	assert_pixels(&c, pix, elem, NULL);
+	parload__container_free(&c);
+	free(pix);
+	free(path);
+}
+END_TEST
+
+/* A file at name of one dataset /exchange/data (4 x 5 x 6 u16) made with
+ * dcpl (NULL: contiguous) and fcpl; its path. */
+static char *one_dataset(const char *name, hid_t fcpl, hid_t dcpl)
+{
+	char *path = tu_path(name);
+	hsize_t dims[3] = { 4, 5, 6 };
+	hid_t f = H5Fcreate(path, H5F_ACC_TRUNC,
+			    fcpl >= 0 ? fcpl : H5P_DEFAULT, H5P_DEFAULT);
+	hid_t s = H5Screate_simple(3, dims, NULL);
+	hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+	hid_t d;
+	uint16_t pix[4 * 5 * 6] = { 1, 2, 3 };
+
+	H5Pset_create_intermediate_group(lcpl, 1);
+	d = H5Dcreate2(f, "/exchange/data", H5T_STD_U16LE, s, lcpl,
+		       dcpl >= 0 ? dcpl : H5P_DEFAULT, H5P_DEFAULT);
+	ck_assert_int_ge(d, 0);
+	ck_assert_int_ge(H5Dwrite(d, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL,
+				  H5P_DEFAULT, pix), 0);
+	H5Dclose(d), H5Pclose(lcpl), H5Sclose(s), H5Fclose(f);
+	return path;
+}
+
+/* Chunked, compressed, compact and external storage: libhdf5's. */
+START_TEST(native_layouts)
+{
+	const hsize_t chunk[3] = { 1, 5, 6 };
+	hid_t dcpl[4];
+	const char *names[4] = { "nch.h5", "ngz.h5", "ncp.h5", "next.h5" };
+	char *raw = tu_path("next.raw");
+
+	for (int k = 0; k < 4; k++)
+		dcpl[k] = H5Pcreate(H5P_DATASET_CREATE);
+	H5Pset_chunk(dcpl[0], 3, chunk);
+	H5Pset_chunk(dcpl[1], 3, chunk);
+	H5Pset_deflate(dcpl[1], 4);
+	H5Pset_layout(dcpl[2], H5D_COMPACT);
+	ck_assert_int_ge(H5Pset_external(dcpl[3], raw, 0, 4 * 5 * 6 * 2), 0);
+	for (int k = 0; k < 4; k++) {
+		char *path = one_dataset(names[k], -1, dcpl[k]);
+
+		native_falls_back(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+		H5Pclose(dcpl[k]);
+		free(path);
+	}
+	free(raw);
+}
+END_TEST
+
+/* A group of more than 8 links under libver latest is dense (a fractal
+ * heap): libhdf5's; one of a few links that tracks and indexes their
+ * creation order is compact (Link messages with their order): native. */
+START_TEST(native_dense)
+{
+	static const fopts latest = { .low = H5F_LIBVER_LATEST,
+				      .high = H5F_LIBVER_LATEST };
+	char *path = tu_path("dense.h5");
+	hid_t f = create_with(path, &latest);
+	hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+	char *tracked;
+
+	for (int k = 0; k < 10; k++) {
+		const fx one = { NULL, H5T_STD_U16LE, 3, { 2, 3, 4 } };
+		char name[32];
+		fx named = one;
+		size_t elem;
+		void *pix = fx_pixels(&one, &elem);
+
+		snprintf(name, sizeof(name), "/g/d%d", k);
+		named.name = name;
+		fx_write_in(f, &named, pix);
+		free(pix);
+	}
+	H5Fclose(f);
+	native_falls_back(path, "/g/d5", PARLOAD_FRAMES_PROJECTIONS);
+	ck_assert_int_ge(H5Pset_link_creation_order(fcpl,
+						    H5P_CRT_ORDER_TRACKED |
+						    H5P_CRT_ORDER_INDEXED), 0);
+	tracked = one_dataset("order.h5", fcpl, -1);
+	same_native(tracked, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	H5Pclose(fcpl);
+	free(tracked);
+	free(path);
+}
+END_TEST
+
+/* NXtomo's image_key or angles beside the dataset, a soft link, a missing
+ * dataset, the only 3-D dataset unnamed, flats of a named one, a file
+ * cut short: libhdf5's reader decides. */
+START_TEST(native_leaves)
+{
+	char *path = one_dataset("leaves.h5", -1, -1);
+	const fx m = { "/m/data", H5T_STD_U16LE, 3, { 4, 2, 3 } };
+	const int8_t key[4] = { 0, 0, 1, 2 };
+	const float angle[4] = { 0 };
+	hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+	size_t elem;
+	void *pix = fx_pixels(&m, &elem);
+
+	fx_write_in(f, &m, pix);
+	write_1d(f, "/m/image_key", H5T_NATIVE_INT8, key, 4);
+	write_1d(f, "/n/data", H5T_NATIVE_INT8, key, 4);
+	write_1d(f, "/n/rotation_angle", H5T_NATIVE_FLOAT, angle, 4);
+	ck_assert_int_ge(H5Lcreate_soft("/exchange/data", f, "/alias",
+					H5P_DEFAULT, H5P_DEFAULT), 0);
+	ck_assert_int_ge(H5Lmove(f, "/exchange/data", f, "/scan",
+				 H5P_DEFAULT, H5P_DEFAULT), 0);
+	H5Fclose(f);
+	native_falls_back(path, "/m/data", PARLOAD_FRAMES_PROJECTIONS);
+	native_falls_back(path, "/n/data", PARLOAD_FRAMES_PROJECTIONS);
+	native_falls_back(path, "/scan", PARLOAD_FRAMES_FLATS);
+	native_falls_back(path, "/alias", PARLOAD_FRAMES_PROJECTIONS);
+	native_falls_back(path, "/nope", PARLOAD_FRAMES_PROJECTIONS);
+	native_falls_back(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	same_native(path, "/scan", PARLOAD_FRAMES_PROJECTIONS);
+	free(pix);
+	free(path);
+	path = one_dataset("short.h5", -1, -1);
+	tu_truncate(path, tu_file_size(path) - 20);
+	native_falls_back(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	read_fails(path, NULL, PARLOAD_ETRUNCATED, "truncated");
+	native_falls_back("no-such.h5", NULL, PARLOAD_FRAMES_PROJECTIONS);
+	free(path);
+}
+END_TEST
+
+#ifdef PARLOAD_MODULES
+/* `parload FILE.h5` with no module to open: a contiguous dataset loads
+ * (hdf5_native.c), a chunked one says the module is missing. */
+START_TEST(native_without_module)
+{
+	const hsize_t chunk[3] = { 1, 5, 6 };
+	const char *bin = tu_parload_bin();
+	char *plain = one_dataset("plain.h5", -1, -1), *dir = tu_path("nomods");
+	hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+	char *chunked, env[4200];
+	const char *env_v[] = { env, NULL };
+	tu_result r;
+
+	if (!bin)
+		ck_abort_msg("PARLOAD_BIN is not set");
+	H5Pset_chunk(dcpl, 3, chunk);
+	chunked = one_dataset("chunked.h5", -1, dcpl);
+	H5Pclose(dcpl);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(env, sizeof(env), "PARLOAD_MODULE_DIR=%s", dir);
+	for (int k = 0; k < 2; k++) {
+		const char *argv[] = { bin, "--json", k ? chunked : plain,
+				       NULL };
+		const tu_cmd c = { .argv = argv, .env = env_v, .timeout = 60 };
+
+		tu_run_cmd(&c, &r);
+		ck_assert_msg(r.status == k, "status %d: %s", r.status, r.err);
+		ck_assert_msg(strstr(k ? r.err : r.out,
+				     k ? "HDF5 support is not installed" :
+					 "\"views\":4,"),
+			      "%s%s", r.out, r.err);
+		tu_result_free(&r);
+	}
+	free(chunked), free(plain), free(dir);
+}
+END_TEST
+#endif
+
 /* ---- bad inputs ---- */
 
 START_TEST(which_dataset)
@@ -1132,6 +1461,15 @@ static Suite *suite(void)
 	tcase_add_test(t, unwritten_chunks);
 	tcase_add_test(t, dxchange);
 	tcase_add_test(t, nxtomo);
+	t = tu_tcase(s, "native", 60);
+	tcase_add_test(t, native_matrix);
+	tcase_add_test(t, native_pixels);
+	tcase_add_test(t, native_layouts);
+	tcase_add_test(t, native_dense);
+	tcase_add_test(t, native_leaves);
+#ifdef PARLOAD_MODULES
+	tcase_add_test(t, native_without_module);
+#endif
 	t = tu_tcase(s, "index", 60);
 	tcase_add_test(t, index_levels);
 	tcase_add_test(t, index_many);

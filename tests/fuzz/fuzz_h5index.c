@@ -11,6 +11,13 @@
  * chunks lie in the file, on the chunk grid, inside the dataset, no more
  * of them than the grid has; the untouched files give every chunk.
  *
+ *
+ * The last two files hold a contiguous /exchange/data and its theta
+ * (symbol table groups; Link messages after a user block): over them
+ * parload__hdf5_native runs instead, and must answer "fall back" holding
+ * nothing, or a container whose strips lie in the file, one per view;
+ * untouched, the container with its angles.
+ *
  * Seeds: `fuzz_h5index -write_seeds=DIR` writes a few inputs, then exits.
  */
 #include "config.h"
@@ -31,7 +38,7 @@ static struct base {
 	unsigned istore_k;
 	hsize_t userblock;
 	bool v18;           /* libver 1.8: an "OHDR" header */
-	hsize_t dims[3], chunk[3];
+	hsize_t dims[3], chunk[3]; /* chunk[0] == 0: contiguous */
 	unsigned char *bytes;
 	size_t len;
 	parload__h5where w;
@@ -39,12 +46,36 @@ static struct base {
 	{ 2, 0, false, { 12, 4, 6 }, { 1, 4, 6 } },
 	{ 0, 0, true, { 3, 8, 5 }, { 1, 4, 5 } },
 	{ 0, 512, false, { 4, 2, 3 }, { 1, 2, 3 } },
+	{ 0, 0, false, { 5, 3, 4 }, { 0 } },
+	{ 0, 512, true, { 5, 3, 4 }, { 0 } },
 };
 
 #define NBASES (sizeof(bases) / sizeof(bases[0]))
 
 static char input[64];
 static int fd = -1;
+
+/* /exchange/data in space s, contiguous, after /exchange/theta of n
+ * angles (f64, big-endian). */
+static hid_t contiguous(hid_t f, hid_t s, hsize_t n)
+{
+	hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+	hid_t ts = H5Screate_simple(1, &n, NULL);
+	const double deg[8] = { 0, 10, 20, 30, 40, 50, 60, 70 };
+	hid_t t, d;
+
+	REQUIRE(n <= 8 && H5Pset_create_intermediate_group(lcpl, 1) >= 0);
+	t = H5Dcreate2(f, "/exchange/theta", H5T_IEEE_F64BE, ts, lcpl,
+		       H5P_DEFAULT, H5P_DEFAULT);
+	REQUIRE(t >= 0 && H5Dwrite(t, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
+				   H5P_DEFAULT, deg) >= 0);
+	d = H5Dcreate2(f, "/exchange/data", H5T_STD_U8LE, s, lcpl,
+		       H5P_DEFAULT, H5P_DEFAULT);
+	H5Dclose(t);
+	H5Sclose(ts);
+	H5Pclose(lcpl);
+	return d;
+}
 
 static void make_base(struct base *b, const char *path)
 {
@@ -61,11 +92,12 @@ static void make_base(struct base *b, const char *path)
 	REQUIRE(!b->userblock || H5Pset_userblock(fcpl, b->userblock) >= 0);
 	REQUIRE(!b->v18 || H5Pset_libver_bounds(fapl, H5F_LIBVER_V18,
 						H5F_LIBVER_V18) >= 0);
-	REQUIRE(H5Pset_chunk(dcpl, 3, b->chunk) >= 0);
+	REQUIRE(!b->chunk[0] || H5Pset_chunk(dcpl, 3, b->chunk) >= 0);
 	f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
 	s = H5Screate_simple(3, b->dims, NULL);
-	d = H5Dcreate2(f, "/scan", H5T_STD_U8LE, s, H5P_DEFAULT, dcpl,
-		       H5P_DEFAULT);
+	d = b->chunk[0] ? H5Dcreate2(f, "/scan", H5T_STD_U8LE, s, H5P_DEFAULT,
+				     dcpl, H5P_DEFAULT) :
+			  contiguous(f, s, b->dims[0]);
 	REQUIRE(d >= 0 && H5Dwrite(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL,
 				   H5P_DEFAULT, pix) >= 0);
 	H5Dclose(d);
@@ -74,7 +106,8 @@ static void make_base(struct base *b, const char *path)
 	H5Pclose(dcpl);
 	H5Pclose(fapl);
 	H5Pclose(fcpl);
-	REQUIRE(parload__hdf5_where(path, "/scan", &b->w, &err) == 0);
+	REQUIRE(!b->chunk[0] ||
+		parload__hdf5_where(path, "/scan", &b->w, &err) == 0);
 	in = fopen(path, "rb");
 	REQUIRE(in && fseek(in, 0, SEEK_END) == 0);
 	b->len = (size_t)ftell(in);
@@ -110,6 +143,32 @@ static void check_table(const parload__h5index *x, const parload__h5where *w,
 	}
 }
 
+/* The native reader over the file open as fd (size bytes of input): "fall
+ * back" holding nothing, or views of one strip each inside the file. */
+static int native(const struct base *b, uint64_t len, size_t size)
+{
+	char path[64];
+	parload_source src = { .path = path, .fd = -1 };
+	parload__container c;
+	parload_error err;
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	rc = parload__hdf5_native(&src, &c, &err);
+	REQUIRE(rc == 0 || (rc == 1 && !c.paths && !c.strips.s));
+	if (rc == 1)
+		return 1;
+	REQUIRE(c.n == 1 && c.strips.views == c.desc.count &&
+		c.strips.per_view == 1 && c.desc.count <= len);
+	/* Untouched, theta is there. */
+	REQUIRE(c.strips.angles || len != b->len || size > 2);
+	for (uint64_t v = 0; v < c.strips.views; v++)
+		REQUIRE(c.strips.s[v].off <= len &&
+			c.strips.s[v].bytes <= len - c.strips.s[v].off);
+	parload__container_free(&c);
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct base *b = &bases[size ? data[0] % NBASES : 0];
@@ -127,6 +186,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	REQUIRE(ftruncate(fd, 0) == 0 &&
 		pwrite(fd, file, len, 0) == (ssize_t)len);
 	free(file);
+	if (!b->chunk[0]) {
+		rc = native(b, len, size);
+		REQUIRE(rc == 0 || size > 2 || len != b->len);
+		return 0;
+	}
 	rc = parload__h5index_read(fd, &b->w, &x);
 	REQUIRE(rc == 0 || (rc == 1 && !x.c && x.n == 0));
 	if (rc == 0)
@@ -145,8 +209,10 @@ static void write_seeds(const char *dir)
 	/* Each file untouched, cut short, and with a byte of its header
 	 * and of its B-tree flipped. */
 	static const uint8_t seeds[][8] = {
-		{ 0, 0 }, { 1, 0 }, { 2, 0 },
-		{ 0, 200 }, { 1, 128 },
+		{ 0, 0 }, { 1, 0 }, { 2, 0 }, { 3, 0 }, { 4, 0 },
+		{ 0, 200 }, { 1, 128 }, { 3, 250 },
+		{ 3, 0, 0x60, 0x00, 0x01, 0x30, 0x01, 0x08 },
+		{ 4, 0, 0x40, 0x02, 0x02, 0x90, 0x02, 0x10 },
 		{ 0, 0, 0x20, 0x03, 0xff, 0x08, 0x04, 0x01 },
 		{ 1, 0, 0x10, 0x02, 0x80, 0x40, 0x05, 0x02 },
 	};

@@ -1,0 +1,593 @@
+/*
+ * hdf5_native.c - the common HDF5 case read without libhdf5: a contiguous
+ * dataset of a plainly written file, whose metadata are a superblock,
+ * groups and one object header.  The superblock (versions 0-3, after a
+ * user block of 0, 512, 1024, ... bytes, offsets and lengths of 8 bytes)
+ * gives the root group; each name on the dataset's path is a link of its
+ * group: a compact Link message (hard links) or an old-style symbol table
+ * (a version 1 B-tree of group nodes over symbol table nodes, the names
+ * in a local heap).  The dataset's header gives its dataspace, datatype
+ * and contiguous layout.  The dataset is chosen as hdf5.c chooses it, for
+ * DXchange's /exchange/data (its flats, darks and theta) and a dataset
+ * named with no image_key or rotation_angle beside it; the container is
+ * the one hdf5.c would make.  Anything else, or anything inconsistent,
+ * answers "fall back", and hdf5.c's reader (libhdf5) runs as before.
+ * Every read is bounded by the file, every count and walk by a limit.
+ */
+#include "internal.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FALL_BACK 1
+#define MAX_NAME 1024       /* a dataset's name, as hdf5.c keeps it */
+#define MAX_PARTS 64        /* names on a path */
+#define MAX_NODES 4096      /* group B-tree nodes of one lookup */
+#define MAX_LEVEL 32        /* a group B-tree's levels */
+#define MAX_ENTRIES 0xffff  /* entries of one node */
+
+/* A lookup's answer: the object, none of that name, or "fall back". */
+enum { FOUND, ABSENT, UNSURE };
+
+int parload__hdf5_names(const parload_source *src, char **file,
+			const char **dataset, parload_error *err)
+{
+	const char *p = src->path ? src->path : src->paths[0];
+	const char *colon = strstr(p, ":/");
+	struct stat sb;
+
+	*dataset = src->dataset;
+	if (colon && !src->dataset && parload__sys_stat(p, &sb) != 0) {
+		*file = parload__sys_malloc((size_t)(colon - p) + 1);
+		if (*file) {
+			memcpy(*file, p, (size_t)(colon - p));
+			(*file)[colon - p] = '\0';
+		}
+		*dataset = colon + 1;
+	} else {
+		*file = parload__sys_strdup(p);
+	}
+	return *file ? 0 : parload__fail_nomem(err, p);
+}
+
+/* ---- a group's link of one name ---- */
+
+typedef struct h5link {
+	const parload__h5file *f;
+	const char *name;
+	size_t len;
+	bool group;         /* a Link Info or Symbol Table message seen */
+	bool table;         /* old style: btree and heap */
+	uint64_t btree, heap;
+	uint64_t heap_data, heap_size;
+	unsigned nodes;     /* B-tree nodes left to visit */
+	bool hit;
+	uint64_t addr;      /* the object's header, when hit */
+} h5link;
+
+/* A Link message (version 1): the name's hard link stops the walk; a
+ * soft or external one fails it. */
+static int link_message(h5link *l, const unsigned char *m, size_t len)
+{
+	size_t at = 2, w, n;
+
+	if (len < 2 || m[0] != 1)
+		return -1;
+	at += (m[1] & 0x08 ? 1 : 0) + (m[1] & 0x04 ? 8 : 0);
+	at += m[1] & 0x10 ? 1 : 0;
+	w = (size_t)1 << (m[1] & 3);
+	if (at + w > len)
+		return -1;
+	n = (size_t)parload__h5_le(m + at, (unsigned)w);
+	at += w;
+	if (n > len - at)
+		return -1;
+	if (n != l->len || memcmp(m + at, l->name, n) != 0)
+		return 0;
+	if ((m[1] & 0x08 && m[2] != 0) || len - at - n < l->f->so)
+		return -1;
+	l->hit = true;
+	l->addr = parload__h5_le(m + at + n, l->f->so);
+	return 1;
+}
+
+/* A group's messages: Link Info (a dense group's fractal heap fails
+ * the walk), Symbol Table, Link. */
+static int group_message(void *ctx, unsigned type, unsigned flags,
+			 const unsigned char *m, size_t len)
+{
+	h5link *l = ctx;
+	const unsigned so = l->f->so;
+
+	(void)flags;
+	if (type == 0x0002) {
+		const size_t at = 2 + (len > 1 && m[1] & 1 ? 8 : 0);
+
+		l->group = true;
+		return len >= at + so && m[0] == 0 &&
+		       parload__h5_undefined(parload__h5_le(m + at, so), so) ?
+			       0 :
+			       -1;
+	}
+	if (type == 0x0011) {
+		if (len < 2 * (size_t)so || l->table)
+			return -1;
+		l->group = l->table = true;
+		l->btree = parload__h5_le(m, so);
+		l->heap = parload__h5_le(m + so, so);
+		return 0;
+	}
+	return type == 0x0006 ? link_message(l, m, len) : 0;
+}
+
+/* The local heap's data segment ("HEAP", version 0). */
+static bool local_heap(h5link *l)
+{
+	const parload__h5file *f = l->f;
+	unsigned char b[8 + 2 * 8 + 8];
+
+	if (!parload__h5_get(f, l->heap, 8 + 2 * (size_t)f->sl + f->so, b) ||
+	    memcmp(b, "HEAP", 4) || b[4] != 0)
+		return false;
+	l->heap_size = parload__h5_le(b + 8, f->sl);
+	l->heap_data = parload__h5_le(b + 8 + 2 * f->sl, f->so);
+	return l->heap_size <= f->size;
+}
+
+/* The name at offset off of the heap is the one sought. */
+static bool heap_name_is(const h5link *l, uint64_t off)
+{
+	char buf[MAX_NAME + 1];
+
+	if (off >= l->heap_size || l->heap_size - off < l->len + 1 ||
+	    l->heap_data > UINT64_MAX - off ||
+	    !parload__h5_get(l->f, l->heap_data + off, l->len + 1, buf))
+		return false;
+	return memcmp(buf, l->name, l->len) == 0 && buf[l->len] == '\0';
+}
+
+/* A symbol table node ("SNOD", version 1): the name's entry, if there. */
+static int symbol_node(h5link *l, uint64_t addr)
+{
+	const parload__h5file *f = l->f;
+	const size_t step = 2 * (size_t)f->so + 24;
+	unsigned char head[8], *b;
+	unsigned n;
+	int rc = ABSENT;
+
+	if (!parload__h5_get(f, addr, 8, head) || memcmp(head, "SNOD", 4) ||
+	    head[4] != 1)
+		return UNSURE;
+	n = (unsigned)parload__h5_le(head + 6, 2);
+	if (!(b = parload__sys_malloc(n * step + 1)))
+		return UNSURE;
+	if (!parload__h5_get(f, addr + 8, n * step, b))
+		rc = UNSURE;
+	for (unsigned k = 0; rc == ABSENT && k < n; k++) {
+		const unsigned char *e = b + k * step;
+
+		if (!heap_name_is(l, parload__h5_le(e, f->so)))
+			continue;
+		/* Cache type 2: a soft link. */
+		l->addr = parload__h5_le(e + f->so, f->so);
+		rc = parload__h5_le(e + 2 * f->so, 4) == 2 ||
+				     parload__h5_undefined(l->addr, f->so) ?
+			     UNSURE :
+			     FOUND;
+	}
+	parload__sys_free(b);
+	return rc;
+}
+
+static int group_node(h5link *l, uint64_t addr, int level);
+
+/* A group node's children (its entries read into b): nodes of the level
+ * below, or symbol table nodes. */
+static int children(h5link *l, const unsigned char *b, unsigned used,
+		    int level)
+{
+	const unsigned so = l->f->so, sl = l->f->sl;
+	int rc = ABSENT;
+
+	for (unsigned k = 0; rc == ABSENT && k < used; k++) {
+		const uint64_t child = parload__h5_le(
+			b + (size_t)k * (sl + so) + sl, so);
+
+		rc = level == 0 ? symbol_node(l, child) :
+				  group_node(l, child, level - 1);
+	}
+	return rc;
+}
+
+/* A v1 B-tree node of type 0 at addr, of the level its parent expects
+ * (-1: the root). */
+static int group_node(h5link *l, uint64_t addr, int level)
+{
+	const parload__h5file *f = l->f;
+	const size_t head = 8 + 2 * (size_t)f->so, step = f->so + f->sl;
+	unsigned char h[8 + 2 * 8], *b;
+	unsigned used;
+	int rc;
+
+	if (l->nodes == 0 || !parload__h5_get(f, addr, head, h) ||
+	    memcmp(h, "TREE", 4) || h[4] != 0 || h[5] >= MAX_LEVEL ||
+	    (level >= 0 && h[5] != level))
+		return UNSURE;
+	l->nodes--;
+	used = (unsigned)parload__h5_le(h + 6, 2);
+	if (!(b = parload__sys_malloc(used * step + f->sl)))
+		return UNSURE;
+	rc = parload__h5_get(f, addr + head, used * step + f->sl, b) ?
+		     children(l, b, used, h[5]) :
+		     UNSURE;
+	parload__sys_free(b);
+	return rc;
+}
+
+/* The object named name (len bytes) in the group whose header is at g. */
+static int child(const parload__h5file *f, uint64_t g, const char *name,
+		 size_t len, uint64_t *addr)
+{
+	h5link l = { .f = f, .name = name, .len = len, .nodes = MAX_NODES };
+	int rc;
+
+	if (len > MAX_NAME || !parload__h5_header(f, g, group_message, &l) ||
+	    !l.group)
+		return UNSURE;
+	if (l.hit)
+		rc = l.table ? UNSURE : FOUND;
+	else if (!l.table)
+		rc = ABSENT;
+	else
+		rc = local_heap(&l) ? group_node(&l, l.btree, -1) : UNSURE;
+	*addr = l.addr;
+	return rc;
+}
+
+/* The object at path ("/a/b"; "." and empty names are libhdf5's). */
+static int lookup(const parload__h5file *f, const char *path,
+		  uint64_t *addr)
+{
+	const char *p = path + 1;
+	uint64_t at = f->root;
+
+	if (path[0] != '/' || strlen(path) >= MAX_NAME)
+		return UNSURE;
+	for (int k = 0; *p; k++) {
+		const char *e = strchr(p, '/');
+		const size_t len = e ? (size_t)(e - p) : strlen(p);
+		int rc;
+
+		if (k == MAX_PARTS || len == 0 || (len == 1 && *p == '.') ||
+		    (e && !e[1]))
+			return UNSURE;
+		if ((rc = child(f, at, p, len, &at)) != FOUND)
+			return rc;
+		p += len + (e ? 1 : 0);
+	}
+	*addr = at;
+	return FOUND;
+}
+
+/* ---- a dataset's header ---- */
+
+typedef struct dset {
+	const parload__h5file *f;
+	unsigned seen;      /* bit 0: dataspace, 1: datatype, 2: layout */
+	int rank;
+	uint64_t dims[3];
+	bool is_float, sgn, be;
+	unsigned size;      /* bytes per element */
+	uint64_t addr, bytes; /* the contiguous storage */
+} dset;
+
+/* Dataspace, versions 1 and 2: simple, of rank 1-3. */
+static bool dataspace(dset *d, const unsigned char *m, size_t len)
+{
+	const size_t at = len > 0 && m[0] == 1 ? 8 : 4;
+
+	if (len < 4 || (m[0] != 1 && m[0] != 2) || m[1] < 1 || m[1] > 3 ||
+	    (m[0] == 2 && m[3] != 1) || len < at + (size_t)m[1] * 8)
+		return false;
+	d->rank = m[1];
+	for (int k = 0; k < d->rank; k++)
+		d->dims[k] = parload__h5_le(m + at + 8 * k, 8);
+	return true;
+}
+
+/* IEEE floating point of size bytes, as libhdf5 writes it: sign, then
+ * exponent, then mantissa with an implied leading bit, no padding. */
+static bool ieee(const unsigned char *m, size_t len, unsigned size)
+{
+	const unsigned exp = size == 4 ? 8 : 11, mant = 8 * size - 1 - exp;
+
+	return len >= 20 && (m[1] & ~1u) == 0x20 && m[2] == 8 * size - 1 &&
+	       m[3] == 0 && parload__h5_le(m + 8, 2) == 0 &&
+	       parload__h5_le(m + 10, 2) == 8 * size && m[12] == mant &&
+	       m[13] == exp && m[14] == 0 && m[15] == mant &&
+	       parload__h5_le(m + 16, 4) == (1u << (exp - 1)) - 1;
+}
+
+/* Datatype, versions 1-3: fixed point of 1 (unsigned), 2 or 4 bytes,
+ * all bits used; floating point of 4 or 8. */
+static bool datatype(dset *d, const unsigned char *m, size_t len)
+{
+	const unsigned cls = len ? m[0] & 0x0f : 99, ver = len ? m[0] >> 4 : 0;
+
+	if (len < 12 || ver < 1 || ver > 3)
+		return false;
+	d->size = (unsigned)parload__h5_le(m + 4, 4);
+	d->be = m[1] & 1;
+	if (cls == 1) {
+		d->is_float = true;
+		return (d->size == 4 || d->size == 8) && ieee(m, len, d->size);
+	}
+	d->sgn = m[1] & 0x08;
+	return cls == 0 && (m[1] & ~0x09u) == 0 && m[2] == 0 && m[3] == 0 &&
+	       (d->size == 2 || d->size == 4 || (d->size == 1 && !d->sgn)) &&
+	       parload__h5_le(m + 8, 2) == 0 &&
+	       parload__h5_le(m + 10, 2) == 8 * d->size;
+}
+
+/* Data layout, versions 3 and 4 (the same for this class): contiguous,
+ * its address and size. */
+static bool layout(dset *d, const unsigned char *m, size_t len)
+{
+	if (len < 2 + 8 + 8 || (m[0] != 3 && m[0] != 4) || m[1] != 1)
+		return false;
+	d->addr = parload__h5_le(m + 2, 8);
+	d->bytes = parload__h5_le(m + 10, 8);
+	return !parload__h5_undefined(d->addr, 8);
+}
+
+/* A dataset's messages: each of the three once, not shared (flag bit
+ * 1); external files and filters fail the walk. */
+static int dset_message(void *ctx, unsigned type, unsigned flags,
+			const unsigned char *m, size_t len)
+{
+	dset *d = ctx;
+	const unsigned bit = type == 0x0001 ? 1 : type == 0x0003 ? 2 :
+			     type == 0x0008 ? 4 : 0;
+	bool ok;
+
+	if (type == 0x0007 || type == 0x000b)
+		return -1;
+	if (!bit)
+		return 0;
+	if (d->seen & bit || flags & 0x02)
+		return -1;
+	d->seen |= bit;
+	ok = bit == 1 ? dataspace(d, m, len) :
+	     bit == 2 ? datatype(d, m, len) : layout(d, m, len);
+	return ok ? 0 : -1;
+}
+
+/* The dataset at path: its header read, its storage exactly its
+ * elements' bytes, inside the file. */
+static bool dataset(const parload__h5file *f, const char *path, dset *d)
+{
+	uint64_t addr, n = 1;
+
+	memset(d, 0, sizeof(*d));
+	d->f = f;
+	if (lookup(f, path, &addr) != FOUND ||
+	    !parload__h5_header(f, addr, dset_message, d) || d->seen != 7)
+		return false;
+	for (int k = 0; k < d->rank; k++) {
+		if (d->dims[k] == 0 || n > UINT64_MAX / d->dims[k])
+			return false;
+		n *= d->dims[k];
+	}
+	return n <= UINT64_MAX / d->size && n * d->size == d->bytes &&
+	       f->base <= f->size && d->addr <= f->size - f->base &&
+	       d->bytes <= f->size - f->base - d->addr;
+}
+
+/* ---- the container ---- */
+
+typedef struct nat {
+	parload__h5file f;
+	const char *name;   /* the dataset */
+	char named[MAX_NAME]; /* a name given, with its leading '/' */
+	bool theta;         /* DXchange's /exchange/data: its angles */
+	dset d;
+	float *angles;
+} nat;
+
+/* The superblock at 0, 512, 1024, ... whose base is where it lies. */
+static bool find_superblock(parload__h5file *f)
+{
+	for (uint64_t at = 0; at < f->size; at = at ? 2 * at : 512)
+		if (parload__h5_superblock(f, at))
+			return f->so == 8 && f->sl == 8 && f->base == at;
+	return false;
+}
+
+/* Which dataset, as hdf5.c's choose() for what this file reads: false
+ * for what it leaves to libhdf5 (NXtomo, angles, the only 3-D one). */
+static bool choose(nat *n, const char *named, parload_frames fr)
+{
+	static const char *const dx[] = { "/exchange/data",
+					  "/exchange/data_white",
+					  "/exchange/data_dark" };
+	char path[MAX_NAME + 32];
+	const char *slash;
+	uint64_t addr;
+	dset d;
+
+	if (named && strlen(named) >= MAX_NAME - 1)
+		return false;
+	if (named)
+		snprintf(n->named, sizeof(n->named), "%s%s",
+			 named[0] == '/' ? "" : "/", named);
+	if (!named || strcmp(n->named, dx[0]) == 0) {
+		/* /exchange/data a dataset, then its frames' one. */
+		n->name = dx[fr];
+		n->theta = fr == PARLOAD_FRAMES_PROJECTIONS;
+		return fr == PARLOAD_FRAMES_PROJECTIONS ?
+			       lookup(&n->f, dx[0], &addr) == FOUND :
+			       dataset(&n->f, dx[0], &d);
+	}
+	if (fr != PARLOAD_FRAMES_PROJECTIONS)
+		return false;
+	n->name = n->named;
+	slash = strrchr(n->named, '/');
+	for (int k = 0; k < 2; k++) {
+		snprintf(path, sizeof(path), "%.*s/%s",
+			 (int)(slash - n->named), n->named,
+			 k ? "rotation_angle" : "image_key");
+		if (lookup(&n->f, path, &addr) != ABSENT)
+			return false;
+	}
+	return true;
+}
+
+/* An IEEE float of size bytes (4 or 8) at p, as a float. */
+static float to_float(const unsigned char *p, unsigned size, bool be)
+{
+	unsigned char v[8];
+	uint64_t bits;
+
+	for (unsigned k = 0; k < size; k++)
+		v[k] = p[be ? size - 1 - k : k];
+	bits = parload__h5_le(v, size);
+	if (size == 4) {
+		const uint32_t b32 = (uint32_t)bits;
+		float x;
+
+		memcpy(&x, &b32, 4);
+		return x;
+	} else {
+		double x;
+
+		memcpy(&x, &bits, 8);
+		return (float)x;
+	}
+}
+
+/* /exchange/theta: absent, or 1-D of count float entries (angles). */
+static bool theta(nat *n, uint64_t count)
+{
+	dset t;
+	uint64_t addr;
+	unsigned char *b;
+	const int there = lookup(&n->f, "/exchange/theta", &addr);
+
+	if (there == ABSENT)
+		return true;
+	if (there != FOUND || !dataset(&n->f, "/exchange/theta", &t) ||
+	    t.rank != 1 || t.dims[0] != count || !t.is_float ||
+	    !(b = parload__sys_malloc(t.bytes)))
+		return false;
+	n->angles = parload__sys_calloc(count, sizeof(float));
+	if (n->angles && parload__h5_get(&n->f, t.addr, t.bytes, b))
+		for (uint64_t i = 0; i < count; i++)
+			n->angles[i] = to_float(b + i * t.size, t.size, t.be);
+	else
+		parload__sys_free(n->angles), n->angles = NULL;
+	parload__sys_free(b);
+	return n->angles != NULL;
+}
+
+/* desc as hdf5.c's read_meta() makes it: a raw stream's sizes. */
+static bool describe(const nat *n, parload_desc *d, uint64_t views)
+{
+	const dset *s = &n->d;
+	parload_error scratch;
+
+	d->pixel_type = s->is_float ? (s->size == 4 ? PARLOAD_PIXEL_F32 :
+						      PARLOAD_PIXEL_F64) :
+			s->size == 1 ? PARLOAD_PIXEL_U8 :
+			s->size == 2 ? (s->sgn ? PARLOAD_PIXEL_I16 :
+						 PARLOAD_PIXEL_U16) :
+				       (s->sgn ? PARLOAD_PIXEL_I32 :
+						 PARLOAD_PIXEL_U32);
+	d->encoding = s->be ? PARLOAD_ENC_BE : PARLOAD_ENC_LE;
+	d->format = PARLOAD_FORMAT_RAW;
+	d->width = (uint32_t)s->dims[s->rank - 1];
+	d->height = (uint32_t)s->dims[s->rank - 2];
+	d->count = views;
+	memset(&scratch, 0, sizeof(scratch));
+	if (parload_desc_check(d, &scratch) != 0)
+		return false;
+	d->format = PARLOAD_FORMAT_HDF5;
+	return true;
+}
+
+/* The container of the dataset chosen: its views, one strip each. */
+static bool fill(nat *n, parload__container *out)
+{
+	const dset *s = &n->d;
+	const uint64_t views = s->rank == 3 ? s->dims[0] : 1;
+	const uint64_t at = n->f.base + s->addr;
+	parload__strips *t = &out->strips;
+
+	if ((s->rank != 2 && s->rank != 3) ||
+	    s->dims[s->rank - 1] > UINT32_MAX ||
+	    s->dims[s->rank - 2] > UINT32_MAX ||
+	    !describe(n, &out->desc, views) ||
+	    out->desc.payload_size * views != s->bytes ||
+	    (n->theta && !theta(n, views)) ||
+	    !(t->s = parload__sys_calloc(views, sizeof(*t->s))))
+		return false;
+	t->rows = out->desc.height;
+	t->per_view = 1;
+	t->views = views;
+	t->codec = PARLOAD__CODEC_NONE;
+	t->angles = n->angles;
+	n->angles = NULL;
+	for (uint64_t v = 0; v < views; v++)
+		t->s[v] = (parload__strip){
+			.off = at + v * out->desc.payload_size,
+			.bytes = out->desc.payload_size, .page = (uint32_t)v };
+	return true;
+}
+
+/* The file open as n->f.fd: its dataset's container. */
+static bool read_file(nat *n, const char *named, parload_frames fr,
+		      parload__container *out)
+{
+	struct stat sb;
+
+	if (parload__sys_fstat(n->f.fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+		return false;
+	n->f.size = (uint64_t)sb.st_size;
+	return (unsigned)fr <= PARLOAD_FRAMES_DARKS && find_superblock(&n->f) &&
+	       choose(n, named, fr) && dataset(&n->f, n->name, &n->d) &&
+	       fill(n, out);
+}
+
+int parload__hdf5_native(const parload_source *src, parload__container *out,
+			 parload_error *err)
+{
+	nat n = { .f = { .fd = -1 } };
+	parload_error scratch;
+	const char *named;
+	char *file;
+	bool ok;
+
+	(void)err; /* a fall back leaves it to libhdf5's reader */
+	memset(out, 0, sizeof(*out));
+	if (parload__hdf5_names(src, &file, &named, &scratch) != 0)
+		return FALL_BACK;
+	if (!(out->paths = parload__sys_malloc(sizeof(*out->paths)))) {
+		parload__sys_free(file);
+		return FALL_BACK;
+	}
+	out->paths[0] = file;
+	out->n = 1;
+	n.f.fd = parload__sys_open(file, O_RDONLY | O_CLOEXEC);
+	ok = n.f.fd >= 0 && read_file(&n, named, src->frames, out);
+	if (n.f.fd >= 0)
+		parload__sys_close(n.f.fd);
+	parload__sys_free(n.angles);
+	if (!ok) {
+		parload__container_free(out);
+		return FALL_BACK;
+	}
+	out->strips.path = out->paths[0];
+	return 0;
+}
