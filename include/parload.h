@@ -1000,9 +1000,10 @@ PARLOAD_API void parload_save_options_init(parload_save_options *o);
 PARLOAD_API int parload_save(const char *path, const parload_stack *st,
 			     const parload_save_options *o,
 			     parload_error *err);
-/* Whether this libparload has libtiff (compressed and tiled TIFF, and
- * writing TIFF; uncompressed striped TIFF is read without it) and
- * libhdf5 (HDF5, read and written): built with the library and, where
+/* Whether this libparload has libtiff (compressed and tiled TIFF;
+ * uncompressed striped TIFF is read, and TIFF written, without it) and
+ * libhdf5 (HDF5, read and written; a contiguous dataset of a plainly
+ * written file is read without it): built with the library and, where
  * that code is a module (the default build), the module found and opened
  * (which the first call does, once per process; see libparload(3)
  * "Modules"). */

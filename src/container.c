@@ -265,10 +265,10 @@ int parload_save(const char *path, const parload_stack *st,
 					  "which format? (.tif or .tiff for "
 					  "TIFF, .h5, .hdf5, .hdf or .nxs for "
 					  "HDF5)");
-	if (!(mod = parload__module_get(fmt == PARLOAD_SAVE_TIFF ?
-					      PARLOAD_FORMAT_TIFF :
-					      PARLOAD_FORMAT_HDF5,
-				      path, err)))
+	/* TIFF is written here, HDF5 by its module. */
+	mod = NULL;
+	if (fmt == PARLOAD_SAVE_HDF5 &&
+	    !(mod = parload__module_get(PARLOAD_FORMAT_HDF5, path, err)))
 		return PARLOAD_ENOTSUP;
 	if (!(o->flags & PARLOAD_SAVE_FORCE) && parload__sys_lstat(path, &sb) == 0)
 		return parload__fail_path(err, PARLOAD_EEXIST, 0, path,
@@ -293,7 +293,8 @@ int parload_save(const char *path, const parload_stack *st,
 		return rc;
 	}
 	parload__sys_close(fd);
-	rc = mod->write(tmp, path, st, o, err);
+	rc = mod ? mod->write(tmp, path, st, o, err) :
+		   parload__tiff_save(tmp, path, st, err);
 	if (rc == 0) {
 		/* mkstemp's 0600, as any new file would have it instead. */
 		const mode_t m = umask(0);

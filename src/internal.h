@@ -440,11 +440,16 @@ int parload__hdf5_names(const parload_source *src, char **file,
 			const char **dataset, parload_error *err);
 /* Free what a reader filled (takes a zeroed container). */
 void parload__container_free(parload__container *c);
-/* Writers behind parload_save (tiff.c, hdf5.c), to tmp (a new file),
- * which the caller renames. */
-int parload__tiff_write(const char *tmp, const char *path,
-			const parload_stack *st, const parload_save_options *o,
-			parload_error *err);
+/* Writers behind parload_save, to tmp (a new file), which the caller
+ * renames: TIFF by tiff_write.c (no libtiff), HDF5 by hdf5.c (its
+ * module). */
+int parload__tiff_save(const char *tmp, const char *path,
+		       const parload_stack *st, parload_error *err);
+/* The same, BigTIFF (big) or classic as asked (tests: a BigTIFF of a few
+ * bytes). */
+int parload__tiff_save_as(const char *tmp, const char *path,
+			  const parload_stack *st, bool big,
+			  parload_error *err);
 int parload__hdf5_write(const char *tmp, const char *path,
 			const parload_stack *st, const parload_save_options *o,
 			parload_error *err);
@@ -584,7 +589,7 @@ typedef struct parload__module {
 	/* HDF5: the source's container (tiff.c reads TIFF's itself). */
 	int (*read)(const parload_source *src, parload__container *out,
 		    parload_error *err);
-	/* Both: parload_save's writer. */
+	/* HDF5: parload_save's writer (tiff_write.c writes TIFF). */
 	int (*write)(const char *tmp, const char *path,
 		     const parload_stack *st, const parload_save_options *o,
 		     parload_error *err);

@@ -5,9 +5,9 @@
  * tiff.c (always built, no libtiff) lists the files, runs the walk and
  * makes the table; tiff_walk.c walks the directories itself with pread;
  * tiff_libtiff.c (a build with libtiff) walks them with libtiff where the
- * direct walk cannot, decodes compressed or tiled pages, and writes TIFF.
- * tiff.c calls into tiff_libtiff.c only through parload__tiff_walk_libtiff,
- * parload__tiff_decoder and parload__tiff_write.
+ * direct walk cannot and decodes compressed or tiled pages; tiff_write.c
+ * writes TIFF itself.  tiff.c calls into tiff_libtiff.c only through
+ * parload__tiff_walk_libtiff and parload__tiff_decoder.
  */
 #ifndef PARLOAD_TIFF_H
 #define PARLOAD_TIFF_H

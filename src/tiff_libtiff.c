@@ -4,9 +4,7 @@
  * not take (compressed, tiled, multi-sample or damaged pages: libtiff
  * reads them, or says what is wrong); the decoder that each worker opens
  * for itself for compressed or tiled pages (CODEC_CUSTOM, rows in the
- * host's byte order); and the writer, one uncompressed page per view (or
- * sinogram), with tifffile's shaped description, so that tifffile reads
- * the file back as one 3-D array.
+ * host's byte order).  TIFF is written without libtiff (tiff_write.c).
  */
 #include "tiff.h"
 
@@ -444,97 +442,9 @@ const parload__decoder parload__tiff_decoder = {
 	.free_arg = targ_free,
 };
 
-/* ---------------------------------------------------------------------
- * The writer
- * ------------------------------------------------------------------- */
-
-static void sample_tags(int type, uint16_t *bits, uint16_t *fmt)
-{
-	*bits = (uint16_t)(8 * parload_pixel_size(type));
-	*fmt = type == PARLOAD_PIXEL_F32 || type == PARLOAD_PIXEL_F64 ?
-		       SAMPLEFORMAT_IEEEFP :
-	       type == PARLOAD_PIXEL_I16 || type == PARLOAD_PIXEL_I32 ?
-		       SAMPLEFORMAT_INT :
-		       SAMPLEFORMAT_UINT;
-}
-
-/* Page k of st: its tags, then its strips of about 64 KiB. */
-static int write_page(TIFF *tif, const parload_stack *st, uint64_t k,
-		      const char *shape)
-{
-	const size_t row = (size_t)st->cols * parload_pixel_size(st->pixel_type);
-	const uint32_t rps = row >= 65536 ? 1 :
-			     (uint32_t)(65536 / row) > st->rows ?
-						 st->rows :
-						 (uint32_t)(65536 / row);
-	const unsigned char *px = (const unsigned char *)st->pixels +
-				  k * st->rows * row;
-	uint16_t bits, fmt;
-
-	sample_tags(st->pixel_type, &bits, &fmt);
-	if (!TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, st->cols) ||
-	    !TIFFSetField(tif, TIFFTAG_IMAGELENGTH, st->rows) ||
-	    !TIFFSetField(tif, TIFFTAG_BITSPERSAMPLE, bits) ||
-	    !TIFFSetField(tif, TIFFTAG_SAMPLEFORMAT, fmt) ||
-	    !TIFFSetField(tif, TIFFTAG_SAMPLESPERPIXEL, 1) ||
-	    !TIFFSetField(tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK) ||
-	    !TIFFSetField(tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG) ||
-	    !TIFFSetField(tif, TIFFTAG_COMPRESSION, COMPRESSION_NONE) ||
-	    !TIFFSetField(tif, TIFFTAG_ROWSPERSTRIP, rps) ||
-	    (k == 0 && shape[0] &&
-	     !TIFFSetField(tif, TIFFTAG_IMAGEDESCRIPTION, shape)))
-		return -1;
-	for (uint32_t s = 0, y = 0; y < st->rows; s++, y += rps) {
-		const uint32_t n = st->rows - y < rps ? st->rows - y : rps;
-
-		if (TIFFWriteEncodedStrip(tif, s,
-					  (void *)(uintptr_t)(px + y * row),
-					  (tmsize_t)(n * row)) < 0)
-			return -1;
-	}
-	return TIFFWriteDirectory(tif) ? 0 : -1;
-}
-
-int parload__tiff_write(const char *tmp, const char *path,
-			const parload_stack *st, const parload_save_options *o,
-			parload_error *err)
-{
-	const uint64_t bytes = st->n * st->rows * st->cols *
-			       parload_pixel_size(st->pixel_type);
-	const bool big = bytes + (1u << 20) >= (UINT64_C(1) << 32);
-	char shape[96];
-	tmsg m;
-	TIFF *tif;
-	int rc = 0;
-
-	(void)o;
-	snprintf(shape, sizeof(shape),
-		 "{\"shape\": [%" PRIu64 ", %" PRIu32 ", %" PRIu32 "]}", st->n,
-		 st->rows, st->cols);
-	/* tifffile takes a shaped file whose second directory lies past the
-	 * first plus all the pixels for one of its own, the pixels back to
-	 * back, as they are not here: tiny pages (their pixels smaller than
-	 * a directory) go without the description, and tifffile reads them
-	 * as the 3-D series of pages of one shape all the same. */
-	if (st->n > 1 && (st->n - 1) * (bytes / st->n) < 4096)
-		shape[0] = '\0';
-	if (!(tif = topen(tmp, big ? "w8" : "w", &m)))
-		return parload__fail_path(err, PARLOAD_EWRITE, errno, path,
-					  "libtiff cannot create it: %s",
-					  said(&m));
-	for (uint64_t k = 0; !rc && k < st->n; k++)
-		if (write_page(tif, st, k, shape))
-			rc = parload__fail(err, PARLOAD_EWRITE, 0, path, k,
-					   PARLOAD_NONE, "page %" PRIu64 ": %s",
-					   k, said(&m));
-	TIFFClose(tif);
-	return rc;
-}
-
-/* This file's walk, decoder and writer, as a module (module.c). */
+/* This file's walk and decoder, as a module (module.c). */
 PARLOAD__MODULE_EXPORT const parload__module parload__tiff_module = {
 	.abi = PARLOAD__MODULE_ABI,
-	.write = parload__tiff_write,
 	.tiff_walk = parload__tiff_walk_libtiff,
 	.tiff_decoder = &parload__tiff_decoder,
 };

@@ -986,8 +986,10 @@ END_TEST
 /* ---- the writer ---- */
 
 /* parload_save of pages written by fx to a .tif: read back by the reader
- * and by libtiff (tifffile's shaped description), refused when it exists
- * unless forced. */
+ * and by libtiff (tifffile's shaped description), laid out as tifffile
+ * lays out a shaped series (one strip a page, the pages' pixels back to
+ * back, the directories after them), refused when it exists unless
+ * forced. */
 START_TEST(test_save_read_back)
 {
 	static const int types[] = { PARLOAD_PIXEL_U16, PARLOAD_PIXEL_F64,
@@ -996,6 +998,7 @@ START_TEST(test_save_read_back)
 		       .seed = 20 + _i };
 	char *path = tu_path("saved.tif"), *desc = NULL, want[64];
 	unsigned char *px = fx_pixels(&f), *got;
+	uint64_t end;
 	parload_save_options o;
 	parload_stack st;
 	parload__container c;
@@ -1016,8 +1019,12 @@ START_TEST(test_save_read_back)
 	ck_assert_int_eq(read_path(path, &c, &err), 0);
 	ck_assert_int_eq(c.desc.pixel_type, f.type);
 	ck_assert_uint_eq(c.desc.count, 3);
-	/* Strips of about 64 KiB. */
-	ck_assert_uint_eq(c.strips.rows, 65536 / (300 * fx_bpp(&f)));
+	ck_assert_uint_eq(c.strips.rows, 250);
+	ck_assert_uint_eq(c.strips.per_view, 1);
+	for (uint64_t k = 1; k < 3; k++)
+		ck_assert_uint_eq(c.strips.s[k].off,
+				  c.strips.s[0].off + k * fx_page(&f));
+	end = c.strips.s[0].off + 3 * fx_page(&f);
 	got = via_table(&c);
 	ck_assert(memcmp(got, px, fx_page(&f) * 3) == 0);
 	free(got);
@@ -1027,6 +1034,9 @@ START_TEST(test_save_read_back)
 	ck_assert_int_eq(TIFFGetField(tif, TIFFTAG_IMAGEDESCRIPTION, &desc), 1);
 	snprintf(want, sizeof(want), "{\"shape\": [3, 250, 300]}");
 	ck_assert_str_eq(desc, want);
+	ck_assert_int_eq(TIFFIsBigTIFF(tif), 0);
+	ck_assert_int_eq(TIFFSetDirectory(tif, 1), 1);
+	ck_assert_uint_ge(TIFFCurrentDirOffset(tif), end);
 	TIFFClose(tif);
 	ck_assert_int_eq(parload_save(path, &st, NULL, &err), PARLOAD_EEXIST);
 	ck_assert_msg(strstr(err.message, path), "%s", err.message);
@@ -1039,8 +1049,9 @@ START_TEST(test_save_read_back)
 }
 END_TEST
 
-/* Pages smaller than a directory: no shaped description (tifffile would
- * take the pixels for back to back), the pixels still read back. */
+/* Pages smaller than a directory: the shaped description all the same
+ * (the pixels lie back to back, as tifffile takes a shaped series), the
+ * pixels read back. */
 START_TEST(test_save_tiny_pages)
 {
 	const fx f = { .type = PARLOAD_PIXEL_U16, .w = 7, .h = 5, .pages = 3,
@@ -1057,11 +1068,51 @@ START_TEST(test_save_tiny_pages)
 		      err.message);
 	tif = TIFFOpen(path, "r");
 	ck_assert_ptr_nonnull(tif);
-	ck_assert_int_eq(TIFFGetField(tif, TIFFTAG_IMAGEDESCRIPTION, &desc), 0);
+	ck_assert_int_eq(TIFFGetField(tif, TIFFTAG_IMAGEDESCRIPTION, &desc), 1);
+	ck_assert_str_eq(desc, "{\"shape\": [3, 5, 7]}");
 	TIFFClose(tif);
 	ck_assert_int_eq(read_path(path, &c, &err), 0);
 	got = via_table(&c);
 	ck_assert(memcmp(got, px, fx_page(&f) * 3) == 0);
+	free(got);
+	parload__container_free(&c);
+	free(px);
+	free(path);
+}
+END_TEST
+
+/* The BigTIFF form (parload_save takes it for files of 4 GiB or more),
+ * asked of a small stack: libtiff opens it as BigTIFF, and it reads back
+ * through both walks, every type. */
+START_TEST(test_save_bigtiff)
+{
+	static const int types[] = { PARLOAD_PIXEL_U8, PARLOAD_PIXEL_I16,
+				     PARLOAD_PIXEL_F32 };
+	const fx f = { .type = types[_i], .w = 33, .h = 9, .pages = 4,
+		       .seed = 40 + _i };
+	char *path = tu_path("big.tif"), *desc = NULL;
+	unsigned char *px = fx_pixels(&f), *got;
+	parload_stack st = { .pixels = px, .pixel_type = f.type, .n = 4,
+			     .rows = 9, .cols = 33 };
+	parload__container c;
+	parload_error err;
+	TIFF *tif;
+
+	tu_write_file(path, "", 0);
+	ck_assert_msg(parload__tiff_save_as(path, path, &st, true, &err) == 0,
+		      "%s", err.message);
+	tif = TIFFOpen(path, "r");
+	ck_assert_ptr_nonnull(tif);
+	ck_assert_int_eq(TIFFIsBigTIFF(tif), 1);
+	ck_assert_int_eq(TIFFGetField(tif, TIFFTAG_IMAGEDESCRIPTION, &desc), 1);
+	ck_assert_str_eq(desc, "{\"shape\": [4, 9, 33]}");
+	ck_assert_int_eq(TIFFNumberOfDirectories(tif), 4);
+	TIFFClose(tif);
+	same_tables_path(path);
+	ck_assert_int_eq(read_path(path, &c, &err), 0);
+	ck_assert_int_eq(c.desc.pixel_type, f.type);
+	got = via_table(&c);
+	ck_assert(memcmp(got, px, fx_page(&f) * 4) == 0);
 	free(got);
 	parload__container_free(&c);
 	free(px);
@@ -1114,6 +1165,7 @@ static void libtiff_tests(Suite *s)
 	t = tu_tcase(s, "write", 60);
 	tcase_add_loop_test(t, test_save_read_back, 0, 3);
 	tcase_add_test(t, test_save_tiny_pages);
+	tcase_add_loop_test(t, test_save_bigtiff, 0, 3);
 	tcase_add_test(t, test_save_unwritable);
 }
 #endif
