@@ -430,13 +430,13 @@ static parload_loader *short_reads(void)
 	return l;
 }
 
-/* Stream s loaded by 1 to 4 threads, then by reads of 4,099 bytes at
- * most: the whole stream, a band of rows of every other view, the band as
- * sinograms, and a column crop, each against the test's own values; and
- * its reads (calls and bytes) those of twin's load of the same rows
- * (every column of twin), a layout of the same bytes read without
- * conversion.  alike: the two cut their reads alike, so that the short
- * reads and the crop compare too. */
+/* Stream s loaded by 1 to 4 threads (2 under valgrind, where every load
+ * is slow), then by reads of 4,099 bytes at most: the whole stream, a
+ * band of rows of every other view, the band as sinograms, and a column
+ * crop, each against the test's own values; and its reads (calls and
+ * bytes) those of twin's load of the same rows (every column of twin), a
+ * layout of the same bytes read without conversion.  alike: the two cut
+ * their reads alike, so that the short reads and the crop compare too. */
 static void assert_like_twin(const lt_stream *s, const lt_stream *twin,
 			     bool alike)
 {
@@ -444,7 +444,8 @@ static void assert_like_twin(const lt_stream *s, const lt_stream *twin,
 	parload_dataset ds, ref;
 	char what[128];
 
-	for (unsigned n = 1; n <= 5; n++) {
+	for (unsigned n = tu_under_valgrind() ? 2 : 1; n <= 5;
+	     n += tu_under_valgrind() && n == 2 ? 3 : 1) {
 		parload_loader *l = n <= 4 ? tu_loader(n, 0, 0) : short_reads();
 
 		for (int part = 0; part < 4; part++) {
@@ -816,10 +817,10 @@ END_TEST
 /* A list long enough to be opened, checked and closed by the workers
  * (parload opens lists of 64 files or more so): 100 files of one view of
  * 8 x 3 u16, pixel (v, i) = 500 v + i by the test's formula, loaded
- * whole and as a band of sinograms by 1 to 4 threads; then, with two
- * files bad, far apart in the list (so in different workers' runs), the
- * error names the first of them, whichever worker met its own first, and
- * the load leaves nothing behind. */
+ * whole and as a band of sinograms by 1 to 4 threads (2 under valgrind);
+ * then, with two files bad, far apart in the list (so in different
+ * workers' runs), the error names the first of them, whichever worker met
+ * its own first, and the load leaves nothing behind. */
 #define LONG_FILES 100
 
 START_TEST(test_long_list)
@@ -851,7 +852,8 @@ START_TEST(test_long_list)
 	r.source.paths = paths;
 	r.source.path_count = LONG_FILES;
 	r.source.desc = &d;
-	for (unsigned t = 1; t <= 4; t++) {
+	for (unsigned t = tu_under_valgrind() ? 2 : 1; t <= 4;
+	     t += tu_under_valgrind() ? 4 : 1) {
 		parload_loader *l = tu_loader(t, 0, 0);
 		const uint16_t *px;
 
@@ -893,7 +895,8 @@ START_TEST(test_long_list)
 	for (unsigned t = 2; t <= 4; t++) {
 		parload_loader *l = tu_loader(t, 0, 0);
 
-		for (int round = 0; round < 10; round++)
+		for (int round = 0; round < (tu_under_valgrind() ? 1 : 10);
+		     round++)
 			refused(l, &r, PARLOAD_EOPEN, own[20], "first bad file",
 				&err);
 		parload_loader_free(l);
