@@ -430,6 +430,20 @@ static parload_loader *short_reads(void)
 	return l;
 }
 
+/* The variant loop test iteration i runs: every one (even: records that
+ * touch, odd: an odd offset, header and gap), or under valgrind, where
+ * every load is slow, the odd ones only (the suite registers half as many
+ * iterations there). */
+static int variant(int i)
+{
+	return tu_under_valgrind() ? 2 * i + 1 : i;
+}
+
+static int variants(int n)
+{
+	return tu_under_valgrind() ? n / 2 : n;
+}
+
 /* Stream s loaded by 1 to 4 threads (2 under valgrind, where every load
  * is slow), then by reads of 4,099 bytes at most: the whole stream, a
  * band of rows of every other view, the band as sinograms, and a column
@@ -525,9 +539,10 @@ static void assert_odd_buffers(parload_loader *l, const lt_stream *s,
  * for both. */
 START_TEST(test_swap_in_place)
 {
+	const int i = variant(_i);
 	lt_stream be, le;
 
-	wide_pair(&be, &le, types[7 + _i / 2].type, _i % 2);
+	wide_pair(&be, &le, types[7 + i / 2].type, i % 2);
 	assert_like_twin(&be, &le, true);
 	lt_free(&be);
 	lt_free(&le);
@@ -540,16 +555,17 @@ END_TEST
  * workers' boundaries in memory fall inside pixels. */
 START_TEST(test_swap_batches_and_buffers)
 {
-	const int t = types[7 + _i / 2].type;
-	parload_loader *l = tu_loader(1 + (unsigned)_i % 4, 0, 0);
+	const int i = variant(_i);
+	const int t = types[7 + i / 2].type;
+	parload_loader *l = tu_loader(1 + (unsigned)i % 4, 0, 0);
 	lt_stream be, le;
 	lt_sel q;
 
-	wide_pair(&be, &le, t, _i % 2);
+	wide_pair(&be, &le, t, i % 2);
 	lt_sel_all(&be, &q);
-	assert_batches(l, &be, &q, 1 + (uint64_t)_i % 3, "swapped batches");
+	assert_batches(l, &be, &q, 1 + (uint64_t)i % 3, "swapped batches");
 	lt_sel_part(&be, 1, 1, be.d.height - 1, 0, be.d.width, &q);
-	assert_batches(l, &be, &q, 1 + (uint64_t)_i % 3, "swapped row band");
+	assert_batches(l, &be, &q, 1 + (uint64_t)i % 3, "swapped row band");
 
 	assert_odd_buffers(l, &be, 0, "odd buffers");
 	parload_loader_free(l);
@@ -590,9 +606,10 @@ static void packed_pair(lt_stream *pk, lt_stream *u8, int e, bool odd)
  * buffer); the short reads cut pieces between two packed groups. */
 START_TEST(test_packed_in_place)
 {
+	const int i = variant(_i);
 	lt_stream pk, u8;
 
-	packed_pair(&pk, &u8, packed_encs[_i / 2], _i % 2);
+	packed_pair(&pk, &u8, packed_encs[i / 2], i % 2);
 	assert_like_twin(&pk, &u8, false);
 	lt_free(&pk);
 	lt_free(&u8);
@@ -604,16 +621,17 @@ END_TEST
  * unpacking's unaligned loads and stores), in view and sinogram layout. */
 START_TEST(test_packed_batches_and_buffers)
 {
-	const int e = packed_encs[_i / 2];
-	parload_loader *l = tu_loader(1 + (unsigned)_i % 4, 0, 0);
+	const int i = variant(_i);
+	const int e = packed_encs[i / 2];
+	parload_loader *l = tu_loader(1 + (unsigned)i % 4, 0, 0);
 	lt_stream pk, u8;
 	lt_sel q;
 
-	packed_pair(&pk, &u8, e, _i % 2);
+	packed_pair(&pk, &u8, e, i % 2);
 	lt_sel_all(&pk, &q);
-	assert_batches(l, &pk, &q, 1 + (uint64_t)_i % 3, "packed batches");
+	assert_batches(l, &pk, &q, 1 + (uint64_t)i % 3, "packed batches");
 	lt_sel_part(&pk, 1, 1, pk.d.height - 1, 0, pk.d.width, &q);
-	assert_batches(l, &pk, &q, 1 + (uint64_t)_i % 3, "packed row band");
+	assert_batches(l, &pk, &q, 1 + (uint64_t)i % 3, "packed row band");
 
 	assert_odd_buffers(l, &pk, 0, "odd packed buffers");
 	/* As sinograms too, and the same bytes as u8 (rows copied, stored
@@ -1134,10 +1152,11 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_into_buffers, 0, 8);
 	tcase_add_loop_test(t, test_batches_and_windows, 0, 8);
 	tcase_add_test(t, test_count);
-	tcase_add_loop_test(t, test_swap_in_place, 0, 12);
-	tcase_add_loop_test(t, test_swap_batches_and_buffers, 0, 12);
-	tcase_add_loop_test(t, test_packed_in_place, 0, 8);
-	tcase_add_loop_test(t, test_packed_batches_and_buffers, 0, 8);
+	tcase_add_loop_test(t, test_swap_in_place, 0, variants(12));
+	tcase_add_loop_test(t, test_swap_batches_and_buffers, 0, variants(12));
+	tcase_add_loop_test(t, test_packed_in_place, 0, variants(8));
+	tcase_add_loop_test(t, test_packed_batches_and_buffers, 0,
+			    variants(8));
 	t = tu_tcase(s, "bad", 30);
 	tcase_add_test(t, test_parse_errors);
 	tcase_add_test(t, test_count_past_end);
