@@ -148,11 +148,16 @@ static int write_pixels(int fd, const parload_stack *st, uint64_t page,
 	return 0;
 }
 
+/* Bytes of one page's pixels. */
+static uint64_t page_bytes(const parload_stack *st)
+{
+	return (uint64_t)st->rows * st->cols * parload_pixel_size(st->pixel_type);
+}
+
 int parload__tiff_save(const char *tmp, const char *path,
 		       const parload_stack *st, parload_error *err)
 {
-	const uint64_t page = (uint64_t)st->rows * st->cols *
-			      parload_pixel_size(st->pixel_type);
+	const uint64_t page = page_bytes(st);
 	/* Classic TIFF's 32-bit offsets while the whole file fits them. */
 	const bool big = st->n > (UINT64_C(1) << 32) / (page + 128) ||
 			 256 + st->n * (page + dir_bytes(false, TAGS)) >=
@@ -166,7 +171,7 @@ int parload__tiff_save_as(const char *tmp, const char *path,
 			  parload_error *err)
 {
 	const unsigned bpp = parload_pixel_size(st->pixel_type);
-	const uint64_t page = (uint64_t)st->rows * st->cols * bpp;
+	const uint64_t page = page_bytes(st);
 	const bool f = st->pixel_type == PARLOAD_PIXEL_F32 ||
 		       st->pixel_type == PARLOAD_PIXEL_F64;
 	const bool s = st->pixel_type == PARLOAD_PIXEL_I16 ||
