@@ -544,10 +544,14 @@ typedef enum parload_cache {
 	/* Buffered reads; the file's pages stay cached (the default). */
 	PARLOAD_CACHE_KEEP = 0,
 	/* Buffered reads whose pages leave the page cache once they are in
-	 * the dataset (POSIX_FADV_DONTNEED on each worker's ranges read, 8 MiB
-	 * at a time), so the page cache grows by no more than the ranges in
-	 * flight and the kernel's readahead; the files are dropped whole when
-	 * the load ends. */
+	 * the dataset: the parallel strategy's workers make their reads of 4
+	 * MiB or more with preadv2's RWF_DONTCACHE where the kernel (Linux
+	 * 6.14 on) and the file system take it, so the kernel drops each
+	 * page once it is copied, and advise POSIX_FADV_DONTNEED on the rest
+	 * of their ranges read, 8 MiB at a time; the page cache grows by no
+	 * more than the ranges in flight and the kernel's readahead.  The
+	 * files are dropped whole when the load ends (pages cached before it
+	 * too). */
 	PARLOAD_CACHE_DROP = 1,
 	/* O_DIRECT: the device's data goes to the dataset without the page
 	 * cache, through aligned per-worker buffers, with the same NUMA

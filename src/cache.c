@@ -13,10 +13,14 @@
  * The mode is settled once the source is described (parload__cache_prepare):
  * auto looks at a sample of the file's pages (mincore) and at the memory
  * available; direct opens each file a second time with O_DIRECT, and a
- * file system that refuses it gets drop.  The workers then report each
- * range they have read (parload__drop_read) and a dropper asks the kernel
- * to let go of those pages a few megabytes at a time (POSIX_FADV_DONTNEED;
- * preadv2's RWF_DONTCACHE, Linux 6.14 on, is not used yet).
+ * file system that refuses it gets drop.  A drop load's workers read
+ * their large batches with preadv2's RWF_DONTCACHE (Linux 6.14 on, where
+ * the file system takes it), so that the kernel lets go of each page once
+ * it is copied out (parallel.c says which batches, and why not the small
+ * ones).  The rest, and everything where the flag is refused (the read
+ * says EOPNOTSUPP and is made again without it), each worker reports as
+ * it reads (parload__drop_read), and its dropper asks the kernel to let go
+ * of those pages a few megabytes at a time (POSIX_FADV_DONTNEED).
  */
 #include "internal.h"
 
@@ -27,6 +31,12 @@
 #include <sys/mman.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
+
+/* preadv2's flag for reads whose pages leave the page cache once copied
+ * (Linux 6.14); C libraries' headers older than that lack the name. */
+#ifndef RWF_DONTCACHE
+#define RWF_DONTCACHE 0x00000080
+#endif
 
 /* Ranges are let go of this many bytes at a time: one call per range
  * read would cost more than the reads of small views. */
@@ -193,6 +203,7 @@ void parload__drop_init(parload__dropper *dr, parload__ctx *c)
 {
 	memset(dr, 0, sizeof(*dr));
 	dr->on = c->cache == PARLOAD_CACHE_DROP;
+	dr->rwf = dr->on ? RWF_DONTCACHE : 0;
 }
 
 void parload__drop_flush(parload__dropper *dr)

@@ -60,6 +60,7 @@ static _Atomic size_t short_max;        /* 0: transfers are not cut */
 static _Atomic uint64_t eintr_every;    /* 0: no EINTR */
 static _Atomic uint64_t intr_calls;     /* interruptible calls seen */
 static _Atomic uint64_t eio_offset = NO_OFFSET;
+static _Atomic int refused_rwf;         /* preadv2 flags said no to */
 static _Atomic long live[PARLOAD__FR_COUNT];
 
 /* The stream whose last fread this seam failed: ferror() must then say
@@ -79,6 +80,7 @@ void parload__fault_reset(void)
 	atomic_store(&eintr_every, 0);
 	atomic_store(&intr_calls, 0);
 	atomic_store(&eio_offset, NO_OFFSET);
+	atomic_store(&refused_rwf, 0);
 }
 
 void parload__fault_fail_nth(uint64_t n, uint64_t m, int err)
@@ -106,6 +108,11 @@ void parload__fault_eintr_every(uint64_t k)
 void parload__fault_eio_at(uint64_t off)
 {
 	atomic_store(&eio_offset, off);
+}
+
+void parload__fault_refuse_rwf(int flags)
+{
+	atomic_store(&refused_rwf, flags);
 }
 
 uint64_t parload__fault_calls(void)
@@ -286,8 +293,10 @@ ssize_t parload__fault_pread(int fd, void *buf, size_t n, off_t off)
 	return pread(fd, buf, n, off);
 }
 
-ssize_t parload__fault_preadv(int fd, const struct iovec *iov, int cnt,
-			      off_t off)
+/* preadv and preadv2: the vector cut short as the controls say, the
+ * caller's left as it was. */
+static ssize_t vread(int fd, const struct iovec *iov, int cnt, off_t off,
+		     int flags)
 {
 	struct iovec v[IOV_MAX];
 	size_t total = 0, n;
@@ -295,9 +304,11 @@ ssize_t parload__fault_preadv(int fd, const struct iovec *iov, int cnt,
 
 	if (e)
 		FAIL_WITH(e, -1);
+	if (flags & atomic_load(&refused_rwf))
+		FAIL_WITH(EOPNOTSUPP, -1);
 	/* Out-of-range vectors go to the kernel as they are: it says no. */
 	if (cnt <= 0 || cnt > IOV_MAX)
-		return preadv(fd, iov, cnt, off);
+		return preadv2(fd, iov, cnt, off, flags);
 	for (int i = 0; i < cnt; i++)
 		total += iov[i].iov_len;
 	n = total;
@@ -305,15 +316,26 @@ ssize_t parload__fault_preadv(int fd, const struct iovec *iov, int cnt,
 	if (e)
 		FAIL_WITH(e, -1);
 	if (n == total)
-		return preadv(fd, iov, cnt, off);
-	/* A shortened copy of the vector: the caller's stays as it was. */
+		return preadv2(fd, iov, cnt, off, flags);
 	for (size_t left = n; left > 0; k++) {
 		v[k] = iov[k];
 		if (v[k].iov_len > left)
 			v[k].iov_len = left;
 		left -= v[k].iov_len;
 	}
-	return preadv(fd, v, k, off);
+	return preadv2(fd, v, k, off, flags);
+}
+
+ssize_t parload__fault_preadv(int fd, const struct iovec *iov, int cnt,
+			      off_t off)
+{
+	return vread(fd, iov, cnt, off, 0);
+}
+
+ssize_t parload__fault_preadv2(int fd, const struct iovec *iov, int cnt,
+			       off_t off, int flags)
+{
+	return vread(fd, iov, cnt, off, flags);
 }
 
 off_t parload__fault_lseek(int fd, off_t off, int whence)

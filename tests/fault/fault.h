@@ -121,7 +121,7 @@ void parload__fault_reset(void);
  * (PARLOAD__FK_ALL for any) with errno err, or with the kind's own errno
  * when err is 0.  Only that one call fails. */
 void parload__fault_fail_nth(uint64_t n, uint64_t mask, int err);
-/* read, pread, preadv and write move at most max bytes a call; 0 turns
+/* read, pread, preadv(2) and write move at most max bytes a call; 0 turns
  * this off.  fread is not shortened: a short fread means end of file or
  * error, and glibc already loops over the short reads beneath it. */
 void parload__fault_short(size_t max);
@@ -132,6 +132,10 @@ void parload__fault_eintr_every(uint64_t k);
  * offset off and fail with EIO when they start there; UINT64_MAX turns
  * this off. */
 void parload__fault_eio_at(uint64_t off);
+/* preadv2 calls asking for any of these flags (RWF_x) fail with
+ * EOPNOTSUPP before doing anything, as on a kernel or file system that
+ * does not have them; 0 turns this off. */
+void parload__fault_refuse_rwf(int flags);
 /* Calls among the armed mask seen since the last reset. */
 uint64_t parload__fault_calls(void);
 /* The kind of the call that fail_nth failed, or -1 if it has not
@@ -154,6 +158,9 @@ ssize_t parload__fault_read(int fd, void *buf, size_t n);
 ssize_t parload__fault_pread(int fd, void *buf, size_t n, off_t off);
 ssize_t parload__fault_preadv(int fd, const struct iovec *iov, int cnt,
 			      off_t off);
+/* preadv2 is of kind PREADV: the same read with flags. */
+ssize_t parload__fault_preadv2(int fd, const struct iovec *iov, int cnt,
+			       off_t off, int flags);
 off_t parload__fault_lseek(int fd, off_t off, int whence);
 ssize_t parload__fault_write(int fd, const void *buf, size_t n);
 FILE *parload__fault_fopen(const char *path, const char *mode);
@@ -213,6 +220,7 @@ int parload__fault_hwloc_set_area_membind(void *topo, const void *addr,
 #define parload__sys_read parload__fault_read
 #define parload__sys_pread parload__fault_pread
 #define parload__sys_preadv parload__fault_preadv
+#define parload__sys_preadv2 parload__fault_preadv2
 #define parload__sys_lseek parload__fault_lseek
 #define parload__sys_write parload__fault_write
 #define parload__sys_fopen parload__fault_fopen
