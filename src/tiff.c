@@ -20,6 +20,7 @@
 #include <glob.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -242,14 +243,16 @@ int parload__tiff_fits(const page *p, uint32_t height, uint64_t row_size,
 		       uint64_t size, const char *path, uint64_t v,
 		       parload_error *err)
 {
-	if (p->units != p->across * ((height + p->unit - 1) / p->unit))
+	/* (In 64 bits: a height and rows of 2^31 would wrap in 32.) */
+	const uint64_t makes = (uint64_t)p->across *
+			       (((uint64_t)height + p->unit - 1) / p->unit);
+
+	if (p->units != makes)
 		return parload__fail(err, PARLOAD_ECONTAINER, 0, path, v,
 				     PARLOAD_NONE, "page %" PRIu32 " has %"
 				     PRIu32 " strips or tiles, not the %"
-				     PRIu32 " its size makes", p->index,
-				     p->units,
-				     p->across * ((height + p->unit - 1) /
-						  p->unit));
+				     PRIu64 " its size makes", p->index,
+				     p->units, makes);
 	for (uint32_t u = 0; u < p->units; u++) {
 		const uint64_t y = (uint64_t)(u / p->across) * p->unit;
 		const uint64_t rows = height - y < p->unit ? height - y :
