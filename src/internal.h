@@ -544,10 +544,11 @@ bool parload__h5_header(const parload__h5file *f, uint64_t addr,
 int parload__hdf5_chunks(const char *file, const char *dataset, bool direct,
 			 parload__h5index *out, parload_error *err);
 /* tiff.c, for tests: the source's description and table as tiff_walk.c's
- * own walk makes it (direct; 1 where it falls back, nothing held, *err
- * the error a build without libtiff gives), or as libtiff's walk does. */
+ * own walk makes it (direct 1, or 2: every directory read entry by entry,
+ * no runs; 1 where it falls back, nothing held, *err the error a build
+ * without libtiff gives), or as libtiff's walk does (direct 0). */
 int parload__tiff_walk(const parload_source *src, parload__container *out,
-		       bool direct, parload_error *err);
+		       int direct, parload_error *err);
 /* hdf5.c, for the fuzzer: what libhdf5 says of dataset in file. */
 int parload__hdf5_where(const char *file, const char *dataset,
 			parload__h5where *w, parload_error *err);
@@ -555,7 +556,7 @@ int parload__hdf5_where(const char *file, const char *dataset,
 /* ---- module.c, module_host.c: what needs libtiff or libhdf5, in a
  * module opened on first use ---- */
 
-#define PARLOAD__MODULE_ABI 2u
+#define PARLOAD__MODULE_ABI 3u
 
 struct parload__tiff_page;
 struct parload__tiff_pages;

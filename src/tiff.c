@@ -178,7 +178,7 @@ static int list_files(const parload_source *src, flist *l, parload_error *err)
 
 static void walk_free(walk *w)
 {
-	for (uint64_t i = 0; i < w->n; i++) {
+	for (uint64_t i = 0; i < w->records; i++) {
 		if (w->p[i].pooled)
 			continue;
 		parload__sys_free(w->p[i].off);
@@ -243,14 +243,16 @@ int parload__tiff_fits(const page *p, uint32_t height, uint64_t row_size,
 		       uint64_t size, const char *path, uint64_t v,
 		       parload_error *err)
 {
-	if (p->units != p->across * ((height + p->unit - 1) / p->unit))
+	/* (In 64 bits: a height and rows of 2^31 would wrap in 32.) */
+	const uint64_t makes = (uint64_t)p->across *
+			       (((uint64_t)height + p->unit - 1) / p->unit);
+
+	if (p->units != makes)
 		return parload__fail(err, PARLOAD_ECONTAINER, 0, path, v,
 				     PARLOAD_NONE, "page %" PRIu32 " has %"
 				     PRIu32 " strips or tiles, not the %"
-				     PRIu32 " its size makes", p->index,
-				     p->units,
-				     p->across * ((height + p->unit - 1) /
-						  p->unit));
+				     PRIu64 " its size makes", p->index,
+				     p->units, makes);
 	for (uint32_t u = 0; u < p->units; u++) {
 		const uint64_t y = (uint64_t)(u / p->across) * p->unit;
 		const uint64_t rows = height - y < p->unit ? height - y :
@@ -276,30 +278,35 @@ int parload__tiff_fits(const page *p, uint32_t height, uint64_t row_size,
 	return 0;
 }
 
-static int walk_grow(walk *w, const char *path, parload_error *err)
+int parload__tiff_reserve(walk *w, uint64_t n, uint32_t f,
+			  parload_error *err)
 {
+	/* Twice the room, or what was asked (a run of directories asks for
+	 * its pages at once): few copies, and few fresh pages to fault in. */
+	const uint64_t cap = PARLOAD__MAX(n, w->cap ? w->cap * 2 : 64);
 	page *p;
-	const uint64_t cap = w->cap ? w->cap * 2 : 64;
 
-	if (w->n < w->cap)
+	if (n <= w->cap)
 		return 0;
-	if (!(p = parload__sys_calloc(cap, sizeof(*p))))
-		return parload__fail_nomem(err, path);
-	if (w->n)
-		memcpy(p, w->p, w->n * sizeof(*p));
+	if (cap > SIZE_MAX / sizeof(*p) ||
+	    !(p = parload__sys_malloc((size_t)cap * sizeof(*p))))
+		return parload__fail_nomem(err, w->files->p[f]);
+	if (w->records)
+		memcpy(p, w->p, w->records * sizeof(*p));
 	parload__sys_free(w->p);
 	w->p = p;
 	w->cap = cap;
 	return 0;
 }
 
-/* The current directory of tif: page k of file f, stream view w->n. */
+/* The current directory of tif: page k of file f, stream view
+ * w->views. */
 int parload__tiff_add(walk *w, uint32_t f, uint32_t k, uint32_t width,
 		      uint32_t height, int type, page **out, parload_error *err)
 {
 	const char *path = w->files->p[f];
-	const uint64_t v = w->n;
-	int rc = walk_grow(w, path, err);
+	const uint64_t v = w->views;
+	int rc = parload__tiff_reserve(w, w->records + 1, f, err);
 
 	if (rc)
 		return rc;
@@ -318,7 +325,10 @@ int parload__tiff_add(walk *w, uint32_t f, uint32_t k, uint32_t width,
 				     w->width, w->height,
 				     parload_pixel_name(w->type));
 	}
-	*out = &w->p[w->n++];
+	*out = &w->p[w->records++];
+	memset(*out, 0, sizeof(**out));
+	(*out)->view = w->views++;
+	(*out)->pages = 1;
 	(*out)->file = f;
 	(*out)->index = k;
 	return 0;
@@ -339,9 +349,9 @@ static bool host_be(void)
  * 0's rows and byte order. */
 static bool all_plain(const walk *w)
 {
-	for (uint64_t v = 0; v < w->n; v++)
-		if (!w->p[v].plain || w->p[v].unit != w->p[0].unit ||
-		    w->p[v].be != w->p[0].be)
+	for (uint64_t r = 0; r < w->records; r++)
+		if (!w->p[r].plain || w->p[r].unit != w->p[0].unit ||
+		    w->p[r].be != w->p[0].be)
 			return false;
 	return true;
 }
@@ -358,12 +368,15 @@ static int attach_decoder(const walk *w, const char *name,
 	if (!m)
 		return PARLOAD_ENOTSUP;
 	a = parload__sys_calloc(1, sizeof(*a));
-	if (!a || !(a->ifd = parload__sys_malloc(w->n * sizeof(*a->ifd)))) {
+	if (!a ||
+	    !(a->ifd = parload__sys_malloc(w->views * sizeof(*a->ifd)))) {
 		parload__sys_free(a);
 		return parload__fail_nomem(err, name);
 	}
-	for (uint64_t v = 0; v < w->n; v++)
-		a->ifd[v] = w->p[v].ifd;
+	for (uint64_t r = 0; r < w->records; r++)
+		for (uint32_t i = 0; i < w->p[r].pages; i++)
+			a->ifd[w->p[r].view + i] = w->p[r].ifd +
+						   i * w->p[r].step;
 	a->paths = c->paths;
 	a->width = w->width;
 	a->height = w->height;
@@ -382,24 +395,34 @@ static int make_table(const walk *w, const char *name, parload__container *c,
 
 	t->rows = w->p[0].unit;
 	t->per_view = (w->height + t->rows - 1) / t->rows;
-	t->views = w->n;
+	t->views = w->views;
 	t->codec = plain ? PARLOAD__CODEC_NONE : PARLOAD__CODEC_CUSTOM;
 	t->path = name;
-	if (!(t->s = parload__sys_calloc(w->n * t->per_view, sizeof(*t->s))))
+	if (!(t->s = parload__sys_calloc(w->views * t->per_view,
+					 sizeof(*t->s))))
 		return parload__fail_nomem(err, name);
-	for (uint64_t v = 0; v < w->n; v++) {
-		const page *p = &w->p[v];
+	for (uint64_t r = 0; r < w->records; r++) {
+		const page *p = &w->p[r];
+		parload__strip *x = &t->s[p->view * t->per_view];
 
-		for (uint32_t j = 0; j < t->per_view; j++) {
-			const uint32_t u =
-				(uint32_t)((uint64_t)j * t->rows / p->unit) *
-				p->across;
-			parload__strip *x = &t->s[v * t->per_view + j];
+		for (uint32_t i = 0; i < p->pages; i++) {
+			const uint64_t *off = p->off + (size_t)i * p->units;
 
-			x->off = p->off[u];
-			x->bytes = p->bytes[u];
-			x->file = p->file;
-			x->page = p->index;
+			for (uint32_t j = 0; j < t->per_view; j++, x++) {
+				/* (Plain pages all have strips of t->rows:
+				 * no division for each of 20,000 small
+				 * pages.) */
+				const uint32_t u =
+					plain ? j :
+					(uint32_t)((uint64_t)j * t->rows /
+						   p->unit) *
+						p->across;
+
+				x->off = off[u];
+				x->bytes = p->bytes[u];
+				x->file = p->file;
+				x->page = p->index + i;
+			}
 		}
 	}
 	c->desc.encoding = (plain ? w->p[0].be : host_be()) ? PARLOAD_ENC_BE :
@@ -414,20 +437,21 @@ static void fill_desc(const walk *w, parload_desc *d)
 	d->width = w->width;
 	d->height = w->height;
 	d->pixel_type = w->type;
-	d->count = w->n;
+	d->count = w->views;
 	d->bytes_per_pixel = parload_pixel_size(w->type);
 	d->row_size = (uint64_t)w->width * d->bytes_per_pixel;
 	d->payload_size = d->row_size * w->height;
 }
 
-/* Why pages p and page 0 cannot be one table without libtiff's decoder:
- * strips of other rows, or another byte order. */
+/* Why pages p (a record, its first page) and page 0 cannot be one table
+ * without libtiff's decoder: strips of other rows, or another byte
+ * order. */
 static int mixed(const walk *w, const page *p, parload_error *why)
 {
 	const page *p0 = &w->p[0];
 
 	return parload__fail(why, PARLOAD_ENOTSUP, 0, w->files->p[p->file],
-			     (uint64_t)(p - w->p), PARLOAD_NONE,
+			     p->view, PARLOAD_NONE,
 			     "page %" PRIu32 " has strips of %" PRIu32
 			     " rows, %s-endian, page 0 of %s of %" PRIu32
 			     " rows, %s-endian%s", p->index, p->unit,
@@ -446,10 +470,12 @@ static void walk_reset(walk *w)
 	w->files = files;
 }
 
-enum { WALK_AUTO, WALK_DIRECT, WALK_LIBTIFF };
+enum { WALK_AUTO, WALK_DIRECT, WALK_LIBTIFF, WALK_ONE_BY_ONE };
 
 /* The pages of every file into w: the direct walk (WALK_DIRECT: 1 where
- * it cannot take the source, *err saying why), libtiff's (WALK_LIBTIFF,
+ * it cannot take the source, *err saying why; WALK_ONE_BY_ONE the same
+ * without its runs, every directory read entry by entry, which the tests
+ * and the fuzzer compare it with), libtiff's (WALK_LIBTIFF,
  * from the TIFF module), or the direct walk unless it cannot take one of
  * the files or its pages are not all read in place, then libtiff's over
  * again (WALK_AUTO).  Without libtiff, the error that says why; without
@@ -460,11 +486,15 @@ static int walk_all(walk *w, int how, parload_error *err)
 	parload_error why;
 	int rc = how == WALK_LIBTIFF ? 1 : 0;
 
+	if (how == WALK_ONE_BY_ONE) {
+		w->one_by_one = true;
+		how = WALK_DIRECT;
+	}
 	for (uint32_t f = 0; !rc && f < w->files->n; f++)
 		rc = parload__tiff_walk_direct(w, f, &why, err);
-	for (uint64_t v = 0; !rc && v < w->n; v++)
-		if (w->p[v].unit != w->p[0].unit || w->p[v].be != w->p[0].be)
-			rc = mixed(w, &w->p[v], &why) ? 1 : 0;
+	for (uint64_t r = 0; !rc && r < w->records; r++)
+		if (w->p[r].unit != w->p[0].unit || w->p[r].be != w->p[0].be)
+			rc = mixed(w, &w->p[r], &why) ? 1 : 0;
 	if (rc == 1 && how == WALK_DIRECT)
 		*err = why;
 	if (rc != 1 || how == WALK_DIRECT)
@@ -526,8 +556,10 @@ int parload__tiff_read(const parload_source *src, parload__container *out,
 }
 
 int parload__tiff_walk(const parload_source *src, parload__container *out,
-		       bool direct, parload_error *err)
+		       int direct, parload_error *err)
 {
-	return read_source(src, out, direct ? WALK_DIRECT : WALK_LIBTIFF, err);
+	return read_source(src, out, direct == 2 ? WALK_ONE_BY_ONE :
+				     direct ? WALK_DIRECT : WALK_LIBTIFF,
+			   err);
 }
 

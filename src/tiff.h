@@ -29,17 +29,24 @@ typedef struct parload__tiff_files {
 	size_t n, cap;
 } parload__tiff_files;
 
-/* One page as a walk found it. */
+/* One page as a walk found it, or a run of pages (tiff_walk.c): pages
+ * alike but for where their strips lie, their directories step bytes
+ * apart. */
 typedef struct parload__tiff_page {
-	uint64_t ifd;        /* its directory's offset */
+	uint64_t ifd;        /* its directory's offset (a run's first) */
+	uint64_t view;       /* its view in the stream (a run's first) */
+	uint64_t step;       /* a run: from one directory to the next */
+	uint32_t pages;      /* 1, or a run's */
 	uint32_t file;       /* index into the files */
-	uint32_t index;      /* its page in that file */
+	uint32_t index;      /* its page in that file (a run's first) */
 	uint32_t unit;       /* rows of a strip, or of a tile */
 	uint32_t across;     /* tiles across (1 for strips) */
 	bool plain;          /* uncompressed strips */
 	bool be;             /* the file is big-endian */
 	uint64_t *off, *bytes; /* of each strip or tile (owned, or in the
-				* walk's slab) */
+				* walk's slab); a run's page i has its
+				* offsets at off + i * units, and all the
+				* same bytes */
 	uint32_t units;
 	bool pooled;         /* off and bytes lie in the walk's slab */
 } parload__tiff_page;
@@ -56,10 +63,14 @@ typedef struct parload__tiff_slab {
 typedef struct parload__tiff_pages {
 	const parload__tiff_files *files;
 	parload__tiff_page *p;
-	uint64_t n, cap;
+	uint64_t records, cap; /* of p */
+	uint64_t views;      /* pages in all: the stream's views */
 	uint32_t width, height;
 	int type;
 	parload__tiff_slab *slab; /* the newest block (owned) */
+	bool one_by_one;     /* the direct walk reads every directory entry
+			      * by entry (the tests' and fuzzer's reference
+			      * for its runs) */
 } parload__tiff_pages;
 
 /* ---- tiff.c, for the walks ---- */
@@ -74,9 +85,12 @@ const char *parload__tiff_format_name(unsigned fmt);
 int parload__tiff_sample(const char *path, uint64_t v, uint32_t k,
 			unsigned spp, unsigned bits, unsigned fmt, int *type,
 			parload_error *err);
+/* Room in w for n records in all (file f's path for the error): ENOMEM. */
+int parload__tiff_reserve(parload__tiff_pages *w, uint64_t n, uint32_t f,
+			  parload_error *err);
 /* A new page k of file f, of width x height pixels of type, at the end of
- * w (zeroed but for file and index): ECONTAINER naming both pages when
- * its size or type is not page 0's, ENOMEM. */
+ * w (zeroed but for file, index, view and pages, 1): ECONTAINER naming
+ * both pages when its size or type is not page 0's, ENOMEM. */
 int parload__tiff_add(parload__tiff_pages *w, uint32_t f, uint32_t k,
 		      uint32_t width, uint32_t height, int type,
 		      parload__tiff_page **out, parload_error *err);

@@ -174,12 +174,13 @@ static int page_units(TIFF *tif, page *p, uint32_t height, const char *path,
 				  &p->bytes, path, v, err);
 }
 
-/* The current directory of tif: page k of file f, stream view w->n. */
+/* The current directory of tif: page k of file f, stream view
+ * w->views. */
 static int add_page(walk *w, TIFF *tif, uint32_t f, uint32_t k,
 		    uint64_t size, parload_error *err)
 {
 	const char *path = w->files->p[f];
-	const uint64_t v = w->n;
+	const uint64_t v = w->views;
 	uint32_t width = 0, height = 0;
 	page *p;
 	int type, rc;
@@ -227,7 +228,7 @@ int parload__tiff_walk_libtiff(walk *w, uint32_t f, parload_error *err)
 	if (!rc && !m.text[0] && strstr(m.warn, "looping"))
 		memcpy(m.text, m.warn, sizeof(m.text));
 	if (!rc && m.text[0])
-		rc = parload__fail(err, PARLOAD_ECONTAINER, 0, path, w->n,
+		rc = parload__fail(err, PARLOAD_ECONTAINER, 0, path, w->views,
 				   PARLOAD_NONE, "page %" PRIu32 ": %s", k,
 				   m.text);
 	TIFFClose(tif);

@@ -128,6 +128,66 @@ static void falls_back(const char *path, int code, const char *want)
 		      "%s", err.message);
 }
 
+/* Two containers' descriptions and tables, entry by entry alike (a's
+ * freed, and b's). */
+static void same_containers(parload__container *a, parload__container *b)
+{
+	ck_assert_int_eq(a->desc.width, b->desc.width);
+	ck_assert_int_eq(a->desc.height, b->desc.height);
+	ck_assert_int_eq(a->desc.pixel_type, b->desc.pixel_type);
+	ck_assert_uint_eq(a->desc.count, b->desc.count);
+	ck_assert_int_eq(a->desc.encoding, b->desc.encoding);
+	ck_assert_uint_eq(a->n, b->n);
+	for (size_t k = 0; k < a->n; k++)
+		ck_assert_str_eq(a->paths[k], b->paths[k]);
+	ck_assert_int_eq(a->strips.codec, PARLOAD__CODEC_NONE);
+	ck_assert_int_eq(b->strips.codec, PARLOAD__CODEC_NONE);
+	ck_assert_uint_eq(a->strips.rows, b->strips.rows);
+	ck_assert_uint_eq(a->strips.per_view, b->strips.per_view);
+	ck_assert_uint_eq(a->strips.views, b->strips.views);
+	for (uint64_t i = 0; i < a->strips.views * a->strips.per_view; i++) {
+		const parload__strip *x = &a->strips.s[i], *y = &b->strips.s[i];
+
+		ck_assert_msg(x->off == y->off && x->bytes == y->bytes &&
+				      x->file == y->file && x->page == y->page,
+			      "strip %" PRIu64 ": %" PRIu64 " +%" PRIu64
+			      " file %u page %u, against %" PRIu64 " +%" PRIu64
+			      " file %u page %u", i, x->off, x->bytes,
+			      x->file, x->page, y->off, y->bytes, y->file,
+			      y->page);
+	}
+	parload__container_free(a);
+	parload__container_free(b);
+}
+
+/* The direct walk of path (tiff_walk.c, with its runs of directories)
+ * against the same walk reading every directory entry by entry: the same
+ * answer, the same table or the same error (code, message, view and
+ * offset); returns the answer, *err its error. */
+static int same_walks(const char *path, parload_error *err)
+{
+	parload_source src;
+	parload__container a, b;
+	parload_error e1, e2;
+	int r1, r2;
+
+	parload_source_init(&src);
+	src.path = path;
+	r1 = parload__tiff_walk(&src, &a, 1, &e1);
+	r2 = parload__tiff_walk(&src, &b, 2, &e2);
+	ck_assert_int_eq(r1, r2);
+	if (r1 == 0) {
+		same_containers(&a, &b);
+		return 0;
+	}
+	ck_assert_int_eq(e1.code, e2.code);
+	ck_assert_str_eq(e1.message, e2.message);
+	ck_assert_uint_eq(e1.view, e2.view);
+	ck_assert_uint_eq(e1.offset, e2.offset);
+	*err = e1;
+	return r1;
+}
+
 #ifdef HAVE_TIFF
 /* The direct walk's table of src and libtiff's, entry by entry alike. */
 static void same_tables(const parload_source *src)
@@ -139,32 +199,7 @@ static void same_tables(const parload_source *src)
 		      err.message);
 	ck_assert_msg(parload__tiff_walk(src, &b, false, &err) == 0, "%s",
 		      err.message);
-	ck_assert_int_eq(a.desc.width, b.desc.width);
-	ck_assert_int_eq(a.desc.height, b.desc.height);
-	ck_assert_int_eq(a.desc.pixel_type, b.desc.pixel_type);
-	ck_assert_uint_eq(a.desc.count, b.desc.count);
-	ck_assert_int_eq(a.desc.encoding, b.desc.encoding);
-	ck_assert_uint_eq(a.n, b.n);
-	for (size_t k = 0; k < a.n; k++)
-		ck_assert_str_eq(a.paths[k], b.paths[k]);
-	ck_assert_int_eq(a.strips.codec, PARLOAD__CODEC_NONE);
-	ck_assert_int_eq(b.strips.codec, PARLOAD__CODEC_NONE);
-	ck_assert_uint_eq(a.strips.rows, b.strips.rows);
-	ck_assert_uint_eq(a.strips.per_view, b.strips.per_view);
-	ck_assert_uint_eq(a.strips.views, b.strips.views);
-	for (uint64_t i = 0; i < a.strips.views * a.strips.per_view; i++) {
-		const parload__strip *x = &a.strips.s[i], *y = &b.strips.s[i];
-
-		ck_assert_msg(x->off == y->off && x->bytes == y->bytes &&
-				      x->file == y->file && x->page == y->page,
-			      "strip %" PRIu64 ": direct %" PRIu64 " +%" PRIu64
-			      " file %u page %u, libtiff %" PRIu64 " +%" PRIu64
-			      " file %u page %u", i, x->off, x->bytes,
-			      x->file, x->page, y->off, y->bytes, y->file,
-			      y->page);
-	}
-	parload__container_free(&a);
-	parload__container_free(&b);
+	same_containers(&a, &b);
 }
 
 static void same_tables_path(const char *path)
@@ -324,6 +359,260 @@ START_TEST(test_tifffile_layout)
 	free(got);
 	parload__container_free(&c);
 	free(px);
+	free(path);
+}
+END_TEST
+
+/* ---- runs: directories back to back, alike but for their strips ---- */
+
+#define RUN_PAGES 300
+#define RUN_AT 150 /* the page a case damages */
+
+/* A file of RUN_PAGES pages of 4 x 3 u16 as tifffile and parload lay
+ * them out (page 0's directory first, the others back to back after the
+ * pixels): kind 0, by hand, little-endian, SHORT offsets; 1, by hand,
+ * big-endian, LONG offsets; 2, parload's writer, classic; 3, its
+ * BigTIFF. */
+static void run_file(const char *path, int kind)
+{
+	if (kind < 2) {
+		const hand f = { kind == 1, kind == 1 ? 4 : 3, 0, 4, 3,
+				 RUN_PAGES, 0 };
+		uint16_t *px;
+
+		hand_write(path, &f, &px);
+		free(px);
+	} else {
+		uint16_t *px = calloc(RUN_PAGES * 12, 2);
+		parload_stack st = { .pixels = px,
+				     .pixel_type = PARLOAD_PIXEL_U16,
+				     .n = RUN_PAGES, .rows = 3, .cols = 4 };
+		parload_error err;
+
+		ck_assert_ptr_nonnull(px);
+		for (size_t i = 0; i < RUN_PAGES * 12; i++)
+			px[i] = (uint16_t)(i * 40503u);
+		tu_write_file(path, "", 0);
+		ck_assert_msg(parload__tiff_save_as(path, path, &st, kind == 3,
+						    &err) == 0,
+			      "%s", err.message);
+		free(px);
+	}
+}
+
+/* A TIFF's layout as the test reads it: byte order, BigTIFF. */
+typedef struct lay {
+	unsigned char *b;
+	size_t len;
+	bool be, big;
+} lay;
+
+static uint64_t lay_num(const lay *l, uint64_t at, unsigned n)
+{
+	uint64_t v = 0;
+
+	ck_assert_uint_le(at + n, l->len);
+	for (unsigned k = 0; k < n; k++)
+		v |= (uint64_t)l->b[at + k] << 8 * (l->be ? n - 1 - k : k);
+	return v;
+}
+
+/* v as n bytes at at of path, in its byte order. */
+static void lay_patch(const lay *l, const char *path, uint64_t at,
+		      uint64_t v, unsigned n)
+{
+	unsigned char b[8];
+	size_t i = 0;
+
+	put(b, &i, v, n, l->be);
+	tu_patch(path, at, b, n);
+}
+
+/* Page k's directory, along the chain. */
+static uint64_t lay_ifd(const lay *l, uint32_t k)
+{
+	uint64_t off = l->big ? lay_num(l, 8, 8) : lay_num(l, 4, 4);
+
+	for (uint32_t i = 0; i < k; i++) {
+		const uint64_t n = lay_num(l, off, l->big ? 8 : 2);
+
+		off = lay_num(l, off + (l->big ? 8 + 20 * n : 2 + 12 * n),
+			      l->big ? 8 : 4);
+	}
+	return off;
+}
+
+/* Where the directory at off has its next directory's offset. */
+static uint64_t lay_next(const lay *l, uint64_t off)
+{
+	const uint64_t n = lay_num(l, off, l->big ? 8 : 2);
+
+	return off + (l->big ? 8 + 20 * n : 2 + 12 * n);
+}
+
+/* Where the directory at off has tag's value field. */
+static uint64_t lay_value(const lay *l, uint64_t off, uint16_t tag)
+{
+	const unsigned cs = l->big ? 8 : 2, es = l->big ? 20 : 12;
+	const uint64_t n = lay_num(l, off, cs);
+
+	for (uint64_t i = 0; i < n; i++)
+		if (lay_num(l, off + cs + i * es, 2) == tag)
+			return off + cs + i * es + (l->big ? 12 : 8);
+	ck_abort_msg("no tag %u", tag);
+	return 0;
+}
+
+static lay lay_read(const char *path)
+{
+	lay l;
+
+	l.b = tu_read_all(path, &l.len);
+	l.be = l.b[0] == 'M';
+	l.big = l.len > 16 && l.b[2 + l.be] == 43;
+	return l;
+}
+
+/* What each case does to page RUN_AT's directory, and what the walk
+ * says of it (0: the table; 1: whatever the entry-by-entry walk says;
+ * else the code, and what the message holds, of view RUN_AT unless it is
+ * a loop's). */
+static const struct run_case {
+	const char *what;
+	int code;
+	const char *want;
+} run_cases[] = {
+	{ "nothing", 0, NULL },
+	{ "another Photometric (a tag the walk does not read)", 0, NULL },
+	{ "another width", PARLOAD_ECONTAINER, "page 150 is 5 x 3 u16" },
+	{ "the next directory: page 140's, a loop", PARLOAD_ECONTAINER,
+	  ", a loop)" },
+	{ "the next directory: its own, a loop", PARLOAD_ECONTAINER,
+	  ", a loop)" },
+	{ "its strip 10 bytes before the end", PARLOAD_ETRUNCATED,
+	  "page 150: strip or tile 0 (24 bytes) ends past the end" },
+	{ "the next directory: page 152's (151 skipped)", 0, NULL },
+	{ "a strip of 1 byte", PARLOAD_ECONTAINER,
+	  "page 150: strip 0 holds 1 bytes, not the 24" },
+	{ "the file cut in its middle", PARLOAD_ETRUNCATED,
+	  "page 150: its directory lies past the end of the file" },
+	{ "a strip in the directory itself (an offset that fits)", 0, NULL },
+	/* (Its view is the next, 151: the page is added before its strips
+	 * are read, as before runs.) */
+	{ "StripOffsets of 2 values", PARLOAD_ECONTAINER,
+	  "page 150: tag 273 has 2 values, not the 1 strips" },
+	{ "StripOffsets of TIFF type 5", PARLOAD_ENOTSUP,
+	  "page 150: tag 273 of TIFF type 5" },
+	{ "the entry after StripOffsets made a second BitsPerSample",
+	  PARLOAD_ENOTSUP, "page 150's directory has tag 258 twice" },
+	{ "2 samples a pixel", PARLOAD_ENOTSUP,
+	  "page 150: RGB or multi-sample TIFF (2 samples per pixel)" },
+	{ "one entry fewer (what follows read as its next)", 1, NULL },
+};
+
+/* Each kind of run_file with each run_case: the walk with runs gives
+ * what it gives reading every directory entry by entry (same table, same
+ * error), and, with libtiff, the table libtiff's walk makes. */
+START_TEST(test_runs)
+{
+	const struct run_case *rc = &run_cases[_i % TU_COUNT(run_cases)];
+	const int kind = _i / (int)TU_COUNT(run_cases);
+	char *path = tu_path("run.tif");
+	parload_error err;
+	uint64_t ifd, want_pages = RUN_PAGES;
+	lay l;
+	int got;
+
+	run_file(path, kind);
+	l = lay_read(path);
+	ifd = lay_ifd(&l, RUN_AT);
+	switch (_i % TU_COUNT(run_cases)) {
+	case 1:
+		lay_patch(&l, path, lay_value(&l, ifd, 262), 0, 2);
+		break;
+	case 2:
+		lay_patch(&l, path, lay_value(&l, ifd, 256), 5,
+			  lay_num(&l, ifd + (l.big ? 10 : 4), 2) == 3 ? 2 : 4);
+		break;
+	case 3:
+		lay_patch(&l, path, lay_next(&l, ifd), lay_ifd(&l, 140),
+			  l.big ? 8 : 4);
+		break;
+	case 4:
+		lay_patch(&l, path, lay_next(&l, ifd), ifd, l.big ? 8 : 4);
+		break;
+	case 5:
+		lay_patch(&l, path, lay_value(&l, ifd, 273), l.len - 10,
+			  l.big ? 8 : lay_num(&l, lay_value(&l, ifd, 273) - 6,
+					      2) == 3 ? 2 : 4);
+		break;
+	case 6:
+		lay_patch(&l, path, lay_next(&l, ifd), lay_ifd(&l, 152),
+			  l.big ? 8 : 4);
+		want_pages--;
+		break;
+	case 7:
+		lay_patch(&l, path, lay_value(&l, ifd, 279), 1,
+			  l.big ? 8 : lay_num(&l, lay_value(&l, ifd, 279) - 6,
+					      2) == 3 ? 2 : 4);
+		break;
+	case 8:
+		ck_assert_int_eq(truncate(path, (off_t)ifd + 20), 0);
+		break;
+	case 9:
+		/* Page 150's pixels read from its own directory: odd, but
+		 * inside the file, as both walks take it. */
+		lay_patch(&l, path, lay_value(&l, ifd, 273), ifd,
+			  l.big ? 8 : lay_num(&l, lay_value(&l, ifd, 273) - 6,
+					      2) == 3 ? 2 : 4);
+		break;
+	case 10: /* (the count field, before the value) */
+		lay_patch(&l, path, lay_value(&l, ifd, 273) - (l.big ? 8 : 4),
+			  2, l.big ? 8 : 4);
+		break;
+	case 11: /* (the type field) */
+		lay_patch(&l, path, lay_value(&l, ifd, 273) - (l.big ? 10 : 6),
+			  5, 2);
+		break;
+	case 12: /* (the next entry's tag, just after the value) */
+		ck_assert_uint_eq(lay_num(&l, lay_value(&l, ifd, 273) +
+						      (l.big ? 8 : 4),
+					  2),
+				  277);
+		lay_patch(&l, path,
+			  lay_value(&l, ifd, 273) + (l.big ? 8 : 4), 258, 2);
+		break;
+	case 13:
+		lay_patch(&l, path, lay_value(&l, ifd, 277), 2, 2);
+		break;
+	case 14:
+		lay_patch(&l, path, ifd, lay_num(&l, ifd, l.big ? 8 : 2) - 1,
+			  l.big ? 8 : 2);
+		break;
+	}
+	got = same_walks(path, &err);
+	if (rc->code == 0) {
+		parload_source src;
+		parload__container c;
+
+		ck_assert_msg(got == 0, "%s: %s", rc->what, err.message);
+		parload_source_init(&src);
+		src.path = path;
+		ck_assert_int_eq(parload__tiff_walk(&src, &c, 1, &err), 0);
+		ck_assert_uint_eq(c.desc.count, want_pages);
+		parload__container_free(&c);
+#ifdef HAVE_TIFF
+		same_tables_path(path);
+#endif
+	} else if (rc->code < 0) {
+		ck_assert_msg(got == 1, "%s: %d", rc->what, got);
+		ck_assert_int_eq(err.code, rc->code);
+		ck_assert_msg(strstr(err.message, rc->want), "%s: %s",
+			      rc->what, err.message);
+		if (rc->want[0] != ',')
+			ck_assert_uint_eq(err.view, RUN_AT + (rc == &run_cases[10]));
+	}
+	free(l.b);
 	free(path);
 }
 END_TEST
@@ -1176,6 +1465,7 @@ static Suite *suite(void)
 	TCase *t = tu_tcase(s, "direct", 60);
 
 	tcase_add_loop_test(t, test_tifffile_layout, 0, 5);
+	tcase_add_loop_test(t, test_runs, 0, 4 * (int)TU_COUNT(run_cases));
 	tcase_add_loop_test(t, test_needs_libtiff, 0, 2);
 #ifdef HAVE_TIFF
 	libtiff_tests(s);

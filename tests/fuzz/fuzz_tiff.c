@@ -1,8 +1,10 @@
 /*
  * fuzz_tiff.c - libFuzzer harness for the TIFF reader (src/tiff.c): each
  * input is a file's bytes, walked by the direct walk alone
- * (src/tiff_walk.c: a table, "fall back" or an error), then read by
- * parload__tiff_read as a TIFF source.
+ * (src/tiff_walk.c: a table, "fall back" or an error), which must give
+ * what the same walk gives reading every directory entry by entry (its
+ * runs of directories alike taking nothing more, making the same table
+ * or the same error), then read by parload__tiff_read as a TIFF source.
  * It must fail with a code of the table, or succeed with a table that
  * holds: views as the description counts them, per_view strips of rows
  * covering the height (rows past it only in tiles), every strip in file 0, an uncompressed strip's
@@ -84,11 +86,30 @@ static void check_table(const parload__container *c, uint64_t size)
 		REQUIRE(t->codec == PARLOAD__CODEC_NONE);
 }
 
+/* Two tables of the direct walk alike, entry by entry. */
+static void same_table(const parload__container *a,
+		       const parload__container *b)
+{
+	const parload__strips *s = &a->strips, *t = &b->strips;
+
+	REQUIRE(a->desc.count == b->desc.count &&
+		a->desc.width == b->desc.width &&
+		a->desc.height == b->desc.height &&
+		a->desc.pixel_type == b->desc.pixel_type &&
+		a->desc.encoding == b->desc.encoding && s->rows == t->rows &&
+		s->per_view == t->per_view && s->views == t->views);
+	for (uint64_t i = 0; i < s->views * s->per_view; i++)
+		REQUIRE(s->s[i].off == t->s[i].off &&
+			s->s[i].bytes == t->s[i].bytes &&
+			s->s[i].file == t->s[i].file &&
+			s->s[i].page == t->s[i].page);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	parload_source src;
-	parload__container c;
-	parload_error err;
+	parload__container c, one;
+	parload_error err, one_err;
 	FILE *f;
 	int rc;
 
@@ -102,13 +123,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	src.path = input;
 	/* The direct walk alone: a table, "fall back" saying why, or an
 	 * error. */
-	rc = parload__tiff_walk(&src, &c, true, &err);
+	rc = parload__tiff_walk(&src, &c, 1, &err);
+	REQUIRE(parload__tiff_walk(&src, &one, 2, &one_err) == rc);
 	if (rc == 0) {
 		REQUIRE(c.strips.codec == PARLOAD__CODEC_NONE);
 		check_table(&c, size);
+		same_table(&c, &one);
 		parload__container_free(&c);
+		parload__container_free(&one);
 	} else {
 		REQUIRE(rc <= 1 && err.code < 0 && parload_strerror(err.code));
+		REQUIRE(err.code == one_err.code && err.view == one_err.view &&
+			err.offset == one_err.offset &&
+			strcmp(err.message, one_err.message) == 0);
 	}
 	rc = parload__tiff_read(&src, &c, &err);
 	if (rc == 0) {
@@ -134,7 +161,26 @@ static const struct seed {
 	{ "lzw", "w", 8, COMPRESSION_LZW, 0, 20, 10, 3, 0, 2 },
 	{ "deflate-pred", "w", 16, COMPRESSION_ADOBE_DEFLATE, 2, 9, 8, 8, 0, 2 },
 	{ "tiles", "w", 16, COMPRESSION_NONE, 0, 20, 18, 0, 16, 1 },
+	/* One strip a page: directories alike, a run of them. */
+	{ "one-strip", "w", 16, COMPRESSION_NONE, 0, 4, 3, 3, 0, 8 },
 };
+
+/* parload's own writer (tifffile's layout: the directories back to back
+ * after the pixels, a run), classic and BigTIFF. */
+static void write_own(const char *dir, bool big)
+{
+	uint16_t px[10 * 12] = { 0 };
+	const parload_stack st = { .pixels = px,
+				   .pixel_type = PARLOAD_PIXEL_U16, .n = 10,
+				   .rows = 3, .cols = 4 };
+	char path[4096];
+	parload_error err;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/own%s.tif", dir, big ? "-big" : "");
+	REQUIRE((f = fopen(path, "wb")) && fclose(f) == 0);
+	REQUIRE(parload__tiff_save_as(path, path, &st, big, &err) == 0);
+}
 
 static void write_seed(const char *path, const struct seed *s)
 {
@@ -182,8 +228,10 @@ static void write_seeds(const char *dir)
 		snprintf(path, sizeof(path), "%s/%s.tif", dir, seeds[i].name);
 		write_seed(path, &seeds[i]);
 	}
+	write_own(dir, false);
+	write_own(dir, true);
 	printf("fuzz_tiff: wrote %zu seeds to %s\n",
-	       sizeof(seeds) / sizeof(seeds[0]), dir);
+	       sizeof(seeds) / sizeof(seeds[0]) + 2, dir);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
