@@ -367,10 +367,13 @@ void lt_assert_loaded(const lt_stream *s, const lt_sel *q,
 		ck_assert_msg(ds->raw_headers &&
 			      memcmp(ds->raw_headers, h, hb) == 0,
 			      "%s: raw headers differ", what);
+	/* Every view's index compared, with ck_assert only for a wrong one
+	 * (each that passes costs a write() to Check's log). */
 	for (uint64_t k = 0; k < n; k++)
-		ck_assert_msg(ds->headers[k].view_index ==
-			      q->v0 + k * q->vstep, "%s: view_index of %"
-			      PRIu64, what, k);
+		if (ds->headers[k].view_index != q->v0 + k * q->vstep)
+			ck_assert_msg(ds->headers[k].view_index ==
+				      q->v0 + k * q->vstep, "%s: view_index of %"
+				      PRIu64, what, k);
 	free(p);
 	free(h);
 }
