@@ -242,21 +242,30 @@ static void cursor_fill_aligned(const image *im, const parload_selection *sel,
 					      "by %zu bytes ends at %" PRIu64
 					      ", not on %" PRIu64, max_bytes,
 					      end, align);
-			ck_assert_int_le(cnt, max_iov);
+			/* Each piece checked, with ck_assert only for a bad
+			 * one: each that passes costs a write() to Check's log
+			 * (mark_point), and the plans make hundreds of
+			 * thousands of pieces. */
+			if (cnt > max_iov)
+				ck_assert_int_le(cnt, max_iov);
 			for (int k = 0; k < cnt; k++) {
-				ck_assert_uint_gt(iov[k].iov_len, 0);
-				ck_assert_uint_le(off + got + iov[k].iov_len,
-						  im->size);
+				const size_t len = iov[k].iov_len;
+
+				if (len == 0)
+					ck_assert_uint_gt(len, 0);
+				if (off + got + len > im->size)
+					ck_assert_uint_le(off + got + len,
+							  im->size);
 				if (iov[k].iov_base)
 					memcpy(iov[k].iov_base,
-					       im->file + off + got,
-					       iov[k].iov_len);
-				else
+					       im->file + off + got, len);
+				else if (!p.crop)
 					ck_assert_msg(p.crop, "a skip without "
 						      "a crop");
-				got += iov[k].iov_len;
+				got += len;
 			}
-			ck_assert_uint_le(got, max_bytes);
+			if (got > max_bytes)
+				ck_assert_uint_le(got, max_bytes);
 			end = align && max_bytes > align && cnt < max_iov ?
 				      off + got : UINT64_MAX;
 		}

@@ -1,7 +1,7 @@
 /*
- * layouts.h - raw layouts for the tests (check_layouts, check_faults): a
- * writer of their files, byte by byte, and the reference of what a load
- * must deliver, both from the test's own formulas (never parload's code):
+ * layouts.h - raw layouts for the tests (check_layouts, check_faults): the
+ * reference of what a load must deliver and a writer of their files made
+ * from it, both from the test's own formulas (never parload's code):
  * pixel values, the byte orders, the packed bit orders of parload.h
  * inverted, view headers, offsets and gaps.
  */
@@ -26,7 +26,9 @@ typedef struct lt_stream {
 	uint64_t seed;
 	char *paths[LT_MAX_FILES];
 	/* The reference: every view's pixels as the dataset holds them
-	 * (little-endian, unpacked) and every view's own header bytes. */
+	 * (little-endian, unpacked) and every view's own header bytes, for
+	 * each view written (those past a count too: the files' bytes are
+	 * made from it). */
 	unsigned char *pixels;
 	unsigned char *headers;
 	uint64_t view_bytes;    /* width * height * bytes per pixel */
