@@ -1189,6 +1189,33 @@ static void w_close(h5w *w)
 	h5_close(&w->f, H5Fclose);
 }
 
+/* The pixels, each view one chunk.  Uncompressed on a little-endian
+ * host, the chunks are the views' bytes as they are, handed to the file
+ * with H5Dwrite_chunk: libhdf5 1.10's H5Dwrite copies every chunk
+ * through its chunk cache first.  Extract of the reference stream (2,000
+ * chunks of 112 KiB): user time 0.06 -> 0.01 s. */
+static herr_t write_views(const h5w *w, const parload_stack *st,
+			  const hsize_t *chunk, size_t elem, int gzip)
+{
+	const uint16_t one = 1;
+	const size_t bytes = (size_t)(chunk[1] * chunk[2]) * elem;
+	const unsigned char *px = st->pixels;
+	unsigned char little;
+
+	memcpy(&little, &one, 1);
+	if (gzip || !little || chunk[1] != st->rows)
+		return H5Dwrite(w->d, file_type(st->pixel_type), H5S_ALL,
+				H5S_ALL, H5P_DEFAULT, st->pixels);
+	for (hsize_t i = 0; i < st->n; i++) {
+		const hsize_t at[3] = { i, 0, 0 };
+
+		if (H5Dwrite_chunk(w->d, H5P_DEFAULT, 0, at, bytes,
+				   px + i * bytes) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* What step failed, or NULL. */
 static const char *w_pixels(h5w *w, const char *tmp, const char *name,
 			    const parload_stack *st, int gzip)
@@ -1215,7 +1242,7 @@ static const char *w_pixels(h5w *w, const char *tmp, const char *name,
 	if ((w->d = H5Dcreate2(w->f, name, t, w->space, w->lcpl, w->dcpl,
 			       H5P_DEFAULT)) < 0)
 		return "cannot create the dataset";
-	if (H5Dwrite(w->d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, st->pixels) < 0)
+	if (write_views(w, st, chunk, elem, gzip) < 0)
 		return "cannot write the pixels";
 	if (st->layout == PARLOAD_LAYOUT_SINOGRAMS &&
 	    put_text(w->d, "axes", "rows:views:columns") < 0)
