@@ -1197,13 +1197,10 @@ static void w_close(h5w *w)
 static herr_t write_views(const h5w *w, const parload_stack *st,
 			  const hsize_t *chunk, size_t elem, int gzip)
 {
-	const uint16_t one = 1;
 	const size_t bytes = (size_t)(chunk[1] * chunk[2]) * elem;
 	const unsigned char *px = st->pixels;
-	unsigned char little;
 
-	memcpy(&little, &one, 1);
-	if (gzip || !little || chunk[1] != st->rows)
+	if (gzip || parload__host_be() || chunk[1] != st->rows)
 		return H5Dwrite(w->d, file_type(st->pixel_type), H5S_ALL,
 				H5S_ALL, H5P_DEFAULT, st->pixels);
 	for (hsize_t i = 0; i < st->n; i++) {

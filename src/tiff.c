@@ -338,13 +338,6 @@ int parload__tiff_add(walk *w, uint32_t f, uint32_t k, uint32_t width,
  * The table
  * ------------------------------------------------------------------- */
 
-static bool host_be(void)
-{
-	const uint16_t one = 1;
-
-	return *(const unsigned char *)&one == 0;
-}
-
 /* Whether every page is read in place: uncompressed strips, all of page
  * 0's rows and byte order. */
 static bool all_plain(const walk *w)
@@ -425,8 +418,9 @@ static int make_table(const walk *w, const char *name, parload__container *c,
 			}
 		}
 	}
-	c->desc.encoding = (plain ? w->p[0].be : host_be()) ? PARLOAD_ENC_BE :
-							      PARLOAD_ENC_LE;
+	c->desc.encoding = (plain ? w->p[0].be : parload__host_be()) ?
+				   PARLOAD_ENC_BE :
+				   PARLOAD_ENC_LE;
 	return plain ? 0 : attach_decoder(w, name, c, err);
 }
 
