@@ -60,7 +60,7 @@
  * file from the device, 1 MiB reads 1.10 x; 8 MiB batches cut on 4 KiB
  * pages 1.025 x, cut on 2 MiB 1.016 x, as many as plain reads dropped
  * with POSIX_FADV_DONTNEED (/sys/block's sector count). */
-#define DONTCACHE_ALIGN ((uint64_t)2 << 20)
+#define DONTCACHE_ALIGN ((uint64_t)PARLOAD__HUGE_PAGE)
 #define DONTCACHE_MIN (2 * DONTCACHE_ALIGN)
 
 struct parload__pass {
