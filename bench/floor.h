@@ -19,8 +19,11 @@
 
 /* One thread's share: [begin, end) of the file, read `chunk` bytes a
  * call into buf (whole: buf is the share's own slice, buf + (off -
- * begin); otherwise one reused buffer of chunk bytes). */
+ * begin); otherwise one reused buffer of chunk bytes).  With `read` set,
+ * the thread does that instead (freshfloor's sinograms), with `arg`. */
 struct floor_share {
+	void (*read)(struct floor_share *s);
+	const void *arg;
 	int fd;
 	int whole;
 	unsigned char *buf;
@@ -48,6 +51,10 @@ static void *floor_reader(void *arg)
 	uint64_t off;
 
 	pthread_barrier_wait(&floor_go);
+	if (s->read) {
+		s->read(s);
+		return NULL;
+	}
 	off = s->begin;
 	while (off < s->end) {
 		uint64_t want = s->end - off < s->chunk ? s->end - off :

@@ -194,12 +194,20 @@ def run_npraw(tools, p, stream):
 
 
 def run_copyfloor(tools, p, stream):
-    """bench/copyfloor (--whole for copyfloor-whole) or bench/freshfloor:
-    its reported time, after it read every byte of the file."""
-    prog = tools.freshfloor if p.tool == "freshfloor" else tools.copyfloor
+    """bench/copyfloor (--whole for copyfloor-whole) or bench/freshfloor
+    (--sinograms for sinofloor, the stream's geometry; --map too for
+    sinofloor-map): its reported time, after it read every byte of the
+    file."""
+    fresh = p.tool in ("freshfloor", "sinofloor", "sinofloor-map")
+    prog = tools.freshfloor if fresh else tools.copyfloor
     cmd = [prog, "--threads", str(p.threads)]
     if p.tool == "copyfloor-whole":
         cmd.append("--whole")
+    if p.tool in ("sinofloor", "sinofloor-map"):
+        cmd += ["--sinograms", "64,32,%d,%d" % (
+            stream.height, stream.width * stream.bpp)]
+    if p.tool == "sinofloor-map":
+        cmd.append("--map")
     r, proc = run_checked(cmd + [stream.path], None)
     d = last_json(r.stdout)
     if d.get("bytes") != stream.size or d.get("verified") is not True:
@@ -409,6 +417,8 @@ RUNNERS = {
     "copyfloor": run_copyfloor,
     "copyfloor-whole": run_copyfloor,
     "freshfloor": run_copyfloor,
+    "sinofloor": run_copyfloor,
+    "sinofloor-map": run_copyfloor,
     "dd": run_dd,
     "dd-direct": run_dd,
     "fio": run_fio,

@@ -117,7 +117,8 @@ SETTLE_SECONDS = 0.25
 
 # The tools whose time depends on fresh memory (see SETTLE_SECONDS).
 FRESH_MEMORY = ("parload", "numpy", "npselect", "selcopy", "pyload",
-                "npraw", "freshfloor", "ctr-command", "ctr-python",
+                "npraw", "freshfloor", "sinofloor",
+                "sinofloor-map", "ctr-command", "ctr-python",
                 "ctr-extract", "corrload")
 
 

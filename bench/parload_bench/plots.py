@@ -172,6 +172,8 @@ def method(p):
     """What a bar's colour says: the loader or the floor."""
     names = {"copyfloor": "copy floor", "copyfloor-whole": "copy floor",
              "freshfloor": "fresh-memory floor",
+             "sinofloor": "sinogram floor",
+             "sinofloor-map": "sinogram floor (mapped file)",
              "npselect": "numpy memmap+slice+copy",
              "selcopy": "parload full load + copy"}
     if p.tool in names:

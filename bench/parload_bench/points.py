@@ -222,6 +222,8 @@ def plural(n, word):
 class Point:
     """One configuration.  tool: parload, parload-version (the process
     alone: `parload --version`), copyfloor, copyfloor-whole, freshfloor,
+    sinofloor (freshfloor --sinograms: the floor of the sinogram layout),
+    sinofloor-map (the same with --map: from the file mapped),
     dd, dd-direct (iflag=direct bs=8M), fio, fio-direct (--direct=1, one
     job per core), numpy.  For parload, strategy None is the plain `parload FILE` (no
     --strategy, no --threads: the defaults, threads is what they come to);
@@ -314,6 +316,10 @@ class Point:
             return "copy floor, " + threads
         if self.tool == "freshfloor":
             return "fresh-memory floor, " + threads
+        if self.tool == "sinofloor":
+            return "sinogram floor, " + threads
+        if self.tool == "sinofloor-map":
+            return "sinogram floor from the mapped file, " + threads
         if self.tool == "fio-direct":
             return "fio --direct=1 read bs=1M, %s" % plural(self.threads,
                                                               "job")

@@ -176,6 +176,10 @@ def layout_session(quick, n, tools):
         band = based(par(None, BAND_32), native)
         pts.append(band)
     pts.append(based(par(None, BAND_32_SINOGRAMS), band))
+    # The floors of the whole file as sinograms, read and mapped (15c's
+    # notes).
+    pts += [Point("sinofloor", [13], threads=n),
+            Point("sinofloor-map", [13], threads=n)]
     return session(ref, "warm", pts, note=RAW_LAYOUTS)
 
 

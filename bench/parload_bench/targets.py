@@ -18,7 +18,7 @@ from .targets_load import (SELECTION_FILES, cold_best_peer, copy_vs_select,
                            process_wall_ratio, scaling_worst,
                            selection_targets, sweep_capped, sweep_worst, tiny)
 from .targets_containers import CONTAINER_NOTES, CONTAINER_TARGETS
-from .targets_floors import CACHE_TARGETS, FLOOR_TARGETS
+from .targets_floors import CACHE_TARGETS, FLOOR_NOTES, FLOOR_TARGETS
 from .targets_correct import CORRECT_NOTES, CORRECT_TARGETS
 from .targets_layouts import LAYOUT_NOTES, LAYOUT_TARGETS
 from .targets_uses import (MPI_SINGLE, MPI_TARGETS, PYTHON_TARGETS,
@@ -120,7 +120,7 @@ NOTES = ARTICLE_NOTES + STARTUP_ARTICLE + [
          "load = %%s." % MPI_RANKS,
          ratio(mpi_pick(MPI_RANKS, "call_seconds"), MPI_SINGLE)),
     Note("13c", "Each rank's rows (%s).", layout_cost),
-] + LAYOUT_NOTES + CONTAINER_NOTES + CORRECT_NOTES
+] + LAYOUT_NOTES + FLOOR_NOTES + CONTAINER_NOTES + CORRECT_NOTES
 
 
 def evaluate(sessions, n, targets=None):

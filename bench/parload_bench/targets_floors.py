@@ -6,7 +6,7 @@ against the views split (experiment 12), Python against the command
 from .sessions import (BAND_32, BAND_32_SINOGRAMS, MPI_RANKS, PAGE_CACHE,
                        RAW_LAYOUTS)
 from .points import SINOGRAMS
-from .target import Measured, Pick, Target, parallel_n, ratio
+from .target import Measured, Note, Pick, Target, parallel_n, ratio
 from .targets_uses import exp10, mpi_pick
 
 
@@ -77,6 +77,33 @@ FLOOR_TARGETS = [
            "parload.load() in Python time / the command's reported load",
            ratio(exp10(lambda p, n: p.tool == "pyload"), exp10(parallel_n)),
            "<=", 1.05),
+]
+
+# The sinogram floor (bench/freshfloor --sinograms): all cores read their
+# band of each view's rows into a buffer in the cache and stream the rows
+# to their sinograms in a fresh mapping: the view layout's floor plus one
+# pass over every byte from the cache.
+def sino_floor(tool):
+    return Pick("reference", "warm", lambda p, n: (
+        p.tool == tool and p.threads == n), note=RAW_LAYOUTS)
+
+
+SINO_FLOOR, SINO_MAPPED = sino_floor("sinofloor"), sino_floor("sinofloor-map")
+FRESH_13 = Pick("reference", "warm", lambda p, n: (
+    p.tool == "freshfloor" and p.threads == n), note=RAW_LAYOUTS)
+
+FLOOR_NOTES = [
+    Note("15c", "The floor that bounds 15c: the sinogram floor (all cores "
+         "read their band of each view's rows into a buffer that stays in "
+         "the cache, then stream the rows to their sinograms in a fresh "
+         "mapping) / the fresh-memory floor, same run = %s.",
+         ratio(SINO_FLOOR, FRESH_13)),
+    Note("15c", "The whole reference stream as sinograms / the sinogram "
+         "floor = %s.", ratio(layout_load(SINOGRAMS), SINO_FLOOR)),
+    Note("15c", "The sinogram floor from the mapped file (the same, the "
+         "bands copied from the file mapped into memory: one copy of each "
+         "byte, no read call) / the fresh-memory floor = %s.",
+         ratio(SINO_MAPPED, FRESH_13)),
 ]
 
 # ---- the page cache (experiment 14) ----
