@@ -319,7 +319,10 @@ def run_pyload(tools, p, stream):
     if d.get("verified") is not True or d.get("bytes") != stream.size or \
             d.get("views") != stream.views:
         raise BenchError("parload.load in Python not verified: %s" % d)
-    return result(float(d["seconds"]), proc, None, None)
+    m = result(float(d["seconds"]), proc, None, None)
+    # The library's own time of the same load, in the same process.
+    m["load_seconds"] = d.get("load_seconds")
+    return m
 
 
 def run_pyimport(tools, p, stream):
@@ -352,7 +355,7 @@ def run_batches(tools, p, stream):
         raise BenchError("%s: batches not verified: %s" % (" ".join(cmd), d))
     m = result(float(d["seconds"]), proc)
     for k in ("first_batch_seconds", "batches", "compute_seconds",
-              "verify_seconds"):
+              "verify_seconds", "cpu_seconds"):
         m[k] = d.get(k)
     return m
 

@@ -148,17 +148,18 @@ def sweep_series(sessions, n):
     return series
 
 
-def overlap(sessions):
-    """Experiment 11: (I/O alone, compute alone, both) medians, or None."""
+def overlap(sessions, field="seconds"):
+    """Experiment 11: (I/O alone, compute alone, both) medians of field
+    (seconds, or cpu_seconds: the process's CPU time), or None."""
     for s in sessions:
         if s.note != OVERLAP:
             continue
         pts = [p for p in s.points if p.tool == "batches" and p.runs]
-        io = [median(p) for p in pts if p.compute_us is None]
-        comp = [median(p) for p in pts if p.compute_only]
-        both = [median(p) for p in pts
+        io = [median(p, field) for p in pts if p.compute_us is None]
+        comp = [median(p, field) for p in pts if p.compute_only]
+        both = [median(p, field) for p in pts
                 if p.compute_us is not None and not p.compute_only]
-        if io and comp and both:
+        if io and comp and both and None not in (io[0], comp[0], both[0]):
             return io[0], comp[0], both[0]
     return None
 

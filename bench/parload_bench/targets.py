@@ -24,7 +24,8 @@ from .targets_layouts import LAYOUT_NOTES, LAYOUT_TARGETS
 from .targets_uses import (MPI_SINGLE, MPI_TARGETS, PYTHON_TARGETS,
                            SCAN_WHOLE, SCAN_WINDOWED, STARTUP_ARTICLE,
                            STARTUP_TARGETS,
-                           STREAM_TARGETS, VERSION_WALL, empty_load,
+                           STREAM_NOTES, STREAM_TARGETS, VERSION_WALL,
+                           empty_load,
                            layout_cost, mpi_pick, ms_of, overlap_ratio, wall)
 
 
@@ -120,7 +121,7 @@ NOTES = ARTICLE_NOTES + STARTUP_ARTICLE + [
          "load = %%s." % MPI_RANKS,
          ratio(mpi_pick(MPI_RANKS, "call_seconds"), MPI_SINGLE)),
     Note("13c", "Each rank's rows (%s).", layout_cost),
-] + LAYOUT_NOTES + FLOOR_NOTES + CONTAINER_NOTES + CORRECT_NOTES
+] + STREAM_NOTES + LAYOUT_NOTES + FLOOR_NOTES + CONTAINER_NOTES + CORRECT_NOTES
 
 
 def evaluate(sessions, n, targets=None):

@@ -104,6 +104,12 @@ FLOOR_NOTES = [
          "bands copied from the file mapped into memory: one copy of each "
          "byte, no read call) / the fresh-memory floor = %s.",
          ratio(SINO_MAPPED, FRESH_13)),
+    Note("15f", "What the Python layer adds: parload.load()'s time / the "
+         "library's reported time of the same load in the same process = "
+         "%s (the rest of 15f is the library's own time, which differs "
+         "between the two processes).",
+         ratio(exp10(lambda p, n: p.tool == "pyload"),
+               exp10(lambda p, n: p.tool == "pyload", "load_seconds"))),
 ]
 
 # ---- the page cache (experiment 14) ----

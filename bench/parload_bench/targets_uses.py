@@ -92,8 +92,9 @@ STARTUP_ARTICLE = [
 
 # ---- Python (experiment 10, on whichever file it ran) ----
 
-def exp10(pred):
-    return Pick(None, "warm", lambda p, n: 10 in p.exps and pred(p, n))
+def exp10(pred, field="seconds"):
+    return Pick(None, "warm", lambda p, n: 10 in p.exps and pred(p, n),
+                field)
 
 
 def numpy_best(run):
@@ -167,6 +168,27 @@ def overlap_ratio(of_sum=False):
                                               both * 1e3))
     return value
 
+
+def overlap_cpu_bound(run):
+    """12c against the bound the cores set: the work of both sides, in CPU
+    time, shared by every core, takes (I/O's + compute's) / cores at the
+    least; a Measured without a verdict (None), its text the detail."""
+    ov, cpu = overlap(run.sessions), overlap(run.sessions, "cpu_seconds")
+    if not ov or not cpu:
+        return None
+    io, comp, both = ov
+    bound = (cpu[0] + cpu[1]) / run.n
+    return Measured(None, "CPU time of the I/O alone %.1f ms, of the "
+                    "compute alone %.1f ms, together %.1f ms; (I/O's + "
+                    "compute's) / %d cores = %.1f ms; together / max(I/O "
+                    "alone, compute alone, that bound) = %.2f" % (
+                        cpu[0] * 1e3, cpu[1] * 1e3, cpu[2] * 1e3, run.n,
+                        bound * 1e3, both / max(io, comp, bound)))
+
+
+STREAM_NOTES = [
+    Note("12c", "The bound that the cores set: %s.", overlap_cpu_bound),
+]
 
 STREAM_TARGETS = [
     Target("12a", "Time to first view", "11",
