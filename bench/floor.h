@@ -20,10 +20,12 @@
 /* One thread's share: [begin, end) of the file, read `chunk` bytes a
  * call into buf (whole: buf is the share's own slice, buf + (off -
  * begin); otherwise one reused buffer of chunk bytes).  With `read` set,
- * the thread does that instead (freshfloor's sinograms), with `arg`. */
+ * the thread does that instead (freshfloor's sinograms), with `arg`;
+ * `index` is the thread's, 0 to n - 1 (set by floor_start). */
 struct floor_share {
 	void (*read)(struct floor_share *s);
 	const void *arg;
+	unsigned index;
 	int fd;
 	int whole;
 	unsigned char *buf;
@@ -82,6 +84,8 @@ static int floor_start(const char *prog, pthread_t *tid,
 		       struct floor_share *sh, unsigned n)
 {
 	pthread_barrier_init(&floor_go, NULL, n);
+	for (unsigned w = 0; w < n; w++)
+		sh[w].index = w;
 	for (unsigned w = 1; w < n; w++)
 		if (pthread_create(&tid[w], NULL, floor_reader, &sh[w]) != 0) {
 			fprintf(stderr, "%s: cannot start threads\n", prog);

@@ -105,7 +105,7 @@ static void store_far(unsigned char *dst, const unsigned char *src, size_t n)
 static void read_band(struct floor_share *s)
 {
 	const struct sino *g = s->arg;
-	const unsigned w = (unsigned)s->begin;
+	const unsigned w = s->index;
 	const uint64_t r0 = g->rows * w / g->n, r1 = g->rows * (w + 1) / g->n;
 	const uint64_t record = g->header + g->rows * g->row_bytes;
 	const uint64_t head = w == 0 ? g->header : 0;
@@ -215,7 +215,6 @@ int main(int argc, char **argv)
 
 		pt[w].read = read_band;
 		pt[w].arg = &g;
-		pt[w].begin = w;
 		pt[w].buf = aligned_alloc(4096, (size_t)(len + 4095) / 4096 *
 							4096);
 		if (!pt[w].buf)
