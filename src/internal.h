@@ -30,6 +30,7 @@
 #define PARLOAD__KERNEL_MAX_READ ((size_t)0x7ffff000)
 #define PARLOAD__DEFAULT_MAX_READ ((size_t)8 << 20)
 #define PARLOAD__HUGE_PAGE ((size_t)2 << 20)
+#define PARLOAD__PAGE ((size_t)4096)
 
 /* Whether this host stores its numbers big-endian. */
 static inline bool parload__host_be(void)
@@ -38,7 +39,6 @@ static inline bool parload__host_be(void)
 
 	return *(const unsigned char *)&one == 0;
 }
-#define PARLOAD__PAGE ((size_t)4096)
 
 /* ---- errors.c: the error table and the messages ---- */
 

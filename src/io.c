@@ -104,6 +104,16 @@ static bool flags_refused(int *rwf, int e)
 	return true;
 }
 
+/* One vectored read call: preadv, or with flags (rwf not NULL, not 0)
+ * preadv2. */
+static ssize_t readv_call(int fd, const struct iovec *iov, int cnt,
+			  uint64_t off, const int *rwf)
+{
+	if (!rwf || *rwf == 0)
+		return parload__sys_preadv(fd, iov, cnt, (off_t)off);
+	return parload__sys_preadv2(fd, iov, cnt, (off_t)off, *rwf);
+}
+
 /* One read call: pread, or with flags preadv2 of one buffer. */
 static ssize_t read_call(int fd, void *buf, size_t len, uint64_t off,
 			 const int *rwf)
@@ -112,7 +122,7 @@ static ssize_t read_call(int fd, void *buf, size_t len, uint64_t off,
 
 	if (!rwf || *rwf == 0)
 		return parload__sys_pread(fd, buf, len, (off_t)off);
-	return parload__sys_preadv2(fd, &v, 1, (off_t)off, *rwf);
+	return readv_call(fd, &v, 1, off, rwf);
 }
 
 static int pread_loop(int fd, void *buf, size_t len, size_t need,
@@ -197,9 +207,7 @@ int parload__preadv_full(int fd, struct iovec *iov, int iovcnt, uint64_t off,
 			total += iov[cnt].iov_len;
 			cnt++;
 		}
-		n = rwf && *rwf ?
-			    parload__sys_preadv2(fd, iov, cnt, (off_t)off, *rwf) :
-			    parload__sys_preadv(fd, iov, cnt, (off_t)off);
+		n = readv_call(fd, iov, cnt, off, rwf);
 		if (saved_len)
 			iov[cnt - 1].iov_len = saved_len;
 		st->calls++;

@@ -10,10 +10,11 @@ from .target import Measured, Note, Pick, Target, parallel_n, ratio
 from .targets_uses import exp10, mpi_pick
 
 
-def fresh(file, threads=None):
-    """The fresh-memory floor on a warm file (threads None: n)."""
-    return Pick(file, "warm", lambda p, n: p.tool == "freshfloor" and
-                p.threads == (threads or n))
+def fresh(file, threads=None, tool="freshfloor", note=None):
+    """The fresh-memory floor on a warm file (threads None: n), or
+    another floor (tool), in the session with that note."""
+    return Pick(file, "warm", lambda p, n: p.tool == tool and
+                p.threads == (threads or n), note=note)
 
 
 def reference_worst(run):
@@ -79,18 +80,13 @@ FLOOR_TARGETS = [
            "<=", 1.05),
 ]
 
-# The sinogram floor (bench/freshfloor --sinograms): all cores read their
-# band of each view's rows into a buffer in the cache and stream the rows
-# to their sinograms in a fresh mapping: the view layout's floor plus one
-# pass over every byte from the cache.
-def sino_floor(tool):
-    return Pick("reference", "warm", lambda p, n: (
-        p.tool == tool and p.threads == n), note=RAW_LAYOUTS)
-
-
-SINO_FLOOR, SINO_MAPPED = sino_floor("sinofloor"), sino_floor("sinofloor-map")
-FRESH_13 = Pick("reference", "warm", lambda p, n: (
-    p.tool == "freshfloor" and p.threads == n), note=RAW_LAYOUTS)
+# The floors of experiment 13: the sinogram floor (bench/freshfloor
+# --sinograms: all cores read their band of each view's rows into a buffer
+# in the cache and stream the rows to their sinograms in a fresh mapping),
+# the same from the mapped file (--map), and the fresh-memory floor.
+SINO_FLOOR, SINO_MAPPED, FRESH_13 = (
+    fresh("reference", tool=t, note=RAW_LAYOUTS)
+    for t in ("sinofloor", "sinofloor-map", "freshfloor"))
 
 FLOOR_NOTES = [
     Note("15c", "The floor that bounds 15c: the sinogram floor (all cores "
