@@ -104,7 +104,7 @@ int main(int argc, char **argv)
 	if (floor_start("copyfloor", tid, sh, n) != 0)
 		return 1;
 	t0 = floor_now();
-	fd = floor_open("copyfloor", path, &st);
+	fd = floor_open("copyfloor", path, &st, 0);
 	if (fd < 0)
 		return 1;
 	size = (uint64_t)st.st_size;

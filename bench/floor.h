@@ -1,8 +1,9 @@
 /*
- * floor.h - what the two floors of the benchmark share (copyfloor.c,
- * freshfloor.c): threads that each pread() their share of a file, started
- * before the clock and let go at a barrier, and the report of what they
- * read.  Each program includes it once; everything here is static.
+ * floor.h - what the floors of the benchmark share (copyfloor.c,
+ * freshfloor.c, uringfloor.c): threads that each read their share of a
+ * file (pread(), or the program's own way), started before the clock and
+ * let go at a barrier; the fresh region a loader's dataset would be; and
+ * the report of what they read.  Each program includes it once; everything here is static.
  */
 #ifndef PARLOAD_BENCH_FLOOR_H
 #define PARLOAD_BENCH_FLOOR_H
@@ -13,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -94,11 +96,36 @@ static int floor_start(const char *prog, pthread_t *tid,
 	return 0;
 }
 
-/* The file opened for reading and its status in st: the descriptor, or
- * -1 (said on stderr). */
-static int floor_open(const char *prog, const char *path, struct stat *st)
+/* The fresh region's parts are whole huge pages. */
+#define FLOOR_HUGE ((uint64_t)2 << 20)
+
+/* A fresh region for size bytes, as a loader's new dataset is: mapped
+ * with a huge page to spare, so that its start can sit on a 2 MiB
+ * boundary, and advised for huge pages.  NULL when it cannot be mapped;
+ * left to the exit. */
+static inline unsigned char *floor_fresh(uint64_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = (size_t)((size + FLOOR_HUGE - 1) / FLOOR_HUGE *
+				      FLOOR_HUGE + FLOOR_HUGE);
+	unsigned char *map = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *dest;
+
+	if (map == MAP_FAILED)
+		return NULL;
+	dest = (unsigned char *)(((uintptr_t)map + FLOOR_HUGE - 1) &
+				 ~(uintptr_t)(FLOOR_HUGE - 1));
+	(void)madvise(dest, (size_t)(len - (size_t)(dest - map)),
+		      MADV_HUGEPAGE);
+	return dest;
+}
+
+/* The file opened for reading (with flags too, such as O_DIRECT) and its
+ * status in st: the descriptor, or -1 (said on stderr). */
+static int floor_open(const char *prog, const char *path, struct stat *st,
+		      int flags)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | flags);
 
 	if (fd < 0 || fstat(fd, st) != 0) {
 		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));

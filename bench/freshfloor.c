@@ -38,7 +38,6 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "floor.h"
@@ -48,29 +47,9 @@
 #define STREAMING 1
 #endif
 
-/* The parts are whole huge pages; one read call asks for at most this
- * much (Linux moves at most about 2 GiB a call). */
-#define HUGE ((uint64_t)2 << 20)
+/* One read call asks for at most this much (Linux moves at most about
+ * 2 GiB a call). */
 #define MAX_CALL ((uint64_t)1 << 30)
-
-/* The fresh region for size bytes: mapped with a huge page to spare, so
- * that its start can sit on a 2 MiB boundary, and advised for huge pages.
- * NULL when it cannot be mapped. */
-static unsigned char *fresh(uint64_t size)
-{
-	size_t len = (size_t)((size + HUGE - 1) / HUGE * HUGE + HUGE);
-	unsigned char *map = mmap(NULL, len, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	unsigned char *dest;
-
-	if (map == MAP_FAILED)
-		return NULL;
-	dest = (unsigned char *)(((uintptr_t)map + HUGE - 1) &
-				 ~(uintptr_t)(HUGE - 1));
-	(void)madvise(dest, (size_t)(len - (size_t)(dest - map)),
-		      MADV_HUGEPAGE);
-	return dest;
-}
 
 /* Sinogram layout: the file's geometry, and where the threads put it. */
 struct sino {
@@ -223,7 +202,7 @@ int main(int argc, char **argv)
 	if (floor_start("freshfloor", tid, pt, n) != 0)
 		return 1;
 	t0 = floor_now();
-	fd = floor_open("freshfloor", path, &st);
+	fd = floor_open("freshfloor", path, &st, 0);
 	if (fd < 0)
 		return 1;
 	size = (uint64_t)st.st_size;
@@ -250,8 +229,8 @@ int main(int argc, char **argv)
 			}
 			g.map = m;
 		}
-		g.pixels = fresh(g.views * g.rows * g.row_bytes);
-		g.headers = fresh(g.views * g.header);
+		g.pixels = floor_fresh(g.views * g.rows * g.row_bytes);
+		g.headers = floor_fresh(g.views * g.header);
 		if (!g.pixels || !g.headers) {
 			fprintf(stderr, "freshfloor: %s: cannot map the "
 				"sinograms\n", path);
@@ -265,16 +244,16 @@ int main(int argc, char **argv)
 		bad = floor_report("freshfloor", path, pt, n, size, t1 - t0);
 		return bad;
 	}
-	dest = fresh(size);
+	dest = floor_fresh(size);
 	if (!dest) {
 		fprintf(stderr, "freshfloor: %s: cannot map %llu bytes\n", path,
 			(unsigned long long)size);
 		return 1;
 	}
 	/* Contiguous parts of whole huge pages, as even as they come. */
-	units = (size + HUGE - 1) / HUGE;
+	units = (size + FLOOR_HUGE - 1) / FLOOR_HUGE;
 	for (unsigned w = 0; w < n; w++) {
-		uint64_t b = units * w / n * HUGE, e = units * (w + 1) / n * HUGE;
+		uint64_t b = units * w / n * FLOOR_HUGE, e = units * (w + 1) / n * FLOOR_HUGE;
 
 		pt[w].fd = fd;
 		pt[w].whole = 1;

@@ -37,6 +37,9 @@ def parse_args(argv=None):
                     "TOOLS/selcopy; experiment 9 runs without it)")
     ap.add_argument("--batches", help="the batches helper (default: "
                     "TOOLS/batches; experiment 11 is skipped without it)")
+    ap.add_argument("--uringfloor", help="the uringfloor helper (default: "
+                    "TOOLS/uringfloor, built where liburing is found; "
+                    "experiment 14 runs without its io_uring floors)")
     ap.add_argument("--parload-mpi", default=os.environ.get("PARLOAD_MPI_BIN")
                     or next((p for p in ("mpi/parload-mpi", "src/parload-mpi")
                              if os.access(p, os.X_OK)), None),
@@ -89,6 +92,8 @@ def main(argv=None):
     args.evict = args.evict or os.path.join(args.tools, "evict")
     args.selcopy = args.selcopy or os.path.join(args.tools, "selcopy")
     args.batches = args.batches or os.path.join(args.tools, "batches")
+    args.uringfloor = args.uringfloor or os.path.join(args.tools,
+                                                      "uringfloor")
     for tool in (args.copyfloor, args.freshfloor, args.evict):
         if not os.access(tool, os.X_OK):
             sys.exit("run.py: %s is not built (make bench builds it)" % tool)

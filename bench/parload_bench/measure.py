@@ -216,6 +216,20 @@ def run_copyfloor(tools, p, stream):
     return result(float(d["seconds"]), proc, None, d["bytes"])
 
 
+def run_uringfloor(tools, p, stream):
+    """bench/uringfloor (--direct for uringfloor-direct): its reported
+    time, after it read every byte of the file."""
+    cmd = [tools.uringfloor, "--threads", str(p.threads), "--depth",
+           str(p.depth)] + (["--direct"] if p.tool == "uringfloor-direct"
+                            else [])
+    r, proc = run_checked(cmd + [stream.path], None)
+    d = last_json(r.stdout)
+    if d.get("bytes") != stream.size or d.get("verified") is not True:
+        raise BenchError("%s read %s of %d bytes" %
+                         (p.label(), d.get("bytes"), stream.size))
+    return result(float(d["seconds"]), proc, None, d["bytes"])
+
+
 def run_dd(tools, p, stream):
     """dd bs=1M, or (dd-direct) iflag=direct bs=8M, to /dev/null."""
     env = dict(os.environ, LC_ALL="C")
@@ -422,6 +436,8 @@ RUNNERS = {
     "freshfloor": run_copyfloor,
     "sinofloor": run_copyfloor,
     "sinofloor-map": run_copyfloor,
+    "uringfloor": run_uringfloor,
+    "uringfloor-direct": run_uringfloor,
     "dd": run_dd,
     "dd-direct": run_dd,
     "fio": run_fio,

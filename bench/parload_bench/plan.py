@@ -118,7 +118,8 @@ SETTLE_SECONDS = 0.25
 # The tools whose time depends on fresh memory (see SETTLE_SECONDS).
 FRESH_MEMORY = ("parload", "numpy", "npselect", "selcopy", "pyload",
                 "npraw", "freshfloor", "sinofloor",
-                "sinofloor-map", "ctr-command", "ctr-python",
+                "sinofloor-map", "uringfloor", "uringfloor-direct",
+                "ctr-command", "ctr-python",
                 "ctr-extract", "corrload")
 
 

@@ -174,6 +174,8 @@ def method(p):
              "freshfloor": "fresh-memory floor",
              "sinofloor": "sinogram floor",
              "sinofloor-map": "sinogram floor (mapped file)",
+             "uringfloor": "io_uring floor",
+             "uringfloor-direct": "io_uring floor, O_DIRECT",
              "npselect": "numpy memmap+slice+copy",
              "selcopy": "parload full load + copy"}
     if p.tool in names:

@@ -224,6 +224,8 @@ class Point:
     alone: `parload --version`), copyfloor, copyfloor-whole, freshfloor,
     sinofloor (freshfloor --sinograms: the floor of the sinogram layout),
     sinofloor-map (the same with --map: from the file mapped),
+    uringfloor and uringfloor-direct (the fresh-memory floor read with
+    io_uring, buffered or O_DIRECT: threads rings of depth requests),
     dd, dd-direct (iflag=direct bs=8M), fio, fio-direct (--direct=1, one
     job per core), numpy.  For parload, strategy None is the plain `parload FILE` (no
     --strategy, no --threads: the defaults, threads is what they come to);
@@ -236,9 +238,11 @@ class Point:
     def __init__(self, tool, exps, strategy=None, io=None, buffer=None,
                  threads=1, extra=(), verify=True, stream=None, select=None,
                  threads_flag=False, window=None, compute_us=None,
-                 compute_only=False, ranks=None, split=None, cache=None):
+                 compute_only=False, ranks=None, split=None, cache=None,
+                 depth=None):
         self.tool = tool
         self.cache = cache
+        self.depth = depth        # uringfloor: requests in flight a ring
         # bench/batches: read through windows of this many bytes; burn
         # compute_us of CPU time per batch (CALIBRATE: chosen by the run);
         # compute_only: the burning alone, compute_batches batches.
@@ -268,7 +272,7 @@ class Point:
                 self.stream.name if self.stream else None,
                 self.select.name if self.select else None,
                 self.window, self.compute_only, self.compute_us is not None,
-                self.ranks, self.split, self.cache)
+                self.ranks, self.split, self.cache, self.depth)
 
     def file(self, session):
         return self.stream or session.stream
@@ -320,6 +324,10 @@ class Point:
             return "sinogram floor, " + threads
         if self.tool == "sinofloor-map":
             return "sinogram floor from the mapped file, " + threads
+        if self.tool in ("uringfloor", "uringfloor-direct"):
+            return "io_uring floor%s, %s, a ring of depth %d each" % (
+                ", O_DIRECT" if self.tool == "uringfloor-direct" else "",
+                threads, self.depth)
         if self.tool == "fio-direct":
             return "fio --direct=1 read bs=1M, %s" % plural(self.threads,
                                                               "job")

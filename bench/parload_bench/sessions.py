@@ -213,12 +213,34 @@ def cache_files(quick, scan):
     return [REFERENCE] + ([] if quick else [scan, BIG])
 
 
+# The io_uring floors' requests in flight a ring; the threads that reach
+# as many O_DIRECT reads in flight with one each (as pread would).
+URING_DEPTH = 8
+
+
+def uring_floors(quick, n, tools, cache):
+    """Experiment 14's answer to whether an io_uring reader would beat the
+    pool (not --quick, and where bench/uringfloor was built): the
+    fresh-memory floor read with io_uring, a ring of URING_DEPTH requests
+    for each core; cold, the same O_DIRECT, and O_DIRECT with as many
+    requests in flight from that many threads, one request each."""
+    if quick or not tools.uringfloor:
+        return []
+    pts = [Point("uringfloor", [14], threads=n, depth=URING_DEPTH)]
+    if cache == "cold":
+        pts += [Point("uringfloor-direct", [14], threads=n,
+                      depth=URING_DEPTH),
+                Point("uringfloor-direct", [14], threads=n * URING_DEPTH,
+                      depth=1)]
+    return pts
+
+
 def cache_cold(st, quick, n, tools):
     """Experiment 14, cold, on st: parload's parallel load (every core) in
     each page-cache mode, and the readers it is held against: dd bs=1M,
-    dd iflag=direct bs=8M, fio buffered (one job) and fio --direct=1 (one
-    job per core).  --quick: keep, drop and direct, and dd (bs=1M and
-    iflag=direct)."""
+    dd iflag=direct bs=8M, fio buffered (one job), fio --direct=1 (one
+    job per core) and the io_uring floors (uring_floors).  --quick: keep,
+    drop and direct, and dd (bs=1M and iflag=direct)."""
     modes = ("keep", "drop", "direct") if quick else CACHE_MODES
     pts = [Point("parload", [14], "parallel", threads=n, cache=m)
            for m in modes]
@@ -226,14 +248,17 @@ def cache_cold(st, quick, n, tools):
         pts += [Point("dd", [14]), Point("dd-direct", [14])]
     if tools.fio and not quick:
         pts += [Point("fio", [14]), Point("fio-direct", [14], threads=n)]
+    pts += uring_floors(quick, n, tools, "cold")
     return session(st, "cold", pts, note=PAGE_CACHE)
 
 
-def cache_warm(st, n):
-    """Experiment 14, warm, on st: auto against keep."""
+def cache_warm(st, quick, n, tools):
+    """Experiment 14, warm, on st: auto against keep, and the io_uring
+    floor (uring_floors)."""
     return session(st, "warm", [
         Point("parload", [14], "parallel", threads=n, cache=m)
-        for m in ("keep", "auto")], note=PAGE_CACHE)
+        for m in ("keep", "auto")] + uring_floors(quick, n, tools, "warm"),
+        note=PAGE_CACHE)
 
 
 def experiments(quick, n, tools, only):
@@ -468,7 +493,8 @@ def experiments(quick, n, tools, only):
     # Experiment 14, warm: auto against keep (before any cold session).
     cache_exp = want(14) and tools.cache_modes
     if cache_exp:
-        sessions += [cache_warm(st, n) for st in cache_files(quick, scan)]
+        sessions += [cache_warm(st, quick, n, tools)
+                     for st in cache_files(quick, scan)]
 
     # Experiment 5: cold cache, experiments 1 and 4 again, with floors.
     if want(5):

@@ -18,7 +18,8 @@ from .targets_load import (SELECTION_FILES, cold_best_peer, copy_vs_select,
                            process_wall_ratio, scaling_worst,
                            selection_targets, sweep_capped, sweep_worst, tiny)
 from .targets_containers import CONTAINER_NOTES, CONTAINER_TARGETS
-from .targets_floors import CACHE_TARGETS, FLOOR_NOTES, FLOOR_TARGETS
+from .targets_floors import (CACHE_TARGETS, FLOOR_NOTES, FLOOR_TARGETS,
+                             URING_NOTES)
 from .targets_correct import CORRECT_NOTES, CORRECT_TARGETS
 from .targets_layouts import LAYOUT_NOTES, LAYOUT_TARGETS
 from .targets_uses import (MPI_SINGLE, MPI_TARGETS, PYTHON_TARGETS,
@@ -121,7 +122,8 @@ NOTES = ARTICLE_NOTES + STARTUP_ARTICLE + [
          "load = %%s." % MPI_RANKS,
          ratio(mpi_pick(MPI_RANKS, "call_seconds"), MPI_SINGLE)),
     Note("13c", "Each rank's rows (%s).", layout_cost),
-] + STREAM_NOTES + LAYOUT_NOTES + FLOOR_NOTES + CONTAINER_NOTES + CORRECT_NOTES
+] + STREAM_NOTES + LAYOUT_NOTES + FLOOR_NOTES + URING_NOTES + \
+    CONTAINER_NOTES + CORRECT_NOTES
 
 
 def evaluate(sessions, n, targets=None):

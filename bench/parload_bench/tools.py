@@ -35,6 +35,8 @@ class Tools:
             os.access(args.selcopy, os.X_OK) else None
         self.batches = args.batches if args.batches and \
             os.access(args.batches, os.X_OK) else None
+        self.uringfloor = args.uringfloor if args.uringfloor and \
+            os.access(args.uringfloor, os.X_OK) else None
         self.mpiexec = args.mpiexec or shutil.which("mpirun") or \
             shutil.which("mpiexec")
         self.parload_mpi = args.parload_mpi if args.parload_mpi and \
@@ -46,6 +48,11 @@ class Tools:
         if not self.batches:
             self.missing.append("bench/batches (not built: make bench builds "
                                 "it): experiment 11 is skipped")
+        if not self.uringfloor:
+            self.missing.append("bench/uringfloor (built where configure "
+                                "finds liburing: apt-get install "
+                                "liburing-dev): experiment 14 runs without "
+                                "its io_uring floors")
         if not self.mpi:
             self.missing.append("MPI (%s): experiment 12 is skipped" % (
                 "no parload-mpi: configure found no MPI, or --parload-mpi"
@@ -163,7 +170,7 @@ def snapshot_programs(args, where):
     copies = {}
     progs = [("copyfloor", args.copyfloor), ("freshfloor", args.freshfloor),
              ("evict", args.evict)]
-    for name in ("selcopy", "batches"):
+    for name in ("selcopy", "batches", "uringfloor"):
         path = getattr(args, name)
         if path and os.access(path, os.X_OK):
             progs.append((name, path))
@@ -187,7 +194,7 @@ def snapshot_programs(args, where):
         shutil.copy2(path, dest)
         copies[name] = dest
     for name in ("parload", "copyfloor", "freshfloor", "evict", "selcopy",
-                 "batches", "parload_mpi"):
+                 "batches", "uringfloor", "parload_mpi"):
         if getattr(args, name, None) is not None or name in copies:
             setattr(args, name, copies.get(name, getattr(args, name)))
     if libs:
