@@ -46,7 +46,13 @@
 #define BOUNCE_BELOW ((uint64_t)4096)
 #define BOUNCE ((size_t)64 << 10)
 /* Direct I/O: requests of whole blocks of this alignment (the strictest
- * logical block size in common use), a megabyte at a time. */
+ * logical block size in common use), a megabyte at a time.  A piece whose
+ * file offset and place in the dataset agree modulo DIRECT_ALIGN has its
+ * whole blocks read straight into its place, with no copy; the rest of a
+ * batch (a piece's head and tail, pieces that do not agree, such as a
+ * parload file's payloads behind their 32-byte headers) goes through the
+ * worker's bounce buffer.  Cold, 2 threads, a headerless 229 MB stream:
+ * see read_direct. */
 #define DIRECT_ALIGN ((uint64_t)4096)
 #define DIRECT_BOUNCE ((size_t)1 << 20)
 /* Drop loads: a read with RWF_DONTCACHE lets go of every page-cache
@@ -72,7 +78,11 @@ struct parload__pass {
 	size_t batch;      /* bytes per preadv */
 	bool bounce;       /* small runs: read through a bounce buffer */
 	size_t bounce_size;
-	bool direct;       /* O_DIRECT: whole aligned blocks, bounced */
+	bool direct;       /* O_DIRECT: whole aligned blocks */
+	/* Direct I/O may read a piece's blocks straight into its place: the
+	 * bytes go there as they are (no conversion, correction or CRC of
+	 * the rows, view layout). */
+	bool straight;
 	/* Sinograms: rows scattered from the bounce buffer with stores that
 	 * bypass the cache (store_far). */
 	bool far;
@@ -363,8 +373,8 @@ static void convert_read(const job *j, const struct iovec *iov,
 
 /* Read one batch, cnt places from off in f: straight into them, through
  * the bounce buffer, or, for direct I/O, as the whole aligned blocks that
- * hold it. */
-static int read_batch(job *j, unsigned w, worker_io *io,
+ * hold it, through the bounce buffer. */
+static int read_bounced(job *j, unsigned w, worker_io *io,
 		      struct iovec *iov, const bool *rows, int cnt,
 		      uint64_t off, const parload__file *f, parload_error *e)
 {
@@ -399,6 +409,77 @@ static int read_batch(job *j, unsigned w, worker_io *io,
 	if (rc == 0 && !*rwf)
 		parload__drop_read(&io->drop, f, off, n);
 	return rc;
+}
+
+/* Direct I/O: the whole blocks of each piece whose file offset and place
+ * agree modulo the block, straight into the place; every other byte of the
+ * batch through the bounce buffer, in runs of the pieces between (a
+ * straight piece's head and tail are such runs' ends).  A middle is read
+ * as one request, so a view of the file is read in one piece at most as
+ * large as the batch. */
+static int read_direct(job *j, unsigned w, worker_io *io,
+		       const struct iovec *iov, const bool *rows, int cnt,
+		       uint64_t off, const parload__file *f, parload_error *e)
+{
+	struct iovec run[BATCH_IOV + 1];
+	bool run_rows[BATCH_IOV + 1];
+	uint64_t pos = off, run_off = off;
+	int m = 0, rc = 0;
+
+	for (int k = 0; rc == 0 && k < cnt; k++) {
+		unsigned char *place = iov[k].iov_base;
+		uint64_t len = iov[k].iov_len, a, b;
+
+		/* Pieces that follow each other in memory too (whole views,
+		 * the headers apart) are one span. */
+		while (place && k + 1 < cnt &&
+		       iov[k + 1].iov_base == place + len)
+			len += iov[++k].iov_len;
+		a = (pos + DIRECT_ALIGN - 1) & ~(DIRECT_ALIGN - 1);
+		b = (pos + len) & ~(DIRECT_ALIGN - 1);
+		if (!place || (((uintptr_t)place - pos) & (DIRECT_ALIGN - 1)) ||
+		    b <= a) {
+			if (m == 0)
+				run_off = pos;
+			run_rows[m] = rows[k];
+			run[m++] = (struct iovec){ place, (size_t)len };
+			pos += len;
+			continue;
+		}
+		if (a > pos) {
+			if (m == 0)
+				run_off = pos;
+			run_rows[m] = rows[k];
+			run[m++] = (struct iovec){ place, (size_t)(a - pos) };
+		}
+		if (m)
+			rc = read_bounced(j, w, io, run, run_rows, m, run_off, f,
+					  e);
+		m = 0;
+		if (rc == 0)
+			rc = parload__pread_upto(f->dfd, place + (a - pos),
+						 (size_t)(b - a), (size_t)(b - a),
+						 a, j->max_read, NULL,
+						 &j->stats[w], j->plan.d, f, e);
+		if (b < pos + len) {
+			run_off = b;
+			run_rows[m] = rows[k];
+			run[m++] = (struct iovec){ place + (b - pos),
+						   (size_t)(pos + len - b) };
+		}
+		pos += len;
+	}
+	if (rc == 0 && m)
+		rc = read_bounced(j, w, io, run, run_rows, m, run_off, f, e);
+	return rc;
+}
+
+static int read_batch(job *j, unsigned w, worker_io *io, struct iovec *iov,
+		      const bool *rows, int cnt, uint64_t off,
+		      const parload__file *f, parload_error *e)
+{
+	return j->straight ? read_direct(j, w, io, iov, rows, cnt, off, f, e) :
+			     read_bounced(j, w, io, iov, rows, cnt, off, f, e);
 }
 
 /* The same from a decoded strip's rows: bytes [off, off + n) of strip
@@ -735,6 +816,8 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 	/* A converted row is read whole into it.  Direct I/O reads every
 	 * batch through it, in requests a device likes. */
 	j->bounce |= j->direct;
+	j->straight = j->direct && !j->far && !j->plan.correct &&
+		      !j->plan.in_place && !j->plan.convert && !j->rowcrc;
 	j->bounce_size = PARLOAD__MAX(j->direct ? DIRECT_BOUNCE : BOUNCE,
 				      j->plan.row_bytes);
 	j->shares = parload__sys_calloc(n, sizeof(*j->shares));

@@ -7,7 +7,10 @@
  * headers, bad views): a whole file, views larger than a direct worker's
  * buffer, the caller's buffers, reads capped below a block, selections, sinograms, batches, windows,
  * a followed file, a raw layout of three files converted from u16be, and
- * parload's own format with its CRCs checked; stats.cache says the mode
+ * parload's own format with its CRCs checked, and a raw layout whose
+ * views agree with their places modulo 4 KiB (which direct loads read
+ * straight into place: in the fault-injection build the seam counts the
+ * bytes that land there); stats.cache says the mode
  * used (drop for direct only where this file system refuses O_DIRECT,
  * which the test finds out by trying it, and says so; drop for a
  * caller's descriptor or another strategy; keep for a pipe).  An unknown
@@ -35,6 +38,9 @@
 #include "batchutil.h"
 #include "layouts.h"
 #include "testutil.h"
+#ifdef PARLOAD_FAULT_INJECTION
+#include "fault/fault.h"
+#endif
 
 /* The modes, in the order of the loop tests' index. */
 #define N_MODES 4
@@ -405,6 +411,141 @@ START_TEST(test_raw_files)
 }
 END_TEST
 
+/* A raw layout whose views agree with their places in the dataset modulo
+ * 4 KiB (offset 4096, no view headers, no gaps), which a direct load reads
+ * straight into them, their heads and tails through the bounce buffer:
+ * payloads of 8,200 bytes (two blocks and 8 bytes) over 3 files, whole, a
+ * crop and sinograms, 1 and 3 workers; and views of 1.32 MB, more than a
+ * batch, in one file. */
+START_TEST(test_aligned)
+{
+	const parload_cache m = modes[_i];
+	parload_loader *ls[2] = { tu_loader(1, PARLOAD_STRATEGY_PARALLEL, 0),
+				  tu_loader(3, PARLOAD_STRATEGY_PARALLEL, 0) };
+	parload_selection sel;
+	parload_request r;
+	lt_stream s, big;
+	lt_sel q;
+
+	lt_layout(&s, 100, 41, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 4096, 0, 0,
+		  20);
+	s.nfiles = 3;
+	s.views[1] = 7;
+	s.views[2] = 11;
+	lt_write(&s, "aligned");
+	for (int part = 0; part < 3; part++)
+		for (int t = 0; t < 2; t++) {
+			char what[80];
+			parload_dataset ds;
+
+			snprintf(what, sizeof(what), "aligned, %s, %d worker%s",
+				 part == 0 ? "whole" :
+				 part == 1 ? "crop" : "sinograms",
+				 t ? 3 : 1, t ? "s" : "");
+			lt_sel_part(&s, part, 3, 37, 5, 90, &q);
+			lt_sel_to(&q, &sel);
+			lt_request(&s, &r);
+			r.selection = &sel;
+			assert_mode_loads(ls[t], &r, m,
+					  mode_used(m, s.paths[0]), what);
+			load_as(ls[t], &r, m, &ds, what);
+			lt_assert_loaded(&s, &q, &ds, false, what);
+			parload_dataset_free(&ds);
+		}
+	lt_layout(&big, 1100, 600, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 0, 0, 0,
+		  3);
+	lt_write(&big, "alignedbig");
+	lt_sel_all(&big, &q);
+	lt_request(&big, &r);
+	assert_mode_loads(ls[1], &r, m, mode_used(m, big.paths[0]),
+			  "aligned, views of 1.32 MB");
+	{
+		parload_dataset ds;
+
+		load_as(ls[1], &r, m, &ds, "aligned, views of 1.32 MB");
+		lt_assert_loaded(&big, &q, &ds, false, "aligned, 1.32 MB");
+		parload_dataset_free(&ds);
+	}
+	parload_loader_free(ls[0]);
+	parload_loader_free(ls[1]);
+	lt_free(&big);
+	lt_free(&s);
+}
+END_TEST
+
+#ifdef PARLOAD_FAULT_INJECTION
+/* Where a direct load's reads land (the seam counts the bytes reads put
+ * into the caller's pixel buffer, which parload_buffers_alloc puts on a
+ * 2 MiB boundary as it fills a huge page: 260 views of 8,200 bytes, 3
+ * workers): a layout whose views agree with their places modulo 4 KiB
+ * has all but each batch's head and tail read straight into them (the
+ * bound: 9 of 10 bytes); one that does not (offset 100) none, every byte
+ * through the bounce buffer; a keep load reads every pixel straight into
+ * place (what the count itself is checked by). */
+START_TEST(test_direct_straight)
+{
+	const uint64_t offsets[] = { 4096, 100 };
+	parload_loader *l = tu_loader(3, PARLOAD_STRATEGY_PARALLEL, 0);
+
+	for (int i = 0; i < 2; i++) {
+		const uint64_t bytes = 260 * 8200;
+		parload_request r;
+		parload_buffers b;
+		parload_dataset ds;
+		parload_error err;
+		parload_desc d;
+		uint64_t in_place;
+		lt_stream s;
+		lt_sel q;
+
+		lt_layout(&s, 100, 41, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE,
+			  offsets[i], 0, 0, 260);
+		lt_write(&s, i ? "straight100" : "straight4096");
+		lt_sel_all(&s, &q);
+		lt_request(&s, &r);
+		ck_assert_int_eq(parload_describe(&r.source, false, &d, &err),
+				 0);
+		ck_assert_int_eq(parload_buffers_alloc(&b, &d, NULL, 0, &err),
+				 0);
+		ck_assert_uint_eq(b.pixels_size, bytes);
+		r.into = &b;
+		for (int k = 0; k < 2; k++) {
+			const parload_cache m = k ? PARLOAD_CACHE_DIRECT :
+						    PARLOAD_CACHE_KEEP;
+
+			parload__fault_watch(b.pixels, b.pixels_size);
+			load_as(l, &r, m, &ds, "straight");
+			in_place = parload__fault_watched();
+			parload__fault_reset();
+			assert_mode(&ds, mode_used(m, s.paths[0]), "straight");
+			lt_assert_loaded(&s, &q, &ds, false, "straight");
+			parload_dataset_free(&ds);
+			if (mode_used(m, s.paths[0]) != PARLOAD_CACHE_DIRECT)
+				ck_assert_msg(in_place == bytes, "offset %" PRIu64
+					      ", %s: %" PRIu64 " of %" PRIu64
+					      " bytes read into place",
+					      offsets[i], mode_name(m),
+					      in_place, bytes);
+			else if (i == 0)
+				ck_assert_msg(in_place >= bytes / 10 * 9 &&
+						      in_place <= bytes,
+					      "aligned, direct: %" PRIu64 " of %"
+					      PRIu64 " bytes read into place",
+					      in_place, bytes);
+			else
+				ck_assert_msg(in_place == 0,
+					      "offset 100, direct: %" PRIu64
+					      " bytes read into place",
+					      in_place);
+		}
+		parload_buffers_free(&b);
+		lt_free(&s);
+	}
+	parload_loader_free(l);
+}
+END_TEST
+#endif
+
 /* parload's own format with CRCs checked: every payload checked in every
  * mode; a damaged view is found and listed (keep going), or fails the
  * load, in every mode. */
@@ -766,6 +907,10 @@ static Suite *modes_suite(void)
 	tcase_add_loop_test(t, test_windows, 0, N_MODES);
 	tcase_add_loop_test(t, test_follow, 0, N_MODES);
 	tcase_add_loop_test(t, test_raw_files, 0, N_MODES);
+	tcase_add_loop_test(t, test_aligned, 0, N_MODES);
+#ifdef PARLOAD_FAULT_INJECTION
+	tcase_add_test(t, test_direct_straight);
+#endif
 	tcase_add_loop_test(t, test_crc, 0, N_MODES);
 	tcase_add_loop_test(t, test_fd_and_strategies, 0, N_MODES);
 	tcase_add_loop_test(t, test_pipe, 0, N_MODES);

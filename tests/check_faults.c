@@ -12,7 +12,8 @@
  * which makes the loader, its topology and its threads too), for the
  * workers' binding, for loads from a descriptor and from a pipe, with CRCs
  * checked past a bad view, for a raw layout over three files (byte-swapped
- * and packed, whole and selections), for loads that drop what they read,
+ * and packed, and views read with O_DIRECT straight into their places;
+ * whole and selections), for loads that drop what they read,
  * read with O_DIRECT or choose (the page-cache modes), and for the
  * writer.  After each injected
  * failure:
@@ -697,11 +698,19 @@ END_TEST
 
 /* 3 files of a raw layout (offset, view headers, gaps, the last file's
  * last gap missing), converted (u16be) or packed (mono12p): payloads of
- * 1,260 and 945 bytes, so a payload takes two reads of FT_MAX_READ. */
+ * 1,260 and 945 bytes, so a payload takes two reads of FT_MAX_READ.
+ * packed 2: u16 views of 8,200 bytes that agree with their places modulo
+ * 4 KiB (offset 4096, no view headers, no gaps), which a direct load
+ * reads straight into them, whole blocks, in reads of one block. */
 static void raw_stream(lt_stream *s, int packed, const char *name)
 {
-	lt_layout(s, 30, 21, PARLOAD_PIXEL_U16,
-		  packed ? PARLOAD_ENC_MONO12P : PARLOAD_ENC_BE, 40, 12, 5, 2);
+	if (packed == 2)
+		lt_layout(s, 100, 41, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 4096,
+			  0, 0, 2);
+	else
+		lt_layout(s, 30, 21, PARLOAD_PIXEL_U16,
+			  packed ? PARLOAD_ENC_MONO12P : PARLOAD_ENC_BE, 40,
+			  12, 5, 2);
 	s->nfiles = 3;
 	s->views[1] = 3;
 	s->views[2] = 2;
@@ -721,10 +730,12 @@ static bool names_a_file(const lt_stream *s, const char *message)
  * and a band of rows of every other view, or sinograms), under a fault at
  * every call, with 2 workers: the result equals a clean load, or the load
  * fails as the fault says, naming one of the files, and leaves nothing
- * behind. */
+ * behind.  _i 0-5: u16be and mono12p; 6-8: the aligned layout, direct. */
 START_TEST(test_walk_raw_files)
 {
-	const int packed = _i & 1, part = _i >> 1;
+	const int packed = _i >= 6 ? 2 : _i & 1;
+	const int part = _i >= 6 ? _i - 6 : _i >> 1;
+	const char *const kinds[] = { "u16be", "mono12p", "aligned, direct" };
 	const char *const parts[] = { "whole", "crop", "sinograms" };
 	parload_options o;
 	parload_loader *l;
@@ -748,6 +759,8 @@ START_TEST(test_walk_raw_files)
 	lt_sel_to(&q, &sel);
 	lt_request(&s, &r);
 	r.selection = &sel;
+	if (packed == 2)
+		r.cache = PARLOAD_CACHE_DIRECT;
 	parload_options_init(&o);
 	o.threads = 2;
 	o.max_read = FT_MAX_READ;
@@ -766,7 +779,7 @@ START_TEST(test_walk_raw_files)
 		int k;
 
 		snprintf(what, sizeof(what), "raw %s, %s, call %" PRIu64,
-			 packed ? "mono12p" : "u16be", parts[part], n);
+			 kinds[packed], parts[part], n);
 		parload__fault_fail_nth(n, PARLOAD__FK_ALL, 0);
 		memset(&ds, 0x5a, sizeof(ds));
 		rc = parload_loader_run(l, &r, &ds, &err);
@@ -794,8 +807,7 @@ START_TEST(test_walk_raw_files)
 	}
 	ck_assert_uint_eq(n - 1, calls);
 	printf("walk raw %s, 3 files, %s: %" PRIu64 " faults (%s)\n",
-	       packed ? "mono12p" : "u16be", parts[part], n - 1,
-	       ft_tally_text(&t));
+	       kinds[packed], parts[part], n - 1, ft_tally_text(&t));
 	parload_dataset_free(&want);
 	parload_loader_free(l);
 	lt_free(&s);
@@ -1029,7 +1041,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_walk_pipe);
 	tcase_add_test(t, test_walk_buffers_alloc);
 	tcase_add_loop_test(t, test_walk_selection, 0, 6);
-	tcase_add_loop_test(t, test_walk_raw_files, 0, 6);
+	tcase_add_loop_test(t, test_walk_raw_files, 0, 9);
 	tcase_add_test(t, test_raw_refused_before_reading);
 	tcase_add_loop_test(t, test_walk_cache, 0, 3);
 	tcase_add_test(t, test_drop_dontcache);

@@ -61,6 +61,9 @@ static _Atomic uint64_t eintr_every;    /* 0: no EINTR */
 static _Atomic uint64_t intr_calls;     /* interruptible calls seen */
 static _Atomic uint64_t eio_offset = NO_OFFSET;
 static _Atomic int refused_rwf;         /* preadv2 flags said no to */
+/* parload__fault_watch: the buffer, and the bytes reads put in it. */
+static _Atomic uintptr_t watch_lo, watch_hi;
+static atomic_uint_fast64_t watched;
 static _Atomic long live[PARLOAD__FR_COUNT];
 
 /* The stream whose last fread this seam failed: ferror() must then say
@@ -81,6 +84,47 @@ void parload__fault_reset(void)
 	atomic_store(&intr_calls, 0);
 	atomic_store(&eio_offset, NO_OFFSET);
 	atomic_store(&refused_rwf, 0);
+	atomic_store(&watch_lo, 0);
+	atomic_store(&watch_hi, 0);
+	atomic_store(&watched, 0);
+}
+
+void parload__fault_watch(const void *buf, size_t len)
+{
+	atomic_store(&watch_lo, (uintptr_t)buf);
+	atomic_store(&watch_hi, (uintptr_t)buf + len);
+	atomic_store(&watched, 0);
+}
+
+uint64_t parload__fault_watched(void)
+{
+	return atomic_load(&watched);
+}
+
+/* The part of the n bytes read into buf that lies in the watched buffer. */
+static void watch_read(const void *buf, size_t n)
+{
+	const uintptr_t lo = atomic_load(&watch_lo), hi = atomic_load(&watch_hi);
+	uintptr_t a = (uintptr_t)buf, b = a + n;
+
+	a = a > lo ? a : lo;
+	b = b < hi ? b : hi;
+	if (b > a)
+		atomic_fetch_add(&watched, b - a);
+}
+
+/* The same for a vector read that returned r. */
+static ssize_t watch_vector(const struct iovec *iov, int cnt, ssize_t r)
+{
+	size_t left = r > 0 ? (size_t)r : 0;
+
+	for (int i = 0; i < cnt && left > 0; i++) {
+		const size_t n = iov[i].iov_len < left ? iov[i].iov_len : left;
+
+		watch_read(iov[i].iov_base, n);
+		left -= n;
+	}
+	return r;
 }
 
 void parload__fault_fail_nth(uint64_t n, uint64_t m, int err)
@@ -290,7 +334,13 @@ ssize_t parload__fault_pread(int fd, void *buf, size_t n, off_t off)
 		e = cut(&n, off < 0 ? NO_OFFSET : (uint64_t)off, true);
 	if (e)
 		FAIL_WITH(e, -1);
-	return pread(fd, buf, n, off);
+	{
+		const ssize_t r = pread(fd, buf, n, off);
+
+		if (r > 0)
+			watch_read(buf, (size_t)r);
+		return r;
+	}
 }
 
 /* preadv and preadv2: the vector cut short as the controls say, the
@@ -308,7 +358,7 @@ static ssize_t vread(int fd, const struct iovec *iov, int cnt, off_t off,
 		FAIL_WITH(EOPNOTSUPP, -1);
 	/* Out-of-range vectors go to the kernel as they are: it says no. */
 	if (cnt <= 0 || cnt > IOV_MAX)
-		return preadv2(fd, iov, cnt, off, flags);
+		return watch_vector(iov, cnt, preadv2(fd, iov, cnt, off, flags));
 	for (int i = 0; i < cnt; i++)
 		total += iov[i].iov_len;
 	n = total;
@@ -316,14 +366,14 @@ static ssize_t vread(int fd, const struct iovec *iov, int cnt, off_t off,
 	if (e)
 		FAIL_WITH(e, -1);
 	if (n == total)
-		return preadv2(fd, iov, cnt, off, flags);
+		return watch_vector(iov, cnt, preadv2(fd, iov, cnt, off, flags));
 	for (size_t left = n; left > 0; k++) {
 		v[k] = iov[k];
 		if (v[k].iov_len > left)
 			v[k].iov_len = left;
 		left -= v[k].iov_len;
 	}
-	return preadv2(fd, v, k, off, flags);
+	return watch_vector(v, k, preadv2(fd, v, k, off, flags));
 }
 
 ssize_t parload__fault_preadv(int fd, const struct iovec *iov, int cnt,

@@ -16,6 +16,8 @@
  *  - interrupt every K-th interruptible call with EINTR;
  *  - stop reads short of a file offset and fail with EIO there, as a disk
  *    with a bad sector does;
+ *  - count the bytes reads put into one buffer (which reads went straight
+ *    into a caller's buffer);
  *
  * and count the resources the library holds (descriptors, streams, heap
  * blocks, mappings, threads, locks, topologies, bitmaps), so a test can
@@ -125,6 +127,11 @@ void parload__fault_fail_nth(uint64_t n, uint64_t mask, int err);
  * this off.  fread is not shortened: a short fread means end of file or
  * error, and glibc already loops over the short reads beneath it. */
 void parload__fault_short(size_t max);
+/* Count the bytes that pread, preadv and preadv2 put into [buf, buf +
+ * len) from now on (parload__fault_watched): which reads went straight
+ * into a caller's buffer.  parload__fault_reset stops watching. */
+void parload__fault_watch(const void *buf, size_t len);
+uint64_t parload__fault_watched(void);
 /* Every k-th interruptible call (k >= 2) fails with EINTR before doing
  * anything; 0 turns this off. */
 void parload__fault_eintr_every(uint64_t k);
