@@ -7,7 +7,7 @@ import subprocess
 from . import HERE, BenchError, log
 from .measure import cached_share, check_by_extract, evict, measure
 from .points import CALIBRATE, Point, RawLayout
-from .sessions import PAGE_CACHE
+from .sessions import ALIGNED, PAGE_CACHE
 
 
 def generate(tools, stream, data_dir):
@@ -160,7 +160,7 @@ def run_session(tools, s, runs, measured):
             prepare(tools, s)
             m = measure(tools, p, st)
             m["run"] = run + 1
-            if s.note == PAGE_CACHE:
+            if s.note in (PAGE_CACHE, ALIGNED):
                 # Experiment 14: what the run left of the file cached.
                 m["cached"] = cached_share(tools, st)
             p.runs.append(m)

@@ -252,6 +252,29 @@ def cache_cold(st, quick, n, tools):
     return session(st, "cold", pts, note=PAGE_CACHE)
 
 
+# Experiment 14's direct loads of a layout that agrees with its dataset
+# modulo 4 KiB: the reference stream's payloads alone, no headers.
+ALIGNED = "aligned"
+
+
+def direct_aligned(quick, n, tools):
+    """Experiment 14, cold, on the reference stream's payloads alone (the
+    bare raw layout, which a direct load reads straight into place):
+    --cache direct and keep against the O_DIRECT floor of as many threads
+    with one read each, and of 8 threads a core, and dd iflag=direct.
+    None with --quick, or without NumPy (which writes the file) or
+    bench/uringfloor."""
+    if quick or not tools.numpy or not tools.uringfloor:
+        return None
+    pts = [Point("parload", [14], "parallel", threads=n, cache=m)
+           for m in ("keep", "direct")]
+    pts += [Point("uringfloor-direct", [14], threads=t, depth=1)
+            for t in (n, n * URING_DEPTH)]
+    if tools.dd:
+        pts.append(Point("dd-direct", [14]))
+    return Session(RawLayout("bare", REFERENCE), "cold", pts, ALIGNED)
+
+
 def cache_warm(st, quick, n, tools):
     """Experiment 14, warm, on st: auto against keep, and the io_uring
     floor (uring_floors)."""
@@ -520,6 +543,9 @@ def experiments(quick, n, tools, only):
     if cache_exp:
         sessions += [cache_cold(st, quick, n, tools)
                      for st in cache_files(quick, scan)]
+        aligned = direct_aligned(quick, n, tools)
+        if aligned:
+            sessions.append(aligned)
     if quick:
         for s in sessions:
             s.points = [p for p in s.points if quick_floor(s, p, n)]

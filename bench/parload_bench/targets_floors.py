@@ -3,8 +3,8 @@ cache: the fresh-memory floor (experiments 1, 2, 4), sinograms against
 the view layout of the same selection (experiment 13), the rows split
 against the views split (experiment 12), Python against the command
 (experiment 10), and the page-cache modes (experiment 14)."""
-from .sessions import (BAND_32, BAND_32_SINOGRAMS, MPI_RANKS, PAGE_CACHE,
-                       RAW_LAYOUTS)
+from .sessions import (ALIGNED, BAND_32, BAND_32_SINOGRAMS, MPI_RANKS,
+                       PAGE_CACHE, RAW_LAYOUTS)
 from .points import SINOGRAMS
 from .target import Measured, Note, Pick, Target, parallel_n, ratio
 from .targets_uses import exp10, mpi_pick
@@ -214,7 +214,34 @@ def direct_load(run, file, cache="cold"):
     return load("direct")(run, file)
 
 
+def aligned(pred):
+    """A point of experiment 14's cold session on the headerless
+    reference stream (sessions.direct_aligned)."""
+    return Pick("reference-bare", "cold", pred, note=ALIGNED)
+
+
+ALIGNED_DIRECT = aligned(lambda p, n: p.tool == "parload" and
+                         p.cache == "direct")
+
+
+def aligned_floor(wide):
+    """That file's O_DIRECT floor, one read a thread: as many threads as
+    the load's, or (wide) 8 a core."""
+    return aligned(lambda p, n: p.tool == "uringfloor-direct" and
+                   (p.threads > n) == wide)
+
+
 URING_NOTES = [
+    Note("16d", "--cache direct of the reference stream's payloads alone "
+         "(no view headers: read straight into place) / the O_DIRECT floor "
+         "of as many threads, one read each, same file = %s.",
+         ratio(ALIGNED_DIRECT, aligned_floor(False))),
+    Note("16d", "The same / the O_DIRECT floor of 8 threads a core = %s "
+         "(what more reads in flight would give).",
+         ratio(ALIGNED_DIRECT, aligned_floor(True))),
+    Note("16d", "The same / its keep load, cold = %s.",
+         ratio(ALIGNED_DIRECT, aligned(lambda p, n: p.tool == "parload" and
+                                       p.cache == "keep"))),
     Note("16f", "io_uring, warm: the io_uring floor (a ring a core, 8 reads "
          "of 1 MiB in flight each, into a fresh mapping) / the fresh-memory "
          "floor (pread, a thread a core), per file: %s.",
