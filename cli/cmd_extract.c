@@ -9,11 +9,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -262,11 +264,19 @@ static bool write_array(FILE *f, const parload_dataset *ds, bool npy)
 	       (size == 0 || fwrite(ds->pixels, 1, size, f) == size);
 }
 
+/* path is the empty temporary file tmp_create made: opened without
+ * O_TRUNC (fopen's "w"), since on ext4 a file truncated at its opening
+ * has all its dirty pages sent to the disk by the close (the
+ * replace-via-truncate heuristic), which the command then waits for. */
 static int write_array_file(const char *out, const char *path,
 			    const parload_dataset *ds, bool npy)
 {
-	FILE *f = fopen(path, "wb");
+	const int fd = open(path, O_WRONLY | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
 	bool ok = f && write_array(f, ds, npy);
+
+	if (fd >= 0 && !f)
+		close(fd);
 
 	if (f && fclose(f) != 0)
 		ok = false;

@@ -1225,7 +1225,16 @@ static const char *w_pixels(h5w *w, const char *tmp, const char *name,
 	/* A chunk stays below libhdf5's 4 GiB. */
 	while (chunk[1] > 1 && chunk[1] * chunk[2] * elem >= ((hsize_t)1 << 31))
 		chunk[1] = (chunk[1] + 1) / 2;
-	if ((w->f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT,
+	/* The temporary file parload_save made is created again, without
+	 * O_TRUNC: on ext4 a file opened with O_TRUNC has all its dirty pages
+	 * sent to the disk by the close that ends the write (the
+	 * replace-via-truncate heuristic, auto_da_alloc), which the caller
+	 * then waits for.  Extract -o OUT.h5 of the reference stream spent
+	 * 121 ms there, on a 420 ms write.  O_EXCL: a file that took the
+	 * name meanwhile is not overwritten. */
+	if (unlink(tmp) != 0 && errno != ENOENT)
+		return "cannot replace the temporary file";
+	if ((w->f = H5Fcreate(tmp, H5F_ACC_EXCL, H5P_DEFAULT,
 			      H5P_DEFAULT)) < 0)
 		return "cannot create the file";
 	if ((w->lcpl = H5Pcreate(H5P_LINK_CREATE)) < 0 ||

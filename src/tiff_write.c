@@ -193,7 +193,10 @@ int parload__tiff_save_as(const char *tmp, const char *path,
 	tw w = { big, NULL };
 	int fd, e = 0, rc;
 
-	fd = parload__sys_open(tmp, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	/* tmp is the empty file parload_save made: not opened with O_TRUNC,
+	 * since on ext4 the close of a file truncated at its opening sends
+	 * all its dirty pages to the disk (auto_da_alloc), and waits. */
+	fd = parload__sys_open(tmp, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return fail_write(err, errno, path, PARLOAD_NONE, "the file");
 	first = parload__sys_calloc(1, (size_t)pixels);

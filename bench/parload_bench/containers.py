@@ -397,6 +397,13 @@ def container_session(quick, n, tools):
     if "tif" in formats:
         pts += compared(n, Container("tif", src), "tifffile", raw_user)
         pts += compared(n, Container("tifdir", src), "tifffile", raw_user)
+    # The fresh-memory floor of the contiguous HDF5 file and the TIFF, with
+    # one thread (the peers read with one) and every core (the ceilings of
+    # 17a2 and 17d2).
+    for c in {p.stream.kind: p.stream for p in pts
+              if getattr(p.stream, "kind", None) in ("h5", "tif")}.values():
+        pts += [Point("freshfloor", [15], threads=t, stream=c)
+                for t in sorted({1, n})]
     # The metadata alone (the directory walk, the chunk table) against the
     # load of the same file.
     for kind, ext in (("tif", "tif"), ("h5chunks", "h5")):

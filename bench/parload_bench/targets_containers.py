@@ -177,6 +177,14 @@ def serial(run):
     return Measured(None, "; ".join(said))
 
 
+def floor_of(kind, threads=None):
+    """The fresh-memory floor of the container of that kind, with threads
+    (None: n)."""
+    return Pick(None, "warm", lambda p, n: (
+        p.tool == "freshfloor" and kind_of(p) == kind and not small(p) and
+        p.threads == (threads or n)), note=CONTAINERS)
+
+
 CONTAINER_NOTES = [
     Note("17a1", "The same two as the loads they report (`seconds`): "
          "the raw stream's / `parload FILE.h5`'s = %s.",
@@ -185,6 +193,11 @@ CONTAINER_NOTES = [
          "stream's = %s.", ratio(wall_of("h5gz"), RAW_WALL)),
     Note("17a2", "Whole processes: the h5py process wall / `parload "
          "FILE.h5` wall = %s.", wall_ratio("h5", "h5py")),
+    Note("17a2", "Ceiling of 17a2: h5py / the fresh-memory floor of the "
+         "same file (every core) = %s, the lead of a load as fast as a new "
+         "dataset can be made.", ratio(py("h5", "h5py"), floor_of("h5"))),
+    Note("17a2", "h5py / the fresh-memory floor with one thread, as h5py "
+         "reads = %s.", ratio(py("h5", "h5py"), floor_of("h5", 1))),
     Note("17b", "Whole processes: the h5py band's process wall / `parload "
          "--rows 16:48 --layout sinograms FILE.h5` wall = %s.",
          wall_ratio("h5", "h5py", BAND)),
@@ -198,6 +211,13 @@ CONTAINER_NOTES = [
          ratio(raw_user("seconds"), wall_of("tif", field="seconds"))),
     Note("17d2", "Whole processes: tifffile / `parload FILE.tif` = %s.",
          wall_ratio("tif", "tifffile")),
+    Note("17d2", "Ceiling of 17d2: tifffile / the fresh-memory floor of "
+         "the same file (every core) = %s, the lead of a load as fast as "
+         "a new dataset can be made.",
+         ratio(py("tif", "tifffile"), floor_of("tif"))),
+    Note("17d2", "tifffile / the fresh-memory floor with one thread, as "
+         "tifffile reads = %s.", ratio(py("tif", "tifffile"),
+                                        floor_of("tif", 1))),
     Note("17e", "Whole processes: tifffile(list) / `parload FOLDER` = %s.",
          wall_ratio("tifdir", "tifffile")),
     Note("17e", "The folder's parload.load() / the multi-page TIFF's "
