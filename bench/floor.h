@@ -120,6 +120,22 @@ static inline unsigned char *floor_fresh(uint64_t size)
 	return dest;
 }
 
+/* Thread w's part of n of a file read into the fresh region dest: [0,
+ * end) cut in contiguous parts of whole huge pages, as even as they
+ * come, each into its place in dest. */
+static inline void floor_part(struct floor_share *sh, unsigned w, unsigned n,
+			      int fd, unsigned char *dest, uint64_t end)
+{
+	const uint64_t units = (end + FLOOR_HUGE - 1) / FLOOR_HUGE;
+	const uint64_t b = units * w / n * FLOOR_HUGE;
+	const uint64_t e = units * (w + 1) / n * FLOOR_HUGE;
+
+	sh->fd = fd;
+	sh->begin = b < end ? b : end;
+	sh->end = e < end ? e : end;
+	sh->buf = dest + sh->begin;
+}
+
 /* The file opened for reading (with flags too, such as O_DIRECT) and its
  * status in st: the descriptor, or -1 (said on stderr). */
 static int floor_open(const char *prog, const char *path, struct stat *st,

@@ -166,7 +166,7 @@ int main(int argc, char **argv)
 {
 	struct stat st;
 	double t0, t1;
-	uint64_t size, units;
+	uint64_t size;
 	int fd, bad;
 	unsigned n = 1;
 	const char *path = NULL;
@@ -250,17 +250,10 @@ int main(int argc, char **argv)
 			(unsigned long long)size);
 		return 1;
 	}
-	/* Contiguous parts of whole huge pages, as even as they come. */
-	units = (size + FLOOR_HUGE - 1) / FLOOR_HUGE;
 	for (unsigned w = 0; w < n; w++) {
-		uint64_t b = units * w / n * FLOOR_HUGE, e = units * (w + 1) / n * FLOOR_HUGE;
-
-		pt[w].fd = fd;
+		floor_part(&pt[w], w, n, fd, dest, size);
 		pt[w].whole = 1;
 		pt[w].chunk = MAX_CALL;
-		pt[w].begin = b < size ? b : size;
-		pt[w].end = e < size ? e : size;
-		pt[w].buf = dest + pt[w].begin;
 	}
 	floor_finish(tid, pt, n);
 	close(fd);

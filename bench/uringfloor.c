@@ -142,7 +142,7 @@ static int parse(int argc, char **argv, unsigned *n, unsigned *depth,
 int main(int argc, char **argv)
 {
 	unsigned n = 1, depth = 8;
-	uint64_t block = (uint64_t)1 << 20, size, units;
+	uint64_t block = (uint64_t)1 << 20, size;
 	int direct = 0, async = 0, fd, bad;
 	const char *path = NULL;
 	struct floor_share *pt;
@@ -193,19 +193,12 @@ int main(int argc, char **argv)
 			(unsigned long long)size);
 		return 1;
 	}
-	/* Contiguous parts of whole huge pages, as freshfloor's; a direct
-	 * read's last block asks for whole pages (the mapping has them). */
-	units = (size + FLOOR_HUGE - 1) / FLOOR_HUGE;
+	/* freshfloor's parts; a direct read's last block asks for whole
+	 * pages (the mapping has them). */
 	for (unsigned w = 0; w < n; w++) {
-		uint64_t b = units * w / n * FLOOR_HUGE;
-		uint64_t e = units * (w + 1) / n * FLOOR_HUGE;
-		uint64_t end = direct ? (size + 4095) / 4096 * 4096 : size;
-
 		rs[w].size = size;
-		pt[w].fd = fd;
-		pt[w].begin = b < end ? b : end;
-		pt[w].end = e < end ? e : end;
-		pt[w].buf = dest + pt[w].begin;
+		floor_part(&pt[w], w, n, fd, dest,
+			   direct ? (size + 4095) / 4096 * 4096 : size);
 	}
 	floor_finish(tid, pt, n);
 	close(fd);

@@ -373,6 +373,34 @@ START_TEST(test_follow)
 }
 END_TEST
 
+/* Stream s loaded whole, cropped (rows 3 to r1 of every other view, from
+ * column 5 to c1) and as sinograms: in mode m what keep loads, and what
+ * the test's own reference holds. */
+static void assert_parts(parload_loader *l, const lt_stream *s,
+			 parload_cache m, uint32_t r1, uint32_t c1,
+			 const char *name)
+{
+	const char *const parts[] = { "whole", "crop", "sinograms" };
+
+	for (int part = 0; part < 3; part++) {
+		parload_selection sel;
+		parload_request r;
+		parload_dataset ds;
+		char what[80];
+		lt_sel q;
+
+		snprintf(what, sizeof(what), "%s, %s", name, parts[part]);
+		lt_sel_part(s, part, 3, r1, 5, c1, &q);
+		lt_sel_to(&q, &sel);
+		lt_request(s, &r);
+		r.selection = &sel;
+		assert_mode_loads(l, &r, m, mode_used(m, s->paths[0]), what);
+		load_as(l, &r, m, &ds, what);
+		lt_assert_loaded(s, &q, &ds, false, what);
+		parload_dataset_free(&ds);
+	}
+}
+
 /* A raw layout of three files (an offset, view headers, gaps, the last
  * file's last gap missing), big-endian, converted in the workers: whole,
  * a crop of every other view from an odd column, and sinograms. */
@@ -380,10 +408,7 @@ START_TEST(test_raw_files)
 {
 	const parload_cache m = modes[_i];
 	parload_loader *l = tu_loader(3, PARLOAD_STRATEGY_PARALLEL, 0);
-	parload_selection sel;
-	parload_request r;
 	lt_stream s;
-	lt_sel q;
 
 	lt_layout(&s, 333, 50, PARLOAD_PIXEL_U16, PARLOAD_ENC_BE, 100, 24, 7,
 		  20);
@@ -392,20 +417,7 @@ START_TEST(test_raw_files)
 	s.views[2] = 9;
 	s.cut_gap[2] = true;
 	lt_write(&s, "rawcache");
-	for (int part = 0; part < 3; part++) {
-		const char *what = part == 0 ? "raw, whole" :
-				   part == 1 ? "raw, crop" : "raw, sinograms";
-		parload_dataset ds;
-
-		lt_sel_part(&s, part, 3, 41, 5, 300, &q);
-		lt_sel_to(&q, &sel);
-		lt_request(&s, &r);
-		r.selection = &sel;
-		assert_mode_loads(l, &r, m, mode_used(m, s.paths[0]), what);
-		load_as(l, &r, m, &ds, what);
-		lt_assert_loaded(&s, &q, &ds, false, what);
-		parload_dataset_free(&ds);
-	}
+	assert_parts(l, &s, m, 41, 300, "raw");
 	parload_loader_free(l);
 	lt_free(&s);
 }
@@ -422,7 +434,6 @@ START_TEST(test_aligned)
 	const parload_cache m = modes[_i];
 	parload_loader *ls[2] = { tu_loader(1, PARLOAD_STRATEGY_PARALLEL, 0),
 				  tu_loader(3, PARLOAD_STRATEGY_PARALLEL, 0) };
-	parload_selection sel;
 	parload_request r;
 	lt_stream s, big;
 	lt_sel q;
@@ -433,25 +444,8 @@ START_TEST(test_aligned)
 	s.views[1] = 7;
 	s.views[2] = 11;
 	lt_write(&s, "aligned");
-	for (int part = 0; part < 3; part++)
-		for (int t = 0; t < 2; t++) {
-			char what[80];
-			parload_dataset ds;
-
-			snprintf(what, sizeof(what), "aligned, %s, %d worker%s",
-				 part == 0 ? "whole" :
-				 part == 1 ? "crop" : "sinograms",
-				 t ? 3 : 1, t ? "s" : "");
-			lt_sel_part(&s, part, 3, 37, 5, 90, &q);
-			lt_sel_to(&q, &sel);
-			lt_request(&s, &r);
-			r.selection = &sel;
-			assert_mode_loads(ls[t], &r, m,
-					  mode_used(m, s.paths[0]), what);
-			load_as(ls[t], &r, m, &ds, what);
-			lt_assert_loaded(&s, &q, &ds, false, what);
-			parload_dataset_free(&ds);
-		}
+	assert_parts(ls[0], &s, m, 37, 90, "aligned, 1 worker");
+	assert_parts(ls[1], &s, m, 37, 90, "aligned, 3 workers");
 	lt_layout(&big, 1100, 600, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 0, 0, 0,
 		  3);
 	lt_write(&big, "alignedbig");

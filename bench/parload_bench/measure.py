@@ -208,6 +208,12 @@ def run_copyfloor(tools, p, stream):
             stream.height, stream.width * stream.bpp)]
     if p.tool == "sinofloor-map":
         cmd.append("--map")
+    return run_floor(p, stream, cmd)
+
+
+def run_floor(p, stream, cmd):
+    """A floor's command on the stream's file: its reported time, after
+    it read every byte of the file."""
     r, proc = run_checked(cmd + [stream.path], None)
     d = last_json(r.stdout)
     if d.get("bytes") != stream.size or d.get("verified") is not True:
@@ -219,15 +225,10 @@ def run_copyfloor(tools, p, stream):
 def run_uringfloor(tools, p, stream):
     """bench/uringfloor (--direct for uringfloor-direct): its reported
     time, after it read every byte of the file."""
-    cmd = [tools.uringfloor, "--threads", str(p.threads), "--depth",
-           str(p.depth)] + (["--direct"] if p.tool == "uringfloor-direct"
-                            else [])
-    r, proc = run_checked(cmd + [stream.path], None)
-    d = last_json(r.stdout)
-    if d.get("bytes") != stream.size or d.get("verified") is not True:
-        raise BenchError("%s read %s of %d bytes" %
-                         (p.label(), d.get("bytes"), stream.size))
-    return result(float(d["seconds"]), proc, None, d["bytes"])
+    return run_floor(p, stream, [
+        tools.uringfloor, "--threads", str(p.threads), "--depth",
+        str(p.depth)] + (["--direct"] if p.tool == "uringfloor-direct"
+                         else []))
 
 
 def run_dd(tools, p, stream):
