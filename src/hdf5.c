@@ -1318,10 +1318,21 @@ int parload__hdf5_write(const char *tmp, const char *path,
 	return 0;
 }
 
+/* libhdf5 initialised when the module is first asked for, as h5py's
+ * import does, not by the first file: a fresh process's first describe
+ * of a 20,000-chunk dataset took 7 ms, the second 3.4-4 ms. */
+static void h5_ready(void)
+{
+	h5_enter();
+	(void)H5open();
+	h5_leave();
+}
+
 /* This file's reader and writer, as a module (module.c). */
 PARLOAD__MODULE_EXPORT const parload__module parload__hdf5_module = {
 	.abi = PARLOAD__MODULE_ABI,
 	.read = parload__hdf5_read,
 	.write = parload__hdf5_write,
+	.ready = h5_ready,
 };
 #endif /* HAVE_HDF5 */

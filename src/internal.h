@@ -564,7 +564,7 @@ int parload__hdf5_where(const char *file, const char *dataset,
 /* ---- module.c, module_host.c: what needs libtiff or libhdf5, in a
  * module opened on first use ---- */
 
-#define PARLOAD__MODULE_ABI 3u
+#define PARLOAD__MODULE_ABI 4u
 
 struct parload__tiff_page;
 struct parload__tiff_pages;
@@ -615,6 +615,10 @@ typedef struct parload__module {
 	int (*tiff_walk)(struct parload__tiff_pages *w, uint32_t f,
 			 parload_error *err);
 	const parload__decoder *tiff_decoder;
+	/* Called once, when the module is first asked for (module.c): the
+	 * library it wraps made ready, so that the first file read or
+	 * written does not pay its initialisation (NULL: nothing to do). */
+	void (*ready)(void);
 } parload__module;
 
 /* The tables are the only names a module exports. */

@@ -169,6 +169,8 @@ static void load(slot *s)
 	else
 		open_module(s);
 #endif
+	if (s->m && s->m->ready)
+		s->m->ready();
 }
 
 static void load_tiff(void)
