@@ -304,6 +304,14 @@ static int write_raw(const char *out, const char *path,
 				      s->pixel_type,
 				      (ds->desc.flags & PARLOAD_DESC_CRC32C) ?
 					      PARLOAD_FLAG_CRC32C : 0);
+	/* The writer creates path anew: opening the empty temporary file
+	 * with its O_TRUNC would make ext4 send all of it to the disk at the
+	 * close (see write_array_file); O_TRUNC on a file it creates does
+	 * nothing. */
+	if (rc == 0 && unlink(path) != 0 && errno != ENOENT) {
+		error_msg("%s: cannot write: %s", out, strerror(errno));
+		return EXIT_FAIL;
+	}
 	if (rc == 0)
 		rc = parload_writer_open(&w, path, &h, &err);
 	for (uint64_t k = 0; rc == 0 && k < s->views; k++)
