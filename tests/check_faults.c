@@ -791,8 +791,10 @@ START_TEST(test_walk_raw_files)
 			ck_assert_msg(k < 0 || ft_may_succeed(&c, k), "%s: "
 				      "succeeded past a fault", what);
 			ck_assert_int_eq(memcmp(ds.pixels, want.pixels, pb), 0);
-			ck_assert_int_eq(memcmp(ds.raw_headers,
-						want.raw_headers, hb), 0);
+			/* The aligned layout has no view headers. */
+			ck_assert(hb == 0 ||
+				  memcmp(ds.raw_headers, want.raw_headers,
+					 hb) == 0);
 			parload_dataset_free(&ds);
 		} else {
 			ft_assert_failure(what, k, rc, &err, NULL, false);
