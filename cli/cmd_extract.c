@@ -277,7 +277,6 @@ static int write_array_file(const char *out, const char *path,
 
 	if (fd >= 0 && !f)
 		close(fd);
-
 	if (f && fclose(f) != 0)
 		ok = false;
 	if (!ok) {

@@ -301,10 +301,10 @@ static bool chunk(h5in *in, const unsigned char *key, uint64_t addr)
 		 * of doubling from 64 were a tenth of a 20,000-chunk walk). */
 		const uint64_t room = (in->f.size - in->f.base) /
 				      (key_size(in) + in->f.so);
+		const uint64_t first = PARLOAD__MIN(PARLOAD__MIN(in->most, room),
+						    (uint64_t)1 << 20);
 		const uint64_t cap = in->cap ? 2 * in->cap :
-				     PARLOAD__MAX(PARLOAD__MIN(PARLOAD__MIN(
-					     in->most, room), (uint64_t)1 << 20),
-						  64);
+					       PARLOAD__MAX(first, 64);
 		parload__h5chunk *p = parload__sys_malloc(cap * sizeof(*p));
 
 		if (!p)
