@@ -410,6 +410,34 @@ static int read_bounced(job *j, unsigned w, worker_io *io,
 	return rc;
 }
 
+/* What a direct batch reads through the bounce buffer: a run of pieces
+ * that follow each other in the file, from off (at most one more than the
+ * batch's pieces: a straight piece's tail starts the next run). */
+typedef struct bounce_run {
+	struct iovec iov[BATCH_IOV + 1];
+	bool rows[BATCH_IOV + 1];
+	uint64_t off;
+	int n;
+} bounce_run;
+
+static void run_add(bounce_run *r, uint64_t at, unsigned char *place,
+		    uint64_t len, bool row)
+{
+	if (r->n == 0)
+		r->off = at;
+	r->rows[r->n] = row;
+	r->iov[r->n++] = (struct iovec){ place, (size_t)len };
+}
+
+static int run_flush(job *j, unsigned w, worker_io *io, bounce_run *r,
+		     const parload__file *f, parload_error *e)
+{
+	const int n = r->n;
+
+	r->n = 0;
+	return n ? read_bounced(j, w, io, r->iov, r->rows, n, r->off, f, e) : 0;
+}
+
 /* Direct I/O: the whole blocks of each piece whose file offset and place
  * agree modulo the block, straight into the place, one request for the
  * pieces that follow each other in memory too; every other byte of the
@@ -424,13 +452,14 @@ static int read_direct(job *j, unsigned w, worker_io *io,
 		       const struct iovec *iov, const bool *rows, int cnt,
 		       uint64_t off, const parload__file *f, parload_error *e)
 {
-	struct iovec run[BATCH_IOV + 1];
-	bool run_rows[BATCH_IOV + 1];
-	uint64_t pos = off, run_off = off;
-	int m = 0, rc = 0;
+	bounce_run r;
+	uint64_t pos = off;
+	int rc = 0;
 
+	r.n = 0;
 	for (int k = 0; rc == 0 && k < cnt; k++) {
 		unsigned char *place = iov[k].iov_base;
+		const bool row = rows[k];
 		uint64_t len = iov[k].iov_len, a, b;
 
 		/* Pieces that follow each other in memory too (whole views,
@@ -442,39 +471,23 @@ static int read_direct(job *j, unsigned w, worker_io *io,
 		b = (pos + len) & ~(DIRECT_ALIGN - 1);
 		if (!place || (((uintptr_t)place - pos) & (DIRECT_ALIGN - 1)) ||
 		    b <= a) {
-			if (m == 0)
-				run_off = pos;
-			run_rows[m] = rows[k];
-			run[m++] = (struct iovec){ place, (size_t)len };
+			run_add(&r, pos, place, len, row);
 			pos += len;
 			continue;
 		}
-		if (a > pos) {
-			if (m == 0)
-				run_off = pos;
-			run_rows[m] = rows[k];
-			run[m++] = (struct iovec){ place, (size_t)(a - pos) };
-		}
-		if (m)
-			rc = read_bounced(j, w, io, run, run_rows, m, run_off, f,
-					  e);
-		m = 0;
+		if (a > pos)
+			run_add(&r, pos, place, a - pos, row);
+		rc = run_flush(j, w, io, &r, f, e);
 		if (rc == 0)
 			rc = parload__pread_upto(f->dfd, place + (a - pos),
 						 (size_t)(b - a), (size_t)(b - a),
 						 a, j->max_read, NULL,
 						 &j->stats[w], j->plan.d, f, e);
-		if (b < pos + len) {
-			run_off = b;
-			run_rows[m] = rows[k];
-			run[m++] = (struct iovec){ place + (b - pos),
-						   (size_t)(pos + len - b) };
-		}
+		if (b < pos + len)
+			run_add(&r, b, place + (b - pos), pos + len - b, row);
 		pos += len;
 	}
-	if (rc == 0 && m)
-		rc = read_bounced(j, w, io, run, run_rows, m, run_off, f, e);
-	return rc;
+	return rc ? rc : run_flush(j, w, io, &r, f, e);
 }
 
 static int read_batch(job *j, unsigned w, worker_io *io, struct iovec *iov,

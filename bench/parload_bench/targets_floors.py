@@ -185,33 +185,37 @@ def cold_peer(run, file):
 
 # ---- would an io_uring reader beat the pool? (experiment 14) ----
 
-def uring(direct=False, rings=True):
+def uring(direct=False, rings=True, cache="cold"):
     """An io_uring floor's time on a file: buffered or O_DIRECT; rings:
     one ring a core with many requests in flight, else as many threads
     with one request each."""
     tool = "uringfloor-direct" if direct else "uringfloor"
-    return lambda run, file, cache="cold": cache_pick(
+    return lambda run, file: cache_pick(
         file, cache, lambda p, n: p.tool == tool and
         (p.threads == n) == rings).get(run)
 
 
-def pread_floor(run, file, cache="cold"):
-    """The fresh-memory floor (pread, a thread a core) on a file."""
-    return cache_pick(file, cache, lambda p, n: p.tool == "freshfloor" and
-                      p.threads == n).get(run)
+def pread_floor(cache="cold"):
+    """The fresh-memory floor's time (pread, a thread a core) on a file."""
+    return lambda run, file: cache_pick(
+        file, cache, lambda p, n: p.tool == "freshfloor" and
+        p.threads == n).get(run)
 
 
-def per_file(a, b, cache="cold"):
+def faster_direct_floor(run, file):
+    """The faster of the file's two cold O_DIRECT floors."""
+    xs = [x for x in (uring(True)(run, file), uring(True, False)(run, file))
+          if x]
+    return min(xs) if xs else None
+
+
+def per_file(a, b):
     """a / b on each of experiment 14's files, as text (no verdict)."""
     def value(run):
-        xs = [(f, a(run, f, cache), b(run, f, cache)) for f in CACHE_FILES]
+        xs = [(f, a(run, f), b(run, f)) for f in CACHE_FILES]
         xs = ["%s %.2f" % (f, x / y) for f, x, y in xs if x and y]
         return Measured(None, ", ".join(xs)) if xs else None
     return value
-
-
-def direct_load(run, file, cache="cold"):
-    return load("direct")(run, file)
 
 
 def aligned(pred):
@@ -245,18 +249,16 @@ URING_NOTES = [
     Note("16f", "io_uring, warm: the io_uring floor (a ring a core, 8 reads "
          "of 1 MiB in flight each, into a fresh mapping) / the fresh-memory "
          "floor (pread, a thread a core), per file: %s.",
-         per_file(uring(), pread_floor, "warm")),
+         per_file(uring(cache="warm"), pread_floor("warm"))),
     Note("16f", "io_uring, cold: the same, buffered / the fresh-memory "
-         "floor, cold, per file: %s.", per_file(uring(), pread_floor)),
+         "floor, cold, per file: %s.", per_file(uring(), pread_floor())),
     Note("16f", "io_uring, cold, O_DIRECT: a ring a core, 8 reads in flight "
          "each / as many threads with one read each (io_uring at depth 1, "
          "as pread), per file: %s.",
          per_file(uring(True), uring(True, rings=False))),
     Note("16f", "--cache direct / the faster of those two O_DIRECT floors, "
          "per file: %s.",
-         per_file(direct_load, lambda run, f, c: min(
-             [x for x in (uring(True)(run, f), uring(True, False)(run, f))
-              if x] or [None]))),
+         per_file(load("direct"), faster_direct_floor)),
 ]
 
 CACHE_TARGETS = [
