@@ -799,19 +799,18 @@ static bool where(hid_t f, hid_t d, parload__h5where *w)
 #endif
 }
 
-/* The chunk index as parload's parser reads it from the file: 0, or 1 to
- * fall back. */
+/* The chunk index as parload's parser reads it from the file, each chunk
+ * to put: 0, 1 to fall back, or put's code. */
 static int direct_chunks(const char *file, hid_t f, hid_t d,
-			 parload__h5index *out)
+			 parload__h5put put, void *ctx)
 {
 	parload__h5where w;
 	int fd, rc;
 
-	memset(out, 0, sizeof(*out));
 	if (!where(f, d, &w) ||
 	    (fd = parload__sys_open(file, O_RDONLY | O_CLOEXEC)) < 0)
 		return 1;
-	rc = parload__h5index_read(fd, &w, out);
+	rc = parload__h5index_walk(fd, &w, put, ctx);
 	parload__sys_close(fd);
 	return rc;
 }
@@ -833,9 +832,9 @@ static hsize_t chunk_base(hid_t f)
 	return ub;
 }
 
-/* The chunk index through libhdf5: a call per chunk. */
+/* The chunk index through libhdf5: a call per chunk, each to put. */
 static int lib_chunks(const char *file, const char *name, hid_t f, hid_t d,
-		      parload__h5index *out, parload_error *err)
+		      parload__h5put put, void *ctx, parload_error *err)
 {
 	hid_t fs = H5Dget_space(d);
 	const int rank = fs < 0 ? -1 : H5Sget_simple_extent_ndims(fs);
@@ -843,14 +842,11 @@ static int lib_chunks(const char *file, const char *name, hid_t f, hid_t d,
 	hsize_t n = 0;
 	int rc = 0;
 
-	memset(out, 0, sizeof(*out));
 	if (rank < 2 || rank > 3 || H5Dget_num_chunks(d, fs, &n) < 0) {
 		h5_close(&fs, H5Sclose);
 		return parload__fail_path(err, PARLOAD_ECONTAINER, 0, file,
 					  "%s: unreadable chunk index", name);
 	}
-	if (!(out->c = zalloc(n * sizeof(*out->c))))
-		rc = parload__fail_nomem(err, file);
 	for (hsize_t i = 0; rc == 0 && i < n; i++) {
 		hsize_t at[3] = { 0, 0, 0 };
 		unsigned mask = 0;
@@ -864,48 +860,87 @@ static int lib_chunks(const char *file, const char *name, hid_t f, hid_t d,
 						file, "%s: chunk %" PRIu64
 						" unreadable", name,
 						(uint64_t)i);
-		out->c[out->n++] = (parload__h5chunk){
-			.at = { at[0], at[1], at[2] }, .addr = base + addr,
-			.bytes = bytes, .mask = mask };
+		else
+			rc = put(ctx, &(parload__h5chunk){
+					      .at = { at[0], at[1], at[2] },
+					      .addr = base + addr,
+					      .bytes = bytes, .mask = mask });
 	}
 	h5_close(&fs, H5Sclose);
-	if (rc)
-		parload__h5index_free(out);
 	return rc;
 }
 
-/* Every chunk once: one chunk per (frame, strip); false in whole when a
- * chunk is missing (never written) or skipped a filter. */
-static int chunk_table(h5r *r, uint64_t *off, uint64_t *size, bool *whole)
+/* Where a dataset's chunks go: each to the strip of its frame's view, as
+ * the index gives it (the frames loaded: the views of r->frame). */
+typedef struct strip_put {
+	h5r *r;
+	const uint64_t *view; /* a frame's view, UINT64_MAX for one not
+			       * loaded; NULL: every frame, in order */
+	uint64_t want;        /* a chunk's bytes, stored plainly */
+	bool plain;           /* so stored: the size is checked */
+	uint64_t seen;        /* chunks given */
+	uint64_t filled;      /* strips given one */
+	bool whole;           /* none skipped a filter */
+} strip_put;
+
+static int put_strip(void *ctx, const parload__h5chunk *ch)
 {
-	const parload__strips *t = &r->c->strips;
-	const uint64_t all = r->dims[0] * t->per_view;
-	parload__h5index x;
-	int rc = direct_chunks(r->file, r->f, r->d, &x);
+	strip_put *p = ctx;
+	h5r *r = p->r;
+	parload__strips *t = &r->c->strips;
+	const uint64_t j = ch->at[1] ? ch->at[1] / t->rows : 0;
+	const uint64_t i = p->seen++;
+	uint64_t v;
+	parload__strip *s;
 
-	if (rc == 1 && (rc = lib_chunks(r->file, r->name, r->f, r->d, &x,
-					    r->err)))
-		return rc;
-	*whole = true;
-	for (uint64_t i = 0; i < x.n; i++) {
-		const parload__h5chunk *ch = &x.c[i];
-		const uint64_t k = ch->at[0] * t->per_view +
-				   ch->at[1] / t->rows;
+	if (ch->at[0] >= r->dims[0] || j * t->rows != ch->at[1] || ch->at[2] ||
+	    j >= t->per_view)
+		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
+					  r->file, "%s: chunk %" PRIu64
+					  " at an impossible place", r->name,
+					  i);
+	v = p->view ? p->view[ch->at[0]] : ch->at[0];
+	if (v == UINT64_MAX)
+		return 0;
+	s = &t->s[v * t->per_view + j];
+	if (s->bytes)
+		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
+					  r->file, "%s: chunk %" PRIu64
+					  " at an impossible place (a second "
+					  "chunk of frame %" PRIu64 ")",
+					  r->name, i, (uint64_t)ch->at[0]);
+	if (ch->bytes == 0 || (p->plain && ch->bytes != p->want))
+		return parload__fail(r->err, PARLOAD_ECONTAINER, 0, r->file, v,
+				     ch->addr, "%s: chunk %" PRIu64
+				     ": recorded size %" PRIu64 "%s%" PRIu64,
+				     r->name, ch->at[0] * t->per_view + j,
+				     ch->bytes,
+				     p->plain ? ", expected " : ", expected > ",
+				     p->plain ? p->want : 0);
+	*s = (parload__strip){ .off = ch->addr, .bytes = ch->bytes,
+			       .page = (uint32_t)ch->at[0] };
+	p->filled++;
+	p->whole &= ch->mask == 0;
+	return 0;
+}
 
-		if (ch->at[0] >= r->dims[0] || ch->at[1] % t->rows ||
-		    ch->at[2] || k >= all || size[k] != UINT64_MAX) {
-			rc = parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
-						r->file, "%s: chunk %" PRIu64
-						" at an impossible place",
-						r->name, i);
-			break;
-		}
-		off[k] = ch->addr;
-		size[k] = ch->bytes;
-		*whole &= ch->mask == 0;
+/* Every loaded frame's chunks into its strips (r->c->strips.s, zeroed);
+ * p->whole false when a chunk is missing (never written) or skipped a
+ * filter. */
+static int chunk_table(h5r *r, strip_put *p)
+{
+	parload__strips *t = &r->c->strips;
+	int rc = direct_chunks(r->file, r->f, r->d, put_strip, p);
+
+	if (rc == 1) {
+		/* What the parser gave before it gave up is given again. */
+		memset(t->s, 0, r->n * t->per_view * sizeof(*t->s));
+		p->seen = p->filled = 0;
+		p->whole = true;
+		rc = lib_chunks(r->file, r->name, r->f, r->d, put_strip, p,
+				r->err);
 	}
-	*whole &= x.n == all;
-	parload__h5index_free(&x);
+	p->whole &= p->filled == r->n * t->per_view;
 	return rc;
 }
 
@@ -929,8 +964,12 @@ int parload__hdf5_chunks(const char *file, const char *dataset, bool direct,
 	h5_enter();
 	rc = open_named(file, dataset, &f, &d, err);
 	if (rc == 0)
-		rc = direct ? direct_chunks(file, f, d, out) :
-			      lib_chunks(file, dataset, f, d, out, err);
+		rc = direct ? direct_chunks(file, f, d, parload__h5index_append,
+					    out) :
+			      lib_chunks(file, dataset, f, d,
+					 parload__h5index_append, out, err);
+	if (rc)
+		parload__h5index_free(out);
 	h5_close(&d, H5Dclose);
 	h5_close(&f, H5Fclose);
 	h5_leave();
@@ -963,8 +1002,8 @@ static int chunked(h5r *r, uint64_t elem)
 				       r->rank == 3 ? cd : cd + 1);
 	char why[200] = "";
 	parload__codec codec;
-	uint64_t *off = NULL, *size = NULL, all;
-	bool whole = false;
+	strip_put p = { .r = r, .whole = true };
+	uint64_t *view = NULL;
 	int rc;
 
 	if (crank != r->rank)
@@ -986,34 +1025,22 @@ static int chunked(h5r *r, uint64_t elem)
 	rc = alloc_strips(r, (uint32_t)((r->dims[1] + t->rows - 1) / t->rows));
 	if (rc || codec == PARLOAD__CODEC_CUSTOM)
 		return rc ? rc : custom(r, t->rows, why);
-	all = r->dims[0] * t->per_view;
-	if (!(off = zalloc(all * sizeof(*off))) ||
-	    !(size = zalloc(all * sizeof(*size)))) {
-		parload__sys_free(off);
-		return parload__fail_nomem(r->err, r->file);
+	p.want = (uint64_t)t->rows * r->dims[2] * elem;
+	p.plain = codec == PARLOAD__CODEC_NONE;
+	/* Some frames (NXtomo's image_key): each frame's view, or none. */
+	if (r->n < r->dims[0]) {
+		if (!(view = parload__sys_malloc(r->dims[0] * sizeof(*view))))
+			return parload__fail_nomem(r->err, r->file);
+		memset(view, 0xff, r->dims[0] * sizeof(*view));
+		for (uint64_t v = 0; v < r->n; v++)
+			view[r->frame[v]] = v;
+		p.view = view;
 	}
-	memset(size, 0xff, all * sizeof(*size));
-	rc = chunk_table(r, off, size, &whole);
-	for (uint64_t i = 0; rc == 0 && whole && i < r->n * t->per_view; i++) {
-		const uint64_t k = r->frame[i / t->per_view] * t->per_view +
-				   i % t->per_view;
-		const uint64_t want = (uint64_t)t->rows * r->dims[2] * elem;
-
-		t->s[i] = (parload__strip){ .off = off[k], .bytes = size[k],
-					    .page = (uint32_t)r->frame[
-						    i / t->per_view] };
-		if (codec == PARLOAD__CODEC_NONE && size[k] != want)
-			rc = parload__fail(r->err, PARLOAD_ECONTAINER, 0,
-					   r->file, i / t->per_view, off[k],
-					   "%s: chunk %" PRIu64 ": recorded "
-					   "size %" PRIu64 ", expected %"
-					   PRIu64, r->name, k, size[k], want);
-	}
-	parload__sys_free(off);
-	parload__sys_free(size);
+	rc = chunk_table(r, &p);
+	parload__sys_free(view);
 	t->codec = codec;
 	t->elem = (uint32_t)elem;
-	if (rc == 0 && !whole)
+	if (rc == 0 && !p.whole)
 		rc = custom(r, t->rows, "HDF5 chunks that are not all written "
 			    "or skipped a filter are read through libhdf5, "
 			    "one thread at a time");

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -495,12 +496,26 @@ typedef struct parload__h5where {
 	uint32_t elem;      /* bytes per element */
 } parload__h5where;
 
+/* Where the walk gives each chunk, in the index's order: 0 to go on, or a
+ * negative code that ends the walk with it. */
+typedef int (*parload__h5put)(void *ctx, const parload__h5chunk *c);
+
+/* The chunks of the dataset w describes in the HDF5 file open as fd, each
+ * to put once: 0 when every chunk written was given (none twice, none
+ * past the dataset's), 1 to fall back (to libhdf5's calls; put may have
+ * had some chunks), or put's code. */
+int parload__h5index_walk(int fd, const parload__h5where *w,
+			  parload__h5put put, void *ctx);
+
 /* A table of chunks, in the index's order. */
 typedef struct parload__h5index {
 	parload__h5chunk *c; /* owned */
 	uint64_t n;
 } parload__h5index;
 
+/* A put that adds the chunk at the table's end (ctx: the table, zeroed
+ * at first; PARLOAD_ENOMEM when it cannot grow). */
+int parload__h5index_append(void *ctx, const parload__h5chunk *c);
 /* The chunks of the dataset w describes in the HDF5 file open as fd: 0
  * with *out filled (every chunk written, once), or 1 to fall back
  * (nothing held; out of memory falls back too). */
@@ -517,11 +532,26 @@ typedef struct parload__h5file {
 	unsigned so, sl;    /* sizes of offsets and lengths */
 } parload__h5file;
 
-/* n bytes little-endian (n <= 8). */
+/* n bytes little-endian (n <= 8).  A chunk index's keys are mostly
+ * these: read as one load of 8 or 4 bytes where the host is
+ * little-endian, not byte by byte, describe() of 20,000 chunks took 1.08
+ * ms instead of 1.55 (in a loop; 2.05 and 2.59 ms in a fresh process). */
 static inline uint64_t parload__h5_le(const unsigned char *p, unsigned n)
 {
 	uint64_t v = 0;
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (n == 8) {
+		memcpy(&v, p, 8);
+		return v;
+	}
+	if (n == 4) {
+		uint32_t u;
+
+		memcpy(&u, p, 4);
+		return u;
+	}
+#endif
 	for (unsigned k = n; k > 0; k--)
 		v = v << 8 | p[k - 1];
 	return v;
@@ -564,7 +594,7 @@ int parload__hdf5_where(const char *file, const char *dataset,
 /* ---- module.c, module_host.c: what needs libtiff or libhdf5, in a
  * module opened on first use ---- */
 
-#define PARLOAD__MODULE_ABI 4u
+#define PARLOAD__MODULE_ABI 5u
 
 struct parload__tiff_page;
 struct parload__tiff_pages;
@@ -579,8 +609,9 @@ typedef struct parload__host {
 	void (*error_prefix)(parload_error *err, const char *prefix);
 	int (*fail_open)(parload_error *err, int sys_errno, const char *path);
 	void (*container_free)(parload__container *c);
-	int (*h5index_read)(int fd, const parload__h5where *w,
-			    parload__h5index *out);
+	int (*h5index_walk)(int fd, const parload__h5where *w,
+			    parload__h5put put, void *ctx);
+	int (*h5index_append)(void *ctx, const parload__h5chunk *c);
 	void (*h5index_free)(parload__h5index *x);
 	int (*hdf5_names)(const parload_source *src, char **file,
 			  const char **dataset, parload_error *err);

@@ -44,10 +44,15 @@ void parload__container_free(parload__container *c)
 	host->container_free(c);
 }
 
-int parload__h5index_read(int fd, const parload__h5where *w,
-			  parload__h5index *out)
+int parload__h5index_walk(int fd, const parload__h5where *w,
+			  parload__h5put put, void *ctx)
 {
-	return host->h5index_read(fd, w, out);
+	return host->h5index_walk(fd, w, put, ctx);
+}
+
+int parload__h5index_append(void *ctx, const parload__h5chunk *c)
+{
+	return host->h5index_append(ctx, c);
 }
 
 void parload__h5index_free(parload__h5index *x)

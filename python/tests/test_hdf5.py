@@ -231,6 +231,27 @@ def test_nxtomo_frames(nxtomo):
     assert np.array_equal(ds.pixels, darks)
 
 
+def test_unwritten_chunks_of_frames_not_loaded(tmp_path):
+    # Only the chunks of the frames loaded decide whether the workers
+    # read them: a dark frame never written sends the darks through
+    # libhdf5 (its fill value), not the projections.
+    proj, flats, darks, _ = scan_frames(10)
+    p = tmp_path / "gap.nxs"
+    with h5py.File(p, "w") as f:
+        f.create_group("entry").attrs["NX_class"] = np.bytes_(b"NXentry")
+        d = f.create_dataset("entry/data/data", (V + 2, H, W), "u2",
+                             chunks=(1, H, W), fillvalue=7)
+        d[:V] = proj
+        d[V] = darks[0]
+        f["entry/data/image_key"] = np.array([0] * V + [2, 2], np.int32)
+    ds = parload.load(p, threads=2)
+    assert np.array_equal(ds.pixels, proj) and ds.stats["serial"] is None
+    ds = parload.load(p, frames="darks")
+    assert np.array_equal(ds.pixels[0], darks[0])
+    assert (ds.pixels[1] == 7).all()
+    assert "not all written" in ds.stats["serial"]
+
+
 @pytest.mark.parametrize("named", [False, True])
 def test_nxtomo_angles(nxtomo, named):
     p, (_, _, _, theta), name, layout = nxtomo
