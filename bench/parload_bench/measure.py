@@ -470,6 +470,16 @@ def evict(tools, stream, count_only=False):
     return resident, total
 
 
+def resident_pages(tools, paths):
+    """(resident, total) pages of the files at paths, summed (mincore)."""
+    r = subprocess.run([tools.evict, "--count"] + list(paths),
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise BenchError("evict --count failed: %s" % r.stderr.strip())
+    counts = [line.split()[:2] for line in r.stdout.splitlines()]
+    return (sum(int(a) for a, _ in counts), sum(int(b) for _, b in counts))
+
+
 def cached_share(tools, stream):
     """The share of the file's pages in the page cache now (mincore), in
     [0, 1]."""

@@ -5,7 +5,8 @@ import shutil
 import subprocess
 
 from . import HERE, BenchError, log
-from .measure import cached_share, check_by_extract, evict, measure
+from .measure import (cached_share, check_by_extract, evict, measure,
+                      resident_pages)
 from .points import CALIBRATE, Point, RawLayout
 from .sessions import ALIGNED, PAGE_CACHE
 
@@ -93,16 +94,20 @@ def remove_all(sessions):
                 os.remove(path)
 
 
+def file_paths(f):
+    """The files a stream is read from (a folder's, a list's)."""
+    return f.paths() if hasattr(f, "paths") else f.operands()
+
+
 def warm(tools, f):
     """One untimed read of a file (of each file of a folder) into the page
     cache: the copy floor with one thread, or, for many files, a read in
     this process."""
-    paths = f.paths() if hasattr(f, "paths") else f.operands()
-    if len(paths) == 1:
+    if len(file_paths(f)) == 1:
         measure(tools, Point("copyfloor", [], threads=1), f)
         return
     buf = bytearray(1 << 20)
-    for path in paths:
+    for path in file_paths(f):
         with open(path, "rb", buffering=0) as fh:
             while fh.readinto(buf):
                 pass
@@ -157,9 +162,10 @@ def run_session(tools, s, runs, measured):
             if (slow or getattr(p, "settle_always", False)) and \
                     p.tool in FRESH_MEMORY:
                 measure(tools, p, st)
-            prepare(tools, s)
+            rewarmed = prepare(tools, s, p)
             m = measure(tools, p, st)
             m["run"] = run + 1
+            m["rewarmed"] = rewarmed
             if s.note in (PAGE_CACHE, ALIGNED):
                 # Experiment 14: what the run left of the file cached.
                 m["cached"] = cached_share(tools, st)
@@ -168,11 +174,13 @@ def run_session(tools, s, runs, measured):
             slow = m["wall"] > SETTLE_SECONDS
 
 
-def prepare(tools, s):
-    """Before a run: a cold session's file evicted (and checked); in
-    experiment 14's warm sessions, whose loads may leave the file partly
-    out of the page cache, the file read in again unless all of it is
-    cached."""
+def prepare(tools, s, p):
+    """Before a run of p: a cold session's file evicted (and checked); in a
+    warm session, each file the run reads that is not wholly in the page
+    cache read in again, and how many were (experiment 14's loads may leave
+    a file partly out of it; the kernel of the virtual machine the bench
+    was written on pages out file pages left unread for about a minute,
+    DAMON's pageout scheme, which a slow session's rounds can outlast)."""
     st = s.stream
     if s.cache == "cold":
         resident, total = evict(tools, st)
@@ -182,8 +190,17 @@ def prepare(tools, s):
                 "stay resident): the cold-cache experiment needs a "
                 "disk-backed file system (not tmpfs); set "
                 "PARLOAD_BENCH_DIR" % (st.path, resident, total))
-    elif s.note == PAGE_CACHE and cached_share(tools, st) < 1.0:
-        warm(tools, st)
+        return 0
+    rewarmed = 0
+    f = p.file(s)
+    for g in getattr(f, "parts", ()) + (f,):
+        if not g or not getattr(g, "views", True):
+            continue
+        resident, total = resident_pages(tools, file_paths(g))
+        if resident < total:
+            warm(tools, g)
+            rewarmed += 1
+    return rewarmed
 
 
 # Untimed runs of the I/O alone that set experiment 11's compute.

@@ -34,7 +34,7 @@ RUN_FIELDS = ["experiments", "point", "tool", "strategy", "io", "buffer",
               "payload_bytes", "file_bytes", "run", "seconds", "wall_seconds",
               "peak_rss_kib", "harness_rss_kib", "read_calls", "bytes_read",
               "first_batch_seconds", "call_seconds", "cache_used",
-              "cached_share"]
+              "cached_share", "rewarmed"]
 
 
 def point_fields(s, p):
@@ -75,6 +75,7 @@ def run_rows(measured):
             "call_seconds": blank(m.get("call_seconds"), "%.9f"),
             "cache_used": m.get("cache_used") or "",
             "cached_share": blank(m.get("cached"), "%.4f"),
+            "rewarmed": m.get("rewarmed", ""),
         })
         rows.append(r)
     return rows
@@ -280,6 +281,12 @@ def results_md(stamp, args, n, tools, sessions, failure, plots, targets_md,
                elapsed):
     md = ["# parload bench, %s" % stamp, "",
           INTRO % ("Quick" if args.quick else "Full", args.runs, n), ""]
+    rewarmed = sum(1 for s in sessions if s.cache == "warm"
+                   for p in s.points for m in p.runs if m.get("rewarmed"))
+    if rewarmed:
+        md += ["Warm runs that found a file of theirs partly out of the "
+               "page cache, and read it in again before the clock: %d "
+               "(runs.csv, *rewarmed*)." % rewarmed, ""]
     if failure:
         md += ["**The run stopped early: %s**" % failure, ""]
     md += ["- skipped: " + m for m in tools.missing]
