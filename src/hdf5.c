@@ -870,77 +870,21 @@ static int lib_chunks(const char *file, const char *name, hid_t f, hid_t d,
 	return rc;
 }
 
-/* Where a dataset's chunks go: each to the strip of its frame's view, as
- * the index gives it (the frames loaded: the views of r->frame). */
-typedef struct strip_put {
-	h5r *r;
-	const uint64_t *view; /* a frame's view, UINT64_MAX for one not
-			       * loaded; NULL: every frame, in order */
-	uint64_t want;        /* a chunk's bytes, stored plainly */
-	bool plain;           /* so stored: the size is checked */
-	uint64_t seen;        /* chunks given */
-	uint64_t filled;      /* strips given one */
-	bool whole;           /* none skipped a filter */
-} strip_put;
-
-static int put_strip(void *ctx, const parload__h5chunk *ch)
-{
-	strip_put *p = ctx;
-	h5r *r = p->r;
-	parload__strips *t = &r->c->strips;
-	const uint64_t j = ch->at[1] ? ch->at[1] / t->rows : 0;
-	const uint64_t i = p->seen++;
-	uint64_t v;
-	parload__strip *s;
-
-	if (ch->at[0] >= r->dims[0] || j * t->rows != ch->at[1] || ch->at[2] ||
-	    j >= t->per_view)
-		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
-					  r->file, "%s: chunk %" PRIu64
-					  " at an impossible place", r->name,
-					  i);
-	v = p->view ? p->view[ch->at[0]] : ch->at[0];
-	if (v == UINT64_MAX)
-		return 0;
-	s = &t->s[v * t->per_view + j];
-	if (s->bytes)
-		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
-					  r->file, "%s: chunk %" PRIu64
-					  " at an impossible place (a second "
-					  "chunk of frame %" PRIu64 ")",
-					  r->name, i, (uint64_t)ch->at[0]);
-	if (ch->bytes == 0 || (p->plain && ch->bytes != p->want))
-		return parload__fail(r->err, PARLOAD_ECONTAINER, 0, r->file, v,
-				     ch->addr, "%s: chunk %" PRIu64
-				     ": recorded size %" PRIu64 "%s%" PRIu64,
-				     r->name, ch->at[0] * t->per_view + j,
-				     ch->bytes,
-				     p->plain ? ", expected " : ", expected > ",
-				     p->plain ? p->want : 0);
-	*s = (parload__strip){ .off = ch->addr, .bytes = ch->bytes,
-			       .page = (uint32_t)ch->at[0] };
-	p->filled++;
-	p->whole &= ch->mask == 0;
-	return 0;
-}
-
-/* Every loaded frame's chunks into its strips (r->c->strips.s, zeroed);
- * p->whole false when a chunk is missing (never written) or skipped a
- * filter. */
-static int chunk_table(h5r *r, strip_put *p)
+/* Every loaded frame's chunks into its strips (zeroed): by parload's
+ * walk of the index, else by libhdf5's calls. */
+static int chunk_table(h5r *r, parload__h5strips *p)
 {
 	parload__strips *t = &r->c->strips;
-	int rc = direct_chunks(r->file, r->f, r->d, put_strip, p);
+	int rc = direct_chunks(r->file, r->f, r->d, parload__h5strips_put, p);
 
 	if (rc == 1) {
 		/* What the parser gave before it gave up is given again. */
 		memset(t->s, 0, r->n * t->per_view * sizeof(*t->s));
 		p->seen = p->filled = 0;
-		p->whole = true;
-		rc = lib_chunks(r->file, r->name, r->f, r->d, put_strip, p,
-				r->err);
+		p->masked = false;
+		rc = lib_chunks(r->file, r->name, r->f, r->d,
+				parload__h5strips_put, p, r->err);
 	}
-	p->whole &= p->filled == r->n * t->per_view;
 	return rc;
 }
 
@@ -1002,7 +946,11 @@ static int chunked(h5r *r, uint64_t elem)
 				       r->rank == 3 ? cd : cd + 1);
 	char why[200] = "";
 	parload__codec codec;
-	strip_put p = { .r = r, .whole = true };
+	parload__h5strips p = { .t = t,
+				.dims = { r->dims[0], r->dims[1], r->dims[2] },
+				.views = r->n,
+				.file = r->file, .name = r->name,
+				.err = r->err };
 	uint64_t *view = NULL;
 	int rc;
 
@@ -1040,7 +988,7 @@ static int chunked(h5r *r, uint64_t elem)
 	parload__sys_free(view);
 	t->codec = codec;
 	t->elem = (uint32_t)elem;
-	if (rc == 0 && !p.whole)
+	if (rc == 0 && !parload__h5strips_whole(&p))
 		rc = custom(r, t->rows, "HDF5 chunks that are not all written "
 			    "or skipped a filter are read through libhdf5, "
 			    "one thread at a time");

@@ -18,6 +18,7 @@
  */
 #include "internal.h"
 
+#include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -101,6 +102,14 @@ bool parload__h5_superblock(parload__h5file *f, uint64_t at)
 	f->base = parload__h5_le(b + fields, f->so);
 	f->root = parload__h5_le(b + fields + (v <= 1 ? 5u : 3u) * f->so,
 				 f->so);
+	/* Version 1 states the chunk B-tree's K, version 0 has the default;
+	 * versions 2 and 3 have it unless their extension says otherwise. */
+	f->istore_k = v == 1 ? (uint32_t)parload__h5_le(b + 24, 2) :
+		      v == 0 || parload__h5_undefined(
+					parload__h5_le(b + 12 + f->so, f->so),
+					f->so) ?
+				     32u :
+				     0u;
 	return true;
 }
 
@@ -395,6 +404,51 @@ static bool walk(h5in *in)
 	/* No B-tree: no chunk was ever written. */
 	return parload__h5_undefined(in->btree, in->f.so) ||
 	       node(in, in->btree, -1);
+}
+
+int parload__h5strips_put(void *ctx, const parload__h5chunk *ch)
+{
+	parload__h5strips *p = ctx;
+	parload__strips *t = p->t;
+	const uint64_t j = ch->at[1] ? ch->at[1] / t->rows : 0;
+	const uint64_t i = p->seen++;
+	uint64_t v;
+	parload__strip *s;
+
+	if (ch->at[0] >= p->dims[0] || j * t->rows != ch->at[1] ||
+	    ch->at[2] || j >= t->per_view)
+		return parload__fail_path(p->err, PARLOAD_ECONTAINER, 0,
+					  p->file, "%s: chunk %" PRIu64
+					  " at an impossible place", p->name,
+					  i);
+	v = p->view ? p->view[ch->at[0]] : ch->at[0];
+	if (v == UINT64_MAX)
+		return 0;
+	s = &t->s[v * t->per_view + j];
+	if (s->bytes)
+		return parload__fail_path(p->err, PARLOAD_ECONTAINER, 0,
+					  p->file, "%s: chunk %" PRIu64
+					  " at an impossible place (a second "
+					  "chunk of frame %" PRIu64 ")",
+					  p->name, i, ch->at[0]);
+	if (ch->bytes == 0 || (p->plain && ch->bytes != p->want))
+		return parload__fail(p->err, PARLOAD_ECONTAINER, 0, p->file, v,
+				     ch->addr, "%s: chunk %" PRIu64
+				     ": recorded size %" PRIu64 "%s%" PRIu64,
+				     p->name, ch->at[0] * t->per_view + j,
+				     ch->bytes,
+				     p->plain ? ", expected " : ", expected > ",
+				     p->plain ? p->want : 0);
+	*s = (parload__strip){ .off = ch->addr, .bytes = ch->bytes,
+			       .page = (uint32_t)ch->at[0] };
+	p->filled++;
+	p->masked |= ch->mask != 0;
+	return 0;
+}
+
+bool parload__h5strips_whole(const parload__h5strips *p)
+{
+	return !p->masked && p->filled == p->views * p->t->per_view;
 }
 
 int parload__h5index_walk(int fd, const parload__h5where *w,

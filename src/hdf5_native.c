@@ -1,13 +1,16 @@
 /*
- * hdf5_native.c - the common HDF5 case read without libhdf5: a contiguous
- * dataset of a plainly written file, whose metadata are a superblock,
- * groups and one object header.  The superblock (versions 0-3, after a
- * user block of 0, 512, 1024, ... bytes, offsets and lengths of 8 bytes)
+ * hdf5_native.c - the common HDF5 cases read without libhdf5: a
+ * contiguous dataset, or one chunked by whole rows of one frame and
+ * stored as it is (no filter), of a plainly written file, whose metadata
+ * are a superblock, groups, one object header and, when chunked, the
+ * chunk index (hdf5_index.c walks it).  The superblock (versions 0-3,
+ * after a user block of 0, 512, 1024, ... bytes, offsets and lengths of 8
+ * bytes)
  * gives the root group; each name on the dataset's path is a link of its
  * group: a compact Link message (hard links) or an old-style symbol table
  * (a version 1 B-tree of group nodes over symbol table nodes, the names
  * in a local heap).  The dataset's header gives its dataspace, datatype
- * and contiguous layout.  The dataset is chosen as hdf5.c chooses it, for
+ * and layout.  The dataset is chosen as hdf5.c chooses it, for
  * DXchange's /exchange/data (its flats, darks and theta) and a dataset
  * named with no image_key or rotation_angle beside it; the container is
  * the one hdf5.c would make.  Anything else, or anything inconsistent,
@@ -282,6 +285,11 @@ typedef struct dset {
 	bool is_float, sgn, be;
 	unsigned size;      /* bytes per element */
 	uint64_t addr, bytes; /* the contiguous storage */
+	uint64_t header;    /* the object header's address */
+	bool chunked;       /* else contiguous */
+	uint64_t btree;     /* chunked: the index's root */
+	uint64_t chunk[4];  /* the chunk's shape, then the element's size */
+	unsigned cdims;     /* rank + 1 of them */
 } dset;
 
 /* Dataspace, versions 1 and 2: simple, of rank 1-3. */
@@ -333,9 +341,22 @@ static bool datatype(dset *d, const unsigned char *m, size_t len)
 }
 
 /* Data layout, versions 3 and 4 (the same for this class): contiguous,
- * its address and size. */
+ * its address and size; or version 3, chunked (a version 1 B-tree of
+ * chunks): the tree's address, the chunk's shape and the element's
+ * size, which hdf5_index.c's walk reads. */
 static bool layout(dset *d, const unsigned char *m, size_t len)
 {
+	if (len >= 3 && m[0] == 3 && m[1] == 2) {
+		d->cdims = m[2];
+		if (d->cdims < 2 || d->cdims > 4 ||
+		    len < 3 + 8 + 4 * (size_t)d->cdims)
+			return false;
+		d->chunked = true;
+		d->btree = parload__h5_le(m + 3, 8);
+		for (unsigned k = 0; k < d->cdims; k++)
+			d->chunk[k] = parload__h5_le(m + 11 + 4 * k, 4);
+		return true;
+	}
 	if (len < 2 + 8 + 8 || (m[0] != 3 && m[0] != 4) || m[1] != 1)
 		return false;
 	d->addr = parload__h5_le(m + 2, 8);
@@ -365,8 +386,9 @@ static int dset_message(void *ctx, unsigned type, unsigned flags,
 	return ok ? 0 : -1;
 }
 
-/* The dataset at path: its header read, its storage exactly its
- * elements' bytes, inside the file. */
+/* The dataset at path: its header read; contiguous storage exactly its
+ * elements' bytes, inside the file, or chunks of one frame's whole rows
+ * (each of the index's chunks checked as the walk gives it). */
 static bool dataset(const parload__h5file *f, const char *path, dset *d)
 {
 	uint64_t addr, n = 1;
@@ -376,11 +398,20 @@ static bool dataset(const parload__h5file *f, const char *path, dset *d)
 	if (lookup(f, path, &addr) != FOUND ||
 	    !parload__h5_header(f, addr, dset_message, d) || d->seen != 7)
 		return false;
+	d->header = addr;
 	for (int k = 0; k < d->rank; k++) {
 		if (d->dims[k] == 0 || n > UINT64_MAX / d->dims[k])
 			return false;
 		n *= d->dims[k];
 	}
+	if (d->chunked)
+		return d->rank >= 2 && d->cdims == (unsigned)d->rank + 1 &&
+		       d->chunk[d->rank] == d->size &&
+		       (d->rank == 2 || d->chunk[0] == 1) &&
+		       d->chunk[d->rank - 1] == d->dims[d->rank - 1] &&
+		       d->chunk[d->rank - 2] > 0 &&
+		       d->chunk[d->rank - 2] <= d->dims[d->rank - 2] &&
+		       f->istore_k > 0;
 	return n <= UINT64_MAX / d->size && n * d->size == d->bytes &&
 	       f->base <= f->size && d->addr <= f->size - f->base &&
 	       d->bytes <= f->size - f->base - d->addr;
@@ -390,6 +421,7 @@ static bool dataset(const parload__h5file *f, const char *path, dset *d)
 
 typedef struct nat {
 	parload__h5file f;
+	const char *path;   /* the file */
 	const char *name;   /* the dataset */
 	char named[MAX_NAME]; /* a name given, with its leading '/' */
 	bool theta;         /* DXchange's /exchange/data: its angles */
@@ -479,7 +511,7 @@ static bool theta(nat *n, uint64_t count)
 	if (there == ABSENT)
 		return true;
 	if (there != FOUND || !dataset(&n->f, "/exchange/theta", &t) ||
-	    t.rank != 1 || t.dims[0] != count || !t.is_float ||
+	    t.chunked || t.rank != 1 || t.dims[0] != count || !t.is_float ||
 	    !(b = parload__sys_malloc(t.bytes)))
 		return false;
 	n->angles = parload__sys_calloc(count, sizeof(float));
@@ -517,7 +549,44 @@ static bool describe(const nat *n, parload_desc *d, uint64_t views)
 	return true;
 }
 
-/* The container of the dataset chosen: its views, one strip each. */
+/* A chunked dataset's strips, a chunk of rows each, from the chunk
+ * index (hdf5_index.c): every chunk written, stored as it is. */
+static bool chunks(nat *n, parload__strips *t, uint64_t views,
+		   const parload_desc *desc)
+{
+	const dset *s = &n->d;
+	parload__h5where w = { .super = n->f.base, .header = s->header,
+			       .istore_k = n->f.istore_k, .so = n->f.so,
+			       .sl = n->f.sl, .rank = s->rank,
+			       .elem = s->size };
+	parload_error scratch;
+	parload__h5strips p = { .t = t,
+				.dims = { views, desc->height, desc->width },
+				.views = views, .plain = true,
+				.file = n->path, .name = n->name,
+				.err = &scratch };
+
+	for (int k = 0; k < s->rank; k++) {
+		w.dims[k] = s->dims[k];
+		w.chunk[k] = s->chunk[k];
+	}
+	t->rows = (uint32_t)s->chunk[s->rank - 2];
+	t->per_view = (desc->height + t->rows - 1) / t->rows;
+	t->elem = s->size;
+	p.want = (uint64_t)t->rows * desc->row_size;
+	/* Every chunk stored whole: as many as the file has room for. */
+	if (p.want == 0 || n->f.base > n->f.size ||
+	    views > (n->f.size - n->f.base) / p.want / t->per_view)
+		return false;
+	return (t->s = parload__sys_calloc(views * t->per_view,
+					   sizeof(*t->s))) &&
+	       parload__h5index_walk(n->f.fd, &w, parload__h5strips_put,
+				     &p) == 0 &&
+	       parload__h5strips_whole(&p);
+}
+
+/* The container of the dataset chosen: its views, one strip each (a
+ * chunk of rows each when chunked). */
 static bool fill(nat *n, parload__container *out)
 {
 	const dset *s = &n->d;
@@ -528,17 +597,21 @@ static bool fill(nat *n, parload__container *out)
 	if ((s->rank != 2 && s->rank != 3) ||
 	    s->dims[s->rank - 1] > UINT32_MAX ||
 	    s->dims[s->rank - 2] > UINT32_MAX ||
+	    s->chunk[s->rank - 2] > UINT32_MAX ||
 	    !describe(n, &out->desc, views) ||
-	    out->desc.payload_size * views != s->bytes ||
-	    (n->theta && !theta(n, views)) ||
-	    !(t->s = parload__sys_calloc(views, sizeof(*t->s))))
+	    (!s->chunked && out->desc.payload_size * views != s->bytes) ||
+	    (n->theta && !theta(n, views)))
 		return false;
-	t->rows = out->desc.height;
-	t->per_view = 1;
 	t->views = views;
 	t->codec = PARLOAD__CODEC_NONE;
 	t->angles = n->angles;
 	n->angles = NULL;
+	if (s->chunked)
+		return chunks(n, t, views, &out->desc);
+	if (!(t->s = parload__sys_calloc(views, sizeof(*t->s))))
+		return false;
+	t->rows = out->desc.height;
+	t->per_view = 1;
 	for (uint64_t v = 0; v < views; v++)
 		t->s[v] = (parload__strip){
 			.off = at + v * out->desc.payload_size,
@@ -579,6 +652,7 @@ int parload__hdf5_native(const parload_source *src, parload__container *out,
 	}
 	out->paths[0] = file;
 	out->n = 1;
+	n.path = file;
 	n.f.fd = parload__sys_open(file, O_RDONLY | O_CLOEXEC);
 	ok = n.f.fd >= 0 && read_file(&n, named, src->frames, out);
 	if (n.f.fd >= 0)

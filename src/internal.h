@@ -507,6 +507,29 @@ typedef int (*parload__h5put)(void *ctx, const parload__h5chunk *c);
 int parload__h5index_walk(int fd, const parload__h5where *w,
 			  parload__h5put put, void *ctx);
 
+/* A put that gives each chunk of a dataset (frames, rows, columns; 2-D:
+ * one frame) to the strip of its frame's view in t, whose rows and
+ * per_view are set and whose strips are zeroed: each strip once, of the
+ * size want when plain (stored as they are).  Failures name file and
+ * name (the dataset); whole: every strip filled, none skipped a filter. */
+typedef struct parload__h5strips {
+	parload__strips *t;
+	uint64_t dims[3];      /* the dataset's, as (frames, rows, columns) */
+	const uint64_t *view;  /* a frame's view, UINT64_MAX for one not
+				* loaded; NULL: every frame, in order */
+	uint64_t views;        /* views loaded */
+	uint64_t want;
+	bool plain;
+	const char *file, *name;
+	parload_error *err;
+	uint64_t seen;         /* chunks given */
+	uint64_t filled;       /* strips given one */
+	bool masked;           /* a chunk skipped a filter */
+} parload__h5strips;
+int parload__h5strips_put(void *ctx, const parload__h5chunk *c);
+/* After the walk: every strip filled and none masked. */
+bool parload__h5strips_whole(const parload__h5strips *p);
+
 /* A table of chunks, in the index's order. */
 typedef struct parload__h5index {
 	parload__h5chunk *c; /* owned */
@@ -530,6 +553,8 @@ typedef struct parload__h5file {
 	uint64_t base;      /* the superblock's base: where address 0 is */
 	uint64_t root;      /* the root group's object header address */
 	unsigned so, sl;    /* sizes of offsets and lengths */
+	uint32_t istore_k;  /* chunk B-tree nodes hold 2K entries; 0 when
+			     * a superblock extension may say otherwise */
 } parload__h5file;
 
 /* n bytes little-endian (n <= 8).  A chunk index's keys are mostly
@@ -612,6 +637,8 @@ typedef struct parload__host {
 	int (*h5index_walk)(int fd, const parload__h5where *w,
 			    parload__h5put put, void *ctx);
 	int (*h5index_append)(void *ctx, const parload__h5chunk *c);
+	int (*h5strips_put)(void *ctx, const parload__h5chunk *c);
+	bool (*h5strips_whole)(const parload__h5strips *p);
 	void (*h5index_free)(parload__h5index *x);
 	int (*hdf5_names)(const parload_source *src, char **file,
 			  const char **dataset, parload_error *err);

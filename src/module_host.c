@@ -55,6 +55,16 @@ int parload__h5index_append(void *ctx, const parload__h5chunk *c)
 	return host->h5index_append(ctx, c);
 }
 
+int parload__h5strips_put(void *ctx, const parload__h5chunk *c)
+{
+	return host->h5strips_put(ctx, c);
+}
+
+bool parload__h5strips_whole(const parload__h5strips *p)
+{
+	return host->h5strips_whole(p);
+}
+
 void parload__h5index_free(parload__h5index *x)
 {
 	host->h5index_free(x);

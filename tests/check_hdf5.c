@@ -974,23 +974,29 @@ static void native_falls_back(const char *path, const char *dataset,
 }
 
 /* A DXchange file of type t (its flats, darks, a 2-D /a/b/c beside, and
- * theta of type theta, or none where it is 0), made as o says. */
-static void dx_file(const char *path, const fopts *o, hid_t t, hid_t theta)
+ * theta of type theta, or none where it is 0), made as o says; chunked:
+ * in chunks of rows, of a view (/exchange/data: 2 rows, the last chunk
+ * of a view cut short; /a/b/c: 3 rows), else contiguous. */
+static void dx_file(const char *path, const fopts *o, hid_t t, hid_t theta,
+		    bool chunked)
 {
 	const fx parts[] = {
-		{ "/exchange/data", t, 3, { 4, 5, 6 } },
-		{ "/exchange/data_white", t, 3, { 2, 5, 6 } },
-		{ "/exchange/data_dark", t, 3, { 1, 5, 6 } },
-		{ "/a/b/c", t, 2, { 7, 3 } },
+		{ "/exchange/data", t, 3, { 4, 5, 6 }, { 1, 2, 6 } },
+		{ "/exchange/data_white", t, 3, { 2, 5, 6 }, { 1, 5, 6 } },
+		{ "/exchange/data_dark", t, 3, { 1, 5, 6 }, { 1, 5, 6 } },
+		{ "/a/b/c", t, 2, { 7, 3 }, { 1, 3, 3 } },
 	};
 	const double deg[4] = { 0, 30.25, 60.5, 179.75 };
 	hid_t file = create_with(path, o);
 
 	for (int k = 0; k < TU_COUNT(parts); k++) {
 		size_t elem;
-		void *pix = fx_pixels(&parts[k], &elem);
+		fx part = parts[k];
+		void *pix = fx_pixels(&part, &elem);
 
-		fx_write_in(file, &parts[k], pix);
+		if (!chunked)
+			memset(part.chunk, 0, sizeof(part.chunk));
+		fx_write_in(file, &part, pix);
 		free(pix);
 	}
 	if (theta >= 0) {
@@ -1007,15 +1013,32 @@ static void dx_file(const char *path, const fopts *o, hid_t t, hid_t theta)
 	H5Fclose(file);
 }
 
+/* dx_file's datasets at path (with: path:/a/b/c) read natively as
+ * libhdf5's reader reads them. */
+static void native_file(const char *path, const char *with, const fopts *o,
+			hid_t t, hid_t theta, bool chunked)
+{
+	dx_file(path, o, t, theta, chunked);
+	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	same_native(path, NULL, PARLOAD_FRAMES_FLATS);
+	same_native(path, NULL, PARLOAD_FRAMES_DARKS);
+	same_native(path, "exchange/data", PARLOAD_FRAMES_DARKS);
+	same_native(path, "/a/b/c", PARLOAD_FRAMES_PROJECTIONS);
+	same_native(with, NULL, PARLOAD_FRAMES_PROJECTIONS);
+}
+
 /* Every pixel type in both byte orders, theta absent, f32 or f64 of
- * either order, in files of libhdf5's defaults, libver latest and a user
- * block: projections, flats, darks, the named ones. */
+ * either order, in files of libhdf5's defaults, libver latest, a user
+ * block and a chunk B-tree K of its own: projections, flats, darks, the
+ * named ones; contiguous and (where the chunk index is a version 1
+ * B-tree: not libver latest) chunked. */
 START_TEST(native_matrix)
 {
 	static const fopts latest = { .low = H5F_LIBVER_LATEST,
 				      .high = H5F_LIBVER_LATEST };
 	static const fopts ub = { .userblock = 512 };
-	const fopts *files[] = { NULL, &latest, &ub };
+	static const fopts k2 = { .istore_k = 2 };
+	const fopts *files[] = { NULL, &latest, &ub, &k2 };
 	hid_t *types[] = { &H5T_STD_U8LE_g,   &H5T_STD_U16LE_g,
 			   &H5T_STD_U16BE_g,  &H5T_STD_I16LE_g,
 			   &H5T_STD_I16BE_g,  &H5T_STD_U32LE_g,
@@ -1030,19 +1053,16 @@ START_TEST(native_matrix)
 
 	H5open();
 	snprintf(with, sizeof(with), "%s:/a/b/c", path);
-	for (int f = 0; f < TU_COUNT(files); f++)
-		for (int k = 0; k < TU_COUNT(types); k++) {
-			hid_t *th = thetas[(k + f) % TU_COUNT(thetas)];
+	for (int c = 0; c < 2; c++)
+		for (int f = 0; f < TU_COUNT(files); f++)
+			for (int k = 0; k < TU_COUNT(types); k++) {
+				hid_t *th = thetas[(k + f) % TU_COUNT(thetas)];
 
-			dx_file(path, files[f], *types[k], th ? *th : -1);
-			same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
-			same_native(path, NULL, PARLOAD_FRAMES_FLATS);
-			same_native(path, NULL, PARLOAD_FRAMES_DARKS);
-			same_native(path, "exchange/data",
-				    PARLOAD_FRAMES_DARKS);
-			same_native(path, "/a/b/c", PARLOAD_FRAMES_PROJECTIONS);
-			same_native(with, NULL, PARLOAD_FRAMES_PROJECTIONS);
-		}
+				if (!c || files[f] != &latest)
+					native_file(path, with, files[f],
+						    *types[k], th ? *th : -1,
+						    c);
+			}
 	free(path);
 }
 END_TEST
@@ -1095,29 +1115,56 @@ static char *one_dataset(const char *name, hid_t fcpl, hid_t dcpl)
 	return path;
 }
 
-/* Chunked, compressed, compact and external storage: libhdf5's. */
+/* Chunks of whole rows of a frame, stored plainly: native.  Chunks that
+ * span frames or cut rows, compressed chunks, compact and external
+ * storage, chunks never written: libhdf5's. */
 START_TEST(native_layouts)
 {
-	const hsize_t chunk[3] = { 1, 5, 6 };
-	hid_t dcpl[4];
-	const char *names[4] = { "nch.h5", "ngz.h5", "ncp.h5", "next.h5" };
-	char *raw = tu_path("next.raw");
+	const hsize_t rows[3] = { 1, 5, 6 }, two[3] = { 2, 5, 6 },
+		      cut[3] = { 1, 5, 3 };
+	hid_t dcpl[6];
+	const char *names[6] = { "nch.h5", "ngz.h5", "ncp.h5",
+				 "next.h5", "n2f.h5", "ncut.h5" };
+	char *raw = tu_path("next.raw"), *path;
 
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 6; k++)
 		dcpl[k] = H5Pcreate(H5P_DATASET_CREATE);
-	H5Pset_chunk(dcpl[0], 3, chunk);
-	H5Pset_chunk(dcpl[1], 3, chunk);
+	H5Pset_chunk(dcpl[0], 3, rows);
+	H5Pset_chunk(dcpl[1], 3, rows);
 	H5Pset_deflate(dcpl[1], 4);
 	H5Pset_layout(dcpl[2], H5D_COMPACT);
 	ck_assert_int_ge(H5Pset_external(dcpl[3], raw, 0, 4 * 5 * 6 * 2), 0);
-	for (int k = 0; k < 4; k++) {
-		char *path = one_dataset(names[k], -1, dcpl[k]);
-
-		native_falls_back(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	H5Pset_chunk(dcpl[4], 3, two);
+	H5Pset_chunk(dcpl[5], 3, cut);
+	for (int k = 0; k < 6; k++) {
+		path = one_dataset(names[k], -1, dcpl[k]);
+		if (k == 0)
+			same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+		else
+			native_falls_back(path, NULL,
+					  PARLOAD_FRAMES_PROJECTIONS);
 		H5Pclose(dcpl[k]);
 		free(path);
 	}
 	free(raw);
+	{
+		const fx f = { "/exchange/data", H5T_STD_U16LE, 3, { 3, 8, 6 },
+			       { 1, 8, 6 }, 0, false, 0, true };
+		size_t elem;
+
+		static const fopts latest = { .low = H5F_LIBVER_LATEST,
+					      .high = H5F_LIBVER_LATEST };
+
+		path = tu_path("nuw.h5");
+		free(fx_file(path, &f, &elem));
+		native_falls_back(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+		free(path);
+		/* libver latest: a layout of version 4, another index. */
+		path = tu_path("nv4.h5");
+		dx_file(path, &latest, H5T_STD_U16LE, -1, true);
+		native_falls_back(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+		free(path);
+	}
 }
 END_TEST
 
@@ -1199,39 +1246,45 @@ START_TEST(native_leaves)
 END_TEST
 
 #ifdef PARLOAD_MODULES
-/* `parload FILE.h5` with no module to open: a contiguous dataset loads
- * (hdf5_native.c), a chunked one says the module is missing. */
+/* `parload FILE.h5` with no module to open: a contiguous dataset and an
+ * uncompressed chunked one load (hdf5_native.c), a compressed one says
+ * the module is missing. */
 START_TEST(native_without_module)
 {
 	const hsize_t chunk[3] = { 1, 5, 6 };
 	const char *bin = tu_parload_bin();
-	char *plain = one_dataset("plain.h5", -1, -1), *dir = tu_path("nomods");
+	char *path[3], *dir = tu_path("nomods");
 	hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-	char *chunked, env[4200];
+	char env[4200];
 	const char *env_v[] = { env, NULL };
 	tu_result r;
 
 	if (!bin)
 		ck_abort_msg("PARLOAD_BIN is not set");
+	path[0] = one_dataset("plain.h5", -1, -1);
 	H5Pset_chunk(dcpl, 3, chunk);
-	chunked = one_dataset("chunked.h5", -1, dcpl);
+	path[1] = one_dataset("chunked.h5", -1, dcpl);
+	H5Pset_deflate(dcpl, 4);
+	path[2] = one_dataset("gzip.h5", -1, dcpl);
 	H5Pclose(dcpl);
 	ck_assert_int_eq(mkdir(dir, 0700), 0);
 	snprintf(env, sizeof(env), "PARLOAD_MODULE_DIR=%s", dir);
-	for (int k = 0; k < 2; k++) {
-		const char *argv[] = { bin, "--json", k ? chunked : plain,
-				       NULL };
+	for (int k = 0; k < 3; k++) {
+		const char *argv[] = { bin, "--json", path[k], NULL };
 		const tu_cmd c = { .argv = argv, .env = env_v, .timeout = 60 };
+		const bool fails = k == 2;
 
 		tu_run_cmd(&c, &r);
-		ck_assert_msg(r.status == k, "status %d: %s", r.status, r.err);
-		ck_assert_msg(strstr(k ? r.err : r.out,
-				     k ? "HDF5 support is not installed" :
-					 "\"views\":4,"),
+		ck_assert_msg(r.status == fails, "%s: status %d: %s", path[k],
+			      r.status, r.err);
+		ck_assert_msg(strstr(fails ? r.err : r.out,
+				     fails ? "HDF5 support is not installed" :
+					     "\"views\":4,"),
 			      "%s%s", r.out, r.err);
 		tu_result_free(&r);
+		free(path[k]);
 	}
-	free(chunked), free(plain), free(dir);
+	free(dir);
 }
 END_TEST
 #endif

@@ -16,7 +16,9 @@
  * (symbol table groups; Link messages after a user block): over them
  * parload__hdf5_native runs instead, and must answer "fall back" holding
  * nothing, or a container whose strips lie in the file, one per view;
- * untouched, the container with its angles.
+ * untouched, the container with its angles.  It runs over the chunked
+ * files too, after the parser (/scan): "fall back", or strips of whole
+ * chunks in the file; untouched, every strip.
  *
  * Seeds: `fuzz_h5index -write_seeds=DIR` writes a few inputs, then exits.
  */
@@ -143,12 +145,15 @@ static void check_table(const parload__h5index *x, const parload__h5where *w,
 	}
 }
 
-/* The native reader over the file open as fd (size bytes of input): "fall
- * back" holding nothing, or views of one strip each inside the file. */
+/* The native reader over the file open as fd (size bytes of input; its
+ * chunked /scan, or the contiguous /exchange/data): "fall back" holding
+ * nothing, or views whose strips (one each when contiguous; rows of the
+ * chunk's height, whole, when chunked) lie inside the file. */
 static int native(const struct base *b, uint64_t len, size_t size)
 {
 	char path[64];
-	parload_source src = { .path = path, .fd = -1 };
+	parload_source src = { .path = path, .fd = -1,
+			       .dataset = b->chunk[0] ? "/scan" : NULL };
 	parload__container c;
 	parload_error err;
 	int rc;
@@ -159,12 +164,22 @@ static int native(const struct base *b, uint64_t len, size_t size)
 	if (rc == 1)
 		return 1;
 	REQUIRE(c.n == 1 && c.strips.views == c.desc.count &&
-		c.strips.per_view == 1 && c.desc.count <= len);
-	/* Untouched, theta is there. */
-	REQUIRE(c.strips.angles || len != b->len || size > 2);
-	for (uint64_t v = 0; v < c.strips.views; v++)
-		REQUIRE(c.strips.s[v].off <= len &&
-			c.strips.s[v].bytes <= len - c.strips.s[v].off);
+		c.desc.count <= len);
+	if (b->chunk[0])
+		REQUIRE(c.strips.rows == b->chunk[1] &&
+			c.strips.per_view == (c.desc.height + c.strips.rows -
+					      1) / c.strips.rows &&
+			c.desc.count == b->dims[0]);
+	else /* untouched, theta is there */
+		REQUIRE(c.strips.per_view == 1 &&
+			(c.strips.angles || len != b->len || size > 2));
+	for (uint64_t i = 0; i < c.strips.views * c.strips.per_view; i++) {
+		const parload__strip *p = &c.strips.s[i];
+
+		REQUIRE(p->off <= len && p->bytes <= len - p->off &&
+			p->bytes == (uint64_t)c.strips.rows *
+					    c.desc.row_size);
+	}
 	parload__container_free(&c);
 	return 0;
 }
@@ -195,10 +210,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	REQUIRE(rc == 0 || (rc == 1 && !x.c && x.n == 0));
 	if (rc == 0)
 		check_table(&x, &b->w, len);
-	/* Untouched, every chunk is there. */
+	/* Untouched, every chunk is there, and the native reader has them
+	 * all. */
 	if (size <= 2 && len == b->len)
 		REQUIRE(rc == 0 && x.n == grid(&b->w));
 	parload__h5index_free(&x);
+	rc = native(b, len, size);
+	REQUIRE(rc == 0 || size > 2 || len != b->len);
 	return 0;
 }
 
