@@ -270,7 +270,7 @@ def test_documented_and_stubbed():
 
 def test_keyboard_interrupt_cancels_the_load():
     """On the main thread with the parallel strategy, Ctrl-C stops the
-    load at its next look for signals (every 32 MiB): the rest of the
+    load at its next look for signals (every 64 MiB): the rest of the
     stream is never read.  Without the cancel the load reads all 100 MiB."""
     import struct
     v, h, w = 200, 512, 512
