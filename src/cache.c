@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sysinfo.h>
+#include <time.h>
 #include <unistd.h>
 
 /* preadv2's flag for reads whose pages leave the page cache once copied
@@ -65,6 +66,11 @@ int parload_cache_from_name(const char *name)
 			return i;
 	return -1;
 }
+
+/* A drop load's last let-go: mincore a window of this many pages at a
+ * time, and at most this many rounds. */
+#define RESIDENT_WINDOW 4096
+#define DROP_TRIES 4
 
 /* ---- auto ---- */
 
@@ -188,13 +194,67 @@ void parload__cache_close(parload__ctx *c)
 	}
 }
 
+/* Whether any page of f is in the page cache (mincore over the file
+ * mapped, never touched: no read, no fault), a window at a time.  It and
+ * the let-go it leads to call the system directly, not through sys.h's
+ * seam: they run as many times as pages are left, which differs from run
+ * to run, and the fault injection's walk needs the same calls in every
+ * run; a failure of theirs leaves the load as it is. */
+static bool any_resident(const parload__file *f)
+{
+	const size_t page = PARLOAD__PAGE;
+	unsigned char vec[RESIDENT_WINDOW];
+	unsigned char *map;
+	bool found = false;
+
+	if (f->size == 0)
+		return false;
+	map = mmap(NULL, (size_t)f->size, PROT_READ, MAP_SHARED, f->fd, 0);
+	if (map == MAP_FAILED)
+		return false;
+	for (uint64_t at = 0; !found && at < f->size;
+	     at += (uint64_t)RESIDENT_WINDOW * page) {
+		const size_t len = (size_t)PARLOAD__MIN(
+			f->size - at, (uint64_t)RESIDENT_WINDOW * page);
+
+		if (mincore(map + at, len, vec) != 0)
+			break;
+		for (size_t k = 0; !found && k < (len + page - 1) / page; k++)
+			found = vec[k] & 1;
+	}
+	(void)munmap(map, (size_t)f->size);
+	return found;
+}
+
+/* After a drop load: every file let go of.  A page whose readahead was
+ * still in flight is locked, and POSIX_FADV_DONTNEED passes it by; it
+ * would stay once the read completes (a worker's readahead past the end
+ * of its share).  So the files are looked at (mincore) and let go of
+ * again while pages are left, a millisecond apart, up to DROP_TRIES - 1
+ * times: under valgrind and beside a second process, a drop load of a
+ * 50 MiB file left 35-46% of it cached in 3 runs of 9 without that, 0.1%
+ * in 11 of 11 with it. */
 void parload__cache_after(parload__ctx *c)
 {
+	const struct timespec nap = { 0, 1000 * 1000 };
+	bool left = true;
+
 	if (c->cache != PARLOAD_CACHE_DROP)
 		return;
 	for (size_t i = 0; i < c->nfiles; i++)
 		(void)parload__sys_posix_fadvise(c->files[i].fd, 0, 0,
 						 POSIX_FADV_DONTNEED);
+	for (int tries = 1; left && tries < DROP_TRIES; tries++) {
+		left = false;
+		for (size_t i = 0; i < c->nfiles; i++) {
+			if (!any_resident(&c->files[i]))
+				continue;
+			left = true;
+			(void)nanosleep(&nap, NULL);
+			(void)posix_fadvise(c->files[i].fd, 0, 0,
+					    POSIX_FADV_DONTNEED);
+		}
+	}
 }
 
 /* ---- drop, as the workers read ---- */
