@@ -5,16 +5,16 @@
  * are a superblock, groups, one object header and, when chunked, the
  * chunk index (hdf5_index.c walks it).  The superblock (versions 0-3,
  * after a user block of 0, 512, 1024, ... bytes, offsets and lengths of 8
- * bytes)
- * gives the root group; each name on the dataset's path is a link of its
- * group: a compact Link message (hard links) or an old-style symbol table
- * (a version 1 B-tree of group nodes over symbol table nodes, the names
- * in a local heap).  The dataset's header gives its dataspace, datatype
- * and layout.  The dataset is chosen as hdf5.c chooses it, for
- * DXchange's /exchange/data (its flats, darks and theta) and a dataset
- * named with no image_key or rotation_angle beside it; the container is
- * the one hdf5.c would make.  Anything else, or anything inconsistent,
- * answers "fall back", and hdf5.c's reader (libhdf5) runs as before.
+ * bytes) gives the root group; each name on the dataset's path is a link
+ * of its group: a compact Link message (hard links) or an old-style
+ * symbol table (a version 1 B-tree of group nodes over symbol table
+ * nodes, the names in a local heap).  The dataset's header gives its
+ * dataspace, datatype and layout.  The dataset is chosen as hdf5.c
+ * chooses it, for DXchange's /exchange/data (its flats, darks and theta)
+ * and a dataset named with no image_key or rotation_angle beside it; the
+ * container is the one hdf5.c would make.  Anything else, or anything
+ * inconsistent, answers "fall back", and hdf5.c's reader (libhdf5) runs
+ * as before.
  * Every read is bounded by the file, every count and walk by a limit.
  */
 #include "internal.h"
@@ -287,7 +287,6 @@ typedef struct dset {
 	uint64_t addr, bytes; /* the contiguous storage */
 	uint64_t header;    /* the object header's address */
 	bool chunked;       /* else contiguous */
-	uint64_t btree;     /* chunked: the index's root */
 	uint64_t chunk[4];  /* the chunk's shape, then the element's size */
 	unsigned cdims;     /* rank + 1 of them */
 } dset;
@@ -342,8 +341,8 @@ static bool datatype(dset *d, const unsigned char *m, size_t len)
 
 /* Data layout, versions 3 and 4 (the same for this class): contiguous,
  * its address and size; or version 3, chunked (a version 1 B-tree of
- * chunks): the tree's address, the chunk's shape and the element's
- * size, which hdf5_index.c's walk reads. */
+ * chunks, whose address hdf5_index.c's walk reads from the same
+ * message): the chunk's shape and the element's size. */
 static bool layout(dset *d, const unsigned char *m, size_t len)
 {
 	if (len >= 3 && m[0] == 3 && m[1] == 2) {
@@ -352,7 +351,6 @@ static bool layout(dset *d, const unsigned char *m, size_t len)
 		    len < 3 + 8 + 4 * (size_t)d->cdims)
 			return false;
 		d->chunked = true;
-		d->btree = parload__h5_le(m + 3, 8);
 		for (unsigned k = 0; k < d->cdims; k++)
 			d->chunk[k] = parload__h5_le(m + 11 + 4 * k, 4);
 		return true;
