@@ -67,11 +67,6 @@ int parload_cache_from_name(const char *name)
 	return -1;
 }
 
-/* A drop load's last let-go: mincore a window of this many pages at a
- * time, and at most this many rounds. */
-#define RESIDENT_WINDOW 4096
-#define DROP_TRIES 4
-
 /* ---- auto ---- */
 
 /* The share of AUTO_SAMPLES pages of f that are in the page cache, in
@@ -193,6 +188,11 @@ void parload__cache_close(parload__ctx *c)
 		c->files[i].dfd = -1;
 	}
 }
+
+/* A drop load's last let-go: mincore a window of this many pages at a
+ * time, and at most this many rounds. */
+#define RESIDENT_WINDOW 4096
+#define DROP_TRIES 4
 
 /* Whether any page of f is in the page cache (mincore over the file
  * mapped, never touched: no read, no fault), a window at a time.  It and

@@ -459,29 +459,30 @@ from .correct import run_corrload  # noqa: E402
 RUNNERS["corrload"] = run_corrload
 
 
-def evict(tools, stream, count_only=False):
-    """Drop the file from the page cache (count_only: leave it); (resident,
-    total) pages after."""
+def evict_pages(tools, paths, count_only=False):
+    """bench/evict over the files at paths: dropped from the page cache
+    (count_only: left as they are); (resident, total) pages after, summed
+    (mincore)."""
     r = subprocess.run([tools.evict] + (["--count"] if count_only else []) +
-                       [stream.path], capture_output=True, text=True)
+                       list(paths), capture_output=True, text=True)
     if r.returncode != 0:
         raise BenchError("evict failed: %s" % r.stderr.strip())
-    resident, total = (int(x) for x in r.stdout.split()[:2])
-    return resident, total
+    counts = [line.split()[:2] for line in r.stdout.splitlines()]
+    return (sum(int(a) for a, _ in counts), sum(int(b) for _, b in counts))
+
+
+def evict(tools, stream):
+    """Drop the file from the page cache; (resident, total) pages after."""
+    return evict_pages(tools, [stream.path])
 
 
 def resident_pages(tools, paths):
-    """(resident, total) pages of the files at paths, summed (mincore)."""
-    r = subprocess.run([tools.evict, "--count"] + list(paths),
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        raise BenchError("evict --count failed: %s" % r.stderr.strip())
-    counts = [line.split()[:2] for line in r.stdout.splitlines()]
-    return (sum(int(a) for a, _ in counts), sum(int(b) for _, b in counts))
+    """(resident, total) pages of the files at paths, summed."""
+    return evict_pages(tools, paths, count_only=True)
 
 
 def cached_share(tools, stream):
     """The share of the file's pages in the page cache now (mincore), in
     [0, 1]."""
-    resident, total = evict(tools, stream, count_only=True)
+    resident, total = resident_pages(tools, [stream.path])
     return resident / total if total else 0.0

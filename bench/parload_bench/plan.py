@@ -179,8 +179,8 @@ def prepare(tools, s, p):
     warm session, each file the run reads that is not wholly in the page
     cache read in again, and how many were (experiment 14's loads may leave
     a file partly out of it; the kernel of the virtual machine the bench
-    was written on pages out file pages left unread for about a minute,
-    DAMON's pageout scheme, which a slow session's rounds can outlast)."""
+    was written on pages out file pages that are not being read, DAMON's
+    pageout scheme: 0.7% of a file 3 s after it was read whole)."""
     st = s.stream
     if s.cache == "cold":
         resident, total = evict(tools, st)
