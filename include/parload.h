@@ -824,10 +824,12 @@ typedef struct parload_request {
 	uint64_t window_bytes;
 	unsigned flags;        /* PARLOAD_REQ_* */
 	double timeout;        /* PARLOAD_REQ_FOLLOW: seconds without growth */
-	/* When not NULL: a batched load ends with PARLOAD_ECANCELED once
-	 * *cancel is non-zero, checked before each batch and while it waits
-	 * for a file still being written.  Set it from another thread or a
-	 * signal handler. */
+	/* When not NULL: the load ends with PARLOAD_ECANCELED once *cancel
+	 * is non-zero, checked before each batch, while it waits for a file
+	 * still being written, and, with the parallel strategy, by each
+	 * worker before each of its reads (so a load without batches ends
+	 * within a read of max_read bytes a worker too).  Set it from
+	 * another thread or a signal handler. */
 	const volatile int *cancel;
 	/* What the load leaves in the page cache (PARLOAD_CACHE_KEEP by
 	 * default); pipes and sockets have no page cache to spare. */

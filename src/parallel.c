@@ -13,6 +13,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -565,6 +566,25 @@ static void make_headers(job *j, uint64_t hb, uint64_t he)
 	}
 }
 
+/* The caller asked to stop (parload_request.cancel).  Workers look
+ * before each read, so that a load in one pass (no batches) ends within a
+ * read of each worker too. */
+static bool canceled(const job *j)
+{
+	const volatile int *cancel = j->c->req->cancel;
+
+	return cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED);
+}
+
+static int fail_canceled(const job *j, parload_error *e)
+{
+	return parload__fail_path(e, PARLOAD_ECANCELED, 0, j->c->path,
+				  "load canceled while views %" PRIu64
+				  " to %" PRIu64 " of %" PRIu64 " were read",
+				  j->plan.k_begin, j->plan.k_end - 1,
+				  j->c->shape.views);
+}
+
 static void work(void *arg, unsigned w)
 {
 	job *j = arg;
@@ -601,6 +621,10 @@ static void work(void *arg, unsigned w)
 	}
 	while (rc == 0 && !atomic_load_explicit(&j->failed,
 						memory_order_relaxed)) {
+		if (canceled(j)) {
+			rc = fail_canceled(j, &e);
+			break;
+		}
 		io.k = cur.k;
 		io.q = cur.q;
 		cnt = parload__cursor_next(&cur, iov, rows, BATCH_IOV,

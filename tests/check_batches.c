@@ -283,6 +283,104 @@ START_TEST(test_cancel)
 }
 END_TEST
 
+/* A load without batches, in view and in sinogram layout, direct too,
+ * whose cancel is set before it starts: every worker looks before each of
+ * its reads, so it reads nothing and the load ends in PARLOAD_ECANCELED,
+ * naming the file and the views, the dataset zeroed and nothing left
+ * behind; the same loader loads at once after. */
+START_TEST(test_cancel_without_batches)
+{
+	const bool sino = _i & 1, direct = _i & 2;
+	volatile int stop = 1;
+	parload_selection sel;
+	parload_request r;
+	bu_fixture f;
+	int tasks, fds;
+
+	bu_fixture_init(&f, "cancel1.raw", 0, false, 3, 0, NULL, 5, 0);
+	parload_selection_init(&sel);
+	sel.layout = sino ? PARLOAD_LAYOUT_SINOGRAMS : PARLOAD_LAYOUT_VIEWS;
+	parload_request_init(&r);
+	r.source.path = f.path;
+	r.selection = &sel;
+	r.cancel = &stop;
+	r.cache = direct ? PARLOAD_CACHE_DIRECT : PARLOAD_CACHE_KEEP;
+	ck_assert_int_eq(tu_load(f.l, f.path, &sel, NULL, &f.ds, &f.err), 0);
+	parload_dataset_free(&f.ds);
+	tasks = tu_count_entries("/proc/self/task");
+	fds = tu_count_entries("/proc/self/fd");
+	memset(&f.ds, 0x5a, sizeof(f.ds));
+	f.rc = parload_loader_run(f.l, &r, &f.ds, &f.err);
+	ck_assert_msg(f.rc == PARLOAD_ECANCELED, "%d %s", f.rc,
+		      f.err.message);
+	ck_assert_int_eq(f.err.code, PARLOAD_ECANCELED);
+	ck_assert_msg(strstr(f.err.message, f.path) &&
+			      strstr(f.err.message, "canceled while views 0 "
+						    "to 36 of 37"),
+		      "%s", f.err.message);
+	ck_assert_uint_eq(f.ds.stats.bytes_read, 0);
+	ck_assert(bu_zeroed(&f.ds));
+	ck_assert_int_eq(tu_count_entries("/proc/self/fd"), fds);
+	bu_assert_tasks(tasks, "canceled");
+	stop = 0;
+	ck_assert_int_eq(parload_loader_run(f.l, &r, &f.ds, &f.err), 0);
+	parload_dataset_free(&f.ds);
+	ck_assert_int_eq(tu_load(f.l, f.path, NULL, NULL, &f.ds, &f.err), 0);
+	tu_assert_same(&f.ds, &f.ref);
+	bu_fixture_free(&f);
+}
+END_TEST
+
+typedef struct canceller {
+	volatile int *stop;
+	pthread_t thread;
+} canceller;
+
+static void *cancel_soon(void *arg)
+{
+	canceller *c = arg;
+
+	usleep(1000);
+	__atomic_store_n(c->stop, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* The cancel set by another thread while a load without batches runs (4
+ * KiB reads, so that it runs for a while): the load ends in
+ * PARLOAD_ECANCELED with a zeroed dataset or, if the cancel came too
+ * late, complete and exact; never half-filled. */
+START_TEST(test_cancel_while_reading)
+{
+	volatile int stop = 0;
+	parload_options o;
+	parload_request r;
+	canceller c = { &stop, 0 };
+	bu_fixture f;
+
+	bu_fixture_init(&f, "cancel2.raw", 0, false, 3, 0, NULL, 5, 0);
+	parload_loader_free(f.l);
+	parload_options_init(&o);
+	o.threads = 3;
+	o.max_read = 4096;
+	ck_assert_int_eq(parload_loader_new(&f.l, &o, &f.err), 0);
+	parload_request_init(&r);
+	r.source.path = f.path;
+	r.cancel = &stop;
+	ck_assert_int_eq(pthread_create(&c.thread, NULL, cancel_soon, &c), 0);
+	f.rc = parload_loader_run(f.l, &r, &f.ds, &f.err);
+	pthread_join(c.thread, NULL);
+	if (f.rc == 0) {
+		tu_assert_same(&f.ds, &f.ref);
+		parload_dataset_free(&f.ds);
+	} else {
+		ck_assert_msg(f.rc == PARLOAD_ECANCELED, "%d %s", f.rc,
+			      f.err.message);
+		ck_assert(bu_zeroed(&f.ds));
+	}
+	bu_fixture_free(&f);
+}
+END_TEST
+
 /* ---- streams ---- */
 
 enum { VIA_PIPE, VIA_SOCKET, VIA_FIFO, N_VIA };
@@ -402,6 +500,8 @@ static Suite *suite(void)
 
 	t = tu_tcase(s, "cancel", 0);
 	tcase_add_loop_test(t, test_cancel, 0, 6);
+	tcase_add_loop_test(t, test_cancel_without_batches, 0, 4);
+	tcase_add_test(t, test_cancel_while_reading);
 
 	t = tu_tcase(s, "streams", 0);
 	tcase_add_loop_test(t, test_streams, 0, 2 * N_VIA);

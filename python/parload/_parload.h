@@ -18,6 +18,10 @@
 #include "_parload_api.h"
 #include <pythread.h>
 
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>

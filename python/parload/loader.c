@@ -160,18 +160,28 @@ int py_loader_enter(LoaderObject *self)
 /* The thread Python runs signal handlers on. */
 unsigned long py_main_thread;
 
-/* Pixel bytes between two looks for Ctrl-C during a load: each look is
- * the end of a pass of the workers, which costs more than its bytes.
- * The reference stream, 25 loads in one process, 2 threads: 1.03-1.07 x
- * the time of the same load without looks (from another thread) in
- * batches of 32 MiB, 1.09 x in 16 MiB, 1.21 x in 8 MiB. */
+/*
+ * Ctrl-C during a load made on the main thread, the only thread Python
+ * runs signal handlers on.  A stream's load looks for signals at each of
+ * its batches (records as they arrive, CANCEL_BATCH_BYTES apiece).  A
+ * file's load is run by a helper thread instead, while the main thread
+ * runs the handlers every LOOK_NS: an exception one raises
+ * (KeyboardInterrupt) sets the request's cancel, which the workers look
+ * at before each read, and stays set for the caller.  Batches would cost
+ * the file's load a pass of the workers each: fresh interpreters loading
+ * the reference stream took a median 43.4 ms on the main thread in
+ * batches of 64 MiB against 38.6 ms from another thread (12 alternated
+ * rounds, 2 threads).  A file under HELPER_BYTES, loaded in one pass
+ * without looks before, is not worth a thread (45 us to start and join)
+ * and still sees Ctrl-C once it is loaded.
+ */
 #define CANCEL_BATCH_BYTES ((uint64_t)64 << 20)
+#define HELPER_BYTES ((uint64_t)64 << 20)
+#define LOOK_NS 20000000L
 
-/* on_batch of a load made on the main thread: a signal that came during
- * the load (Ctrl-C) runs its Python handler here, and the exception the
- * handler raises (KeyboardInterrupt) cancels the load and stays set for
- * the caller. */
-static int batch_check_signals(const parload_batch *batch, void *arg)
+/* Run the handlers of the signals that came (on the main thread, without
+ * the GIL); true when one raised. */
+static bool signals_raised(void)
 {
 	PyGILState_STATE g = PyGILState_Ensure();
 	int stop = PyErr_CheckSignals() < 0;
@@ -180,12 +190,140 @@ static int batch_check_signals(const parload_batch *batch, void *arg)
 	return stop;
 }
 
+/* on_batch of a stream's load made on the main thread. */
+static int batch_check_signals(const parload_batch *batch, void *arg)
+{
+	return signals_raised();
+}
+
+typedef struct helper {
+	parload_loader *loader;
+	const parload_request *req;
+	parload_dataset *out;
+	parload_error *err;
+	int rc;
+	bool done;
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* done, on CLOCK_MONOTONIC */
+} helper;
+
+static void *helper_main(void *arg)
+{
+	helper *h = arg;
+	int rc = parload_loader_run(h->loader, h->req, h->out, h->err);
+
+	pthread_mutex_lock(&h->lock);
+	h->rc = rc;
+	h->done = true;
+	pthread_cond_signal(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+/* The lock and condition of h; 0, or -1 with neither. */
+static int helper_init(helper *h)
+{
+	pthread_condattr_t a;
+	int e;
+
+	if (pthread_mutex_init(&h->lock, NULL))
+		return -1;
+	e = pthread_condattr_init(&a);
+	if (e == 0) {
+		e = pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+		if (e == 0)
+			e = pthread_cond_init(&h->cond, &a);
+		pthread_condattr_destroy(&a);
+	}
+	if (e) {
+		pthread_mutex_destroy(&h->lock);
+		return -1;
+	}
+	return 0;
+}
+
+/* Run req (whose cancel points at *cancel) on a helper thread, the
+ * signals' handlers run here meanwhile (main thread, GIL released).
+ * Returns the load's code, or 1 when no helper could be started (nothing
+ * was done). */
+static int run_helped(parload_loader *l, parload_request *req,
+		      volatile int *cancel, parload_dataset *out,
+		      parload_error *err)
+{
+	helper h = { l, req, out, err, 0, false };
+	sigset_t all, saved;
+	pthread_t t;
+	int e;
+
+	if (helper_init(&h))
+		return 1;
+	/* The helper (and the workers it starts) leave signals to this
+	 * thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &saved);
+	e = pthread_create(&t, NULL, helper_main, &h);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	if (e) {
+		pthread_cond_destroy(&h.cond);
+		pthread_mutex_destroy(&h.lock);
+		return 1;
+	}
+	pthread_mutex_lock(&h.lock);
+	while (!h.done) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += LOOK_NS;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		if (pthread_cond_timedwait(&h.cond, &h.lock, &until) == 0 ||
+		    h.done || *cancel)
+			continue;
+		pthread_mutex_unlock(&h.lock);
+		if (signals_raised())
+			__atomic_store_n(cancel, 1, __ATOMIC_RELAXED);
+		pthread_mutex_lock(&h.lock);
+	}
+	pthread_mutex_unlock(&h.lock);
+	pthread_join(t, NULL);
+	pthread_cond_destroy(&h.cond);
+	pthread_mutex_destroy(&h.lock);
+	return h.rc;
+}
+
+/* How a load on the main thread looks for Ctrl-C: as a stream's (its
+ * batches), by a helper (a file's, HELPER_BYTES or more, a folder, a
+ * list, a detached NRRD header's data), or not at all (a small file). */
+enum looks { LOOK_NONE, LOOK_BATCHES, LOOK_HELPER };
+
+static enum looks looks_for(const source *src)
+{
+	const char *path = py_source_path(src);
+	struct stat st;
+	size_t n;
+
+	if (src->npaths)
+		return LOOK_HELPER;
+	if (path ? stat(path, &st) != 0 : fstat(src->fd, &st) != 0)
+		return LOOK_HELPER; /* the load says what is wrong */
+	if (!S_ISREG(st.st_mode))
+		return S_ISDIR(st.st_mode) ? LOOK_HELPER : LOOK_BATCHES;
+	n = path ? strlen(path) : 0;
+	if (n >= 5 && strcmp(path + n - 5, ".nhdr") == 0)
+		return LOOK_HELPER;
+	return (uint64_t)st.st_size >= HELPER_BYTES ? LOOK_HELPER : LOOK_NONE;
+}
+
 /* One load.  The dataset, on success, still has to be wrapped. */
 static int loader_run(LoaderObject *self, const source *src,
 		      const parload_selection *sel, const parload_buffers *into,
 		      parload_cache cache, const parload_correction *corr,
 		      parload_dataset *out)
 {
+	enum looks looks = LOOK_NONE;
+	volatile int cancel = 0;
 	parload_request req;
 	parload_error err;
 	int rc;
@@ -196,13 +334,13 @@ static int loader_run(LoaderObject *self, const source *src,
 	req.into = into;
 	req.cache = cache;
 	req.correct = corr;
-	/* Batches come from a strategy that delivers them (the parallel
-	 * one), in view layout.  Each is a pass of every worker: large ones
-	 * keep their cost out of sight and still end a load within a few
-	 * hundredths of a second. */
+	req.cancel = &cancel;
+	/* Cancels come from the strategy that looks for them (the parallel
+	 * one); a stream's batches, in view layout. */
 	if ((parload_strategy_caps(self->strategy) & PARLOAD_CAP_BATCHES) &&
-	    sel->layout == PARLOAD_LAYOUT_VIEWS &&
-	    PyThread_get_thread_ident() == py_main_thread) {
+	    PyThread_get_thread_ident() == py_main_thread)
+		looks = looks_for(src);
+	if (looks == LOOK_BATCHES && sel->layout == PARLOAD_LAYOUT_VIEWS) {
 		req.on_batch = batch_check_signals;
 		req.batch_bytes = CANCEL_BATCH_BYTES;
 	}
@@ -210,7 +348,11 @@ static int loader_run(LoaderObject *self, const source *src,
 	if (py_loader_enter(self))
 		return -1;
 	Py_BEGIN_ALLOW_THREADS
-	rc = parload_loader_run(self->loader, &req, out, &err);
+	rc = 1;
+	if (looks == LOOK_HELPER)
+		rc = run_helped(self->loader, &req, &cancel, out, &err);
+	if (rc == 1)
+		rc = parload_loader_run(self->loader, &req, out, &err);
 	Py_END_ALLOW_THREADS
 	PyThread_release_lock(self->lock);
 	/* Ctrl-C during the load: its exception cancelled the load, or the

@@ -247,6 +247,58 @@ def test_keyboard_interrupt_during_a_load(stream):
         assert np.array_equal(ld.load(path).pixels, px)
 
 
+def big_sparse(tmp_path, mib=256):
+    """A headerless stream of zeros, views of 1024 x 1024 u16, that takes
+    no disk: a file this large is read by a helper thread."""
+    path = tmp_path / "big.raw"
+    with open(path, "wb") as f:
+        f.truncate(mib << 20)
+    return path, "width=1024,height=1024,type=u16"
+
+
+def test_signal_handler_raising_during_a_file_load(tmp_path):
+    """A large file's load on the main thread runs Python's signal handlers
+    while it reads (a helper thread loads it): the exception of a handler
+    (KeyboardInterrupt, Ctrl-C's) ends the load, the workers stopping at
+    their next read, and the loader loads again at once."""
+    path, raw = big_sparse(tmp_path)
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        with parload.Loader(threads=2, max_read=4096) as ld:
+            signal.setitimer(signal.ITIMER_REAL, 0.005)
+            with pytest.raises(KeyboardInterrupt):
+                ld.load(path, raw=raw)
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            ds = ld.load(path, raw=raw, views=(0, 4))
+            assert ds.pixels.shape == (4, 1024, 1024)
+            assert not ds.pixels.any()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_signal_handlers_returning_during_a_file_load(tmp_path):
+    """Handlers that return (a timer every 2 ms) leave a large file's load
+    on the main thread to finish, whole and exact."""
+    path, raw = big_sparse(tmp_path)
+    calls = []
+    old = signal.signal(signal.SIGALRM, lambda s, f: calls.append(s))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.002, 0.002)
+        ds = parload.load(path, raw=raw, threads=2)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert calls
+    assert ds.pixels.shape == (128, 1024, 1024)
+    assert not ds.pixels.any()
+
+
 def test_documented_and_stubbed():
     """Everything public has a docstring and a line in the stub."""
     import ast
