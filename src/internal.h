@@ -891,6 +891,10 @@ typedef struct parload__plan {
 	 * decoder (parload__strip_get) instead of the file. */
 	const struct parload__strips *strips;
 	bool decoded;
+	/* Sinograms: split between the workers by bands of rows, each
+	 * worker's sinograms whole (and on its node), rather than by views
+	 * (parload__plan_split). */
+	bool bands;
 	/* Rows go whole through the bounce buffer (convert or correct). */
 	bool whole_rows;
 	/* Every column of rows stored otherwise converted where they land:
@@ -951,8 +955,10 @@ uint64_t parload__share_stride(const parload__plan *p,
 /* Split the plan between n workers (n shares).  View layout: by bytes,
  * boundaries on multiples of align (a power of two) of the pixel array
  * where the share allows, so no page is written by two workers.  Sinogram
- * layout: by bands of rows, each worker writing whole sinograms, and by
- * views within a band when there are fewer rows than workers. */
+ * layout: with bands, by bands of rows, each worker writing whole
+ * sinograms, and by views within a band when there are fewer rows than
+ * workers; else by views, each worker writing its views' part of every
+ * sinogram. */
 void parload__plan_split(const parload__plan *p, unsigned n, size_t align,
 			 parload__share *shares);
 

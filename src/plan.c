@@ -191,15 +191,21 @@ static void split_views(const parload__plan *p, unsigned n, size_t align,
 }
 
 /* Sinograms: g bands of rows, and within a band its workers split the
- * views.  The band that starts at the first row reads the headers. */
+ * views.  The band that starts at the first row reads the headers.
+ * Without bands (one band of every row), each worker's part of the file
+ * is one run of whole views, read in large batches; a band's part is a
+ * run of rows in every view, a read apiece.  The reference stream as
+ * sinograms, 2 threads: 1.25-1.31 x its view layout's time in bands,
+ * 1.14-1.16 x by views (medians of 11 alternated runs each). */
 static void split_rows(const parload__plan *p, unsigned n,
 		       parload__share *shares)
 {
 	const parload_shape *s = p->s;
 	/* Decoded strips: each worker takes whole views, every row of the
 	 * band, so that it decodes each strip once. */
-	const unsigned g = p->decoded ? 1u :
-			   (unsigned)PARLOAD__MIN((uint64_t)n, s->rows);
+	const unsigned g = p->decoded || !p->bands ?
+				   1u :
+				   (unsigned)PARLOAD__MIN((uint64_t)n, s->rows);
 
 	for (unsigned j = 0; j < g; j++) {
 		const unsigned w0 = (unsigned)part(n, j, g);

@@ -137,6 +137,7 @@ START_TEST(test_sinogram_bands_own_rows)
 	sel.layout = PARLOAD_LAYOUT_SINOGRAMS;
 	ck_assert_int_eq(tu_resolve(&h, &sel, &sh, NULL), 0);
 	tu_plan_init(&p, &h, &sh, NULL, NULL);
+	p.bands = true;
 	parload__plan_split(&p, 4, 4096, s);
 	for (unsigned w = 0; w < 4; w++) {
 		ck_assert_uint_eq(s[w].row_begin, 16 * w);
@@ -148,7 +149,40 @@ START_TEST(test_sinogram_bands_own_rows)
 }
 END_TEST
 
+START_TEST(test_sinogram_views_split)
+{
+	/* Without bands, 10 views over 4 workers: each a run of whole views
+	 * (2, 3, 2, 3: floor(10 w / 4)), every row and the headers. */
+	static const uint64_t first[] = { 0, 2, 5, 7, 10 };
+	parload_file_header h = header(10, 8, 64, PARLOAD_PIXEL_U16);
+	parload_selection sel;
+	parload_shape sh;
+	parload__share s[4];
+	parload__plan p;
+	uint64_t stride;
+
+	parload_selection_init(&sel);
+	sel.layout = PARLOAD_LAYOUT_SINOGRAMS;
+	ck_assert_int_eq(tu_resolve(&h, &sel, &sh, NULL), 0);
+	tu_plan_init(&p, &h, &sh, NULL, NULL);
+	parload__plan_split(&p, 4, 4096, s);
+	stride = parload__share_stride(&p, &s[0]);
+	ck_assert_uint_eq(stride, 32 + 64 * 8 * 2);
+	for (unsigned w = 0; w < 4; w++) {
+		ck_assert_uint_eq(s[w].row_begin, 0);
+		ck_assert_uint_eq(s[w].row_end, 64);
+		ck_assert(s[w].headers);
+		ck_assert_uint_eq(s[w].begin, first[w] * stride);
+		ck_assert_uint_eq(s[w].end, first[w + 1] * stride);
+	}
+}
+END_TEST
+
 /* ---- the cursor against an oracle ---- */
+
+/* Sinogram plans split by bands of rows (or by views) in
+ * cursor_fill_aligned. */
+static bool bands;
 
 typedef struct image {
 	parload_file_header h;
@@ -222,6 +256,7 @@ static void cursor_fill_aligned(const image *im, const parload_selection *sel,
 	memset(pixels, 0xa5, pbytes);
 	expect(im, &s, want_headers, want_pixels);
 	tu_plan_init(&p, &im->h, &s, (parload_view_header *)headers, pixels);
+	p.bands = bands;
 	parload__plan_split(&p, n, 64, sh);
 	for (unsigned w = 0; w < n; w++) {
 		parload__cursor c;
@@ -367,6 +402,8 @@ START_TEST(test_cursor_selections)
 			c1 = c0 + 1 + (int64_t)((seed >> 52) % (uint64_t)(W - c0));
 			sel = sel_of(v0, v1, st, r0, r1, c0, c1, t % 2);
 			for (unsigned n = 1; n <= 5; n += 2) {
+				/* Sinograms by views, then in bands. */
+				bands = t % 4 == 1;
 				cursor_fill(&im, &sel, n, 1 << 20, 64);
 				cursor_fill(&im, &sel, n, 11, 5);
 				cursor_fill_aligned(&im, &sel, n, 100, 64, 32);
@@ -386,6 +423,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_partition_shapes);
 	tcase_add_test(t, test_one_huge_view_is_split);
 	tcase_add_test(t, test_sinogram_bands_own_rows);
+	tcase_add_test(t, test_sinogram_views_split);
 	tcase_add_test(t, test_cursor_places_every_byte);
 	tcase_add_test(t, test_cursor_selections);
 	suite_add_tcase(s, t);
