@@ -816,7 +816,10 @@ typedef struct parload_request {
 	void *batch_arg;
 	uint64_t batch_views;  /* views per batch; 0: the default below */
 	uint64_t batch_bytes;  /* or pixel bytes per batch (if batch_views 0);
-				* 0 and 0: about 4 MiB a batch */
+				* 0 and 0: about 4 MiB at first, and
+				* a file's next batches each twice the
+				* last, up to 32 MiB (through a window,
+				* 4 MiB at most) */
 	/* Out-of-core: with on_batch, read through windows of at most this
 	 * many bytes (at least one view each), reused, instead of a dataset
 	 * that holds every view: the dataset then has no arrays (headers and

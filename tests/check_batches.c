@@ -245,6 +245,62 @@ START_TEST(test_bad_crc_stops)
 }
 END_TEST
 
+/* ---- the default batch size ---- */
+
+typedef struct counts {
+	uint64_t n[16];
+	int batches;
+} counts;
+
+static int record_count(const parload_batch *b, void *arg)
+{
+	counts *c = arg;
+
+	if (c->batches < 16)
+		c->n[c->batches] = b->count;
+	c->batches++;
+	return 0;
+}
+
+/* Without a size, a file's batches start at about 4 MiB of pixels and
+ * double up to 32 MiB (1,000 views of 64 KiB: 64, 128, 256, 512, then
+ * the 40 left); a size asked for (64 views, or 4 MiB) stays. */
+START_TEST(test_default_batches_grow)
+{
+	static const uint64_t grown[] = { 64, 128, 256, 512, 40 };
+	char *path = tu_path("grow.raw");
+	parload_loader *l = tu_loader(2, PARLOAD_STRATEGY_PARALLEL, 0);
+	parload_dataset ds;
+	parload_request r;
+	parload_error err;
+	counts c;
+
+	tu_write_stream(path, 1000, 256, 128, PARLOAD_PIXEL_U16, 0, 3);
+	for (int asked = 0; asked < 3; asked++) {
+		memset(&c, 0, sizeof(c));
+		parload_request_init(&r);
+		r.source.path = path;
+		r.on_batch = record_count;
+		r.batch_arg = &c;
+		r.batch_views = asked == 1 ? 64 : 0;
+		r.batch_bytes = asked == 2 ? (uint64_t)4 << 20 : 0;
+		ck_assert_int_eq(parload_loader_run(l, &r, &ds, &err), 0);
+		if (asked == 0) {
+			ck_assert_int_eq(c.batches, 5);
+			for (int i = 0; i < 5; i++)
+				ck_assert_uint_eq(c.n[i], grown[i]);
+		} else {
+			ck_assert_int_eq(c.batches, 16);
+			for (int i = 0; i < 15; i++)
+				ck_assert_uint_eq(c.n[i], 64);
+		}
+		parload_dataset_free(&ds);
+	}
+	parload_loader_free(l);
+	free(path);
+}
+END_TEST
+
 /* ---- cancel ---- */
 
 /* The callback stops the load at the first, a middle and the last of 8
@@ -497,6 +553,9 @@ static Suite *suite(void)
 	t = tu_tcase(s, "crc", 0);
 	tcase_add_loop_test(t, test_keep_going, 0, 4);
 	tcase_add_loop_test(t, test_bad_crc_stops, 0, 8);
+
+	t = tu_tcase(s, "default size", 0);
+	tcase_add_test(t, test_default_batches_grow);
 
 	t = tu_tcase(s, "cancel", 0);
 	tcase_add_loop_test(t, test_cancel, 0, 6);

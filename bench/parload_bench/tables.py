@@ -242,8 +242,9 @@ def python_table(sessions, n):
 
 STREAM_TEXT = (
     "*batches (on_batch)*: bench/batches, a load delivered in batches "
-    "(`parload_request.on_batch`, `parload_loader_run`, about 4 MiB of "
-    "pixels a batch), timed from just before the call until it returns "
+    "(`parload_request.on_batch`, `parload_loader_run`, the library's "
+    "default batches: about 4 MiB of pixels at first, each next twice the "
+    "last up to 32 MiB; through a window, 4 MiB at most), timed from just before the call until it returns "
     "(*median ms*) and until the first batch reaches the callback (*first "
     "batch ms*); the loader is made before the clock, as the command's "
     "is.  Every view is checked against the generator and the batches "

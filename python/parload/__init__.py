@@ -173,7 +173,9 @@ def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
     None), and the progress views_done, views_total, bytes_done,
     bytes_total, seconds), in file order, and a context manager.  While the caller works on one batch
     the next is being read.  A batch holds batch_views views, or about
-    batch_bytes pixel bytes (default about 4 MiB).  views, rows and cols
+    batch_bytes pixel bytes (default: about 4 MiB at first, each next
+    batch of a file twice the last, up to 32 MiB; through a window 4 MiB
+    at most).  views, rows and cols
     select as in load(); the layout is always views.
 
     Lifetime of the arrays: without a window the load fills memory of
