@@ -148,20 +148,28 @@ def sweep_series(sessions, n):
     return series
 
 
-def overlap(sessions, field="seconds"):
-    """Experiment 11: (I/O alone, compute alone, both) medians of field
-    (seconds, or cpu_seconds: the process's CPU time), or None."""
+def overlap_points(sessions):
+    """Experiment 11's compute overlap: the points (I/O alone, compute
+    alone, both), or None."""
     for s in sessions:
         if s.note != OVERLAP:
             continue
         pts = [p for p in s.points if p.tool == "batches" and p.runs]
-        io = [median(p, field) for p in pts if p.compute_us is None]
-        comp = [median(p, field) for p in pts if p.compute_only]
-        both = [median(p, field) for p in pts
+        io = [p for p in pts if p.compute_us is None]
+        comp = [p for p in pts if p.compute_only]
+        both = [p for p in pts
                 if p.compute_us is not None and not p.compute_only]
-        if io and comp and both and None not in (io[0], comp[0], both[0]):
+        if io and comp and both:
             return io[0], comp[0], both[0]
     return None
+
+
+def overlap(sessions, field="seconds"):
+    """Experiment 11: (I/O alone, compute alone, both) medians of field
+    (seconds, or cpu_seconds: the process's CPU time), or None."""
+    pts = overlap_points(sessions)
+    ms = pts and [median(p, field) for p in pts]
+    return tuple(ms) if ms and None not in ms else None
 
 
 def on_floor(t):
