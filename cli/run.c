@@ -1,13 +1,15 @@
 /*
  * run.c - loading one file for a subcommand: the request, the progress
- * line drawn from its batches, Ctrl-C through the same batches, and the
- * temporary files a command must not leave behind (see common.h).
+ * line (drawn by a thread of its own from the load's progress counters,
+ * or from a stream's batches), Ctrl-C through the request's cancel, and
+ * the temporary files a command must not leave behind (see common.h).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -21,13 +23,20 @@
 /* How messages and the report name standard input ('-'). */
 #define STDIN_NAME "<stdin>"
 
-/* SIGINT or SIGTERM during a load that delivers batches (cancel_armed)
- * asks it to stop (interrupted): the next batch cancels it, the command
- * cleans up and ends by the same signal.  A load that does not come to a
- * batch within a second (a pipe that stalls) is ended by SIGALRM as any
+/* SIGINT or SIGTERM during a load with a progress line or batches
+ * (cancel_armed) asks it to stop (interrupted, which is the request's
+ * cancel): the workers' next read or the next batch cancels it, the
+ * command cleans up and ends by the same signal.  A load that does not
+ * stop within a second (a pipe that stalls) is ended by SIGALRM as any
  * other fatal signal ends the command. */
 static volatile sig_atomic_t cancel_armed;
 static volatile sig_atomic_t interrupted;
+_Static_assert(_Generic((sig_atomic_t)0, int: 1, default: 0),
+	       "the request's cancel is an int");
+/* The workers read interrupted, and the handler line_drawn, from other
+ * threads: both are stored and loaded as (lock-free) atomics. */
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 /* A progress line is on the terminal, to clear before a message. */
 static volatile sig_atomic_t line_drawn;
 /* ---------------------------------------------------------------------
@@ -38,14 +47,15 @@ static volatile sig_atomic_t line_drawn;
 /* Auto progress starts after this long, and redraws at most this often. */
 #define PROGRESS_AFTER 0.5
 #define PROGRESS_EVERY 0.1
-/* Pixel bytes a batch of a file: each batch is a pass of the workers,
- * and a pass costs more than its bytes (the workers wait for the slowest
- * at its end).  The reference stream with progress on took 1.52 x the
- * time without in the library's default batches of 4 MiB (63 against 41
- * ms, 11 alternated rounds, 2 threads), 1.08 x in these (41.9 against
- * 38.9 ms, 21 rounds); a batch of this size still takes under a tenth of
- * a second at 1 GB/s, the redraw's period. */
-#define PROGRESS_BATCH_BYTES ((uint64_t)64 << 20)
+/* A file's line is drawn from the load's progress counters
+ * (parload_request.progress) by a thread of its own, every
+ * PROGRESS_EVERY: batches would make the load a pass of the workers per
+ * batch, each ending by waiting for the slowest.  The reference stream
+ * with the line took 1.52 x the time without in batches of 4 MiB (63
+ * against 41 ms, 11 alternated rounds, 2 threads) and 1.08 x in batches of
+ * 64 MiB (41.9 against 38.9 ms, 21 rounds).  A stream's line is drawn
+ * from its batches, its records as they arrive: no pass of the workers,
+ * and a slow pipe's line moves. */
 
 struct progress {
 	const char *name;
@@ -78,24 +88,150 @@ static void draw(const parload_batch *b, const char *name)
 	print_eta(b);
 	fputs("\033[K", stderr); /* erase what a longer line left */
 	fflush(stderr);
-	line_drawn = 1;
+	STORE(line_drawn, 1);
+}
+
+/* Draw b's line if it is time to: auto progress after PROGRESS_AFTER,
+ * at most every PROGRESS_EVERY, and the last line in any case once one
+ * was shown (or when forced). */
+static void maybe_draw(struct progress *p, const parload_batch *b)
+{
+	const bool last = b->views_done == b->views_total;
+
+	if (!p->draw || (!p->force && b->seconds < PROGRESS_AFTER))
+		return;
+	if (p->shown && !last && b->seconds - p->drawn < PROGRESS_EVERY)
+		return;
+	draw(b, p->name);
+	p->shown = true;
+	p->drawn = b->seconds;
 }
 
 static int on_batch(const parload_batch *b, void *arg)
 {
-	struct progress *p = arg;
-	const bool last = b->views_done == b->views_total;
-
-	if (interrupted)
+	if (LOAD(interrupted))
 		return 1;
-	if (!p->draw || (!p->force && b->seconds < PROGRESS_AFTER))
-		return 0;
-	if (p->shown && !last && b->seconds - p->drawn < PROGRESS_EVERY)
-		return 0;
-	draw(b, p->name);
-	p->shown = true;
-	p->drawn = b->seconds;
+	maybe_draw(arg, b);
 	return 0;
+}
+
+/* The thread that draws a file's line from the load's counters. */
+struct drawer {
+	struct progress *p;
+	parload_progress counts;
+	double t0;
+	bool done;
+	pthread_mutex_t lock;
+	pthread_cond_t wake; /* done, on CLOCK_MONOTONIC */
+	pthread_t thread;
+};
+
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The counters as a batch of the views so far (views in proportion to
+ * the bytes: the workers fill views side by side). */
+static void counted(struct drawer *d, parload_batch *b)
+{
+	const parload_progress *c = &d->counts;
+
+	memset(b, 0, sizeof(*b));
+	b->views_total = __atomic_load_n(&c->views_total, __ATOMIC_RELAXED);
+	b->bytes_total = __atomic_load_n(&c->bytes_total, __ATOMIC_RELAXED);
+	b->bytes_done = __atomic_load_n(&c->bytes_done, __ATOMIC_RELAXED);
+	b->bytes_done = b->bytes_done < b->bytes_total ? b->bytes_done :
+							 b->bytes_total;
+	b->views_done = b->bytes_done == b->bytes_total ?
+				b->views_total :
+				(uint64_t)((double)b->views_total *
+					   (double)b->bytes_done /
+					   (double)b->bytes_total);
+	b->seconds = mono_now() - d->t0;
+}
+
+static void *draw_main(void *arg)
+{
+	struct drawer *d = arg;
+	parload_batch b;
+
+	pthread_mutex_lock(&d->lock);
+	while (!d->done) {
+		struct timespec until;
+		double t = mono_now() + PROGRESS_EVERY;
+
+		until.tv_sec = (time_t)t;
+		until.tv_nsec = (long)((t - (double)until.tv_sec) * 1e9);
+		if (pthread_cond_timedwait(&d->wake, &d->lock, &until) == 0 ||
+		    d->done)
+			continue;
+		pthread_mutex_unlock(&d->lock);
+		counted(d, &b);
+		/* Before the totals are known, and at the end (the caller
+		 * draws the last line), nothing. */
+		if (b.bytes_total && b.bytes_done < b.bytes_total)
+			maybe_draw(d->p, &b);
+		pthread_mutex_lock(&d->lock);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
+/* Start d's thread (signals left to the others); false if it cannot be
+ * started: the load then goes without a line. */
+static bool drawer_start(struct drawer *d, struct progress *p)
+{
+	pthread_condattr_t a;
+	sigset_t all, saved;
+	int e;
+
+	memset(d, 0, sizeof(*d));
+	d->p = p;
+	d->t0 = mono_now();
+	if (pthread_mutex_init(&d->lock, NULL))
+		return false;
+	e = pthread_condattr_init(&a);
+	if (e == 0) {
+		e = pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+		if (e == 0)
+			e = pthread_cond_init(&d->wake, &a);
+		pthread_condattr_destroy(&a);
+	}
+	if (e) {
+		pthread_mutex_destroy(&d->lock);
+		return false;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &saved);
+	e = pthread_create(&d->thread, NULL, draw_main, d);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	if (e) {
+		pthread_cond_destroy(&d->wake);
+		pthread_mutex_destroy(&d->lock);
+		return false;
+	}
+	return true;
+}
+
+/* Stop d's thread; a load that succeeded gets its last line. */
+static void drawer_stop(struct drawer *d, bool loaded)
+{
+	parload_batch b;
+
+	pthread_mutex_lock(&d->lock);
+	d->done = true;
+	pthread_cond_signal(&d->wake);
+	pthread_mutex_unlock(&d->lock);
+	pthread_join(d->thread, NULL);
+	pthread_cond_destroy(&d->wake);
+	pthread_mutex_destroy(&d->lock);
+	counted(d, &b);
+	if (loaded && b.bytes_total)
+		maybe_draw(d->p, &b);
 }
 
 void progress_auto(struct load_cfg *cfg, bool quiet)
@@ -188,14 +324,11 @@ static int make_request(const struct input *in, const struct load_cfg *cfg,
 	req->cache = cfg->cache;
 	if (stream)
 		l->io = "stream";
-	if ((cfg->progress > 0 || cfg->follow) &&
-	    batches_possible(cfg, stream)) {
+	/* A stream's line, and --follow, come from batches; a file's line
+	 * from the load's counters (run_request). */
+	if (((cfg->progress > 0 && stream) || cfg->follow) &&
+	    batches_possible(cfg, stream))
 		req->on_batch = on_batch;
-		/* (A stream's batches are its records as they arrive: no
-		 * pass of the workers, and a slow pipe's line moves.) */
-		if (!stream)
-			req->batch_bytes = PROGRESS_BATCH_BYTES;
-	}
 	if (cfg->follow && !stream) {
 		if (!req->on_batch) {
 			err->code = PARLOAD_EINVAL;
@@ -214,23 +347,35 @@ static int make_request(const struct input *in, const struct load_cfg *cfg,
 			   err);
 }
 
-/* Run the request, with SIGINT and SIGTERM cancelling it when it delivers
- * batches. */
+/* Run the request, with a file's progress line drawn by a thread from the
+ * load's counters (a strategy that keeps them: the parallel one), and
+ * SIGINT and SIGTERM cancelling a load that has a line or batches. */
 static int run_request(parload_loader *loader, parload_request *req,
 		       const struct load_cfg *cfg, struct loaded *l,
 		       parload_error *err)
 {
 	struct progress p = { l->name, cfg->progress > 0, cfg->progress == 1,
 			      false, 0.0 };
+	struct drawer d;
+	bool drawing = false;
 	int rc;
 
 	req->batch_arg = &p;
-	cancel_armed = req->on_batch != NULL;
+	if (!req->on_batch && cfg->progress > 0 &&
+	    (parload_strategy_caps(cfg->opts.strategy) & PARLOAD_CAP_BATCHES) &&
+	    drawer_start(&d, &p)) {
+		drawing = true;
+		req->progress = &d.counts;
+		req->cancel = (const volatile int *)&interrupted;
+	}
+	cancel_armed = req->on_batch != NULL || drawing;
 	rc = parload_loader_run(loader, req, &l->ds, err);
 	cancel_armed = 0;
+	if (drawing)
+		drawer_stop(&d, rc == 0);
 	if (p.shown) /* the line goes; what follows starts clean */
 		fputs("\r\033[K", stderr);
-	line_drawn = 0;
+	STORE(line_drawn, 0);
 	return rc;
 }
 
@@ -349,20 +494,21 @@ static void say_interrupted(void)
 {
 	static const char clear[] = "\r\033[K", line[] = PROG ": interrupted\n";
 
-	if (line_drawn)
+	if (LOAD(line_drawn))
 		(void)!write(STDERR_FILENO, clear, sizeof(clear) - 1);
 	(void)!write(STDERR_FILENO, line, sizeof(line) - 1);
 }
 
 static void on_fatal_signal(int sig)
 {
-	if (cancel_armed && !interrupted && (sig == SIGINT || sig == SIGTERM)) {
-		interrupted = sig;
+	if (cancel_armed && !LOAD(interrupted) &&
+	    (sig == SIGINT || sig == SIGTERM)) {
+		STORE(interrupted, sig);
 		alarm(1);
 		return;
 	}
-	if (sig == SIGALRM && interrupted)
-		sig = interrupted;
+	if (sig == SIGALRM && LOAD(interrupted))
+		sig = LOAD(interrupted);
 	if (sig == SIGINT || sig == SIGTERM)
 		say_interrupted();
 	die_by(sig);
@@ -388,16 +534,16 @@ void catch_fatal_signals(void)
 
 bool was_interrupted(void)
 {
-	return interrupted != 0;
+	return LOAD(interrupted) != 0;
 }
 
 void end_if_interrupted(void)
 {
-	if (interrupted) {
+	if (LOAD(interrupted)) {
 		alarm(0);
 		fflush(stdout);
 		tmp_remove();
-		die_by(interrupted);
+		die_by(LOAD(interrupted));
 	}
 }
 

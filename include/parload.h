@@ -786,6 +786,19 @@ typedef struct parload_batch {
 	double seconds; /* since the load began */
 } parload_batch;
 
+/* A load's progress (parload_request.progress), kept as it runs, for a
+ * display on another thread without batches, which reads the fields with
+ * relaxed atomic loads (__atomic_load_n(&p->bytes_done, __ATOMIC_RELAXED)).
+ * The bytes are those the load reads of each selected view, its header
+ * where read and its rows (parload_batch's bytes_done and bytes_total). */
+typedef struct parload_progress {
+	/* Set once the load knows them, before it reads; 0 until then. */
+	uint64_t views_total, bytes_total;
+	/* Added to by the parallel strategy's workers after each read; the
+	 * other strategies and streams set it to bytes_total at the end. */
+	uint64_t bytes_done;
+} parload_progress;
+
 /* Called on the thread that made the request, once per batch, in order.
  * Return 0 to go on; anything else stops the load, which then returns
  * PARLOAD_ECANCELED. */
@@ -844,6 +857,9 @@ typedef struct parload_request {
 	 * a corrected load does not keep: PARLOAD_OPT_VERIFY_CRC with a
 	 * correction is PARLOAD_ENOTSUP. */
 	const parload_correction *correct;
+	/* When not NULL: the load's progress (above), which the caller zeroes
+	 * first. */
+	parload_progress *progress;
 } parload_request;
 
 /* Defaults: an empty source, the loader's selection, own memory, no

@@ -71,15 +71,24 @@ uint64_t parload__batch_views(const parload__ctx *c)
 	return PARLOAD__MAX(n, 1);
 }
 
+uint64_t parload__view_read_bytes(const parload__ctx *c)
+{
+	/* A binned load reads bin detector rows for each of its rows. */
+	const uint64_t bin = c->corr.on && c->corr.bin ? c->corr.bin : 1;
+
+	return (c->raw_headers || c->d.format == PARLOAD_FORMAT_PARLOAD ?
+			c->d.header :
+			0) +
+	       (uint64_t)c->shape.rows * bin * c->d.row_size;
+}
+
 int parload__deliver(parload__ctx *c, uint64_t k_begin, uint64_t k_end,
 		     const parload_view_header *headers,
 		     const unsigned char *raw_headers, const void *pixels)
 {
 	const parload_shape *s = &c->shape;
 	/* Progress in the file's bytes: what a view's record costs to read. */
-	const uint64_t rec = (c->raw_headers || c->d.format ==
-				       PARLOAD_FORMAT_PARLOAD ? c->d.header : 0) +
-			     (uint64_t)s->rows * c->d.row_size;
+	const uint64_t rec = parload__view_read_bytes(c);
 	parload_batch b;
 
 	b.first = k_begin;

@@ -1145,6 +1145,9 @@ void parload__pass_free(parload__pass *p);
 int parload__read_batches(parload__ctx *c);
 /* Views per batch of the load's request (at least 1). */
 uint64_t parload__batch_views(const parload__ctx *c);
+/* The bytes a load reads of each selected view: its header where read,
+ * its rows (parload_batch.bytes_done and parload_progress count these). */
+uint64_t parload__view_read_bytes(const parload__ctx *c);
 /* Hand output views [k_begin, k_end) to the caller's on_batch;
  * PARLOAD_ECANCELED when it asks to stop. */
 int parload__deliver(parload__ctx *c, uint64_t k_begin, uint64_t k_end,

@@ -222,10 +222,29 @@ static int run(parload_loader *loader, const parload_request *req,
 					    st->caps & PARLOAD_CAP_DIRECT);
 	if (rc == 0)
 		rc = parload__dataset_alloc(&c);
+	if (rc == 0 && req->progress) {
+		__atomic_store_n(&req->progress->views_total, c.shape.views,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&req->progress->bytes_total,
+				 c.shape.views * parload__view_read_bytes(&c),
+				 __ATOMIC_RELAXED);
+	}
 	if (rc == 0)
 		rc = st->read(&c);
 	if (rc == 0)
 		rc = finish(&c);
+	/* What the workers did not count (another strategy, a stream, a
+	 * file that followed grew or was cut short) is done now. */
+	if (rc == 0 && req->progress) {
+		__atomic_store_n(&req->progress->views_total, c.shape.views,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&req->progress->bytes_total,
+				 c.shape.views * parload__view_read_bytes(&c),
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&req->progress->bytes_done,
+				 c.shape.views * parload__view_read_bytes(&c),
+				 __ATOMIC_RELAXED);
+	}
 	if (rc == 0)
 		parload__cache_after(&c);
 	if (st->release)

@@ -644,6 +644,10 @@ static void work(void *arg, unsigned w)
 			     read_decoded(j, w, &io, iov, rows, cnt, off,
 					  cur.range_strip, &e) :
 			     read_batch(j, w, &io, iov, rows, cnt, off, f, &e);
+		if (rc == 0 && j->c->req->progress)
+			__atomic_fetch_add(&j->c->req->progress->bytes_done,
+					   batch_bytes(iov, cnt),
+					   __ATOMIC_RELAXED);
 		if (rc == 0 && j->check && j->c->verify.crc && !j->rowcrc)
 			rc = check_done(j, w, &cur, whole, &next, &e);
 	}

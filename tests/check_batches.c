@@ -301,6 +301,88 @@ START_TEST(test_default_batches_grow)
 }
 END_TEST
 
+/* ---- progress without batches ---- */
+
+typedef struct watch {
+	const parload_progress *p;
+	uint64_t last;
+	bool behind, over;
+} watch;
+
+/* With batches as well: every view of a batch delivered has been counted
+ * (the next batch may be counting already), and no more than all. */
+static int check_progress(const parload_batch *b, void *arg)
+{
+	watch *w = arg;
+	const uint64_t done = __atomic_load_n(&w->p->bytes_done,
+					      __ATOMIC_RELAXED);
+
+	w->behind |= done < b->bytes_done || done < w->last;
+	w->over |= done > b->bytes_total ||
+		   w->p->bytes_total != b->bytes_total ||
+		   w->p->views_total != b->views_total;
+	w->last = done;
+	return 0;
+}
+
+/* parload_request.progress over selections, strategies and batches:
+ * the totals are the views and the bytes read of each (its header and
+ * rows, bin rows for each row of a binned load), counted as the workers
+ * read (never behind a batch delivered, never past the total) and whole
+ * at the end. */
+START_TEST(test_progress)
+{
+	static const struct {
+		const char *views, *rows, *cols;
+		int layout, strategy;
+		bool batches;
+	} cases[] = {
+		{ NULL, NULL, NULL, 0, PARLOAD_STRATEGY_PARALLEL, false },
+		{ NULL, NULL, NULL, 0, PARLOAD_STRATEGY_PARALLEL, true },
+		{ "::4", "3:9", "2:5", 0, PARLOAD_STRATEGY_PARALLEL, true },
+		{ NULL, "3:9", NULL, 1, PARLOAD_STRATEGY_PARALLEL, false },
+		{ NULL, NULL, NULL, 1, PARLOAD_STRATEGY_PARALLEL, false },
+		{ NULL, NULL, NULL, 0, PARLOAD_STRATEGY_SEQUENTIAL, false },
+	};
+	const int i = _i;
+	char *path = tu_path("progress.raw");
+	parload_loader *l = tu_loader(3, cases[i].strategy, 0);
+	parload_progress prog;
+	parload_selection sel;
+	parload_dataset ds;
+	parload_request r;
+	parload_error err;
+	watch w;
+
+	/* 30 views of 12 x 10 u16: 240-byte rows of 24 bytes. */
+	tu_write_stream(path, 30, 12, 10, PARLOAD_PIXEL_U16, 0, 5);
+	parse_selection(&sel, cases[i].views, cases[i].rows, cases[i].cols);
+	sel.layout = (parload_layout)cases[i].layout;
+	memset(&prog, 0, sizeof(prog));
+	memset(&w, 0, sizeof(w));
+	w.p = &prog;
+	parload_request_init(&r);
+	r.source.path = path;
+	r.selection = &sel;
+	r.progress = &prog;
+	if (cases[i].batches) {
+		r.on_batch = check_progress;
+		r.batch_arg = &w;
+		r.batch_views = 2;
+	}
+	ck_assert_msg(parload_loader_run(l, &r, &ds, &err) == 0, "%s",
+		      err.message);
+	ck_assert_uint_eq(prog.views_total, ds.shape.views);
+	ck_assert_uint_eq(prog.bytes_total,
+			  ds.shape.views * (32 + ds.shape.rows * 24));
+	ck_assert_uint_eq(prog.bytes_done, prog.bytes_total);
+	ck_assert(!w.behind && !w.over);
+	parload_dataset_free(&ds);
+	parload_loader_free(l);
+	free(path);
+}
+END_TEST
+
 /* ---- cancel ---- */
 
 /* The callback stops the load at the first, a middle and the last of 8
@@ -553,6 +635,9 @@ static Suite *suite(void)
 	t = tu_tcase(s, "crc", 0);
 	tcase_add_loop_test(t, test_keep_going, 0, 4);
 	tcase_add_loop_test(t, test_bad_crc_stops, 0, 8);
+
+	t = tu_tcase(s, "progress", 0);
+	tcase_add_loop_test(t, test_progress, 0, 6);
 
 	t = tu_tcase(s, "default size", 0);
 	tcase_add_test(t, test_default_batches_grow);

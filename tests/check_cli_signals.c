@@ -8,13 +8,15 @@
  * for the rest when the signal comes, so that it cannot have finished
  * first.  With batches (--progress) the next batch cancels the load; a
  * pipe that stalls is ended by the command's one-second alarm; without
- * batches the signal ends the command at once.  $PARLOAD_BIN is the
- * command (exit 77 without it).
+ * batches the signal ends the command at once.  A file's load with a
+ * progress line (drawn from the load's counters) is cancelled at its
+ * workers' next read.  $PARLOAD_BIN is the command (exit 77 without it).
  */
 #include "config.h"
 
 #include <check.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -22,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "parload.h"
 #include "testutil.h"
@@ -159,6 +162,44 @@ START_TEST(test_signal)
 }
 END_TEST
 
+/* A file's load with a progress line (--progress): once a line is drawn
+ * mid-load (64 views of 2 MiB read 512 bytes at a time, by one thread),
+ * SIGINT cancels it at the worker's next read: status 130, a message
+ * naming the views being read, no file left. */
+START_TEST(test_file_with_a_line)
+{
+	char *in = tu_path("big-sparse.raw"), *dir = tu_path("out-file");
+	char *out = tu_path("out-file/s.npy");
+	const char *argv[] = { bin, "extract", "--progress", "--threads", "1",
+			       "--max-read", "512", "--raw",
+			       "width=1024,height=1024,type=u16", "-o", out,
+			       in, NULL };
+	tu_cmd cmd = { .argv = argv, .timeout = 60 };
+	tu_result r;
+	tu_proc p;
+	int fd = open(in, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)128 << 20), 0);
+	close(fd);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	tu_spawn(&cmd, &p);
+	wait_until(&p, err_holds, "/64 views, ", "a line mid-load");
+	ck_assert_int_eq(kill(p.pid, SIGINT), 0);
+	tu_wait(&p, &r);
+	ck_assert_msg(r.status == 128 + SIGINT, "status %d: %s", r.status,
+		      r.err);
+	ck_assert_msg(strstr(r.err, ": load canceled while views 0 to 63 "
+				    "of 64 were read"),
+		      "%s", r.err);
+	ck_assert_msg(entries(dir) == 0, "a file left in %s", dir);
+	tu_result_free(&r);
+	free(in);
+	free(out);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cli_signals");
@@ -167,5 +208,6 @@ int main(void)
 		return tu_skip("check_cli_signals", "PARLOAD_BIN is not set");
 	tcase_add_loop_test(tu_tcase(s, "signals", 90), test_signal, 0,
 			    TU_COUNT(cases));
+	tcase_add_test(tu_tcase(s, "file", 90), test_file_with_a_line);
 	return tu_run(s);
 }
