@@ -34,7 +34,8 @@ static volatile sig_atomic_t interrupted;
 _Static_assert(_Generic((sig_atomic_t)0, int: 1, default: 0),
 	       "the request's cancel is an int");
 /* The workers read interrupted, and the handler line_drawn, from other
- * threads: both are stored and loaded as (lock-free) atomics. */
+ * threads: both are stored and loaded as (lock-free) atomics, as are the
+ * load's progress counters. */
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 /* A progress line is on the terminal, to clear before a message. */
@@ -141,9 +142,9 @@ static void counted(struct drawer *d, parload_batch *b)
 	const parload_progress *c = &d->counts;
 
 	memset(b, 0, sizeof(*b));
-	b->views_total = __atomic_load_n(&c->views_total, __ATOMIC_RELAXED);
-	b->bytes_total = __atomic_load_n(&c->bytes_total, __ATOMIC_RELAXED);
-	b->bytes_done = __atomic_load_n(&c->bytes_done, __ATOMIC_RELAXED);
+	b->views_total = LOAD(c->views_total);
+	b->bytes_total = LOAD(c->bytes_total);
+	b->bytes_done = LOAD(c->bytes_done);
 	b->bytes_done = b->bytes_done < b->bytes_total ? b->bytes_done :
 							 b->bytes_total;
 	b->views_done = b->bytes_done == b->bytes_total ?
@@ -166,6 +167,8 @@ static void *draw_main(void *arg)
 
 		until.tv_sec = (time_t)t;
 		until.tv_nsec = (long)((t - (double)until.tv_sec) * 1e9);
+		if (until.tv_nsec > 999999999L)
+			until.tv_nsec = 999999999L;
 		if (pthread_cond_timedwait(&d->wake, &d->lock, &until) == 0 ||
 		    d->done)
 			continue;

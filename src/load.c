@@ -184,6 +184,22 @@ static void ctx_init(parload__ctx *c, const parload_request *req,
 	c->err = err;
 }
 
+/* The request's progress totals, from the load's shape; done: the load
+ * is over, and what the workers did not count (another strategy, a
+ * stream, a followed file that grew or stopped short) is counted now. */
+static void progress_totals(parload__ctx *c, bool done)
+{
+	parload_progress *p = c->req->progress;
+	const uint64_t bytes = c->shape.views * parload__view_read_bytes(c);
+
+	if (!p)
+		return;
+	__atomic_store_n(&p->views_total, c->shape.views, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->bytes_total, bytes, __ATOMIC_RELAXED);
+	if (done)
+		__atomic_store_n(&p->bytes_done, bytes, __ATOMIC_RELAXED);
+}
+
 static int run(parload_loader *loader, const parload_request *req,
 	       parload_dataset *out, parload_error *err)
 {
@@ -222,29 +238,14 @@ static int run(parload_loader *loader, const parload_request *req,
 					    st->caps & PARLOAD_CAP_DIRECT);
 	if (rc == 0)
 		rc = parload__dataset_alloc(&c);
-	if (rc == 0 && req->progress) {
-		__atomic_store_n(&req->progress->views_total, c.shape.views,
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&req->progress->bytes_total,
-				 c.shape.views * parload__view_read_bytes(&c),
-				 __ATOMIC_RELAXED);
-	}
+	if (rc == 0)
+		progress_totals(&c, false);
 	if (rc == 0)
 		rc = st->read(&c);
 	if (rc == 0)
 		rc = finish(&c);
-	/* What the workers did not count (another strategy, a stream, a
-	 * file that followed grew or was cut short) is done now. */
-	if (rc == 0 && req->progress) {
-		__atomic_store_n(&req->progress->views_total, c.shape.views,
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&req->progress->bytes_total,
-				 c.shape.views * parload__view_read_bytes(&c),
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&req->progress->bytes_done,
-				 c.shape.views * parload__view_read_bytes(&c),
-				 __ATOMIC_RELAXED);
-	}
+	if (rc == 0)
+		progress_totals(&c, true);
 	if (rc == 0)
 		parload__cache_after(&c);
 	if (st->release)
