@@ -173,14 +173,22 @@ def direct_peers(run, file):
     return best_of(run, file, "cold", "dd-direct", "fio-direct")
 
 
+def buffered_peer(run, file):
+    """The better of dd bs=1M and fio (buffered) on a file, cold."""
+    return best_of(run, file, "cold", "dd", "fio")
+
+
+def slowest_load(run, file):
+    """The slowest of parload's cold loads over the modes."""
+    xs = [load(m)(run, file) for m in ("keep", "drop", "direct", "auto")]
+    xs = [x for x in xs if x]
+    return max(xs) if xs else None
+
+
 def cold_peer(run, file):
     """The better of dd bs=1M and fio (buffered) / the slowest cold
     load over the modes."""
-    peer = best_of(run, file, "cold", "dd", "fio")
-    loads = [cache_pick(file, "cold", mode(m)).get(run)
-             for m in ("keep", "drop", "direct", "auto")]
-    loads = [x for x in loads if x]
-    return peer / max(loads) if peer and loads else None
+    return over(buffered_peer, slowest_load)(run, file)
 
 
 # ---- would an io_uring reader beat the pool? (experiment 14) ----
@@ -246,6 +254,14 @@ URING_NOTES = [
     Note("16d", "The same / its keep load, cold = %s.",
          ratio(ALIGNED_DIRECT, aligned(lambda p, n: p.tool == "parload" and
                                        p.cache == "keep"))),
+    Note("16f", "The bound under 16f: the better of dd bs=1M and fio / "
+         "the fresh-memory floor, cold (a thread a core pread the file "
+         "into fresh memory: the least a loader that returns new memory "
+         "can take; dd and fio reuse one buffer), per file: %s.",
+         per_file(buffered_peer, pread_floor())),
+    Note("16f", "The slowest of keep, drop, direct and auto / the "
+         "fresh-memory floor, cold, per file: %s.",
+         per_file(slowest_load, pread_floor())),
     Note("16f", "io_uring, warm: the io_uring floor (a ring a core, 8 reads "
          "of 1 MiB in flight each, into a fresh mapping) / the fresh-memory "
          "floor (pread, a thread a core), per file: %s.",
