@@ -84,7 +84,8 @@ uint64_t parload__view_read_bytes(const parload__ctx *c)
 
 int parload__deliver(parload__ctx *c, uint64_t k_begin, uint64_t k_end,
 		     const parload_view_header *headers,
-		     const unsigned char *raw_headers, const void *pixels)
+		     const unsigned char *raw_headers, const void *pixels,
+		     parload_error *err)
 {
 	const parload_shape *s = &c->shape;
 	/* Progress in the file's bytes: what a view's record costs to read. */
@@ -105,7 +106,7 @@ int parload__deliver(parload__ctx *c, uint64_t k_begin, uint64_t k_end,
 	b.seconds = parload__now() - c->t0;
 	if (c->req->on_batch(&b, c->req->batch_arg) == 0)
 		return 0;
-	return parload__fail_path(c->err, PARLOAD_ECANCELED, 0, c->path,
+	return parload__fail_path(err, PARLOAD_ECANCELED, 0, c->path,
 				  "load canceled after %" PRIu64 " of %" PRIu64
 				  " views",
 				  k_end, s->views);
@@ -231,7 +232,8 @@ static int run_batches(batches *bs)
 	parload__ctx *c = bs->c;
 	const bool follow = c->req->flags & PARLOAD_REQ_FOLLOW;
 	uint64_t k = 0, end = 0, next_end = 0;
-	bool pending = false, stop = false;
+	bool pending = false, stop = false, halted = false;
+	parload_error stopped;
 	int i = 0, rc = 0;
 
 	while (rc == 0 && k < c->shape.views) {
@@ -262,13 +264,21 @@ static int run_batches(batches *bs)
 			start(bs, bs->windowed ? i ^ 1 : i, end, next_end);
 			pending = true;
 		}
-		if (rc == 0)
+		/* The callback runs while the next pass reads.  Its stop is
+		 * the load's error, written once that pass has joined: the
+		 * pass's workers write theirs to c->err as they fail. */
+		if (rc == 0) {
 			rc = parload__deliver(c, k, end, to.headers,
-					      to.raw_headers, to.pixels);
+					      to.raw_headers, to.pixels,
+					      &stopped);
+			halted = rc != 0;
+		}
+		/* Stopped or failed: wait for the pass in flight. */
+		if (pending && rc)
+			(void)parload__pass_wait(bs->pass);
+		if (halted && c->err)
+			*c->err = stopped;
 		if (pending) {
-			/* Stopped or failed: wait for the pass in flight. */
-			if (rc)
-				(void)parload__pass_wait(bs->pass);
 			i = bs->windowed ? i ^ 1 : i;
 			k = end;
 			end = next_end;

@@ -1149,10 +1149,11 @@ uint64_t parload__batch_views(const parload__ctx *c);
  * its rows (parload_batch.bytes_done and parload_progress count these). */
 uint64_t parload__view_read_bytes(const parload__ctx *c);
 /* Hand output views [k_begin, k_end) to the caller's on_batch;
- * PARLOAD_ECANCELED when it asks to stop. */
+ * PARLOAD_ECANCELED, written to err, when it asks to stop. */
 int parload__deliver(parload__ctx *c, uint64_t k_begin, uint64_t k_end,
 		     const parload_view_header *headers,
-		     const unsigned char *raw_headers, const void *pixels);
+		     const unsigned char *raw_headers, const void *pixels,
+		     parload_error *err);
 
 /* The strategy for code s, or NULL. */
 const parload__strategy *parload__strategy_get(int s);

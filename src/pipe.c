@@ -197,7 +197,8 @@ static int deliver(parload__ctx *c, uint64_t *sent, uint64_t n, bool last)
 			      c->raw_headers ?
 				      c->out->raw_headers + *sent * c->d.header :
 				      NULL,
-			      (unsigned char *)c->out->pixels + *sent * ps);
+			      (unsigned char *)c->out->pixels + *sent * ps,
+			      c->err);
 	*sent = n;
 	return rc;
 }

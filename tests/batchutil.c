@@ -140,7 +140,11 @@ int bu_on_batch(const parload_batch *b, void *arg)
 	g->max_count = b->count > g->max_count ? b->count : g->max_count;
 	g->bytes_done = b->bytes_done;
 	g->seconds = b->seconds;
-	return g->batches++ == g->stop_at;
+	if (g->batches++ != g->stop_at)
+		return 0;
+	if (g->cancel)
+		__atomic_store_n(g->cancel, 1, __ATOMIC_RELAXED);
+	return 1;
 }
 
 /* Output view k of a selection, from the serial reading. */

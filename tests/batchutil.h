@@ -37,6 +37,9 @@ typedef struct bu_got {
 	const parload_dataset *ds; /* batches point into it (no window) */
 	uint64_t view_bytes;       /* of the selection */
 	uint64_t stop_at;          /* stop the load at this batch */
+	/* Set to 1 at stop_at as well, where not NULL: the request's cancel,
+	 * raised as parload_stream_close() raises it. */
+	volatile int *cancel;
 	bool keep;                 /* copy what arrives */
 	bool windowed;
 	uint64_t batches, views, max_count;

@@ -387,12 +387,18 @@ END_TEST
 
 /* The callback stops the load at the first, a middle and the last of 8
  * batches, with and without windows: PARLOAD_ECANCELED, nothing left
- * behind, and the same loader loads again at once. */
+ * behind, and the same loader loads again at once.  The error is the
+ * callback's, naming the views delivered, also where the callback raises
+ * the request's cancel as it stops (as parload_stream_close() does), so
+ * that the pass reading the next batch fails with an error of its own. */
 START_TEST(test_cancel)
 {
 	static const uint64_t stops[] = { 0, 3, 7 };
 	const uint64_t stop = stops[_i % 3];
-	const bool window = _i / 3;
+	const bool window = _i / 3 % 2, raise = _i / 6;
+	const uint64_t done = stop == 7 ? BU_VIEWS : 5 * (stop + 1);
+	volatile int cancel = 0;
+	char said[64];
 	int tasks, fds;
 	bu_fixture f;
 
@@ -402,14 +408,20 @@ START_TEST(test_cancel)
 	tasks = tu_count_entries("/proc/self/task");
 	fds = tu_count_entries("/proc/self/fd");
 	f.g.stop_at = stop;
+	if (raise) {
+		f.r.cancel = &cancel;
+		f.g.cancel = &cancel;
+	}
 	ck_assert_msg(bu_fixture_run(&f) == PARLOAD_ECANCELED,
 		      "stop at batch %" PRIu64 ": %d %s", stop, f.rc,
 		      f.err.message);
 	ck_assert_int_eq(f.err.code, PARLOAD_ECANCELED);
 	ck_assert_ptr_nonnull(strstr(f.err.message, f.path));
+	snprintf(said, sizeof(said), "load canceled after %" PRIu64 " of %d "
+		 "views", done, BU_VIEWS);
+	ck_assert_msg(strstr(f.err.message, said), "%s", f.err.message);
 	ck_assert_uint_eq(f.g.batches, stop + 1);
-	bu_assert_got(&f.g, &f.ref, &f.s, stop == 7 ? BU_VIEWS : 5 * (stop + 1),
-		      "canceled");
+	bu_assert_got(&f.g, &f.ref, &f.s, done, "canceled");
 	ck_assert(bu_zeroed(&f.ds));
 	ck_assert_int_eq(tu_count_entries("/proc/self/fd"), fds);
 	bu_assert_tasks(tasks, "canceled");
@@ -643,7 +655,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_default_batches_grow);
 
 	t = tu_tcase(s, "cancel", 0);
-	tcase_add_loop_test(t, test_cancel, 0, 6);
+	tcase_add_loop_test(t, test_cancel, 0, 12);
 	tcase_add_loop_test(t, test_cancel_without_batches, 0, 4);
 	tcase_add_test(t, test_cancel_while_reading);
 
