@@ -53,14 +53,24 @@
  * medians of 11 alternated runs). */
 #define FAR_BOUNCE ((size_t)512 << 10)
 /* Direct I/O: requests of whole blocks of this alignment (the strictest
- * logical block size in common use), a megabyte at a time.  A piece whose
- * file offset and place in the dataset agree modulo DIRECT_ALIGN has its
- * whole blocks read straight into its place, with no copy; the rest of a
- * batch (a piece's head and tail, pieces that do not agree, such as a
- * parload file's payloads behind their 32-byte headers) goes through the
- * worker's bounce buffer (read_direct). */
+ * logical block size in common use).  A piece whose file offset and place
+ * in the dataset agree modulo DIRECT_ALIGN has its whole blocks read
+ * straight into its place, with no copy; the rest of a batch (a piece's
+ * head and tail, pieces that do not agree, such as a parload file's
+ * payloads behind their 32-byte headers) goes through the worker's bounce
+ * buffer (read_direct): one huge page, which holds DIRECT_BOUNCE bytes
+ * and a block of slack at each end.
+ *
+ * The bounce buffer is a huge page because a device is handed a read's
+ * memory as a list of physically contiguous segments: through 4 KiB
+ * pages, a 1 MiB read is 257 segments, through a huge page one.  On a
+ * virtio disk (2 threads, cold, the 1 GiB file of 1 MiB views, medians of
+ * 4-5 alternated rounds) the file loaded in 1,125 ms through 1 MiB of 4
+ * KiB pages (903 ms through 960 KiB, 1,124 through 512 KiB: not the
+ * device's 254-segment limit), 404 ms through 1 MiB of a huge page and
+ * 373 ms through 2 MiB of one; --cache keep took 345 ms. */
 #define DIRECT_ALIGN ((uint64_t)4096)
-#define DIRECT_BOUNCE ((size_t)1 << 20)
+#define DIRECT_BOUNCE (PARLOAD__HUGE_PAGE - 2 * (size_t)DIRECT_ALIGN)
 /* Drop loads: a read with RWF_DONTCACHE lets go of every page-cache
  * folio it touched, also one it read in part, which the next read then
  * takes from the device again.  Folios are up to 2 MiB (the largest the
@@ -143,12 +153,13 @@ static unsigned char *view_pixels(const job *j, uint64_t k)
 	return j->plan.pixels + (k - j->plan.k_begin) * j->plan.s->view_bytes;
 }
 
-/* What one worker reads through: its bounce buffer (for direct I/O a
- * mapping, so aligned to pages) and what it lets go of (drop). */
+/* What one worker reads through: its bounce buffer (for direct I/O in a
+ * mapping of its own, on huge pages) and what it lets go of (drop). */
 typedef struct worker_io {
 	unsigned char *bounce;
 	size_t len;  /* its bytes */
-	bool mapped;
+	void *map;   /* direct I/O: the mapping the buffer lies in */
+	size_t map_len;
 	parload__dropper drop;
 	unsigned char *row; /* a corrected load's converted row */
 	parload__strip_reader strips; /* a decoded plan's */
@@ -164,6 +175,28 @@ typedef struct worker_io {
 	const parload__share *sh;
 	uint64_t k, q, stride;
 } worker_io;
+
+/* Direct I/O's bounce buffer: io->len bytes from a huge-page boundary in
+ * a mapping of their own, advised for huge pages unless the loader's
+ * options say not to (see DIRECT_BOUNCE; where the kernel gives none, 4
+ * KiB pages hold the same bytes). */
+static int map_bounce(job *j, worker_io *io, parload_error *e)
+{
+	const size_t huge = PARLOAD__HUGE_PAGE;
+	const size_t len = (io->len + huge - 1) & ~(huge - 1);
+	void *map = parload__sys_mmap(NULL, len + huge, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (map == MAP_FAILED)
+		return parload__fail_nomem(e, j->c->path);
+	io->map = map;
+	io->map_len = len + huge;
+	io->bounce = (unsigned char *)(((uintptr_t)map + huge - 1) &
+				       ~(uintptr_t)(huge - 1));
+	if (!(j->c->opts->flags & PARLOAD_OPT_NO_HUGEPAGES))
+		(void)parload__sys_madvise(io->bounce, len, MADV_HUGEPAGE);
+	return 0;
+}
 
 static int io_open(job *j, worker_io *io, parload_error *e)
 {
@@ -190,14 +223,9 @@ static int io_open(job *j, worker_io *io, parload_error *e)
 	if (!j->bounce)
 		return 0;
 	io->len = j->bounce_size + (j->direct ? 2 * DIRECT_ALIGN : 0);
-	io->mapped = j->direct;
-	io->bounce = j->direct ? parload__sys_mmap(NULL, io->len,
-						   PROT_READ | PROT_WRITE,
-						   MAP_PRIVATE | MAP_ANONYMOUS,
-						   -1, 0) :
-				 parload__sys_malloc(io->len);
-	if (io->bounce == MAP_FAILED)
-		io->bounce = NULL;
+	if (j->direct)
+		return map_bounce(j, io, e);
+	io->bounce = parload__sys_malloc(io->len);
 	return io->bounce ? 0 : parload__fail_nomem(e, j->c->path);
 }
 
@@ -208,8 +236,8 @@ static void io_close(job *j, worker_io *io)
 	parload__drop_flush(&io->drop);
 	parload__sys_free(io->row);
 	parload__sys_free(io->acc);
-	if (io->mapped && io->bounce)
-		(void)parload__sys_munmap(io->bounce, io->len);
+	if (io->map)
+		(void)parload__sys_munmap(io->map, io->map_len);
 	else
 		parload__sys_free(io->bounce);
 }

@@ -538,6 +538,55 @@ START_TEST(test_direct_straight)
 	parload_loader_free(l);
 }
 END_TEST
+
+/* A direct load reads through bounce buffers advised for huge pages (a
+ * device takes a read into 4 KiB pages as a segment a page, and a virtio
+ * disk read so at a third of the speed): of a layout that no read takes
+ * straight into place (offset 100), every pixel byte lands in memory
+ * advised MADV_HUGEPAGE; with PARLOAD_OPT_NO_HUGEPAGES, none. */
+START_TEST(test_direct_bounce_huge)
+{
+	const uint64_t bytes = 260 * 8200;
+	const unsigned opts[] = { 0, PARLOAD_OPT_NO_HUGEPAGES };
+	parload_request r;
+	parload_dataset ds;
+	lt_stream s;
+	lt_sel q;
+
+	lt_layout(&s, 100, 41, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 100, 0, 0,
+		  260);
+	lt_write(&s, "bouncehuge");
+	lt_sel_all(&s, &q);
+	lt_request(&s, &r);
+	for (int i = 0; i < 2; i++) {
+		parload_loader *l = tu_loader(3, PARLOAD_STRATEGY_PARALLEL,
+					      opts[i]);
+		uint64_t advised;
+
+		parload__fault_reset();
+		load_as(l, &r, PARLOAD_CACHE_DIRECT, &ds, "bounce");
+		advised = parload__fault_advised_reads();
+		lt_assert_loaded(&s, &q, &ds, false, "bounce");
+		if (mode_used(PARLOAD_CACHE_DIRECT, s.paths[0]) ==
+		    PARLOAD_CACHE_DIRECT) {
+			ck_assert_uint_ge(ds.stats.bytes_read, bytes);
+			if (i == 0)
+				ck_assert_msg(advised >= bytes,
+					      "%" PRIu64 " of %" PRIu64 " bytes"
+					      " read into advised memory",
+					      advised, bytes);
+			else
+				ck_assert_msg(advised == 0,
+					      "no huge pages: %" PRIu64
+					      " bytes read into advised memory",
+					      advised);
+		}
+		parload_dataset_free(&ds);
+		parload_loader_free(l);
+	}
+	lt_free(&s);
+}
+END_TEST
 #endif
 
 /* parload's own format with CRCs checked: every payload checked in every
@@ -904,6 +953,7 @@ static Suite *modes_suite(void)
 	tcase_add_loop_test(t, test_aligned, 0, N_MODES);
 #ifdef PARLOAD_FAULT_INJECTION
 	tcase_add_test(t, test_direct_straight);
+	tcase_add_test(t, test_direct_bounce_huge);
 #endif
 	tcase_add_loop_test(t, test_crc, 0, N_MODES);
 	tcase_add_loop_test(t, test_fd_and_strategies, 0, N_MODES);

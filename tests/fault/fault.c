@@ -65,6 +65,14 @@ static _Atomic int refused_rwf;         /* preadv2 flags said no to */
 static _Atomic uintptr_t watch_lo, watch_hi;
 static atomic_uint_fast64_t watched;
 static _Atomic long live[PARLOAD__FR_COUNT];
+/* The ranges advised MADV_HUGEPAGE and still mapped (a few at a time:
+ * datasets, windows, the workers' bounce buffers), and the bytes reads
+ * put into them. */
+#define ADVISED_MAX 256
+static pthread_mutex_t advised_lock = PTHREAD_MUTEX_INITIALIZER;
+static uintptr_t advised[ADVISED_MAX][2];
+static int n_advised;
+static atomic_uint_fast64_t advised_read;
 
 /* The stream whose last fread this seam failed: ferror() must then say
  * so, as it would after a real failure.  Per thread, like errno. */
@@ -87,6 +95,7 @@ void parload__fault_reset(void)
 	atomic_store(&watch_lo, 0);
 	atomic_store(&watch_hi, 0);
 	atomic_store(&watched, 0);
+	atomic_store(&advised_read, 0);
 }
 
 void parload__fault_watch(const void *buf, size_t len)
@@ -101,12 +110,62 @@ uint64_t parload__fault_watched(void)
 	return atomic_load(&watched);
 }
 
-/* The part of the n bytes read into buf that lies in the watched buffer. */
+uint64_t parload__fault_advised_reads(void)
+{
+	return atomic_load(&advised_read);
+}
+
+/* [a, b) advised MADV_HUGEPAGE. */
+static void advise_add(uintptr_t a, uintptr_t b)
+{
+	pthread_mutex_lock(&advised_lock);
+	if (n_advised < ADVISED_MAX) {
+		advised[n_advised][0] = a;
+		advised[n_advised++][1] = b;
+	}
+	pthread_mutex_unlock(&advised_lock);
+}
+
+/* [a, b) unmapped: the advised ranges in it are gone. */
+static void advise_forget(uintptr_t a, uintptr_t b)
+{
+	pthread_mutex_lock(&advised_lock);
+	for (int i = 0; i < n_advised;)
+		if (advised[i][0] >= a && advised[i][1] <= b) {
+			advised[i][0] = advised[--n_advised][0];
+			advised[i][1] = advised[n_advised][1];
+		} else {
+			i++;
+		}
+	pthread_mutex_unlock(&advised_lock);
+}
+
+/* The bytes of [a, b) in an advised range (the ranges do not overlap). */
+static void advised_count(uintptr_t a, uintptr_t b)
+{
+	uint64_t n = 0;
+
+	pthread_mutex_lock(&advised_lock);
+	for (int i = 0; i < n_advised; i++) {
+		const uintptr_t lo = a > advised[i][0] ? a : advised[i][0];
+		const uintptr_t hi = b < advised[i][1] ? b : advised[i][1];
+
+		if (hi > lo)
+			n += hi - lo;
+	}
+	pthread_mutex_unlock(&advised_lock);
+	if (n)
+		atomic_fetch_add(&advised_read, n);
+}
+
+/* The part of the n bytes read into buf that lies in the watched buffer,
+ * and in advised ranges. */
 static void watch_read(const void *buf, size_t n)
 {
 	const uintptr_t lo = atomic_load(&watch_lo), hi = atomic_load(&watch_hi);
 	uintptr_t a = (uintptr_t)buf, b = a + n;
 
+	advised_count(a, b);
 	a = a > lo ? a : lo;
 	b = b < hi ? b : hi;
 	if (b > a)
@@ -602,18 +661,23 @@ int parload__fault_munmap(void *addr, size_t len)
 {
 	int r = munmap(addr, len);
 
-	if (r == 0)
+	if (r == 0) {
 		released(PARLOAD__FR_MAP);
+		advise_forget((uintptr_t)addr, (uintptr_t)addr + len);
+	}
 	return r;
 }
 
 int parload__fault_madvise(void *addr, size_t len, int advice)
 {
-	int e = should_fail(PARLOAD__FK_MADVISE);
+	int e = should_fail(PARLOAD__FK_MADVISE), r;
 
 	if (e)
 		FAIL_WITH(e, -1);
-	return madvise(addr, len, advice);
+	r = madvise(addr, len, advice);
+	if (r == 0 && advice == MADV_HUGEPAGE)
+		advise_add((uintptr_t)addr, (uintptr_t)addr + len);
+	return r;
 }
 
 void *parload__fault_malloc(size_t n)

@@ -132,6 +132,10 @@ void parload__fault_short(size_t max);
  * into a caller's buffer.  parload__fault_reset stops watching. */
 void parload__fault_watch(const void *buf, size_t len);
 uint64_t parload__fault_watched(void);
+/* The bytes that pread, preadv and preadv2 put, since the last reset,
+ * into memory advised MADV_HUGEPAGE and not unmapped since: which reads
+ * went through memory the kernel may back with huge pages. */
+uint64_t parload__fault_advised_reads(void);
 /* Every k-th interruptible call (k >= 2) fails with EINTR before doing
  * anything; 0 turns this off. */
 void parload__fault_eintr_every(uint64_t k);
