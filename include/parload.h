@@ -544,17 +544,15 @@ typedef enum parload_cache {
 	/* Buffered reads; the file's pages stay cached (the default). */
 	PARLOAD_CACHE_KEEP = 0,
 	/* Buffered reads whose pages leave the page cache once they are in
-	 * the dataset: the parallel strategy's workers make their reads of 4
-	 * MiB or more with preadv2's RWF_DONTCACHE where the kernel (Linux
-	 * 6.14 on) and the file system take it, so the kernel drops each
-	 * page once it is copied, and advise POSIX_FADV_DONTNEED on the rest
-	 * of their ranges read, 8 MiB at a time; the page cache grows by no
-	 * more than the ranges in flight and the kernel's readahead.  The
-	 * files are dropped whole when the load ends (pages cached before it
-	 * too). */
+	 * the dataset: the parallel strategy's workers advise
+	 * POSIX_FADV_DONTNEED on the ranges they have read, 8 MiB at a time,
+	 * so the page cache grows by no more than the ranges in flight and
+	 * the kernel's readahead.  The files are dropped whole when the load
+	 * ends (pages cached before it too). */
 	PARLOAD_CACHE_DROP = 1,
 	/* O_DIRECT: the device's data goes to the dataset without the page
-	 * cache, through aligned per-worker buffers, with the same NUMA
+	 * cache, straight into place where the layout allows, else through
+	 * a per-worker buffer on a huge page, with the same NUMA
 	 * placement; a file system that refuses O_DIRECT falls back to drop
 	 * (stats.cache says so).  Parallel strategy; the others drop. */
 	PARLOAD_CACHE_DIRECT = 2,

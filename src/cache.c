@@ -13,14 +13,17 @@
  * The mode is settled once the source is described (parload__cache_prepare):
  * auto looks at a sample of the file's pages (mincore) and at the memory
  * available; direct opens each file a second time with O_DIRECT, and a
- * file system that refuses it gets drop.  A drop load's workers read
- * their large batches with preadv2's RWF_DONTCACHE (Linux 6.14 on, where
- * the file system takes it), so that the kernel lets go of each page once
- * it is copied out (parallel.c says which batches, and why not the small
- * ones).  The rest, and everything where the flag is refused (the read
- * says EOPNOTSUPP and is made again without it), each worker reports as
- * it reads (parload__drop_read), and its dropper asks the kernel to let go
+ * file system that refuses it gets drop.  A drop load's workers read as
+ * a keep load's do and report each range as they read it
+ * (parload__drop_read); each worker's dropper asks the kernel to let go
  * of those pages a few megabytes at a time (POSIX_FADV_DONTNEED).
+ *
+ * Not preadv2's RWF_DONTCACHE (Linux 6.14 on), whose pages the kernel
+ * lets go of as it copies them out: on Linux 6.18 and ext4 over virtio
+ * (2 threads, cold, medians of 5 alternated rounds) drop loads read so
+ * took 132, 483 and 1,775 ms for files of 229 MB, 1 GiB and 4 GiB,
+ * against 120, 370 and 1,565 ms let go of with POSIX_FADV_DONTNEED (keep:
+ * 104, 361 and 1,524 ms); both left none of the file cached.
  */
 #include "internal.h"
 
@@ -32,12 +35,6 @@
 #include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
-
-/* preadv2's flag for reads whose pages leave the page cache once copied
- * (Linux 6.14); C libraries' headers older than that lack the name. */
-#ifndef RWF_DONTCACHE
-#define RWF_DONTCACHE 0x00000080
-#endif
 
 /* Ranges are let go of this many bytes at a time: one call per range
  * read would cost more than the reads of small views. */
@@ -263,7 +260,6 @@ void parload__drop_init(parload__dropper *dr, parload__ctx *c)
 {
 	memset(dr, 0, sizeof(*dr));
 	dr->on = c->cache == PARLOAD_CACHE_DROP;
-	dr->rwf = dr->on ? RWF_DONTCACHE : 0;
 }
 
 void parload__drop_flush(parload__dropper *dr)

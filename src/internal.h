@@ -162,22 +162,18 @@ int parload__pread_full(int fd, void *buf, size_t len, uint64_t off,
 
 /* The same from file f of layout d, but the end of the file after need
  * bytes (<= len) ends it well (an O_DIRECT read of whole blocks past the
- * end of a file); a failure names f and the view at the failing offset.
- * rwf, when not NULL and not 0, are preadv2's flags for every call (a drop
- * load's RWF_DONTCACHE); a kernel or file system that refuses them
- * (EOPNOTSUPP, ENOSYS) gets the plain call, and *rwf becomes 0 so that
- * the caller knows and does not ask again. */
+ * end of a file); a failure names f and the view at the failing offset. */
 int parload__pread_upto(int fd, void *buf, size_t len, size_t need,
-			uint64_t off, size_t max_read, int *rwf,
-			parload__io_stats *st, const parload_desc *d,
-			const parload__file *f, parload_error *err);
+			uint64_t off, size_t max_read, parload__io_stats *st,
+			const parload_desc *d, const parload__file *f,
+			parload_error *err);
 
 /* The same for a vector of iovcnt (at most IOV_MAX) buffers that lie back
  * to back in the file from off.  iov is consumed (modified).  f, when not
  * NULL, is the file of layout d read, so that a failure names it and the
  * view that holds the failing offset. */
 int parload__preadv_full(int fd, struct iovec *iov, int iovcnt, uint64_t off,
-			 size_t max_read, int *rwf, parload__io_stats *st,
+			 size_t max_read, parload__io_stats *st,
 			 const parload_desc *d, const parload__file *f,
 			 const char *path, parload_error *err);
 
@@ -281,13 +277,10 @@ void parload__cache_close(struct parload__ctx *c);
  * the worker whose range they are in had let go of it. */
 void parload__cache_after(struct parload__ctx *c);
 
-/* One worker's ranges read, let go of as it reads: by the kernel itself
- * for the reads made with rwf (RWF_DONTCACHE; 0 once the kernel refused
- * it), the others given to parload__drop_read and let go of a few
- * megabytes at a time with POSIX_FADV_DONTNEED. */
+/* One worker's ranges read, given to parload__drop_read and let go of a
+ * few megabytes at a time with POSIX_FADV_DONTNEED. */
 typedef struct parload__dropper {
 	bool on;
-	int rwf;
 	const parload__file *f;
 	uint64_t begin, end;
 } parload__dropper;
@@ -973,9 +966,6 @@ typedef struct parload__cursor {
 	uint64_t strip;    /* a decoded plan: the strip of that position */
 	uint64_t range_strip; /* ... and of the range cursor_next yielded,
 			       * whose *off is then a byte of its rows */
-	/* 0, or a power of two: a batch that max_bytes cuts ends on a
-	 * multiple of it in the file (set after cursor_init). */
-	uint64_t align;
 } parload__cursor;
 
 void parload__cursor_init(parload__cursor *c, const parload__plan *p,

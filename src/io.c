@@ -93,54 +93,23 @@ static uint64_t view_of(const where *w, uint64_t off)
 	return w->f ? parload__view_at(w->d, w->f, off) : w->view;
 }
 
-/* Whether a read that failed with errno e was refused for its flags
- * *rwf alone (a kernel before them, a file system without them): then
- * they are cleared, for this read's retry and the caller's next ones. */
-static bool flags_refused(int *rwf, int e)
-{
-	if (!rwf || *rwf == 0 || (e != EOPNOTSUPP && e != ENOSYS))
-		return false;
-	*rwf = 0;
-	return true;
-}
-
-/* One vectored read call: preadv, or with flags (rwf not NULL, not 0)
- * preadv2. */
-static ssize_t readv_call(int fd, const struct iovec *iov, int cnt,
-			  uint64_t off, const int *rwf)
-{
-	if (!rwf || *rwf == 0)
-		return parload__sys_preadv(fd, iov, cnt, (off_t)off);
-	return parload__sys_preadv2(fd, iov, cnt, (off_t)off, *rwf);
-}
-
-/* One read call: pread, or with flags preadv2 of one buffer. */
-static ssize_t read_call(int fd, void *buf, size_t len, uint64_t off,
-			 const int *rwf)
-{
-	struct iovec v = { buf, len };
-
-	if (!rwf || *rwf == 0)
-		return parload__sys_pread(fd, buf, len, (off_t)off);
-	return readv_call(fd, &v, 1, off, rwf);
-}
-
 static int pread_loop(int fd, void *buf, size_t len, size_t need,
-		      uint64_t off, size_t max_read, int *rwf,
-		      parload__io_stats *st, const char *path, const where *w,
-		      parload_error *err)
+		      uint64_t off, size_t max_read, parload__io_stats *st,
+		      const char *path, const where *w, parload_error *err)
 {
 	unsigned char *p = buf;
 	size_t got = 0;
 
 	max_read = clamp_max_read(max_read);
 	while (got < len) {
-		ssize_t n = read_call(fd, p, PARLOAD__MIN(len - got, max_read),
-				      off, rwf);
+		ssize_t n = parload__sys_pread(fd, p,
+					       PARLOAD__MIN(len - got,
+							    max_read),
+					       (off_t)off);
 
 		st->calls++;
 		if (n < 0) {
-			if (errno == EINTR || flags_refused(rwf, errno))
+			if (errno == EINTR)
 				continue;
 			return parload__fail(err, PARLOAD_EIO, errno, path,
 					     view_of(w, off), off,
@@ -167,23 +136,22 @@ int parload__pread_full(int fd, void *buf, size_t len, uint64_t off,
 {
 	const where w = { NULL, NULL, view };
 
-	return pread_loop(fd, buf, len, len, off, max_read, NULL, st, path, &w,
-			  err);
+	return pread_loop(fd, buf, len, len, off, max_read, st, path, &w, err);
 }
 
 int parload__pread_upto(int fd, void *buf, size_t len, size_t need,
-			uint64_t off, size_t max_read, int *rwf,
-			parload__io_stats *st, const parload_desc *d,
-			const parload__file *f, parload_error *err)
+			uint64_t off, size_t max_read, parload__io_stats *st,
+			const parload_desc *d, const parload__file *f,
+			parload_error *err)
 {
 	const where w = { d, f, PARLOAD_NONE };
 
-	return pread_loop(fd, buf, len, need, off, max_read, rwf, st, f->path,
-			  &w, err);
+	return pread_loop(fd, buf, len, need, off, max_read, st, f->path, &w,
+			  err);
 }
 
 int parload__preadv_full(int fd, struct iovec *iov, int iovcnt, uint64_t off,
-			 size_t max_read, int *rwf, parload__io_stats *st,
+			 size_t max_read, parload__io_stats *st,
 			 const parload_desc *d, const parload__file *f,
 			 const char *path, parload_error *err)
 {
@@ -207,12 +175,12 @@ int parload__preadv_full(int fd, struct iovec *iov, int iovcnt, uint64_t off,
 			total += iov[cnt].iov_len;
 			cnt++;
 		}
-		n = readv_call(fd, iov, cnt, off, rwf);
+		n = parload__sys_preadv(fd, iov, cnt, (off_t)off);
 		if (saved_len)
 			iov[cnt - 1].iov_len = saved_len;
 		st->calls++;
 		if (n < 0) {
-			if (errno == EINTR || flags_refused(rwf, errno))
+			if (errno == EINTR)
 				continue;
 			return parload__fail(err, PARLOAD_EIO, errno, path,
 					     f ? parload__view_at(d, f, off) :

@@ -78,7 +78,7 @@ static int map_read(mapcopy *m, struct iovec *iov, int cnt, uint64_t off)
 
 		if (m->use_pread)
 			return parload__preadv_full(
-				c->fd, iov, cnt, off, m->max_read, NULL, &c->io,
+				c->fd, iov, cnt, off, m->max_read, &c->io,
 				&c->d, m->have_header ? &c->one : NULL, c->path,
 				c->err);
 		for (int k = 0; k < cnt; k++)

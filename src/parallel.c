@@ -71,19 +71,6 @@
  * 373 ms through 2 MiB of one; --cache keep took 345 ms. */
 #define DIRECT_ALIGN ((uint64_t)4096)
 #define DIRECT_BOUNCE (PARLOAD__HUGE_PAGE - 2 * (size_t)DIRECT_ALIGN)
-/* Drop loads: a read with RWF_DONTCACHE lets go of every page-cache
- * folio it touched, also one it read in part, which the next read then
- * takes from the device again.  Folios are up to 2 MiB (the largest the
- * page cache makes with 4 KiB pages) and aligned to their size, so a
- * drop load's batches end on multiples of 2 MiB in the file, and only
- * batches of DONTCACHE_MIN bytes or more are read so; smaller ones are
- * read plainly and let go of with POSIX_FADV_DONTNEED (cache.c).  Cold,
- * 2 threads, a 1 GiB file: 64 KiB reads with the flag read 1.58 x the
- * file from the device, 1 MiB reads 1.10 x; 8 MiB batches cut on 4 KiB
- * pages 1.025 x, cut on 2 MiB 1.016 x, as many as plain reads dropped
- * with POSIX_FADV_DONTNEED (/sys/block's sector count). */
-#define DONTCACHE_ALIGN ((uint64_t)PARLOAD__HUGE_PAGE)
-#define DONTCACHE_MIN (2 * DONTCACHE_ALIGN)
 
 struct parload__pass {
 	parload__ctx *c;
@@ -415,16 +402,11 @@ static int read_bounced(job *j, unsigned w, worker_io *io,
 	const uint64_t n = batch_bytes(iov, cnt);
 	const uint64_t at = j->direct ? off & ~(DIRECT_ALIGN - 1) : off;
 	const uint64_t need = off - at + n;
-	int plain = 0;
-	/* A drop load's large batch is let go of by the kernel as it is
-	 * read, unless the kernel refuses (rwf cleared); a small one by the
-	 * worker's dropper. */
-	int *rwf = n >= DONTCACHE_MIN ? &io->drop.rwf : &plain;
 	int rc;
 
 	if (!io->bounce)
 		rc = parload__preadv_full(f->fd, iov, cnt, off, j->max_read,
-					  rwf, &j->stats[w], j->plan.d, f,
+					  &j->stats[w], j->plan.d, f,
 					  j->c->path, e);
 	else
 		/* One buffer, so that a failure names the view at the
@@ -434,13 +416,12 @@ static int read_bounced(job *j, unsigned w, worker_io *io,
 			j->direct ? (need + DIRECT_ALIGN - 1) &
 					    ~(DIRECT_ALIGN - 1) :
 				    need,
-			need, at, j->max_read, rwf, &j->stats[w], j->plan.d, f,
-			e);
+			need, at, j->max_read, &j->stats[w], j->plan.d, f, e);
 	if (rc == 0 && io->bounce)
 		rc = scatter(j, io, io->bounce + (off - at), iov, rows, cnt, e);
 	else if (rc == 0 && j->plan.in_place)
 		convert_read(j, iov, rows, cnt);
-	if (rc == 0 && !*rwf)
+	if (rc == 0)
 		parload__drop_read(&io->drop, f, off, n);
 	return rc;
 }
@@ -516,8 +497,8 @@ static int read_direct(job *j, unsigned w, worker_io *io,
 		if (rc == 0)
 			rc = parload__pread_upto(f->dfd, place + (a - pos),
 						 (size_t)(b - a), (size_t)(b - a),
-						 a, j->max_read, NULL,
-						 &j->stats[w], j->plan.d, f, e);
+						 a, j->max_read, &j->stats[w],
+						 j->plan.d, f, e);
 		if (b < pos + len)
 			run_add(&r, b, place + (b - pos), pos + len - b, row);
 		pos += len;
@@ -643,10 +624,6 @@ static void work(void *arg, unsigned w)
 	if (!j->plan.native && sh->headers)
 		make_headers(j, hb, he);
 	parload__cursor_init(&cur, &j->plan, sh);
-	/* Batches large enough to be read with RWF_DONTCACHE end where no
-	 * folio straddles them. */
-	if (io.drop.rwf && !j->plan.decoded && j->batch >= DONTCACHE_MIN)
-		cur.align = DONTCACHE_ALIGN;
 	if (j->rowcrc) {
 		io.crc = &j->rowcrc[w];
 		io.bad = &j->bad[w];

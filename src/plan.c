@@ -256,7 +256,6 @@ void parload__cursor_init(parload__cursor *c, const parload__plan *p,
 	c->pos = sh->begin;
 	c->file = 0;
 	c->strip = c->range_strip = UINT64_MAX;
-	c->align = 0;
 	c->k = c->stride ? c->pos / c->stride : 0;
 	c->q = c->stride ? c->pos % c->stride : 0;
 }
@@ -409,9 +408,6 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 			*off = o;
 			in_file = c->file;
 			in_strip = c->strip;
-			/* The batch's bytes are the file's from o on. */
-			if (c->align && max_bytes > c->align)
-				max_bytes -= (o + max_bytes) & (c->align - 1);
 		} else if (o != next_off || c->file != in_file ||
 			   (c->p->decoded && c->strip != in_strip)) {
 			break; /* a gap in the file: the next read starts here */

@@ -25,7 +25,6 @@
 #define parload__sys_read read
 #define parload__sys_pread pread
 #define parload__sys_preadv preadv
-#define parload__sys_preadv2 preadv2
 #define parload__sys_lseek lseek
 #define parload__sys_write write
 #define parload__sys_fopen fopen

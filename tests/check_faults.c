@@ -326,36 +326,17 @@ static void assert_cached_load(int rc, parload_dataset *ds,
 	parload_dataset_free(ds);
 }
 
-/* preadv2's flag for reads that leave nothing in the page cache (the
- * kernel's value; older C library headers lack the name). */
-#ifndef RWF_DONTCACHE
-#define RWF_DONTCACHE 0x00000080
-#endif
-
-/* Whether the kernel and path's file system take RWF_DONTCACHE: a read
- * of one byte with it, past the seam. */
-static bool dontcache_taken(const char *path)
-{
-	const int fd = open(path, O_RDONLY);
-	unsigned char b;
-	struct iovec v = { &b, 1 };
-	const bool taken = fd >= 0 && preadv2(fd, &v, 1, 0, RWF_DONTCACHE) == 1;
-
-	if (fd >= 0)
-		close(fd);
-	return taken;
-}
-
-/* A drop load's read calls (preadv and preadv2) and posix_fadvise calls,
- * with RWF_DONTCACHE refused by the seam or not; it must load exactly. */
+/* A drop load's read calls (pread and preadv) and posix_fadvise calls;
+ * it must load exactly. */
 typedef struct drop_calls {
 	uint64_t reads, fadvises;
 } drop_calls;
 
 static drop_calls drop_load(parload_loader *l, const char *path,
-			    const tu_soa *ref, bool refuse, const char *what)
+			    const tu_soa *ref, const char *what)
 {
-	const uint64_t kinds[2] = { PARLOAD__FK_BIT(PREADV),
+	const uint64_t kinds[2] = { PARLOAD__FK_BIT(PREAD) |
+					    PARLOAD__FK_BIT(PREADV),
 				    PARLOAD__FK_BIT(FADVISE) };
 	uint64_t n[2];
 
@@ -365,8 +346,6 @@ static drop_calls drop_load(parload_loader *l, const char *path,
 		int rc;
 
 		parload__fault_reset();
-		if (refuse)
-			parload__fault_refuse_rwf(RWF_DONTCACHE);
 		/* Nothing fails; the calls of one kind are counted. */
 		parload__fault_fail_nth(0, kinds[i], 0);
 		rc = load_cached(l, path, PARLOAD_CACHE_DROP, &ds, &err);
@@ -378,52 +357,40 @@ static drop_calls drop_load(parload_loader *l, const char *path,
 }
 
 /* How a drop load lets go of what it reads: 48 MiB of 2 MiB views, 2
- * workers, 8 MiB reads.  Where the kernel takes RWF_DONTCACHE, the
- * workers' large batches are read with it and let go of by the kernel:
- * only a share's small last batch, if any, is left to its worker's
- * posix_fadvise, then the whole file's when the load ends.  Refused (by
- * the seam, as a kernel before 6.14 or a file system without it would),
- * each worker's first such read is made again without the flag, and the
- * worker lets go of its 24 MiB itself, 8 MiB a call.  Both load exactly. */
-START_TEST(test_drop_dontcache)
+ * workers, 8 MiB reads.  Each worker lets go of its 24 MiB itself, 8 MiB
+ * a call, as it reads them (3 calls a worker), and the load lets go of
+ * the whole file when it ends: 7 posix_fadvise calls at least, and no
+ * more reads than a keep load makes. */
+START_TEST(test_drop_fadvise)
 {
-	char *path = tu_path("dontcache.raw");
+	char *path = tu_path("dropfadvise.raw");
 	parload_options o;
 	parload_loader *l;
 	parload_error err;
 	tu_soa ref;
-	drop_calls plain, refused;
-	bool taken;
+	drop_calls drop;
+	uint64_t keep_reads;
+	parload_dataset ds;
 
 	tu_write_stream(path, 24, 1024, 1024, PARLOAD_PIXEL_U16, 0, 7);
 	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
-	taken = dontcache_taken(path);
 	parload_options_init(&o);
 	o.threads = 2;
 	o.strategy = PARLOAD_STRATEGY_PARALLEL;
 	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
-	plain = drop_load(l, path, &ref, false, "drop");
-	refused = drop_load(l, path, &ref, true, "drop, RWF_DONTCACHE refused");
-	printf("drop of 48 MiB (RWF_DONTCACHE %s): %" PRIu64 " reads, %"
-	       PRIu64 " posix_fadvise calls; refused: %" PRIu64 " reads, %"
-	       PRIu64 " posix_fadvise calls\n",
-	       taken ? "taken" : "refused here", plain.reads, plain.fadvises,
-	       refused.reads, refused.fadvises);
-	/* A worker at least lets go of its share itself. */
-	ck_assert_uint_ge(refused.fadvises, 1 + 2 * 2);
-	if (taken) {
-		ck_assert_msg(refused.reads == plain.reads + 2, "one refused "
-			      "read a worker: %" PRIu64 " reads against %"
-			      PRIu64, refused.reads, plain.reads);
-		ck_assert_msg(plain.fadvises <= 1 + 2, "drop with "
-			      "RWF_DONTCACHE taken: %" PRIu64 " posix_fadvise "
-			      "calls, want the file's and a small last batch's "
-			      "a worker at most", plain.fadvises);
-	} else {
-		/* Refused by the kernel already: the seam changes nothing. */
-		ck_assert_uint_eq(refused.reads, plain.reads);
-		ck_assert_uint_eq(refused.fadvises, plain.fadvises);
-	}
+	drop = drop_load(l, path, &ref, "drop");
+	parload__fault_fail_nth(0, PARLOAD__FK_BIT(PREAD) |
+				   PARLOAD__FK_BIT(PREADV), 0);
+	ck_assert_int_eq(load_cached(l, path, PARLOAD_CACHE_KEEP, &ds, &err),
+			 0);
+	keep_reads = parload__fault_calls();
+	parload__fault_reset();
+	assert_cached_load(0, &ds, &err, &ref, PARLOAD_CACHE_KEEP, "keep");
+	printf("drop of 48 MiB: %" PRIu64 " reads (keep: %" PRIu64 "), %"
+	       PRIu64 " posix_fadvise calls\n", drop.reads, keep_reads,
+	       drop.fadvises);
+	ck_assert_uint_ge(drop.fadvises, 1 + 2 * 3);
+	ck_assert_uint_eq(drop.reads, keep_reads);
 	parload_loader_free(l);
 	tu_soa_free(&ref);
 	free(path);
@@ -486,11 +453,10 @@ START_TEST(test_walk_cache)
 	if (m == PARLOAD_CACHE_DROP)
 		ck_assert_msg(t.n[PARLOAD__FK_FADVISE] > 0, "drop: no "
 			      "posix_fadvise walked (%s)", ft_tally_text(&t));
-	/* Reads of 1,000 bytes are never made with RWF_DONTCACHE (it would
-	 * drop every folio they touch in part): the workers let go of them,
-	 * one call at least, then the file's. */
+	/* Reads of 1,000 bytes: the workers let go of them, one call at
+	 * least, then the file's. */
 	if (m == PARLOAD_CACHE_DROP)
-		ck_assert_uint_ge(drop_load(l, path, &ref, false,
+		ck_assert_uint_ge(drop_load(l, path, &ref,
 					    "drop, small reads").fadvises, 2);
 	if (m == PARLOAD_CACHE_AUTO)
 		ck_assert_msg(t.n[PARLOAD__FK_MINCORE] > 0, "auto: no mincore "
@@ -1046,7 +1012,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_walk_raw_files, 0, 9);
 	tcase_add_test(t, test_raw_refused_before_reading);
 	tcase_add_loop_test(t, test_walk_cache, 0, 3);
-	tcase_add_test(t, test_drop_dontcache);
+	tcase_add_test(t, test_drop_fadvise);
 	return s;
 }
 

@@ -180,8 +180,7 @@ END_TEST
 
 /* ---- the cursor against an oracle ---- */
 
-/* Sinogram plans split by bands of rows (or by views) in
- * cursor_fill_aligned. */
+/* Sinogram plans split by bands of rows (or by views) in cursor_fill. */
 static bool bands;
 
 typedef struct image {
@@ -230,13 +229,9 @@ static void expect(const image *im, const parload_shape *s,
 }
 
 /* Serve every share from the image through the cursor, as preadv (or a
- * bounce buffer, for skipped bytes) would, and compare with the oracle.
- * With align (the cursor's, 0 for none), a batch that the byte budget
- * cut, and after which the share goes on in the file without a gap, ends
- * on a multiple of align. */
-static void cursor_fill_aligned(const image *im, const parload_selection *sel,
-				unsigned n, size_t max_bytes, int max_iov,
-				uint64_t align)
+ * bounce buffer, for skipped bytes) would, and compare with the oracle. */
+static void cursor_fill(const image *im, const parload_selection *sel,
+			unsigned n, size_t max_bytes, int max_iov)
 {
 	parload__share *sh = calloc(n, sizeof(*sh));
 	unsigned char *headers, *pixels, *want_headers, *want_pixels;
@@ -264,19 +259,11 @@ static void cursor_fill_aligned(const image *im, const parload_selection *sel,
 		uint64_t off;
 		int cnt;
 
-		uint64_t end = UINT64_MAX; /* of a batch cut by bytes */
-
 		parload__cursor_init(&c, &p, &sh[w]);
-		c.align = align;
 		while ((cnt = parload__cursor_next(&c, iov, NULL, max_iov,
 						   max_bytes, &off, &file)) > 0) {
 			size_t got = 0;
 
-			if (off == end)
-				ck_assert_msg(end % align == 0, "a batch cut "
-					      "by %zu bytes ends at %" PRIu64
-					      ", not on %" PRIu64, max_bytes,
-					      end, align);
 			/* Each piece checked, with ck_assert only for a bad
 			 * one: each that passes costs a write() to Check's log
 			 * (mark_point), and the plans make hundreds of
@@ -301,8 +288,6 @@ static void cursor_fill_aligned(const image *im, const parload_selection *sel,
 			}
 			if (got > max_bytes)
 				ck_assert_uint_le(got, max_bytes);
-			end = align && max_bytes > align && cnt < max_iov ?
-				      off + got : UINT64_MAX;
 		}
 		ck_assert_uint_eq(c.pos, sh[w].end);
 	}
@@ -313,12 +298,6 @@ static void cursor_fill_aligned(const image *im, const parload_selection *sel,
 	free(pixels);
 	free(want_headers);
 	free(want_pixels);
-}
-
-static void cursor_fill(const image *im, const parload_selection *sel,
-			unsigned n, size_t max_bytes, int max_iov)
-{
-	cursor_fill_aligned(im, sel, n, max_bytes, max_iov, 0);
 }
 
 static parload_selection sel_of(int64_t v0, int64_t v1, int64_t step,
@@ -354,12 +333,6 @@ START_TEST(test_cursor_places_every_byte)
 		cursor_fill(&b, &all, n, 100, 64);
 		cursor_fill(&c, &all, n, 1 << 20, 64);
 		cursor_fill(&c, &all, n, 33, 2);
-		/* Batches on multiples of 16 and 64 bytes (a drop load's on
-		 * pages: its reads drop every page they touch). */
-		cursor_fill_aligned(&a, &all, n, 100, 64, 16);
-		cursor_fill_aligned(&a, &all, n, 4096, 64, 64);
-		cursor_fill_aligned(&b, &all, n, 100, 64, 64);
-		cursor_fill_aligned(&c, &all, n, 33, 64, 16);
 	}
 	free(a.file);
 	free(b.file);
@@ -406,7 +379,6 @@ START_TEST(test_cursor_selections)
 				bands = t % 4 == 1;
 				cursor_fill(&im, &sel, n, 1 << 20, 64);
 				cursor_fill(&im, &sel, n, 11, 5);
-				cursor_fill_aligned(&im, &sel, n, 100, 64, 32);
 			}
 		}
 		free(im.file);

@@ -60,7 +60,6 @@ static _Atomic size_t short_max;        /* 0: transfers are not cut */
 static _Atomic uint64_t eintr_every;    /* 0: no EINTR */
 static _Atomic uint64_t intr_calls;     /* interruptible calls seen */
 static _Atomic uint64_t eio_offset = NO_OFFSET;
-static _Atomic int refused_rwf;         /* preadv2 flags said no to */
 /* parload__fault_watch: the buffer, and the bytes reads put in it. */
 static _Atomic uintptr_t watch_lo, watch_hi;
 static atomic_uint_fast64_t watched;
@@ -91,7 +90,6 @@ void parload__fault_reset(void)
 	atomic_store(&eintr_every, 0);
 	atomic_store(&intr_calls, 0);
 	atomic_store(&eio_offset, NO_OFFSET);
-	atomic_store(&refused_rwf, 0);
 	atomic_store(&watch_lo, 0);
 	atomic_store(&watch_hi, 0);
 	atomic_store(&watched, 0);
@@ -211,11 +209,6 @@ void parload__fault_eintr_every(uint64_t k)
 void parload__fault_eio_at(uint64_t off)
 {
 	atomic_store(&eio_offset, off);
-}
-
-void parload__fault_refuse_rwf(int flags)
-{
-	atomic_store(&refused_rwf, flags);
 }
 
 uint64_t parload__fault_calls(void)
@@ -402,10 +395,10 @@ ssize_t parload__fault_pread(int fd, void *buf, size_t n, off_t off)
 	}
 }
 
-/* preadv and preadv2: the vector cut short as the controls say, the
- * caller's left as it was. */
-static ssize_t vread(int fd, const struct iovec *iov, int cnt, off_t off,
-		     int flags)
+/* preadv: the vector cut short as the controls say, the caller's left as
+ * it was. */
+ssize_t parload__fault_preadv(int fd, const struct iovec *iov, int cnt,
+			      off_t off)
 {
 	struct iovec v[IOV_MAX];
 	size_t total = 0, n;
@@ -413,11 +406,9 @@ static ssize_t vread(int fd, const struct iovec *iov, int cnt, off_t off,
 
 	if (e)
 		FAIL_WITH(e, -1);
-	if (flags & atomic_load(&refused_rwf))
-		FAIL_WITH(EOPNOTSUPP, -1);
 	/* Out-of-range vectors go to the kernel as they are: it says no. */
 	if (cnt <= 0 || cnt > IOV_MAX)
-		return watch_vector(iov, cnt, preadv2(fd, iov, cnt, off, flags));
+		return watch_vector(iov, cnt, preadv(fd, iov, cnt, off));
 	for (int i = 0; i < cnt; i++)
 		total += iov[i].iov_len;
 	n = total;
@@ -425,26 +416,14 @@ static ssize_t vread(int fd, const struct iovec *iov, int cnt, off_t off,
 	if (e)
 		FAIL_WITH(e, -1);
 	if (n == total)
-		return watch_vector(iov, cnt, preadv2(fd, iov, cnt, off, flags));
+		return watch_vector(iov, cnt, preadv(fd, iov, cnt, off));
 	for (size_t left = n; left > 0; k++) {
 		v[k] = iov[k];
 		if (v[k].iov_len > left)
 			v[k].iov_len = left;
 		left -= v[k].iov_len;
 	}
-	return watch_vector(v, k, preadv2(fd, v, k, off, flags));
-}
-
-ssize_t parload__fault_preadv(int fd, const struct iovec *iov, int cnt,
-			      off_t off)
-{
-	return vread(fd, iov, cnt, off, 0);
-}
-
-ssize_t parload__fault_preadv2(int fd, const struct iovec *iov, int cnt,
-			       off_t off, int flags)
-{
-	return vread(fd, iov, cnt, off, flags);
+	return watch_vector(v, k, preadv(fd, v, k, off));
 }
 
 off_t parload__fault_lseek(int fd, off_t off, int whence)

@@ -127,14 +127,14 @@ void parload__fault_fail_nth(uint64_t n, uint64_t mask, int err);
  * this off.  fread is not shortened: a short fread means end of file or
  * error, and glibc already loops over the short reads beneath it. */
 void parload__fault_short(size_t max);
-/* Count the bytes that pread, preadv and preadv2 put into [buf, buf +
- * len) from now on (parload__fault_watched): which reads went straight
- * into a caller's buffer.  parload__fault_reset stops watching. */
+/* Count the bytes that pread and preadv put into [buf, buf + len) from
+ * now on (parload__fault_watched): which reads went straight into a
+ * caller's buffer.  parload__fault_reset stops watching. */
 void parload__fault_watch(const void *buf, size_t len);
 uint64_t parload__fault_watched(void);
-/* The bytes that pread, preadv and preadv2 put, since the last reset,
- * into memory advised MADV_HUGEPAGE and not unmapped since: which reads
- * went through memory the kernel may back with huge pages. */
+/* The bytes that pread and preadv put, since the last reset, into memory
+ * advised MADV_HUGEPAGE and not unmapped since: which reads went through
+ * memory the kernel may back with huge pages. */
 uint64_t parload__fault_advised_reads(void);
 /* Every k-th interruptible call (k >= 2) fails with EINTR before doing
  * anything; 0 turns this off. */
@@ -143,10 +143,6 @@ void parload__fault_eintr_every(uint64_t k);
  * offset off and fail with EIO when they start there; UINT64_MAX turns
  * this off. */
 void parload__fault_eio_at(uint64_t off);
-/* preadv2 calls asking for any of these flags (RWF_x) fail with
- * EOPNOTSUPP before doing anything, as on a kernel or file system that
- * does not have them; 0 turns this off. */
-void parload__fault_refuse_rwf(int flags);
 /* Calls among the armed mask seen since the last reset. */
 uint64_t parload__fault_calls(void);
 /* The kind of the call that fail_nth failed, or -1 if it has not
@@ -169,9 +165,6 @@ ssize_t parload__fault_read(int fd, void *buf, size_t n);
 ssize_t parload__fault_pread(int fd, void *buf, size_t n, off_t off);
 ssize_t parload__fault_preadv(int fd, const struct iovec *iov, int cnt,
 			      off_t off);
-/* preadv2 is of kind PREADV: the same read with flags. */
-ssize_t parload__fault_preadv2(int fd, const struct iovec *iov, int cnt,
-			       off_t off, int flags);
 off_t parload__fault_lseek(int fd, off_t off, int whence);
 ssize_t parload__fault_write(int fd, const void *buf, size_t n);
 FILE *parload__fault_fopen(const char *path, const char *mode);
@@ -231,7 +224,6 @@ int parload__fault_hwloc_set_area_membind(void *topo, const void *addr,
 #define parload__sys_read parload__fault_read
 #define parload__sys_pread parload__fault_pread
 #define parload__sys_preadv parload__fault_preadv
-#define parload__sys_preadv2 parload__fault_preadv2
 #define parload__sys_lseek parload__fault_lseek
 #define parload__sys_write parload__fault_write
 #define parload__sys_fopen parload__fault_fopen

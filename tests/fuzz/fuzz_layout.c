@@ -428,11 +428,9 @@ static void check_result(const model *m, const parload_shape *s,
 	}
 }
 
-/* Walk share sh of plan p to its end, reading as parallel.c does, with
- * batches cut on multiples of align (0: none) as a drop load's are. */
+/* Walk share sh of plan p to its end, reading as parallel.c does. */
 static void walk(const parload__plan *p, const parload__share *sh,
-		 const model *m, const arrays *a, size_t max_bytes,
-		 uint64_t align)
+		 const model *m, const arrays *a, size_t max_bytes)
 {
 	struct iovec iov[16];
 	bool rows[16];
@@ -442,14 +440,13 @@ static void walk(const parload__plan *p, const parload__share *sh,
 	int cnt;
 
 	parload__cursor_init(&c, p, sh);
-	c.align = align;
 	while ((cnt = parload__cursor_next(&c, iov, rows, 16, max_bytes, &off,
 					   &f)) > 0)
 		read_batch(p, m, a, iov, rows, cnt, off, f);
 }
 
 static void fuzz_plan(const model *m, const parload_shape *s, bool raw,
-		      unsigned n, size_t max_bytes, uint64_t align)
+		      unsigned n, size_t max_bytes)
 {
 	arrays a = { NULL, NULL, s->views * s->view_bytes,
 		     raw ? s->views * m->d.header : 0 };
@@ -464,7 +461,7 @@ static void fuzz_plan(const model *m, const parload_shape *s, bool raw,
 	parload__plan_views(&p, 0, s->views, NULL, raw ? a.raw : NULL, a.px);
 	parload__plan_split(&p, n, 64, sh);
 	for (unsigned w = 0; w < n; w++)
-		walk(&p, &sh[w], m, &a, max_bytes, align);
+		walk(&p, &sh[w], m, &a, max_bytes);
 	check_result(m, s, &a, raw);
 	free(a.px);
 	free(a.raw);
@@ -479,7 +476,6 @@ static void fuzz_stream(bytes *b)
 	bool raw;
 	unsigned n;
 	size_t max_bytes;
-	uint64_t align;
 
 	if (!make_model(b, &m)) {
 		free_model(&m);
@@ -489,15 +485,13 @@ static void fuzz_stream(bytes *b)
 	raw = take8(b) & 1;
 	n = 1 + take8(b) % 4;
 	max_bytes = 16 + take8(b) * 8;
-	align = take8(b) % 4;
-	align = align ? (uint64_t)8 << 2 * align : 0; /* 32, 128, 512 */
 	REQUIRE(parload_selection_resolve(&m.d, &sel, &s, &err) == 0);
 	REQUIRE(s.views == want.views && s.view_start == want.view_start &&
 		(s.views == 1 || s.view_step == want.view_step) &&
 		s.row_start == want.row_start && s.rows == want.rows &&
 		s.col_start == want.col_start && s.cols == want.cols &&
 		s.layout == want.layout && s.view_bytes == want.view_bytes);
-	fuzz_plan(&m, &s, raw, n, max_bytes, align);
+	fuzz_plan(&m, &s, raw, n, max_bytes);
 	free_model(&m);
 }
 
