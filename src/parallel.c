@@ -59,11 +59,12 @@
  * head and tail, pieces that do not agree, such as a parload file's
  * payloads behind their 32-byte headers) goes through the worker's bounce
  * buffer (read_direct): one huge page, which holds DIRECT_BOUNCE bytes
- * and a block of slack at each end.
+ * and a block of slack at each end (or as many as hold a longer row).
  *
  * The bounce buffer is a huge page because a device is handed a read's
  * memory as a list of physically contiguous segments: through 4 KiB
- * pages, a 1 MiB read is 257 segments, through a huge page one.  On a
+ * pages, a read of 1 MiB and a block is 257 segments, through a huge page
+ * one.  On a
  * virtio disk (2 threads, cold, the 1 GiB file of 1 MiB views, medians of
  * 4-5 alternated rounds) the file loaded in 1,125 ms through 1 MiB of 4
  * KiB pages (903 ms through 960 KiB, 1,124 through 512 KiB: not the
