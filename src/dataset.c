@@ -134,6 +134,33 @@ static struct arrays layout(size_t hbytes, size_t pbytes)
 	return a;
 }
 
+/* A fresh private anonymous mapping of len bytes, or NULL. */
+static void *map_fresh(size_t len)
+{
+	void *p = parload__sys_mmap(NULL, len, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void *parload__map_huge_aligned(size_t len)
+{
+	/* Cut from a mapping one huge page longer.  Cutting the ends off a
+	 * fresh mapping cannot fail (it adds no mapping to the process); it
+	 * is plain munmap because it releases no mapping the process holds,
+	 * it only shortens the one just made. */
+	unsigned char *base = map_fresh(len + HUGE_PAGE), *start;
+
+	if (!base)
+		return NULL;
+	start = (unsigned char *)round_up((uintptr_t)base, HUGE_PAGE);
+	if (start > base)
+		(void)munmap(base, (size_t)(start - base));
+	if (base + HUGE_PAGE > start)
+		(void)munmap(start + len, (size_t)(base + HUGE_PAGE - start));
+	return start;
+}
+
 /* Map the arrays of views views with hper bytes of headers (typed and
  * raw) and view_bytes of pixels each, as layout() says; on success *map
  * is the mapping, of layout().span bytes.  Fresh pages are not touched. */
@@ -144,8 +171,7 @@ static int map_arrays(parload_error *err, const char *path, uint64_t views,
 	const uint64_t hbytes = views * hper;
 	const uint64_t pbytes = views * view_bytes;
 	struct arrays a;
-	unsigned char *base, *start;
-	size_t len;
+	unsigned char *start;
 
 	if (hbytes > SIZE_MAX / 2 || pbytes > SIZE_MAX / 2 ||
 	    hbytes + pbytes > SIZE_MAX / 2 - 4 * HUGE_PAGE)
@@ -158,29 +184,15 @@ static int map_arrays(parload_error *err, const char *path, uint64_t views,
 	if (check_memory(err, path, views, view_bytes, hbytes + pbytes) != 0)
 		return PARLOAD_ENOMEM;
 	a = layout((size_t)hbytes, (size_t)pbytes);
-	/* An aligned mapping is cut from one a huge page longer. */
-	len = a.aligned ? a.span + HUGE_PAGE : a.span;
-	base = parload__sys_mmap(NULL, len, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (base == MAP_FAILED)
+	start = a.aligned ? parload__map_huge_aligned(a.span) :
+			    map_fresh(a.span);
+	if (!start)
 		return parload__fail(err, PARLOAD_ENOMEM, errno, path,
 				     PARLOAD_NONE, PARLOAD_NONE,
 				     "out of memory: cannot map %zu bytes for "
 				     "%" PRIu64 " views",
-				     len, views);
-	start = base;
-	if (a.aligned) {
-		/* Trim to the aligned span.  Cutting the ends off a fresh
-		 * mapping cannot fail (it adds no mapping to the process);
-		 * it is plain munmap because it releases no mapping the
-		 * process holds, it only shortens the one just made. */
-		start = (unsigned char *)round_up((uintptr_t)base, HUGE_PAGE);
-		if (start > base)
-			(void)munmap(base, (size_t)(start - base));
-		if (base + len > start + a.span)
-			(void)munmap(start + a.span,
-				     (size_t)(base + len - (start + a.span)));
-	}
+				     a.span + (a.aligned ? HUGE_PAGE : 0),
+				     views);
 	/* Advice only: a kernel without THP loads just as well.  The headers
 	 * are advised too: 200,000 tiny views have 6.4 MB of them, 1,600
 	 * page faults at 4 KiB. */

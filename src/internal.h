@@ -855,6 +855,11 @@ int parload__dataset_alloc(parload__ctx *c);
 /* A window of a batched load: arrays for views views of c->shape, laid out
  * and advised as a dataset's.  Release with parload_buffers_free(). */
 int parload__window_alloc(parload__ctx *c, uint64_t views, parload_buffers *b);
+/* A fresh anonymous mapping of len bytes (a multiple of
+ * PARLOAD__HUGE_PAGE) that starts on a huge-page boundary, or NULL; its
+ * pages untouched and unadvised.  Release with parload__sys_munmap(p,
+ * len). */
+void *parload__map_huge_aligned(size_t len);
 
 /* ---- plan.c: the extent plan, who reads what ---- */
 

@@ -146,8 +146,7 @@ static unsigned char *view_pixels(const job *j, uint64_t k)
 typedef struct worker_io {
 	unsigned char *bounce;
 	size_t len;  /* its bytes */
-	void *map;   /* direct I/O: the mapping the buffer lies in */
-	size_t map_len;
+	size_t map_len; /* direct I/O: the buffer's mapping, else 0 */
 	parload__dropper drop;
 	unsigned char *row; /* a corrected load's converted row */
 	parload__strip_reader strips; /* a decoded plan's */
@@ -172,15 +171,10 @@ static int map_bounce(job *j, worker_io *io, parload_error *e)
 {
 	const size_t huge = PARLOAD__HUGE_PAGE;
 	const size_t len = (io->len + huge - 1) & ~(huge - 1);
-	void *map = parload__sys_mmap(NULL, len + huge, PROT_READ | PROT_WRITE,
-				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (map == MAP_FAILED)
+	if (!(io->bounce = parload__map_huge_aligned(len)))
 		return parload__fail_nomem(e, j->c->path);
-	io->map = map;
-	io->map_len = len + huge;
-	io->bounce = (unsigned char *)(((uintptr_t)map + huge - 1) &
-				       ~(uintptr_t)(huge - 1));
+	io->map_len = len;
 	if (!(j->c->opts->flags & PARLOAD_OPT_NO_HUGEPAGES))
 		(void)parload__sys_madvise(io->bounce, len, MADV_HUGEPAGE);
 	return 0;
@@ -224,8 +218,8 @@ static void io_close(job *j, worker_io *io)
 	parload__drop_flush(&io->drop);
 	parload__sys_free(io->row);
 	parload__sys_free(io->acc);
-	if (io->map)
-		(void)parload__sys_munmap(io->map, io->map_len);
+	if (io->map_len)
+		(void)parload__sys_munmap(io->bounce, io->map_len);
 	else
 		parload__sys_free(io->bounce);
 }
