@@ -158,7 +158,7 @@ void parload__container_free(parload__container *c)
 	for (size_t i = 0; i < c->n; i++)
 		parload__sys_free(c->paths[i]);
 	parload__sys_free(c->paths);
-	parload__sys_free(t->s);
+	parload__sys_free(t->run);
 	parload__sys_free(t->angles);
 	if (t->decoder && t->decoder->free_arg && t->arg)
 		t->decoder->free_arg(t->arg);

@@ -98,13 +98,13 @@ static int bad_strip(parload__strip_reader *r, uint64_t i, const char *what,
 		     size_t got)
 {
 	const parload__strips *t = r->t;
-	const parload__strip *s = &t->s[i];
+	const parload__strip s = parload__strip_of(t, i, &r->run);
 
 	return parload__fail(r->err, PARLOAD_ECONTAINER, 0,
-			     r->files[s->file].path, i / t->per_view, s->off,
+			     r->files[s.file].path, i / t->per_view, s.off,
 			     "strip %" PRIu64 " of view %" PRIu64 " (%" PRIu64
 			     " stored bytes) %s (%zu bytes, %zu expected)",
-			     i % t->per_view, i / t->per_view, s->bytes, what,
+			     i % t->per_view, i / t->per_view, s.bytes, what,
 			     got, parload__strip_size(t, r->d));
 }
 
@@ -114,7 +114,7 @@ static int inflate_strip(parload__strip_reader *r, uint64_t i)
 {
 	const parload__strips *t = r->t;
 	const size_t size = parload__strip_size(t, r->d);
-	const size_t stored = (size_t)t->s[i].bytes;
+	const size_t stored = (size_t)parload__strip_of(t, i, &r->run).bytes;
 	unsigned char *to = t->codec == PARLOAD__CODEC_SHUFFLE_DEFLATE ?
 				    r->in + stored :
 				    r->out;
@@ -141,21 +141,21 @@ static int decode(parload__strip_reader *r, uint64_t i,
 		  parload__io_stats *st)
 {
 	const parload__strips *t = r->t;
-	const parload__strip *s = &t->s[i];
+	const parload__strip s = parload__strip_of(t, i, &r->run);
 	const size_t size = parload__strip_size(t, r->d);
-	const parload__file *f = &r->files[s->file];
+	const parload__file *f = &r->files[s.file];
 	int rc;
 
 	if (t->codec == PARLOAD__CODEC_CUSTOM)
 		return t->decoder->decode(r->state, t, i, r->out, size,
 					  r->err);
-	rc = reserve(r, (size_t)s->bytes +
+	rc = reserve(r, (size_t)s.bytes +
 				(t->codec == PARLOAD__CODEC_SHUFFLE_DEFLATE ?
 					 size :
 					 0),
 		     r->err);
 	if (rc == 0)
-		rc = parload__pread_full(f->fd, r->in, (size_t)s->bytes, s->off,
+		rc = parload__pread_full(f->fd, r->in, (size_t)s.bytes, s.off,
 					 r->max_read, st, f->path,
 					 i / t->per_view, r->err);
 #ifdef HAVE_HDF5

@@ -567,7 +567,8 @@ static int dec_strip(void *p, const parload__strips *t, uint64_t i,
 	const uint64_t j = i % t->per_view, r0 = j * t->rows;
 	const uint64_t rows = a->height - r0 < t->rows ? a->height - r0 :
 							 t->rows;
-	hsize_t start[3] = { t->s[i].page, r0, 0 };
+	const uint32_t page = parload__strip_of(t, i, NULL).page;
+	hsize_t start[3] = { page, r0, 0 };
 	hsize_t count[3] = { 1, rows, a->width };
 	hsize_t n = rows * a->width;
 	hid_t fs, ms;
@@ -597,7 +598,7 @@ static int dec_strip(void *p, const parload__strips *t, uint64_t i,
 				     i / t->per_view, PARLOAD_NONE,
 				     "%s: frame %" PRIu64 " rows %" PRIu64
 				     "-%" PRIu64 " cannot be read: %s",
-				     a->name, (uint64_t)t->s[i].page, r0,
+				     a->name, (uint64_t)page, r0,
 				     r0 + rows - 1, why);
 	return 0;
 }
@@ -652,22 +653,21 @@ static int custom(h5r *r, uint32_t rows, const char *why)
 	t->serial = interned(why);
 	t->rows = rows;
 	t->per_view = (uint32_t)((r->dims[1] + rows - 1) / rows);
+	parload__strips_clear(t);
 	for (uint64_t v = 0; v < r->n; v++)
 		for (uint32_t j = 0; j < t->per_view; j++)
-			t->s[v * t->per_view + j] = (parload__strip){
-				.page = (uint32_t)r->frame[v]
-			};
+			if (parload__strips_add(t, v * t->per_view + j,
+						&(parload__strip){
+						.page = (uint32_t)r->frame[v] }))
+				return parload__fail_nomem(r->err, r->file);
 	return 0;
 }
 
-static int alloc_strips(h5r *r, uint32_t per_view)
+/* The table's shape: its views, and strips a view. */
+static void table_shape(h5r *r, uint32_t per_view)
 {
-	parload__strips *t = &r->c->strips;
-
-	t->views = r->n;
-	t->per_view = per_view;
-	t->s = zalloc(r->n * per_view * sizeof(*t->s));
-	return t->s ? 0 : parload__fail_nomem(r->err, r->file);
+	r->c->strips.views = r->n;
+	r->c->strips.per_view = per_view;
 }
 
 static int contiguous(h5r *r, uint64_t view_bytes)
@@ -675,10 +675,8 @@ static int contiguous(h5r *r, uint64_t view_bytes)
 	parload__strips *t = &r->c->strips;
 	const haddr_t base = H5Dget_offset(r->d);
 	struct stat sb;
-	int rc = alloc_strips(r, 1);
 
-	if (rc)
-		return rc;
+	table_shape(r, 1);
 	if (base == HADDR_UNDEF)
 		return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
 					  "%s: no storage allocated (the "
@@ -698,10 +696,11 @@ static int contiguous(h5r *r, uint64_t view_bytes)
 	t->rows = (uint32_t)r->dims[1];
 	t->codec = PARLOAD__CODEC_NONE;
 	for (uint64_t v = 0; v < r->n; v++)
-		t->s[v] = (parload__strip){ .off = base + r->frame[v] *
-							      view_bytes,
-					    .bytes = view_bytes,
-					    .page = (uint32_t)r->frame[v] };
+		if (parload__strips_add(t, v, &(parload__strip){
+				.off = base + r->frame[v] * view_bytes,
+				.bytes = view_bytes,
+				.page = (uint32_t)r->frame[v] }))
+			return parload__fail_nomem(r->err, r->file);
 	return 0;
 }
 
@@ -879,7 +878,7 @@ static int chunk_table(h5r *r, parload__h5strips *p)
 
 	if (rc == 1) {
 		/* What the parser gave before it gave up is given again. */
-		memset(t->s, 0, r->n * t->per_view * sizeof(*t->s));
+		parload__strips_clear(t);
 		p->seen = p->filled = 0;
 		p->masked = false;
 		rc = lib_chunks(r->file, r->name, r->f, r->d,
@@ -970,9 +969,9 @@ static int chunked(h5r *r, uint64_t elem)
 	/* A chunk's rows, whole: the last strip may reach past the view. */
 	t->rows = (uint32_t)(codec != PARLOAD__CODEC_CUSTOM ? cd[1] :
 			     cd[1] < r->dims[1] ? cd[1] : r->dims[1]);
-	rc = alloc_strips(r, (uint32_t)((r->dims[1] + t->rows - 1) / t->rows));
-	if (rc || codec == PARLOAD__CODEC_CUSTOM)
-		return rc ? rc : custom(r, t->rows, why);
+	table_shape(r, (uint32_t)((r->dims[1] + t->rows - 1) / t->rows));
+	if (codec == PARLOAD__CODEC_CUSTOM)
+		return custom(r, t->rows, why);
 	p.want = (uint64_t)t->rows * r->dims[2] * elem;
 	p.plain = codec == PARLOAD__CODEC_NONE;
 	/* Some frames (NXtomo's image_key): each frame's view, or none. */
@@ -1004,12 +1003,10 @@ static int layout(h5r *r, const parload_desc *d)
 	if (l == H5D_CHUNKED)
 		return chunked(r, d->bytes_per_pixel);
 	if (l == H5D_COMPACT) {
-		int rc = alloc_strips(r, 1);
-
-		return rc ? rc : custom(r, (uint32_t)r->dims[1],
-					"a compact HDF5 dataset is read "
-					"through libhdf5, one thread at a "
-					"time");
+		table_shape(r, 1);
+		return custom(r, (uint32_t)r->dims[1],
+			      "a compact HDF5 dataset is read through "
+			      "libhdf5, one thread at a time");
 	}
 	return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
 				  "%s: an HDF5 layout parload does not read "

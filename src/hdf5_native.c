@@ -576,9 +576,7 @@ static bool chunks(nat *n, parload__strips *t, uint64_t views,
 	if (p.want == 0 || n->f.base > n->f.size ||
 	    views > (n->f.size - n->f.base) / p.want / t->per_view)
 		return false;
-	return (t->s = parload__sys_calloc(views * t->per_view,
-					   sizeof(*t->s))) &&
-	       parload__h5index_walk(n->f.fd, &w, parload__h5strips_put,
+	return parload__h5index_walk(n->f.fd, &w, parload__h5strips_put,
 				     &p) == 0 &&
 	       parload__h5strips_whole(&p);
 }
@@ -606,14 +604,14 @@ static bool fill(nat *n, parload__container *out)
 	n->angles = NULL;
 	if (s->chunked)
 		return chunks(n, t, views, &out->desc);
-	if (!(t->s = parload__sys_calloc(views, sizeof(*t->s))))
-		return false;
 	t->rows = out->desc.height;
 	t->per_view = 1;
 	for (uint64_t v = 0; v < views; v++)
-		t->s[v] = (parload__strip){
-			.off = at + v * out->desc.payload_size,
-			.bytes = out->desc.payload_size, .page = (uint32_t)v };
+		if (parload__strips_add(t, v, &(parload__strip){
+				.off = at + v * out->desc.payload_size,
+				.bytes = out->desc.payload_size,
+				.page = (uint32_t)v }))
+			return false;
 	return true;
 }
 

@@ -19,10 +19,15 @@
 static uint64_t strip_view_at(const parload__strips *t, const parload__file *f,
 			      uint64_t off)
 {
-	for (uint64_t i = 0; i < t->views * t->per_view; i++)
-		if (t->s[i].file == f->index && off >= t->s[i].off &&
-		    off < t->s[i].off + t->s[i].bytes)
+	uint64_t run = 0;
+
+	for (uint64_t i = 0; i < t->views * t->per_view; i++) {
+		const parload__strip s = parload__strip_of(t, i, &run);
+
+		if (s.file == f->index && off >= s.off &&
+		    off < s.off + s.bytes)
 			return i / t->per_view;
+	}
 	return PARLOAD_NONE;
 }
 

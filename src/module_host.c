@@ -65,6 +65,21 @@ bool parload__h5strips_whole(const parload__h5strips *p)
 	return host->h5strips_whole(p);
 }
 
+int parload__strips_add(parload__strips *t, uint64_t i, const parload__strip *s)
+{
+	return host->strips_add(t, i, s);
+}
+
+void parload__strips_clear(parload__strips *t)
+{
+	host->strips_clear(t);
+}
+
+uint64_t parload__strips_find(const parload__strips *t, uint64_t i)
+{
+	return host->strips_find(t, i);
+}
+
 void parload__h5index_free(parload__h5index *x)
 {
 	host->h5index_free(x);

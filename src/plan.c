@@ -332,13 +332,14 @@ static uint64_t strip_pos(parload__cursor *c, uint64_t v, uint64_t r,
 	const parload__strips *t = p->strips;
 	const uint64_t j = r / t->rows, r0 = j * t->rows;
 	const uint64_t end = PARLOAD__MIN(r0 + t->rows, (uint64_t)p->d->height);
-	const parload__strip *st = parload__strip_at(t, v, j);
+	const parload__strip st = parload__strip_of(t, v * t->per_view + j,
+						    &c->run);
 	const uint64_t at = (r - r0) * p->row_bytes + b;
 
-	c->file = st->file;
+	c->file = st.file;
 	c->strip = v * t->per_view + j;
 	*len = PARLOAD__MIN(*len, (end - r) * p->row_bytes - b);
-	return p->decoded ? at : st->off + at;
+	return p->decoded ? at : st.off + at;
 }
 
 /* The cursor's position (view k, byte q of its stream): its file offset,

@@ -590,28 +590,26 @@ static uint64_t strip_need(const parload__strips *t, const parload_desc *d,
 	return rows * d->row_size;
 }
 
-/* The end, in its file, of what strip j of stream view v is read from. */
+/* The end, in its file, of what strip p, strip j of its view, is read
+ * from. */
 static uint64_t strip_end(const parload__strips *t, const parload_desc *d,
-			  uint64_t v, uint64_t j)
+			  const parload__strip *p, uint64_t j)
 {
-	const parload__strip *p = parload__strip_at(t, v, j);
-
 	return p->off + (t->codec == PARLOAD__CODEC_NONE ?
 				 strip_need(t, d, j) :
 				 p->bytes);
 }
 
-/* A strip past its file's end: the file was cut (or its table lies). */
+/* Strip p, strip j of view v, past its file's end: the file was cut (or
+ * its table lies). */
 static int strip_past_end(parload__ctx *c, uint64_t v, uint64_t j,
-			  const parload__file *f)
+			  const parload__strip *p, const parload__file *f)
 {
-	const parload__strip *p = parload__strip_at(c->strips, v, j);
-
 	return parload__fail(c->err, PARLOAD_ETRUNCATED, 0, f->path, v, p->off,
 			     "strip %" PRIu64 " of view %" PRIu64 " ends at "
 			     "byte %" PRIu64 ", past the end of the file (%"
 			     PRIu64 " bytes)", j, v,
-			     strip_end(c->strips, &c->d, v, j), f->size);
+			     strip_end(c->strips, &c->d, p, j), f->size);
 }
 
 /* A container: its table says where every view lies; each file's first
@@ -643,25 +641,46 @@ static int fit_container(parload__ctx *c)
 		c->files[i].strips = t;
 		c->files[i].index = (uint32_t)i;
 	}
-	for (uint64_t v = 0; v < t->views; v++) {
-		for (uint64_t j = 0; j < t->per_view; j++) {
-			const parload__strip *p = parload__strip_at(t, v, j);
-			parload__file *f;
+	if (t->added != t->views * t->per_view ||
+	    (t->runs && t->run[t->runs - 1].i0 + t->run[t->runs - 1].n >
+				t->views * t->per_view))
+		return parload__fail_path(c->err, PARLOAD_ECONTAINER, 0,
+					  c->path, "its strips table holds %"
+					  PRIu64 " of its %" PRIu64 " strips",
+					  t->added, t->views * t->per_view);
+	/* A run at a time: no strip of a run ends past its last's offset
+	 * and a whole strip, and a view is in the file of its first strip. */
+	for (uint64_t r = 0; r < t->runs; r++) {
+		const parload__strip_run *u = &t->run[r];
+		const uint64_t last = u->off + (u->n - 1) * u->step;
+		const uint64_t most = t->codec == PARLOAD__CODEC_NONE ?
+					      strip_need(t, &c->d, 0) :
+					      u->bytes;
+		const uint64_t pv = t->per_view;
+		const uint64_t v0 = (u->i0 + pv - 1) / pv;
+		const uint64_t v1 = (u->i0 + u->n + pv - 1) / pv;
+		parload__file *f;
 
-			if (p->file >= c->nfiles)
-				return parload__fail_path(
-					c->err, PARLOAD_ECONTAINER, 0, c->path,
-					"strip of view %" PRIu64 " in file "
-					"%" PRIu32 " of %zu", v, p->file,
-					c->nfiles);
-			f = &c->files[p->file];
-			if (strip_end(t, &c->d, v, j) > f->size)
-				return strip_past_end(c, v, j, f);
+		if (u->file >= c->nfiles)
+			return parload__fail_path(
+				c->err, PARLOAD_ECONTAINER, 0, c->path,
+				"strip of view %" PRIu64 " in file %" PRIu32
+				" of %zu", u->i0 / pv, u->file, c->nfiles);
+		f = &c->files[u->file];
+		if (most > f->size || last > f->size - most)
+			for (uint64_t i = u->i0, hint = r; i < u->i0 + u->n;
+			     i++) {
+				const parload__strip p =
+					parload__strip_of(t, i, &hint);
+
+				if (strip_end(t, &c->d, &p, i % pv) > f->size)
+					return strip_past_end(c, i / pv,
+							      i % pv, &p, f);
+			}
+		if (v1 > v0) {
+			f->first = PARLOAD__MIN(f->first, v0);
+			f->views += v1 - v0;
 		}
-		parload__file *f = &c->files[parload__strip_at(t, v, 0)->file];
-
-		f->first = PARLOAD__MIN(f->first, v);
-		f->views++;
 	}
 	for (size_t i = 0; i < c->nfiles; i++)
 		if (c->files[i].first == UINT64_MAX)
@@ -734,12 +753,13 @@ static int recheck_strips(parload__ctx *c, uint64_t last)
 
 	if (!need)
 		return parload__fail_nomem(c->err, c->path);
-	for (uint64_t v = 0; v <= last && v < t->views; v++)
+	for (uint64_t v = 0, run = 0; v <= last && v < t->views; v++)
 		for (uint64_t j = 0; j < t->per_view; j++) {
-			const uint32_t f = parload__strip_at(t, v, j)->file;
+			const parload__strip p =
+				parload__strip_of(t, v * t->per_view + j, &run);
 
-			need[f] = PARLOAD__MAX(need[f],
-					       strip_end(t, &c->d, v, j));
+			need[p.file] = PARLOAD__MAX(need[p.file],
+						    strip_end(t, &c->d, &p, j));
 		}
 	for (size_t i = 0; rc == 0 && i < c->nfiles; i++) {
 		if (!need[i])

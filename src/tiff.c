@@ -391,12 +391,9 @@ static int make_table(const walk *w, const char *name, parload__container *c,
 	t->views = w->views;
 	t->codec = plain ? PARLOAD__CODEC_NONE : PARLOAD__CODEC_CUSTOM;
 	t->path = name;
-	if (!(t->s = parload__sys_calloc(w->views * t->per_view,
-					 sizeof(*t->s))))
-		return parload__fail_nomem(err, name);
 	for (uint64_t r = 0; r < w->records; r++) {
 		const page *p = &w->p[r];
-		parload__strip *x = &t->s[p->view * t->per_view];
+		uint64_t x = p->view * t->per_view;
 
 		for (uint32_t i = 0; i < p->pages; i++) {
 			const uint64_t *off = p->off + (size_t)i * p->units;
@@ -410,11 +407,19 @@ static int make_table(const walk *w, const char *name, parload__container *c,
 					(uint32_t)((uint64_t)j * t->rows /
 						   p->unit) *
 						p->across;
+				const parload__strip s = {
+					.off = off[u], .bytes = p->bytes[u],
+					.file = p->file, .page = p->index + i
+				};
 
-				x->off = off[u];
-				x->bytes = p->bytes[u];
-				x->file = p->file;
-				x->page = p->index + i;
+				const int rc = parload__strips_add(t, x, &s);
+
+				if (rc)
+					return rc < 0 ? parload__fail_nomem(err, name) :
+					       parload__fail_path(
+						       err, PARLOAD_ECONTAINER,
+						       0, name, "its pages are "
+						       "out of order");
 			}
 		}
 	}

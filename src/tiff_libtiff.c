@@ -392,7 +392,8 @@ static int tdec_decode(void *state, const parload__strips *t, uint64_t i,
 	tstate *s = state;
 	const targ *a = s->a;
 	const uint64_t v = i / t->per_view;
-	const parload__strip *x = &t->s[i];
+	const parload__strip strip = parload__strip_of(t, i, NULL);
+	const parload__strip *x = &strip;
 	const char *path = a->paths[x->file];
 	const uint32_t y0 = (uint32_t)(i % t->per_view) * t->rows;
 	const uint32_t y1 = a->height - y0 < t->rows ? a->height : y0 + t->rows;

@@ -247,7 +247,7 @@ static void read_fails(const char *path, const char *dataset, int code,
 		      err.message, says);
 	none_open();
 	ck_assert_ptr_null(c.paths);
-	ck_assert_ptr_null(c.strips.s);
+	ck_assert_ptr_null(c.strips.run);
 }
 
 /* ---- the chunk index: parload's own parser against libhdf5's calls ---- */
@@ -316,7 +316,8 @@ static void strip_rows(const parload__container *c, uint64_t i,
 		       unsigned char *out, size_t len)
 {
 	const parload__strips *t = &c->strips;
-	const parload__strip *s = &t->s[i];
+	const parload__strip strip = parload__strip_of(t, i, NULL);
+	const parload__strip *s = &strip;
 	unsigned char *in;
 	int fd;
 
@@ -426,6 +427,10 @@ static void one_at(const char *path, const fx *f, const void *pix,
 	ck_assert_int_eq(c.strips.codec, codec);
 	ck_assert_ptr_null(c.strips.angles);
 	ck_assert_str_eq(c.paths[0], path);
+	/* Every strip in the table; a contiguous dataset's, one run. */
+	ck_assert_uint_eq(c.strips.added, c.desc.count * c.strips.per_view);
+	if (!f->chunk[0])
+		ck_assert_uint_eq(c.strips.runs, 1);
 	assert_pixels(&c, pix, elem, NULL);
 	parload__container_free(&c);
 }
@@ -897,7 +902,8 @@ START_TEST(nxtomo)
 	ck_assert_ptr_nonnull(c.strips.angles);
 	for (int k = 0; k < 3; k++) {
 		ck_assert_float_eq(c.strips.angles[k], angle[proj[k]]);
-		ck_assert_uint_eq(c.strips.s[k].page, proj[k]);
+		ck_assert_uint_eq(parload__strip_of(&c.strips, k, NULL).page,
+				  proj[k]);
 	}
 	assert_pixels(&c, pix, elem, proj);
 	parload__container_free(&c);
@@ -945,8 +951,14 @@ static void same_native(const char *path, const char *dataset,
 	ck_assert_ptr_null(a.strips.decoder);
 	ck_assert_ptr_null(a.strips.serial);
 	ck_assert_ptr_eq(b.strips.decoder, NULL);
-	ck_assert_mem_eq(a.strips.s, b.strips.s,
-			 a.strips.views * sizeof(*a.strips.s));
+	for (uint64_t i = 0; i < a.strips.views * a.strips.per_view; i++) {
+		const parload__strip x = parload__strip_of(&a.strips, i, NULL);
+		const parload__strip y = parload__strip_of(&b.strips, i, NULL);
+
+		ck_assert_mem_eq(&x, &y, sizeof(x));
+	}
+	ck_assert_uint_eq(a.strips.added, a.strips.views * a.strips.per_view);
+	ck_assert_uint_eq(b.strips.added, b.strips.views * b.strips.per_view);
 	ck_assert_int_eq(a.strips.angles != NULL, b.strips.angles != NULL);
 	for (uint64_t v = 0; a.strips.angles && v < a.strips.views; v++)
 		ck_assert_float_eq(a.strips.angles[v], b.strips.angles[v]);
@@ -969,7 +981,7 @@ static void native_falls_back(const char *path, const char *dataset,
 		      "%s %s: read natively", path, dataset ? dataset : "");
 	ck_assert_mem_eq(&err, &before, sizeof(err));
 	ck_assert_ptr_null(c.paths);
-	ck_assert_ptr_null(c.strips.s);
+	ck_assert_ptr_null(c.strips.run);
 	ck_assert_ptr_null(c.strips.angles);
 }
 

@@ -386,6 +386,131 @@ START_TEST(test_cursor_selections)
 }
 END_TEST
 
+/* ---- a container's strips table, in runs ---- */
+
+/* One table: its strips as given (page UINT32_MAX: not given), per_view,
+ * and the runs they make. */
+struct strips_case {
+	const char *what;
+	uint32_t per_view;
+	uint64_t n;
+	parload__strip s[12];
+	uint64_t runs;
+};
+
+#define ABSENT { 0, 0, 0, UINT32_MAX }
+
+static const struct strips_case strips_cases[] = {
+	{ "pages one after another", 1, 6,
+	  { { 100, 10, 0, 0 }, { 110, 10, 0, 1 }, { 120, 10, 0, 2 },
+	    { 130, 10, 0, 3 }, { 140, 10, 0, 4 }, { 150, 10, 0, 5 } }, 1 },
+	{ "a gap (an index node) every three", 1, 7,
+	  { { 0, 8, 0, 0 }, { 8, 8, 0, 1 }, { 16, 8, 0, 2 }, { 30, 8, 0, 3 },
+	    { 38, 8, 0, 4 }, { 46, 8, 0, 5 }, { 60, 8, 0, 6 } }, 3 },
+	{ "a file each", 1, 3,
+	  { { 8, 4, 0, 0 }, { 8, 4, 1, 0 }, { 8, 4, 2, 0 } }, 3 },
+	{ "three strips a view, the last shorter", 3, 6,
+	  { { 0, 4, 0, 0 }, { 4, 4, 0, 0 }, { 8, 2, 0, 0 },
+	    { 10, 4, 0, 1 }, { 14, 4, 0, 1 }, { 18, 2, 0, 1 } }, 4 },
+	{ "two strips a view, pages counting up", 2, 8,
+	  { { 0, 4, 0, 7 }, { 4, 4, 0, 7 }, { 8, 4, 0, 8 }, { 12, 4, 0, 8 },
+	    { 16, 4, 0, 9 }, { 20, 4, 0, 9 }, { 24, 4, 0, 10 },
+	    { 28, 4, 0, 10 } }, 1 },
+	{ "frames skipped (NXtomo flats)", 1, 4,
+	  { { 0, 4, 0, 0 }, { 4, 4, 0, 1 }, { 12, 4, 0, 3 }, { 16, 4, 0, 4 } },
+	  2 },
+	{ "offsets going back", 1, 4,
+	  { { 40, 4, 0, 0 }, { 30, 4, 0, 1 }, { 20, 4, 0, 2 }, { 10, 4, 0, 3 } },
+	  4 },
+	{ "one place (a decoder's strips: no offsets)", 2, 6,
+	  { { 0, 0, 0, 5 }, { 0, 0, 0, 5 }, { 0, 0, 0, 6 }, { 0, 0, 0, 6 },
+	    { 0, 0, 0, 7 }, { 0, 0, 0, 7 } }, 1 },
+	{ "strips not given", 1, 6,
+	  { { 0, 4, 0, 0 }, ABSENT, ABSENT, { 12, 4, 0, 3 }, { 16, 4, 0, 4 },
+	    ABSENT }, 2 },
+};
+
+static bool strip_eq(parload__strip a, parload__strip b)
+{
+	return a.off == b.off && a.bytes == b.bytes && a.file == b.file &&
+	       a.page == b.page;
+}
+
+START_TEST(test_strips_runs)
+{
+	const struct strips_case *k = &strips_cases[_i];
+	const parload__strip none = { 0 };
+	parload__strips t = { .rows = 1, .per_view = k->per_view,
+			      .views = k->n / k->per_view };
+	uint64_t given = 0, last = 0, hint = 0;
+
+	for (uint64_t i = 0; i < k->n; i++)
+		if (k->s[i].page != UINT32_MAX) {
+			ck_assert_int_eq(parload__strips_add(&t, i, &k->s[i]), 0);
+			given++;
+			last = i;
+		}
+	ck_assert_msg(t.runs == k->runs, "%s: %" PRIu64 " runs, expected %"
+		      PRIu64, k->what, t.runs, k->runs);
+	ck_assert_uint_eq(t.added, given);
+	/* Each strip as given: in order with a hint, backwards with the
+	 * same hint, and each on its own by the search. */
+	for (uint64_t i = 0; i < k->n; i++) {
+		const parload__strip want = k->s[i].page == UINT32_MAX ?
+						    none :
+						    k->s[i];
+
+		ck_assert_msg(strip_eq(parload__strip_of(&t, i, &hint), want),
+			      "%s: strip %" PRIu64 " in order", k->what, i);
+		ck_assert_msg(strip_eq(parload__strip_of(&t, i, NULL), want),
+			      "%s: strip %" PRIu64 " alone", k->what, i);
+		ck_assert_msg(strip_eq(parload__strip_of(&t, k->n - 1 - i,
+							 &hint),
+				       k->s[k->n - 1 - i].page == UINT32_MAX ?
+					       none :
+					       k->s[k->n - 1 - i]),
+			      "%s: strip %" PRIu64 " backwards", k->what,
+			      k->n - 1 - i);
+	}
+	ck_assert(strip_eq(parload__strip_of(&t, k->n, NULL), none));
+	/* A strip at or before the last given is refused, t unchanged. */
+	ck_assert_int_eq(parload__strips_add(&t, last, &k->s[0]), 1);
+	ck_assert_int_eq(parload__strips_add(&t, 0, &k->s[0]), 1);
+	ck_assert_uint_eq(t.runs, k->runs);
+	ck_assert_uint_eq(t.added, given);
+	parload__strips_clear(&t);
+	ck_assert_uint_eq(t.runs, 0);
+	ck_assert(strip_eq(parload__strip_of(&t, 0, NULL), none));
+	free(t.run);
+}
+END_TEST
+
+/* 100,000 strips a run apart from one another by every 7th: the runs
+ * grow as strips come, and a search finds each. */
+START_TEST(test_strips_many)
+{
+	parload__strips t = { .rows = 1, .per_view = 1, .views = 100000 };
+	uint64_t off = 0;
+
+	for (uint64_t i = 0; i < t.views; i++) {
+		off += i % 7 == 0 ? 100 : 64;
+		ck_assert_int_eq(parload__strips_add(&t, i, &(parload__strip){
+			.off = off, .bytes = 64, .page = (uint32_t)i }), 0);
+	}
+	ck_assert_uint_eq(t.runs, (t.views + 6) / 7);
+	off = 0;
+	for (uint64_t i = 0; i < t.views; i++) {
+		const uint64_t j = (i * 7919) % t.views;
+		const parload__strip s = parload__strip_of(&t, j, NULL);
+
+		off += i % 7 == 0 ? 100 : 64;
+		ck_assert_uint_eq(s.page, j);
+		ck_assert_uint_eq(parload__strip_of(&t, i, NULL).off, off);
+	}
+	free(t.run);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("plan");
@@ -398,6 +523,11 @@ static Suite *suite(void)
 	tcase_add_test(t, test_sinogram_views_split);
 	tcase_add_test(t, test_cursor_places_every_byte);
 	tcase_add_test(t, test_cursor_selections);
+	suite_add_tcase(s, t);
+	t = tcase_create("strips");
+	tcase_add_loop_test(t, test_strips_runs, 0,
+			    sizeof(strips_cases) / sizeof(strips_cases[0]));
+	tcase_add_test(t, test_strips_many);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -62,7 +62,8 @@ static unsigned char *via_table(const parload__container *c)
 	ck_assert_ptr_nonnull(out);
 	if (t->codec == PARLOAD__CODEC_NONE) {
 		for (uint64_t i = 0; i < t->views * t->per_view; i++) {
-			const parload__strip *x = &t->s[i];
+			const parload__strip xs = parload__strip_of(t, i, NULL);
+			const parload__strip *x = &xs;
 			const uint32_t j = (uint32_t)(i % t->per_view);
 			const int fd = open(c->paths[x->file], O_RDONLY);
 			const size_t n = strip_rows(c, j) * rs;
@@ -146,7 +147,9 @@ static void same_containers(parload__container *a, parload__container *b)
 	ck_assert_uint_eq(a->strips.per_view, b->strips.per_view);
 	ck_assert_uint_eq(a->strips.views, b->strips.views);
 	for (uint64_t i = 0; i < a->strips.views * a->strips.per_view; i++) {
-		const parload__strip *x = &a->strips.s[i], *y = &b->strips.s[i];
+		const parload__strip xs = parload__strip_of(&a->strips, i, NULL);
+		const parload__strip ys = parload__strip_of(&b->strips, i, NULL);
+		const parload__strip *x = &xs, *y = &ys;
 
 		ck_assert_msg(x->off == y->off && x->bytes == y->bytes &&
 				      x->file == y->file && x->page == y->page,
@@ -826,7 +829,8 @@ static void check_fixture(const fx *f, const char *name, int codec,
 	ck_assert_ptr_null(c.strips.angles);
 	ck_assert_ptr_null(c.strips.serial);
 	for (uint64_t i = 0; i < c.strips.views * c.strips.per_view; i++)
-		ck_assert_uint_eq(c.strips.s[i].page, i / c.strips.per_view);
+		ck_assert_uint_eq(parload__strip_of(&c.strips, i, NULL).page,
+				  i / c.strips.per_view);
 	got = via_table(&c);
 	ck_assert_msg(memcmp(got, px, fx_page(f) * f->pages) == 0,
 		      "%s: the pixels read differ from those written", name);
@@ -858,9 +862,9 @@ START_TEST(test_multi_page_le)
 	ck_assert_int_eq(c.desc.encoding, PARLOAD_ENC_LE);
 	ck_assert_uint_eq(c.strips.per_view, 6);
 	/* Page 0's first strip follows the 8-byte header, in file 0. */
-	ck_assert_uint_eq(c.strips.s[0].off, 8);
-	ck_assert_uint_eq(c.strips.s[0].bytes, 4 * 37 * 2);
-	ck_assert_uint_eq(c.strips.s[5].bytes, 3 * 37 * 2);
+	ck_assert_uint_eq(parload__strip_at(&c.strips, 0, 0).off, 8);
+	ck_assert_uint_eq(parload__strip_at(&c.strips, 0, 0).bytes, 4 * 37 * 2);
+	ck_assert_uint_eq(parload__strip_at(&c.strips, 0, 5).bytes, 3 * 37 * 2);
 	parload__container_free(&c);
 	free(path);
 }
@@ -979,7 +983,7 @@ START_TEST(test_folder_numeric_order)
 		for (int k = 0; k < 30; k++)
 			ck_assert_str_eq(c.paths[k], paths[k]);
 		ck_assert_uint_eq(c.desc.count, 30);
-		ck_assert_uint_eq(c.strips.s[29 * c.strips.per_view].file, 29);
+		ck_assert_uint_eq(parload__strip_at(&c.strips, 29, 0).file, 29);
 		got = via_table(&c);
 		ck_assert(memcmp(got, px, fx_page(&f) * 30) == 0);
 		free(got);
@@ -1310,10 +1314,11 @@ START_TEST(test_save_read_back)
 	ck_assert_uint_eq(c.desc.count, 3);
 	ck_assert_uint_eq(c.strips.rows, 250);
 	ck_assert_uint_eq(c.strips.per_view, 1);
+	ck_assert_uint_eq(c.strips.runs, 1); /* pages one after another */
 	for (uint64_t k = 1; k < 3; k++)
-		ck_assert_uint_eq(c.strips.s[k].off,
-				  c.strips.s[0].off + k * fx_page(&f));
-	end = c.strips.s[0].off + 3 * fx_page(&f);
+		ck_assert_uint_eq(parload__strip_at(&c.strips, k, 0).off,
+				  parload__strip_at(&c.strips, 0, 0).off + k * fx_page(&f));
+	end = parload__strip_at(&c.strips, 0, 0).off + 3 * fx_page(&f);
 	got = via_table(&c);
 	ck_assert(memcmp(got, px, fx_page(&f) * 3) == 0);
 	free(got);

@@ -160,7 +160,7 @@ static int native(const struct base *b, uint64_t len, size_t size)
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	rc = parload__hdf5_native(&src, &c, &err);
-	REQUIRE(rc == 0 || (rc == 1 && !c.paths && !c.strips.s));
+	REQUIRE(rc == 0 || (rc == 1 && !c.paths && !c.strips.run));
 	if (rc == 1)
 		return 1;
 	REQUIRE(c.n == 1 && c.strips.views == c.desc.count &&
@@ -173,8 +173,10 @@ static int native(const struct base *b, uint64_t len, size_t size)
 	else /* untouched, theta is there */
 		REQUIRE(c.strips.per_view == 1 &&
 			(c.strips.angles || len != b->len || size > 2));
+	REQUIRE(c.strips.added == c.strips.views * c.strips.per_view);
 	for (uint64_t i = 0; i < c.strips.views * c.strips.per_view; i++) {
-		const parload__strip *p = &c.strips.s[i];
+		const parload__strip ps = parload__strip_of(&c.strips, i, NULL);
+		const parload__strip *p = &ps;
 
 		REQUIRE(p->off <= len && p->bytes <= len - p->off &&
 			p->bytes == (uint64_t)c.strips.rows *

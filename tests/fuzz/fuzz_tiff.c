@@ -68,8 +68,10 @@ static void check_table(const parload__container *c, uint64_t size)
 		(t->rows <= d->height || t->codec == PARLOAD__CODEC_CUSTOM));
 	REQUIRE(t->per_view == (d->height + t->rows - 1) / t->rows);
 	REQUIRE(d->row_size == (uint64_t)d->width * d->bytes_per_pixel);
+	REQUIRE(t->added == t->views * t->per_view);
 	for (uint64_t i = 0; i < t->views * t->per_view; i++) {
-		const parload__strip *x = &t->s[i];
+		const parload__strip xs = parload__strip_of(t, i, NULL);
+		const parload__strip *x = &xs;
 		const uint64_t y = (i % t->per_view) * t->rows;
 		const uint64_t rows = d->height - y < t->rows ? d->height - y :
 								t->rows;
@@ -99,10 +101,13 @@ static void same_table(const parload__container *a,
 		a->desc.encoding == b->desc.encoding && s->rows == t->rows &&
 		s->per_view == t->per_view && s->views == t->views);
 	for (uint64_t i = 0; i < s->views * s->per_view; i++)
-		REQUIRE(s->s[i].off == t->s[i].off &&
-			s->s[i].bytes == t->s[i].bytes &&
-			s->s[i].file == t->s[i].file &&
-			s->s[i].page == t->s[i].page);
+	{
+		const parload__strip x = parload__strip_of(s, i, NULL);
+		const parload__strip y = parload__strip_of(t, i, NULL);
+
+		REQUIRE(x.off == y.off && x.bytes == y.bytes &&
+			x.file == y.file && x.page == y.page);
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
