@@ -4,7 +4,7 @@
  * (II or MM; 42, classic, or 43, BigTIFF) along the chain of directories
  * (IFDs), each page's size, type and strips, with TIFF 6.0's defaults.
  * The reads go through one cached block: tifffile writes the directories
- * back to back at the end of the file (one 16 KiB pread for many), libtiff
+ * back to back at the end of the file (one 64 KiB pread for many), libtiff
  * each after its page (one 2 KiB pread each), never one a tag.
  * tifffile's directories, and parload's own (tiff_write.c), are moreover
  * the same bytes but for the strip's offset and the next directory's: after
@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #define FALL_BACK 1
-#define BLOCK ((size_t)16384)
+#define BLOCK ((size_t)65536)
 #define JUMP ((size_t)2048) /* what a read away from the block takes */
 #define MAX_ENTRIES 4096 /* libtiff's bound on a directory's entries */
 #define SLAB_VALUES ((size_t)8192) /* a slab block: 64 KiB of offsets */
