@@ -421,6 +421,11 @@ typedef struct parload__strips {
  * unchanged); it joins the last run where it continues it.  0, or -1 when
  * out of memory. */
 int parload__strips_add(parload__strips *t, uint64_t i, const parload__strip *s);
+/* Give t strips i .. i + n - 1 of views of one strip each (per_view 1),
+ * strip i + k at s->off + k * step, of page s->page + k, as n calls of
+ * parload__strips_add would. */
+int parload__strips_add_stepped(parload__strips *t, uint64_t i, uint64_t n,
+				const parload__strip *s, uint64_t step);
 /* Forget every strip given (the runs' memory is kept). */
 void parload__strips_clear(parload__strips *t);
 /* The run that holds strip i, t->runs when none does (absent). */

@@ -67,6 +67,32 @@ int parload__strips_add(parload__strips *t, uint64_t i, const parload__strip *s)
 	return 0;
 }
 
+int parload__strips_add_stepped(parload__strips *t, uint64_t i, uint64_t n,
+				const parload__strip *s, uint64_t step)
+{
+	parload__strip_run *u;
+
+	for (uint64_t k = 0; k < n; k++) {
+		const parload__strip x = { .off = s->off + k * step,
+					   .bytes = s->bytes, .file = s->file,
+					   .page = s->page + (uint32_t)k };
+		const int rc = parload__strips_add(t, i + k, &x);
+
+		if (rc)
+			return rc;
+		/* Once a run holds two of them at their step, it holds the
+		 * rest: no test for each. */
+		u = &t->run[t->runs - 1];
+		if (k >= 1 && u->n >= 2 && u->step == step &&
+		    u->i0 + u->n == i + k + 1 && t->per_view == 1) {
+			u->n += n - k - 1;
+			t->added += n - k - 1;
+			return 0;
+		}
+	}
+	return 0;
+}
+
 void parload__strips_clear(parload__strips *t)
 {
 	t->runs = 0;

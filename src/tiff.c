@@ -380,6 +380,15 @@ static int attach_decoder(const walk *w, const char *name,
 	return 0;
 }
 
+/* What parload__strips_add's rc says: out of memory, or a walk's pages
+ * not in order. */
+static int add_failed(int rc, const char *name, parload_error *err)
+{
+	return rc < 0 ? parload__fail_nomem(err, name) :
+			parload__fail_path(err, PARLOAD_ECONTAINER, 0, name,
+					   "its pages are out of order");
+}
+
 static int make_table(const walk *w, const char *name, parload__container *c,
 		      parload_error *err)
 {
@@ -395,9 +404,20 @@ static int make_table(const walk *w, const char *name, parload__container *c,
 		const page *p = &w->p[r];
 		uint64_t x = p->view * t->per_view;
 
-		for (uint32_t i = 0; i < p->pages; i++) {
-			const uint64_t *off = p->off + (size_t)i * p->units;
+		/* A run of pages of one strip each, at one step: at once. */
+		if (p->stepped && t->per_view == 1 && plain) {
+			const parload__strip s = { .off = p->off[0],
+						   .bytes = p->bytes[0],
+						   .file = p->file,
+						   .page = p->index };
+			const int rc = parload__strips_add_stepped(
+				t, x, p->pages, &s, p->ostep);
 
+			if (rc)
+				return add_failed(rc, name, err);
+			continue;
+		}
+		for (uint32_t i = 0; i < p->pages; i++) {
 			for (uint32_t j = 0; j < t->per_view; j++, x++) {
 				/* (Plain pages all have strips of t->rows:
 				 * no division for each of 20,000 small
@@ -408,18 +428,14 @@ static int make_table(const walk *w, const char *name, parload__container *c,
 						   p->unit) *
 						p->across;
 				const parload__strip s = {
-					.off = off[u], .bytes = p->bytes[u],
+					.off = parload__tiff_off(p, i, u),
+					.bytes = p->bytes[u],
 					.file = p->file, .page = p->index + i
 				};
-
 				const int rc = parload__strips_add(t, x, &s);
 
 				if (rc)
-					return rc < 0 ? parload__fail_nomem(err, name) :
-					       parload__fail_path(
-						       err, PARLOAD_ECONTAINER,
-						       0, name, "its pages are "
-						       "out of order");
+					return add_failed(rc, name, err);
 			}
 		}
 	}

@@ -45,11 +45,24 @@ typedef struct parload__tiff_page {
 	bool be;             /* the file is big-endian */
 	uint64_t *off, *bytes; /* of each strip or tile (owned, or in the
 				* walk's slab); a run's page i has its
-				* offsets at off + i * units, and all the
+				* offsets at off + i * units (stepped: off
+				* + its units plus i * ostep), and all the
 				* same bytes */
 	uint32_t units;
 	bool pooled;         /* off and bytes lie in the walk's slab */
+	bool stepped;        /* a run whose pages' strips lie ostep bytes
+			      * after the last page's: off holds its first
+			      * page's alone */
+	uint64_t ostep;
 } parload__tiff_page;
+
+/* Where strip or tile u of page i of record p lies. */
+static inline uint64_t parload__tiff_off(const parload__tiff_page *p,
+					 uint32_t i, uint32_t u)
+{
+	return p->stepped ? p->off[u] + (uint64_t)i * p->ostep :
+			    p->off[(size_t)i * p->units + u];
+}
 
 /* The direct walk's strip offsets and sizes, many pages to a block: one
  * allocation for hundreds of pages instead of two for each. */

@@ -10,9 +10,11 @@
  * the same bytes but for the strip's offset and the next directory's: after
  * a directory read entry by entry, a run takes each following one that is
  * its copy but for those with one memcmp, checks only where its strips lie,
- * and keeps 8 bytes a page in one record for the whole run (a page's own
- * record and strips take 72 bytes: they were most of the page faults of a
- * 20,000-page walk).
+ * and keeps one record for the whole run (a page's own record and strips
+ * take 72 bytes: they were most of the page faults of a 20,000-page walk):
+ * the first page's strip offsets and the step to the next page's while
+ * each page's strips lie one step after the last's, else 8 bytes a page
+ * (a strip's offset).
  * The first directory that differs in anything else ends the run and is
  * read entry by entry, refused as it would have been; the tests and the
  * fuzzer check the walk with runs against the walk without them.
@@ -435,6 +437,21 @@ static uint64_t *slab_take(walk *w, size_t n)
 	return s->v + s->used - n;
 }
 
+/* Whether got, the strips of the next page of run r, lie one step after
+ * its last page's (the step set by its second page). */
+static bool stepped(page *r, const uint64_t *got)
+{
+	if (r->pages == 1) {
+		if (got[0] < r->off[0])
+			return false;
+		r->ostep = got[0] - r->off[0];
+	}
+	for (uint32_t u = 0; u < r->units; u++)
+		if (got[u] != parload__tiff_off(r, r->pages, u))
+			return false;
+	return true;
+}
+
 /* Page p's strips of rps rows (their offsets and sizes), which must fit
  * the file. */
 static int page_strips(tin *in, const dir *d, page *p, uint64_t rps,
@@ -523,8 +540,9 @@ static bool strips_fit(const tin *in, const page *t, const uint64_t *off)
  * end, a next offset elsewhere or 0, past the end of the file): *off and
  * *k are then that directory, which add_page reads (and refuses, saying
  * why, as it would have).  So a run never takes a directory that add_page
- * would not, and its pages are those add_page would make; and it holds 8
- * bytes a page (a strip's offset) where add_page's records take 72. */
+ * would not, and its pages are those add_page would make; and it holds
+ * nothing a page while the pages' strips lie a step apart (stepped), else
+ * 8 bytes a page (a strip's offset), where add_page's records take 72. */
 static int run(tin *in, const dir *d, uint64_t at, uint64_t *off,
 	       uint32_t *k)
 {
@@ -583,16 +601,32 @@ static int run(tin *in, const dir *d, uint64_t at, uint64_t *off,
 			r->step = s;
 			r->pages = 0;
 			r->index = *k;
-			if (!(r->off = slab_take(w, (size_t)(room * t.units))))
+			/* Stepped until a page's strips are not where the
+			 * last page's and one step put them. */
+			r->stepped = true;
+			if (!(r->off = slab_take(w, t.units)))
 				return parload__fail_nomem(in->err, in->path);
+			memcpy(r->off, got, t.units * sizeof(*got));
+		} else if (r->stepped && !stepped(r, got)) {
+			uint64_t *all = slab_take(w, (size_t)(room * t.units));
+
+			if (!all)
+				return parload__fail_nomem(in->err, in->path);
+			for (uint32_t i = 0; i < r->pages; i++)
+				for (uint32_t u = 0; u < t.units; u++)
+					all[(size_t)i * t.units + u] =
+						parload__tiff_off(r, i, u);
+			r->off = all;
+			r->stepped = false;
 		}
-		memcpy(r->off + (size_t)r->pages * t.units, got,
-		       t.units * sizeof(*got));
+		if (!r->stepped)
+			memcpy(r->off + (size_t)r->pages * t.units, got,
+			       t.units * sizeof(*got));
 		r->pages++;
 		w->views++;
 		++*k;
 	}
-	if (r) /* (the newest of the slab) */
+	if (r && !r->stepped) /* (the newest of the slab) */
 		w->slab->used -= (size_t)(room - r->pages) * t.units;
 	*off = o;
 	return rc < 0 ? rc : 0;

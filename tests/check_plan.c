@@ -511,6 +511,54 @@ START_TEST(test_strips_many)
 }
 END_TEST
 
+/* Stepped runs given at once make the runs that strip by strip would:
+ * segments (start, count, offset, step), each after the last, some
+ * continuing it, some not. */
+START_TEST(test_strips_stepped)
+{
+	static const struct {
+		uint64_t n, off, step;
+		uint32_t page;
+	} seg[] = {
+		{ 5, 100, 10, 0 },   /* a run */
+		{ 3, 150, 10, 5 },   /* continues it */
+		{ 1, 180, 10, 8 },   /* one strip, continuing */
+		{ 4, 200, 10, 9 },   /* a gap: a new run */
+		{ 2, 260, 20, 13 },  /* another step */
+		{ 0, 300, 10, 15 },  /* nothing */
+		{ 6, 300, 0, 15 },   /* no step (one place) */
+		{ 3, 300, 7, 21 },   /* pages going on, offsets too */
+	};
+	parload__strips a = { .rows = 1, .per_view = 1, .views = 24 };
+	parload__strips b = a;
+	uint64_t i = 0;
+
+	for (size_t k = 0; k < sizeof(seg) / sizeof(seg[0]); k++) {
+		const parload__strip s = { .off = seg[k].off, .bytes = 10,
+					   .page = seg[k].page };
+
+		ck_assert_int_eq(parload__strips_add_stepped(&a, i, seg[k].n, &s,
+							     seg[k].step), 0);
+		for (uint64_t j = 0; j < seg[k].n; j++) {
+			const parload__strip x = {
+				.off = seg[k].off + j * seg[k].step,
+				.bytes = 10, .page = seg[k].page + (uint32_t)j
+			};
+
+			ck_assert_int_eq(parload__strips_add(&b, i + j, &x), 0);
+		}
+		i += seg[k].n;
+		ck_assert_uint_eq(a.runs, b.runs);
+		ck_assert_uint_eq(a.added, b.added);
+		ck_assert_mem_eq(a.run, b.run, a.runs * sizeof(*a.run));
+	}
+	ck_assert_uint_eq(a.added, 24);
+	ck_assert_uint_eq(a.runs, 5);
+	free(a.run);
+	free(b.run);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("plan");
@@ -528,6 +576,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_strips_runs, 0,
 			    sizeof(strips_cases) / sizeof(strips_cases[0]));
 	tcase_add_test(t, test_strips_many);
+	tcase_add_test(t, test_strips_stepped);
 	suite_add_tcase(s, t);
 	return s;
 }
