@@ -256,6 +256,7 @@ void parload__cursor_init(parload__cursor *c, const parload__plan *p,
 	c->pos = sh->begin;
 	c->file = 0;
 	c->strip = c->range_strip = UINT64_MAX;
+	c->run = 0;
 	c->k = c->stride ? c->pos / c->stride : 0;
 	c->q = c->stride ? c->pos % c->stride : 0;
 }
