@@ -315,11 +315,7 @@ static bool chunk(h5in *in, const unsigned char *key, uint64_t addr)
 		return false;
 	c.addr = in->f.base + addr;
 	in->got++;
-	/* (The strips' put named, so that it is inlined: it runs for every
-	 * chunk of a dataset.) */
-	in->rc = in->put == parload__h5strips_put ?
-			 parload__h5strips_put(in->ctx, &c) :
-			 in->put(in->ctx, &c);
+	in->rc = in->put(in->ctx, &c);
 	return in->rc == 0;
 }
 
@@ -437,7 +433,7 @@ int parload__h5strips_put(void *ctx, const parload__h5chunk *ch)
 				     p->plain ? p->want : 0);
 	/* The index gives the chunks in the order of their coordinates: a
 	 * chunk at or before one given is a second of its place. */
-	rc = parload__strips_add_next(t, v * t->per_view + j,
+	rc = parload__strips_add(t, v * t->per_view + j,
 				 &(parload__strip){ .off = ch->addr,
 						    .bytes = ch->bytes,
 						    .page = (uint32_t)ch->at[0] });

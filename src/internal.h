@@ -426,24 +426,6 @@ int parload__strips_add(parload__strips *t, uint64_t i, const parload__strip *s)
  * parload__strips_add would. */
 int parload__strips_add_stepped(parload__strips *t, uint64_t i, uint64_t n,
 				const parload__strip *s, uint64_t step);
-/* parload__strips_add, for a caller that gives a strip for every chunk
- * of a dataset: the common case, a view of one strip that continues the
- * last run one step on, without a call. */
-static inline int parload__strips_add_next(parload__strips *t, uint64_t i,
-					   const parload__strip *s)
-{
-	parload__strip_run *u = t->runs ? &t->run[t->runs - 1] : NULL;
-
-	if (u && u->n >= 2 && t->per_view == 1 && i == u->i0 + u->n &&
-	    s->file == u->file && s->bytes == u->bytes &&
-	    s->page == u->page + u->n && u->n < UINT32_MAX &&
-	    s->off == u->off + u->n * u->step) {
-		u->n++;
-		t->added++;
-		return 0;
-	}
-	return parload__strips_add(t, i, s);
-}
 /* Forget every strip given (the runs' memory is kept). */
 void parload__strips_clear(parload__strips *t);
 /* The run that holds strip i, t->runs when none does (absent). */
