@@ -879,7 +879,7 @@ static int chunk_table(h5r *r, parload__h5strips *p)
 	if (rc == 1) {
 		/* What the parser gave before it gave up is given again. */
 		parload__strips_clear(t);
-		p->seen = p->filled = 0;
+		p->seen = 0;
 		p->masked = false;
 		rc = lib_chunks(r->file, r->name, r->f, r->d,
 				parload__h5strips_put, p, r->err);

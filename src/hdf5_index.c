@@ -446,14 +446,13 @@ int parload__h5strips_put(void *ctx, const parload__h5chunk *ch)
 					  "chunk of frame %" PRIu64 ", or "
 					  "chunks out of order)",
 					  p->name, i, ch->at[0]);
-	p->filled++;
 	p->masked |= ch->mask != 0;
 	return 0;
 }
 
 bool parload__h5strips_whole(const parload__h5strips *p)
 {
-	return !p->masked && p->filled == p->views * p->t->per_view;
+	return !p->masked && p->t->added == p->views * p->t->per_view;
 }
 
 int parload__h5index_walk(int fd, const parload__h5where *w,

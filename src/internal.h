@@ -431,6 +431,12 @@ void parload__strips_clear(parload__strips *t);
 /* The run that holds strip i, t->runs when none does (absent). */
 uint64_t parload__strips_find(const parload__strips *t, uint64_t i);
 
+/* Whether run u holds strip i. */
+static inline bool parload__run_holds(const parload__strip_run *u, uint64_t i)
+{
+	return i >= u->i0 && i - u->i0 < u->n;
+}
+
 /* Strip i of t (zeros when absent).  hint: a caller's run to try first, and
  * the one after it (NULL: none), updated: walking the strips in order
  * costs no search. */
@@ -441,9 +447,8 @@ static inline parload__strip parload__strip_of(const parload__strips *t,
 	const parload__strip_run *u;
 	uint64_t k;
 
-	if (r >= t->runs || i < t->run[r].i0 || i - t->run[r].i0 >= t->run[r].n)
-		r = r + 1 < t->runs && i >= t->run[r + 1].i0 &&
-				    i - t->run[r + 1].i0 < t->run[r + 1].n ?
+	if (r >= t->runs || !parload__run_holds(&t->run[r], i))
+		r = r + 1 < t->runs && parload__run_holds(&t->run[r + 1], i) ?
 			    r + 1 :
 			    parload__strips_find(t, i);
 	if (r >= t->runs)
@@ -579,7 +584,6 @@ typedef struct parload__h5strips {
 	const char *file, *name;
 	parload_error *err;
 	uint64_t seen;         /* chunks given */
-	uint64_t filled;       /* strips given one */
 	bool masked;           /* a chunk skipped a filter */
 } parload__h5strips;
 int parload__h5strips_put(void *ctx, const parload__h5chunk *c);
@@ -675,7 +679,7 @@ int parload__hdf5_where(const char *file, const char *dataset,
 /* ---- module.c, module_host.c: what needs libtiff or libhdf5, in a
  * module opened on first use ---- */
 
-#define PARLOAD__MODULE_ABI 6u
+#define PARLOAD__MODULE_ABI 7u
 
 struct parload__tiff_page;
 struct parload__tiff_pages;

@@ -600,6 +600,26 @@ static uint64_t strip_end(const parload__strips *t, const parload_desc *d,
 				 p->bytes);
 }
 
+/* The farthest end in its file of what run r's strips up to strip upto
+ * are read from.  A run's offsets go up, and every strip but the short
+ * last one of a view is read whole: the farthest is its last strip's, or
+ * the one's before it when the last is short. */
+static uint64_t run_end(const parload__ctx *c, uint64_t r, uint64_t upto)
+{
+	const parload__strips *t = c->strips;
+	const parload__strip_run *u = &t->run[r];
+	const uint64_t e = PARLOAD__MIN(upto, u->i0 + u->n - 1);
+	uint64_t hint = r, end = 0;
+
+	for (uint64_t i = e > u->i0 ? e - 1 : e; i <= e; i++) {
+		const parload__strip p = parload__strip_of(t, i, &hint);
+
+		end = PARLOAD__MAX(end, strip_end(t, &c->d, &p,
+						  i % t->per_view));
+	}
+	return end;
+}
+
 /* Strip p, strip j of view v, past its file's end: the file was cut (or
  * its table lies). */
 static int strip_past_end(parload__ctx *c, uint64_t v, uint64_t j,
@@ -648,14 +668,10 @@ static int fit_container(parload__ctx *c)
 					  c->path, "its strips table holds %"
 					  PRIu64 " of its %" PRIu64 " strips",
 					  t->added, t->views * t->per_view);
-	/* A run at a time: no strip of a run ends past its last's offset
-	 * and a whole strip, and a view is in the file of its first strip. */
+	/* A run at a time (run_end); a view is in the file of its first
+	 * strip. */
 	for (uint64_t r = 0; r < t->runs; r++) {
 		const parload__strip_run *u = &t->run[r];
-		const uint64_t last = u->off + (u->n - 1) * u->step;
-		const uint64_t most = t->codec == PARLOAD__CODEC_NONE ?
-					      strip_need(t, &c->d, 0) :
-					      u->bytes;
 		const uint64_t pv = t->per_view;
 		const uint64_t v0 = (u->i0 + pv - 1) / pv;
 		const uint64_t v1 = (u->i0 + u->n + pv - 1) / pv;
@@ -667,7 +683,7 @@ static int fit_container(parload__ctx *c)
 				"strip of view %" PRIu64 " in file %" PRIu32
 				" of %zu", u->i0 / pv, u->file, c->nfiles);
 		f = &c->files[u->file];
-		if (most > f->size || last > f->size - most)
+		if (run_end(c, r, UINT64_MAX) > f->size)
 			for (uint64_t i = u->i0, hint = r; i < u->i0 + u->n;
 			     i++) {
 				const parload__strip p =
@@ -747,20 +763,17 @@ static int file_cut(parload_error *err, const parload__file *f, off_t size)
 static int recheck_strips(parload__ctx *c, uint64_t last)
 {
 	const parload__strips *t = c->strips;
+	const uint64_t upto = (PARLOAD__MIN(last, t->views - 1) + 1) *
+				      t->per_view - 1;
 	uint64_t *need = parload__sys_calloc(c->nfiles, sizeof(*need));
 	struct stat st;
 	int rc = 0;
 
 	if (!need)
 		return parload__fail_nomem(c->err, c->path);
-	for (uint64_t v = 0, run = 0; v <= last && v < t->views; v++)
-		for (uint64_t j = 0; j < t->per_view; j++) {
-			const parload__strip p =
-				parload__strip_of(t, v * t->per_view + j, &run);
-
-			need[p.file] = PARLOAD__MAX(need[p.file],
-						    strip_end(t, &c->d, &p, j));
-		}
+	for (uint64_t r = 0; r < t->runs && t->run[r].i0 <= upto; r++)
+		need[t->run[r].file] = PARLOAD__MAX(need[t->run[r].file],
+						    run_end(c, r, upto));
 	for (size_t i = 0; rc == 0 && i < c->nfiles; i++) {
 		if (!need[i])
 			continue;

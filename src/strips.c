@@ -112,9 +112,7 @@ uint64_t parload__strips_find(const parload__strips *t, uint64_t i)
 		else
 			hi = mid;
 	}
-	return lo < t->runs && i >= t->run[lo].i0 &&
-			       i - t->run[lo].i0 < t->run[lo].n ?
-		       lo :
-		       t->runs;
+	return lo < t->runs && parload__run_holds(&t->run[lo], i) ? lo :
+								     t->runs;
 }
 

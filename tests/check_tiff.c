@@ -1276,6 +1276,72 @@ START_TEST(test_engine_loads)
 }
 END_TEST
 
+/* The file cut after the workers read it, before the load ends (the last
+ * batch's callback cuts it): the load fails saying so, whether the cut
+ * takes a whole strip, only the short last strip of a view, or none of
+ * what the load reads (a stepped run's last page; pages of strips of 4
+ * rows, 23 rows a page: each view's last strip 3 rows). */
+struct cut_at_end {
+	const char *path;
+	uint64_t len;
+};
+
+static int cut_on_last(const parload_batch *b, void *arg)
+{
+	const struct cut_at_end *c = arg;
+
+	if (b->views_done == b->views_total)
+		tu_truncate(c->path, c->len);
+	return 0;
+}
+
+START_TEST(test_cut_while_read)
+{
+	const fx f = { .type = PARLOAD_PIXEL_U16, .w = 37, .h = 23,
+		       .pages = 9, .rps = 4, .seed = 44 };
+	char *path = tu_path("cut.tif");
+	unsigned char *px = fx_pixels(&f);
+	parload_loader *l = tu_loader(2, PARLOAD_STRATEGY_PARALLEL, 0);
+	parload__container c;
+	parload_request req;
+	parload_dataset ds;
+	parload_error err;
+	uint64_t end = 0;
+	struct cut_at_end cut;
+	int rc;
+
+	fx_write(path, &f, px);
+	ck_assert_int_eq(read_path(path, &c, &err), 0);
+	/* Where the last page's strips end: the file is cut there less 1
+	 * byte (_i 0), at it (_i 1: nothing read is lost). */
+	for (uint64_t j = 0; j < c.strips.per_view; j++) {
+		const parload__strip s = parload__strip_at(&c.strips, 8, j);
+		const uint64_t rows = j + 1 < c.strips.per_view ? 4 : 3;
+
+		end = PARLOAD__MAX(end, s.off + rows * 37 * 2);
+	}
+	parload__container_free(&c);
+	cut = (struct cut_at_end){ path, _i == 0 ? end - 1 : end };
+	parload_request_init(&req);
+	req.source.path = path;
+	req.on_batch = cut_on_last;
+	req.batch_arg = &cut;
+	req.batch_views = 3;
+	rc = parload_loader_run(l, &req, &ds, &err);
+	if (_i == 0) {
+		ck_assert_int_eq(rc, PARLOAD_ETRUNCATED);
+		ck_assert_msg(strstr(err.message, "truncated to"), "%s",
+			      err.message);
+	} else {
+		ck_assert_msg(rc == 0, "%s", err.message);
+		parload_dataset_free(&ds);
+	}
+	parload_loader_free(l);
+	free(px);
+	free(path);
+}
+END_TEST
+
 /* ---- the writer ---- */
 
 /* parload_save of pages written by fx to a .tif: read back by the reader
@@ -1456,6 +1522,7 @@ static void libtiff_tests(Suite *s)
 	tcase_add_test(t, test_folder_without_tiffs);
 	t = tu_tcase(s, "engine", 60);
 	tcase_add_loop_test(t, test_engine_loads, 0, 2 * TU_COUNT(loaded));
+	tcase_add_loop_test(t, test_cut_while_read, 0, 2);
 	t = tu_tcase(s, "write", 60);
 	tcase_add_loop_test(t, test_save_read_back, 0, 3);
 	tcase_add_test(t, test_save_tiny_pages);
