@@ -154,13 +154,25 @@ def overlap_points(sessions):
     for s in sessions:
         if s.note != OVERLAP:
             continue
-        pts = [p for p in s.points if p.tool == "batches" and p.runs]
+        pts = [p for p in s.points if p.tool == "batches" and p.runs and
+               not p.busy]
         io = [p for p in pts if p.compute_us is None]
         comp = [p for p in pts if p.compute_only]
         both = [p for p in pts
                 if p.compute_us is not None and not p.compute_only]
         if io and comp and both:
             return io[0], comp[0], both[0]
+    return None
+
+
+def overlap_busy(sessions):
+    """Experiment 11: the median of the I/O alone beside a thread that
+    spins, or None."""
+    for s in sessions:
+        if s.note == OVERLAP:
+            for p in s.points:
+                if p.tool == "batches" and p.busy and p.runs:
+                    return median(p, "seconds")
     return None
 
 

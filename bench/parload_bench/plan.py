@@ -226,7 +226,7 @@ def calibrate(tools, s):
     its batches, so that the compute in all takes as long as the I/O."""
     pts = [p for p in s.points if p.compute_us == CALIBRATE]
     io = [p for p in s.points if p.tool == "batches" and
-          p.compute_us is None]
+          p.compute_us is None and not p.busy]
     if not pts or not io:
         return
     ms = [measure(tools, io[0], s.stream) for _ in range(CALIBRATION_RUNS)]

@@ -239,15 +239,18 @@ class Point:
                  threads=1, extra=(), verify=True, stream=None, select=None,
                  threads_flag=False, window=None, compute_us=None,
                  compute_only=False, ranks=None, split=None, cache=None,
-                 depth=None):
+                 depth=None, busy=False):
         self.tool = tool
         self.cache = cache
         self.depth = depth        # uringfloor: requests in flight a ring
-        # bench/batches: read through windows of this many bytes; burn
-        # compute_us of CPU time per batch (CALIBRATE: chosen by the run);
-        # compute_only: the burning alone, compute_batches batches.
+        # bench/batches: read through windows of this many bytes; give
+        # the callback compute_us of CPU time per batch, its check
+        # included (CALIBRATE: chosen by the run); compute_only: that
+        # alone, compute_batches batches; busy: a thread of its own
+        # spinning beside the load.
         self.window, self.compute_us = window, compute_us
         self.compute_only, self.compute_batches = compute_only, None
+        self.busy = busy
         # parload-mpi: ranks under the launcher, threads each, the split.
         self.ranks, self.split = ranks, split
         # With strategy None: pass --threads anyway (the defaults but the
@@ -272,7 +275,7 @@ class Point:
                 self.stream.name if self.stream else None,
                 self.select.name if self.select else None,
                 self.window, self.compute_only, self.compute_us is not None,
-                self.ranks, self.split, self.cache, self.depth)
+                self.ranks, self.split, self.cache, self.depth, self.busy)
 
     def file(self, session):
         return self.stream or session.stream
@@ -362,6 +365,8 @@ class Point:
             out += ["--compute-only", str(self.compute_batches)]
         if self.compute_us is not None:
             out += ["--compute-us", str(self.compute_us)]
+        if self.busy:
+            out += ["--busy"]
         if self.ranks:
             out += ["-n", str(self.ranks), "--split", self.split]
         return out
@@ -380,6 +385,8 @@ class Point:
             text += ", window %s" % human_bytes(self.window)
         if self.compute_us is not None:
             text += ", compute %s per batch" % self.compute_text()
+        if self.busy:
+            text += ", beside a thread that spins"
         return text
 
     def is_plain(self):

@@ -5,8 +5,8 @@ import statistics
 from . import MIB, human_bytes
 from .sessions import RAW_LAYOUTS
 from .medians import (efficiency, find_median, find_point, huge_names, median,
-                      on_floor, overlap, point_stats, scaling, speedup,
-                      summary)
+                      on_floor, overlap, overlap_busy, point_stats, scaling,
+                      speedup, summary)
 
 
 def ms(x):
@@ -284,15 +284,18 @@ def stream_table(sessions, n):
                 cell("compute_seconds"), cell("verify_seconds"),
                 (mib(rss) + ("*" if on_floor(t) else "")) if rss else ""]))
     out.append("")
-    ov = overlap(sessions)
+    ov, busy = overlap(sessions), overlap_busy(sessions)
     if ov:
         io, comp, both = ov
         out += ["Compute overlap (file %s, median ms): I/O alone %s, "
                 "compute alone %s, their sum %s and max %s; I/O and "
-                "compute together %s: %.2f x the max, %.2f x the sum." % (
+                "compute together %s: %.2f x the max, %.2f x the sum.%s" % (
                     "reference", ms(io), ms(comp), ms(io + comp),
                     ms(max(io, comp)), ms(both), both / max(io, comp),
-                    both / (io + comp)), ""]
+                    both / (io + comp),
+                    "  The I/O alone beside a thread that spins: %s "
+                    "(%.2f x the I/O alone)." % (ms(busy), busy / io)
+                    if busy else ""), ""]
     return out
 
 
