@@ -100,6 +100,11 @@ FLOOR_NOTES = [
          "bands copied from the file mapped into memory: one copy of each "
          "byte, no read call) / the fresh-memory floor = %s.",
          ratio(SINO_MAPPED, FRESH_13)),
+    Note("15e", "The rows split's ranks write sinograms, the views "
+         "split's views: the sinogram floor / the fresh-memory floor of "
+         "experiment 13 (15c's, every core) = %s is the least the layout "
+         "costs (measured with every core in one process, not in two "
+         "ranks).", ratio(SINO_FLOOR, FRESH_13)),
     Note("15f", "What the Python layer adds: parload.load()'s time / the "
          "library's reported time of the same load in the same process = "
          "%s (the rest of 15f is the library's own time, which differs "
