@@ -476,9 +476,10 @@ def experiments(quick, n, tools, only):
     # takes CPU time per batch (its check of the window included), as much
     # in all as the load's I/O takes, with one core fewer for the workers
     # so that the callback's thread has a core of its own; and the I/O
-    # beside a thread that spins, what the compute's core costs the I/O.  The overlap loads read through windows too:
-    # reused memory, so that the kernel's faulting in of fresh pages (on a
-    # virtual machine, at the host's pace) is not what is measured.
+    # beside a thread that spins, what the compute's core costs the I/O.
+    # The overlap loads read through windows too: reused memory, so that
+    # the kernel's faulting in of fresh pages (on a virtual machine, at
+    # the host's pace) is not what is measured.
     if want(11) and tools.batches and not quick:
         sessions.append(session(scan, "warm", [
             Point("parload", [11], "parallel", threads=n),
