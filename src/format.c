@@ -325,11 +325,15 @@ int parload__check_views(const parload_desc *d, const parload_shape *s,
 			 const char *path, parload_error *err)
 {
 	const unsigned char *pix = pixels;
+	/* Stream view of output view first + k: start + k * step (what
+	 * parload_shape_view says, without a call a view). */
+	const uint64_t step = s ? s->view_step : 1;
+	const uint64_t start = s ? parload_shape_view(s, first) : first;
 
 	if (d->format != PARLOAD_FORMAT_PARLOAD)
 		return 0;
 	for (uint64_t k = 0; k < n; k++) {
-		uint64_t i = s ? parload_shape_view(s, first + k) : first + k;
+		const uint64_t i = start + k * step;
 
 		if (vh[k].view_index != i)
 			return parload__fail(err, PARLOAD_EVIEWINDEX, 0, path,

@@ -1044,6 +1044,12 @@ typedef struct parload__cursor {
 	uint64_t run;      /* the strips table's run of that position */
 	uint64_t range_strip; /* ... and of the range cursor_next yielded,
 			       * whose *off is then a byte of its rows */
+	/* Plain records (view layout, rows copied as they are, no strips):
+	 * a whole view's pieces are its header (hdr bytes, at its record)
+	 * and its band (band bytes, pix_off into its record, pix_dst into
+	 * its view's pixels), found with no division (cursor_next). */
+	bool plain;
+	uint64_t hdr, band, pix_off, pix_dst;
 } parload__cursor;
 
 void parload__cursor_init(parload__cursor *c, const parload__plan *p,
