@@ -6,9 +6,10 @@
  * the workers then each walk one share, so together they read every
  * selected byte exactly once, with no staging copy of the file, and each
  * fills (and so first-touches, placing on its own NUMA node) its own pages.
- * Small pieces (records of tiny views, rows scattered to sinograms, columns
- * cropped out of rows) go through a bounce buffer that stays in the core's
- * cache; large ones straight to their place.
+ * Small pieces (rows scattered to sinograms, columns cropped out of rows)
+ * go through a bounce buffer that stays in the core's cache; large ones
+ * straight to their place; the whole records of tiny views straight into
+ * their payloads' places, compacted there (compact).
  */
 #include "internal.h"
 
@@ -398,6 +399,57 @@ static void convert_read(const job *j, const struct iovec *iov,
 					       iov[k].iov_base);
 }
 
+/* Tiny views, compacted in place: a batch of whole records (each a
+ * header piece of hb bytes, then a payload piece of vb bytes whose place
+ * follows the last one's) is read as it lies in the file straight into
+ * the payloads' places, from the first, and compacted there while it is
+ * in the core's cache: each header copied out to its place, each payload
+ * moved down over the headers before it.  The records take more room
+ * than their payloads, hb bytes each, so the read may reach past the
+ * batch's last payload: only as far as the share's own part of the pixel
+ * array (dst_end), which no other worker writes and which this worker
+ * fills later; a batch that would reach further goes through the bounce
+ * buffer.  Against the bounce buffer this saves a copy into memory that
+ * is not in the cache: the kernel's copy lands in the payloads' pages,
+ * as the fresh-memory floor's does.  200,000 views of 256 bytes, over
+ * the fresh-memory floor (medians of each round's ratio, 21 and 11
+ * alternated rounds): 2 threads 1.37 against 1.42 through the bounce
+ * buffer, 1 thread 1.34 against 1.41.  Returns where to read the batch,
+ * or NULL when it does not have that form. */
+static unsigned char *compact_place(const job *j, const parload__share *sh,
+				    const struct iovec *iov, int cnt,
+				    uint64_t n)
+{
+	unsigned char *const first = cnt >= 2 ? iov[1].iov_base : NULL;
+	const size_t hb = iov[0].iov_len, vb = cnt >= 2 ? iov[1].iov_len : 0;
+
+	if (!first || cnt % 2 || sh->dst_end <= sh->dst_begin ||
+	    first < j->plan.pixels + sh->dst_begin ||
+	    first + n > j->plan.pixels + sh->dst_end)
+		return NULL;
+	for (int k = 0; k < cnt; k += 2)
+		if (!iov[k].iov_base || iov[k].iov_len != hb ||
+		    iov[k + 1].iov_len != vb ||
+		    iov[k + 1].iov_base != first + (size_t)(k / 2) * vb)
+			return NULL;
+	return first;
+}
+
+static void compact(unsigned char *buf, const struct iovec *iov, int cnt)
+{
+	const size_t hb = iov[0].iov_len, vb = iov[1].iov_len;
+	const unsigned char *src = buf;
+
+	/* Record i's bytes start at i x (hb + vb), its payload's place at
+	 * i x vb: no later record's bytes are written over before they are
+	 * read. */
+	for (int k = 0; k < cnt; k += 2) {
+		memcpy(iov[k].iov_base, src, hb);
+		memmove(iov[k + 1].iov_base, src + hb, vb);
+		src += hb + vb;
+	}
+}
+
 /* Read one batch, cnt places from off in f: straight into them, through
  * the bounce buffer, or, for direct I/O, as the whole aligned blocks that
  * hold it, through the bounce buffer. */
@@ -408,8 +460,22 @@ static int read_bounced(job *j, unsigned w, worker_io *io,
 	const uint64_t n = batch_bytes(iov, cnt);
 	const uint64_t at = j->direct ? off & ~(DIRECT_ALIGN - 1) : off;
 	const uint64_t need = off - at + n;
+	const parload__plan *p = &j->plan;
+	unsigned char *place;
 	int rc;
 
+	if (io->bounce && !j->direct && !j->far && !io->crc && !p->correct &&
+	    !p->in_place && !p->convert &&
+	    (place = compact_place(j, &j->shares[w], iov, cnt, n))) {
+		rc = parload__pread_upto(f->fd, place, (size_t)n, (size_t)n,
+					 off, j->max_read, &j->stats[w], p->d,
+					 f, e);
+		if (rc == 0) {
+			compact(place, iov, cnt);
+			parload__drop_read(&io->drop, f, off, n);
+		}
+		return rc;
+	}
 	if (!io->bounce)
 		rc = parload__preadv_full(f->fd, iov, cnt, off, j->max_read,
 					  &j->stats[w], j->plan.d, f,

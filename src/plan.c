@@ -495,7 +495,19 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 					  max_bytes, off, &in_file, &next_off);
 			if (cnt > was)
 				continue;
+			if (cnt > 0 && cnt + (c->hdr ? 2 : 1) > max_iov &&
+			    c->pos + c->stride <= end)
+				break;
 		}
+		/* A batch ends between two views when the next one would
+		 * fit whole in a batch of its own but not in this one: the
+		 * next batch starts with a whole view (tiny views are then
+		 * read in whole records, see parallel.c's compact), and
+		 * every load of the same views cuts its reads alike,
+		 * whatever it converts. */
+		if (cnt > 0 && c->q == 0 && c->stride <= max_bytes &&
+		    total + c->stride > max_bytes && c->pos + c->stride <= end)
+			break;
 		dst = locate(c, &o, &len, &row);
 
 		if (cnt == 0) {
