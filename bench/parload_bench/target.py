@@ -2,6 +2,8 @@
 (Measured) computed from the run (Run), usually a ratio or difference of
 medians of points picked on a file (Pick), with its bar (Target), or an
 informational figure (Note)."""
+import statistics
+
 from .medians import median
 
 
@@ -76,6 +78,24 @@ def ratio(a, b):
     def value(run):
         x, y = run.get(a), run.get(b)
         return Measured(x / y) if x and y else None
+    return value
+
+
+def paired(a, b):
+    """a / b, two Picks, as the ratio of their medians (the bench's
+    method), with the median of the ratios of the two points' runs of the
+    same round (run k of every point, then run k + 1: a machine that other
+    work slows for a while slows a round) in the detail."""
+    def value(run):
+        x, y = run.get(a), run.get(b)
+        if not x or not y:
+            return None
+        pa, pb = a.point(run), b.point(run)
+        mine = {m["run"]: m[a.field] for m in pa.runs}
+        own = sorted(mine[m["run"]] / m[b.field] for m in pb.runs
+                     if mine.get(m["run"]) and m[b.field])
+        return Measured(x / y, "median of each round's ratio %.2f" %
+                        statistics.median(own) if own else "")
     return value
 
 

@@ -10,8 +10,7 @@ walls are in a note beside each (Python's start and imports make those
 ratios larger)."""
 from .containers import CONTAINERS, PAGES
 from .sessions import BAND_32_SINOGRAMS
-from .target import Measured, Note, Pick, Target, ratio
-from .targets_layouts import paired
+from .target import Measured, Note, Pick, Target, paired, ratio
 
 
 def kind_of(p):

@@ -4,8 +4,7 @@ NumPy's pipeline, and the corrected load's peak RSS, each from points
 interleaved in the one session of experiment 16."""
 from . import MIB
 from .correct import BAND, CORRECTED, WHOLE, CorrectedScan
-from .target import Measured, Note, Pick, Target, ratio
-from .targets_layouts import paired
+from .target import Measured, Note, Pick, Target, paired, ratio
 
 
 def corr(mode, select, ptype=None):

@@ -6,7 +6,8 @@ against the views split (experiment 12), Python against the command
 from .sessions import (ALIGNED, BAND_32, BAND_32_SINOGRAMS, MPI_RANKS,
                        PAGE_CACHE, RAW_LAYOUTS)
 from .points import SINOGRAMS
-from .target import Measured, Note, Pick, Target, parallel_n, ratio
+from .target import (Measured, Note, Pick, Target, paired, parallel_n,
+                     ratio)
 from .targets_uses import exp10, mpi_pick
 
 
@@ -60,24 +61,24 @@ FLOOR_TARGETS = [
            "<=", 1.10),
     Target("15b", "Tiny views, fresh-memory floor", "2",
            "parallel time / fresh-memory floor (every core)",
-           ratio(Pick("tiny", "warm", parallel_n), fresh("tiny")), "<=",
+           paired(Pick("tiny", "warm", parallel_n), fresh("tiny")), "<=",
            1.30),
     Target("15c", "Sinograms, whole file", "13",
            "sinogram layout time / the view layout's (the whole reference "
-           "stream)", ratio(layout_load(SINOGRAMS), layout_load(None)),
+           "stream)", paired(layout_load(SINOGRAMS), layout_load(None)),
            "<=", 1.10),
     Target("15d", "Sinograms, a 32-row band", "13",
            "%s time / %s in view layout" % (BAND_32_SINOGRAMS.name,
                                              BAND_32.name),
-           ratio(layout_load(BAND_32_SINOGRAMS.name),
-                 layout_load(BAND_32.name)), "<=", 1.10),
+           paired(layout_load(BAND_32_SINOGRAMS.name),
+                  layout_load(BAND_32.name)), "<=", 1.10),
     Target("15e", "MPI rows split", "12",
            "%d ranks, rows split, slowest rank / the views split's "
            "(--verify), same threads" % MPI_RANKS, rows_split, "<=", 1.20),
     Target("15f", "Python in-process", "10",
            "parload.load() in Python time / the command's reported load",
-           ratio(exp10(lambda p, n: p.tool == "pyload"), exp10(parallel_n)),
-           "<=", 1.05),
+           paired(exp10(lambda p, n: p.tool == "pyload"),
+                  exp10(parallel_n)), "<=", 1.05),
 ]
 
 # The floors of experiment 13: the sinogram floor (bench/freshfloor

@@ -2,10 +2,8 @@
 described by --raw, big-endian, mono12p, 2,000 one-view files, and a band
 of rows and sinograms of a foreign layout, each a ratio of medians of
 points interleaved in the one session of experiment 13."""
-import statistics
-
 from .sessions import BAND_32, RAW_LAYOUTS
-from .target import Measured, Note, Pick, Target, ratio
+from .target import Measured, Note, Pick, Target, paired, ratio
 from .points import SINOGRAMS
 
 
@@ -36,24 +34,6 @@ def user_wall(kind=None):
 def numpy_load(kind):
     return Pick("reference", "warm", lambda p, n: (
         p.tool == "npraw" and kind_of(p) == kind), note=RAW_LAYOUTS)
-
-
-def paired(a, b):
-    """a / b, two Picks, as the ratio of their medians (the bench's
-    method), with the median of the ratios of the two points' runs of the
-    same round (run k of every point, then run k + 1: a machine that other
-    work slows for a while slows a round) in the detail."""
-    def value(run):
-        x, y = run.get(a), run.get(b)
-        if not x or not y:
-            return None
-        pa, pb = a.point(run), b.point(run)
-        mine = {m["run"]: m[a.field] for m in pa.runs}
-        own = sorted(mine[m["run"]] / m[b.field] for m in pb.runs
-                     if mine.get(m["run"]) and m[b.field])
-        return Measured(x / y, "median of each round's ratio %.2f" %
-                        statistics.median(own) if own else "")
-    return value
 
 
 def relative(kind, select):
