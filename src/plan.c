@@ -499,13 +499,15 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 			    c->pos + c->stride <= end)
 				break;
 		}
-		/* A batch ends between two views when the next one would
-		 * fit whole in a batch of its own but not in this one: the
-		 * next batch starts with a whole view (tiny views are then
-		 * read in whole records, see parallel.c's compact), and
-		 * every load of the same views cuts its reads alike,
-		 * whatever it converts. */
-		if (cnt > 0 && c->q == 0 && c->stride <= max_bytes &&
+		/* A batch of views far smaller than itself ends between two
+		 * views when the next does not fit whole: the next batch
+		 * starts with a whole view (tiny views are then read in
+		 * whole records, see parallel.c's compact), at the cost of
+		 * less than a sixteenth of the batch, and every load of the
+		 * same views cuts its reads alike, whatever it converts.
+		 * Larger views keep batches of max_bytes: a cold load wants
+		 * its requests whole. */
+		if (cnt > 0 && c->q == 0 && c->stride <= max_bytes / 16 &&
 		    total + c->stride > max_bytes && c->pos + c->stride <= end)
 			break;
 		dst = locate(c, &o, &len, &row);
