@@ -70,6 +70,8 @@ typedef struct ft_snapshot {
 	int fds;
 } ft_snapshot;
 
+/* What the process holds (live resources, threads, descriptors), once
+ * its thread count has settled: a base for ft_assert_as_before. */
 void ft_snap(ft_snapshot *s);
 /* Assert that the process holds what it held at base. */
 void ft_assert_as_before(const ft_snapshot *base, const char *what);
