@@ -401,6 +401,16 @@ static uint64_t cut_at(const parload__cursor *c, uint64_t room, bool row,
 	return cnt ? room : PARLOAD__MAX(room, unit);
 }
 
+/* Piece i: len bytes to place, copied as they are. */
+static inline void put(struct iovec *iov, bool *rows, int i, void *place,
+		       uint64_t len)
+{
+	iov[i].iov_base = place;
+	iov[i].iov_len = (size_t)len;
+	if (rows)
+		rows[i] = false;
+}
+
 /* The pieces of whole views of plain records (c->plain) from view c->k
  * on, while they fit in the batch and follow each other in the file: what
  * locate() yields for them, each view's header and band placed by adding
@@ -452,18 +462,10 @@ static int plain_views(parload__cursor *c, struct iovec *iov, bool *rows,
 	}
 	for (uint64_t j = 0; j < n; j++) {
 		if (hdr) {
-			iov[cnt].iov_base = head;
-			iov[cnt].iov_len = (size_t)hdr;
-			if (rows)
-				rows[cnt] = false;
-			cnt++;
+			put(iov, rows, cnt++, head, hdr);
 			head += head_bytes;
 		}
-		iov[cnt].iov_base = pix;
-		iov[cnt].iov_len = (size_t)band;
-		if (rows)
-			rows[cnt] = false;
-		cnt++;
+		put(iov, rows, cnt++, pix, band);
 		pix += view_bytes;
 	}
 	*next_off = at + (n - 1) * apart + stride;
