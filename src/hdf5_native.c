@@ -569,7 +569,7 @@ static bool chunks(nat *n, parload__strips *t, uint64_t views,
 		w.chunk[k] = s->chunk[k];
 	}
 	t->rows = (uint32_t)s->chunk[s->rank - 2];
-	t->per_view = (desc->height + t->rows - 1) / t->rows;
+	t->per_view = parload__strips_per_view(desc->height, t->rows);
 	t->elem = s->size;
 	p.want = (uint64_t)t->rows * desc->row_size;
 	/* Every chunk stored whole: as many as the file has room for. */

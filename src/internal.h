@@ -417,6 +417,15 @@ typedef struct parload__strips {
 	const char *path;       /* the container, in messages */
 } parload__strips;
 
+/* Strips a view of height rows takes, rows a strip (>= 1): ceil(height /
+ * rows), in 64 bits (height + rows - 1 does not fit 32 when both are
+ * large, as a fuzzed HDF5 header's are). */
+static inline uint32_t parload__strips_per_view(uint32_t height,
+						uint32_t rows)
+{
+	return (uint32_t)(((uint64_t)height + rows - 1) / rows);
+}
+
 /* Give t strip i (past every strip given before: 1 otherwise, and t is
  * unchanged); it joins the last run where it continues it.  0, or -1 when
  * out of memory. */

@@ -649,7 +649,7 @@ static int fit_container(parload__ctx *c)
 					  "followed: its metadata is read "
 					  "first, whole");
 	if (t->views != c->d.count ||
-	    t->per_view != (c->d.height + t->rows - 1) / t->rows)
+	    t->per_view != parload__strips_per_view(c->d.height, t->rows))
 		return parload__fail_path(c->err, PARLOAD_ECONTAINER, 0,
 					  c->path, "its strips table does not "
 					  "match its %" PRIu64 " views of %"

@@ -396,7 +396,7 @@ static int make_table(const walk *w, const char *name, parload__container *c,
 	const bool plain = all_plain(w);
 
 	t->rows = w->p[0].unit;
-	t->per_view = (w->height + t->rows - 1) / t->rows;
+	t->per_view = parload__strips_per_view(w->height, t->rows);
 	t->views = w->views;
 	t->codec = plain ? PARLOAD__CODEC_NONE : PARLOAD__CODEC_CUSTOM;
 	t->path = name;

@@ -227,20 +227,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 static void write_seeds(const char *dir)
 {
 	/* Each file untouched, cut short, and with a byte of its header
-	 * and of its B-tree flipped. */
-	static const uint8_t seeds[][8] = {
+	 * and of its B-tree flipped; and inputs that once failed (the
+	 * last: a chunked file whose rows and chunk rows are near 2^31
+	 * each, their sum past 32 bits). */
+	static const uint8_t seeds[][10] = {
 		{ 0, 0 }, { 1, 0 }, { 2, 0 }, { 3, 0 }, { 4, 0 },
 		{ 0, 200 }, { 1, 128 }, { 3, 250 },
 		{ 3, 0, 0x60, 0x00, 0x01, 0x30, 0x01, 0x08 },
 		{ 4, 0, 0x40, 0x02, 0x02, 0x90, 0x02, 0x10 },
 		{ 0, 0, 0x20, 0x03, 0xff, 0x08, 0x04, 0x01 },
 		{ 1, 0, 0x10, 0x02, 0x80, 0x40, 0x05, 0x02 },
+		{ 1, 0xf9, 0x3f, 0x01, 0x80, 0xee, 0x00, 0x80, 0x01, 0x02 },
 	};
 	char path[4096];
 
 	fuzz_seed_dir(dir);
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
-		const size_t n = seeds[i][2] || seeds[i][3] ? 8 : 2;
+		const size_t n = seeds[i][8] || seeds[i][9] ? 10 :
+				 seeds[i][2] || seeds[i][3] ? 8 :
+							      2;
 		FILE *f;
 
 		snprintf(path, sizeof(path), "%s/seed-%zu", dir, i);
