@@ -264,10 +264,8 @@ void parload__cursor_init(parload__cursor *c, const parload__plan *p,
 	c->pix_off = p->d->header + sh->row_begin * p->row_bytes;
 	c->pix_dst = (sh->row_begin - p->s->row_start) / p->bin * p->take;
 	c->plain = p->s->layout == PARLOAD_LAYOUT_VIEWS && p->s->view_step &&
-		   !p->strips &&
-		   !p->crop && !p->whole_rows && !p->in_place &&
-		   p->unit_in == p->unit_out && c->band &&
-		   c->stride == c->hdr + c->band &&
+		   !p->strips && !p->crop && !p->whole_rows && !p->in_place &&
+		   c->band && c->stride == c->hdr + c->band &&
 		   (!c->hdr || c->pix_off == c->hdr);
 }
 
