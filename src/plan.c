@@ -441,7 +441,9 @@ static int plain_views(parload__cursor *c, struct iovec *iov, bool *rows,
 	if (v < f->first || v - f->first >= f->views)
 		return cnt; /* another file: the general case finds it */
 	at = parload__record_at(p->d, v - f->first) + lead;
-	if (cnt > 0 && (at != *next_off || c->file != *in_file))
+	/* With pieces in the batch, c->file is the batch's file: the
+	 * general case ends a batch at a file change before adding to it. */
+	if (cnt > 0 && at != *next_off)
 		return cnt; /* a gap in the file: the next read starts here */
 	/* The views that fit whole in the iovecs, the batch, the share and
 	 * the file; one, unless each view's pieces end where the next
