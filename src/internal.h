@@ -1059,6 +1059,15 @@ typedef struct parload__cursor {
 	 * its view's pixels), found with no division (cursor_next). */
 	bool plain;
 	uint64_t hdr, band, pix_off, pix_dst;
+	/* Set by a reader that compacts whole records in place (parallel.c's
+	 * read_records; false after cursor_init).  Then a range of plain records
+	 * whose views are whole (their header and all their pixels) comes
+	 * as one buffer: the records' bytes as they lie in the file, to be
+	 * read at the first view's pixels, no further than the share's own
+	 * pixels (dst_end).  records says how many views such a range holds,
+	 * 0 for any other range. */
+	bool compact;
+	uint64_t records;
 } parload__cursor;
 
 void parload__cursor_init(parload__cursor *c, const parload__plan *p,

@@ -9,7 +9,7 @@
  * Small pieces (rows scattered to sinograms, columns cropped out of rows)
  * go through a bounce buffer that stays in the core's cache; large ones
  * straight to their place; the whole records of tiny views straight into
- * their payloads' places, compacted there (compact).
+ * their payloads' places, compacted there (read_records).
  */
 #include "internal.h"
 
@@ -162,6 +162,10 @@ typedef struct worker_io {
 	parload__badlist *bad;
 	const parload__share *sh;
 	uint64_t k, q, stride;
+	/* The batch's whole records (parload__cursor.records). */
+	uint64_t records;
+	/* The share's first view whose header no check has seen yet. */
+	uint64_t next;
 } worker_io;
 
 /* Direct I/O's bounce buffer: io->len bytes from a huge-page boundary in
@@ -399,55 +403,82 @@ static void convert_read(const job *j, const struct iovec *iov,
 					       iov[k].iov_base);
 }
 
-/* Tiny views, compacted in place: a batch of whole records (each a
- * header piece of hb bytes, then a payload piece of vb bytes whose place
- * follows the last one's) is read as it lies in the file straight into
- * the payloads' places, from the first, and compacted there while it is
- * in the core's cache: each header copied out to its place, each payload
- * moved down over the headers before it.  The records take more room
- * than their payloads, hb bytes each, so the read may reach past the
- * batch's last payload: only as far as the share's own part of the pixel
- * array (dst_end), which no other worker writes and which this worker
- * fills later; a batch that would reach further goes through the bounce
- * buffer.  Against the bounce buffer this saves a copy into memory that
- * is not in the cache: the kernel's copy lands in the payloads' pages,
- * as the fresh-memory floor's does.  200,000 views of 256 bytes, over
- * the fresh-memory floor (medians of each round's ratio, 21 and 11
- * alternated rounds): 2 threads 1.37 against 1.42 through the bounce
- * buffer, 1 thread 1.34 against 1.41.  Returns where to read the batch,
- * or NULL when it does not have that form. */
-static unsigned char *compact_place(const job *j, const parload__share *sh,
-				    const struct iovec *iov, int cnt,
-				    uint64_t n)
+/* Tiny views, compacted in place: a range of whole records (the
+ * cursor's, parload__cursor.compact: each a header of hb bytes, then its
+ * view's vb bytes of pixels) is read as it lies in the file straight into
+ * the views' pixels, from the first view's, and compacted there while it
+ * is in the core's cache: each header copied out to its place, each
+ * view's pixels moved down over the headers before them.  Record m's
+ * bytes start at m x (hb + vb), its pixels' place at m x vb: no later
+ * record's bytes are written over before they are read.  Against the
+ * bounce buffer this saves a copy into memory that is not in the cache:
+ * the kernel's copy lands in the pixels' pages, as the fresh-memory
+ * floor's does.  The cursor yields the range as one buffer, so nothing
+ * is done a view but the copy, the move and the check below.  200,000
+ * views of 256 bytes over the fresh-memory floor (medians of each
+ * round's ratio, alternated rounds): 2 threads 1.42 through the bounce
+ * buffer, 1.37 compacted from two iovecs a view, 1.13 from one range (21
+ * rounds; 1.26 for the iovecs in the same run); 1 thread 1.41, 1.34,
+ * 1.13 (15 rounds).  A one-thread load ran 27 M instructions of its own
+ * from the iovecs, 12 M from the range, half of them memmove's.
+ *
+ * The headers are checked as they are copied (view_index, as
+ * parload__check_views does for the rest), when they are the share's
+ * next unchecked ones: the check at the share's end then has nothing to
+ * read back from memory.  Loads that verify CRCs check views as they
+ * complete instead (check_done). */
+static int read_records(job *j, worker_io *io, const struct iovec *range,
+			uint64_t off, const parload__file *f, unsigned w,
+			parload_error *e)
 {
-	unsigned char *const first = cnt >= 2 ? iov[1].iov_base : NULL;
-	const size_t hb = iov[0].iov_len, vb = cnt >= 2 ? iov[1].iov_len : 0;
+	const parload__plan *p = &j->plan;
+	const uint64_t n = io->records, k = io->k;
+	const size_t vb = (size_t)p->s->view_bytes;
+	const size_t hb = range->iov_len / n - vb;
+	const bool typed = p->native && hb == sizeof(parload_view_header);
+	const bool check = typed && j->check && !j->c->verify.crc &&
+			   k == io->next;
+	const uint64_t step = p->s->view_step;
+	unsigned char *pix = range->iov_base;
+	const unsigned char *src = pix;
+	parload_view_header *vh = typed ? view_header(j, k) : NULL;
+	unsigned char *raw = !typed && p->raw_headers ?
+				     p->raw_headers + (k - p->k_begin) * hb :
+				     NULL;
+	uint64_t want = parload_shape_view(p->s, k);
+	bool bad = false;
+	int rc;
 
-	if (!first || cnt % 2 || sh->dst_end <= sh->dst_begin ||
-	    first < j->plan.pixels + sh->dst_begin ||
-	    first + n > j->plan.pixels + sh->dst_end)
-		return NULL;
-	for (int k = 0; k < cnt; k += 2)
-		if (!iov[k].iov_base || iov[k].iov_len != hb ||
-		    iov[k + 1].iov_len != vb ||
-		    iov[k + 1].iov_base != first + (size_t)(k / 2) * vb)
-			return NULL;
-	return first;
-}
-
-static void compact(unsigned char *buf, const struct iovec *iov, int cnt)
-{
-	const size_t hb = iov[0].iov_len, vb = iov[1].iov_len;
-	const unsigned char *src = buf;
-
-	/* Record i's bytes start at i x (hb + vb), its payload's place at
-	 * i x vb: no later record's bytes are written over before they are
-	 * read. */
-	for (int k = 0; k < cnt; k += 2) {
-		memcpy(iov[k].iov_base, src, hb);
-		memmove(iov[k + 1].iov_base, src + hb, vb);
+	rc = parload__pread_upto(f->fd, pix, range->iov_len, range->iov_len,
+				 off, j->max_read, &j->stats[w], p->d, f, e);
+	if (rc)
+		return rc;
+	for (uint64_t m = 0; m < n; m++) {
+		if (vh) {
+			memcpy(vh, src, sizeof(*vh));
+			bad |= vh->view_index != want;
+			want += step;
+			vh++;
+		} else if (raw && hb == sizeof(*vh)) {
+			memcpy(raw, src, sizeof(*vh)); /* written inline */
+			raw += hb;
+		} else if (raw) {
+			memcpy(raw, src, hb);
+			raw += hb;
+		}
+		memmove(pix, src + hb, vb);
+		pix += vb;
 		src += hb + vb;
 	}
+	parload__drop_read(&io->drop, f, off, range->iov_len);
+	if (!check)
+		return 0;
+	/* The error names the first bad one. */
+	if (bad)
+		return parload__check_views(&j->c->d, p->s, view_header(j, k),
+					    NULL, k, n, false, j->c->path, e);
+	io->next += n;
+	return 0;
 }
 
 /* Read one batch, cnt places from off in f: straight into them, through
@@ -460,22 +491,10 @@ static int read_bounced(job *j, unsigned w, worker_io *io,
 	const uint64_t n = batch_bytes(iov, cnt);
 	const uint64_t at = j->direct ? off & ~(DIRECT_ALIGN - 1) : off;
 	const uint64_t need = off - at + n;
-	const parload__plan *p = &j->plan;
-	unsigned char *place;
 	int rc;
 
-	if (io->bounce && !j->direct && !j->far && !io->crc && !p->correct &&
-	    !p->in_place && !p->convert &&
-	    (place = compact_place(j, &j->shares[w], iov, cnt, n))) {
-		rc = parload__pread_upto(f->fd, place, (size_t)n, (size_t)n,
-					 off, j->max_read, &j->stats[w], p->d,
-					 f, e);
-		if (rc == 0) {
-			compact(place, iov, cnt);
-			parload__drop_read(&io->drop, f, off, n);
-		}
-		return rc;
-	}
+	if (io->records)
+		return read_records(j, io, iov, off, f, w, e);
 	if (!io->bounce)
 		rc = parload__preadv_full(f->fd, iov, cnt, off, j->max_read,
 					  &j->stats[w], j->plan.d, f,
@@ -643,13 +662,16 @@ static int check_done(job *j, unsigned w, const parload__cursor *cur,
  * shape_view(k), and nothing else is known of them. */
 static void make_headers(job *j, uint64_t hb, uint64_t he)
 {
-	for (uint64_t k = hb; k < he; k++) {
-		parload_view_header *vh = view_header(j, k);
+	const float *angles = j->plan.strips ? j->plan.strips->angles : NULL;
+	const uint64_t step = j->plan.s->view_step;
+	parload_view_header *vh = view_header(j, hb);
+	uint64_t v = hb < he ? parload_shape_view(j->plan.s, hb) : 0;
 
+	for (uint64_t k = hb; k < he; k++, vh++, v += step) {
 		memset(vh, 0, sizeof(*vh));
-		vh->view_index = parload_shape_view(j->plan.s, k);
-		if (j->plan.strips && j->plan.strips->angles)
-			vh->angle_deg = j->plan.strips->angles[vh->view_index];
+		vh->view_index = v;
+		if (angles)
+			vh->angle_deg = angles[v];
 	}
 }
 
@@ -681,7 +703,7 @@ static void work(void *arg, unsigned w)
 	const parload__file *f = NULL;
 	parload__cursor cur;
 	parload_error e;
-	uint64_t off, hb, he, whole, next;
+	uint64_t off, hb, he, whole;
 	worker_io io;
 	int cnt, rc = 0;
 
@@ -689,10 +711,10 @@ static void work(void *arg, unsigned w)
 		return;
 	memset(&e, 0, sizeof(e));
 	whole = own_views(j, sh, &hb, &he);
-	next = hb;
 	if (j->bind_memory)
 		bind_share(j, w, sh);
 	rc = io_open(j, &io, &e);
+	io.next = hb;
 	if (!j->plan.native && sh->headers)
 		make_headers(j, hb, he);
 	parload__cursor_init(&cur, &j->plan, sh);
@@ -702,6 +724,12 @@ static void work(void *arg, unsigned w)
 		io.sh = sh;
 		io.stride = cur.stride;
 	}
+	/* Tiny records go through the bounce buffer unless they can be
+	 * compacted where they land (read_records): bytes copied as they
+	 * are, into the view layout. */
+	cur.compact = io.bounce && !j->direct && !j->far && !io.crc &&
+		      !j->plan.correct && !j->plan.in_place &&
+		      !j->plan.convert;
 	while (rc == 0 && !atomic_load_explicit(&j->failed,
 						memory_order_relaxed)) {
 		if (canceled(j)) {
@@ -717,6 +745,7 @@ static void work(void *arg, unsigned w)
 					   &off, &f);
 		if (cnt == 0)
 			break;
+		io.records = cur.records;
 		rc = j->plan.decoded ?
 			     read_decoded(j, w, &io, iov, rows, cnt, off,
 					  cur.range_strip, &e) :
@@ -726,7 +755,7 @@ static void work(void *arg, unsigned w)
 					   batch_bytes(iov, cnt),
 					   __ATOMIC_RELAXED);
 		if (rc == 0 && j->check && j->c->verify.crc && !j->rowcrc)
-			rc = check_done(j, w, &cur, whole, &next, &e);
+			rc = check_done(j, w, &cur, whole, &io.next, &e);
 	}
 	if (rc == 0 && io.crc)
 		rc = parload__rowcrc_flush(io.crc, io.bad, &e);
@@ -737,10 +766,11 @@ static void work(void *arg, unsigned w)
 		goto out;
 	/* The headers the CRC checks above have not seen, while they are
 	 * still in this core's cache. */
-	if (rc == 0 && j->check && !atomic_load(&j->failed))
+	if (rc == 0 && j->check && io.next < he && !atomic_load(&j->failed))
 		rc = parload__check_views(&j->c->d, j->plan.s,
-					  view_header(j, next), NULL, next,
-					  he - next, false, j->c->path, &e);
+					  view_header(j, io.next), NULL,
+					  io.next, he - io.next, false,
+					  j->c->path, &e);
 	if (rc != 0 && rc != PARLOAD_ECRC)
 		report(j, &e);
 out:

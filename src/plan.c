@@ -267,6 +267,8 @@ void parload__cursor_init(parload__cursor *c, const parload__plan *p,
 		   !p->strips && !p->crop && !p->whole_rows && !p->in_place &&
 		   c->band && c->stride == c->hdr + c->band &&
 		   (!c->hdr || c->pix_off == c->hdr);
+	c->compact = false;
+	c->records = 0;
 }
 
 uint64_t parload__cursor_done(const parload__cursor *c)
@@ -409,6 +411,48 @@ static inline void put(struct iovec *iov, bool *rows, int i, void *place,
 		rows[i] = false;
 }
 
+/* Whole records from view c->k on as one range (c->compact): as many as
+ * the batch, the share, the file and the share's pixels hold, when each
+ * record is a header and all of its view's pixels and the next record
+ * follows it in the file.  The range goes to view c->k's pixels: the
+ * records take hdr bytes a view more than their pixels, so it may reach
+ * past the last view's pixels, but no further than dst_end, which no
+ * other worker writes.  Per range, not per view: the reader finds each
+ * piece by strides as it compacts.  Returns 1 (the range is iov[0]) or 0
+ * when none starts here. */
+static int records_range(parload__cursor *c, struct iovec *iov, bool *rows,
+			 size_t max_bytes, uint64_t *off, size_t *in_file)
+{
+	const parload__plan *p = c->p;
+	const parload_shape *s = p->s;
+	const parload__share *sh = c->sh;
+	const parload__file *f = &p->files[c->file];
+	const uint64_t stride = c->stride, step = s->view_step;
+	const uint64_t v = s->view_start + c->k * step;
+	const uint64_t place = (c->k - p->k_begin) * s->view_bytes;
+	uint64_t n;
+
+	if (!c->compact || !c->hdr || c->band != s->view_bytes ||
+	    (p->native && c->hdr != sizeof(*p->headers)) ||
+	    p->d->record_size * step != stride || v < f->first ||
+	    v - f->first >= f->views || place < sh->dst_begin ||
+	    place >= sh->dst_end)
+		return 0;
+	n = max_bytes / stride;
+	n = PARLOAD__MIN(n, (sh->end - c->pos) / stride);
+	n = PARLOAD__MIN(n, (f->first + f->views - v + step - 1) / step);
+	n = PARLOAD__MIN(n, (sh->dst_end - place) / stride);
+	if (n == 0)
+		return 0;
+	*off = parload__record_at(p->d, v - f->first);
+	*in_file = c->file;
+	put(iov, rows, 0, p->pixels + place, n * stride);
+	c->pos += n * stride;
+	c->k += n;
+	c->records = n;
+	return 1;
+}
+
 /* The pieces of whole views of plain records (c->plain) from view c->k
  * on, while they fit in the batch and follow each other in the file: what
  * locate() yields for them, each view's header and band placed by adding
@@ -485,6 +529,13 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 	size_t total = 0, in_file = 0;
 	int cnt = 0;
 
+	c->records = 0;
+	if (c->plain && c->q == 0 && c->pos < end &&
+	    records_range(c, iov, rows, max_bytes, off, &in_file)) {
+		*file = &c->p->files[in_file];
+		c->range_strip = in_strip;
+		return 1;
+	}
 	while (cnt < max_iov && total < max_bytes && c->pos < end) {
 		uint64_t o, len;
 		bool row;
@@ -504,7 +555,7 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 		/* A batch of views far smaller than itself ends between two
 		 * views when the next does not fit whole: the next batch
 		 * starts with a whole view (tiny views are then read in
-		 * whole records, see parallel.c's compact), at the cost of
+		 * whole records, see parallel.c's read_records), at the cost of
 		 * less than a sixteenth of the batch, and every load of the
 		 * same views cuts its reads alike, whatever it converts.
 		 * Larger views keep batches of max_bytes: a cold load wants

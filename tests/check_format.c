@@ -223,6 +223,53 @@ START_TEST(test_damaged_files)
 }
 END_TEST
 
+/* A view header that names the wrong view, among tiny views: their
+ * records are read in whole batches straight into the pixels and
+ * compacted there, and their headers checked while they are in the cache
+ * (src/parallel.c); the last batch of a share, which would reach past it,
+ * goes through a bounce buffer and the check at the share's end.  Either
+ * way the load fails naming the view and its header's offset, wherever in
+ * a worker's share the view lies. */
+START_TEST(test_tiny_views_view_index)
+{
+	enum { VIEWS = 4096, PAYLOAD = 32 * 2 * 2 };
+	const uint64_t bad[] = { 0, 1, 1000, 2047, 2048, 3000, 4095 };
+	const unsigned threads[] = { 1, 2, 3 };
+	char *p = tu_path("tiny-index.raw");
+
+	tu_write_stream(p, VIEWS, 32, 2, PARLOAD_PIXEL_U16, 0, 7);
+	for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+		const uint64_t v = bad[b], off = tu_view_off(PAYLOAD, v);
+		unsigned char wrong[8], right[8];
+
+		for (int i = 0; i < 8; i++) {
+			right[i] = (unsigned char)(v >> (8 * i));
+			wrong[i] = (unsigned char)((v + 5) >> (8 * i));
+		}
+		tu_patch(p, off, wrong, sizeof(wrong));
+		for (size_t t = 0; t < sizeof(threads) / sizeof(threads[0]);
+		     t++) {
+			parload_loader *l = tu_loader(
+				threads[t], PARLOAD_STRATEGY_PARALLEL, 0);
+			parload_dataset ds;
+			parload_error err;
+			int rc = tu_load(l, p, NULL, NULL, &ds, &err);
+
+			ck_assert_msg(rc == PARLOAD_EVIEWINDEX,
+				      "view %" PRIu64 ", %u threads: %s (%s)",
+				      v, threads[t], parload_err_name(rc),
+				      err.message);
+			ck_assert_uint_eq(err.view, v);
+			ck_assert_uint_eq(err.offset, off);
+			ck_assert_ptr_null(ds.pixels);
+			parload_loader_free(l);
+		}
+		tu_patch(p, off, right, sizeof(right));
+	}
+	free(p);
+}
+END_TEST
+
 START_TEST(test_read_header_reports_size)
 {
 	char *p = tu_path("info.raw");
@@ -316,6 +363,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_damaged_files,
 			    tu_matrix_first(PARLOAD_STRATEGY_PARALLEL),
 			    tu_matrix_end(PARLOAD_STRATEGY_PARALLEL));
+	tcase_add_test(t, test_tiny_views_view_index);
 	tcase_add_test(t, test_read_header_reports_size);
 
 	t = tu_tcase(s, "errors", 0);
