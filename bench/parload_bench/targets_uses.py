@@ -5,7 +5,7 @@ import statistics
 
 from . import MIB, human_bytes
 from .medians import (find_point, median, on_floor, overlap, overlap_busy,
-                      point_stats, scaling)
+                      overlap_points, point_stats, scaling)
 from .sessions import MPI_RANKS, PAGES_4K, WINDOW
 from .target import (Measured, Note, Pick, Target, difference, floor_n,
                      parallel_n, ratio, ref)
@@ -155,6 +155,20 @@ def window_rss(run):
         "this" if on_floor(t) else ""))
 
 
+def overlap_rounds(sessions):
+    """The median over the rounds of together / max(I/O alone, compute
+    alone), each from the three points' runs of the same round (a round
+    the machine slows slows all three), or None."""
+    pts = overlap_points(sessions)
+    if not pts:
+        return None
+    io, comp, both = ({m["run"]: m["seconds"] for m in p.runs if
+                       m["seconds"]} for p in pts)
+    xs = [both[r] / max(io[r], comp[r]) for r in both
+          if r in io and r in comp]
+    return statistics.median(xs) if xs else None
+
+
 def overlap_ratio(of_sum=False):
     """I/O and compute together / the max (of_sum: the sum) of each
     alone."""
@@ -163,10 +177,13 @@ def overlap_ratio(of_sum=False):
         if not ov:
             return None
         io, comp, both = ov
+        rounds = overlap_rounds(run.sessions)
         return Measured(both / ((io + comp) if of_sum else max(io, comp)),
                         "" if of_sum else "I/O %.1f ms, compute %.1f ms, "
-                        "together %.1f ms" % (io * 1e3, comp * 1e3,
-                                              both * 1e3))
+                        "together %.1f ms%s" % (
+                            io * 1e3, comp * 1e3, both * 1e3,
+                            "; median of each round's ratio %.2f" % rounds
+                            if rounds else ""))
     return value
 
 
