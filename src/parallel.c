@@ -44,7 +44,13 @@
  * buffer with stores that bypass the cache (store_far) does not.  The
  * whole reference stream as sinograms took 1.30-1.42 x its view layout's
  * time so (1.41-1.60 x straight to the rows' places), rows 16:48 1.12-1.36
- * x (1.23-1.45 x): medians of 12 to 20 alternated runs each, 2 threads. */
+ * x (1.23-1.45 x): medians of 12 to 20 alternated runs each, 2 threads.
+ * Rows stored far straight from the file mapped into memory (one copy of
+ * each byte, no read call) matched the view layout's time: whole 1.01-
+ * 1.11 x, rows 16:48 1.01 x (a trial build, 11 alternated rounds).  They
+ * are read all the same, because a load that touches a mapping dies of
+ * SIGBUS when the file is truncated under it (mmap.c), where a read
+ * fails with an error naming the view and offset. */
 #define BOUNCE_BELOW ((uint64_t)4096)
 #define BOUNCE ((size_t)64 << 10)
 /* Sinograms split by views read runs of whole views: this much a read,

@@ -90,7 +90,8 @@ SINO_FLOOR, SINO_MAPPED, FRESH_13 = (
     for t in ("sinofloor", "sinofloor-map", "freshfloor"))
 
 FLOOR_NOTES = [
-    Note("15c", "The floor that bounds 15c: the sinogram floor (all cores "
+    Note("15c", "The floor that bounds 15c for a loader that reads with "
+         "read calls: the sinogram floor (all cores "
          "read their band of each view's rows into a buffer that stays in "
          "the cache, then stream the rows to their sinograms in a fresh "
          "mapping) / the fresh-memory floor, same run = %s.",
@@ -99,7 +100,9 @@ FLOOR_NOTES = [
          "floor = %s.", ratio(layout_load(SINOGRAMS), SINO_FLOOR)),
     Note("15c", "The sinogram floor from the mapped file (the same, the "
          "bands copied from the file mapped into memory: one copy of each "
-         "byte, no read call) / the fresh-memory floor = %s.",
+         "byte, no read call: the way to view speed, for a loader that "
+         "may touch a mapping, which a file truncated under it answers "
+         "with SIGBUS) / the fresh-memory floor = %s.",
          ratio(SINO_MAPPED, FRESH_13)),
     Note("15e", "The rows split's ranks write sinograms, the views "
          "split's views: the sinogram floor / the fresh-memory floor of "
