@@ -81,6 +81,12 @@ def ratio(a, b):
     return value
 
 
+def by_round(point, field="seconds"):
+    """A point's measured field by its run number (run k of every point
+    is one round), where it was measured."""
+    return {m["run"]: m[field] for m in point.runs if m[field]}
+
+
 def paired(a, b):
     """a / b, two Picks, as the ratio of their medians (the bench's
     method), with the median of the ratios of the two points' runs of the
@@ -90,10 +96,9 @@ def paired(a, b):
         x, y = run.get(a), run.get(b)
         if not x or not y:
             return None
-        pa, pb = a.point(run), b.point(run)
-        mine = {m["run"]: m[a.field] for m in pa.runs}
-        own = sorted(mine[m["run"]] / m[b.field] for m in pb.runs
-                     if mine.get(m["run"]) and m[b.field])
+        mine = by_round(a.point(run), a.field)
+        theirs = by_round(b.point(run), b.field)
+        own = [mine[r] / theirs[r] for r in theirs if r in mine]
         return Measured(x / y, "median of each round's ratio %.2f" %
                         statistics.median(own) if own else "")
     return value

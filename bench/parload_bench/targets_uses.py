@@ -7,8 +7,8 @@ from . import MIB, human_bytes
 from .medians import (find_point, median, on_floor, overlap, overlap_busy,
                       overlap_points, point_stats, scaling)
 from .sessions import MPI_RANKS, PAGES_4K, WINDOW
-from .target import (Measured, Note, Pick, Target, difference, floor_n,
-                     parallel_n, ratio, ref)
+from .target import (Measured, Note, Pick, Target, by_round, difference,
+                     floor_n, parallel_n, ratio, ref)
 from .targets_load import huge_relative, process_wall_ratio
 
 
@@ -162,8 +162,7 @@ def overlap_rounds(sessions):
     pts = overlap_points(sessions)
     if not pts:
         return None
-    io, comp, both = ({m["run"]: m["seconds"] for m in p.runs if
-                       m["seconds"]} for p in pts)
+    io, comp, both = (by_round(p) for p in pts)
     xs = [both[r] / max(io[r], comp[r]) for r in both
           if r in io and r in comp]
     return statistics.median(xs) if xs else None
