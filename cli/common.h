@@ -80,6 +80,7 @@ enum {
 	OPT_BIN,
 	OPT_DATASET,
 	OPT_FRAMES,
+	OPT_MAP_SINOGRAMS,
 	OPT_LOCAL,
 };
 
@@ -102,6 +103,7 @@ enum {
 	{ "follow", no_argument, NULL, OPT_FOLLOW },                         \
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },                 \
 	{ "cache", required_argument, NULL, OPT_CACHE },                     \
+	{ "map-sinograms", no_argument, NULL, OPT_MAP_SINOGRAMS },           \
 	LAYOUT_LONGOPTS,                                                     \
 	SELECT_LONGOPTS
 #define LOAD_SHORTOPTS "t:"

@@ -41,6 +41,7 @@ static const struct {
 	{ OPT_VERIFY, PARLOAD_OPT_VERIFY_CRC },
 	{ OPT_KEEP_GOING, PARLOAD_OPT_VERIFY_CRC | PARLOAD_OPT_KEEP_GOING },
 	{ OPT_ALLOW_TRUNCATED, PARLOAD_OPT_ALLOW_TRUNCATED },
+	{ OPT_MAP_SINOGRAMS, PARLOAD_OPT_MAP_SINOGRAMS },
 };
 
 /* --strategy, --io and --cache take the library's names. */

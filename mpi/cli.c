@@ -65,6 +65,10 @@ static const char usage_text[] =
 "  --allow-truncated      load the complete views of a file cut short\n"
 "  --no-bind              do not bind workers or memory to cores and nodes\n"
 "  --no-hugepages         do not advise transparent huge pages\n"
+"  --map-sinograms        copy sinograms' rows straight from FILE mapped\n"
+"                         into memory (one copy, as fast as views; a FILE\n"
+"                         truncated while it loads kills the rank with\n"
+"                         SIGBUS; see parload(1)); --io pool, --cache keep\n"
 "  --json                 one JSON object per file, with a per-rank array\n"
 "  -h, --help             show this help and exit\n"
 "  -V, --version          show the version and exit\n"
@@ -95,6 +99,7 @@ enum {
 	OPT_REDUCE,
 	OPT_MINUS_LOG,
 	OPT_BIN,
+	OPT_MAP_SINOGRAMS,
 };
 
 /* One rank's figures, gathered to rank 0 as bytes (one program, one ABI). */
@@ -333,6 +338,7 @@ static bool set_flag(int c, unsigned *flags)
 		{ OPT_ALLOW_TRUNCATED, PARLOAD_OPT_ALLOW_TRUNCATED },
 		{ OPT_NO_BIND, PARLOAD_OPT_NO_BIND },
 		{ OPT_NO_HUGEPAGES, PARLOAD_OPT_NO_HUGEPAGES },
+		{ OPT_MAP_SINOGRAMS, PARLOAD_OPT_MAP_SINOGRAMS },
 	};
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
@@ -357,6 +363,7 @@ static const struct option longopts[] = {
 	{ "allow-truncated", no_argument, NULL, OPT_ALLOW_TRUNCATED },
 	{ "no-bind", no_argument, NULL, OPT_NO_BIND },
 	{ "no-hugepages", no_argument, NULL, OPT_NO_HUGEPAGES },
+	{ "map-sinograms", no_argument, NULL, OPT_MAP_SINOGRAMS },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "raw", required_argument, NULL, OPT_RAW },
 	{ "cache", required_argument, NULL, OPT_CACHE },

@@ -19,7 +19,7 @@ struct parload_loader {
 #define KNOWN_FLAGS                                                            \
 	(PARLOAD_OPT_NO_BIND | PARLOAD_OPT_NO_HUGEPAGES |                      \
 	 PARLOAD_OPT_VERIFY_CRC | PARLOAD_OPT_KEEP_GOING |                     \
-	 PARLOAD_OPT_ALLOW_TRUNCATED)
+	 PARLOAD_OPT_ALLOW_TRUNCATED | PARLOAD_OPT_MAP_SINOGRAMS)
 
 void parload_options_init(parload_options *opts)
 {

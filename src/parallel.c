@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #ifndef IOV_MAX
 #define IOV_MAX 1024
@@ -46,11 +47,11 @@
  * time so (1.41-1.60 x straight to the rows' places), rows 16:48 1.12-1.36
  * x (1.23-1.45 x): medians of 12 to 20 alternated runs each, 2 threads.
  * Rows stored far straight from the file mapped into memory (one copy of
- * each byte, no read call) matched the view layout's time: whole 1.01-
- * 1.11 x, rows 16:48 1.01 x (a trial build, 11 alternated rounds).  They
- * are read all the same, because a load that touches a mapping dies of
- * SIGBUS when the file is truncated under it (mmap.c), where a read
- * fails with an error naming the view and offset. */
+ * each byte, no read call) match the view layout's time, but a load that
+ * touches a mapping dies of SIGBUS when the file is truncated under it
+ * (mmap.c), where a read fails with an error naming the view and offset:
+ * so the rows are read unless the caller asks for the mapping
+ * (PARLOAD_OPT_MAP_SINOGRAMS, MAP_WINDOW below). */
 #define BOUNCE_BELOW ((uint64_t)4096)
 #define BOUNCE ((size_t)64 << 10)
 /* Sinograms split by views read runs of whole views: this much a read,
@@ -79,6 +80,25 @@
  * 373 ms through 2 MiB of one; --cache keep took 345 ms. */
 #define DIRECT_ALIGN ((uint64_t)4096)
 #define DIRECT_BOUNCE (PARLOAD__HUGE_PAGE - 2 * (size_t)DIRECT_ALIGN)
+/* PARLOAD_OPT_MAP_SINOGRAMS: each worker maps the file a window of this
+ * many bytes at a time (page tables for 64 MiB are 128 KiB, however
+ * large the file), checks before each batch that the file still holds
+ * it (fstat), and stores the batch's rows far straight from the mapping.
+ * A batch the window cannot give (past the size the load described or
+ * the file's size now, a mapping refused) is read through the bounce
+ * buffer as without the option, so a file cut short before a batch
+ * fails with PARLOAD_ETRUNCATED.  A truncation during a batch's copy
+ * raises SIGBUS, and the workers copy nearly all the time: the reference
+ * stream cut to 100 MB by another process 5 to 60 ms into a mapped load
+ * killed 11 of 12 loads (read, all 12 failed cleanly or completed).
+ * Faulting each batch in first with MADV_POPULATE_READ, which answers a
+ * page past the end with EFAULT, leaves the same window and cost more
+ * than the faults the copy takes (whole file 1.08-1.17 x the view layout
+ * against 0.98-1.07 x with the size check; medians of each round's
+ * ratio, 15 alternated rounds).  The reference stream as sinograms, 2
+ * threads, over its view layout: whole file 0.98-1.08, rows 16:48
+ * 1.00-1.09, where the reads give 1.11-1.21 and 1.09-1.31. */
+#define MAP_WINDOW ((uint64_t)64 << 20)
 
 struct parload__pass {
 	parload__ctx *c;
@@ -97,6 +117,8 @@ struct parload__pass {
 	/* Sinograms: rows scattered from the bounce buffer with stores that
 	 * bypass the cache (store_far). */
 	bool far;
+	/* ... or from the file mapped into memory (MAP_WINDOW). */
+	bool mapped;
 	bool bind_memory;
 	bool check;        /* view layout: workers check views as they read */
 	atomic_int failed; /* the first error's code, 0 while none */
@@ -172,6 +194,14 @@ typedef struct worker_io {
 	uint64_t records;
 	/* The share's first view whose header no check has seen yet. */
 	uint64_t next;
+	/* Mapped sinograms: the window of file win_file mapped at win (its
+	 * bytes [win_off, win_off + win_len)), NULL while none; no_map once
+	 * the kernel has refused a mapping. */
+	const unsigned char *win;
+	const parload__file *win_file;
+	uint64_t win_off;
+	size_t win_len;
+	bool no_map;
 } worker_io;
 
 /* Direct I/O's bounce buffer: io->len bytes from a huge-page boundary in
@@ -222,8 +252,16 @@ static int io_open(job *j, worker_io *io, parload_error *e)
 	return io->bounce ? 0 : parload__fail_nomem(e, j->c->path);
 }
 
+static void unmap_window(worker_io *io)
+{
+	if (io->win)
+		(void)parload__sys_munmap((void *)io->win, io->win_len);
+	io->win = NULL;
+}
+
 static void io_close(job *j, worker_io *io)
 {
+	unmap_window(io);
 	atomic_fetch_add(&j->decoded, io->strips.decoded);
 	parload__strip_reader_close(&io->strips);
 	parload__drop_flush(&io->drop);
@@ -487,6 +525,45 @@ static int read_records(job *j, worker_io *io, const struct iovec *range,
 	return 0;
 }
 
+/* Bytes [off, off + n) of f in memory, from the worker's window of the
+ * file mapped (moved on when it does not hold them); NULL when they are
+ * to be read instead (MAP_WINDOW). */
+static const unsigned char *mapped_batch(worker_io *io,
+					 const parload__file *f, uint64_t off,
+					 uint64_t n)
+{
+	const uint64_t page = PARLOAD__PAGE, from = off & ~(page - 1);
+	struct stat st;
+	void *p;
+
+	if (!io->win || io->win_file != f || from < io->win_off ||
+	    off + n > io->win_off + io->win_len) {
+		const uint64_t len = PARLOAD__MIN(
+			PARLOAD__MAX(MAP_WINDOW, off + n - from),
+			f->size > from ? f->size - from : 0);
+
+		if (off + n > from + len || len > SIZE_MAX)
+			return NULL; /* past the end: the read says so */
+		unmap_window(io);
+		p = parload__sys_mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED,
+				      f->fd, (off_t)from);
+		if (p == MAP_FAILED) {
+			io->no_map = true;
+			return NULL;
+		}
+		io->win = p;
+		io->win_file = f;
+		io->win_off = from;
+		io->win_len = (size_t)len;
+	}
+	/* The file as it is now must hold the batch: a page past its end
+	 * would raise SIGBUS. */
+	if (parload__sys_fstat(f->fd, &st) != 0 ||
+	    (uint64_t)st.st_size < off + n)
+		return NULL;
+	return io->win + (off - io->win_off);
+}
+
 /* Read one batch, cnt places from off in f: straight into them, through
  * the bounce buffer, or, for direct I/O, as the whole aligned blocks that
  * hold it, through the bounce buffer. */
@@ -501,6 +578,14 @@ static int read_bounced(job *j, unsigned w, worker_io *io,
 
 	if (io->records)
 		return read_records(j, io, iov, off, f, w, e);
+	if (j->mapped && !io->no_map) {
+		const unsigned char *src = mapped_batch(io, f, off, n);
+
+		if (src) {
+			j->stats[w].bytes += n;
+			return scatter(j, io, src, iov, rows, cnt, e);
+		}
+	}
 	if (!io->bounce)
 		rc = parload__preadv_full(f->fd, iov, cnt, off, j->max_read,
 					  &j->stats[w], j->plan.d, f,
@@ -978,6 +1063,8 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 			   j->max_read;
 	/* Sinograms: every row through it, then stored far. */
 	j->far = c->shape.layout != PARLOAD_LAYOUT_VIEWS;
+	j->mapped = j->far && c->cache == PARLOAD_CACHE_KEEP &&
+		    (c->opts->flags & PARLOAD_OPT_MAP_SINOGRAMS);
 	j->bounce = j->far || j->plan.run < BOUNCE_BELOW;
 	/* A converted row is read whole into it.  Direct I/O reads every
 	 * batch through it, in requests a device likes. */

@@ -1389,6 +1389,40 @@ START_TEST(test_max_read)
 END_TEST
 
 
+/* --map-sinograms reaches the loader: the same sinograms (--verify-seed),
+ * copied from the mapped file with no read call but the file header's;
+ * --cache drop and the view layout read as without it. */
+START_TEST(test_map_sinograms)
+{
+	result a, b, c, d;
+
+	GEN("m.raw", "--width", "100", "--height", "50");
+	RUN(&a, "--json", "-t", "2", "--layout", "sinograms", "--rows",
+	    "3:40", "--verify-seed", "1", P("m.raw"));
+	RUN(&b, "--json", "-t", "2", "--layout", "sinograms", "--rows",
+	    "3:40", "--map-sinograms", "--verify-seed", "1", P("m.raw"));
+	RUN(&c, "--json", "-t", "2", "--layout", "sinograms",
+	    "--map-sinograms", "--cache", "drop", "--verify-seed", "1",
+	    P("m.raw"));
+	RUN(&d, "--json", "-t", "2", "--map-sinograms", "--verify-seed", "1",
+	    P("m.raw"));
+	ck_assert_int_eq(a.status, 0);
+	ck_assert_int_eq(b.status, 0);
+	ck_assert_int_eq(c.status, 0);
+	ck_assert_int_eq(d.status, 0);
+	ck_assert_uint_gt(json_u64(a.out, "read_calls"), 1);
+	ck_assert_uint_eq(json_u64(b.out, "read_calls"), 1);
+	ck_assert_uint_eq(json_u64(b.out, "bytes_read"),
+			  json_u64(a.out, "bytes_read"));
+	ck_assert_uint_gt(json_u64(c.out, "read_calls"), 1);
+	ck_assert_uint_gt(json_u64(d.out, "read_calls"), 1);
+	result_free(&a);
+	result_free(&b);
+	result_free(&c);
+	result_free(&d);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------
  * gen
  * ------------------------------------------------------------------- */
@@ -2246,6 +2280,7 @@ static Suite *cli_suite(void)
 	tcase_add_loop_test(tc, test_strategy, 0, 2 * TU_COUNT(strategies));
 	tcase_add_loop_test(tc, test_buffer_sizes, 0, TU_COUNT(good_sizes));
 	tcase_add_test(tc, test_max_read);
+	tcase_add_test(tc, test_map_sinograms);
 	tcase_add_test(tc, test_follow_grows);
 	tcase_add_test(tc, test_stream_fifo);
 	tcase_add_test(tc, test_concat_open_files_limit);

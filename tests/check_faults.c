@@ -95,13 +95,16 @@ START_TEST(test_walk_load)
 END_TEST
 
 /* A selection (a band of rows and a crop of columns in view layout; every
- * other view as sinograms) under a fault at every call, with 1 to 3
- * workers: the result equals a clean load of the same selection, or the
- * load fails as the fault says and leaves nothing behind. */
+ * other view as sinograms, read or copied from the file mapped) under a
+ * fault at every call, with 1 to 3 workers: the result equals a clean
+ * load of the same selection, or the load fails as the fault says and
+ * leaves nothing behind (a mapping refused or not faulted in: the batch
+ * is read). */
 START_TEST(test_walk_selection)
 {
 	const unsigned threads = 1 + (unsigned)(_i % 3);
-	const int layout = _i / 3;
+	const int layout = _i / 3 ? 1 : 0;
+	const bool mapped = _i / 3 == 2;
 	parload_options o;
 	parload_loader *l;
 	parload_error err;
@@ -117,8 +120,10 @@ START_TEST(test_walk_selection)
 
 	memset(&c, 0, sizeof(c));
 	c.m = tu_matrix(0); /* parallel */
+	c.flags = mapped ? PARLOAD_OPT_MAP_SINOGRAMS : 0;
 	parload_options_init(&o);
 	o.threads = threads;
+	o.flags = c.flags;
 	parload_selection_init(&sel);
 	sel.rows.start = 3;
 	sel.rows.stop = 30;
@@ -143,8 +148,9 @@ START_TEST(test_walk_selection)
 	for (n = 1;; n++) {
 		int k;
 
-		snprintf(what, sizeof(what), "selection %d, %u threads, call %"
-			 PRIu64, layout, threads, n);
+		snprintf(what, sizeof(what), "selection %d%s, %u threads, "
+			 "call %" PRIu64, layout, mapped ? " mapped" : "",
+			 threads, n);
 		parload__fault_fail_nth(n, PARLOAD__FK_ALL, 0);
 		memset(&ds, 0x5a, sizeof(ds));
 		rc = tu_load(l, path, &sel, NULL, &ds, &err);
@@ -166,8 +172,8 @@ START_TEST(test_walk_selection)
 			break;
 	}
 	ck_assert_uint_eq(n - 1, calls);
-	printf("walk selection %d, %u threads: %" PRIu64 " faults\n", layout,
-	       threads, n - 1);
+	printf("walk selection %d%s, %u threads: %" PRIu64 " faults\n",
+	       layout, mapped ? " mapped" : "", threads, n - 1);
 	parload_dataset_free(&want);
 	parload_loader_free(l);
 	tu_soa_free(&ref);
@@ -1008,7 +1014,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_walk_load_fd, 0, N_FD_CONFIGS);
 	tcase_add_test(t, test_walk_pipe);
 	tcase_add_test(t, test_walk_buffers_alloc);
-	tcase_add_loop_test(t, test_walk_selection, 0, 6);
+	tcase_add_loop_test(t, test_walk_selection, 0, 9);
 	tcase_add_loop_test(t, test_walk_raw_files, 0, 9);
 	tcase_add_test(t, test_raw_refused_before_reading);
 	tcase_add_loop_test(t, test_walk_cache, 0, 3);

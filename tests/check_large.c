@@ -17,7 +17,10 @@
  * takes several; and the sequential strategy, whose read() calls move
  * the file position past 4 GiB.  Every marked byte must land at its place
  * in the pixel array, the holes around them must read as zeros, and every
- * view header must be exact.
+ * view header must be exact.  Then bands of rows as sinograms copied from
+ * the file mapped into memory (PARLOAD_OPT_MAP_SINOGRAMS), rows 64 MiB
+ * apart, around 2^32 (the last rows) and the first, each byte against
+ * the file's.
  */
 #include "config.h"
 
@@ -323,6 +326,86 @@ START_TEST(test_past_4gib)
 }
 END_TEST
 
+/* The byte a file offset holds: a mark, or a hole's zero. */
+static unsigned char file_byte(uint64_t off)
+{
+	for (size_t m = 0; m < N_MARKS; m++)
+		if (off >= marks[m].begin && off < marks[m].end)
+			return pixel_of(off) < 0 ? 0 : mark(off);
+	return 0;
+}
+
+/* Rows [r0, r1) of every view as sinograms, copied from the file mapped
+ * (PARLOAD_OPT_MAP_SINOGRAMS) by 2 workers: each view's rows lie 64 MiB
+ * from the last, so every batch moves a worker's window of the file,
+ * offsets past 2^32 included; every byte is the file's at its offset, and
+ * nothing is read but the file header. */
+static void mapped_band(uint32_t r0, uint32_t r1)
+{
+	parload_options o;
+	parload_dataset ds;
+	parload_error err;
+	char what[96];
+	double t0 = now();
+
+	snprintf(what, sizeof(what), "mapped sinograms, rows %" PRIu32
+		 ":%" PRIu32, r0, r1);
+	parload_options_init(&o);
+	o.threads = 2;
+	o.flags = PARLOAD_OPT_MAP_SINOGRAMS;
+	o.error = &err;
+	o.selection.rows.start = r0;
+	o.selection.rows.stop = r1;
+	o.selection.layout = PARLOAD_LAYOUT_SINOGRAMS;
+	ck_assert_msg(parload_load(large_file, &o, &ds) == 0, "%s: %s", what,
+		      err.message);
+	for (uint64_t i = 0; i < VIEWS; i++) {
+		parload_view_header vh;
+
+		view_header(i, &vh);
+		ck_assert_msg(memcmp(&ds.headers[i], &vh, sizeof(vh)) == 0,
+			      "%s: view %" PRIu64 "'s header differs", what,
+			      i);
+	}
+	for (uint32_t r = r0; r < r1; r++)
+		for (uint64_t v = 0; v < VIEWS; v++) {
+			const unsigned char *row =
+				(const unsigned char *)ds.pixels +
+				((uint64_t)(r - r0) * VIEWS + v) * SIDE;
+			const uint64_t at = PARLOAD_FILE_HEADER_SIZE +
+					    v * RECORD +
+					    PARLOAD_VIEW_HEADER_SIZE +
+					    (uint64_t)r * SIDE;
+
+			for (uint64_t c = 0; c < SIDE; c++)
+				if (row[c] != file_byte(at + c))
+					ck_abort_msg("%s: row %" PRIu32
+						     " of view %" PRIu64
+						     ", column %" PRIu64
+						     ": %u, want %u", what, r,
+						     v, c, row[c],
+						     file_byte(at + c));
+		}
+	ck_assert_msg(ds.stats.read_calls == 1, "%s: %" PRIu64 " read calls",
+		      what, ds.stats.read_calls);
+	printf("%s: %" PRIu64 " bytes, %.2f s\n", what, ds.stats.bytes_read,
+	       now() - t0);
+	parload_dataset_free(&ds);
+}
+
+START_TEST(test_mapped_sinograms_past_4gib)
+{
+	/* The rows around 2^32, the last of view 63's payload (and so of
+	 * every view: the file's last bytes too). */
+	const int64_t p = pixel_of(FOUR_GIB) - 63 * (int64_t)PAYLOAD;
+	const uint32_t r = (uint32_t)(p / SIDE);
+
+	mapped_band(r - 2, PARLOAD__MIN(r + 3, SIDE));
+	/* The first rows, which the first mark covers in view 0. */
+	mapped_band(0, 2);
+}
+END_TEST
+
 int main(void)
 {
 	const char *why = why_skip();
@@ -344,6 +427,7 @@ int main(void)
 	t = tcase_create("past 4 GiB");
 	tcase_set_timeout(t, 300);
 	tcase_add_test(t, test_past_4gib);
+	tcase_add_test(t, test_mapped_sinograms_past_4gib);
 	suite_add_tcase(s, t);
 	failed = tu_run(s) != EXIT_SUCCESS;
 	unlink(large_file);

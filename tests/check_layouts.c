@@ -23,9 +23,11 @@
 #include "layouts.h"
 #include "testutil.h"
 
-/* A load of q of s (flags PARLOAD_REQ_*), which must succeed. */
-static void load_ok(parload_loader *l, const lt_stream *s, const lt_sel *q,
-		    unsigned flags, parload_dataset *ds, const char *what)
+/* A load of q of s (flags PARLOAD_REQ_*) in page-cache mode cache, which
+ * must succeed. */
+static void load_cached(parload_loader *l, const lt_stream *s,
+			const lt_sel *q, unsigned flags, parload_cache cache,
+			parload_dataset *ds, const char *what)
 {
 	parload_request r;
 	parload_selection sel;
@@ -35,8 +37,16 @@ static void load_ok(parload_loader *l, const lt_stream *s, const lt_sel *q,
 	lt_sel_to(q, &sel);
 	r.selection = &sel;
 	r.flags = flags;
+	r.cache = cache;
 	ck_assert_msg(parload_loader_run(l, &r, ds, &err) == 0, "%s: %s", what,
 		      err.message);
+}
+
+/* The same, keeping the file cached (the default). */
+static void load_ok(parload_loader *l, const lt_stream *s, const lt_sel *q,
+		    unsigned flags, parload_dataset *ds, const char *what)
+{
+	load_cached(l, s, q, flags, PARLOAD_CACHE_KEEP, ds, what);
 }
 
 /* Every type parload reads, as (pixel type, encoding). */
@@ -150,6 +160,92 @@ START_TEST(test_random_layouts)
 		parload_dataset_free(&ds);
 	}
 	parload_loader_free(l);
+	lt_free(&s);
+}
+END_TEST
+
+/* The variant loop test iteration i runs: every one (even: records that
+ * touch, odd: an odd offset, header and gap), or under valgrind, where
+ * every load is slow, the odd ones only (the suite registers half as many
+ * iterations there). */
+static int variant(int i)
+{
+	return tu_under_valgrind() ? 2 * i + 1 : i;
+}
+
+static int variants(int n)
+{
+	return tu_under_valgrind() ? n / 2 : n;
+}
+
+/* Sinograms copied from the files mapped (PARLOAD_OPT_MAP_SINOGRAMS):
+ * random layouts of every type over 1 to 5 files, 1 to 4 threads, whole
+ * and a random selection, against the test's own values; every byte of
+ * them comes from the mappings (no read call; stats.bytes_read as many
+ * bytes as the same load read); kept only where the pages stay cached
+ * (drop reads), and the view layout reads. */
+START_TEST(test_mapped_sinograms)
+{
+	const int i = variant(_i);
+	uint64_t rng = 0x3a9000u + (uint64_t)i;
+	const unsigned threads = 1 + (unsigned)i % 4;
+	parload_loader *map = tu_loader(threads, 0, PARLOAD_OPT_MAP_SINOGRAMS);
+	parload_loader *rd = tu_loader(threads, 0, 0);
+	parload_dataset ds, ref;
+	lt_stream s;
+	lt_sel q;
+	char what[200];
+
+	random_stream(&s, i, &rng, "mapped");
+	for (int part = 0; part < 3; part++) {
+		const int layout = part < 2 ? 1 : 0;
+
+		if (part == 0) {
+			lt_sel_all(&s, &q);
+			q.layout = layout;
+		} else {
+			random_sel(&s, &rng, layout, &q);
+		}
+		snprintf(what, sizeof(what), "layout %d (%s, %" PRIu32 "x%"
+			 PRIu32 ", header %" PRIu64 ", %d files), %u threads, "
+			 "part %d", i,
+			 parload_type_name(s.d.pixel_type, s.d.encoding),
+			 s.d.width, s.d.height, s.d.header, s.nfiles, threads,
+			 part);
+		load_ok(map, &s, &q, 0, &ds, what);
+		lt_assert_loaded(&s, &q, &ds, false, what);
+		load_ok(rd, &s, &q, 0, &ref, what);
+		ck_assert_msg(ds.stats.bytes_read == ref.stats.bytes_read,
+			      "%s: %" PRIu64 " bytes, read %" PRIu64, what,
+			      ds.stats.bytes_read, ref.stats.bytes_read);
+		if (layout)
+			ck_assert_msg(ds.stats.read_calls == 0 &&
+					      ref.stats.read_calls > 0,
+				      "%s: %" PRIu64 " read calls mapped, %"
+				      PRIu64 " read", what,
+				      ds.stats.read_calls,
+				      ref.stats.read_calls);
+		else
+			ck_assert_msg(ds.stats.read_calls ==
+					      ref.stats.read_calls,
+				      "%s: views: %" PRIu64 " read calls, %"
+				      PRIu64 " without the option", what,
+				      ds.stats.read_calls,
+				      ref.stats.read_calls);
+		parload_dataset_free(&ds);
+		parload_dataset_free(&ref);
+		if (!layout)
+			continue;
+		load_cached(map, &s, &q, 0, PARLOAD_CACHE_DROP, &ds, what);
+		lt_assert_loaded(&s, &q, &ds, false, what);
+		ck_assert_msg(ds.stats.read_calls > 0 &&
+				      ds.stats.cache == PARLOAD_CACHE_DROP,
+			      "%s: dropped, yet %" PRIu64 " read calls", what,
+			      ds.stats.read_calls);
+		parload_dataset_free(&ds);
+	}
+	parload_loader_free(map);
+	parload_loader_free(rd);
 	lt_free(&s);
 }
 END_TEST
@@ -428,20 +524,6 @@ static parload_loader *short_reads(void)
 	ck_assert_msg(parload_loader_new(&l, &o, &err) == 0, "%s",
 		      err.message);
 	return l;
-}
-
-/* The variant loop test iteration i runs: every one (even: records that
- * touch, odd: an odd offset, header and gap), or under valgrind, where
- * every load is slow, the odd ones only (the suite registers half as many
- * iterations there). */
-static int variant(int i)
-{
-	return tu_under_valgrind() ? 2 * i + 1 : i;
-}
-
-static int variants(int n)
-{
-	return tu_under_valgrind() ? n / 2 : n;
 }
 
 /* Stream s loaded by 1 to 4 threads (2 under valgrind, where every load
@@ -1155,6 +1237,8 @@ static Suite *suite(void)
 	TCase *t = tu_tcase(s, "loads", 120);
 
 	tcase_add_loop_test(t, test_random_layouts, 0, 3 * TU_COUNT(types));
+	tcase_add_loop_test(t, test_mapped_sinograms, 0,
+			    variants(2 * TU_COUNT(types)));
 	tcase_add_loop_test(t, test_packed, 0, 8);
 	tcase_add_loop_test(t, test_native_described, 0, 3);
 	tcase_add_loop_test(t, test_into_buffers, 0, 8);

@@ -260,6 +260,12 @@ bool ft_may_succeed(const ft_config *c, int k)
 {
 	if (code_for(k, false) == 0)
 		return true;
+	/* Mapped sinograms: a window of the file the kernel would not map,
+	 * or a batch whose place in the file could not be checked, is
+	 * read instead. */
+	if (c && (c->flags & PARLOAD_OPT_MAP_SINOGRAMS) &&
+	    (k == PARLOAD__FK_MMAP || k == PARLOAD__FK_FSTAT))
+		return true;
 	if (c && c->m->io == PARLOAD_IO_STDIO &&
 	    parload_strategy_uses_io(c->m->strategy) &&
 	    (k == PARLOAD__FK_OPEN || k == PARLOAD__FK_PREAD))

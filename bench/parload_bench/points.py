@@ -204,6 +204,7 @@ EXTRA_TEXT = {
     "--preallocate": "into touched caller memory",
     "--no-hugepages": "4 KiB pages",
     "--verify": "CRC-32C checked",
+    "--map-sinograms": "copied from the mapped file",
 }
 
 # bench/nprawload.py's loads, by the kind of file they read.

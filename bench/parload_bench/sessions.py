@@ -119,6 +119,8 @@ def mpi_session(n):
 # The note of experiment 13's session, and its band of rows (32 of the
 # reference stream's 64, in the middle).
 RAW_LAYOUTS = "raw layouts"
+# Sinograms copied from the file mapped into memory (experiment 13).
+MAPPED = ("--map-sinograms",)
 BAND_32 = Selection("rows 16:48", rows=(16, 48))
 BAND_32_SINOGRAMS = Selection("rows 16:48 as sinograms", rows=(16, 48),
                               layout="sinograms")
@@ -138,13 +140,15 @@ def layout_session(quick, n, tools):
     verified; then (with numpy to write the files) the same layout
     big-endian, the payloads alone in one file, in 2,000 files and
     packed as mono12p, NumPy's loads of the last two, and a band of rows
-    and sinograms of the native and the big-endian file."""
+    and sinograms of the native and the big-endian file; the native
+    file's sinograms also copied from the mapped file
+    (--map-sinograms)."""
     ref = REFERENCE
     own = RawLayout("own", ref)
 
-    def par(stream=None, select=None):
+    def par(stream=None, select=None, extra=()):
         return Point("parload", [13], "parallel", threads=n, stream=stream,
-                     select=select)
+                     select=select, extra=extra)
     user = Point("parload", [13], None, threads=n, verify=False)
     user_own = based(Point("parload", [13], None, threads=n, verify=False,
                            stream=own), user, "wall")
@@ -176,6 +180,10 @@ def layout_session(quick, n, tools):
         band = based(par(None, BAND_32), native)
         pts.append(band)
     pts.append(based(par(None, BAND_32_SINOGRAMS), band))
+    # The same two copied from the mapped file (15c and 15d).
+    pts += [based(par(None, Selection(SINOGRAMS, layout="sinograms"),
+                      MAPPED), native),
+            based(par(None, BAND_32_SINOGRAMS, MAPPED), band)]
     # The floors of the whole file as sinograms, read and mapped (15c's
     # notes).
     pts += [Point("sinofloor", [13], threads=n),

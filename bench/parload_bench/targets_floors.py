@@ -3,8 +3,8 @@ cache: the fresh-memory floor (experiments 1, 2, 4), sinograms against
 the view layout of the same selection (experiment 13), the rows split
 against the views split (experiment 12), Python against the command
 (experiment 10), and the page-cache modes (experiment 14)."""
-from .sessions import (ALIGNED, BAND_32, BAND_32_SINOGRAMS, MPI_RANKS,
-                       PAGE_CACHE, RAW_LAYOUTS)
+from .sessions import (ALIGNED, BAND_32, BAND_32_SINOGRAMS, MAPPED,
+                       MPI_RANKS, PAGE_CACHE, RAW_LAYOUTS)
 from .points import SINOGRAMS
 from .target import (Measured, Note, Pick, Target, paired, parallel_n,
                      ratio)
@@ -35,12 +35,13 @@ def reference_worst(run):
         "t = %d: %.2f" % (t, x) for x, t in sorted(xs, key=lambda x: x[1]))))
 
 
-def layout_load(select):
+def layout_load(select, extra=()):
     """Experiment 13's verified parallel load of the reference stream, of
-    the selection named select (None: the whole file)."""
+    the selection named select (None: the whole file), with the flags
+    extra."""
     return Pick("reference", "warm", lambda p, n: (
         p.tool == "parload" and p.strategy == "parallel" and p.verify and
-        p.threads == n and p.stream is None and not p.extra and
+        p.threads == n and p.stream is None and p.extra == tuple(extra) and
         (p.select.name if p.select else None) == select), note=RAW_LAYOUTS)
 
 
@@ -64,13 +65,14 @@ FLOOR_TARGETS = [
            paired(Pick("tiny", "warm", parallel_n), fresh("tiny")), "<=",
            1.30),
     Target("15c", "Sinograms, whole file", "13",
-           "sinogram layout time / the view layout's (the whole reference "
-           "stream)", paired(layout_load(SINOGRAMS), layout_load(None)),
+           "sinogram layout time, --map-sinograms / the view layout's (the "
+           "whole reference stream)",
+           paired(layout_load(SINOGRAMS, MAPPED), layout_load(None)),
            "<=", 1.10),
     Target("15d", "Sinograms, a 32-row band", "13",
-           "%s time / %s in view layout" % (BAND_32_SINOGRAMS.name,
-                                             BAND_32.name),
-           paired(layout_load(BAND_32_SINOGRAMS.name),
+           "%s time, --map-sinograms / %s in view layout" % (
+               BAND_32_SINOGRAMS.name, BAND_32.name),
+           paired(layout_load(BAND_32_SINOGRAMS.name, MAPPED),
                   layout_load(BAND_32.name)), "<=", 1.10),
     Target("15e", "MPI rows split", "12",
            "%d ranks, rows split, slowest rank / the views split's "
@@ -90,20 +92,30 @@ SINO_FLOOR, SINO_MAPPED, FRESH_13 = (
     for t in ("sinofloor", "sinofloor-map", "freshfloor"))
 
 FLOOR_NOTES = [
+    Note("15c", "The whole file's sinograms read (the default, without "
+         "--map-sinograms) / the view layout = %s.  A loader that reads "
+         "makes two copies of each byte (the kernel's into a buffer in "
+         "the cache, then the rows to their sinograms), from the mapped "
+         "file one; but a file truncated under a mapped load kills the "
+         "process with SIGBUS.",
+         paired(layout_load(SINOGRAMS), layout_load(None))),
     Note("15c", "The floor that bounds 15c for a loader that reads with "
          "read calls: the sinogram floor (all cores "
          "read their band of each view's rows into a buffer that stays in "
          "the cache, then stream the rows to their sinograms in a fresh "
          "mapping) / the fresh-memory floor, same run = %s.",
          ratio(SINO_FLOOR, FRESH_13)),
-    Note("15c", "The whole reference stream as sinograms / the sinogram "
-         "floor = %s.", ratio(layout_load(SINOGRAMS), SINO_FLOOR)),
+    Note("15c", "The whole reference stream as sinograms, read / the "
+         "sinogram floor = %s.", ratio(layout_load(SINOGRAMS), SINO_FLOOR)),
     Note("15c", "The sinogram floor from the mapped file (the same, the "
          "bands copied from the file mapped into memory: one copy of each "
-         "byte, no read call: the way to view speed, for a loader that "
-         "may touch a mapping, which a file truncated under it answers "
-         "with SIGBUS) / the fresh-memory floor = %s.",
+         "byte, no read call: what --map-sinograms does) / the "
+         "fresh-memory floor = %s.",
          ratio(SINO_MAPPED, FRESH_13)),
+    Note("15d", "The band's sinograms read (the default) / the band in "
+         "view layout = %s.",
+         paired(layout_load(BAND_32_SINOGRAMS.name),
+                layout_load(BAND_32.name))),
     Note("15e", "The rows split's ranks write sinograms, the views "
          "split's views: the sinogram floor / the fresh-memory floor of "
          "experiment 13 (15c's, every core) = %s is the least the layout "

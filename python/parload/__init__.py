@@ -79,7 +79,7 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
          allow_truncated=False, numa_bind=True, hugepages=True,
          views=None, rows=None, cols=None, layout="views", cache=None,
          flats=None, darks=None, reduce="mean", minus_log=False, bin=1,
-         dataset=None, frames=None):
+         dataset=None, frames=None, map_sinograms=False):
     """Load a raw image stream and return a Dataset.
 
     source is a path (str, bytes or os.PathLike), a list or tuple of
@@ -143,6 +143,13 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
     Dataset.stats["cache"] says the mode used; any other name raises
     ValueError.
 
+    map_sinograms=True copies a sinogram load's rows straight from the
+    file mapped into memory: one copy of each byte instead of two, so
+    that sinograms load as fast as views.  The price: if another process
+    truncates the file during the load, the kernel kills this process
+    with SIGBUS, where a read raises parload.Error.  Only for files that
+    nothing shortens while they load; cache "keep" only.
+
     Raises parload.Error (a FileNotFoundError too for a missing file),
     whose message names the file, and where it applies the view and the
     byte offset.
@@ -150,7 +157,8 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
     with Loader(threads=threads, strategy=strategy, io=io,
                 buffer_size=buffer_size, max_read=max_read, verify=verify,
                 keep_going=keep_going, allow_truncated=allow_truncated,
-                numa_bind=numa_bind, hugepages=hugepages) as loader:
+                numa_bind=numa_bind, hugepages=hugepages,
+                map_sinograms=map_sinograms) as loader:
         return loader.load(source, raw=raw, views=views, rows=rows,
                            cols=cols, layout=layout, cache=cache,
                            flats=flats, darks=darks, reduce=reduce,

@@ -77,7 +77,8 @@ class Loader:
                  io: str = "posix", buffer_size: Optional[int] = None,
                  max_read: int = 0, verify: bool = False,
                  keep_going: bool = False, allow_truncated: bool = False,
-                 numa_bind: bool = True, hugepages: bool = True) -> None: ...
+                 numa_bind: bool = True, hugepages: bool = True,
+                 map_sinograms: bool = False) -> None: ...
     def load(self, source: _Source, *, raw: _Raw = None,
              views: _Part = None, rows: _Part = None, cols: _Part = None,
              layout: Optional[str] = None,
@@ -185,7 +186,8 @@ def load(source: _Source, *, raw: _Raw = None, threads: int = 0,
          cache: Optional[str] = None, flats: _Refs = None,
          darks: _Refs = None, reduce: str = "mean", minus_log: bool = False,
          bin: int = 1, dataset: Optional[str] = None,
-         frames: Optional[str] = None) -> Dataset: ...
+         frames: Optional[str] = None,
+         map_sinograms: bool = False) -> Dataset: ...
 def read_header(source: Union[_Path, int, Any]) -> FileHeader: ...
 def save(path: _Path, data: Union[Dataset, npt.ArrayLike],
          dataset: Optional[str] = None, compress: Optional[str] = None,

@@ -90,7 +90,7 @@ int py_cache_from(const char *name, parload_cache *out);
 int py_size_arg(PyObject *obj, size_t *out, const char *what);
 unsigned py_option_flags(int verify, int keep_going,
 				 int allow_truncated, int numa_bind,
-				 int hugepages);
+				 int hugepages, int map_sinograms);
 
 /* correct.c: the correction keywords of a load (flats=, darks=,
  * reduce=, minus_log=, bin=): on when any asks for one. */

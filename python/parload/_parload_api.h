@@ -42,10 +42,10 @@ typedef struct parload_py_api {
 	/* A non-negative int that fits a size_t; -1 with an exception. */
 	int (*size_arg)(PyObject *obj, size_t *out, const char *what);
 	/* parload_options.flags from verify=, keep_going=,
-	 * allow_truncated=, numa_bind=, hugepages=. */
+	 * allow_truncated=, numa_bind=, hugepages=, map_sinograms=. */
 	unsigned (*option_flags)(int verify, int keep_going,
 				 int allow_truncated, int numa_bind,
-				 int hugepages);
+				 int hugepages, int map_sinograms);
 	/* raw= (a str or a dict of the layout's keys) into *d; -1 with an
 	 * exception. */
 	int (*raw_parse)(PyObject *raw, parload_desc *d);

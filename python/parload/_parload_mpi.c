@@ -379,7 +379,7 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 				 "numa_bind", "hugepages", "node_split",
 				 "views", "rows", "cols", "cache", "dataset",
 				 "frames", "flats", "darks", "reduce",
-				 "minus_log", "bin", NULL};
+				 "minus_log", "bin", "map_sinograms", NULL};
 	PyObject *comm_obj, *path_obj, *threads_obj = NULL, *raw = Py_None;
 	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
 	PyObject *dataset = Py_None, *dataset_bytes = NULL, *result;
@@ -389,7 +389,7 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 	int minus_log = 0;
 	void *corr = NULL;
 	int verify = 0, keep_going = 0, truncated = 0, bind = 1, huge = 1;
-	int node_split = 1, kind, io;
+	int node_split = 1, map_sino = 0, kind, io;
 	parload_mpi_options opts;
 	parload_mpi_split split;
 	parload_error err;
@@ -397,7 +397,7 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 	size_t threads = 0;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw,
-					 "OO|s$OOsppppppOOOzOzOOzpO:load",
+					 "OO|s$OOsppppppOOOzOzOOzpOp:load",
 					 kwlist, &comm_obj, &path_obj,
 					 &split_name, &raw, &threads_obj,
 					 &io_name,
@@ -405,7 +405,7 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 					 &bind, &huge, &node_split, &views,
 					 &rows, &cols, &cache, &dataset,
 					 &frames, &refs[0], &refs[1], &reduce,
-					 &minus_log, &refs[2]))
+					 &minus_log, &refs[2], &map_sino))
 		return NULL;
 	comm = PyMPIComm_Get(comm_obj);
 	if (!comm)
@@ -428,7 +428,7 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 	}
 	opts.load.threads = (unsigned)threads;
 	opts.load.flags = api->option_flags(verify, keep_going, truncated, bind,
-					    huge);
+					    huge, map_sino);
 	opts.io = (parload_mpi_io)io;
 	opts.flags = node_split ? 0 : PARLOAD_MPI_OPT_NO_NODE_SPLIT;
 	memset(&err, 0, sizeof(err));

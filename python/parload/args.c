@@ -534,9 +534,10 @@ int py_size_arg(PyObject *obj, size_t *out, const char *what)
 
 /* parload_options.flags from the keyword arguments of the same names. */
 unsigned py_option_flags(int verify, int keep_going, int allow_truncated,
-				int numa_bind, int hugepages)
+				int numa_bind, int hugepages, int map_sinograms)
 {
-	return (verify ? PARLOAD_OPT_VERIFY_CRC : 0) |
+	return (map_sinograms ? PARLOAD_OPT_MAP_SINOGRAMS : 0) |
+	       (verify ? PARLOAD_OPT_VERIFY_CRC : 0) |
 	       (keep_going ? PARLOAD_OPT_KEEP_GOING : 0) |
 	       (allow_truncated ? PARLOAD_OPT_ALLOW_TRUNCATED : 0) |
 	       (numa_bind ? 0 : PARLOAD_OPT_NO_BIND) |

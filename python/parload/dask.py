@@ -64,7 +64,8 @@ def _files(path):
 def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
               max_read=0, verify=False, numa_bind=True, hugepages=True,
               cache=None, flats=None, darks=None, reduce="mean",
-              minus_log=False, bin=1, dataset=None, frames=None):
+              minus_log=False, bin=1, dataset=None, frames=None,
+              map_sinograms=False):
     """Return the pixels of the stream at path as a dask array.
 
     path is a path or a list of paths read as one stream, raw its layout,
@@ -81,6 +82,9 @@ def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
     is computed.  The files must not change meanwhile.  cache is each
     chunk's page-cache mode, as in parload.load() ("drop" or "direct" for
     a scan computed once); an unknown name raises ValueError now.
+    map_sinograms copies a sinogram chunk's rows straight from the file
+    mapped into memory, with parload.load()'s hazard (SIGBUS if the file
+    is truncated during a chunk's load).
 
     flats, darks, reduce, minus_log and bin correct the pixels as
     parload.load() does: the array is then float32, and each chunk's load
@@ -98,7 +102,8 @@ def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
         raise ValueError(f"cache: {cache!r} is not a page-cache mode "
                          f"(keep, drop, direct or auto)")
     options = {"threads": threads, "max_read": max_read, "verify": verify,
-               "numa_bind": numa_bind, "hugepages": hugepages}
+               "numa_bind": numa_bind, "hugepages": hugepages,
+               "map_sinograms": map_sinograms}
     correct = {"flats": flats, "darks": darks, "reduce": reduce,
                "minus_log": minus_log, "bin": bin}
     corrected = (flats is not None or darks is not None or minus_log or

@@ -53,20 +53,22 @@ static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	static char *kwlist[] = {"threads", "strategy", "io", "buffer_size",
 				 "max_read", "verify", "keep_going",
 				 "allow_truncated", "numa_bind", "hugepages",
-				 NULL};
+				 "map_sinograms", NULL};
 	PyObject *threads_obj = NULL, *buffer = Py_None, *max_read = NULL;
 	const char *strategy = "parallel", *io = "posix";
 	int verify = 0, keep_going = 0, truncated = 0, bind = 1, huge = 1;
+	int map_sino = 0;
 	parload_options opts;
 	parload_error err;
 	parload_loader *loader = NULL;
 	size_t threads = 0;
 	int rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OssOOppppp:Loader",
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OssOOpppppp:Loader",
 					 kwlist, &threads_obj, &strategy, &io,
 					 &buffer, &max_read, &verify,
-					 &keep_going, &truncated, &bind, &huge))
+					 &keep_going, &truncated, &bind, &huge,
+					 &map_sino))
 		return -1;
 	if (self->loader) {
 		PyErr_SetString(PyExc_RuntimeError,
@@ -88,7 +90,8 @@ static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 		return -1;
 	if (max_read && py_size_arg(max_read, &opts.max_read, "max_read"))
 		return -1;
-	opts.flags = py_option_flags(verify, keep_going, truncated, bind, huge);
+	opts.flags = py_option_flags(verify, keep_going, truncated, bind, huge,
+				     map_sino);
 	self->lock = PyThread_allocate_lock();
 	if (!self->lock) {
 		PyErr_NoMemory();
@@ -791,7 +794,7 @@ PyTypeObject LoaderType = {
 		"Loader(*, threads=0, strategy='parallel', io='posix',\n"
 		"       buffer_size=None, max_read=0, verify=False,\n"
 		"       keep_going=False, allow_truncated=False, numa_bind=True,\n"
-		"       hugepages=True)\n"
+		"       hugepages=True, map_sinograms=False)\n"
 		"--\n\n"
 		"A reusable loader: it discovers the machine and starts its\n"
 		"threads once, for programs that load many files.  A context\n"
@@ -805,7 +808,11 @@ PyTypeObject LoaderType = {
 		"check every payload's CRC-32C; keep_going: list bad views in\n"
 		"Dataset.bad_views instead of failing.  allow_truncated: load\n"
 		"the complete views of a file cut short.  numa_bind and\n"
-		"hugepages: NUMA binding and transparent huge pages.\n\n"
+		"hugepages: NUMA binding and transparent huge pages.\n"
+		"map_sinograms: copy sinograms' rows straight from the file\n"
+		"mapped into memory (one copy, as fast as views), at the risk\n"
+		"of SIGBUS, which kills the process, if another process\n"
+		"truncates the file during a load (cache='keep' only).\n\n"
 		"One loader runs one load at a time: a second thread's load\n"
 		"waits for the first (use one Loader per thread to load\n"
 		"concurrently).  A Loader must not be used in a child of\n"

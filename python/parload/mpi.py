@@ -30,7 +30,8 @@ def load(comm, path, split="views", *, raw=None, threads=0, io="pool",
          verify=False, keep_going=False, allow_truncated=False,
          numa_bind=True, hugepages=True, node_split=True, views=None,
          rows=None, cols=None, cache=None, dataset=None, frames=None,
-         flats=None, darks=None, reduce="mean", minus_log=False, bin=1):
+         flats=None, darks=None, reduce="mean", minus_log=False, bin=1,
+         map_sinograms=False):
     """Collective over comm (an mpi4py communicator): load this rank's
     part of path and return it as a Part.
 
@@ -52,8 +53,11 @@ def load(comm, path, split="views", *, raw=None, threads=0, io="pool",
     (parload's own format only).  verify, keep_going, allow_truncated,
     numa_bind and hugepages are parload.Loader's, cache (the page-cache
     mode, as in parload.load()) is each rank's load's with the pool;
-    io="mpiio" ignores it.  Part.stats["cache"] says the mode used.  The
-    GIL is released during the load.
+    io="mpiio" ignores it.  Part.stats["cache"] says the mode used.
+    map_sinograms copies split="rows" parts straight from the file mapped
+    into memory, with parload.load()'s hazard (SIGBUS, which kills the
+    rank, if the file is truncated during the load).  The GIL is released
+    during the load.
 
     dataset and frames pick a TIFF or HDF5 file's data as in
     parload.load() (rank 0 reads its metadata; io="pool" only).  flats,
@@ -76,4 +80,5 @@ def load(comm, path, split="views", *, raw=None, threads=0, io="pool",
                  numa_bind=numa_bind, hugepages=hugepages,
                  node_split=node_split, views=views, rows=rows, cols=cols,
                  cache=cache, dataset=dataset, frames=frames, flats=flats,
-                 darks=darks, reduce=reduce, minus_log=minus_log, bin=bin)
+                 darks=darks, reduce=reduce, minus_log=minus_log, bin=bin,
+                 map_sinograms=map_sinograms)

@@ -49,4 +49,5 @@ def load(comm: Any, path: Union[str, bytes, "os.PathLike[str]"],
          cols: _Part = None, cache: Optional[str] = None,
          dataset: Optional[str] = None, frames: Optional[str] = None,
          flats: Any = None, darks: Any = None, reduce: str = "mean",
-         minus_log: bool = False, bin: int = 1) -> Part: ...
+         minus_log: bool = False, bin: int = 1,
+         map_sinograms: bool = False) -> Part: ...

@@ -95,6 +95,18 @@ def test_selection_is_shared_out(shared_dir):
         assert np.array_equal(part.pixels, ref[part.index])
 
 
+def test_mapped_rows_split(shared_dir):
+    """map_sinograms: a rows split copied from the mapped file equals the
+    written pixels' slab, with no read call (rank 0 reads the file
+    header for every rank)."""
+    path, px = shared_file(shared_dir, "mapped.raw", (9, 7, 5), np.int16)
+    part = parload.mpi.load(COMM, path, split="rows", threads=2,
+                            map_sinograms=True)
+    assert np.array_equal(part.pixels, px.transpose(1, 0, 2)[part.index])
+    covered(part, 7)
+    assert part.stats["read_calls"] == 0
+
+
 @pytest.mark.parametrize("split", ["views", "rows"])
 def test_raw_layout_is_shared_out(shared_dir, split):
     """raw=: a big-endian layout with a file header, view headers and

@@ -42,6 +42,15 @@ def test_sinograms(scan):
                           full[:, 2:5].transpose(1, 0, 2))
 
 
+def test_mapped_sinograms(scan):
+    """map_sinograms reaches every chunk's load: the same sinograms."""
+    path, full = scan
+    arr = parload.dask.from_file(path, chunks=(3, 20, -1),
+                                 layout="sinograms", map_sinograms=True)
+    assert np.array_equal(arr.compute(scheduler="threads"),
+                          full.transpose(1, 0, 2))
+
+
 def test_chunks_are_loads(scan):
     path, full = scan
     arr = parload.dask.from_file(path, chunks=(10, 5, -1))

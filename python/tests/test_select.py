@@ -67,6 +67,31 @@ def test_selection_equals_numpy_slicing(scan, sel, layout, threads):
     assert got.base is ds or ds.pixels.base is ds
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("sel", SELECTIONS, ids=repr)
+def test_mapped_sinograms_equal_numpy_slicing(tmp_path, sel, threads):
+    """map_sinograms=True: the pixels written, sliced and transposed by
+    NumPy; every byte copied from the mapped file (only the file header
+    is read) and as many bytes as the same load reads; cache="drop"
+    reads."""
+    px = random_pixels(np.random.default_rng(11), (V, H, W), np.uint16)
+    path = tmp_path / "mapped.raw"
+    write_raw(path, px, timestamps=np.arange(V) * 3)
+    want, ix = expected(px, sel)
+    want = want.transpose(1, 0, 2)
+    ds = parload.load(path, layout="sinograms", threads=threads,
+                      map_sinograms=True, **sel)
+    read = parload.load(path, layout="sinograms", threads=threads, **sel)
+    assert np.array_equal(ds.pixels, want)
+    assert ds.headers["timestamp_ns"].tolist() == [3 * v for v in ds.views]
+    assert ds.stats["read_calls"] == 1 < read.stats["read_calls"]
+    assert ds.stats["bytes_read"] == read.stats["bytes_read"]
+    drop = parload.load(path, layout="sinograms", threads=threads,
+                        map_sinograms=True, cache="drop", **sel)
+    assert np.array_equal(drop.pixels, want)
+    assert drop.stats["read_calls"] == read.stats["read_calls"]
+
+
 @pytest.mark.parametrize("sel", SELECTIONS[1:], ids=repr)
 def test_selection_into_caller_arrays(scan, sel):
     path, full = scan
