@@ -108,8 +108,10 @@ def test_matches_the_reference(tmp_path, kind, how, ndark, nflat, sel,
     f = reduce_ref(flats, how)[rows, cols]
     refs = (dict(darks=darks, flats=flats) if as_arrays else
             dict(darks=str(tmp_path / "darks"), flats=str(tmp_path / "flats")))
+    # Sinograms read, and (2 and 4 threads) copied from the mapped file.
     for threads, minus_log in ((1, False), (2, True), (3, False), (4, True)):
-        with parload.Loader(threads=threads) as loader:
+        with parload.Loader(threads=threads,
+                            map_sinograms=threads % 2 == 0) as loader:
             ds = loader.load(str(tmp_path / "scan"), raw=raw, reduce=how,
                              minus_log=minus_log, **refs, **s)
         want = corrected(p, d, f, minus_log)
@@ -206,7 +208,8 @@ def test_binning_matches_the_reference(tmp_path, kind, n, sel):
     d = reduce_ref(binned(darks[:, rows, cols], n), how)
     f = reduce_ref(binned(flats[:, rows, cols], n), how)
     for threads in (1, 3):
-        with parload.Loader(threads=threads) as loader:
+        with parload.Loader(threads=threads,
+                            map_sinograms=threads == 3) as loader:
             ds = loader.load(str(tmp_path / "scan"), raw=raw, reduce=how,
                              minus_log=True, bin=n, darks=darks,
                              flats=str(tmp_path / "flats"), **s)
