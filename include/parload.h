@@ -490,7 +490,7 @@ PARLOAD_API uint64_t parload_shape_view(const parload_shape *s, uint64_t k);
 /* Sinograms (PARLOAD_LAYOUT_SINOGRAMS) copied straight from the file
  * mapped into memory instead of read through a buffer: one copy of each
  * byte, not two, so they load about as fast as the view layout (the
- * reference stream, 2 threads: 0.98-1.08 x its view layout's time, where
+ * reference stream, 2 threads: 0.97-1.10 x its view layout's time, where
  * reads take 1.11-1.21 x).  The hazard: if another process truncates the
  * file while the load runs, the kernel will almost surely kill the
  * process with SIGBUS (a worker is copying from past the new end), where

@@ -96,8 +96,8 @@
  * than the faults the copy takes (whole file 1.08-1.17 x the view layout
  * against 0.98-1.07 x with the size check; medians of each round's
  * ratio, 15 alternated rounds).  The reference stream as sinograms, 2
- * threads, over its view layout: whole file 0.98-1.08, rows 16:48
- * 1.00-1.09, where the reads give 1.11-1.21 and 1.09-1.31. */
+ * threads, over its view layout: whole file 0.97-1.10, rows 16:48
+ * 1.00-1.13, where the reads give 1.11-1.21 and 1.09-1.31. */
 #define MAP_WINDOW ((uint64_t)64 << 20)
 
 struct parload__pass {
