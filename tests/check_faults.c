@@ -98,8 +98,8 @@ END_TEST
  * other view as sinograms, read or copied from the file mapped) under a
  * fault at every call, with 1 to 3 workers: the result equals a clean
  * load of the same selection, or the load fails as the fault says and
- * leaves nothing behind (a mapping refused or not faulted in: the batch
- * is read). */
+ * leaves nothing behind (a mapping refused, or a file whose size cannot
+ * be checked: the batch is read). */
 START_TEST(test_walk_selection)
 {
 	const unsigned threads = 1 + (unsigned)(_i % 3);

@@ -180,11 +180,10 @@ static int variants(int n)
 
 /* Sinograms copied from the files mapped (PARLOAD_OPT_MAP_SINOGRAMS):
  * a random layout of each type (every other one under valgrind) over 1
- * to 5 files, 1 to 4 threads, whole
- * and a random selection, against the test's own values; every byte of
- * them comes from the mappings (no read call; stats.bytes_read as many
- * bytes as the same load read); kept only where the pages stay cached
- * (drop reads), and the view layout reads. */
+ * to 5 files, 1 to 4 threads, whole and a random selection, against the
+ * test's own values; every byte of them comes from the mappings (no read
+ * call; stats.bytes_read as many bytes as the same load read); kept only
+ * where the pages stay cached (drop reads), and the view layout reads. */
 START_TEST(test_mapped_sinograms)
 {
 	const int i = variant(_i);

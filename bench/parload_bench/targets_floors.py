@@ -298,8 +298,8 @@ URING_NOTES = [
          per_file(load("direct"), faster_direct_floor)),
     Note("16f", "The bound under 16f for --cache direct: the better of dd "
          "bs=1M and fio (buffered, with the kernel's readahead) / the "
-         "faster O_DIRECT floor, per file: %s (under 0.95, no direct load "
-         "can meet 16f on this device).",
+         "faster O_DIRECT floor, per file: %s (on a file where it is "
+         "under 0.95, no direct load there can meet 16f).",
          per_file(buffered_peer, faster_direct_floor)),
 ]
 
