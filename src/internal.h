@@ -263,6 +263,36 @@ int parload__rowcrc_finish(parload__rowcrc *r, unsigned n,
 			   parload__badlist *bad, parload_error *err);
 void parload__rowcrc_free(parload__rowcrc *r);
 
+/* ---- aio.c: reads in flight (O_DIRECT, Linux AIO) ---- */
+
+/* One read handed to the kernel; once done, res is the bytes it read or
+ * -errno. */
+typedef struct parload__aread {
+	uint64_t cb[8]; /* the kernel's control block (struct iocb) */
+	int64_t res;
+	bool done;
+} parload__aread;
+
+/* A worker's queue of reads in flight. */
+typedef struct parload__aio {
+	unsigned long ctx;
+	unsigned inflight;
+	bool open;
+} parload__aio;
+
+/* A queue for up to n reads in flight: 0, or -1 (errno) where the kernel
+ * gives none, and the caller reads synchronously. */
+int parload__aio_open(parload__aio *q, unsigned n);
+/* Hand the kernel r, a read of len bytes at off of fd into buf: 0, or -1
+ * (errno) when it will not take it (the caller reads it itself). */
+int parload__aio_read(parload__aio *q, parload__aread *r, int fd, void *buf,
+		      size_t len, uint64_t off);
+/* Wait until r is done (and mark done those the kernel finishes
+ * meanwhile): 0, or -1 (errno) when waiting failed. */
+int parload__aio_wait(parload__aio *q, parload__aread *r);
+/* Wait for every read in flight, then free the queue. */
+void parload__aio_close(parload__aio *q);
+
 /* ---- cache.c: what a load leaves in the page cache ---- */
 
 struct parload__ctx;

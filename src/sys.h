@@ -47,6 +47,13 @@
 #define parload__sys_mmap mmap
 #define parload__sys_munmap munmap
 #define parload__sys_madvise madvise
+/* Linux AIO has no libc wrappers: the system calls themselves. */
+#define parload__sys_io_setup(n, ctx) syscall(SYS_io_setup, (n), (ctx))
+#define parload__sys_io_submit(ctx, n, cbs)                                   \
+	syscall(SYS_io_submit, (ctx), (n), (cbs))
+#define parload__sys_io_getevents(ctx, min, max, ev)                          \
+	syscall(SYS_io_getevents, (ctx), (min), (max), (ev), NULL)
+#define parload__sys_io_destroy(ctx) syscall(SYS_io_destroy, (ctx))
 #define parload__sys_malloc malloc
 #define parload__sys_calloc calloc
 #define parload__sys_strdup strdup

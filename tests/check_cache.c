@@ -587,6 +587,47 @@ START_TEST(test_direct_bounce_huge)
 	lt_free(&s);
 }
 END_TEST
+
+/* A direct load keeps reads in flight (aio.c): one worker reading 8 MB
+ * that no read takes straight into place (offset 100), in batches of its
+ * bounce buffers, has more than one read submitted and not yet done at
+ * once, and loads what the file holds.  With every read cut to one block
+ * (so that each queued read comes back short, and the worker reads it
+ * again itself, a block a call), the same. */
+START_TEST(test_direct_in_flight)
+{
+	parload_loader *l = tu_loader(1, PARLOAD_STRATEGY_PARALLEL, 0);
+	parload_request r;
+	parload_dataset ds;
+	lt_stream s;
+	lt_sel q;
+
+	lt_layout(&s, 100, 41, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 100, 0, 0,
+		  1000);
+	lt_write(&s, "inflight");
+	lt_sel_all(&s, &q);
+	lt_request(&s, &r);
+	for (int cut = 0; cut < 2; cut++) {
+		long peak;
+
+		parload__fault_reset();
+		if (cut)
+			parload__fault_short(4096);
+		load_as(l, &r, PARLOAD_CACHE_DIRECT, &ds, "in flight");
+		peak = parload__fault_aio_peak();
+		parload__fault_reset();
+		lt_assert_loaded(&s, &q, &ds, false, "in flight");
+		assert_mode(&ds, mode_used(PARLOAD_CACHE_DIRECT, s.paths[0]),
+			    "in flight");
+		if (!cut && ds.stats.cache == PARLOAD_CACHE_DIRECT)
+			ck_assert_msg(peak >= 2, "%ld reads in flight at most",
+				      peak);
+		parload_dataset_free(&ds);
+	}
+	parload_loader_free(l);
+	lt_free(&s);
+}
+END_TEST
 #endif
 
 /* parload's own format with CRCs checked: every payload checked in every
@@ -954,6 +995,7 @@ static Suite *modes_suite(void)
 #ifdef PARLOAD_FAULT_INJECTION
 	tcase_add_test(t, test_direct_straight);
 	tcase_add_test(t, test_direct_bounce_huge);
+	tcase_add_test(t, test_direct_in_flight);
 #endif
 	tcase_add_loop_test(t, test_crc, 0, N_MODES);
 	tcase_add_loop_test(t, test_fd_and_strategies, 0, N_MODES);

@@ -485,6 +485,84 @@ START_TEST(test_walk_cache)
 }
 END_TEST
 
+/* Direct reads in flight (aio.c), 3 workers.  io_getevents failing at
+ * its first call, then its second, and so on, fails the load with
+ * PARLOAD_EIO naming the file, the dataset zeroed and nothing left
+ * behind (the reads still in flight are waited for before their buffers
+ * go).  Interrupted (EINTR) at any one call, the load is exact.  A
+ * device error at byte 8,192 fails it naming that offset and the view
+ * there, whichever queued read met it (each is read again by its worker,
+ * which meets the error itself). */
+START_TEST(test_direct_in_flight_faults)
+{
+	const ft_config *c = ft_config_of(tu_parallel(3));
+	parload_options o;
+	parload_loader *l;
+	parload_error err;
+	parload_dataset ds;
+	ft_snapshot base;
+	tu_soa ref;
+	char *path = ft_stream("inflight.raw", &ref);
+	char what[160];
+	uint64_t n;
+	int rc;
+
+	ft_options(&o, c);
+	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
+	ft_warm_up(l, path, &ref);
+	parload__fault_reset();
+	ft_snap(&base);
+	for (n = 1;; n++) {
+		int k;
+
+		snprintf(what, sizeof(what), "io_getevents, call %" PRIu64, n);
+		parload__fault_fail_nth(n, PARLOAD__FK_BIT(IO_GETEVENTS), 0);
+		rc = load_cached(l, path, PARLOAD_CACHE_DIRECT, &ds, &err);
+		k = parload__fault_fired();
+		parload__fault_reset();
+		if (k < 0) {
+			assert_cached_load(rc, &ds, &err, &ref,
+					   PARLOAD_CACHE_DIRECT, what);
+			break;
+		}
+		ft_assert_failure(what, k, rc, &err, path, false);
+		ck_assert_msg(ft_all_zero(&ds, sizeof(ds)),
+			      "%s: the dataset was not zeroed", what);
+		ft_assert_as_before(&base, what);
+	}
+	ck_assert_msg(n > 1, "no io_getevents: no direct read was in flight");
+	printf("walk io_getevents, direct: %" PRIu64 " faults\n", n - 1);
+	for (n = 1;; n++) {
+		int k;
+
+		snprintf(what, sizeof(what), "io_getevents, EINTR at call %"
+			 PRIu64, n);
+		parload__fault_fail_nth(n, PARLOAD__FK_BIT(IO_GETEVENTS),
+					EINTR);
+		rc = load_cached(l, path, PARLOAD_CACHE_DIRECT, &ds, &err);
+		k = parload__fault_fired();
+		parload__fault_reset();
+		assert_cached_load(rc, &ds, &err, &ref, PARLOAD_CACHE_DIRECT,
+				   what);
+		if (k < 0)
+			break;
+	}
+	parload__fault_eio_at(8192);
+	rc = load_cached(l, path, PARLOAD_CACHE_DIRECT, &ds, &err);
+	parload__fault_reset();
+	ck_assert_msg(rc == PARLOAD_EIO, "device error at 8192: %s (%s)",
+		      parload_err_name(rc), err.message);
+	ck_assert_uint_eq(err.offset, 8192);
+	ck_assert_uint_ne(err.view, PARLOAD_NONE);
+	ck_assert_msg(strstr(err.message, path), "%s", err.message);
+	ck_assert(ft_all_zero(&ds, sizeof(ds)));
+	ft_assert_as_before(&base, "device error");
+	parload_loader_free(l);
+	tu_soa_free(&ref);
+	free(path);
+}
+END_TEST
+
 /* ---- loads from a descriptor ---- */
 
 /* The configurations the descriptor walks use: the parallel loader, the
@@ -1018,6 +1096,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_walk_raw_files, 0, 9);
 	tcase_add_test(t, test_raw_refused_before_reading);
 	tcase_add_loop_test(t, test_walk_cache, 0, 3);
+	tcase_add_test(t, test_direct_in_flight_faults);
 	tcase_add_test(t, test_drop_fadvise);
 	return s;
 }

@@ -227,6 +227,7 @@ static int code_for(int k, bool writing)
 	case PARLOAD__FK_FREAD:
 	case PARLOAD__FK_FSEEKO:
 	case PARLOAD__FK_POLL:
+	case PARLOAD__FK_IO_GETEVENTS:
 		return PARLOAD_EIO;
 	case PARLOAD__FK_MMAP:
 	case PARLOAD__FK_MALLOC:
@@ -244,6 +245,8 @@ static int code_for(int k, bool writing)
 		return PARLOAD_ETOPOLOGY;
 	case PARLOAD__FK_FADVISE: /* drop: the pages stay cached */
 	case PARLOAD__FK_MINCORE: /* auto: the file looks cold */
+	case PARLOAD__FK_IO_SETUP: /* direct: reads synchronous (aio.c) */
+	case PARLOAD__FK_IO_SUBMIT: /* this read synchronous */
 		return 0;
 	default: /* fclose, madvise, the bindings, stat (which only tells a
 		  * FIFO, or a dangling link in a message), and
@@ -282,7 +285,8 @@ static bool passes_errno(int k)
 			    PARLOAD__FK_BIT(LSEEK) | PARLOAD__FK_BIT(FREAD) |
 			    PARLOAD__FK_BIT(FSEEKO) | PARLOAD__FK_BIT(WRITE) |
 			    PARLOAD__FK_BIT(MMAP) | PARLOAD__FK_BIT(FCNTL) |
-			    PARLOAD__FK_BIT(FDOPEN) | PARLOAD__FK_BIT(POLL);
+			    PARLOAD__FK_BIT(FDOPEN) | PARLOAD__FK_BIT(POLL) |
+			    PARLOAD__FK_BIT(IO_GETEVENTS);
 
 	return io >> k & 1;
 }

@@ -47,7 +47,7 @@ static const struct {
 };
 
 static const char *const res_names[PARLOAD__FR_COUNT] = {
-	"descriptors", "streams", "heap blocks", "mappings",
+	"descriptors", "streams", "heap blocks", "mappings", "AIO contexts",
 	"threads", "locks", "topologies", "bitmaps",
 };
 
@@ -73,6 +73,10 @@ static uintptr_t advised[ADVISED_MAX][2];
 static int n_advised;
 static atomic_uint_fast64_t advised_read;
 
+/* Linux AIO: reads submitted and not yet reaped, and the most at once
+ * since the last reset (parload__fault_aio_peak). */
+static atomic_long aio_flying, aio_peak;
+
 /* The stream whose last fread this seam failed: ferror() must then say
  * so, as it would after a real failure.  Per thread, like errno. */
 static _Thread_local FILE *failed_stream;
@@ -94,6 +98,8 @@ void parload__fault_reset(void)
 	atomic_store(&watch_hi, 0);
 	atomic_store(&watched, 0);
 	atomic_store(&advised_read, 0);
+	atomic_store(&aio_flying, 0);
+	atomic_store(&aio_peak, 0);
 }
 
 void parload__fault_watch(const void *buf, size_t len)
@@ -106,6 +112,11 @@ void parload__fault_watch(const void *buf, size_t len)
 uint64_t parload__fault_watched(void)
 {
 	return atomic_load(&watched);
+}
+
+long parload__fault_aio_peak(void)
+{
+	return atomic_load(&aio_peak);
 }
 
 uint64_t parload__fault_advised_reads(void)
@@ -189,7 +200,7 @@ void parload__fault_fail_nth(uint64_t n, uint64_t m, int err)
 	atomic_store(&target, 0);
 	atomic_store(&calls, 0);
 	atomic_store(&fired, -1);
-	atomic_store(&mask, m & PARLOAD__FK_ALL);
+	atomic_store(&mask, m & PARLOAD__FK_EVERY);
 	atomic_store(&fail_errno, err);
 	atomic_store(&target, n);
 }
@@ -646,6 +657,110 @@ int parload__fault_munmap(void *addr, size_t len)
 	}
 	return r;
 }
+
+/* ---- Linux AIO ---- */
+
+#ifdef HAVE_LINUX_AIO_ABI_H
+#include <linux/aio_abi.h>
+#include <sys/syscall.h>
+
+long parload__fault_io_setup(unsigned n, unsigned long *ctx)
+{
+	int e = should_fail(PARLOAD__FK_IO_SETUP);
+	long r;
+
+	if (e)
+		FAIL_WITH(e, -1);
+	r = syscall(SYS_io_setup, n, ctx);
+	if (r == 0)
+		acquired(PARLOAD__FR_AIO);
+	return r;
+}
+
+long parload__fault_io_submit(unsigned long ctx, long n, void *cbs)
+{
+	struct iocb **cb = cbs;
+	int e = should_fail(PARLOAD__FK_IO_SUBMIT);
+	long r;
+
+	if (e)
+		FAIL_WITH(e, -1);
+	for (long i = 0; i < n; i++) {
+		size_t len = (size_t)cb[i]->aio_nbytes;
+
+		/* A read that starts at the bad offset reads nothing: its
+		 * reader reads it again, and fails there. */
+		if (cut(&len, (uint64_t)cb[i]->aio_offset, true))
+			len = 0;
+		cb[i]->aio_nbytes = len;
+	}
+	r = syscall(SYS_io_submit, ctx, n, cbs);
+	if (r > 0) {
+		long now = atomic_fetch_add(&aio_flying, r) + r;
+		long peak = atomic_load(&aio_peak);
+
+		while (now > peak &&
+		       !atomic_compare_exchange_weak(&aio_peak, &peak, now))
+			;
+	}
+	return r;
+}
+
+long parload__fault_io_getevents(unsigned long ctx, long min, long max,
+				 void *ev)
+{
+	struct io_event *v = ev;
+	int e = should_fail(PARLOAD__FK_IO_GETEVENTS);
+	long r;
+
+	if (e)
+		FAIL_WITH(e, -1);
+	r = syscall(SYS_io_getevents, ctx, min, max, ev, NULL);
+	if (r > 0)
+		atomic_fetch_sub(&aio_flying, r);
+	for (long i = 0; i < r; i++) {
+		const struct iocb *cb = (const void *)(uintptr_t)v[i].obj;
+
+		if (v[i].res > 0)
+			watch_read((const void *)(uintptr_t)cb->aio_buf,
+				   (size_t)v[i].res);
+	}
+	return r;
+}
+
+long parload__fault_io_destroy(unsigned long ctx)
+{
+	long r = syscall(SYS_io_destroy, ctx);
+
+	released(PARLOAD__FR_AIO);
+	return r;
+}
+#else
+long parload__fault_io_setup(unsigned n, unsigned long *ctx)
+{
+	(void)n, (void)ctx;
+	FAIL_WITH(ENOSYS, -1);
+}
+
+long parload__fault_io_submit(unsigned long ctx, long n, void *cbs)
+{
+	(void)ctx, (void)n, (void)cbs;
+	FAIL_WITH(ENOSYS, -1);
+}
+
+long parload__fault_io_getevents(unsigned long ctx, long min, long max,
+				 void *ev)
+{
+	(void)ctx, (void)min, (void)max, (void)ev;
+	FAIL_WITH(ENOSYS, -1);
+}
+
+long parload__fault_io_destroy(unsigned long ctx)
+{
+	(void)ctx;
+	FAIL_WITH(ENOSYS, -1);
+}
+#endif
 
 int parload__fault_madvise(void *addr, size_t len, int advice)
 {

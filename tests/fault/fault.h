@@ -76,6 +76,9 @@
 	X(PROCESS_VM_READV, "process_vm_readv", EPERM, false)                  \
 	X(MMAP, "mmap", ENOMEM, false)                                         \
 	X(MADVISE, "madvise", EINVAL, false)                                   \
+	X(IO_SETUP, "io_setup", EAGAIN, false)                                 \
+	X(IO_SUBMIT, "io_submit", EAGAIN, false)                               \
+	X(IO_GETEVENTS, "io_getevents", EINVAL, true)                          \
 	X(MALLOC, "malloc", ENOMEM, false)                                     \
 	X(CALLOC, "calloc", ENOMEM, false)                                     \
 	X(STRDUP, "strdup", ENOMEM, false)                                     \
@@ -98,7 +101,14 @@ typedef enum parload__fault_kind {
 } parload__fault_kind;
 
 #define PARLOAD__FK_BIT(k) ((uint64_t)1 << PARLOAD__FK_##k)
-#define PARLOAD__FK_ALL (((uint64_t)1 << PARLOAD__FK_COUNT) - 1)
+/* Every kind whose calls a load makes a fixed number of times, which a
+ * walk over the N-th call counts on: not io_getevents, called as often
+ * as the device's timing has it (aio.c waits until the read it needs is
+ * done), which tests arm by its own bit. */
+#define PARLOAD__FK_ALL                                                        \
+	((((uint64_t)1 << PARLOAD__FK_COUNT) - 1) &                            \
+	 ~PARLOAD__FK_BIT(IO_GETEVENTS))
+#define PARLOAD__FK_EVERY (((uint64_t)1 << PARLOAD__FK_COUNT) - 1)
 
 /* What the library holds: acquired by a wrapped call, released by its
  * counterpart. */
@@ -107,6 +117,7 @@ typedef enum parload__fault_res {
 	PARLOAD__FR_STREAM,   /* fopen, fdopen - fclose */
 	PARLOAD__FR_HEAP,     /* malloc, calloc, strdup - free */
 	PARLOAD__FR_MAP,      /* mmap - munmap */
+	PARLOAD__FR_AIO,      /* io_setup - io_destroy */
 	PARLOAD__FR_THREAD,   /* pthread_create - pthread_join */
 	PARLOAD__FR_SYNC,     /* mutex and condition init - destroy */
 	PARLOAD__FR_TOPOLOGY, /* hwloc_topology_init - destroy */
@@ -120,7 +131,7 @@ typedef enum parload__fault_res {
  * counts, which are absolute). */
 void parload__fault_reset(void);
 /* Fail the n-th call from now (1 is the next) among the kinds in mask
- * (PARLOAD__FK_ALL for any) with errno err, or with the kind's own errno
+ * (PARLOAD__FK_ALL for any but io_getevents) with errno err, or with the kind's own errno
  * when err is 0.  Only that one call fails. */
 void parload__fault_fail_nth(uint64_t n, uint64_t mask, int err);
 /* read, pread, preadv(2) and write move at most max bytes a call; 0 turns
@@ -136,6 +147,9 @@ uint64_t parload__fault_watched(void);
  * advised MADV_HUGEPAGE and not unmapped since: which reads went through
  * memory the kernel may back with huge pages. */
 uint64_t parload__fault_advised_reads(void);
+/* The most Linux AIO reads in flight at once (submitted, not yet
+ * reaped by io_getevents) since the last reset. */
+long parload__fault_aio_peak(void);
 /* Every k-th interruptible call (k >= 2) fails with EINTR before doing
  * anything; 0 turns this off. */
 void parload__fault_eintr_every(uint64_t k);
@@ -193,6 +207,17 @@ void *parload__fault_mmap(void *addr, size_t len, int prot, int flags,
 			  int fd, off_t off);
 int parload__fault_munmap(void *addr, size_t len);
 int parload__fault_madvise(void *addr, size_t len, int advice);
+/* Linux AIO's system calls (the types are the kernel's: aio_context_t,
+ * struct iocb **, struct io_event *).  io_submit's reads are cut as
+ * pread's are (a read cut to a length O_DIRECT refuses fails when it is
+ * submitted or done, as the kernel's would); io_getevents counts the
+ * bytes each finished read put into the watched buffer and advised
+ * memory; io_destroy always releases. */
+long parload__fault_io_setup(unsigned n, unsigned long *ctx);
+long parload__fault_io_submit(unsigned long ctx, long n, void *cbs);
+long parload__fault_io_getevents(unsigned long ctx, long min, long max,
+				 void *ev);
+long parload__fault_io_destroy(unsigned long ctx);
 void *parload__fault_malloc(size_t n);
 void *parload__fault_calloc(size_t n, size_t size);
 char *parload__fault_strdup(const char *s);
@@ -244,6 +269,10 @@ int parload__fault_hwloc_set_area_membind(void *topo, const void *addr,
 #define parload__sys_mmap parload__fault_mmap
 #define parload__sys_munmap parload__fault_munmap
 #define parload__sys_madvise parload__fault_madvise
+#define parload__sys_io_setup parload__fault_io_setup
+#define parload__sys_io_submit parload__fault_io_submit
+#define parload__sys_io_getevents parload__fault_io_getevents
+#define parload__sys_io_destroy parload__fault_io_destroy
 #define parload__sys_malloc parload__fault_malloc
 #define parload__sys_calloc parload__fault_calloc
 #define parload__sys_strdup parload__fault_strdup

@@ -1,0 +1,139 @@
+/*
+ * aio.c - reads in flight: a worker's O_DIRECT reads handed to the kernel
+ * (Linux AIO) so that the device works while the worker copies what an
+ * earlier read brought in (parallel.c, the direct reads).
+ *
+ * Linux AIO, not io_uring: a read of a file opened O_DIRECT is
+ * asynchronous through it on every Linux of the last fifteen years, it
+ * needs no library, and no sysctl or container filter commonly turns it
+ * off, as kernel.io_uring_disabled and seccomp profiles do io_uring.
+ * Buffered reads would block in io_submit, which is why only direct
+ * reads come here.
+ *
+ * A queue the kernel will not make (ENOSYS, EAGAIN when aio-max-nr is
+ * spent) and a read it will not take leave the worker to read
+ * synchronously, as it did before the queue: no load fails for want of
+ * one.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+#ifdef HAVE_LINUX_AIO_ABI_H
+#include <linux/aio_abi.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+_Static_assert(sizeof(struct iocb) <= sizeof(((parload__aread *)0)->cb),
+	       "parload__aread holds a struct iocb");
+
+int parload__aio_open(parload__aio *q, unsigned n)
+{
+	aio_context_t ctx = 0;
+
+	memset(q, 0, sizeof(*q));
+	if (parload__sys_io_setup(n, &ctx) != 0)
+		return -1;
+	q->ctx = ctx;
+	q->open = true;
+	return 0;
+}
+
+int parload__aio_read(parload__aio *q, parload__aread *r, int fd, void *buf,
+		      size_t len, uint64_t off)
+{
+	struct iocb *cb = (struct iocb *)(void *)r->cb;
+	long rc;
+
+	memset(cb, 0, sizeof(*cb));
+	cb->aio_data = (uint64_t)(uintptr_t)r;
+	cb->aio_lio_opcode = IOCB_CMD_PREAD;
+	cb->aio_fildes = (uint32_t)fd;
+	cb->aio_buf = (uint64_t)(uintptr_t)buf;
+	cb->aio_nbytes = len;
+	cb->aio_offset = (int64_t)off;
+	r->done = false;
+	r->res = 0;
+	do
+		rc = parload__sys_io_submit(q->ctx, 1, &cb);
+	while (rc < 0 && errno == EINTR);
+	if (rc != 1)
+		return -1;
+	q->inflight++;
+	return 0;
+}
+
+/* Take the reads the kernel has finished, at least min of them. */
+static int reap(parload__aio *q, long min)
+{
+	struct io_event ev[16];
+	long n;
+
+	do
+		n = parload__sys_io_getevents(q->ctx, min, 16, ev);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	for (long i = 0; i < n; i++) {
+		parload__aread *r = (parload__aread *)(uintptr_t)ev[i].data;
+
+		r->res = ev[i].res;
+		r->done = true;
+	}
+	q->inflight -= (unsigned)n;
+	return 0;
+}
+
+int parload__aio_wait(parload__aio *q, parload__aread *r)
+{
+	while (!r->done)
+		if (reap(q, 1) != 0)
+			return -1;
+	return 0;
+}
+
+void parload__aio_close(parload__aio *q)
+{
+	if (!q->open)
+		return;
+	/* io_destroy waits for what is still in flight too, but the reads
+	 * are taken first where the kernel lets them be, so that no memory
+	 * they write into is let go of while a device still fills it. */
+	while (q->inflight && reap(q, (long)q->inflight) == 0)
+		;
+	(void)parload__sys_io_destroy(q->ctx);
+	q->open = false;
+}
+
+#else /* no Linux AIO: every read synchronous */
+
+int parload__aio_open(parload__aio *q, unsigned n)
+{
+	(void)n;
+	memset(q, 0, sizeof(*q));
+	errno = ENOSYS;
+	return -1;
+}
+
+int parload__aio_read(parload__aio *q, parload__aread *r, int fd, void *buf,
+		      size_t len, uint64_t off)
+{
+	(void)q, (void)r, (void)fd, (void)buf, (void)len, (void)off;
+	errno = ENOSYS;
+	return -1;
+}
+
+int parload__aio_wait(parload__aio *q, parload__aread *r)
+{
+	(void)q, (void)r;
+	errno = ENOSYS;
+	return -1;
+}
+
+void parload__aio_close(parload__aio *q)
+{
+	(void)q;
+}
+
+#endif /* HAVE_LINUX_AIO_ABI_H */
