@@ -99,23 +99,19 @@
  * threads, over its view layout: whole file 0.97-1.10, rows 16:48
  * 1.00-1.13, where the reads give 1.11-1.21 and 1.09-1.31. */
 #define MAP_WINDOW ((uint64_t)64 << 20)
-/* Direct I/O keeps up to AIO_DEPTH reads in flight a worker (aio.c),
- * into its places or into bounce buffers of their own: the device reads
- * the next batches while the worker copies the last one out of its
- * buffer.  Reads are waited for oldest first, so each batch is scattered
- * in the order it was read, as a synchronous read does.  The workers
- * have AIO_BOUNCES bounce buffers between them, two a worker at least
- * (one read while the other is copied), 2 MiB each.
- *
- * Cold, 2 threads, medians of 3 alternated rounds (in time over one
- * bounce buffer read synchronously, and keep): 4 GiB of 1 MiB views
- * 3,445 ms (3,698, keep 3,393); 1 GiB 872 ms (872, 798).  2, 4 and 8
- * buffers a worker took 3,534, 3,445 and 3,345 ms on 4 GiB.  In an
- * earlier hour of slower disk: 4 GiB 4,237 ms (5,082, keep 4,744), 1 GiB
- * 1,176 ms (1,326, keep 1,247), and two threads reading O_DIRECT
- * straight into fresh memory with one read each 4,948 and 1,260 ms. */
-#define AIO_DEPTH 8
-#define AIO_BOUNCES 8
+/* Direct I/O reads one batch ahead (aio.c): a worker hands the kernel
+ * its next read, then copies the batch the last one brought in out of
+ * its bounce buffer while the device reads, so the worker has one read
+ * in flight, and two bounce buffers, at all times.  Cold, 2 threads,
+ * medians of 3 to 9 alternated rounds (over the synchronous reads before
+ * it, and keep): the reference stream (229 MB) 192 ms (171, keep 191); 1
+ * GiB of 1 MiB views 733 ms (822, 836); 4 GiB 3,135 ms (3,656, 3,032).
+ * More reads in flight a worker took longer on this virtio disk: up to 4
+ * (8 buffers between 2 workers), 216, 816 and 3,471 ms; 2, 3 to 8 and
+ * 16 reads with 2, 4 and 8 buffers, 199 to 206 ms on the reference
+ * stream.  Its floors say the same (bench experiment 14: a ring of depth
+ * 8 a thread read O_DIRECT 1.17-1.23 x the time of one read a thread). */
+#define AIO_DEPTH 2
 
 struct parload__pass {
 	parload__ctx *c;
@@ -127,7 +123,7 @@ struct parload__pass {
 	bool bounce;       /* small runs: read through a bounce buffer */
 	size_t bounce_size;
 	bool direct;       /* O_DIRECT: whole aligned blocks */
-	bool aio;          /* ... with reads in flight (AIO_DEPTH) */
+	bool aio;          /* ... reading a batch ahead (AIO_DEPTH) */
 	/* Direct I/O may read a piece's blocks straight into its place: the
 	 * bytes go there as they are (no conversion, correction or CRC of
 	 * the rows, view layout). */
@@ -188,6 +184,21 @@ static unsigned char *view_pixels(const job *j, uint64_t k)
 	return j->plan.pixels + (k - j->plan.k_begin) * j->plan.s->view_bytes;
 }
 
+/* A direct read in flight: len bytes of file f at off into buf, of which
+ * need must come (the rest lies past the end of the file); into its
+ * place, or into bounce buffer `bounce` (-1: none), whose batch is
+ * scattered once its last read is in. */
+typedef struct inflight {
+	parload__aread r;
+	bool queued; /* false: the kernel would not take it, read it now */
+	bool last;   /* the bounce buffer's last read */
+	const parload__file *f;
+	unsigned char *buf;
+	size_t len, need;
+	uint64_t off;
+	int bounce;
+} inflight;
+
 /* What one worker reads through: its bounce buffer (for direct I/O in a
  * mapping of its own, on huge pages) and what it lets go of (drop). */
 typedef struct worker_io {
@@ -220,31 +231,17 @@ typedef struct worker_io {
 	uint64_t win_off;
 	size_t win_len;
 	bool no_map;
-	/* Direct I/O: the reads in flight, fly_n of them from fly_head, oldest
-	 * first; bounce buffer i of nb at bounce + i * b_stride holds batch
-	 * b[i], b_n of them in flight from b_head. */
+	/* Direct I/O: the reads not yet finished, fly_n of them from
+	 * fly_head, oldest first (the one in flight, and the one before it
+	 * while its batch is copied); bounce buffer i at bounce + i *
+	 * b_stride holds batch b[i], b_n of them taken from b_head. */
 	parload__aio aio;
-	struct inflight *fly;
+	inflight fly[AIO_DEPTH];
 	unsigned fly_head, fly_n;
 	struct bounced *b;
-	unsigned nb, b_head, b_n;
+	unsigned b_head, b_n;
 	size_t b_stride;
 } worker_io;
-
-/* A direct read in flight: len bytes of file f at off into buf, of which
- * need must come (the rest lies past the end of the file); into its
- * place, or into bounce buffer `bounce` (-1: none), whose batch is
- * scattered once its last read is in. */
-typedef struct inflight {
-	parload__aread r;
-	bool queued; /* false: the kernel would not take it, read it now */
-	bool last;   /* the bounce buffer's last read */
-	const parload__file *f;
-	unsigned char *buf;
-	size_t len, need;
-	uint64_t off;
-	int bounce;
-} inflight;
 
 /* The batch a bounce buffer's read brings in: its pieces, from skip
  * bytes into the buffer, and the worker's place in its stream (k, q)
@@ -275,21 +272,18 @@ static int map_bounce(job *j, worker_io *io, unsigned n, parload_error *e)
 	return 0;
 }
 
-/* Direct I/O's reads in flight where the kernel takes them, with this
- * worker's share of AIO_BOUNCES bounce buffers; else one bounce buffer,
- * read synchronously. */
+/* Direct I/O's bounce buffers: two, a read ahead, where the kernel
+ * takes reads in flight; else one, read synchronously. */
 static int direct_buffers(job *j, worker_io *io, parload_error *e)
 {
 	if (!j->aio)
 		return map_bounce(j, io, 1, e);
-	io->fly = parload__sys_calloc(AIO_DEPTH, sizeof(*io->fly));
-	io->nb = PARLOAD__MAX(2u, AIO_BOUNCES / j->c->engine->workers);
-	io->b = parload__sys_calloc(io->nb, sizeof(*io->b));
-	if (!io->fly || !io->b)
+	io->b = parload__sys_calloc(AIO_DEPTH, sizeof(*io->b));
+	if (!io->b)
 		return parload__fail_nomem(e, j->c->path);
 	if (parload__aio_open(&io->aio, AIO_DEPTH) != 0)
 		return map_bounce(j, io, 1, e);
-	return map_bounce(j, io, io->nb, e);
+	return map_bounce(j, io, AIO_DEPTH, e);
 }
 
 static int io_open(job *j, worker_io *io, parload_error *e)
@@ -334,7 +328,6 @@ static void io_close(job *j, worker_io *io)
 {
 	/* No read may still be filling memory let go of below. */
 	parload__aio_close(&io->aio);
-	parload__sys_free(io->fly);
 	parload__sys_free(io->b);
 	unmap_window(io);
 	atomic_fetch_add(&j->decoded, io->strips.decoded);
@@ -639,7 +632,15 @@ static const unsigned char *mapped_batch(worker_io *io,
 	return io->win + (off - io->win_off);
 }
 
-/* ---- direct reads in flight (AIO_DEPTH) ---- */
+/* ---- direct reads a batch ahead (AIO_DEPTH) ---- */
+
+/* n more bytes of the selection are in the dataset. */
+static void progress(const job *j, uint64_t n)
+{
+	if (j->c->req->progress)
+		__atomic_fetch_add(&j->c->req->progress->bytes_done, n,
+				   __ATOMIC_RELAXED);
+}
 
 /* Finish the oldest read in flight: wait for it, then scatter its batch
  * if it read into a bounce buffer.  A read the kernel did not take, or
@@ -665,6 +666,8 @@ static int finish_oldest(job *j, unsigned w, worker_io *io, parload_error *e)
 		rc = parload__pread_upto(x->f->dfd, x->buf, x->len, x->need,
 					 x->off, j->max_read, &j->stats[w],
 					 j->plan.d, x->f, e);
+	if (rc == 0 && x->bounce < 0)
+		progress(j, x->len);
 	if (x->bounce >= 0 && x->last) {
 		const bounced *b = &io->b[x->bounce];
 		const uint64_t k = io->k, q = io->q;
@@ -677,9 +680,11 @@ static int finish_oldest(job *j, unsigned w, worker_io *io, parload_error *e)
 				     io->bounce + x->bounce * io->b_stride +
 					     b->skip,
 				     b->iov, b->rows, b->cnt, e);
+		if (rc == 0)
+			progress(j, batch_bytes(b->iov, b->cnt));
 		io->k = k;
 		io->q = q;
-		io->b_head = (io->b_head + 1) % io->nb;
+		io->b_head = (io->b_head + 1) % AIO_DEPTH;
 		io->b_n--;
 	}
 	io->fly_head = (io->fly_head + 1) % AIO_DEPTH;
@@ -687,28 +692,32 @@ static int finish_oldest(job *j, unsigned w, worker_io *io, parload_error *e)
 	return rc;
 }
 
-/* Room for one more read in flight, into a bounce buffer if bounce. */
-static int make_room(job *j, unsigned w, worker_io *io, bool bounce,
-		     parload_error *e)
+/* Wait until the read in flight is in (its batch not yet copied). */
+static int settle(job *j, worker_io *io, parload_error *e)
 {
-	int rc = 0;
+	for (unsigned k = 0; k < io->fly_n; k++) {
+		inflight *x = &io->fly[(io->fly_head + k) % AIO_DEPTH];
 
-	while (rc == 0 && (io->fly_n == AIO_DEPTH ||
-			   (bounce && io->b_n == io->nb)))
-		rc = finish_oldest(j, w, io, e);
-	return rc;
+		if (x->queued && parload__aio_wait(&io->aio, &x->r) != 0)
+			return parload__fail(e, PARLOAD_EIO, errno, x->f->path,
+					     parload__view_at(j->plan.d, x->f,
+							      x->off),
+					     x->off, "waiting for a read failed");
+	}
+	return 0;
 }
 
 /* len bytes (whole blocks) of f from off into buf, need of them to come,
- * in reads of at most max_read; into bounce buffer `bounce` or -1. */
+ * in reads of at most max_read, into bounce buffer `bounce` or -1: each
+ * read handed to the kernel once the one before it is in, and the one
+ * before it then finished (its batch copied) while the device reads. */
 static int queue_reads(job *j, unsigned w, worker_io *io,
 		       const parload__file *f, unsigned char *buf, size_t len,
 		       size_t need, uint64_t off, int bounce, parload_error *e)
 {
 	for (size_t at = 0; at < len; at += j->max_read) {
 		const size_t n = PARLOAD__MIN(len - at, j->max_read);
-		/* A bounce buffer's room was made when it was taken. */
-		const int rc = at ? make_room(j, w, io, false, e) : 0;
+		int rc = settle(j, io, e);
 		inflight *x;
 
 		if (rc)
@@ -723,6 +732,10 @@ static int queue_reads(job *j, unsigned w, worker_io *io,
 		x->last = at + n >= len;
 		x->queued = parload__aio_read(&io->aio, &x->r, f->dfd, x->buf,
 					      n, x->off) == 0;
+		while (rc == 0 && io->fly_n > 1)
+			rc = finish_oldest(j, w, io, e);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -732,15 +745,13 @@ static int queue_straight(job *j, unsigned w, worker_io *io,
 			  unsigned char *place, uint64_t n, uint64_t off,
 			  const parload__file *f, parload_error *e)
 {
-	const int rc = make_room(j, w, io, false, e);
-
-	return rc ? rc :
-		    queue_reads(j, w, io, f, place, (size_t)n, (size_t)n,
-				off, -1, e);
+	return queue_reads(j, w, io, f, place, (size_t)n, (size_t)n, off, -1,
+			   e);
 }
 
 /* A batch, cnt places from off in f, as the whole blocks that hold it
- * into a bounce buffer of its own, scattered once they are in. */
+ * into the bounce buffer the batch before it is not in, scattered once
+ * they are in. */
 static int queue_bounced(job *j, unsigned w, worker_io *io,
 			 const struct iovec *iov, const bool *rows, int cnt,
 			 uint64_t off, const parload__file *f,
@@ -748,14 +759,10 @@ static int queue_bounced(job *j, unsigned w, worker_io *io,
 {
 	const uint64_t at = off & ~(DIRECT_ALIGN - 1);
 	const size_t need = (size_t)(off - at + batch_bytes(iov, cnt));
-	const int rc = make_room(j, w, io, true, e);
-	unsigned i;
-	bounced *b;
+	/* At most the batch before it holds a buffer (queue_reads). */
+	const unsigned i = (io->b_head + io->b_n++) % AIO_DEPTH;
+	bounced *b = &io->b[i];
 
-	if (rc)
-		return rc;
-	i = (io->b_head + io->b_n++) % io->nb;
-	b = &io->b[i];
 	memcpy(b->iov, iov, (size_t)cnt * sizeof(*iov));
 	memcpy(b->rows, rows, (size_t)cnt * sizeof(*rows));
 	b->cnt = cnt;
@@ -1060,10 +1067,9 @@ static void work(void *arg, unsigned w)
 			     read_decoded(j, w, &io, iov, rows, cnt, off,
 					  cur.range_strip, &e) :
 			     read_batch(j, w, &io, iov, rows, cnt, off, f, &e);
-		if (rc == 0 && j->c->req->progress)
-			__atomic_fetch_add(&j->c->req->progress->bytes_done,
-					   batch_bytes(iov, cnt),
-					   __ATOMIC_RELAXED);
+		/* Reads in flight count when they are in (finish_oldest). */
+		if (rc == 0 && !io.aio.open)
+			progress(j, batch_bytes(iov, cnt));
 		if (rc == 0 && j->check && j->c->verify.crc && !j->rowcrc)
 			rc = check_done(j, w, &cur, whole, &io.next, &e);
 	}
@@ -1291,8 +1297,10 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 	 * batch through it, in requests a device likes. */
 	j->bounce |= j->direct;
 	/* Views checked as they complete (check_done) must be in memory
-	 * when their batch's read returns. */
-	j->aio = j->direct && !(j->check && c->verify.crc && !j->rowcrc);
+	 * when their batch's read returns; decoded strips are read by the
+	 * strip reader. */
+	j->aio = j->direct && !j->plan.decoded &&
+		 !(j->check && c->verify.crc && !j->rowcrc);
 	j->straight = j->direct && !j->far && !j->plan.correct &&
 		      !j->plan.in_place && !j->plan.convert && !j->rowcrc;
 	j->bounce_size = PARLOAD__MAX(j->direct ? DIRECT_BOUNCE :
