@@ -103,14 +103,15 @@
  * its next read, then copies the batch the last one brought in out of
  * its bounce buffer while the device reads, so the worker has one read
  * in flight, and two bounce buffers, at all times.  Cold, 2 threads,
- * medians of 3 to 9 alternated rounds (over the synchronous reads before
- * it, and keep): the reference stream (229 MB) 192 ms (171, keep 191); 1
- * GiB of 1 MiB views 733 ms (822, 836); 4 GiB 3,135 ms (3,656, 3,032).
- * More reads in flight a worker took longer on this virtio disk: up to 4
- * (8 buffers between 2 workers), 216, 816 and 3,471 ms; 2, 3 to 8 and
- * 16 reads with 2, 4 and 8 buffers, 199 to 206 ms on the reference
- * stream.  Its floors say the same (bench experiment 14: a ring of depth
- * 8 a thread read O_DIRECT 1.17-1.23 x the time of one read a thread). */
+ * medians of 3 to 9 alternated rounds, two runs (the synchronous reads
+ * before it, and keep, in brackets): the reference stream (229 MB)
+ * 192-202 ms (171-181, keep 186-191); 1 GiB of 1 MiB views 733-864 ms
+ * (822-916, 836-914); 4 GiB 3,135 ms (3,656, 3,032).  More reads in
+ * flight a worker took longer on this virtio disk: up to 4 (8 buffers
+ * between 2 workers), 216, 816 and 3,471 ms; 2, 3 to 8 and 16 reads with
+ * 2, 4 and 8 buffers, 199 to 206 ms on the reference stream.  Its floors
+ * say the same (bench experiment 14: a ring of depth 8 a thread read
+ * O_DIRECT 1.17-1.23 x the time of one read a thread). */
 #define AIO_DEPTH 2
 
 struct parload__pass {
@@ -251,7 +252,7 @@ typedef struct bounced {
 	bool rows[BATCH_IOV + 1];
 	int cnt;
 	size_t skip;
-	uint64_t off, k, q;
+	uint64_t k, q;
 } bounced;
 
 /* Direct I/O's bounce buffer: io->len bytes from a huge-page boundary in
