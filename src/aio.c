@@ -3,12 +3,13 @@
  * (Linux AIO) so that the device works while the worker copies what an
  * earlier read brought in (parallel.c, the direct reads).
  *
- * Linux AIO, not io_uring: a read of a file opened O_DIRECT is
- * asynchronous through it on every Linux of the last fifteen years, it
- * needs no library, and no sysctl or container filter commonly turns it
- * off, as kernel.io_uring_disabled and seccomp profiles do io_uring.
- * Buffered reads would block in io_submit, which is why only direct
- * reads come here.
+ * Linux AIO, not io_uring: a read of a file opened O_DIRECT on the
+ * common local file systems (ext4, XFS) is asynchronous through it, it
+ * needs no library, and container runtimes' default seccomp profiles
+ * allow it, where they and kernel.io_uring_disabled may refuse io_uring.
+ * A file system that cannot read asynchronously finishes the read inside
+ * io_submit, which is slower but still right.  Buffered reads would
+ * block in io_submit, which is why only direct reads come here.
  *
  * A queue the kernel will not make (ENOSYS, EAGAIN when aio-max-nr is
  * spent) and a read it will not take leave the worker to read
