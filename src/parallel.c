@@ -643,6 +643,18 @@ static void progress(const job *j, uint64_t n)
 				   __ATOMIC_RELAXED);
 }
 
+/* Wait until read x is in: 0, or PARLOAD_EIO naming its file, view and
+ * offset when waiting failed. */
+static int wait_read(const job *j, worker_io *io, inflight *x,
+		     parload_error *e)
+{
+	if (parload__aio_wait(&io->aio, &x->r) == 0)
+		return 0;
+	return parload__fail(e, PARLOAD_EIO, errno, x->f->path,
+			     parload__view_at(j->plan.d, x->f, x->off), x->off,
+			     "waiting for a read failed");
+}
+
 /* Finish the oldest read in flight: wait for it, then scatter its batch
  * if it read into a bounce buffer.  A read the kernel did not take, or
  * that brought less than it must, is read again synchronously, which
@@ -654,11 +666,9 @@ static int finish_oldest(job *j, unsigned w, worker_io *io, parload_error *e)
 	int rc = 0;
 
 	if (x->queued) {
-		if (parload__aio_wait(&io->aio, &x->r) != 0)
-			return parload__fail(e, PARLOAD_EIO, errno, x->f->path,
-					     parload__view_at(j->plan.d, x->f,
-							      x->off),
-					     x->off, "waiting for a read failed");
+		rc = wait_read(j, io, x, e);
+		if (rc)
+			return rc;
 		j->stats[w].calls++;
 	}
 	if (x->queued && x->r.res >= 0 && (uint64_t)x->r.res >= x->need)
@@ -696,16 +706,15 @@ static int finish_oldest(job *j, unsigned w, worker_io *io, parload_error *e)
 /* Wait until the read in flight is in (its batch not yet copied). */
 static int settle(job *j, worker_io *io, parload_error *e)
 {
-	for (unsigned k = 0; k < io->fly_n; k++) {
+	int rc = 0;
+
+	for (unsigned k = 0; rc == 0 && k < io->fly_n; k++) {
 		inflight *x = &io->fly[(io->fly_head + k) % AIO_DEPTH];
 
-		if (x->queued && parload__aio_wait(&io->aio, &x->r) != 0)
-			return parload__fail(e, PARLOAD_EIO, errno, x->f->path,
-					     parload__view_at(j->plan.d, x->f,
-							      x->off),
-					     x->off, "waiting for a read failed");
+		if (x->queued)
+			rc = wait_read(j, io, x, e);
 	}
-	return 0;
+	return rc;
 }
 
 /* len bytes (whole blocks) of f from off into buf, need of them to come,
