@@ -560,9 +560,12 @@ typedef enum parload_cache {
 	/* Buffered reads whose pages leave the page cache once they are in
 	 * the dataset: the parallel strategy's workers advise
 	 * POSIX_FADV_DONTNEED on the ranges they have read, 8 MiB at a time,
-	 * so the page cache grows by no more than the ranges in flight and
-	 * the kernel's readahead.  The files are dropped whole when the load
-	 * ends (pages cached before it too). */
+	 * each holding the first bytes of its share (twice the device's
+	 * read_ahead_kb) until its pass is over, so that the readahead of
+	 * the share before does not read them twice; the page cache grows by
+	 * no more than the ranges in flight, those held and the kernel's
+	 * readahead.  The files are dropped whole when the load ends (pages
+	 * cached before it too). */
 	PARLOAD_CACHE_DROP = 1,
 	/* O_DIRECT: the device's data goes to the dataset without the page
 	 * cache, straight into place where the layout allows, else through

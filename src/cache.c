@@ -16,7 +16,18 @@
  * file system that refuses it gets drop.  A drop load's workers read as
  * a keep load's do and report each range as they read it
  * (parload__drop_read); each worker's dropper asks the kernel to let go
- * of those pages a few megabytes at a time (POSIX_FADV_DONTNEED).
+ * of those pages a few megabytes at a time (POSIX_FADV_DONTNEED), except
+ * the first bytes of its share, which it holds until the pass is over:
+ * the kernel reads ahead of a buffered reader by up to two readahead
+ * windows of its device, so the worker before it in the file reads into
+ * them as it ends its own share, and pages let go of by then came from
+ * the device a second time.  On this VM's virtio disk (read_ahead_kb
+ * 8192) drop loads of the 229 MB reference stream read 242.0 MB from the
+ * device with 2 workers and 265.0 MB with 4 (229.4 MB with one, and with
+ * keep), the 1 GiB file 1,090.5 MB against 1,073.8 MB; holding each
+ * share's first 16 MiB, every one read 229.4 MB and 1,073.8 MB.  Cold, 2
+ * threads, 40 rounds alternated: drop took 1.069 x keep's time before,
+ * 1.023-1.027 x after.
  *
  * Not preadv2's RWF_DONTCACHE (Linux 6.14 on), whose pages the kernel
  * lets go of as it copies them out: on Linux 6.18 and ext4 over virtio
@@ -30,8 +41,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
@@ -142,7 +156,7 @@ static int open_direct(parload__ctx *c, bool *refused)
 
 /* ---- the mode of a load ---- */
 
-int parload__cache_prepare(parload__ctx *c, bool direct_ok)
+static int settle_mode(parload__ctx *c, bool direct_ok)
 {
 	const parload_cache asked = c->req->cache;
 	bool refused = false;
@@ -174,6 +188,16 @@ int parload__cache_prepare(parload__ctx *c, bool direct_ok)
 		parload__cache_close(c);
 		c->cache = PARLOAD_CACHE_DROP;
 	}
+	return rc;
+}
+
+int parload__cache_prepare(parload__ctx *c, bool direct_ok)
+{
+	const int rc = settle_mode(c, direct_ok);
+
+	c->drop_hold = rc == 0 && c->cache == PARLOAD_CACHE_DROP ?
+			       parload__readahead_reach(&c->files[0]) :
+			       0;
 	return rc;
 }
 
@@ -256,20 +280,82 @@ void parload__cache_after(parload__ctx *c)
 
 /* ---- drop, as the workers read ---- */
 
+/* The number in sysfs file `path`, in KiB, as bytes; 0 where there is
+ * none.  (Plain calls, not the fault seam's: what they find only sets how
+ * much a drop load holds for a while.) */
+static uint64_t sysfs_kib(const char *path)
+{
+	const int fd = open(path, O_RDONLY | O_CLOEXEC);
+	unsigned long long kb;
+	char text[24];
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, text, sizeof(text) - 1);
+	(void)close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	return n > 0 && sscanf(text, "%llu", &kb) == 1 ? (uint64_t)kb << 10 :
+							 0;
+}
+
+/* read_ahead_kb of f's device, in bytes, or 0 where sysfs does not say:
+ * /sys/class/bdi/MAJ:MIN names a whole disk, a device-mapper volume or a
+ * network file system; a partition reads ahead as its disk's queue. */
+static uint64_t read_ahead_of(const parload__file *f)
+{
+	struct stat st;
+	char path[64];
+	uint64_t ra;
+
+	if (fstat(f->fd, &st) != 0)
+		return 0;
+	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/read_ahead_kb",
+		 major(st.st_dev), minor(st.st_dev));
+	ra = sysfs_kib(path);
+	if (ra)
+		return ra;
+	snprintf(path, sizeof(path),
+		 "/sys/dev/block/%u:%u/../queue/read_ahead_kb",
+		 major(st.st_dev), minor(st.st_dev));
+	return sysfs_kib(path);
+}
+
+uint64_t parload__readahead_reach(const parload__file *f)
+{
+	const uint64_t ra = read_ahead_of(f);
+
+	return ra ? 2 * ra : PARLOAD__READAHEAD_UNKNOWN;
+}
+
 void parload__drop_init(parload__dropper *dr, parload__ctx *c)
 {
 	memset(dr, 0, sizeof(*dr));
 	dr->on = c->cache == PARLOAD_CACHE_DROP;
+	dr->hold = c->drop_hold;
+}
+
+static void let_go(const parload__file *f, uint64_t begin, uint64_t end)
+{
+	if (f && end > begin)
+		(void)parload__sys_posix_fadvise(f->fd, (off_t)begin,
+						 (off_t)(end - begin),
+						 POSIX_FADV_DONTNEED);
 }
 
 void parload__drop_flush(parload__dropper *dr)
 {
-	if (dr->f && dr->end > dr->begin)
-		(void)parload__sys_posix_fadvise(dr->f->fd, (off_t)dr->begin,
-						 (off_t)(dr->end - dr->begin),
-						 POSIX_FADV_DONTNEED);
+	let_go(dr->f, dr->begin, dr->end);
 	dr->f = NULL;
 	dr->begin = dr->end = 0;
+}
+
+void parload__drop_release(parload__dropper *dr)
+{
+	parload__drop_flush(dr);
+	let_go(dr->held_f, dr->held_begin, dr->held_end);
+	dr->held_f = NULL;
+	dr->held_begin = dr->held_end = dr->hold = 0;
 }
 
 void parload__drop_read(parload__dropper *dr, const parload__file *f,
@@ -277,6 +363,23 @@ void parload__drop_read(parload__dropper *dr, const parload__file *f,
 {
 	if (!dr->on || len == 0)
 		return;
+	/* The first bytes read, while they follow each other in one
+	 * file. */
+	if (dr->hold && (!dr->held_f || (dr->held_f == f &&
+					 off == dr->held_end))) {
+		const uint64_t n = PARLOAD__MIN(len, dr->hold);
+
+		if (!dr->held_f)
+			dr->held_begin = off;
+		dr->held_f = f;
+		dr->held_end = off + n;
+		dr->hold -= n;
+		off += n;
+		len -= n;
+		if (len == 0)
+			return;
+	}
+	dr->hold = 0;
 	if (dr->f != f || off != dr->end)
 		parload__drop_flush(dr);
 	if (!dr->f) {

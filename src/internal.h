@@ -307,20 +307,35 @@ void parload__cache_close(struct parload__ctx *c);
  * the worker whose range they are in had let go of it. */
 void parload__cache_after(struct parload__ctx *c);
 
+/* How far ahead of a buffered reader of f the kernel may read: two of
+ * its device's readahead windows (read_ahead_kb, from sysfs), or
+ * PARLOAD__READAHEAD_UNKNOWN where sysfs does not say. */
+#define PARLOAD__READAHEAD_UNKNOWN ((uint64_t)16 << 20)
+uint64_t parload__readahead_reach(const parload__file *f);
+
 /* One worker's ranges read, given to parload__drop_read and let go of a
- * few megabytes at a time with POSIX_FADV_DONTNEED. */
+ * few megabytes at a time with POSIX_FADV_DONTNEED, except the first
+ * `hold` bytes it reads (held), which are let go of once every worker of
+ * the pass is done (parload__drop_release): the worker before it in the
+ * file reads ahead into them as it ends its own share, and would read
+ * them from the device again. */
 typedef struct parload__dropper {
 	bool on;
 	const parload__file *f;
 	uint64_t begin, end;
+	uint64_t hold;  /* bytes still to hold */
+	const parload__file *held_f;
+	uint64_t held_begin, held_end;
 } parload__dropper;
 
 void parload__drop_init(parload__dropper *dr, struct parload__ctx *c);
 /* Bytes [off, off + len) of f are in the dataset. */
 void parload__drop_read(parload__dropper *dr, const parload__file *f,
 			uint64_t off, uint64_t len);
-/* Let go of what is pending. */
+/* Let go of what is pending, except the held bytes. */
 void parload__drop_flush(parload__dropper *dr);
+/* Let go of the held bytes: no worker of the pass reads any more. */
+void parload__drop_release(parload__dropper *dr);
 
 /* ---- correct.c: flat- and dark-field correction ---- */
 
@@ -850,6 +865,7 @@ typedef struct parload__ctx {
 	uint64_t declared;     /* the views the header or count promises */
 	bool raw_headers;      /* a raw stream's view headers are read */
 	parload_cache cache;   /* the page-cache mode in force (cache.c) */
+	uint64_t drop_hold;    /* drop: bytes a worker holds (parload__dropper) */
 	parload__correct corr; /* a corrected load's references (correct.c) */
 	parload_loader *loader; /* the loader the load runs on */
 	parload_shape shape;

@@ -143,6 +143,9 @@ struct parload__pass {
 	parload__rowcrc *rowcrc;
 	parload__badlist *bad; /* one per worker */
 	uint64_t first_bad;    /* lowest bad view found by the workers */
+	/* A drop load's ranges, one per worker: what each holds is let go
+	 * of once the pass is over. */
+	parload__dropper *drop;
 };
 
 typedef struct parload__pass job;
@@ -206,7 +209,7 @@ typedef struct worker_io {
 	unsigned char *bounce;
 	size_t len;  /* its bytes */
 	size_t map_len; /* direct I/O: the buffer's mapping, else 0 */
-	parload__dropper drop;
+	parload__dropper *drop; /* the job's, for this worker */
 	unsigned char *row; /* a corrected load's converted row */
 	parload__strip_reader strips; /* a decoded plan's */
 	/* Binning: the sums of the bin being read (its first rows so far,
@@ -287,12 +290,13 @@ static int direct_buffers(job *j, worker_io *io, parload_error *e)
 	return map_bounce(j, io, AIO_DEPTH, e);
 }
 
-static int io_open(job *j, worker_io *io, parload_error *e)
+static int io_open(job *j, unsigned w, worker_io *io, parload_error *e)
 {
 	int rc;
 
 	memset(io, 0, sizeof(*io));
-	parload__drop_init(&io->drop, j->c);
+	io->drop = &j->drop[w];
+	parload__drop_init(io->drop, j->c);
 	if (j->plan.decoded) {
 		rc = parload__strip_reader_open(&io->strips, j->plan.strips,
 						j->plan.d, j->plan.files, e);
@@ -333,7 +337,7 @@ static void io_close(job *j, worker_io *io)
 	unmap_window(io);
 	atomic_fetch_add(&j->decoded, io->strips.decoded);
 	parload__strip_reader_close(&io->strips);
-	parload__drop_flush(&io->drop);
+	parload__drop_flush(io->drop);
 	parload__sys_free(io->row);
 	parload__sys_free(io->acc);
 	if (io->map_len)
@@ -583,7 +587,7 @@ static int read_records(job *j, worker_io *io, const struct iovec *range,
 		pix += vb;
 		src += hb + vb;
 	}
-	parload__drop_read(&io->drop, f, off, range->iov_len);
+	parload__drop_read(io->drop, f, off, range->iov_len);
 	if (!check)
 		return 0;
 	/* The error names the first bad one. */
@@ -837,7 +841,7 @@ static int read_bounced(job *j, unsigned w, worker_io *io,
 	else if (rc == 0 && j->plan.in_place)
 		convert_read(j, iov, rows, cnt);
 	if (rc == 0)
-		parload__drop_read(&io->drop, f, off, n);
+		parload__drop_read(io->drop, f, off, n);
 	return rc;
 }
 
@@ -1040,7 +1044,7 @@ static void work(void *arg, unsigned w)
 	whole = own_views(j, sh, &hb, &he);
 	if (j->bind_memory)
 		bind_share(j, w, sh);
-	rc = io_open(j, &io, &e);
+	rc = io_open(j, w, &io, &e);
 	io.next = hb;
 	if (!j->plan.native && sh->headers)
 		make_headers(j, hb, he);
@@ -1320,7 +1324,8 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 	j->shares = parload__sys_calloc(n, sizeof(*j->shares));
 	j->stats = parload__sys_calloc(n, sizeof(*j->stats));
 	j->bad = parload__sys_calloc(n, sizeof(*j->bad));
-	if (!j->shares || !j->stats || !j->bad)
+	j->drop = parload__sys_calloc(n, sizeof(*j->drop));
+	if (!j->shares || !j->stats || !j->bad || !j->drop)
 		return parload__fail_nomem(c->err, c->path);
 	return 0;
 }
@@ -1350,6 +1355,8 @@ int parload__pass_wait(parload__pass *j)
 	int rc;
 
 	parload__engine_wait(j->c->engine);
+	for (unsigned w = 0; w < j->c->engine->workers; w++)
+		parload__drop_release(&j->drop[w]);
 	rc = atomic_load(&j->failed);
 	return rc ? rc : gather_bad(j);
 }
@@ -1374,6 +1381,7 @@ void parload__pass_free(parload__pass *j)
 	parload__sys_free(j->bad);
 	parload__sys_free(j->shares);
 	parload__sys_free(j->stats);
+	parload__sys_free(j->drop);
 	parload__sys_free(j);
 }
 

@@ -19,7 +19,11 @@
  * check_cache_resident (part 1): what a load leaves in the page cache,
  * counted with mincore over a mapping of the file.  A keep load of a cold
  * file leaves it cached, a drop or direct load leaves at most a quarter
- * of it, auto on a warm file keeps.  It skips where the page cache of
+ * of it, auto on a warm file keeps.  A drop load's worker holds the first
+ * bytes of its share (the reach of the kernel's readahead, twice the
+ * device's read_ahead_kb) and lets go of the rest as it reads; what it
+ * holds leaves when its pass is over, so each batch of a load in batches
+ * is out of the cache by its callback.  It skips where the page cache of
  * $TMPDIR's file system cannot be emptied of a file or does not keep
  * what is read (tmpfs, some network file systems).
  */
@@ -33,9 +37,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "batchutil.h"
+#include "internal.h"
 #include "layouts.h"
 #include "testutil.h"
 #ifdef PARLOAD_FAULT_INJECTION
@@ -793,7 +800,7 @@ END_TEST
 /* The share of path's pages in the page cache, in [0, 1], counted with
  * mincore over a mapping of it; -1 if it cannot be told.  (No Check
  * assertion: the probe runs outside any test.) */
-static double cached_share(const char *path)
+static double cached_range(const char *path, uint64_t begin, uint64_t end)
 {
 	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	const int fd = open(path, O_RDONLY);
@@ -804,12 +811,15 @@ static double cached_share(const char *path)
 			       0) : MAP_FAILED;
 	double share = -1.0;
 
-	if (map != MAP_FAILED && mincore(map, (size_t)size, vec) == 0) {
+	end = end < (uint64_t)size ? end : (uint64_t)size;
+	if (map != MAP_FAILED && mincore(map, (size_t)size, vec) == 0 &&
+	    begin < end) {
 		size_t n = 0;
 
-		for (size_t i = 0; i < pages; i++)
+		for (size_t i = begin / page; i < (end + page - 1) / page; i++)
 			n += vec[i] & 1;
-		share = (double)n / (double)pages;
+		share = (double)n / (double)((end + page - 1) / page -
+					     begin / page);
 	}
 	if (map != MAP_FAILED)
 		munmap(map, (size_t)size);
@@ -817,6 +827,11 @@ static double cached_share(const char *path)
 		close(fd);
 	free(vec);
 	return share;
+}
+
+static double cached_share(const char *path)
+{
+	return cached_range(path, 0, UINT64_MAX);
 }
 
 static double resident(const char *path)
@@ -967,6 +982,153 @@ START_TEST(test_resident)
 }
 END_TEST
 
+/* The reach parload__readahead_reach gives a file: twice its device's
+ * read_ahead_kb where /sys/class/bdi names the device, as read here. */
+static void assert_reach(const parload__file *f)
+{
+	const uint64_t reach = parload__readahead_reach(f);
+	struct stat st;
+	char bdi[64];
+	unsigned long long kb;
+	FILE *in;
+
+	ck_assert_int_eq(fstat(f->fd, &st), 0);
+	snprintf(bdi, sizeof(bdi), "/sys/class/bdi/%u:%u/read_ahead_kb",
+		 major(st.st_dev), minor(st.st_dev));
+	in = fopen(bdi, "r");
+	printf("readahead reach of %s: %" PRIu64 " KiB (%s %s)\n", f->path,
+	       reach >> 10, bdi, in ? "read" : "absent");
+	if (in && fscanf(in, "%llu", &kb) == 1)
+		ck_assert_uint_eq(reach, 2 * ((uint64_t)kb << 10));
+	if (in)
+		fclose(in);
+	ck_assert_uint_gt(reach, 0);
+}
+
+/* A drop load's worker lets go of what it reads 8 MiB at a time, except
+ * the first bytes, which it holds until its pass is over: the worker
+ * before it in the file reads ahead into them as it ends its share, and
+ * would read them from the device again.  A warm 64 MiB file fed to a
+ * dropper in reads of 4 MiB with a hold of 16 MiB: the first 16 MiB stay
+ * cached until parload__drop_release, each 8 MiB past them leaves once
+ * read, and nothing not yet read leaves. */
+START_TEST(test_drop_hold)
+{
+	const uint64_t mib = (uint64_t)1 << 20, size = 64 * mib,
+		       hold = 16 * mib, step = 4 * mib, batch = 8 * mib;
+	char *path = tu_path("hold.raw");
+	parload__ctx c;
+	parload__file f;
+	parload__dropper dr;
+
+	/* Written back first: dirty pages are not let go of. */
+	ck_assert_int_eq(probe_file(path, (size_t)size, false), 0);
+	evict(path);
+	ck_assert_int_eq(probe_file(path, (size_t)size, true), 0);
+	ck_assert_double_ge(resident(path), AFTER_KEEP);
+	memset(&c, 0, sizeof(c));
+	memset(&f, 0, sizeof(f));
+	c.cache = PARLOAD_CACHE_DROP;
+	c.drop_hold = hold;
+	f.path = path;
+	f.fd = open(path, O_RDONLY);
+	f.size = size;
+	ck_assert_int_ge(f.fd, 0);
+	assert_reach(&f);
+	parload__drop_init(&dr, &c);
+	for (uint64_t off = 0; off < size; off += step) {
+		const uint64_t read = off + step;
+		const uint64_t gone = read > hold ?
+			hold + (read - hold) / batch * batch : hold;
+
+		parload__drop_read(&dr, &f, off, step);
+		ck_assert_msg(cached_range(path, 0, hold) >= AFTER_KEEP,
+			      "after %" PRIu64 " MiB: the held bytes left",
+			      read / mib);
+		if (gone > hold)
+			ck_assert_msg(cached_range(path, hold, gone) <= 0.01,
+				      "after %" PRIu64 " MiB: bytes %" PRIu64
+				      "-%" PRIu64 " MiB still cached",
+				      read / mib, hold / mib, gone / mib);
+		if (gone < size)
+			ck_assert_msg(cached_range(path, gone, size) >=
+					      AFTER_KEEP,
+				      "after %" PRIu64 " MiB: bytes from %"
+				      PRIu64 " MiB left early", read / mib,
+				      gone / mib);
+	}
+	parload__drop_flush(&dr);
+	ck_assert_double_ge(cached_range(path, 0, hold), AFTER_KEEP);
+	ck_assert_double_le(cached_range(path, hold, size), 0.01);
+	parload__drop_release(&dr);
+	ck_assert_double_le(resident(path), 0.01);
+	close(f.fd);
+	free(path);
+}
+END_TEST
+
+/* What a drop load's workers hold is let go of when their pass is over,
+ * not when the load is: in batches twice the readahead reach, 2 workers
+ * (each holding the whole of its half), each batch's bytes are out of
+ * the page cache when its callback runs, while the next pass reads. */
+typedef struct batch_cached {
+	const char *path;
+	uint64_t record;
+	double worst;
+} batch_cached;
+
+static int note_cached(const parload_batch *b, void *arg)
+{
+	batch_cached *bc = arg;
+	const double share = cached_range(
+		bc->path, PARLOAD_FILE_HEADER_SIZE + b->first * bc->record,
+		PARLOAD_FILE_HEADER_SIZE + (b->first + b->count) * bc->record);
+
+	bc->worst = share > bc->worst ? share : bc->worst;
+	return 0;
+}
+
+START_TEST(test_drop_batches)
+{
+	const uint32_t w = 1024, h = 1024;
+	const uint64_t view = (uint64_t)w * h * 2;
+	char *path = stream("dropbatches.raw", 1, w, h, 0);
+	parload_loader *l = tu_loader(2, PARLOAD_STRATEGY_PARALLEL, 0);
+	batch_cached bc = { path, view + PARLOAD_VIEW_HEADER_SIZE, 0.0 };
+	parload_request r;
+	parload_dataset ds;
+	parload_error err;
+	parload__file f;
+	uint64_t per;
+
+	/* The reach of this file system's device, then the file. */
+	memset(&f, 0, sizeof(f));
+	f.path = path;
+	f.fd = open(path, O_RDONLY);
+	ck_assert_int_ge(f.fd, 0);
+	per = 2 * parload__readahead_reach(&f) / view;
+	per = per < 2 ? 2 : per;
+	close(f.fd);
+	tu_write_stream(path, 3 * per, w, h, PARLOAD_PIXEL_U16, 0, 3);
+	evict(path);
+	parload_request_init(&r);
+	r.source.path = path;
+	r.on_batch = note_cached;
+	r.batch_arg = &bc;
+	r.batch_views = per;
+	ck_assert_msg(run_as(l, &r, PARLOAD_CACHE_DROP, &ds, &err) == 0, "%s",
+		      err.message);
+	printf("drop in batches of %" PRIu64 " views of 2 MiB: at most %.1f%% "
+	       "of a batch cached when its callback ran\n", per,
+	       100 * bc.worst);
+	ck_assert_msg(bc.worst <= AFTER_DROP, "%.1f%% of a batch cached when "
+		      "its callback ran", 100 * bc.worst);
+	parload_dataset_free(&ds);
+	parload_loader_free(l);
+	free(path);
+}
+END_TEST
+
 /* auto on a warm file (just read) keeps it, and it stays cached. */
 START_TEST(test_auto_warm)
 {
@@ -1016,6 +1178,8 @@ static Suite *resident_suite(void)
 	TCase *t = tu_tcase(s, "the page cache after a load", 60);
 
 	tcase_add_loop_test(t, test_resident, 0, 4);
+	tcase_add_test(t, test_drop_hold);
+	tcase_add_test(t, test_drop_batches);
 	tcase_add_test(t, test_auto_warm);
 	return s;
 }
