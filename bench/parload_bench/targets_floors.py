@@ -3,11 +3,13 @@ cache: the fresh-memory floor (experiments 1, 2, 4), sinograms against
 the view layout of the same selection (experiment 13), the rows split
 against the views split (experiment 12), Python against the command
 (experiment 10), and the page-cache modes (experiment 14)."""
+import statistics
+
 from .sessions import (ALIGNED, BAND_32, BAND_32_SINOGRAMS, MAPPED,
                        MPI_RANKS, PAGE_CACHE, RAW_LAYOUTS)
 from .points import SINOGRAMS
-from .target import (Measured, Note, Pick, Target, paired, parallel_n,
-                     ratio)
+from .target import (Measured, Note, Pick, Target, by_round, paired,
+                     parallel_n, ratio)
 from .targets_uses import exp10, mpi_pick
 
 
@@ -247,6 +249,25 @@ def per_file(a, b):
     return value
 
 
+def per_round(a, b, cache="cold"):
+    """Mode a's time / mode b's on each of experiment 14's files, as the
+    median of each round's ratio (run k of both points: a machine that
+    other work slows for a while slows a round), as text (no verdict)."""
+    def value(run):
+        out = []
+        for f in CACHE_FILES:
+            pa = cache_pick(f, cache, mode(a)).point(run)
+            pb = cache_pick(f, cache, mode(b)).point(run)
+            if not pa or not pb:
+                continue
+            x, y = by_round(pa), by_round(pb)
+            rs = [x[r] / y[r] for r in y if r in x]
+            if rs:
+                out.append("%s %.2f" % (f, statistics.median(rs)))
+        return Measured(None, ", ".join(out)) if out else None
+    return value
+
+
 def aligned(pred):
     """A point of experiment 14's cold session on the headerless
     reference stream (sessions.direct_aligned)."""
@@ -265,6 +286,11 @@ def aligned_floor(wide):
 
 
 URING_NOTES = [
+    Note("16b", "The same as the median of each round's ratio (a round: a "
+         "cold load in each mode in turn), per file: %s.",
+         per_round("keep", "drop")),
+    Note("16e", "The same as the median of each round's ratio, per file: "
+         "%s.", per_round("auto", "keep", "warm")),
     Note("16d", "--cache direct of the reference stream's payloads alone "
          "(no view headers: read straight into place) / the O_DIRECT floor "
          "of as many threads, one read each, same file = %s.",
