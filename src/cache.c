@@ -352,7 +352,6 @@ void parload__drop_flush(parload__dropper *dr)
 
 void parload__drop_release(parload__dropper *dr)
 {
-	parload__drop_flush(dr);
 	let_go(dr->held_f, dr->held_begin, dr->held_end);
 	dr->held_f = NULL;
 	dr->held_begin = dr->held_end = dr->hold = 0;

@@ -334,7 +334,8 @@ void parload__drop_read(parload__dropper *dr, const parload__file *f,
 			uint64_t off, uint64_t len);
 /* Let go of what is pending, except the held bytes. */
 void parload__drop_flush(parload__dropper *dr);
-/* Let go of the held bytes: no worker of the pass reads any more. */
+/* Let go of the held bytes (the worker has flushed the rest): no worker
+ * of the pass reads any more. */
 void parload__drop_release(parload__dropper *dr);
 
 /* ---- correct.c: flat- and dark-field correction ---- */

@@ -982,19 +982,6 @@ START_TEST(test_resident)
 }
 END_TEST
 
-/* path opened as the library's file of size bytes. */
-static parload__file open_file(const char *path, uint64_t size)
-{
-	parload__file f;
-
-	memset(&f, 0, sizeof(f));
-	f.path = path;
-	f.fd = open(path, O_RDONLY);
-	f.size = size;
-	ck_assert_msg(f.fd >= 0, "%s: %s", path, strerror(errno));
-	return f;
-}
-
 /* The reach parload__readahead_reach gives a file: twice its device's
  * read_ahead_kb where /sys/class/bdi names the device, as read here. */
 static void assert_reach(const parload__file *f)
@@ -1040,9 +1027,13 @@ START_TEST(test_drop_hold)
 	ck_assert_int_eq(probe_file(path, (size_t)size, true), 0);
 	ck_assert_double_ge(resident(path), AFTER_KEEP);
 	memset(&c, 0, sizeof(c));
+	memset(&f, 0, sizeof(f));
 	c.cache = PARLOAD_CACHE_DROP;
 	c.drop_hold = hold;
-	f = open_file(path, size);
+	f.path = path;
+	f.fd = open(path, O_RDONLY);
+	f.size = size;
+	ck_assert_int_ge(f.fd, 0);
 	assert_reach(&f);
 	parload__drop_init(&dr, &c);
 	for (uint64_t off = 0; off < size; off += step) {
@@ -1107,14 +1098,11 @@ START_TEST(test_drop_batches)
 	parload_request r;
 	parload_dataset ds;
 	parload_error err;
-	parload__file f;
 	uint64_t per;
 
 	/* The reach of this file system's device, then the file. */
-	f = open_file(path, 0);
-	per = 2 * parload__readahead_reach(&f) / view;
+	per = 2 * tu_readahead_reach(path) / view;
 	per = per < 2 ? 2 : per;
-	close(f.fd);
 	tu_write_stream(path, 3 * per, w, h, PARLOAD_PIXEL_U16, 0, 3);
 	evict(path);
 	parload_request_init(&r);

@@ -380,15 +380,9 @@ START_TEST(test_drop_fadvise)
 	drop_calls drop;
 	uint64_t keep_reads, reach, own, calls;
 	parload_dataset ds;
-	parload__file f;
 
 	tu_write_stream(path, 24, 1024, 1024, PARLOAD_PIXEL_U16, 0, 7);
-	memset(&f, 0, sizeof(f));
-	f.path = path;
-	f.fd = open(path, O_RDONLY);
-	ck_assert_int_ge(f.fd, 0);
-	reach = parload__readahead_reach(&f);
-	close(f.fd);
+	reach = tu_readahead_reach(path);
 	own = (uint64_t)24 << 20;
 	calls = 1 + (own > reach ? (own - reach + (16 << 20) - 1) /
 					   (16 << 20) :

@@ -745,6 +745,20 @@ void tu_plan_init(struct parload__plan *p, const parload_file_header *h,
 	parload__plan_views(p, 0, s->views, headers, NULL, pixels);
 }
 
+uint64_t tu_readahead_reach(const char *path)
+{
+	parload__file f;
+	uint64_t reach;
+
+	memset(&f, 0, sizeof(f));
+	f.path = path;
+	f.fd = open(path, O_RDONLY);
+	ck_assert_msg(f.fd >= 0, "%s: %s", path, strerror(errno));
+	reach = parload__readahead_reach(&f);
+	close(f.fd);
+	return reach;
+}
+
 int tu_run_part(const tu_part *parts, int n, int k)
 {
 	const char *why;

@@ -208,6 +208,10 @@ struct parload__plan;
 void tu_plan_init(struct parload__plan *p, const parload_file_header *h,
 		  const parload_shape *s, void *headers, void *pixels);
 
+/* parload__readahead_reach (src/cache.c) of the file at path: how much
+ * of each share a drop load's worker holds. */
+uint64_t tu_readahead_reach(const char *path);
+
 /* A program's tests in parts: part 0 runs everywhere, and each other part
  * is its own check_PROGRAMS entry (the same source built with
  * -DTU_PART=k) whose tests need something a machine may lack. */
