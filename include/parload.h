@@ -571,7 +571,10 @@ typedef enum parload_cache {
 	 * cache, straight into place where the layout allows, else through
 	 * a per-worker buffer on a huge page, with the same NUMA
 	 * placement; a file system that refuses O_DIRECT falls back to drop
-	 * (stats.cache says so).  Parallel strategy; the others drop. */
+	 * (stats.cache says so).  Parallel strategy; the others drop.  The
+	 * loader's workers each open a Linux AIO queue on its first direct
+	 * load and keep it, idle between loads, until parload_loader_free
+	 * (which waits 30-40 ms for the kernel to free them). */
 	PARLOAD_CACHE_DIRECT = 2,
 	/* Chosen per load: keep when most of a sample of the file's pages is
 	 * cached (a warm file), drop when a cold file is larger than half the

@@ -290,7 +290,12 @@ int parload__aio_read(parload__aio *q, parload__aread *r, int fd, void *buf,
 /* Wait until r is done (and mark done those the kernel finishes
  * meanwhile): 0, or -1 (errno) when waiting failed. */
 int parload__aio_wait(parload__aio *q, parload__aread *r);
-/* Wait for every read in flight, then free the queue. */
+/* Wait for every read in flight, so that the memory they fill may be let
+ * go of; the queue stays open for the next load.  A queue that cannot be
+ * waited on is closed (the kernel then waits for its reads). */
+void parload__aio_settle(parload__aio *q);
+/* Wait for every read in flight, then free the queue (io_destroy: two
+ * RCU grace periods, 32-42 ms on a 2-core VM, whatever the queue held). */
 void parload__aio_close(parload__aio *q);
 
 /* ---- cache.c: what a load leaves in the page cache ---- */
@@ -1210,6 +1215,10 @@ typedef struct parload__engine {
 	unsigned workers;
 	parload__place *places;
 	bool bind;            /* workers bind to their places as they start */
+	/* Direct reads' queues (aio.c), one a worker: made by the first
+	 * direct load (parload__engine_aio_ready), each opened by its
+	 * worker, and closed only with the loader, each by its worker. */
+	parload__aio *aio;
 } parload__engine;
 
 /* Start the workers if they are not running yet: a loader that only ever
@@ -1226,6 +1235,11 @@ void parload__engine_run(parload__engine *e, parload__job_fn fn, void *arg);
  * wait for it. */
 void parload__engine_start(parload__engine *e, parload__job_fn fn, void *arg);
 void parload__engine_wait(parload__engine *e);
+/* The workers' queues for direct reads, made before the workers start:
+ * 0, or -1 where memory is short (the load then reads synchronously). */
+int parload__engine_aio_ready(parload__engine *e);
+/* Worker w's queue, which only worker w touches, or NULL. */
+parload__aio *parload__engine_aio(parload__engine *e, unsigned w);
 const parload_options *parload__loader_options(const parload_loader *l);
 parload__engine *parload__loader_engine(parload_loader *l);
 

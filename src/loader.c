@@ -39,8 +39,21 @@ static void bind_worker(void *arg, unsigned w)
 	(void)parload__topology_bind_thread(e->topo, &e->places[w]);
 }
 
+/* Worker w closes its own direct-read queue: the workers' io_destroy
+ * calls wait out their grace periods together. */
+static void close_aio(void *arg, unsigned w)
+{
+	parload__engine *e = arg;
+
+	parload__aio_close(&e->aio[w]);
+}
+
 static void engine_free(parload__engine *e)
 {
+	if (e->aio) {
+		parload__engine_run(e, close_aio, e);
+		parload__sys_free(e->aio);
+	}
 	if (e->pool)
 		parload__pool_free(e->pool);
 	if (e->topo)
@@ -216,6 +229,19 @@ void parload__engine_wait(parload__engine *e)
 {
 	if (e->pool)
 		parload__pool_wait(e->pool);
+}
+
+int parload__engine_aio_ready(parload__engine *e)
+{
+	if (!e->aio)
+		e->aio = parload__sys_calloc(PARLOAD__MAX(e->workers, 1u),
+					     sizeof(*e->aio));
+	return e->aio ? 0 : -1;
+}
+
+parload__aio *parload__engine_aio(parload__engine *e, unsigned w)
+{
+	return e->aio ? &e->aio[w] : NULL;
 }
 
 static int check_options(const parload_options *o, parload_error *err)

@@ -111,7 +111,10 @@
  * between 2 workers), 216, 816 and 3,471 ms; 2, 3 to 8 and 16 reads with
  * 2, 4 and 8 buffers, 199 to 206 ms on the reference stream.  Its floors
  * say the same (bench experiment 14: a ring of depth 8 a thread read
- * O_DIRECT 1.17-1.23 x the time of one read a thread). */
+ * O_DIRECT 1.17-1.23 x the time of one read a thread).  Those figures
+ * include freeing the workers' queues, 32-42 ms a pass, which the
+ * loader now keeps (aio.c): the reference stream then took 159 ms
+ * against 193 ms freeing them, keep 188 ms (9 alternated rounds). */
 #define AIO_DEPTH 2
 
 struct parload__pass {
@@ -239,7 +242,7 @@ typedef struct worker_io {
 	 * fly_head, oldest first (the one in flight, and the one before it
 	 * while its batch is copied); bounce buffer i at bounce + i *
 	 * b_stride holds batch b[i], b_n of them taken from b_head. */
-	parload__aio aio;
+	parload__aio *aio; /* the worker's queue, or NULL: read synchronously */
 	inflight fly[AIO_DEPTH];
 	unsigned fly_head, fly_n;
 	struct bounced *b;
@@ -277,16 +280,21 @@ static int map_bounce(job *j, worker_io *io, unsigned n, parload_error *e)
 }
 
 /* Direct I/O's bounce buffers: two, a read ahead, where the kernel
- * takes reads in flight; else one, read synchronously. */
-static int direct_buffers(job *j, worker_io *io, parload_error *e)
+ * takes reads in flight (worker w's queue, opened by its first direct
+ * load); else one, read synchronously. */
+static int direct_buffers(job *j, unsigned w, worker_io *io,
+			  parload_error *e)
 {
-	if (!j->aio)
+	parload__aio *q = j->aio ? parload__engine_aio(j->c->engine, w) : NULL;
+
+	if (!q)
 		return map_bounce(j, io, 1, e);
 	io->b = parload__sys_calloc(AIO_DEPTH, sizeof(*io->b));
 	if (!io->b)
 		return parload__fail_nomem(e, j->c->path);
-	if (parload__aio_open(&io->aio, AIO_DEPTH) != 0)
+	if (!q->open && parload__aio_open(q, AIO_DEPTH) != 0)
 		return map_bounce(j, io, 1, e);
+	io->aio = q;
 	return map_bounce(j, io, AIO_DEPTH, e);
 }
 
@@ -317,7 +325,7 @@ static int io_open(job *j, unsigned w, worker_io *io, parload_error *e)
 		return 0;
 	io->len = j->bounce_size + (j->direct ? 2 * DIRECT_ALIGN : 0);
 	if (j->direct)
-		return direct_buffers(j, io, e);
+		return direct_buffers(j, w, io, e);
 	io->bounce = parload__sys_malloc(io->len);
 	return io->bounce ? 0 : parload__fail_nomem(e, j->c->path);
 }
@@ -332,7 +340,8 @@ static void unmap_window(worker_io *io)
 static void io_close(job *j, worker_io *io)
 {
 	/* No read may still be filling memory let go of below. */
-	parload__aio_close(&io->aio);
+	if (io->aio)
+		parload__aio_settle(io->aio);
 	parload__sys_free(io->b);
 	unmap_window(io);
 	atomic_fetch_add(&j->decoded, io->strips.decoded);
@@ -652,7 +661,7 @@ static void progress(const job *j, uint64_t n)
 static int wait_read(const job *j, worker_io *io, inflight *x,
 		     parload_error *e)
 {
-	if (parload__aio_wait(&io->aio, &x->r) == 0)
+	if (parload__aio_wait(io->aio, &x->r) == 0)
 		return 0;
 	return parload__fail(e, PARLOAD_EIO, errno, x->f->path,
 			     parload__view_at(j->plan.d, x->f, x->off), x->off,
@@ -744,7 +753,7 @@ static int queue_reads(job *j, unsigned w, worker_io *io,
 		x->off = off + at;
 		x->bounce = bounce;
 		x->last = at + n >= len;
-		x->queued = parload__aio_read(&io->aio, &x->r, f->dfd, x->buf,
+		x->queued = parload__aio_read(io->aio, &x->r, f->dfd, x->buf,
 					      n, x->off) == 0;
 		while (rc == 0 && io->fly_n > 1)
 			rc = finish_oldest(j, w, io, e);
@@ -821,7 +830,7 @@ static int read_bounced(job *j, unsigned w, worker_io *io,
 			return scatter(j, io, src, iov, rows, cnt, e);
 		}
 	}
-	if (io->aio.open)
+	if (io->aio)
 		return queue_bounced(j, w, io, iov, rows, cnt, off, f, e);
 	if (!io->bounce)
 		rc = parload__preadv_full(f->fd, iov, cnt, off, j->max_read,
@@ -913,7 +922,7 @@ static int read_direct(job *j, unsigned w, worker_io *io,
 		if (a > pos)
 			run_add(&r, pos, place, a - pos, row);
 		rc = run_flush(j, w, io, &r, f, e);
-		if (rc == 0 && io->aio.open)
+		if (rc == 0 && io->aio)
 			rc = queue_straight(j, w, io, place + (a - pos), b - a,
 					    a, f, e);
 		else if (rc == 0)
@@ -1082,7 +1091,7 @@ static void work(void *arg, unsigned w)
 					  cur.range_strip, &e) :
 			     read_batch(j, w, &io, iov, rows, cnt, off, f, &e);
 		/* Reads in flight count when they are in (finish_oldest). */
-		if (rc == 0 && !io.aio.open)
+		if (rc == 0 && !io.aio)
 			progress(j, batch_bytes(iov, cnt));
 		if (rc == 0 && j->check && j->c->verify.crc && !j->rowcrc)
 			rc = check_done(j, w, &cur, whole, &io.next, &e);
@@ -1314,7 +1323,8 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 	 * when their batch's read returns; decoded strips are read by the
 	 * strip reader. */
 	j->aio = j->direct && !j->plan.decoded &&
-		 !(j->check && c->verify.crc && !j->rowcrc);
+		 !(j->check && c->verify.crc && !j->rowcrc) &&
+		 parload__engine_aio_ready(e) == 0;
 	j->straight = j->direct && !j->far && !j->plan.correct &&
 		      !j->plan.in_place && !j->plan.convert && !j->rowcrc;
 	j->bounce_size = PARLOAD__MAX(j->direct ? DIRECT_BOUNCE :

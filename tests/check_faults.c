@@ -440,6 +440,10 @@ START_TEST(test_walk_cache)
 	ft_options(&o, c);
 	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
 	ft_warm_up(l, path, &ref);
+	/* The mode's first load: direct opens the workers' queues, which
+	 * the loader keeps (test_direct_queues walks their opening). */
+	rc = load_cached(l, path, m, &ds, &err);
+	assert_cached_load(rc, &ds, &err, &ref, want, "first load");
 	parload__fault_reset();
 	rc = load_cached(l, path, m, &ds, &err);
 	calls = parload__fault_calls();
@@ -518,6 +522,10 @@ START_TEST(test_direct_in_flight_faults)
 	ft_options(&o, c);
 	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
 	ft_warm_up(l, path, &ref);
+	/* The workers' queues, opened once and kept by the loader. */
+	rc = load_cached(l, path, PARLOAD_CACHE_DIRECT, &ds, &err);
+	assert_cached_load(rc, &ds, &err, &ref, PARLOAD_CACHE_DIRECT,
+			   "first direct load");
 	parload__fault_reset();
 	ft_snap(&base);
 	for (n = 1;; n++) {
@@ -566,6 +574,90 @@ START_TEST(test_direct_in_flight_faults)
 	ck_assert(ft_all_zero(&ds, sizeof(ds)));
 	ft_assert_as_before(&base, "device error");
 	parload_loader_free(l);
+	tu_soa_free(&ref);
+	free(path);
+}
+END_TEST
+
+/* io_setup calls and queues held (aio.c) across count direct loads of
+ * path on l. */
+static uint64_t direct_setups(parload_loader *l, const char *path,
+			      const tu_soa *ref, int count, const char *what)
+{
+	parload_dataset ds;
+	parload_error err;
+	uint64_t calls;
+
+	parload__fault_reset();
+	/* Nothing fails; io_setup calls are counted. */
+	parload__fault_fail_nth(0, PARLOAD__FK_BIT(IO_SETUP), 0);
+	for (int i = 0; i < count; i++) {
+		const int rc = load_cached(l, path, PARLOAD_CACHE_DIRECT, &ds,
+					   &err);
+
+		assert_cached_load(rc, &ds, &err, ref, PARLOAD_CACHE_DIRECT,
+				   what);
+	}
+	calls = parload__fault_calls();
+	parload__fault_reset();
+	return calls;
+}
+
+/* A loader's workers open their direct-read queues on its first direct
+ * load and keep them, each with nothing in flight, until the loader is
+ * freed: later direct loads make none (io_destroy waits two RCU grace
+ * periods, 30-40 ms, which a load paid per pass).  A queue the kernel
+ * will not make, at any worker, leaves that worker reading synchronously
+ * for the load, exactly, and the next load opens it. */
+START_TEST(test_direct_queues)
+{
+	const ft_config *c = ft_config_of(tu_parallel(3));
+	parload_options o;
+	parload_loader *l;
+	parload_error err;
+	ft_snapshot base;
+	tu_soa ref;
+	char *path = ft_stream("queues.raw", &ref);
+	const long before = parload__fault_live(PARLOAD__FR_AIO);
+	char what[160];
+	uint64_t k;
+
+	ft_options(&o, c);
+	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
+	ft_warm_up(l, path, &ref);
+	/* One queue a worker with a share of the file (two at least). */
+	k = direct_setups(l, path, &ref, 1, "first");
+	ck_assert_uint_ge(k, 2);
+	ck_assert_int_eq(parload__fault_live(PARLOAD__FR_AIO),
+			 before + (long)k);
+	ft_snap(&base);
+	ck_assert_uint_eq(direct_setups(l, path, &ref, 3, "again"), 0);
+	ft_assert_as_before(&base, "three more direct loads");
+	parload_loader_free(l);
+	ck_assert_int_eq(parload__fault_live(PARLOAD__FR_AIO), before);
+
+	for (uint64_t n = 1; n <= k; n++) {
+		parload_dataset ds;
+		int rc;
+
+		snprintf(what, sizeof(what), "io_setup %" PRIu64 " refused", n);
+		ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
+		ft_warm_up(l, path, &ref);
+		parload__fault_reset();
+		parload__fault_fail_nth(n, PARLOAD__FK_BIT(IO_SETUP), 0);
+		rc = load_cached(l, path, PARLOAD_CACHE_DIRECT, &ds, &err);
+		ck_assert_int_eq(parload__fault_fired(), PARLOAD__FK_IO_SETUP);
+		parload__fault_reset();
+		assert_cached_load(rc, &ds, &err, &ref, PARLOAD_CACHE_DIRECT,
+				   what);
+		ck_assert_int_eq(parload__fault_live(PARLOAD__FR_AIO),
+				 before + (long)k - 1);
+		ck_assert_uint_eq(direct_setups(l, path, &ref, 1, what), 1);
+		ck_assert_int_eq(parload__fault_live(PARLOAD__FR_AIO),
+				 before + (long)k);
+		parload_loader_free(l);
+	}
+	ck_assert_int_eq(parload__fault_live(PARLOAD__FR_AIO), before);
 	tu_soa_free(&ref);
 	free(path);
 }
@@ -1105,6 +1197,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_raw_refused_before_reading);
 	tcase_add_loop_test(t, test_walk_cache, 0, 3);
 	tcase_add_test(t, test_direct_in_flight_faults);
+	tcase_add_test(t, test_direct_queues);
 	tcase_add_test(t, test_drop_fadvise);
 	return s;
 }
