@@ -732,15 +732,20 @@ static int settle(job *j, worker_io *io, parload_error *e)
 
 /* len bytes (whole blocks) of f from off into buf, need of them to come,
  * in reads of at most max_read, into bounce buffer `bounce` or -1: each
- * read handed to the kernel once the one before it is in, and the one
- * before it then finished (its batch copied) while the device reads. */
+ * read into a bounce buffer handed to the kernel once the one before it
+ * is in, and the one before it then finished (its batch copied) while
+ * the device reads.  A read straight into place is handed over at once,
+ * while the one before it is still in flight: io_submit first faults in
+ * the dataset's pages it reads into, which then overlaps the device's
+ * work (a headerless 229 MB stream, cold, 2 threads: 172 ms against 185
+ * ms waiting first, medians of 15 alternated rounds; keep 198 ms). */
 static int queue_reads(job *j, unsigned w, worker_io *io,
 		       const parload__file *f, unsigned char *buf, size_t len,
 		       size_t need, uint64_t off, int bounce, parload_error *e)
 {
 	for (size_t at = 0; at < len; at += j->max_read) {
 		const size_t n = PARLOAD__MIN(len - at, j->max_read);
-		int rc = settle(j, io, e);
+		int rc = bounce >= 0 ? settle(j, io, e) : 0;
 		inflight *x;
 
 		if (rc)

@@ -641,6 +641,40 @@ START_TEST(test_direct_in_flight)
 	lt_free(&s);
 }
 END_TEST
+
+/* Reads straight into place (no view headers, offset and views of whole
+ * blocks: 64 views of 128 KiB) are handed to the kernel while the one
+ * before is still in flight, two at most, so that io_submit's faulting
+ * in of the dataset's pages overlaps the device; every byte of the file
+ * goes straight into the dataset, none through a bounce buffer. */
+START_TEST(test_direct_straight_in_flight)
+{
+	parload_loader *l = tu_loader(1, PARLOAD_STRATEGY_PARALLEL, 0);
+	parload_request r;
+	parload_dataset ds;
+	lt_stream s;
+	lt_sel q;
+	long peak;
+
+	lt_layout(&s, 1024, 64, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 4096, 0,
+		  0, 64);
+	lt_write(&s, "straight");
+	lt_sel_all(&s, &q);
+	lt_request(&s, &r);
+	parload__fault_reset();
+	load_as(l, &r, PARLOAD_CACHE_DIRECT, &ds, "straight");
+	peak = parload__fault_aio_peak();
+	parload__fault_reset();
+	lt_assert_loaded(&s, &q, &ds, false, "straight");
+	if (ds.stats.cache == PARLOAD_CACHE_DIRECT) {
+		ck_assert_msg(peak == 2, "%ld reads in flight at most", peak);
+		ck_assert_uint_eq(ds.stats.bytes_read, 64 * 131072);
+	}
+	parload_dataset_free(&ds);
+	parload_loader_free(l);
+	lt_free(&s);
+}
+END_TEST
 #endif
 
 /* parload's own format with CRCs checked: every payload checked in every
@@ -1158,6 +1192,7 @@ static Suite *modes_suite(void)
 	tcase_add_test(t, test_direct_straight);
 	tcase_add_test(t, test_direct_bounce_huge);
 	tcase_add_test(t, test_direct_in_flight);
+	tcase_add_test(t, test_direct_straight_in_flight);
 #endif
 	tcase_add_loop_test(t, test_crc, 0, N_MODES);
 	tcase_add_loop_test(t, test_fd_and_strategies, 0, N_MODES);
