@@ -238,11 +238,14 @@ typedef struct worker_io {
 	uint64_t win_off;
 	size_t win_len;
 	bool no_map;
-	/* Direct I/O: the reads not yet finished, fly_n of them from
-	 * fly_head, oldest first (the one in flight, and the one before it
-	 * while its batch is copied); bounce buffer i at bounce + i *
-	 * b_stride holds batch b[i], b_n of them taken from b_head. */
-	parload__aio *aio; /* the worker's queue, or NULL: read synchronously */
+	/* Direct I/O: the worker's queue (the loader's, kept from load to
+	 * load), or NULL: read synchronously. */
+	parload__aio *aio;
+	/* The reads not yet finished, fly_n of them from fly_head, oldest
+	 * first (the one in flight, and the one before it while its batch
+	 * is copied or, read straight into place, while it is still read);
+	 * bounce buffer i at bounce + i * b_stride holds batch b[i], b_n of
+	 * them taken from b_head. */
 	inflight fly[AIO_DEPTH];
 	unsigned fly_head, fly_n;
 	struct bounced *b;
