@@ -1331,8 +1331,9 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 	 * when their batch's read returns; decoded strips are read by the
 	 * strip reader. */
 	j->aio = j->direct && !j->plan.decoded &&
-		 !(j->check && c->verify.crc && !j->rowcrc) &&
-		 parload__engine_aio_ready(e) == 0;
+		 !(j->check && c->verify.crc && !j->rowcrc);
+	if (j->aio && parload__engine_aio_ready(e) != 0)
+		j->aio = false;
 	j->straight = j->direct && !j->far && !j->plan.correct &&
 		      !j->plan.in_place && !j->plan.convert && !j->rowcrc;
 	j->bounce_size = PARLOAD__MAX(j->direct ? DIRECT_BOUNCE :

@@ -332,8 +332,30 @@ static void assert_cached_load(int rc, parload_dataset *ds,
 	parload_dataset_free(ds);
 }
 
-/* A drop load's read calls (pread and preadv) and posix_fadvise calls;
- * it must load exactly. */
+/* The calls of the kinds in mask that count loads of path in mode m
+ * make, each of which must load exactly. */
+static uint64_t mode_calls(parload_loader *l, const char *path,
+			   const tu_soa *ref, parload_cache m, uint64_t mask,
+			   int count, const char *what)
+{
+	uint64_t n;
+
+	parload__fault_reset();
+	/* Nothing fails; the calls are counted. */
+	parload__fault_fail_nth(0, mask, 0);
+	for (int i = 0; i < count; i++) {
+		parload_dataset ds;
+		parload_error err;
+		const int rc = load_cached(l, path, m, &ds, &err);
+
+		assert_cached_load(rc, &ds, &err, ref, m, what);
+	}
+	n = parload__fault_calls();
+	parload__fault_reset();
+	return n;
+}
+
+/* A drop load's read calls (pread and preadv) and posix_fadvise calls. */
 typedef struct drop_calls {
 	uint64_t reads, fadvises;
 } drop_calls;
@@ -341,25 +363,13 @@ typedef struct drop_calls {
 static drop_calls drop_load(parload_loader *l, const char *path,
 			    const tu_soa *ref, const char *what)
 {
-	const uint64_t kinds[2] = { PARLOAD__FK_BIT(PREAD) |
-					    PARLOAD__FK_BIT(PREADV),
-				    PARLOAD__FK_BIT(FADVISE) };
-	uint64_t n[2];
-
-	for (int i = 0; i < 2; i++) {
-		parload_dataset ds;
-		parload_error err;
-		int rc;
-
-		parload__fault_reset();
-		/* Nothing fails; the calls of one kind are counted. */
-		parload__fault_fail_nth(0, kinds[i], 0);
-		rc = load_cached(l, path, PARLOAD_CACHE_DROP, &ds, &err);
-		n[i] = parload__fault_calls();
-		parload__fault_reset();
-		assert_cached_load(rc, &ds, &err, ref, PARLOAD_CACHE_DROP, what);
-	}
-	return (drop_calls){ n[0], n[1] };
+	return (drop_calls){
+		mode_calls(l, path, ref, PARLOAD_CACHE_DROP,
+			   PARLOAD__FK_BIT(PREAD) | PARLOAD__FK_BIT(PREADV), 1,
+			   what),
+		mode_calls(l, path, ref, PARLOAD_CACHE_DROP,
+			   PARLOAD__FK_BIT(FADVISE), 1, what)
+	};
 }
 
 /* How a drop load lets go of what it reads: 48 MiB of 2 MiB views, 2
@@ -579,28 +589,12 @@ START_TEST(test_direct_in_flight_faults)
 }
 END_TEST
 
-/* io_setup calls and queues held (aio.c) across count direct loads of
- * path on l. */
+/* io_setup calls across count direct loads of path on l. */
 static uint64_t direct_setups(parload_loader *l, const char *path,
 			      const tu_soa *ref, int count, const char *what)
 {
-	parload_dataset ds;
-	parload_error err;
-	uint64_t calls;
-
-	parload__fault_reset();
-	/* Nothing fails; io_setup calls are counted. */
-	parload__fault_fail_nth(0, PARLOAD__FK_BIT(IO_SETUP), 0);
-	for (int i = 0; i < count; i++) {
-		const int rc = load_cached(l, path, PARLOAD_CACHE_DIRECT, &ds,
-					   &err);
-
-		assert_cached_load(rc, &ds, &err, ref, PARLOAD_CACHE_DIRECT,
-				   what);
-	}
-	calls = parload__fault_calls();
-	parload__fault_reset();
-	return calls;
+	return mode_calls(l, path, ref, PARLOAD_CACHE_DIRECT,
+			  PARLOAD__FK_BIT(IO_SETUP), count, what);
 }
 
 /* A loader's workers open their direct-read queues on its first direct
