@@ -1238,7 +1238,8 @@ void parload__engine_wait(parload__engine *e);
 /* The workers' queues for direct reads, made before the workers start:
  * 0, or -1 where memory is short (the load then reads synchronously). */
 int parload__engine_aio_ready(parload__engine *e);
-/* Worker w's queue, which only worker w touches, or NULL. */
+/* Worker w's queue, which only worker w touches (after
+ * parload__engine_aio_ready). */
 parload__aio *parload__engine_aio(parload__engine *e, unsigned w);
 const parload_options *parload__loader_options(const parload_loader *l);
 parload__engine *parload__loader_engine(parload_loader *l);

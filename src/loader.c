@@ -241,7 +241,7 @@ int parload__engine_aio_ready(parload__engine *e)
 
 parload__aio *parload__engine_aio(parload__engine *e, unsigned w)
 {
-	return e->aio ? &e->aio[w] : NULL;
+	return &e->aio[w];
 }
 
 static int check_options(const parload_options *o, parload_error *err)

@@ -288,10 +288,11 @@ static int map_bounce(job *j, worker_io *io, unsigned n, parload_error *e)
 static int direct_buffers(job *j, unsigned w, worker_io *io,
 			  parload_error *e)
 {
-	parload__aio *q = j->aio ? parload__engine_aio(j->c->engine, w) : NULL;
+	parload__aio *q;
 
-	if (!q)
+	if (!j->aio)
 		return map_bounce(j, io, 1, e);
+	q = parload__engine_aio(j->c->engine, w);
 	io->b = parload__sys_calloc(AIO_DEPTH, sizeof(*io->b));
 	if (!io->b)
 		return parload__fail_nomem(e, j->c->path);
