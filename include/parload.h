@@ -572,9 +572,11 @@ typedef enum parload_cache {
 	 * a per-worker buffer on a huge page, with the same NUMA
 	 * placement; a file system that refuses O_DIRECT falls back to drop
 	 * (stats.cache says so).  Parallel strategy; the others drop.  The
-	 * loader's workers each open a Linux AIO queue on its first direct
-	 * load and keep it, idle between loads, until parload_loader_free
-	 * (which waits 30-40 ms for the kernel to free them). */
+	 * loader's workers each open a queue of reads in flight on its first
+	 * direct load and keep it, idle between loads, until
+	 * parload_loader_free: an io_uring ring (a descriptor, close-on-exec),
+	 * or where the kernel refuses rings a Linux AIO context (whose
+	 * freeing waits 30-40 ms, in parload_loader_free or at exit). */
 	PARLOAD_CACHE_DIRECT = 2,
 	/* Chosen per load: keep when most of a sample of the file's pages is
 	 * cached (a warm file), drop when a cold file is larger than half the

@@ -263,21 +263,36 @@ int parload__rowcrc_finish(parload__rowcrc *r, unsigned n,
 			   parload__badlist *bad, parload_error *err);
 void parload__rowcrc_free(parload__rowcrc *r);
 
-/* ---- aio.c: reads in flight (O_DIRECT, Linux AIO) ---- */
+/* ---- aio.c: reads in flight (O_DIRECT: io_uring, else Linux AIO) ---- */
 
 /* One read handed to the kernel; once done, res is the bytes it read or
  * -errno. */
 typedef struct parload__aread {
-	uint64_t cb[8]; /* the kernel's control block (struct iocb) */
+	uint64_t cb[8]; /* the kernel's control block (struct iocb), or the
+			 * io_uring read's struct iovec */
 	int64_t res;
 	bool done;
 } parload__aread;
 
-/* A worker's queue of reads in flight. */
+/* An io_uring ring as this process sees it: its descriptor and the
+ * three regions it maps (aio.c). */
+typedef struct parload__ring {
+	int fd;
+	void *sq, *cq, *sqes;
+	size_t sq_len, cq_len, sqes_len;
+	unsigned *sq_head, *sq_tail, *sq_mask, *sq_array;
+	unsigned *cq_head, *cq_tail, *cq_mask;
+	void *cqes;
+} parload__ring;
+
+/* A worker's queue of reads in flight: an io_uring ring where the kernel
+ * gives one, else a Linux AIO context. */
 typedef struct parload__aio {
+	parload__ring ring;
 	unsigned long ctx;
 	unsigned inflight;
 	bool open;
+	bool uring; /* the ring, not ctx */
 } parload__aio;
 
 /* A queue for up to n reads in flight: 0, or -1 (errno) where the kernel
@@ -294,8 +309,10 @@ int parload__aio_wait(parload__aio *q, parload__aread *r);
  * go of; the queue stays open for the next load.  A queue that cannot be
  * waited on is closed (the kernel then waits for its reads). */
 void parload__aio_settle(parload__aio *q);
-/* Wait for every read in flight, then free the queue (io_destroy: two
- * RCU grace periods, 32-42 ms on a 2-core VM, whatever the queue held). */
+/* Wait for every read in flight, then free the queue: a ring at once (the
+ * kernel tears it down in the background), an AIO context with
+ * io_destroy (two RCU grace periods, 32-42 ms on a 2-core VM, whatever it
+ * held). */
 void parload__aio_close(parload__aio *q);
 
 /* ---- cache.c: what a load leaves in the page cache ---- */

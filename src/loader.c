@@ -39,8 +39,9 @@ static void bind_worker(void *arg, unsigned w)
 	(void)parload__topology_bind_thread(e->topo, &e->places[w]);
 }
 
-/* Worker w closes its own direct-read queue: the workers' io_destroy
- * calls wait out their grace periods together. */
+/* Worker w closes its own direct-read queue: where they are AIO
+ * contexts, the workers' io_destroy calls wait out their grace periods
+ * together (a ring closes at once). */
 static void close_aio(void *arg, unsigned w)
 {
 	parload__engine *e = arg;

@@ -602,15 +602,17 @@ END_TEST
  * what the file holds, its progress counting every byte once.  With
  * every read cut to one block (so that each queued read comes back
  * short, and the worker reads it again itself, a block a call), the
- * same. */
+ * same.  Through Linux AIO (_i 0) and an io_uring ring (_i 1). */
 START_TEST(test_direct_in_flight)
 {
-	parload_loader *l = tu_loader(1, PARLOAD_STRATEGY_PARALLEL, 0);
+	parload_loader *l;
 	parload_request r;
 	parload_dataset ds;
 	lt_stream s;
 	lt_sel q;
 
+	parload__fault_ring(_i == 1);
+	l = tu_loader(1, PARLOAD_STRATEGY_PARALLEL, 0);
 	lt_layout(&s, 100, 41, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 100, 0, 0,
 		  1000);
 	lt_write(&s, "inflight");
@@ -638,6 +640,7 @@ START_TEST(test_direct_in_flight)
 		parload_dataset_free(&ds);
 	}
 	parload_loader_free(l);
+	parload__fault_ring(false);
 	lt_free(&s);
 }
 END_TEST
@@ -646,16 +649,19 @@ END_TEST
  * blocks: 64 views of 128 KiB) are handed to the kernel while the one
  * before is still in flight, two at most, so that io_submit's faulting
  * in of the dataset's pages overlaps the device; every byte of the file
- * goes straight into the dataset, none through a bounce buffer. */
+ * goes straight into the dataset, none through a bounce buffer.  Through
+ * Linux AIO (_i 0) and an io_uring ring (_i 1). */
 START_TEST(test_direct_straight_in_flight)
 {
-	parload_loader *l = tu_loader(1, PARLOAD_STRATEGY_PARALLEL, 0);
+	parload_loader *l;
 	parload_request r;
 	parload_dataset ds;
 	lt_stream s;
 	lt_sel q;
 	long peak;
 
+	parload__fault_ring(_i == 1);
+	l = tu_loader(1, PARLOAD_STRATEGY_PARALLEL, 0);
 	lt_layout(&s, 1024, 64, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 4096, 0,
 		  0, 64);
 	lt_write(&s, "straight");
@@ -672,6 +678,7 @@ START_TEST(test_direct_straight_in_flight)
 	}
 	parload_dataset_free(&ds);
 	parload_loader_free(l);
+	parload__fault_ring(false);
 	lt_free(&s);
 }
 END_TEST
@@ -1191,8 +1198,8 @@ static Suite *modes_suite(void)
 #ifdef PARLOAD_FAULT_INJECTION
 	tcase_add_test(t, test_direct_straight);
 	tcase_add_test(t, test_direct_bounce_huge);
-	tcase_add_test(t, test_direct_in_flight);
-	tcase_add_test(t, test_direct_straight_in_flight);
+	tcase_add_loop_test(t, test_direct_in_flight, 0, 2);
+	tcase_add_loop_test(t, test_direct_straight_in_flight, 0, 2);
 #endif
 	tcase_add_loop_test(t, test_crc, 0, N_MODES);
 	tcase_add_loop_test(t, test_fd_and_strategies, 0, N_MODES);

@@ -507,17 +507,23 @@ START_TEST(test_walk_cache)
 }
 END_TEST
 
-/* Direct reads in flight (aio.c), 3 workers.  io_getevents failing at
- * its first call, then its second, and so on, fails the load with
- * PARLOAD_EIO naming the file, the dataset zeroed and nothing left
- * behind (the reads still in flight are waited for before their buffers
- * go).  Interrupted (EINTR) at any one call, the load is exact.  A
- * device error at byte 8,192 fails it naming that offset and the view
- * there, whichever queued read met it (each is read again by its worker,
- * which meets the error itself). */
+/* Direct reads in flight (aio.c), 3 workers, through Linux AIO (_i 0)
+ * and io_uring (_i 1).  The call that waits for reads (io_getevents,
+ * io_uring_enter) failing at its first call, then its second, and so on,
+ * fails the load with PARLOAD_EIO naming the file, the dataset zeroed and
+ * nothing left behind (the reads still in flight are waited for before
+ * their buffers go); io_uring_enter also hands the reads over, and a read
+ * it refuses is read synchronously, the load exact.  Interrupted (EINTR)
+ * at any one call, the load is exact.  A device error at byte 8,192 fails
+ * it naming that offset and the view there, whichever queued read met it
+ * (each is read again by its worker, which meets the error itself). */
 START_TEST(test_direct_in_flight_faults)
 {
 	const ft_config *c = ft_config_of(tu_parallel(3));
+	const bool ring = _i == 1;
+	const uint64_t waits = ring ? PARLOAD__FK_BIT(IO_URING_ENTER)
+				    : PARLOAD__FK_BIT(IO_GETEVENTS);
+	const char *call = ring ? "io_uring_enter" : "io_getevents";
 	parload_options o;
 	parload_loader *l;
 	parload_error err;
@@ -526,9 +532,10 @@ START_TEST(test_direct_in_flight_faults)
 	tu_soa ref;
 	char *path = ft_stream("inflight.raw", &ref);
 	char what[160];
-	uint64_t n;
+	uint64_t n, exact = 0;
 	int rc;
 
+	parload__fault_ring(ring);
 	ft_options(&o, c);
 	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
 	ft_warm_up(l, path, &ref);
@@ -541,30 +548,35 @@ START_TEST(test_direct_in_flight_faults)
 	for (n = 1;; n++) {
 		int k;
 
-		snprintf(what, sizeof(what), "io_getevents, call %" PRIu64, n);
-		parload__fault_fail_nth(n, PARLOAD__FK_BIT(IO_GETEVENTS), 0);
+		snprintf(what, sizeof(what), "%s, call %" PRIu64, call, n);
+		parload__fault_fail_nth(n, waits, 0);
 		rc = load_cached(l, path, PARLOAD_CACHE_DIRECT, &ds, &err);
 		k = parload__fault_fired();
 		parload__fault_reset();
-		if (k < 0) {
+		if (k < 0 || (ring && rc == 0)) {
 			assert_cached_load(rc, &ds, &err, &ref,
 					   PARLOAD_CACHE_DIRECT, what);
-			break;
+			if (k < 0)
+				break;
+			exact++;
+			continue;
 		}
 		ft_assert_failure(what, k, rc, &err, path, false);
 		ck_assert_msg(ft_all_zero(&ds, sizeof(ds)),
 			      "%s: the dataset was not zeroed", what);
 		ft_assert_as_before(&base, what);
 	}
-	ck_assert_msg(n > 1, "no io_getevents: no direct read was in flight");
-	printf("walk io_getevents, direct: %" PRIu64 " faults\n", n - 1);
+	ck_assert_msg(n > 1, "no %s: no direct read was in flight", call);
+	/* The first call of each load hands its first read over. */
+	ck_assert(!ring || exact >= 1);
+	printf("walk %s, direct: %" PRIu64 " faults (%" PRIu64
+	       " reads refused, read synchronously)\n", call, n - 1, exact);
 	for (n = 1;; n++) {
 		int k;
 
-		snprintf(what, sizeof(what), "io_getevents, EINTR at call %"
-			 PRIu64, n);
-		parload__fault_fail_nth(n, PARLOAD__FK_BIT(IO_GETEVENTS),
-					EINTR);
+		snprintf(what, sizeof(what), "%s, EINTR at call %" PRIu64,
+			 call, n);
+		parload__fault_fail_nth(n, waits, EINTR);
 		rc = load_cached(l, path, PARLOAD_CACHE_DIRECT, &ds, &err);
 		k = parload__fault_fired();
 		parload__fault_reset();
@@ -584,28 +596,29 @@ START_TEST(test_direct_in_flight_faults)
 	ck_assert(ft_all_zero(&ds, sizeof(ds)));
 	ft_assert_as_before(&base, "device error");
 	parload_loader_free(l);
+	parload__fault_ring(false);
 	tu_soa_free(&ref);
 	free(path);
 }
 END_TEST
 
-/* io_setup calls across count direct loads of path on l. */
-static uint64_t direct_setups(parload_loader *l, const char *path,
-			      const tu_soa *ref, int count, const char *what)
-{
-	return mode_calls(l, path, ref, PARLOAD_CACHE_DIRECT,
-			  PARLOAD__FK_BIT(IO_SETUP), count, what);
-}
-
 /* A loader's workers open their direct-read queues on its first direct
  * load and keep them, each with nothing in flight, until the loader is
  * freed: later direct loads make none (io_destroy waits two RCU grace
- * periods, 30-40 ms, which a load paid per pass).  A queue the kernel
- * will not make, at any worker, leaves that worker reading synchronously
- * for the load, exactly, and the next load opens it. */
+ * periods, 30-40 ms, which a load paid per pass).  Where the kernel
+ * gives no ring (_i 0, Linux AIO), a context the kernel will not make, at
+ * any worker, leaves that worker reading synchronously for the load,
+ * exactly, and the next load opens it.  Where it gives rings (_i 1), a
+ * ring refused at any worker leaves that worker with an AIO context
+ * instead, kept as a ring is, and the load is exact. */
 START_TEST(test_direct_queues)
 {
 	const ft_config *c = ft_config_of(tu_parallel(3));
+	const bool ring = _i == 1;
+	const uint64_t setups = ring ? PARLOAD__FK_BIT(IO_URING_SETUP)
+				     : PARLOAD__FK_BIT(IO_SETUP);
+	const int kind = ring ? PARLOAD__FK_IO_URING_SETUP
+			      : PARLOAD__FK_IO_SETUP;
 	parload_options o;
 	parload_loader *l;
 	parload_error err;
@@ -616,16 +629,20 @@ START_TEST(test_direct_queues)
 	char what[160];
 	uint64_t k;
 
+	parload__fault_ring(ring);
 	ft_options(&o, c);
 	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
 	ft_warm_up(l, path, &ref);
 	/* One queue a worker with a share of the file (two at least). */
-	k = direct_setups(l, path, &ref, 1, "first");
+	k = mode_calls(l, path, &ref, PARLOAD_CACHE_DIRECT, setups, 1,
+		       "first");
 	ck_assert_uint_ge(k, 2);
 	ck_assert_int_eq(parload__fault_live(PARLOAD__FR_AIO),
 			 before + (long)k);
 	ft_snap(&base);
-	ck_assert_uint_eq(direct_setups(l, path, &ref, 3, "again"), 0);
+	ck_assert_uint_eq(mode_calls(l, path, &ref, PARLOAD_CACHE_DIRECT,
+				     setups, 3, "again"),
+			  0);
 	ft_assert_as_before(&base, "three more direct loads");
 	parload_loader_free(l);
 	ck_assert_int_eq(parload__fault_live(PARLOAD__FR_AIO), before);
@@ -634,24 +651,30 @@ START_TEST(test_direct_queues)
 		parload_dataset ds;
 		int rc;
 
-		snprintf(what, sizeof(what), "io_setup %" PRIu64 " refused", n);
+		snprintf(what, sizeof(what), "%s %" PRIu64 " refused",
+			 parload__fault_kind_name(kind), n);
 		ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
 		ft_warm_up(l, path, &ref);
 		parload__fault_reset();
-		parload__fault_fail_nth(n, PARLOAD__FK_BIT(IO_SETUP), 0);
+		parload__fault_fail_nth(n, setups, 0);
 		rc = load_cached(l, path, PARLOAD_CACHE_DIRECT, &ds, &err);
-		ck_assert_int_eq(parload__fault_fired(), PARLOAD__FK_IO_SETUP);
+		ck_assert_int_eq(parload__fault_fired(), kind);
 		parload__fault_reset();
 		assert_cached_load(rc, &ds, &err, &ref, PARLOAD_CACHE_DIRECT,
 				   what);
+		/* A refused ring: an AIO context in its place. */
 		ck_assert_int_eq(parload__fault_live(PARLOAD__FR_AIO),
-				 before + (long)k - 1);
-		ck_assert_uint_eq(direct_setups(l, path, &ref, 1, what), 1);
+				 before + (long)k - !ring);
+		ck_assert_uint_eq(mode_calls(l, path, &ref,
+					     PARLOAD_CACHE_DIRECT, setups, 1,
+					     what),
+				  !ring);
 		ck_assert_int_eq(parload__fault_live(PARLOAD__FR_AIO),
 				 before + (long)k);
 		parload_loader_free(l);
 	}
 	ck_assert_int_eq(parload__fault_live(PARLOAD__FR_AIO), before);
+	parload__fault_ring(false);
 	tu_soa_free(&ref);
 	free(path);
 }
@@ -1190,8 +1213,8 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_walk_raw_files, 0, 9);
 	tcase_add_test(t, test_raw_refused_before_reading);
 	tcase_add_loop_test(t, test_walk_cache, 0, 3);
-	tcase_add_test(t, test_direct_in_flight_faults);
-	tcase_add_test(t, test_direct_queues);
+	tcase_add_loop_test(t, test_direct_in_flight_faults, 0, 2);
+	tcase_add_loop_test(t, test_direct_queues, 0, 2);
 	tcase_add_test(t, test_drop_fadvise);
 	return s;
 }

@@ -228,6 +228,7 @@ static int code_for(int k, bool writing)
 	case PARLOAD__FK_FSEEKO:
 	case PARLOAD__FK_POLL:
 	case PARLOAD__FK_IO_GETEVENTS:
+	case PARLOAD__FK_IO_URING_ENTER: /* waiting (handing over: below) */
 		return PARLOAD_EIO;
 	case PARLOAD__FK_MMAP:
 	case PARLOAD__FK_MALLOC:
@@ -247,6 +248,7 @@ static int code_for(int k, bool writing)
 	case PARLOAD__FK_MINCORE: /* auto: the file looks cold */
 	case PARLOAD__FK_IO_SETUP: /* direct: reads synchronous (aio.c) */
 	case PARLOAD__FK_IO_SUBMIT: /* this read synchronous */
+	case PARLOAD__FK_IO_URING_SETUP: /* direct: Linux AIO instead */
 		return 0;
 	default: /* fclose, madvise, the bindings, stat (which only tells a
 		  * FIFO, or a dangling link in a message), and
@@ -273,7 +275,9 @@ bool ft_may_succeed(const ft_config *c, int k)
 	    parload_strategy_uses_io(c->m->strategy) &&
 	    (k == PARLOAD__FK_OPEN || k == PARLOAD__FK_PREAD))
 		return true;
-	return k == PARLOAD__FK_BITMAP_ALLOC;
+	/* io_uring_enter refusing a read hands it back to its worker, who
+	 * reads it synchronously. */
+	return k == PARLOAD__FK_BITMAP_ALLOC || k == PARLOAD__FK_IO_URING_ENTER;
 }
 
 /* The errno an I/O failure must pass on in sys_errno. */
@@ -286,7 +290,8 @@ static bool passes_errno(int k)
 			    PARLOAD__FK_BIT(FSEEKO) | PARLOAD__FK_BIT(WRITE) |
 			    PARLOAD__FK_BIT(MMAP) | PARLOAD__FK_BIT(FCNTL) |
 			    PARLOAD__FK_BIT(FDOPEN) | PARLOAD__FK_BIT(POLL) |
-			    PARLOAD__FK_BIT(IO_GETEVENTS);
+			    PARLOAD__FK_BIT(IO_GETEVENTS) |
+			    PARLOAD__FK_BIT(IO_URING_ENTER);
 
 	return io >> k & 1;
 }

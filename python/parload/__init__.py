@@ -130,8 +130,10 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
 
     The loader options are Loader's, the selection (views, rows, cols,
     layout) Loader.load's.  For many loads, a Loader avoids starting
-    threads for each, and, for direct loads, freeing the workers' AIO
-    queues after each (the kernel takes 30-40 ms to free them).
+    threads for each, and, for direct loads, opening the workers'
+    queues of reads in flight for each (and, where the kernel gives
+    Linux AIO queues rather than io_uring rings, the 30-40 ms it takes
+    to free them).
 
     cache is what the load leaves in the page cache: "keep" (the
     default; None too): the file stays cached, and loads again fast;

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -73,9 +74,11 @@ static uintptr_t advised[ADVISED_MAX][2];
 static int n_advised;
 static atomic_uint_fast64_t advised_read;
 
-/* Linux AIO: reads submitted and not yet reaped, and the most at once
- * since the last reset (parload__fault_aio_peak). */
+/* Linux AIO and io_uring: reads submitted and not yet reaped, and the
+ * most at once since the last reset (parload__fault_aio_peak). */
 static atomic_long aio_flying, aio_peak;
+/* parload__fault_ring: whether io_uring_setup makes rings. */
+static atomic_bool ring_on;
 
 /* The stream whose last fread this seam failed: ferror() must then say
  * so, as it would after a real failure.  Per thread, like errno. */
@@ -117,6 +120,11 @@ uint64_t parload__fault_watched(void)
 long parload__fault_aio_peak(void)
 {
 	return atomic_load(&aio_peak);
+}
+
+void parload__fault_ring(bool on)
+{
+	atomic_store(&ring_on, on);
 }
 
 uint64_t parload__fault_advised_reads(void)
@@ -658,7 +666,92 @@ int parload__fault_munmap(void *addr, size_t len)
 	return r;
 }
 
-/* ---- Linux AIO ---- */
+/* ---- Linux AIO and io_uring ---- */
+
+/* n more reads in flight. */
+static void flying(long n)
+{
+	long now = atomic_fetch_add(&aio_flying, n) + n;
+	long peak = atomic_load(&aio_peak);
+
+	while (now > peak &&
+	       !atomic_compare_exchange_weak(&aio_peak, &peak, now))
+		;
+}
+
+#if defined(HAVE_LINUX_IO_URING_H) && defined(SYS_io_uring_setup)
+long parload__fault_io_uring_setup(unsigned n, void *params)
+{
+	int e = should_fail(PARLOAD__FK_IO_URING_SETUP);
+	long r;
+
+	if (e)
+		FAIL_WITH(e, -1);
+	if (!atomic_load(&ring_on))
+		FAIL_WITH(ENOSYS, -1);
+	r = syscall(SYS_io_uring_setup, n, params);
+	if (r >= 0)
+		acquired(PARLOAD__FR_AIO);
+	return r;
+}
+
+long parload__fault_io_uring_enter(int fd, unsigned n, unsigned min,
+				   unsigned flags, void *iov, uint64_t off)
+{
+	struct iovec *v = iov;
+	int e = should_fail(PARLOAD__FK_IO_URING_ENTER);
+	long r;
+
+	if (e)
+		FAIL_WITH(e, -1);
+	/* A read that starts at the bad offset reads nothing: its reader
+	 * reads it again, and fails there. */
+	if (v && cut(&v->iov_len, off, true))
+		v->iov_len = 0;
+	r = syscall(SYS_io_uring_enter, fd, n, min, flags, NULL, 0);
+	if (v && r > 0)
+		flying(r);
+	return r;
+}
+
+void parload__fault_io_uring_reaped(const void *iov, long res)
+{
+	const struct iovec *v = iov;
+
+	atomic_fetch_sub(&aio_flying, 1);
+	if (res > 0)
+		watch_read(v->iov_base, (size_t)res);
+}
+
+int parload__fault_io_uring_close(int fd)
+{
+	released(PARLOAD__FR_AIO);
+	return close(fd);
+}
+#else
+long parload__fault_io_uring_setup(unsigned n, void *params)
+{
+	(void)n, (void)params;
+	FAIL_WITH(ENOSYS, -1);
+}
+
+long parload__fault_io_uring_enter(int fd, unsigned n, unsigned min,
+				   unsigned flags, void *iov, uint64_t off)
+{
+	(void)fd, (void)n, (void)min, (void)flags, (void)iov, (void)off;
+	FAIL_WITH(ENOSYS, -1);
+}
+
+void parload__fault_io_uring_reaped(const void *iov, long res)
+{
+	(void)iov, (void)res;
+}
+
+int parload__fault_io_uring_close(int fd)
+{
+	return close(fd);
+}
+#endif
 
 #ifdef HAVE_LINUX_AIO_ABI_H
 #include <linux/aio_abi.h>
@@ -695,14 +788,8 @@ long parload__fault_io_submit(unsigned long ctx, long n, void *cbs)
 		cb[i]->aio_nbytes = len;
 	}
 	r = syscall(SYS_io_submit, ctx, n, cbs);
-	if (r > 0) {
-		long now = atomic_fetch_add(&aio_flying, r) + r;
-		long peak = atomic_load(&aio_peak);
-
-		while (now > peak &&
-		       !atomic_compare_exchange_weak(&aio_peak, &peak, now))
-			;
-	}
+	if (r > 0)
+		flying(r);
 	return r;
 }
 

@@ -79,6 +79,8 @@
 	X(IO_SETUP, "io_setup", EAGAIN, false)                                 \
 	X(IO_SUBMIT, "io_submit", EAGAIN, false)                               \
 	X(IO_GETEVENTS, "io_getevents", EINVAL, true)                          \
+	X(IO_URING_SETUP, "io_uring_setup", EPERM, false)                      \
+	X(IO_URING_ENTER, "io_uring_enter", EAGAIN, true)                      \
 	X(MALLOC, "malloc", ENOMEM, false)                                     \
 	X(CALLOC, "calloc", ENOMEM, false)                                     \
 	X(STRDUP, "strdup", ENOMEM, false)                                     \
@@ -102,12 +104,13 @@ typedef enum parload__fault_kind {
 
 #define PARLOAD__FK_BIT(k) ((uint64_t)1 << PARLOAD__FK_##k)
 /* Every kind whose calls a load makes a fixed number of times, which a
- * walk over the N-th call counts on: not io_getevents, called as often
- * as the device's timing has it (aio.c waits until the read it needs is
- * done), which tests arm by its own bit. */
+ * walk over the N-th call counts on: not io_getevents nor io_uring_enter
+ * (which both hands reads over and waits for them), called as often as
+ * the device's timing has it (aio.c waits until the read it needs is
+ * done), which tests arm by their own bits. */
 #define PARLOAD__FK_ALL                                                        \
 	((((uint64_t)1 << PARLOAD__FK_COUNT) - 1) &                            \
-	 ~PARLOAD__FK_BIT(IO_GETEVENTS))
+	 ~PARLOAD__FK_BIT(IO_GETEVENTS) & ~PARLOAD__FK_BIT(IO_URING_ENTER))
 #define PARLOAD__FK_EVERY (((uint64_t)1 << PARLOAD__FK_COUNT) - 1)
 
 /* What the library holds: acquired by a wrapped call, released by its
@@ -117,7 +120,8 @@ typedef enum parload__fault_res {
 	PARLOAD__FR_STREAM,   /* fopen, fdopen - fclose */
 	PARLOAD__FR_HEAP,     /* malloc, calloc, strdup - free */
 	PARLOAD__FR_MAP,      /* mmap - munmap */
-	PARLOAD__FR_AIO,      /* io_setup - io_destroy */
+	PARLOAD__FR_AIO,      /* a queue of reads in flight: io_setup -
+			       * io_destroy, io_uring_setup - its close */
 	PARLOAD__FR_THREAD,   /* pthread_create - pthread_join */
 	PARLOAD__FR_SYNC,     /* mutex and condition init - destroy */
 	PARLOAD__FR_TOPOLOGY, /* hwloc_topology_init - destroy */
@@ -147,9 +151,13 @@ uint64_t parload__fault_watched(void);
  * advised MADV_HUGEPAGE and not unmapped since: which reads went through
  * memory the kernel may back with huge pages. */
 uint64_t parload__fault_advised_reads(void);
-/* The most Linux AIO reads in flight at once (submitted, not yet
- * reaped by io_getevents) since the last reset. */
+/* The most reads in flight at once (submitted, not yet reaped: Linux
+ * AIO's or io_uring's) since the last reset. */
 long parload__fault_aio_peak(void);
+/* Whether io_uring_setup makes a ring (true) or fails with ENOSYS as on a
+ * kernel without io_uring (false, the default, so that the suites that
+ * count AIO's calls see Linux AIO); parload__fault_reset leaves it. */
+void parload__fault_ring(bool on);
 /* Every k-th interruptible call (k >= 2) fails with EINTR before doing
  * anything; 0 turns this off. */
 void parload__fault_eintr_every(uint64_t k);
@@ -218,6 +226,18 @@ long parload__fault_io_submit(unsigned long ctx, long n, void *cbs);
 long parload__fault_io_getevents(unsigned long ctx, long min, long max,
 				 void *ev);
 long parload__fault_io_destroy(unsigned long ctx);
+/* io_uring's (params is a struct io_uring_params *).  A ring counts as
+ * one AIO resource until parload__fault_io_uring_close.  enter names the
+ * read it hands over (iov, a struct iovec *, and its file offset; NULL
+ * when it only waits): the read is cut as io_submit's are, and counted in
+ * flight until parload__fault_io_uring_reaped, which aio.c calls for each
+ * read it takes off the completion ring and which counts its bytes as
+ * io_getevents does. */
+long parload__fault_io_uring_setup(unsigned n, void *params);
+long parload__fault_io_uring_enter(int fd, unsigned n, unsigned min,
+				   unsigned flags, void *iov, uint64_t off);
+void parload__fault_io_uring_reaped(const void *iov, long res);
+int parload__fault_io_uring_close(int fd);
 void *parload__fault_malloc(size_t n);
 void *parload__fault_calloc(size_t n, size_t size);
 char *parload__fault_strdup(const char *s);
@@ -273,6 +293,10 @@ int parload__fault_hwloc_set_area_membind(void *topo, const void *addr,
 #define parload__sys_io_submit parload__fault_io_submit
 #define parload__sys_io_getevents parload__fault_io_getevents
 #define parload__sys_io_destroy parload__fault_io_destroy
+#define parload__sys_io_uring_setup parload__fault_io_uring_setup
+#define parload__sys_io_uring_enter parload__fault_io_uring_enter
+#define parload__sys_io_uring_reaped parload__fault_io_uring_reaped
+#define parload__sys_io_uring_close parload__fault_io_uring_close
 #define parload__sys_malloc parload__fault_malloc
 #define parload__sys_calloc parload__fault_calloc
 #define parload__sys_strdup parload__fault_strdup
