@@ -187,9 +187,11 @@ def over(a, b):
     return each
 
 
-def load(m, cache="cold"):
-    """Mode m's time on a file."""
-    return lambda run, file: cache_pick(file, cache, mode(m)).get(run)
+def load(m, cache="cold", field="seconds"):
+    """Mode m's time on a file (field "wall": its process's, start to
+    exit)."""
+    return lambda run, file: cache_pick(file, cache, mode(m),
+                                        field).get(run)
 
 
 def direct_peers(run, file):
@@ -301,6 +303,14 @@ URING_NOTES = [
     Note("16d", "The same / its keep load, cold = %s.",
          ratio(ALIGNED_DIRECT, aligned(lambda p, n: p.tool == "parload" and
                                        p.cache == "keep"))),
+    Note("16d", "--cache direct's whole process / keep's, cold (each "
+         "command's wall from start to exit, its --verify-seed check "
+         "included), per file: %s.  The workers read ahead through an "
+         "io_uring ring each, whose teardown the kernel runs in the "
+         "background; freeing a Linux AIO queue instead (the fallback "
+         "where rings are refused) makes the exit wait for RCU grace "
+         "periods, 30-40 ms.",
+         per_file(load("direct", field="wall"), load("keep", field="wall"))),
     Note("16f", "The bound under 16f: the better of dd bs=1M and fio / "
          "the fresh-memory floor, cold (a thread a core pread the file "
          "into fresh memory: the least a loader that returns new memory "
