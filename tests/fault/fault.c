@@ -668,6 +668,16 @@ int parload__fault_munmap(void *addr, size_t len)
 
 /* ---- Linux AIO and io_uring ---- */
 
+#if defined(HAVE_LINUX_IO_URING_H) || defined(HAVE_LINUX_AIO_ABI_H)
+/* A queued read of *len bytes at off, cut as pread's are; one that
+ * starts at the bad offset reads nothing: its reader reads it again, and
+ * fails there. */
+static void cut_queued(size_t *len, uint64_t off)
+{
+	if (cut(len, off, true))
+		*len = 0;
+}
+
 /* n more reads in flight. */
 static void flying(long n)
 {
@@ -678,6 +688,7 @@ static void flying(long n)
 	       !atomic_compare_exchange_weak(&aio_peak, &peak, now))
 		;
 }
+#endif
 
 #if defined(HAVE_LINUX_IO_URING_H) && defined(SYS_io_uring_setup)
 long parload__fault_io_uring_setup(unsigned n, void *params)
@@ -704,10 +715,8 @@ long parload__fault_io_uring_enter(int fd, unsigned n, unsigned min,
 
 	if (e)
 		FAIL_WITH(e, -1);
-	/* A read that starts at the bad offset reads nothing: its reader
-	 * reads it again, and fails there. */
-	if (v && cut(&v->iov_len, off, true))
-		v->iov_len = 0;
+	if (v)
+		cut_queued(&v->iov_len, off);
 	r = syscall(SYS_io_uring_enter, fd, n, min, flags, NULL, 0);
 	if (v && r > 0)
 		flying(r);
@@ -781,10 +790,7 @@ long parload__fault_io_submit(unsigned long ctx, long n, void *cbs)
 	for (long i = 0; i < n; i++) {
 		size_t len = (size_t)cb[i]->aio_nbytes;
 
-		/* A read that starts at the bad offset reads nothing: its
-		 * reader reads it again, and fails there. */
-		if (cut(&len, (uint64_t)cb[i]->aio_offset, true))
-			len = 0;
+		cut_queued(&len, (uint64_t)cb[i]->aio_offset);
 		cb[i]->aio_nbytes = len;
 	}
 	r = syscall(SYS_io_submit, ctx, n, cbs);
