@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,11 +35,17 @@ void mt_fail(const char *file, int line, const char *fmt, ...)
 	exit(1);
 }
 
+/* Launch n ranks of self on dir.  Each launch keeps Open MPI's session
+ * directory under dir (OMPI_MCA_orte_tmpdir_base; other MPIs ignore it):
+ * Open MPI 4 makes /tmp/ompi.HOST.UID for every mpirun, and two that
+ * start at once (make -j) race on that mkdir, one failing with "File
+ * exists" before any rank runs (open-mpi/ompi#8510). */
 static int launch(int argc, char **argv, const char *self, int n,
 		  const char *dir)
 {
 	const char *mpiexec = getenv("PARLOAD_MPIEXEC");
 	const char *flags = getenv("PARLOAD_MPIEXEC_FLAGS");
+	char session[PATH_MAX];
 	char timeout[16], count[16];
 	char *args[64];
 	int a = 0, status;
@@ -61,11 +68,17 @@ static int launch(int argc, char **argv, const char *self, int n,
 	for (int i = 1; i < argc && a < 62; i++)
 		args[a++] = argv[i];
 	args[a] = NULL;
+	snprintf(session, sizeof(session), "%s/mpi-session", dir);
+	if (mkdir(session, 0700) != 0) {
+		perror(session);
+		return -1;
+	}
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
+		setenv("OMPI_MCA_orte_tmpdir_base", session, 1);
 		execvp(args[0], args);
 		perror("timeout");
 		_exit(127);
