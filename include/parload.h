@@ -824,6 +824,11 @@ typedef struct parload_progress {
  * PARLOAD_ECANCELED. */
 typedef int (*parload_batch_fn)(const parload_batch *batch, void *arg);
 
+/* Called on the thread that made the request while it waits for the load
+ * (parload_request.on_wait).  Return 0 to go on; anything else stops the
+ * load, which then returns PARLOAD_ECANCELED. */
+typedef int (*parload_wait_fn)(void *arg);
+
 /* parload_request.flags */
 /* Follow a file still being written: wait for views not yet in the file
  * (and for a file shorter than its header) until the header's view_count
@@ -880,6 +885,25 @@ typedef struct parload_request {
 	/* When not NULL: the load's progress (above), which the caller zeroes
 	 * first. */
 	parload_progress *progress;
+	/* The caller's turn while the parallel strategy's workers read: when
+	 * not NULL, on_wait(wait_arg) is called on the thread that made the
+	 * request as soon as it waits for the workers (each pass: the whole
+	 * file, a batch, a list of files opened, a correction's references)
+	 * and then every wait_interval seconds (0: 0.02) until they finish,
+	 * and so while it waits for a followed file to grow; with one
+	 * thread, which reads on the caller's thread, before its first read
+	 * and then between reads when due.  wait_interval runs from 0 to
+	 * 86400, else PARLOAD_EINVAL.  A non-zero return stops the load: the
+	 * workers stop before their next read and the load returns
+	 * PARLOAD_ECANCELED, even if every byte was in already (the answer
+	 * stands), its dataset empty.  For what must run on the caller's
+	 * thread while the load runs, where a cancel flag set from another
+	 * thread cannot reach: Python's signal handlers (Ctrl-C), an event
+	 * loop.  Not with parload_stream_open, whose caller waits in
+	 * parload_stream_next. */
+	parload_wait_fn on_wait;
+	void *wait_arg;
+	double wait_interval;
 } parload_request;
 
 /* Defaults: an empty source, the loader's selection, own memory, no

@@ -112,11 +112,10 @@ int parload__deliver(parload__ctx *c, uint64_t k_begin, uint64_t k_end,
 				  k_end, s->views);
 }
 
-/* The caller asked to stop (parload_request.cancel). */
+/* The caller asked to stop (parload_request.cancel or on_wait). */
 static bool canceled(const parload__ctx *c)
 {
-	return c->req->cancel && __atomic_load_n(c->req->cancel,
-						 __ATOMIC_RELAXED);
+	return parload__waiter_stopped(&c->wait);
 }
 
 static int fail_canceled(parload__ctx *c, uint64_t k)

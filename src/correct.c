@@ -356,6 +356,11 @@ static int gather(parload__ctx *c, const parload_refs *r, const char *what,
 	parload_request_init(&req);
 	req.source = r->source;
 	req.selection = &sel;
+	/* Stopped as the scan's load is. */
+	req.cancel = c->req->cancel;
+	req.on_wait = c->req->on_wait;
+	req.wait_arg = c->req->wait_arg;
+	req.wait_interval = c->req->wait_interval;
 	rc = parload__load_refs(c, &req, what, &ds);
 	if (rc)
 		return rc;

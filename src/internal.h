@@ -858,6 +858,29 @@ const unsigned char *parload__strip_get(parload__strip_reader *r, uint64_t i,
 					parload_error *err);
 void parload__strip_reader_close(parload__strip_reader *r);
 
+/* ---- wait.c: the caller's turn while a load runs ---- */
+
+/* How a load is stopped: the request's cancel (set from anywhere) and its
+ * on_wait (called on the caller's thread while it waits). */
+typedef struct parload__waiter {
+	const volatile int *cancel; /* the request's, or NULL */
+	parload_wait_fn fn;         /* the request's on_wait, or NULL */
+	void *arg;
+	double interval;            /* seconds between calls of fn */
+	double next;                /* parload__now() when fn is due */
+	int stop;                   /* fn said stop (atomic: workers read it) */
+} parload__waiter;
+
+void parload__waiter_init(parload__waiter *w, const parload_request *req);
+/* Whether the load must stop, by its cancel or its on_wait; any thread. */
+bool parload__waiter_stopped(const parload__waiter *w);
+/* On the caller's thread: call on_wait now, and make it due again an
+ * interval later; true when the load must stop. */
+bool parload__waiter_turn(parload__waiter *w);
+/* On the caller's thread: call on_wait if it is due; true when the load
+ * must stop. */
+bool parload__waiter_due(parload__waiter *w);
+
 /* ---- one load, as every stage sees it ---- */
 
 struct parload__engine;
@@ -905,6 +928,7 @@ typedef struct parload__ctx {
 	parload__verify verify;
 	double t0;
 	void *state;           /* the strategy's, between header and release */
+	parload__waiter wait;  /* its cancel and on_wait (wait.c) */
 } parload__ctx;
 
 /* ---- correct.c, load.c: a corrected load ---- */
@@ -1214,12 +1238,15 @@ typedef void (*parload__start_fn)(void *arg, unsigned worker);
 int parload__pool_new(parload__pool **out, unsigned n,
 		      parload__start_fn start, void *start_arg,
 		      parload_error *err);
-/* Run fn(arg, w) on every worker w and wait until all have returned. */
-void parload__pool_run(parload__pool *p, parload__job_fn fn, void *arg);
+/* Run fn(arg, w) on every worker w and wait until all have returned;
+ * while it waits, the caller takes its turns (waiter's on_wait, if any:
+ * at once, then every interval; w may be NULL). */
+void parload__pool_run(parload__pool *p, parload__job_fn fn, void *arg,
+		       parload__waiter *w);
 /* The same in two halves: start the generation, and later wait for it;
  * the caller may work in between.  One generation at a time. */
 void parload__pool_start(parload__pool *p, parload__job_fn fn, void *arg);
-void parload__pool_wait(parload__pool *p);
+void parload__pool_wait(parload__pool *p, parload__waiter *w);
 void parload__pool_free(parload__pool *p);
 
 /* ---- loader.c: the loader's parallel machinery ---- */
@@ -1246,12 +1273,14 @@ typedef struct parload__engine {
 int parload__engine_ready(parload__engine *e, bool background,
 			  parload_error *err);
 
-/* Run fn(arg, w) for every worker w: on the pool, or on the caller. */
-void parload__engine_run(parload__engine *e, parload__job_fn fn, void *arg);
+/* Run fn(arg, w) for every worker w: on the pool, the caller taking its
+ * turns (w, may be NULL) while it waits, or on the caller. */
+void parload__engine_run(parload__engine *e, parload__job_fn fn, void *arg,
+			 parload__waiter *w);
 /* Start it (on the caller, without a pool, it runs to the end here), and
  * wait for it. */
 void parload__engine_start(parload__engine *e, parload__job_fn fn, void *arg);
-void parload__engine_wait(parload__engine *e);
+void parload__engine_wait(parload__engine *e, parload__waiter *w);
 /* The workers' queues for direct reads, made before the workers start:
  * 0, or -1 where memory is short (the load then reads synchronously). */
 int parload__engine_aio_ready(parload__engine *e);

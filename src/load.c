@@ -182,6 +182,7 @@ static void ctx_init(parload__ctx *c, const parload_request *req,
 	c->path = s->path ? s->path : s->path_count ? s->paths[0] : s->name;
 	c->opts = o;
 	c->err = err;
+	parload__waiter_init(&c->wait, req);
 }
 
 /* The request's progress totals, from the load's shape; done: the load
@@ -242,6 +243,11 @@ static int run(parload_loader *loader, const parload_request *req,
 		progress_totals(&c, false);
 	if (rc == 0)
 		rc = st->read(&c);
+	/* on_wait's answer stands, even if every byte was in already. */
+	if (rc == 0 && __atomic_load_n(&c.wait.stop, __ATOMIC_RELAXED))
+		rc = parload__fail_path(err, PARLOAD_ECANCELED, 0, c.path,
+					"load canceled by on_wait after its "
+					"last read");
 	if (rc == 0)
 		rc = finish(&c);
 	if (rc == 0)
@@ -304,6 +310,11 @@ static int check_request(const parload_request *r, parload_error *err)
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
 					  "a list of %zu files with no paths",
 					  s->path_count);
+	if (!(r->wait_interval >= 0 && r->wait_interval <= 86400))
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, s->path,
+					  "wait_interval %g is not a number "
+					  "of seconds from 0 to 86400",
+					  r->wait_interval);
 	if (r->flags & ~(PARLOAD_REQ_FOLLOW | PARLOAD_REQ_NO_RAW_HEADERS))
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, s->path,
 					  "unknown request flags 0x%x",

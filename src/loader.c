@@ -52,7 +52,7 @@ static void close_aio(void *arg, unsigned w)
 static void engine_free(parload__engine *e)
 {
 	if (e->aio) {
-		parload__engine_run(e, close_aio, e);
+		parload__engine_run(e, close_aio, e, NULL);
 		parload__sys_free(e->aio);
 	}
 	if (e->pool)
@@ -210,10 +210,11 @@ int parload__engine_ready(parload__engine *e, bool background,
 				 e->bind ? bind_worker : NULL, e, err);
 }
 
-void parload__engine_run(parload__engine *e, parload__job_fn fn, void *arg)
+void parload__engine_run(parload__engine *e, parload__job_fn fn, void *arg,
+			 parload__waiter *w)
 {
 	if (e->pool)
-		parload__pool_run(e->pool, fn, arg);
+		parload__pool_run(e->pool, fn, arg, w);
 	else
 		fn(arg, 0);
 }
@@ -226,10 +227,10 @@ void parload__engine_start(parload__engine *e, parload__job_fn fn, void *arg)
 		fn(arg, 0);
 }
 
-void parload__engine_wait(parload__engine *e)
+void parload__engine_wait(parload__engine *e, parload__waiter *w)
 {
 	if (e->pool)
-		parload__pool_wait(e->pool);
+		parload__pool_wait(e->pool, w);
 }
 
 int parload__engine_aio_ready(parload__engine *e)

@@ -1024,14 +1024,16 @@ static void make_headers(job *j, uint64_t hb, uint64_t he)
 	}
 }
 
-/* The caller asked to stop (parload_request.cancel).  Workers look
- * before each read, so that a load in one pass (no batches) ends within a
- * read of each worker too. */
+/* The caller asked to stop (parload_request.cancel or on_wait).  Workers
+ * look before each read, so that a load in one pass (no batches) ends
+ * within a read of each worker too; the one worker that reads on the
+ * caller's thread (no pool) gives the caller its turns there. */
 static bool canceled(const job *j)
 {
-	const volatile int *cancel = j->c->req->cancel;
+	parload__waiter *w = &j->c->wait;
 
-	return cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED);
+	return (!j->c->engine->pool && parload__waiter_due(w)) ||
+	       parload__waiter_stopped(w);
 }
 
 static int fail_canceled(const job *j, parload_error *e)
@@ -1247,9 +1249,9 @@ static int gather_bad(job *j)
 			split = true;
 	}
 	if (j->check && split && j->c->verify.crc)
-		parload__engine_run(e, check_split, j);
+		parload__engine_run(e, check_split, j, &j->c->wait);
 	if (!j->check)
-		parload__engine_run(e, check_scattered, j);
+		parload__engine_run(e, check_scattered, j, &j->c->wait);
 	if (atomic_load(&j->failed))
 		return atomic_load(&j->failed);
 	if (j->rowcrc)
@@ -1374,7 +1376,7 @@ int parload__pass_wait(parload__pass *j)
 {
 	int rc;
 
-	parload__engine_wait(j->c->engine);
+	parload__engine_wait(j->c->engine, &j->c->wait);
 	for (unsigned w = 0; w < j->c->engine->workers; w++)
 		parload__drop_release(&j->drop[w]);
 	rc = atomic_load(&j->failed);

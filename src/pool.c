@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <time.h>
 
 struct parload__worker {
 	struct parload__pool *pool;
@@ -95,6 +96,22 @@ static void destroy(struct parload__pool *p)
 	parload__sys_free(p);
 }
 
+/* The caller's condition, on the monotonic clock of its timed waits
+ * (parload__pool_wait); 0 or an errno value. */
+static int done_init(pthread_cond_t *done)
+{
+	pthread_condattr_t a;
+	int e = pthread_condattr_init(&a);
+
+	if (e)
+		return e;
+	e = pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	if (e == 0)
+		e = parload__sys_pthread_cond_init(done, &a);
+	pthread_condattr_destroy(&a);
+	return e;
+}
+
 /* The pool's lock and conditions, all or none; 0 or an errno value. */
 static int sync_init(struct parload__pool *p)
 {
@@ -107,7 +124,7 @@ static int sync_init(struct parload__pool *p)
 		parload__sys_pthread_mutex_destroy(&p->lock);
 		return e;
 	}
-	e = parload__sys_pthread_cond_init(&p->done, NULL);
+	e = done_init(&p->done);
 	if (e) {
 		parload__sys_pthread_cond_destroy(&p->wake);
 		parload__sys_pthread_mutex_destroy(&p->lock);
@@ -199,18 +216,56 @@ void parload__pool_start(parload__pool *p, parload__job_fn fn, void *arg)
 	pthread_mutex_unlock(&p->lock);
 }
 
-void parload__pool_wait(parload__pool *p)
+/* until = now + seconds, on the monotonic clock. */
+static void deadline(struct timespec *until, double seconds)
 {
+	const double whole = (double)(time_t)seconds;
+
+	clock_gettime(CLOCK_MONOTONIC, until);
+	until->tv_sec += (time_t)whole;
+	until->tv_nsec += (long)((seconds - whole) * 1e9);
+	if (until->tv_nsec >= 1000000000L) {
+		until->tv_sec++;
+		until->tv_nsec -= 1000000000L;
+	}
+}
+
+/* The caller's turns: one at once, even if the workers are done already
+ * (so that every pass gives one), then one each time an interval passes
+ * before the last worker is done, until one says stop (the workers then
+ * stop at their next read, and the caller waits for them as usual). */
+void parload__pool_wait(parload__pool *p, parload__waiter *w)
+{
+	bool turns = w && w->fn;
+
 	pthread_mutex_lock(&p->lock);
-	while (p->remaining > 0)
-		pthread_cond_wait(&p->done, &p->lock);
+	while (p->remaining > 0 || turns) {
+		struct timespec until;
+
+		if (!turns || w->stop) {
+			turns = false;
+			if (p->remaining > 0)
+				pthread_cond_wait(&p->done, &p->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&p->lock);
+		parload__waiter_turn(w);
+		deadline(&until, w->interval);
+		pthread_mutex_lock(&p->lock);
+		while (p->remaining > 0 &&
+		       pthread_cond_timedwait(&p->done, &p->lock, &until) !=
+			       ETIMEDOUT)
+			;
+		turns = p->remaining > 0;
+	}
 	pthread_mutex_unlock(&p->lock);
 }
 
-void parload__pool_run(parload__pool *p, parload__job_fn fn, void *arg)
+void parload__pool_run(parload__pool *p, parload__job_fn fn, void *arg,
+		       parload__waiter *w)
 {
 	parload__pool_start(p, fn, arg);
-	parload__pool_wait(p);
+	parload__pool_wait(p, w);
 }
 
 void parload__pool_free(parload__pool *p)

@@ -76,8 +76,8 @@ int parload__source_wait(parload__ctx *c, uint64_t need, uint64_t done)
 		if (c->size >= need ||
 		    parload__now() - quiet_since >= c->req->timeout)
 			return 0;
-		if (c->req->cancel &&
-		    __atomic_load_n(c->req->cancel, __ATOMIC_RELAXED))
+		if (parload__waiter_due(&c->wait) ||
+		    parload__waiter_stopped(&c->wait))
 			return done == PARLOAD_NONE ?
 				parload__fail_path(c->err, PARLOAD_ECANCELED, 0,
 						   c->path,
@@ -194,7 +194,7 @@ static int each_file(parload__ctx *c, size_t from, size_t n, file_fn fn,
 		for (size_t i = from; rc == 0 && i < from + n; i++)
 			rc = fn(c, &c->files[i], arg, c->err);
 	} else {
-		parload__engine_run(e, file_work, &j);
+		parload__engine_run(e, file_work, &j, &c->wait);
 		for (unsigned w = 0; w < j.workers; w++)
 			if (j.bad[w] < n) {
 				rc = j.rc[w];

@@ -70,6 +70,13 @@ int parload_stream_open(parload_stream **out, parload_loader *loader,
 					  req ? req->source.path : NULL,
 					  "a stream needs a loader and a "
 					  "request without on_batch");
+	if (req->on_wait)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0,
+					  req->source.path,
+					  "a stream's load runs on a thread of "
+					  "its own: on_wait would not run on "
+					  "the caller's; the caller waits in "
+					  "parload_stream_next");
 	*out = NULL;
 	s = parload__sys_calloc(1, sizeof(*s));
 	if (!s)

@@ -10,6 +10,7 @@
 
 #include <check.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -535,6 +536,178 @@ START_TEST(test_cancel_while_reading)
 }
 END_TEST
 
+/* ---- on_wait: the caller's turns ---- */
+
+/* An on_wait that counts its calls, those off the caller's thread, and
+ * says stop at call stop_at (0: never). */
+typedef struct turns {
+	pthread_t caller;
+	unsigned calls, foreign, stop_at;
+} turns;
+
+static int take_turn(void *arg)
+{
+	turns *t = arg;
+
+	t->calls++;
+	if (!pthread_equal(pthread_self(), t->caller))
+		t->foreign++;
+	return t->stop_at && t->calls == t->stop_at;
+}
+
+/* The four ways a load waits: one worker on the caller's thread (reading
+ * between turns), three in views, in sinograms, and in batches. */
+enum { TURN_INLINE, TURN_VIEWS, TURN_SINOGRAMS, TURN_BATCHES, N_TURN };
+
+static void turn_request(bu_fixture *f, int how, parload_selection *sel,
+			 turns *t, unsigned stop_at)
+{
+	bu_fixture_init(f, "turns.raw", 0, false,
+			how == TURN_INLINE ? 1 : 3, 0, NULL, 5, 0);
+	parload_selection_init(sel);
+	sel->layout = how == TURN_SINOGRAMS ? PARLOAD_LAYOUT_SINOGRAMS :
+					      PARLOAD_LAYOUT_VIEWS;
+	if (how != TURN_BATCHES) {
+		parload_request_init(&f->r);
+		f->r.source.path = f->path;
+	}
+	f->r.selection = sel;
+	memset(t, 0, sizeof(*t));
+	t->caller = pthread_self();
+	t->stop_at = stop_at;
+	f->r.on_wait = take_turn;
+	f->r.wait_arg = t;
+}
+
+static int turn_run(bu_fixture *f, int how)
+{
+	if (how == TURN_BATCHES)
+		return bu_fixture_run(f);
+	memset(&f->ds, 0x5a, sizeof(f->ds));
+	memset(&f->err, 0, sizeof(f->err));
+	return f->rc = parload_loader_run(f->l, &f->r, &f->ds, &f->err);
+}
+
+/* An on_wait that says stop at its first turn, which the caller takes as
+ * soon as it waits (or, reading itself, before its first read): the load
+ * ends in PARLOAD_ECANCELED naming the file, even where the workers had
+ * read everything, its dataset zeroed; on_wait ran once, on the caller's
+ * thread; the loader loads exactly after. */
+START_TEST(test_on_wait_stops)
+{
+	parload_selection sel;
+	bu_fixture f;
+	turns t;
+
+	turn_request(&f, _i, &sel, &t, 1);
+	ck_assert_int_eq(turn_run(&f, _i), PARLOAD_ECANCELED);
+	ck_assert_int_eq(f.err.code, PARLOAD_ECANCELED);
+	ck_assert_msg(strstr(f.err.message, f.path) &&
+			      strstr(f.err.message, "canceled"),
+		      "%s", f.err.message);
+	ck_assert(bu_zeroed(&f.ds));
+	ck_assert_uint_eq(t.calls, 1);
+	ck_assert_uint_eq(t.foreign, 0);
+	ck_assert_int_eq(tu_load(f.l, f.path, NULL, NULL, &f.ds, &f.err), 0);
+	tu_assert_same(&f.ds, &f.ref);
+	parload_dataset_free(&f.ds);
+	bu_fixture_free(&f);
+}
+END_TEST
+
+/* A stop after the last read: with turns only as each wait begins (an
+ * interval of a day), a load in sinogram layout waits twice, for its
+ * reads and then for its views' checks; a stop at the second turn, once
+ * every byte is in, still ends the load in PARLOAD_ECANCELED, its
+ * dataset zeroed. */
+START_TEST(test_on_wait_answer_stands)
+{
+	parload_selection sel;
+	bu_fixture f;
+	turns t;
+
+	turn_request(&f, TURN_SINOGRAMS, &sel, &t, 2);
+	f.r.wait_interval = 86400;
+	ck_assert_int_eq(turn_run(&f, TURN_SINOGRAMS), PARLOAD_ECANCELED);
+	ck_assert_msg(strstr(f.err.message, f.path) &&
+			      strstr(f.err.message, "canceled by on_wait "
+						    "after its last read"),
+		      "%s", f.err.message);
+	ck_assert(bu_zeroed(&f.ds));
+	ck_assert_uint_eq(t.calls, 2);
+	ck_assert_uint_eq(t.foreign, 0);
+	bu_fixture_free(&f);
+}
+END_TEST
+
+/* An on_wait that goes on, every nanosecond, while 4 KiB reads of an 8
+ * MiB file keep the workers busy: the load is exact, and every turn (one
+ * at least) was taken on the caller's thread. */
+START_TEST(test_on_wait_goes_on)
+{
+	const bool inline_ = _i == 0;
+	char *path = tu_path("turns8.raw");
+	parload_options o;
+	parload_loader *l;
+	parload_request r;
+	parload_dataset ds;
+	parload_error err;
+	tu_soa ref;
+	turns t = { pthread_self(), 0, 0, 0 };
+
+	tu_write_stream(path, 64, 256, 256, PARLOAD_PIXEL_U16, 0, 11);
+	ck_assert_int_eq(tu_serial_read(path, &ref), 0);
+	parload_options_init(&o);
+	o.threads = inline_ ? 1 : 3;
+	o.max_read = 4096;
+	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
+	parload_request_init(&r);
+	r.source.path = path;
+	r.on_wait = take_turn;
+	r.wait_arg = &t;
+	r.wait_interval = 1e-9;
+	ck_assert_msg(parload_loader_run(l, &r, &ds, &err) == 0, "%s",
+		      err.message);
+	tu_assert_same(&ds, &ref);
+	ck_assert_uint_ge(t.calls, 1);
+	ck_assert_uint_eq(t.foreign, 0);
+	parload_dataset_free(&ds);
+	tu_soa_free(&ref);
+	parload_loader_free(l);
+	free(path);
+}
+END_TEST
+
+/* What on_wait cannot be given: a stream (its load runs on a thread of
+ * its own), and an interval that is not a number of seconds. */
+START_TEST(test_on_wait_refused)
+{
+	static const double bad[] = { -1.0, NAN, INFINITY, 1e9 };
+	parload_request r;
+	parload_stream *st = NULL;
+	bu_fixture f;
+	turns t = { pthread_self(), 0, 0, 0 };
+
+	bu_fixture_init(&f, "turns1.raw", 0, false, 2, 0, NULL, 5, 0);
+	parload_request_init(&r);
+	r.source.path = f.path;
+	r.on_wait = take_turn;
+	r.wait_arg = &t;
+	ck_assert_int_eq(parload_stream_open(&st, f.l, &r, &f.err),
+			 PARLOAD_EINVAL);
+	ck_assert_msg(strstr(f.err.message, "on_wait"), "%s", f.err.message);
+	for (int i = 0; i < TU_COUNT(bad); i++) {
+		r.wait_interval = bad[i];
+		ck_assert_int_eq(parload_loader_run(f.l, &r, &f.ds, &f.err),
+				 PARLOAD_EINVAL);
+		ck_assert_msg(strstr(f.err.message, "wait_interval"), "%s",
+			      f.err.message);
+	}
+	ck_assert_uint_eq(t.calls, 0);
+	bu_fixture_free(&f);
+}
+END_TEST
+
 /* ---- streams ---- */
 
 enum { VIA_PIPE, VIA_SOCKET, VIA_FIFO, N_VIA };
@@ -662,6 +835,12 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_cancel, 0, 12);
 	tcase_add_loop_test(t, test_cancel_without_batches, 0, 4);
 	tcase_add_test(t, test_cancel_while_reading);
+
+	t = tu_tcase(s, "on_wait", 0);
+	tcase_add_loop_test(t, test_on_wait_stops, 0, N_TURN);
+	tcase_add_test(t, test_on_wait_answer_stands);
+	tcase_add_loop_test(t, test_on_wait_goes_on, 0, 2);
+	tcase_add_test(t, test_on_wait_refused);
 
 	t = tu_tcase(s, "streams", 0);
 	tcase_add_loop_test(t, test_streams, 0, 2 * N_VIA);

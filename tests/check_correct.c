@@ -584,6 +584,66 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* The request's on_wait (and cancel) stop the loads of a correction's
+ * references as they stop the scan's: on_wait is given turns while the
+ * flats are read from their file, and a stop at the first ends the load
+ * there, naming the flats' file; an on_wait that goes on is given turns
+ * in both loads, and the floats are those of a load without it. */
+static int turn(void *arg)
+{
+	unsigned *calls = arg;
+
+	return ++*calls == 1 && calls[1];
+}
+
+START_TEST(test_on_wait_reaches_the_references)
+{
+	parload_loader *l = tu_loader(2, 0, 0);
+	char *path = tu_path("w.raw"), *fpath;
+	parload_refs flats;
+	parload_correction corr;
+	parload_request r;
+	parload_dataset a, b;
+	parload_error err;
+	parload_desc fd;
+	uint64_t seed = 7;
+	unsigned calls[2] = { 0, 1 }; /* calls, stop at the first */
+	float *ff;
+
+	tu_write_stream(path, 6, 16, 8, PARLOAD_PIXEL_U16, 0, 3);
+	ff = frames_of(3, 16, 8, 5000.0, &seed);
+	fpath = frames_file(ff, 3, 16, 8, "wflats", &fd);
+	memset(&flats, 0, sizeof(flats));
+	parload_source_init(&flats.source);
+	flats.source.path = fpath, flats.source.desc = &fd;
+	memset(&corr, 0, sizeof(corr));
+	corr.flats = &flats;
+	parload_request_init(&r);
+	r.source.path = path;
+	r.correct = &corr;
+	ck_assert_int_eq(parload_loader_run(l, &r, &a, &err), 0);
+	r.on_wait = turn;
+	r.wait_arg = calls;
+	ck_assert_int_eq(parload_loader_run(l, &r, &b, &err),
+			 PARLOAD_ECANCELED);
+	ck_assert_msg(strstr(err.message, fpath), "%s", err.message);
+	ck_assert_uint_eq(calls[0], 1);
+	tu_assert_empty(&b, "stopped");
+	calls[0] = calls[1] = 0;
+	ck_assert_int_eq(parload_loader_run(l, &r, &b, &err), 0);
+	ck_assert_uint_ge(calls[0], 2);
+	ck_assert_int_eq(memcmp(a.pixels, b.pixels,
+				a.shape.views * a.shape.view_bytes),
+			 0);
+	parload_dataset_free(&a);
+	parload_dataset_free(&b);
+	free(ff);
+	free(fpath);
+	free(path);
+	parload_loader_free(l);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("correct");
@@ -595,6 +655,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_batches_are_corrected);
 	tcase_add_loop_test(t, test_crc_of_the_raw_rows, 0, 6);
 	tcase_add_test(t, test_nan_propagates_and_log_clamps);
+	tcase_add_test(t, test_on_wait_reaches_the_references);
 	t = tu_tcase(s, "refusals", 0);
 	tcase_add_test(t, test_refusals);
 	return s;

@@ -388,6 +388,61 @@ START_TEST(test_cancel_while_following)
 	free(path);
 }
 END_TEST
+/* on_wait while the load waits for a file that has stopped growing: the
+ * caller takes its turns between its looks at the file, on its own
+ * thread, and the third turn's stop ends the load long before the
+ * timeout, after the three views it had. */
+typedef struct turns {
+	pthread_t caller;
+	unsigned calls, foreign;
+} turns;
+
+static int third_turn_stops(void *arg)
+{
+	turns *t = arg;
+
+	if (!pthread_equal(pthread_self(), t->caller))
+		t->foreign++;
+	return ++t->calls == 3;
+}
+
+START_TEST(test_on_wait_while_following)
+{
+	char *path = tu_path("turnfollow.raw");
+	parload_file_header h;
+	parload_request req;
+	parload_loader *l;
+	parload_dataset ds;
+	parload_error err;
+	turns t = { pthread_self(), 0, 0 };
+	uint64_t got = 0;
+
+	tu_write_stream(path, 10, 16, 8, PARLOAD_PIXEL_U16, 0, 4);
+	ck_assert_int_eq(parload_read_header(path, &h, NULL), 0);
+	tu_truncate(path, parload_view_offset(&h, 3));
+	ck_assert_int_eq(parload_loader_new(&l, NULL, &err), 0);
+	parload_request_init(&req);
+	req.source.path = path;
+	req.flags = PARLOAD_REQ_FOLLOW;
+	req.timeout = 30.0;
+	req.on_batch = count_views;
+	req.batch_arg = &got;
+	req.on_wait = third_turn_stops;
+	req.wait_arg = &t;
+	req.wait_interval = 0.001;
+	ck_assert_int_eq(parload_loader_run(l, &req, &ds, &err),
+			 PARLOAD_ECANCELED);
+	ck_assert_msg(strstr(err.message, "canceled after 3 of 10 views"),
+		      "%s", err.message);
+	ck_assert_uint_eq(got, 3);
+	ck_assert_uint_eq(t.calls, 3);
+	ck_assert_uint_eq(t.foreign, 0);
+	ck_assert(bu_zeroed(&ds));
+	parload_loader_free(l);
+	free(path);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("follow");
@@ -397,6 +452,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_follow_writer_stops, 0, 4);
 	tcase_add_loop_test(t, test_follow_header_late, 0, 3);
 	tcase_add_test(t, test_cancel_while_following);
+	tcase_add_test(t, test_on_wait_while_following);
 	return s;
 }
 

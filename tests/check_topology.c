@@ -475,7 +475,7 @@ static void run_many(unsigned n, unsigned long runs)
 	counter_init(&c, n);
 	ck_assert_int_eq(parload__pool_new(&p, n, count_start, &c, &err), 0);
 	for (c.run = 0; c.run < runs; c.run++) {
-		parload__pool_run(p, count_job, &c);
+		parload__pool_run(p, count_job, &c, NULL);
 		/* every worker has finished this run when run returns */
 		for (unsigned w = 0; w < n; w++)
 			ck_assert_uint_eq(c.count[w], c.run + 1);
@@ -533,7 +533,7 @@ START_TEST(test_pool_without_start_callback)
 
 	counter_init(&c, 3);
 	ck_assert_int_eq(parload__pool_new(&p, 3, NULL, NULL, &err), 0);
-	parload__pool_run(p, count_job, &c);
+	parload__pool_run(p, count_job, &c, NULL);
 	parload__pool_free(p);
 	for (unsigned w = 0; w < 3; w++)
 		ck_assert_uint_eq(c.count[w], 1);
@@ -588,7 +588,7 @@ START_TEST(test_pool_workers_block_signals)
 	pthread_sigmask(SIG_BLOCK, NULL, &after);
 	ck_assert(!sigismember(&after, SIGUSR1));
 	ck_assert(!sigismember(&after, SIGINT));
-	parload__pool_run(p, check_mask, &m);
+	parload__pool_run(p, check_mask, &m, NULL);
 	parload__pool_free(p);
 	ck_assert_uint_eq(m.int_open, 0);
 	ck_assert_uint_eq(m.segv_blocked, 0);
@@ -749,7 +749,7 @@ static parload_loader *started_loader(const parload_options *o)
 	ck_assert_int_eq(parload__engine_ready(parload__loader_engine(l), false,
 					       &err),
 			 0);
-	parload__engine_run(parload__loader_engine(l), nothing, NULL);
+	parload__engine_run(parload__loader_engine(l), nothing, NULL, NULL);
 	return l;
 }
 

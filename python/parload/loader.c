@@ -165,22 +165,20 @@ unsigned long py_main_thread;
 
 /*
  * Ctrl-C during a load made on the main thread, the only thread Python
- * runs signal handlers on.  A stream's load looks for signals at each of
- * its batches (records as they arrive, CANCEL_BATCH_BYTES apiece).  A
- * file's load is run by a helper thread instead, while the main thread
- * runs the handlers every LOOK_NS: an exception one raises
- * (KeyboardInterrupt) sets the request's cancel, which the workers look
- * at before each read, and stays set for the caller.  Batches would cost
- * the file's load a pass of the workers each: fresh interpreters loading
- * the reference stream took a median 43.4 ms on the main thread in
- * batches of 64 MiB against 38.6 ms from another thread (12 alternated
- * rounds, 2 threads).  A file under HELPER_BYTES, loaded in one pass
- * without looks before, is not worth a thread (45 us to start and join)
- * and still sees Ctrl-C once it is loaded.
+ * runs signal handlers on.  While the workers read a file, that thread
+ * waits for them in the library, which gives it turns (the request's
+ * on_wait): at once and then every LOOK_SECONDS, it runs the handlers, and
+ * an exception one raises (KeyboardInterrupt) stops the load, the workers
+ * at their next read, and stays set for the caller.  A load that ends
+ * within the first interval costs one look.  A stream is read on this
+ * thread itself and looks at each of its batches (records as they arrive,
+ * CANCEL_BATCH_BYTES apiece).  Batches would cost a file's load a pass of
+ * the workers each: fresh interpreters loading the reference stream took
+ * a median 43.4 ms on the main thread in batches of 64 MiB against 38.6
+ * ms in one pass (12 alternated rounds, 2 threads).
  */
 #define CANCEL_BATCH_BYTES ((uint64_t)64 << 20)
-#define HELPER_BYTES ((uint64_t)64 << 20)
-#define LOOK_NS 20000000L
+#define LOOK_SECONDS 0.02
 
 /* Run the handlers of the signals that came (on the main thread, without
  * the GIL); true when one raised. */
@@ -199,124 +197,24 @@ static int batch_check_signals(const parload_batch *batch, void *arg)
 	return signals_raised();
 }
 
-typedef struct helper {
-	parload_loader *loader;
-	const parload_request *req;
-	parload_dataset *out;
-	parload_error *err;
-	int rc;
-	bool done;
-	pthread_mutex_t lock;
-	pthread_cond_t cond; /* done, on CLOCK_MONOTONIC */
-} helper;
-
-static void *helper_main(void *arg)
+/* on_wait of a file's load made on the main thread. */
+static int wait_check_signals(void *arg)
 {
-	helper *h = arg;
-	int rc = parload_loader_run(h->loader, h->req, h->out, h->err);
-
-	pthread_mutex_lock(&h->lock);
-	h->rc = rc;
-	h->done = true;
-	pthread_cond_signal(&h->cond);
-	pthread_mutex_unlock(&h->lock);
-	return NULL;
+	return signals_raised();
 }
 
-/* The lock and condition of h; 0, or -1 with neither. */
-static int helper_init(helper *h)
-{
-	pthread_condattr_t a;
-	int e;
-
-	if (pthread_mutex_init(&h->lock, NULL))
-		return -1;
-	e = pthread_condattr_init(&a);
-	if (e == 0) {
-		e = pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-		if (e == 0)
-			e = pthread_cond_init(&h->cond, &a);
-		pthread_condattr_destroy(&a);
-	}
-	if (e) {
-		pthread_mutex_destroy(&h->lock);
-		return -1;
-	}
-	return 0;
-}
-
-/* Run req (whose cancel points at *cancel) on a helper thread, the
- * signals' handlers run here meanwhile (main thread, GIL released).
- * Returns the load's code, or 1 when no helper could be started (nothing
- * was done). */
-static int run_helped(parload_loader *l, parload_request *req,
-		      volatile int *cancel, parload_dataset *out,
-		      parload_error *err)
-{
-	helper h = { l, req, out, err, 0, false };
-	sigset_t all, saved;
-	pthread_t t;
-	int e;
-
-	if (helper_init(&h))
-		return 1;
-	/* The helper (and the workers it starts) leave signals to this
-	 * thread. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &saved);
-	e = pthread_create(&t, NULL, helper_main, &h);
-	pthread_sigmask(SIG_SETMASK, &saved, NULL);
-	if (e) {
-		pthread_cond_destroy(&h.cond);
-		pthread_mutex_destroy(&h.lock);
-		return 1;
-	}
-	pthread_mutex_lock(&h.lock);
-	while (!h.done) {
-		struct timespec until;
-
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_nsec += LOOK_NS;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		if (pthread_cond_timedwait(&h.cond, &h.lock, &until) == 0 ||
-		    h.done || *cancel)
-			continue;
-		pthread_mutex_unlock(&h.lock);
-		if (signals_raised())
-			__atomic_store_n(cancel, 1, __ATOMIC_RELAXED);
-		pthread_mutex_lock(&h.lock);
-	}
-	pthread_mutex_unlock(&h.lock);
-	pthread_join(t, NULL);
-	pthread_cond_destroy(&h.cond);
-	pthread_mutex_destroy(&h.lock);
-	return h.rc;
-}
-
-/* How a load on the main thread looks for Ctrl-C: as a stream's (its
- * batches), by a helper (a file's, HELPER_BYTES or more, a folder, a
- * list, a detached NRRD header's data), or not at all (a small file). */
-enum looks { LOOK_NONE, LOOK_BATCHES, LOOK_HELPER };
-
-static enum looks looks_for(const source *src)
+/* Whether src is a stream (a pipe, socket or device, read as it comes);
+ * a source the load cannot stat is not: the load says what is wrong. */
+static bool is_stream(const source *src)
 {
 	const char *path = py_source_path(src);
 	struct stat st;
-	size_t n;
 
 	if (src->npaths)
-		return LOOK_HELPER;
+		return false;
 	if (path ? stat(path, &st) != 0 : fstat(src->fd, &st) != 0)
-		return LOOK_HELPER; /* the load says what is wrong */
-	if (!S_ISREG(st.st_mode))
-		return S_ISDIR(st.st_mode) ? LOOK_HELPER : LOOK_BATCHES;
-	n = path ? strlen(path) : 0;
-	if (n >= 5 && strcmp(path + n - 5, ".nhdr") == 0)
-		return LOOK_HELPER;
-	return (uint64_t)st.st_size >= HELPER_BYTES ? LOOK_HELPER : LOOK_NONE;
+		return false;
+	return !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
 /* One load.  The dataset, on success, still has to be wrapped. */
@@ -325,8 +223,6 @@ static int loader_run(LoaderObject *self, const source *src,
 		      parload_cache cache, const parload_correction *corr,
 		      parload_dataset *out)
 {
-	enum looks looks = LOOK_NONE;
-	volatile int cancel = 0;
 	parload_request req;
 	parload_error err;
 	int rc;
@@ -337,25 +233,23 @@ static int loader_run(LoaderObject *self, const source *src,
 	req.into = into;
 	req.cache = cache;
 	req.correct = corr;
-	req.cancel = &cancel;
-	/* Cancels come from the strategy that looks for them (the parallel
-	 * one); a stream's batches, in view layout. */
+	/* Ctrl-C stops the strategy that looks for stops (the parallel
+	 * one); a stream at its batches, in view layout. */
 	if ((parload_strategy_caps(self->strategy) & PARLOAD_CAP_BATCHES) &&
-	    PyThread_get_thread_ident() == py_main_thread)
-		looks = looks_for(src);
-	if (looks == LOOK_BATCHES && sel->layout == PARLOAD_LAYOUT_VIEWS) {
-		req.on_batch = batch_check_signals;
-		req.batch_bytes = CANCEL_BATCH_BYTES;
+	    PyThread_get_thread_ident() == py_main_thread) {
+		if (!is_stream(src)) {
+			req.on_wait = wait_check_signals;
+			req.wait_interval = LOOK_SECONDS;
+		} else if (sel->layout == PARLOAD_LAYOUT_VIEWS) {
+			req.on_batch = batch_check_signals;
+			req.batch_bytes = CANCEL_BATCH_BYTES;
+		}
 	}
 	memset(&err, 0, sizeof(err));
 	if (py_loader_enter(self))
 		return -1;
 	Py_BEGIN_ALLOW_THREADS
-	rc = 1;
-	if (looks == LOOK_HELPER)
-		rc = run_helped(self->loader, &req, &cancel, out, &err);
-	if (rc == 1)
-		rc = parload_loader_run(self->loader, &req, out, &err);
+	rc = parload_loader_run(self->loader, &req, out, &err);
 	Py_END_ALLOW_THREADS
 	PyThread_release_lock(self->lock);
 	/* Ctrl-C during the load: its exception cancelled the load, or the
@@ -712,10 +606,11 @@ static PyMethodDef Loader_methods[] = {
 	 "selection but the whole file needs the parallel strategy, and CRCs\n"
 	 "can be verified only for whole rows and columns (PARLOAD_ENOTSUP).\n"
 	 "The GIL is released while the file loads.  Ctrl-C raises\n"
-	 "KeyboardInterrupt: a load on the main thread with the parallel\n"
-	 "strategy in view layout stops at its next batch (every 64 MiB of\n"
-	 "pixels, or every view when one view is larger),\n"
-	 "any other once it returns.\n\n"
+	 "KeyboardInterrupt: a file's load on the main thread with the\n"
+	 "parallel strategy runs Python's signal handlers every 20 ms while\n"
+	 "the workers read, and stops them before their next read, in any\n"
+	 "layout; a pipe's stops at its next batch (every 64 MiB of pixels\n"
+	 "in view layout); any other load raises it once it returns.\n\n"
 	 "cache says what the load leaves in the page cache: \"keep\" (the\n"
 	 "default, None too: buffered reads, the file stays cached),\n"
 	 "\"drop\" (its pages leave the cache once they are in the dataset:\n"
