@@ -324,13 +324,17 @@ struct parload__ctx;
 int parload__cache_prepare(struct parload__ctx *c, bool direct_ok);
 /* Close the O_DIRECT descriptors. */
 void parload__cache_close(struct parload__ctx *c);
+/* auto's look at f: the share of its sampled pages in the page cache, in
+ * [0, 1] (0 when it cannot be told). */
+double parload__cache_resident(const parload__file *f);
 /* After a drop load: drop the files, for a strategy that does not drop
  * as it reads, and for the pages a worker's readahead brought in after
  * the worker whose range they are in had let go of it. */
 void parload__cache_after(struct parload__ctx *c);
 
 /* How far ahead of a buffered reader of f the kernel may read: two of
- * its device's readahead windows (read_ahead_kb, from sysfs), or
+ * its device's readahead windows (read_ahead_kb, or max_sectors_kb
+ * where larger, from sysfs), or
  * PARLOAD__READAHEAD_UNKNOWN where sysfs does not say. */
 #define PARLOAD__READAHEAD_UNKNOWN ((uint64_t)16 << 20)
 uint64_t parload__readahead_reach(const parload__file *f);
@@ -343,21 +347,37 @@ uint64_t parload__readahead_reach(const parload__file *f);
  * them from the device again. */
 typedef struct parload__dropper {
 	bool on;
-	const parload__file *f;
-	uint64_t begin, end;
+	bool gaps;      /* what lies between its reads is nobody else's */
+	uint64_t folio; /* lets go between these boundaries (or 1) */
+	const parload__file *f; /* the file read after the held bytes */
+	uint64_t mark;  /* of f, let go of up to here */
+	uint64_t pos;   /* of f, read up to here */
 	uint64_t hold;  /* bytes still to hold */
 	const parload__file *held_f;
 	uint64_t held_begin, held_end;
+	/* The folio the last pass's share ended in (drop_release). */
+	const parload__file *tail_f;
+	uint64_t tail_begin, tail_end;
 } parload__dropper;
 
-void parload__drop_init(parload__dropper *dr, struct parload__ctx *c);
-/* Bytes [off, off + len) of f are in the dataset. */
+/* Start dr for a pass of load c: dr was zeroed when made, and keeps the
+ * last pass's tail.  gaps: what the worker skips between its reads in a
+ * file is nobody else's (whole views: false where rows are selected,
+ * which another process may read, or split between the workers); then
+ * it lets go of whole folios, else of exactly what it read. */
+void parload__drop_init(parload__dropper *dr, struct parload__ctx *c,
+			bool gaps);
+/* Bytes [off, off + len) of f are in the dataset: what lies behind them
+ * in the worker's share (and, with gaps, between them) is let go of,
+ * DROP_BATCH at a time, from folio boundary to folio boundary. */
 void parload__drop_read(parload__dropper *dr, const parload__file *f,
 			uint64_t off, uint64_t len);
-/* Let go of what is pending, except the held bytes. */
+/* Let go of what is pending up to the last folio boundary read, except
+ * the held bytes (the worker's share is over). */
 void parload__drop_flush(parload__dropper *dr);
-/* Let go of the held bytes (the worker has flushed the rest): no worker
- * of the pass reads any more. */
+/* Let go of the held bytes and of the last pass's tail, and keep this
+ * one's (the worker has flushed the rest): no worker of the pass reads
+ * any more. */
 void parload__drop_release(parload__dropper *dr);
 
 /* ---- correct.c: flat- and dark-field correction ---- */

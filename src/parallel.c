@@ -308,7 +308,13 @@ static int io_open(job *j, unsigned w, worker_io *io, parload_error *e)
 
 	memset(io, 0, sizeof(*io));
 	io->drop = &j->drop[w];
-	parload__drop_init(io->drop, j->c);
+	/* Gaps of whole views are nobody's; those between rows may be
+	 * another worker's (bands) or another process's (a parload-mpi
+	 * rank's rows). */
+	parload__drop_init(io->drop, j->c,
+			   !j->plan.bands &&
+				   parload__shape_full_payload(&j->c->shape,
+							       &j->c->d));
 	if (j->plan.decoded) {
 		rc = parload__strip_reader_open(&io->strips, j->plan.strips,
 						j->plan.d, j->plan.files, e);

@@ -21,9 +21,10 @@
  * file leaves it cached, a drop or direct load leaves at most a quarter
  * of it, auto on a warm file keeps.  A drop load's worker holds the first
  * bytes of its share (the reach of the kernel's readahead, twice the
- * device's read_ahead_kb) and lets go of the rest as it reads; what it
- * holds leaves when its pass is over, so each batch of a load in batches
- * is out of the cache by its callback.  It skips where the page cache of
+ * larger of the device's read_ahead_kb and max_sectors_kb) and lets go
+ * of the rest as it reads; what it holds leaves when its pass is over,
+ * so each batch of a load in batches is out of the cache by its
+ * callback.  It skips where the page cache of
  * $TMPDIR's file system cannot be emptied of a file or does not keep
  * what is read (tmpfs, some network file systems).
  */
@@ -1023,26 +1024,48 @@ START_TEST(test_resident)
 }
 END_TEST
 
-/* The reach parload__readahead_reach gives a file: twice its device's
- * read_ahead_kb where /sys/class/bdi names the device, as read here. */
+/* A number of KiB in sysfs file path, or 0 where there is none. */
+static unsigned long long sysfs_kb(const char *path)
+{
+	unsigned long long kb = 0;
+	FILE *in = fopen(path, "r");
+
+	if (in && fscanf(in, "%llu", &kb) != 1)
+		kb = 0;
+	if (in)
+		fclose(in);
+	return kb;
+}
+
+/* The reach parload__readahead_reach gives a file: where
+ * /sys/class/bdi names the device, twice the larger of its read_ahead_kb
+ * and its queue's max_sectors_kb (a read larger than read_ahead_kb has
+ * its window grown up to that), as read here. */
 static void assert_reach(const parload__file *f)
 {
 	const uint64_t reach = parload__readahead_reach(f);
+	unsigned long long ra, io;
 	struct stat st;
-	char bdi[64];
-	unsigned long long kb;
-	FILE *in;
+	char bdi[64], q[80];
 
 	ck_assert_int_eq(fstat(f->fd, &st), 0);
 	snprintf(bdi, sizeof(bdi), "/sys/class/bdi/%u:%u/read_ahead_kb",
 		 major(st.st_dev), minor(st.st_dev));
-	in = fopen(bdi, "r");
-	printf("readahead reach of %s: %" PRIu64 " KiB (%s %s)\n", f->path,
-	       reach >> 10, bdi, in ? "read" : "absent");
-	if (in && fscanf(in, "%llu", &kb) == 1)
-		ck_assert_uint_eq(reach, 2 * ((uint64_t)kb << 10));
-	if (in)
-		fclose(in);
+	snprintf(q, sizeof(q), "/sys/dev/block/%u:%u/queue/max_sectors_kb",
+		 major(st.st_dev), minor(st.st_dev));
+	ra = sysfs_kb(bdi);
+	io = sysfs_kb(q);
+	if (!io) {
+		snprintf(q, sizeof(q),
+			 "/sys/dev/block/%u:%u/../queue/max_sectors_kb",
+			 major(st.st_dev), minor(st.st_dev));
+		io = sysfs_kb(q);
+	}
+	printf("readahead reach of %s: %" PRIu64 " KiB (%s: %llu, "
+	       "max_sectors_kb: %llu)\n", f->path, reach >> 10, bdi, ra, io);
+	if (ra)
+		ck_assert_uint_eq(reach, 2 * ((uint64_t)(ra > io ? ra : io)
+					      << 10));
 	ck_assert_uint_gt(reach, 0);
 }
 
@@ -1069,6 +1092,7 @@ START_TEST(test_drop_hold)
 	ck_assert_double_ge(resident(path), AFTER_KEEP);
 	memset(&c, 0, sizeof(c));
 	memset(&f, 0, sizeof(f));
+	memset(&dr, 0, sizeof(dr));
 	c.cache = PARLOAD_CACHE_DROP;
 	c.drop_hold = hold;
 	f.path = path;
@@ -1076,7 +1100,7 @@ START_TEST(test_drop_hold)
 	f.size = size;
 	ck_assert_int_ge(f.fd, 0);
 	assert_reach(&f);
-	parload__drop_init(&dr, &c);
+	parload__drop_init(&dr, &c, true);
 	for (uint64_t off = 0; off < size; off += step) {
 		const uint64_t read = off + step;
 		const uint64_t gone = read > hold ?
@@ -1103,6 +1127,118 @@ START_TEST(test_drop_hold)
 	ck_assert_double_le(cached_range(path, hold, size), 0.01);
 	parload__drop_release(&dr);
 	ck_assert_double_le(resident(path), 0.01);
+	close(f.fd);
+	free(path);
+}
+END_TEST
+
+/* A drop load's worker lets go of what it has read between folio
+ * boundaries (2 MiB): the kernel reads a file ahead into large folios,
+ * which POSIX_FADV_DONTNEED lets go of only when the range holds all of
+ * one, so ranges cut at views' offsets left the folio of each cut cached
+ * until the load's end.  A warm 32 MiB file (read in one call, its
+ * folios the kernel's choice) fed to a dropper as records of 1 MiB and
+ * 32 bytes from byte 100, holding 3 MiB: once flushed, everything
+ * between the held bytes' folio and the last read's is out; once
+ * released, everything but the folio the last read ended in (the next
+ * share's first bytes may be in it); the next pass's release lets go of
+ * that one. */
+START_TEST(test_drop_folios)
+{
+	const uint64_t mib = (uint64_t)1 << 20, size = 32 * mib,
+		       folio = 2 * mib, first = 100, rec = mib + 32;
+	char *path = tu_path("folios.raw");
+	const uint64_t end = first + 30 * rec;
+	parload__ctx c;
+	parload__file f;
+	parload__dropper dr;
+
+	ck_assert_int_eq(probe_file(path, (size_t)size, false), 0);
+	evict(path);
+	ck_assert_int_eq(probe_file(path, (size_t)size, true), 0);
+	ck_assert_double_ge(resident(path), AFTER_KEEP);
+	memset(&c, 0, sizeof(c));
+	memset(&f, 0, sizeof(f));
+	memset(&dr, 0, sizeof(dr));
+	c.cache = PARLOAD_CACHE_DROP;
+	c.drop_hold = 3 * mib;
+	f.path = path;
+	f.fd = open(path, O_RDONLY);
+	f.size = size;
+	ck_assert_int_ge(f.fd, 0);
+	parload__drop_init(&dr, &c, true);
+	for (uint64_t off = first; off < end; off += rec)
+		parload__drop_read(&dr, &f, off, rec);
+	parload__drop_flush(&dr);
+	/* Held: up to the folio boundary past 3 MiB from byte 100. */
+	ck_assert_double_ge(cached_range(path, first, 4 * mib), AFTER_KEEP);
+	ck_assert_msg(cached_range(path, 4 * mib, end / folio * folio) <= 0.01,
+		      "%.1f%% of what was let go of still cached",
+		      100 * cached_range(path, 4 * mib, end / folio * folio));
+	ck_assert_double_ge(cached_range(path, end, size), AFTER_KEEP);
+	parload__drop_release(&dr);
+	ck_assert_msg(cached_range(path, 0, end / folio * folio) <= 0.01,
+		      "%.1f%% of the share still cached once released",
+		      100 * cached_range(path, 0, end / folio * folio));
+	ck_assert_double_ge(cached_range(path, end, size), AFTER_KEEP);
+	/* The next pass, which reads nothing here. */
+	parload__drop_init(&dr, &c, true);
+	parload__drop_release(&dr);
+	ck_assert_msg(cached_range(path, 0, (end / folio + 1) * folio) <= 0.01,
+		      "the last folio read still cached after the next pass");
+	close(f.fd);
+	free(path);
+}
+END_TEST
+
+/* What a drop load's worker skips between its reads: let go of with the
+ * rest, whole folios, where it is nobody's (unselected views); kept
+ * where it may be another reader's (rows: another worker's band, another
+ * process's rows), the worker letting go of exactly what it read.  A
+ * warm 32 MiB file read as 5 MiB ranges 1 MiB apart, nothing held. */
+START_TEST(test_drop_gaps)
+{
+	const uint64_t mib = (uint64_t)1 << 20, size = 32 * mib;
+	const bool gaps = _i == 1;
+	char *path = tu_path(gaps ? "gaps1.raw" : "gaps0.raw");
+	parload__ctx c;
+	parload__file f;
+	parload__dropper dr;
+
+	ck_assert_int_eq(probe_file(path, (size_t)size, false), 0);
+	evict(path);
+	ck_assert_int_eq(probe_file(path, (size_t)size, true), 0);
+	memset(&c, 0, sizeof(c));
+	memset(&f, 0, sizeof(f));
+	memset(&dr, 0, sizeof(dr));
+	c.cache = PARLOAD_CACHE_DROP;
+	f.path = path;
+	f.fd = open(path, O_RDONLY);
+	f.size = size;
+	ck_assert_int_ge(f.fd, 0);
+	parload__drop_init(&dr, &c, gaps);
+	for (uint64_t k = 0; k < 5; k++)
+		parload__drop_read(&dr, &f, 6 * k * mib, 5 * mib);
+	parload__drop_flush(&dr);
+	if (gaps) {
+		ck_assert_msg(cached_range(path, 0, 28 * mib) <= 0.01,
+			      "%.1f%% of the ranges and gaps still cached",
+			      100 * cached_range(path, 0, 28 * mib));
+	} else {
+		for (uint64_t k = 0; k < 5; k++) {
+			const uint64_t at = 6 * k * mib;
+
+			ck_assert_msg(cached_range(path, at, at + 4 * mib) <=
+					      0.01,
+				      "range %" PRIu64 ": %.1f%% still cached",
+				      k, 100 * cached_range(path, at,
+							    at + 4 * mib));
+			ck_assert_msg(cached_range(path, at + 5 * mib,
+						   at + 6 * mib) >= AFTER_KEEP,
+				      "gap %" PRIu64 " let go of", k);
+		}
+	}
+	ck_assert_double_ge(cached_range(path, 30 * mib, size), AFTER_KEEP);
 	close(f.fd);
 	free(path);
 }
@@ -1182,6 +1318,67 @@ START_TEST(test_auto_warm)
 }
 END_TEST
 
+/* Let go of pages [from, to) of path (written back already). */
+static void evict_pages(const char *path, uint64_t from, uint64_t to)
+{
+	int fd;
+
+	if (from >= to)
+		return; /* a length of 0 would mean to the end */
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(posix_fadvise(fd, (off_t)(from * 4096),
+				       (off_t)((to - from) * 4096),
+				       POSIX_FADV_DONTNEED),
+			 0);
+	close(fd);
+}
+
+/* auto's look at a file (parload__cache_resident): 64 pages spread over
+ * it, or each page of a smaller one; 8 of them first, which settle a file
+ * cached whole or not at all; the rest when those disagree, which gives
+ * the share of a file cached in part. */
+START_TEST(test_auto_samples)
+{
+	static const struct {
+		uint64_t pages, keep_from, keep_to; /* cached: [from, to) */
+		double want;
+	} cases[] = {
+		{ 1024, 0, 0, 0.0 },       /* cold */
+		{ 1024, 0, 1024, 1.0 },    /* warm */
+		{ 1024, 0, 512, 0.5 },     /* samples 0-31 of 64 */
+		{ 1024, 512, 1024, 0.5 },  /* samples 32-63 */
+		{ 1024, 0, 256, 0.25 },    /* 0-15 */
+		{ 10, 0, 5, 0.5 },         /* each of 10 pages */
+		{ 10, 0, 10, 1.0 },
+		{ 1, 0, 1, 1.0 },
+	};
+	char *path = tu_path("samples.raw");
+
+	for (int i = 0; i < TU_COUNT(cases); i++) {
+		parload__file f;
+		double got;
+
+		memset(&f, 0, sizeof(f));
+		ck_assert_int_eq(probe_file(path, cases[i].pages * 4096, false),
+				 0);
+		evict(path);
+		ck_assert_int_eq(probe_file(path, cases[i].pages * 4096, true),
+				 0);
+		evict_pages(path, 0, cases[i].keep_from);
+		evict_pages(path, cases[i].keep_to, cases[i].pages);
+		f.fd = open(path, O_RDONLY);
+		ck_assert_int_ge(f.fd, 0);
+		f.size = cases[i].pages * 4096;
+		got = parload__cache_resident(&f);
+		close(f.fd);
+		ck_assert_msg(got == cases[i].want, "case %d: %g of the samples "
+			      "cached, want %g", i, got, cases[i].want);
+	}
+	free(path);
+}
+END_TEST
+
 static Suite *modes_suite(void)
 {
 	Suite *s = suite_create("cache");
@@ -1215,8 +1412,11 @@ static Suite *resident_suite(void)
 
 	tcase_add_loop_test(t, test_resident, 0, 4);
 	tcase_add_test(t, test_drop_hold);
+	tcase_add_test(t, test_drop_folios);
+	tcase_add_loop_test(t, test_drop_gaps, 0, 2);
 	tcase_add_test(t, test_drop_batches);
 	tcase_add_test(t, test_auto_warm);
+	tcase_add_test(t, test_auto_samples);
 	return s;
 }
 
