@@ -112,12 +112,6 @@ int parload__deliver(parload__ctx *c, uint64_t k_begin, uint64_t k_end,
 				  k_end, s->views);
 }
 
-/* The caller asked to stop (parload_request.cancel or on_wait). */
-static bool canceled(const parload__ctx *c)
-{
-	return parload__waiter_stopped(&c->wait);
-}
-
 static int fail_canceled(parload__ctx *c, uint64_t k)
 {
 	return parload__fail_path(c->err, PARLOAD_ECANCELED, 0, c->path,
@@ -238,7 +232,8 @@ static int run_batches(batches *bs)
 	while (rc == 0 && k < c->shape.views) {
 		parload_buffers to;
 
-		if (!pending && canceled(c)) {
+		/* The caller asked to stop (cancel or on_wait). */
+		if (!pending && parload__waiter_stopped(&c->wait)) {
 			rc = fail_canceled(c, k);
 			break;
 		}

@@ -1069,6 +1069,33 @@ static void assert_reach(const parload__file *f)
 	ck_assert_uint_gt(reach, 0);
 }
 
+/* What the dropper tests share: a warm file of size bytes at path
+ * (written back first: dirty pages are not let go of), opened; a drop
+ * load's context holding hold bytes a worker; and a dropper started for
+ * a pass of it. */
+typedef struct drop_rig {
+	parload__ctx c;
+	parload__file f;
+	parload__dropper dr;
+} drop_rig;
+
+static void drop_rig_init(drop_rig *r, const char *path, uint64_t size,
+			  uint64_t hold, bool gaps)
+{
+	ck_assert_int_eq(probe_file(path, (size_t)size, false), 0);
+	evict(path);
+	ck_assert_int_eq(probe_file(path, (size_t)size, true), 0);
+	ck_assert_double_ge(resident(path), AFTER_KEEP);
+	memset(r, 0, sizeof(*r));
+	r->c.cache = PARLOAD_CACHE_DROP;
+	r->c.drop_hold = hold;
+	r->f.path = path;
+	r->f.fd = open(path, O_RDONLY);
+	r->f.size = size;
+	ck_assert_int_ge(r->f.fd, 0);
+	parload__drop_init(&r->dr, &r->c, gaps);
+}
+
 /* A drop load's worker lets go of what it reads 8 MiB at a time, except
  * the first bytes, which it holds until its pass is over: the worker
  * before it in the file reads ahead into them as it ends its share, and
@@ -1081,32 +1108,16 @@ START_TEST(test_drop_hold)
 	const uint64_t mib = (uint64_t)1 << 20, size = 64 * mib,
 		       hold = 16 * mib, step = 4 * mib, batch = 8 * mib;
 	char *path = tu_path("hold.raw");
-	parload__ctx c;
-	parload__file f;
-	parload__dropper dr;
+	drop_rig r;
 
-	/* Written back first: dirty pages are not let go of. */
-	ck_assert_int_eq(probe_file(path, (size_t)size, false), 0);
-	evict(path);
-	ck_assert_int_eq(probe_file(path, (size_t)size, true), 0);
-	ck_assert_double_ge(resident(path), AFTER_KEEP);
-	memset(&c, 0, sizeof(c));
-	memset(&f, 0, sizeof(f));
-	memset(&dr, 0, sizeof(dr));
-	c.cache = PARLOAD_CACHE_DROP;
-	c.drop_hold = hold;
-	f.path = path;
-	f.fd = open(path, O_RDONLY);
-	f.size = size;
-	ck_assert_int_ge(f.fd, 0);
-	assert_reach(&f);
-	parload__drop_init(&dr, &c, true);
+	drop_rig_init(&r, path, size, hold, true);
+	assert_reach(&r.f);
 	for (uint64_t off = 0; off < size; off += step) {
 		const uint64_t read = off + step;
 		const uint64_t gone = read > hold ?
 			hold + (read - hold) / batch * batch : hold;
 
-		parload__drop_read(&dr, &f, off, step);
+		parload__drop_read(&r.dr, &r.f, off, step);
 		ck_assert_msg(cached_range(path, 0, hold) >= AFTER_KEEP,
 			      "after %" PRIu64 " MiB: the held bytes left",
 			      read / mib);
@@ -1122,12 +1133,12 @@ START_TEST(test_drop_hold)
 				      PRIu64 " MiB left early", read / mib,
 				      gone / mib);
 	}
-	parload__drop_flush(&dr);
+	parload__drop_flush(&r.dr);
 	ck_assert_double_ge(cached_range(path, 0, hold), AFTER_KEEP);
 	ck_assert_double_le(cached_range(path, hold, size), 0.01);
-	parload__drop_release(&dr);
+	parload__drop_release(&r.dr);
 	ck_assert_double_le(resident(path), 0.01);
-	close(f.fd);
+	close(r.f.fd);
 	free(path);
 }
 END_TEST
@@ -1149,44 +1160,29 @@ START_TEST(test_drop_folios)
 		       folio = 2 * mib, first = 100, rec = mib + 32;
 	char *path = tu_path("folios.raw");
 	const uint64_t end = first + 30 * rec;
-	parload__ctx c;
-	parload__file f;
-	parload__dropper dr;
+	drop_rig r;
 
-	ck_assert_int_eq(probe_file(path, (size_t)size, false), 0);
-	evict(path);
-	ck_assert_int_eq(probe_file(path, (size_t)size, true), 0);
-	ck_assert_double_ge(resident(path), AFTER_KEEP);
-	memset(&c, 0, sizeof(c));
-	memset(&f, 0, sizeof(f));
-	memset(&dr, 0, sizeof(dr));
-	c.cache = PARLOAD_CACHE_DROP;
-	c.drop_hold = 3 * mib;
-	f.path = path;
-	f.fd = open(path, O_RDONLY);
-	f.size = size;
-	ck_assert_int_ge(f.fd, 0);
-	parload__drop_init(&dr, &c, true);
+	drop_rig_init(&r, path, size, 3 * mib, true);
 	for (uint64_t off = first; off < end; off += rec)
-		parload__drop_read(&dr, &f, off, rec);
-	parload__drop_flush(&dr);
+		parload__drop_read(&r.dr, &r.f, off, rec);
+	parload__drop_flush(&r.dr);
 	/* Held: up to the folio boundary past 3 MiB from byte 100. */
 	ck_assert_double_ge(cached_range(path, first, 4 * mib), AFTER_KEEP);
 	ck_assert_msg(cached_range(path, 4 * mib, end / folio * folio) <= 0.01,
 		      "%.1f%% of what was let go of still cached",
 		      100 * cached_range(path, 4 * mib, end / folio * folio));
 	ck_assert_double_ge(cached_range(path, end, size), AFTER_KEEP);
-	parload__drop_release(&dr);
+	parload__drop_release(&r.dr);
 	ck_assert_msg(cached_range(path, 0, end / folio * folio) <= 0.01,
 		      "%.1f%% of the share still cached once released",
 		      100 * cached_range(path, 0, end / folio * folio));
 	ck_assert_double_ge(cached_range(path, end, size), AFTER_KEEP);
 	/* The next pass, which reads nothing here. */
-	parload__drop_init(&dr, &c, true);
-	parload__drop_release(&dr);
+	parload__drop_init(&r.dr, &r.c, true);
+	parload__drop_release(&r.dr);
 	ck_assert_msg(cached_range(path, 0, (end / folio + 1) * folio) <= 0.01,
 		      "the last folio read still cached after the next pass");
-	close(f.fd);
+	close(r.f.fd);
 	free(path);
 }
 END_TEST
@@ -1201,25 +1197,12 @@ START_TEST(test_drop_gaps)
 	const uint64_t mib = (uint64_t)1 << 20, size = 32 * mib;
 	const bool gaps = _i == 1;
 	char *path = tu_path(gaps ? "gaps1.raw" : "gaps0.raw");
-	parload__ctx c;
-	parload__file f;
-	parload__dropper dr;
+	drop_rig r;
 
-	ck_assert_int_eq(probe_file(path, (size_t)size, false), 0);
-	evict(path);
-	ck_assert_int_eq(probe_file(path, (size_t)size, true), 0);
-	memset(&c, 0, sizeof(c));
-	memset(&f, 0, sizeof(f));
-	memset(&dr, 0, sizeof(dr));
-	c.cache = PARLOAD_CACHE_DROP;
-	f.path = path;
-	f.fd = open(path, O_RDONLY);
-	f.size = size;
-	ck_assert_int_ge(f.fd, 0);
-	parload__drop_init(&dr, &c, gaps);
+	drop_rig_init(&r, path, size, 0, gaps);
 	for (uint64_t k = 0; k < 5; k++)
-		parload__drop_read(&dr, &f, 6 * k * mib, 5 * mib);
-	parload__drop_flush(&dr);
+		parload__drop_read(&r.dr, &r.f, 6 * k * mib, 5 * mib);
+	parload__drop_flush(&r.dr);
 	if (gaps) {
 		ck_assert_msg(cached_range(path, 0, 28 * mib) <= 0.01,
 			      "%.1f%% of the ranges and gaps still cached",
@@ -1239,7 +1222,7 @@ START_TEST(test_drop_gaps)
 		}
 	}
 	ck_assert_double_ge(cached_range(path, 30 * mib, size), AFTER_KEEP);
-	close(f.fd);
+	close(r.f.fd);
 	free(path);
 }
 END_TEST

@@ -338,10 +338,32 @@ static int count_views(const parload_batch *b, void *arg)
 	return 0;
 }
 
+/* A file of 10 views whose writer stopped after 3, a loader, and a
+ * request that follows it for up to 30 s, counting the views delivered
+ * in *got. */
+static parload_loader *stalled_file(const char *path, parload_request *req,
+				    uint64_t *got)
+{
+	parload_file_header h;
+	parload_loader *l;
+	parload_error err;
+
+	tu_write_stream(path, 10, 16, 8, PARLOAD_PIXEL_U16, 0, 4);
+	ck_assert_int_eq(parload_read_header(path, &h, NULL), 0);
+	tu_truncate(path, parload_view_offset(&h, 3));
+	ck_assert_int_eq(parload_loader_new(&l, NULL, &err), 0);
+	parload_request_init(req);
+	req->source.path = path;
+	req->flags = PARLOAD_REQ_FOLLOW;
+	req->timeout = 30.0;
+	req->on_batch = count_views;
+	req->batch_arg = got;
+	return l;
+}
+
 START_TEST(test_cancel_while_following)
 {
 	char *path = tu_path("cancelfollow.raw");
-	parload_file_header h;
 	parload_request req;
 	parload_loader *l;
 	parload_dataset ds;
@@ -353,16 +375,7 @@ START_TEST(test_cancel_while_following)
 	uint64_t got = 0;
 	double t0;
 
-	tu_write_stream(path, 10, 16, 8, PARLOAD_PIXEL_U16, 0, 4);
-	ck_assert_int_eq(parload_read_header(path, &h, NULL), 0);
-	tu_truncate(path, parload_view_offset(&h, 3));
-	ck_assert_int_eq(parload_loader_new(&l, NULL, &err), 0);
-	parload_request_init(&req);
-	req.source.path = path;
-	req.flags = PARLOAD_REQ_FOLLOW;
-	req.timeout = 30.0;
-	req.on_batch = count_views;
-	req.batch_arg = &got;
+	l = stalled_file(path, &req, &got);
 	req.cancel = &cancel;
 	t0 = bu_now();
 	ck_assert_int_eq(pthread_create(&t, NULL, set_after, (void *)&cancel),
@@ -409,7 +422,6 @@ static int third_turn_stops(void *arg)
 START_TEST(test_on_wait_while_following)
 {
 	char *path = tu_path("turnfollow.raw");
-	parload_file_header h;
 	parload_request req;
 	parload_loader *l;
 	parload_dataset ds;
@@ -417,16 +429,7 @@ START_TEST(test_on_wait_while_following)
 	turns t = { pthread_self(), 0, 0 };
 	uint64_t got = 0;
 
-	tu_write_stream(path, 10, 16, 8, PARLOAD_PIXEL_U16, 0, 4);
-	ck_assert_int_eq(parload_read_header(path, &h, NULL), 0);
-	tu_truncate(path, parload_view_offset(&h, 3));
-	ck_assert_int_eq(parload_loader_new(&l, NULL, &err), 0);
-	parload_request_init(&req);
-	req.source.path = path;
-	req.flags = PARLOAD_REQ_FOLLOW;
-	req.timeout = 30.0;
-	req.on_batch = count_views;
-	req.batch_arg = &got;
+	l = stalled_file(path, &req, &got);
 	req.on_wait = third_turn_stops;
 	req.wait_arg = &t;
 	req.wait_interval = 0.001;
