@@ -23,6 +23,11 @@ typedef struct {
 	/* One call at a time on s: a close() from another thread waits for
 	 * a next() in progress instead of freeing the stream under it. */
 	PyThread_type_lock lock;
+	/* A close() has begun: a next() called since stops the iteration
+	 * without taking the lock, which the thread calling next() in a loop
+	 * would otherwise take again and again before close() got it (read
+	 * and written with the GIL held). */
+	int closing;
 	source src;           /* what the load reads (its paths, its layout) */
 	PyObject *buffers;    /* capsule of the load's memory, or NULL */
 	PyObject *stats;      /* the load's stats once it completed */
@@ -488,6 +493,8 @@ static PyObject *Stream_next(StreamObject *self)
 {
 	PyObject *r;
 
+	if (self->closing)
+		return NULL; /* StopIteration */
 	lock_take(self->lock);
 	r = stream_next(self);
 	PyThread_release_lock(self->lock);
@@ -496,6 +503,7 @@ static PyObject *Stream_next(StreamObject *self)
 
 static PyObject *Stream_close(StreamObject *self, PyObject *unused)
 {
+	self->closing = 1;
 	lock_take(self->lock);
 	(void)stream_end(self, NULL);
 	PyThread_release_lock(self->lock);
