@@ -743,11 +743,12 @@ typedef struct parload_buffers {
 } parload_buffers;
 
 /* Allocate buffers for a selection (sel NULL: everything) of a source
- * described by d (resolved: parload_describe), laid out the way parload
- * lays out its own datasets: one anonymous mapping, the headers ending
- * where the pixels begin, the pixels on a 2 MiB boundary when they fill a
- * huge page, and the whole advised for transparent huge pages unless
- * flags holds PARLOAD_OPT_NO_HUGEPAGES.  A first load into them costs far
+ * described by d (resolved: parload_describe) in one anonymous mapping,
+ * laid out the way parload lays out its own datasets (which, under a huge
+ * page of pixels, are heap blocks instead): the headers ending where the
+ * pixels begin, the pixels on a 2 MiB boundary when they fill a huge page,
+ * and the whole advised for transparent huge pages unless flags holds
+ * PARLOAD_OPT_NO_HUGEPAGES.  A first load into them costs far
  * fewer page faults than one into 4 KiB pages of malloc().  The sizes are
  * exactly what the selection needs; nothing selected gets NULL arrays.
  * Pages are not touched here, so each lands on the NUMA node of the

@@ -300,9 +300,13 @@ int parload__read_batches(parload__ctx *c)
 	bs.avail = c->shape.views;
 	if (c->req->flags & PARLOAD_REQ_FOLLOW)
 		bs.avail = complete(c, c->size);
-	rc = parload__pass_new(c, &bs.pass);
+	/* The windows first: the pass binds them to nodes only if they are
+	 * mappings (c->arrays_mapped). */
+	rc = 0;
 	for (int i = 0; rc == 0 && bs.windowed && i < 2; i++)
 		rc = parload__window_alloc(c, bs.per, &bs.win[i]);
+	if (rc == 0)
+		rc = parload__pass_new(c, &bs.pass);
 	if (rc == 0)
 		rc = run_batches(&bs);
 	parload__pass_free(bs.pass);

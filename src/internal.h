@@ -912,6 +912,10 @@ typedef struct parload__ctx {
 	const parload_options *opts;
 	parload_error *err;
 	const parload_buffers *into;  /* the caller's memory, or NULL */
+	/* The arrays the load fills are a mapping of its own (dataset.c),
+	 * which workers may bind to their nodes: not the caller's memory,
+	 * nor a heap block. */
+	bool arrays_mapped;
 	struct parload__engine *engine; /* the loader's workers */
 
 	/* The source (source.c): its files, at least one.  fd and size are
@@ -1040,14 +1044,17 @@ int parload__verify_all(parload__ctx *c);
 /* ---- dataset.c: the memory a dataset owns ---- */
 
 /* Lay out c->out for c->shape: in the caller's buffers when c->into is set
- * (PARLOAD_ESPACE if they are too small), else in one anonymous mapping
- * (nothing for an empty selection), advised for transparent huge pages
- * unless PARLOAD_OPT_NO_HUGEPAGES is set.  Fresh pages are not touched, so
- * the thread that first writes a page places it on its NUMA node.  On
- * failure c->out is all zeros. */
+ * (PARLOAD_ESPACE if they are too small), else in one block (nothing for
+ * an empty selection): pixels of a huge page or more in an anonymous
+ * mapping, advised for transparent huge pages unless
+ * PARLOAD_OPT_NO_HUGEPAGES is set, whose fresh pages are not touched, so
+ * the thread that first writes a page places it on its NUMA node; smaller
+ * ones in a heap block.  Sets c->arrays_mapped.  On failure c->out is all
+ * zeros. */
 int parload__dataset_alloc(parload__ctx *c);
 /* A window of a batched load: arrays for views views of c->shape, laid out
- * and advised as a dataset's.  Release with parload_buffers_free(). */
+ * and advised as a dataset's, but always a mapping (c->arrays_mapped is
+ * set).  Release with parload_buffers_free(). */
 int parload__window_alloc(parload__ctx *c, uint64_t views, parload_buffers *b);
 /* A fresh anonymous mapping of len bytes (a multiple of
  * PARLOAD__HUGE_PAGE) that starts on a huge-page boundary, or NULL; its

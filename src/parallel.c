@@ -1318,9 +1318,11 @@ int parload__pass_new(parload__ctx *c, parload__pass **out)
 		j->max_read = PARLOAD__MAX(j->max_read &
 						   ~(size_t)(DIRECT_ALIGN - 1),
 					   (size_t)DIRECT_ALIGN);
-	/* The caller's buffers stay where the caller put them. */
-	j->bind_memory = !(c->opts->flags & PARLOAD_OPT_NO_BIND) && !c->into &&
-			 e->topo && parload__topology_nodes(e->topo) > 1;
+	/* The caller's buffers stay where the caller put them, a heap block
+	 * where the heap put it. */
+	j->bind_memory = !(c->opts->flags & PARLOAD_OPT_NO_BIND) &&
+			 c->arrays_mapped && e->topo &&
+			 parload__topology_nodes(e->topo) > 1;
 	/* Sinograms in bands where memory is bound to nodes: each
 	 * worker's sinograms whole on its node. */
 	j->plan.bands = j->bind_memory;

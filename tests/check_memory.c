@@ -3,7 +3,10 @@
  * RAM and swap, and a load under an address-space limit, fail with
  * PARLOAD_ENOMEM naming what was needed, before allocating.  The first
  * needs a sparse file bigger than the machine's memory; the second (part
- * 1, check_memory_rlimit) an address-space limit of its own.
+ * 1, check_memory_rlimit) an address-space limit of its own.  Part 2
+ * (check_memory_reuse): a dataset under a huge page of pixels is a heap
+ * block, which the next such load gets back with its pages in: it needs
+ * the C library's own allocator.
  */
 #include "config.h"
 
@@ -16,6 +19,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/sysinfo.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "matrix.h"
@@ -134,6 +138,86 @@ START_TEST(test_more_than_the_address_space_limit)
 }
 END_TEST
 
+/* Minor page faults of the process so far. */
+static long minor_faults(void)
+{
+	struct rusage ru;
+
+	ck_assert_int_eq(getrusage(RUSAGE_SELF, &ru), 0);
+	return ru.ru_minflt;
+}
+
+/*
+ * Loads of 64 views of 64 x 64 u16 (512 KiB of pixels, 128 pages), two
+ * files of different content in turn, each dataset freed before the next
+ * load: every load is exact (a block that held the other file's views is
+ * overwritten whole), and once the allocator has settled (the first few
+ * loads) a load faults in fewer than an eighth of its pages, where a
+ * fresh mapping faults in every one.  A dataset of a huge page of pixels
+ * or more is still a mapping of its own, its pixels on a 2 MiB boundary.
+ */
+START_TEST(test_small_datasets_reuse_memory)
+{
+	enum { VIEWS = 64, SIDE = 64, SETTLE = 4, LOADS = 12 };
+	const long pages = VIEWS * SIDE * SIDE * 2 / 4096;
+	char *paths[2] = { tu_path("small-a.raw"), tu_path("small-b.raw") };
+	char *big = tu_path("big.raw");
+	tu_soa ref[2];
+	parload_loader *l = tu_loader(2, PARLOAD_STRATEGY_PARALLEL, 0);
+	parload_dataset ds;
+	parload_error err;
+	long before = 0, faults;
+
+	for (int f = 0; f < 2; f++) {
+		tu_write_stream(paths[f], VIEWS, SIDE, SIDE, PARLOAD_PIXEL_U16,
+				0, (uint64_t)f + 1);
+		ck_assert_int_eq(tu_serial_read(paths[f], &ref[f]), 0);
+	}
+	for (int i = 0; i < SETTLE + LOADS; i++) {
+		if (i == SETTLE)
+			before = minor_faults();
+		ck_assert_int_eq(tu_load(l, paths[i % 2], NULL, NULL, &ds, &err),
+				 0);
+		tu_assert_same(&ds, &ref[i % 2]);
+		parload_dataset_free(&ds);
+	}
+	faults = minor_faults() - before;
+	printf("%d loads of %ld pages: %ld page faults\n", LOADS, pages,
+	       faults);
+	ck_assert_msg(faults < LOADS * pages / 8,
+		      "%d loads of %ld pages of pixels faulted in %ld pages",
+		      LOADS, pages, faults);
+
+	/* 4 MiB of pixels: a mapping on a huge-page boundary. */
+	tu_write_stream(big, 4, 512, 1024, PARLOAD_PIXEL_U16, 0, 3);
+	ck_assert_int_eq(tu_load(l, big, NULL, NULL, &ds, &err), 0);
+	ck_assert((uintptr_t)ds.pixels % ((uintptr_t)2 << 20) == 0);
+	parload_dataset_free(&ds);
+
+	parload_loader_free(l);
+	for (int f = 0; f < 2; f++) {
+		tu_soa_free(&ref[f]);
+		free(paths[f]);
+	}
+	free(big);
+}
+END_TEST
+
+/* Why the heap's reuse cannot be seen here: an allocator that keeps freed
+ * blocks from coming back at once (a sanitizer's quarantine, valgrind's
+ * freed-block queue). */
+static const char *why_no_reuse(void)
+{
+#ifdef PARLOAD_SANITIZED
+	return "a sanitizer's allocator keeps freed blocks in quarantine";
+#else
+	if (tu_under_valgrind())
+		return "valgrind's allocator holds freed blocks back before "
+		       "it gives them out again";
+	return NULL;
+#endif
+}
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("memory");
@@ -152,9 +236,19 @@ static Suite *rlimit_suite(void)
 	return s;
 }
 
+static Suite *reuse_suite(void)
+{
+	Suite *s = suite_create("memory_reuse");
+	TCase *t = tu_tcase(s, "reuse", 60);
+
+	tcase_add_test(t, test_small_datasets_reuse_memory);
+	return s;
+}
+
 static const tu_part parts[] = {
 	{ "check_memory", why_no_sparse, suite },
 	{ "check_memory_rlimit", tu_why_no_rlimit, rlimit_suite },
+	{ "check_memory_reuse", why_no_reuse, reuse_suite },
 };
 
 int main(void)
