@@ -186,12 +186,14 @@ static bool heap_arrays(const struct arrays *a)
 	return !a->aligned;
 }
 
-/* The memory for arrays laid out as a says: a mapping, or, when heap is
- * not NULL and heap_arrays() agrees, a heap block, *heap being what to
- * free (NULL for a mapping).  Returns where the arrays start, or NULL. */
-static unsigned char *arrays_get(const struct arrays *a, void **heap)
+/* The memory for arrays laid out as a says: a heap block when on_heap,
+ * *heap being what to free, else a mapping (*heap NULL).  Returns where
+ * the arrays start, or NULL. */
+static unsigned char *arrays_get(const struct arrays *a, bool on_heap,
+				 void **heap)
 {
-	if (heap && heap_arrays(a)) {
+	*heap = NULL;
+	if (on_heap) {
 		/* On a page boundary by hand: glibc serves aligned_alloc of
 		 * a page boundary with a fresh mapping each time. */
 		*heap = parload__sys_malloc(a->span + PARLOAD__PAGE);
@@ -199,15 +201,15 @@ static unsigned char *arrays_get(const struct arrays *a, void **heap)
 							 PARLOAD__PAGE) :
 			       NULL;
 	}
-	if (heap)
-		*heap = NULL;
 	return a->aligned ? parload__map_huge_aligned(a->span) :
 			    map_fresh(a->span);
 }
 
 /* The arrays of views views with hper bytes of headers (typed and raw)
- * and view_bytes of pixels each, as layout() says, from arrays_get(): on
- * success *map is where they start.  Fresh pages are not touched. */
+ * and view_bytes of pixels each, as layout() says: a heap block when heap
+ * is not NULL and heap_arrays() agrees (*heap: what to free, NULL for a
+ * mapping); on success *map is where they start.  Fresh pages are not
+ * touched. */
 static int map_arrays(parload_error *err, const char *path, uint64_t views,
 		      uint64_t hper, uint64_t view_bytes, unsigned flags,
 		      void **heap, unsigned char **map)
@@ -216,6 +218,8 @@ static int map_arrays(parload_error *err, const char *path, uint64_t views,
 	const uint64_t pbytes = views * view_bytes;
 	struct arrays a;
 	unsigned char *start;
+	void *block;
+	bool on_heap;
 
 	if (hbytes > SIZE_MAX / 2 || pbytes > SIZE_MAX / 2 ||
 	    hbytes + pbytes > SIZE_MAX / 2 - 4 * HUGE_PAGE)
@@ -228,10 +232,11 @@ static int map_arrays(parload_error *err, const char *path, uint64_t views,
 	if (check_memory(err, path, views, view_bytes, hbytes + pbytes) != 0)
 		return PARLOAD_ENOMEM;
 	a = layout((size_t)hbytes, (size_t)pbytes);
-	start = arrays_get(&a, heap);
-	if (!start) {
-		const bool on_heap = heap && heap_arrays(&a);
-
+	on_heap = heap && heap_arrays(&a);
+	start = arrays_get(&a, on_heap, &block);
+	if (heap)
+		*heap = block;
+	if (!start)
 		return parload__fail(err, PARLOAD_ENOMEM, errno, path,
 				     PARLOAD_NONE, PARLOAD_NONE,
 				     "out of memory: cannot %s %zu bytes for "
@@ -240,7 +245,6 @@ static int map_arrays(parload_error *err, const char *path, uint64_t views,
 				     a.span + (a.aligned ? HUGE_PAGE :
 					       on_heap ? PARLOAD__PAGE : 0),
 				     views);
-	}
 	/* Advice only: a kernel without THP loads just as well.  The headers
 	 * are advised too: 200,000 tiny views have 6.4 MB of them, 1,600
 	 * page faults at 4 KiB. */
