@@ -318,7 +318,19 @@ typedef struct parload_source {
 	const char *dataset;
 	/* NXtomo and DXchange: projections (the default), flats or darks. */
 	parload_frames frames;
+	unsigned flags; /* PARLOAD_SRC_* */
 } parload_source;
+
+/* parload_source.flags */
+/* Confine the files a file names to its own directory: a .nhdr's data
+ * files, an HDF5 file's external links and external storage must lie in
+ * the directory of the file that names them, or below it, after every
+ * symbolic link is resolved; any other is PARLOAD_EOPEN naming both
+ * files.  Off by default, as NRRD and HDF5 define these names (absolute
+ * paths and "../" allowed, and parload_nrrd_write writes absolute paths
+ * for files outside the header's directory): set it where the files come
+ * from someone else (a service that loads what users upload). */
+#define PARLOAD_SRC_CONFINE 0x1u
 
 /* An empty source: no file, fd -1, no description. */
 PARLOAD_API void parload_source_init(parload_source *src);

@@ -315,6 +315,10 @@ static int check_request(const parload_request *r, parload_error *err)
 					  "wait_interval %g is not a number "
 					  "of seconds from 0 to 86400",
 					  r->wait_interval);
+	if (s->flags & ~PARLOAD_SRC_CONFINE)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, s->path,
+					  "unknown source flags 0x%x",
+					  s->flags & ~PARLOAD_SRC_CONFINE);
 	if (r->flags & ~(PARLOAD_REQ_FOLLOW | PARLOAD_REQ_NO_RAW_HEADERS))
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, s->path,
 					  "unknown request flags 0x%x",
