@@ -273,6 +273,12 @@ static int make_request(const struct input *in, const struct load_cfg *cfg,
 		req->flags |= PARLOAD_REQ_FOLLOW;
 		req->timeout = cfg->timeout;
 	}
+	/* A stream is read as it comes: following one, the timeout bounds
+	 * the library's wait for a FIFO's writer. */
+	if (cfg->follow && stream) {
+		req->flags |= PARLOAD_REQ_FOLLOW;
+		req->timeout = cfg->timeout;
+	}
 	if (!cfg->preallocate || req->source.fd >= 0)
 		return 0;
 	req->into = &l->buffers;

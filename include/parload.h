@@ -848,7 +848,9 @@ typedef int (*parload_wait_fn)(void *arg);
  * (a raw stream's count, which must then be given) is reached or timeout
  * seconds pass with no growth.  Then the load fails with
  * PARLOAD_ETRUNCATED naming the complete views, or, with
- * PARLOAD_OPT_ALLOW_TRUNCATED, succeeds with them. */
+ * PARLOAD_OPT_ALLOW_TRUNCATED, succeeds with them.  A stream is read as
+ * it comes: following one (with or without on_batch) gives a FIFO's
+ * writer timeout seconds to come, then PARLOAD_ETRUNCATED. */
 #define PARLOAD_REQ_FOLLOW 0x1u
 /* Do not read a raw stream's own view headers (dataset.raw_headers NULL):
  * only the pixels are read. */
@@ -880,10 +882,10 @@ typedef struct parload_request {
 	double timeout;        /* PARLOAD_REQ_FOLLOW: seconds without growth */
 	/* When not NULL: the load ends with PARLOAD_ECANCELED once *cancel
 	 * is non-zero, checked before each batch, while it waits for a file
-	 * still being written, and, with the parallel strategy, by each
-	 * worker before each of its reads (so a load without batches ends
-	 * within a read of max_read bytes a worker too).  Set it from
-	 * another thread or a signal handler. */
+	 * still being written or for a FIFO's writer, and, with the
+	 * parallel strategy, by each worker before each of its reads (so a
+	 * load without batches ends within a read of max_read bytes a
+	 * worker too).  Set it from another thread or a signal handler. */
 	const volatile int *cancel;
 	/* What the load leaves in the page cache (PARLOAD_CACHE_KEEP by
 	 * default); pipes and sockets have no page cache to spare. */
@@ -903,10 +905,11 @@ typedef struct parload_request {
 	 * request as soon as it waits for the workers (each pass: the whole
 	 * file, a batch, a list of files opened, a correction's references)
 	 * and then every wait_interval seconds (0: 0.02) until they finish,
-	 * and so while it waits for a followed file to grow; with one
-	 * thread, which reads on the caller's thread, before its first read
-	 * and then between reads when due.  wait_interval runs from 0 to
-	 * 86400, else PARLOAD_EINVAL.  A non-zero return stops the load: the
+	 * and so while it waits for a followed file to grow or, whatever
+	 * the strategy, for a FIFO's writer; with one thread, which reads
+	 * on the caller's thread, before its first read and then between
+	 * reads when due.  wait_interval runs from 0 to 86400, else
+	 * PARLOAD_EINVAL.  A non-zero return stops the load: the
 	 * workers stop before their next read and the load returns
 	 * PARLOAD_ECANCELED, even if every byte was in already (the answer
 	 * stands), its dataset empty.  For what must run on the caller's

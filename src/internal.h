@@ -971,8 +971,11 @@ int parload__load_refs(parload__ctx *c, const parload_request *req,
 /* ---- source.c: where a load reads from ---- */
 
 /* Open the request's file (or take its descriptor) and find what it is: a
- * regular file (its size) or a stream. */
-int parload__source_open(parload__ctx *c, const parload_request *req);
+ * regular file (its size) or a stream.  wait: a FIFO's writer is waited
+ * for (a load: its cancel, on_wait and follow timeout stop the wait);
+ * else none is (a description, which refuses streams). */
+int parload__source_open(parload__ctx *c, const parload_request *req,
+			 bool wait);
 /* Close what parload__source_open opened; never the caller's descriptor. */
 void parload__source_close(parload__ctx *c);
 /* The file header's 64 bytes: pread at 0, or read from a stream. */

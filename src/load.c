@@ -82,7 +82,10 @@ static int check_batches(parload__ctx *c, const parload__strategy *st)
 	const uint64_t need = c->shape.view_bytes + PARLOAD_VIEW_HEADER_SIZE +
 			      (c->raw_headers ? c->d.header : 0);
 
-	if (!r->on_batch && (r->window_bytes || (r->flags & PARLOAD_REQ_FOLLOW)))
+	/* A stream is read as it comes: following one bounds the wait for
+	 * a FIFO's writer alone (source.c), batches or not. */
+	if (!r->on_batch && (r->window_bytes ||
+			     ((r->flags & PARLOAD_REQ_FOLLOW) && !c->stream)))
 		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
 					  "a window and following a file need "
 					  "batches (on_batch)");
@@ -218,7 +221,7 @@ static int run(parload_loader *loader, const parload_request *req,
 	c.loader = loader;
 	c.out = out;
 	c.t0 = parload__now();
-	rc = parload__source_open(&c, req);
+	rc = parload__source_open(&c, req, true);
 	if (c.stream)
 		st = &parload__strategy_pipe;
 	/* A caller's regular file: strategies that read with read() move its
@@ -393,7 +396,7 @@ int parload_describe(const parload_source *src, int allow_truncated,
 	if (rc)
 		return rc;
 	ctx_init(&c, &r, &o, err);
-	rc = parload__source_open(&c, &r);
+	rc = parload__source_open(&c, &r, false);
 	if (rc == 0 && c.stream)
 		rc = parload__fail_path(err, PARLOAD_ENOTREG, 0, c.path,
 					"a stream is described as it is read: "

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -93,28 +94,71 @@ int parload__source_wait(parload__ctx *c, uint64_t need, uint64_t done)
 	}
 }
 
-/* Open path read-only.  A FIFO (mkfifo, <(...), /dev/stdin on a pipe) is
- * opened as cat opens it, waiting for its writer, when fifo says one may
- * be read: a reader opened without waiting would see the end of a stream
- * no writer has joined yet.  Anything else is opened O_NONBLOCK, so that a
- * FIFO made in between cannot hang the open, and blocks again once
- * opened.  A file of a list is opened so without looking first (a list
- * holds regular files: one stat less for each of 2,000 frames). */
-static int open_path(parload__ctx *c, parload__file *f, bool fifo)
+/* Open path read-only and O_NONBLOCK, so that no open waits: a FIFO's
+ * (mkfifo, <(...), /dev/stdin on a pipe) would wait for its writer with
+ * nothing to stop it.  A load then waits for the writer itself
+ * (writer_wait); anything else blocks again once opened (blocking).  A
+ * file of a list is opened so without looking first (a list holds
+ * regular files: one stat less for each of 2,000 frames). */
+static int open_path(parload__ctx *c, parload__file *f)
 {
-	struct stat st;
-	int wait = fifo && parload__sys_stat(f->path, &st) == 0 &&
-			   S_ISFIFO(st.st_mode) ?
-			   0 : O_NONBLOCK;
-
 	do
 		f->fd = parload__sys_open(f->path, O_RDONLY | O_CLOEXEC |
-						   O_NOCTTY | wait);
+						   O_NOCTTY | O_NONBLOCK);
 	while (f->fd < 0 && errno == EINTR);
 	if (f->fd < 0)
 		return parload__fail_open(c->err, errno, f->path);
 	f->own = true;
 	return 0;
+}
+
+/* A FIFO the load opened: wait until a writer has come (its first bytes,
+ * or its end, are there to read), as cat's open waits, for a reader that
+ * read before would see the end of a stream no writer has joined yet.
+ * The wait is the load's: its cancel, its on_wait's turns and, following,
+ * its timeout end it.  Anything but a FIFO is ready now. */
+static int writer_wait(parload__ctx *c, parload__file *f)
+{
+	struct pollfd p = { .fd = f->fd, .events = POLLIN };
+	const double t0 = parload__now();
+	const parload__waiter *w = &c->wait;
+	struct stat st;
+
+	if (parload__sys_fstat(f->fd, &st) != 0 || !S_ISFIFO(st.st_mode))
+		return 0;
+	for (;;) {
+		const double left = following(c) ?
+					    c->req->timeout -
+						    (parload__now() - t0) :
+					    -1;
+		double slice = w->fn || w->cancel ? w->interval : -1;
+		int n;
+
+		if (parload__waiter_due(&c->wait) ||
+		    parload__waiter_stopped(&c->wait))
+			return parload__fail_path(c->err, PARLOAD_ECANCELED, 0,
+						  c->path,
+						  "load canceled while waiting "
+						  "for a writer to open the "
+						  "FIFO");
+		if (following(c) && left <= 0)
+			return parload__fail_path(c->err, PARLOAD_ETRUNCATED,
+						  0, c->path,
+						  "stream is empty: no writer "
+						  "opened the FIFO in %g s",
+						  c->req->timeout);
+		if (left >= 0 && (slice < 0 || left < slice))
+			slice = left;
+		n = parload__sys_poll(&p, 1, slice < 0 ? -1 :
+					     (int)(slice * 1e3) + 1);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return parload__fail_path(c->err, PARLOAD_EIO, errno,
+						  c->path,
+						  "cannot wait for a writer to "
+						  "open the FIFO");
+	}
 }
 
 /* Reads of a device or FIFO opened O_NONBLOCK block again. */
@@ -316,7 +360,8 @@ static int read_container(parload__ctx *c, const parload_source *src,
 	return m ? m->read(src, &c->cont, c->err) : PARLOAD_ENOTSUP;
 }
 
-int parload__source_open(parload__ctx *c, const parload_request *req)
+int parload__source_open(parload__ctx *c, const parload_request *req,
+			 bool wait)
 {
 	const parload_source *src = &req->source;
 	parload__file *f = &c->one;
@@ -346,9 +391,11 @@ int parload__source_open(parload__ctx *c, const parload_request *req)
 					   c->nrrd.n);
 	}
 	if (src->path) {
-		rc = open_path(c, f, true);
+		rc = open_path(c, f);
 		if (rc == 0)
 			rc = classify(c, f, false);
+		if (rc == 0 && c->stream && wait)
+			rc = writer_wait(c, f);
 		/* Reads of a device block as they always do (O_NONBLOCK
 		 * changes nothing for a regular file). */
 		if (rc == 0 && c->stream)
@@ -820,7 +867,8 @@ int parload__source_recheck(parload__ctx *c, uint64_t last)
 /* ---- header-only calls ---- */
 
 /* Open path as a load would, read its first 64 bytes into b, close it;
- * *size is its size. */
+ * *size is its size.  A header alone is not worth waiting for a FIFO's
+ * writer: a stream is refused at once (the open never waits). */
 static int peek(const char *path, void *out, unsigned char *b,
 		uint64_t *size, parload_error *err)
 {
@@ -832,10 +880,6 @@ static int peek(const char *path, void *out, unsigned char *b,
 	if (!out || !path)
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
 					  path ? NULL : "no file given");
-	/* A header alone is not worth waiting for a FIFO's writer. */
-	if (parload__sys_stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
-		return parload__fail_path(err, PARLOAD_ENOTREG, 0, path,
-					  "not a regular file (a FIFO)");
 	memset(&c, 0, sizeof(c));
 	parload_options_init(&o);
 	c.opts = &o;
@@ -845,15 +889,15 @@ static int peek(const char *path, void *out, unsigned char *b,
 	c.one.fd = c.one.dfd = -1;
 	c.files = &c.one;
 	c.nfiles = 1;
-	rc = open_path(&c, &c.one, true);
+	rc = open_path(&c, &c.one);
 	if (rc == 0)
 		rc = classify(&c, &c.one, false);
 	c.fd = c.one.fd;
 	c.size = c.one.size;
-	if (rc == 0 && c.stream)
+	if (rc == 0 && c.stream && parload__sys_fstat(c.fd, &st) == 0)
 		rc = parload__fail_path(err, PARLOAD_ENOTREG, 0, path,
 					"not a regular file (a %s)",
-					"character device");
+					parload__file_kind(st.st_mode));
 	if (rc == 0)
 		rc = parload__source_read_header(&c, b);
 	*size = c.size;

@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <dirent.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "parload.h"
@@ -1620,6 +1621,56 @@ START_TEST(test_stream_fifo)
 }
 END_TEST
 
+static double seconds_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A FIFO no writer opens: info refuses it at once, as it refuses
+ * /dev/null, and --follow's --timeout covers the wait for the writer
+ * (in view layout, with batches, and in sinograms, without).  Each run
+ * is killed, failing the test, after 10 s. */
+START_TEST(test_fifo_no_writer)
+{
+	static const char *const layouts[] = { "views", "sinograms" };
+	const char *argv[64];
+	double t0, t;
+	result r;
+	tu_cmd c;
+
+	ck_assert_int_eq(mkfifo(P("lonely"), 0600), 0);
+	c = command(argv, (const char *const[]){ "info", P("lonely"), NULL });
+	c.timeout = 10;
+	t0 = seconds_now();
+	tu_run_cmd(&c, &r);
+	t = seconds_now() - t0;
+	ck_assert_msg(r.status == 1 &&
+			      strstr(r.err, "not a regular file (a FIFO)"),
+		      "%d %s", r.status, r.err);
+	ck_assert_msg(t < 5, "info took %.1f s", t);
+	result_free(&r);
+	for (int i = 0; i < TU_COUNT(layouts); i++) {
+		c = command(argv, (const char *const[]){
+			"--follow", "--timeout", "0.5", "--layout", layouts[i],
+			P("lonely"), NULL });
+		c.timeout = 10;
+		t0 = seconds_now();
+		tu_run_cmd(&c, &r);
+		t = seconds_now() - t0;
+		ck_assert_msg(r.status == 1 &&
+				      strstr(r.err, "stream is empty: no writer "
+						    "opened the FIFO in 0.5 s"),
+			      "%s: %d %s", layouts[i], r.status, r.err);
+		ck_assert_msg(t >= 0.5 && t < 5, "%s: --timeout 0.5 took "
+			      "%.1f s", layouts[i], t);
+		result_free(&r);
+	}
+}
+END_TEST
+
 /* ---------------------------------------------------------------------
  * Subcommands: their own help, the library's strategy names
  * ------------------------------------------------------------------- */
@@ -2283,6 +2334,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_map_sinograms);
 	tcase_add_test(tc, test_follow_grows);
 	tcase_add_test(tc, test_stream_fifo);
+	tcase_add_test(tc, test_fifo_no_writer);
 	tcase_add_test(tc, test_concat_open_files_limit);
 
 	tc = tcase(s, "gen");

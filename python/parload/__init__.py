@@ -85,8 +85,10 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
     source is a path (str, bytes or os.PathLike), a list or tuple of
     paths read as one stream (views numbered across the files, in the
     order given), a file descriptor or an open file object; a regular
-    file is read by the chosen strategy, a pipe or socket as a stream.  A
-    path ending in .nhdr is read as the NRRD detached header it is.
+    file is read by the chosen strategy, a pipe or socket as a stream (a
+    FIFO's path once its writer has come; Ctrl-C ends that wait with
+    KeyboardInterrupt).  A path ending in .nhdr is read as the NRRD
+    detached header it is.
 
     raw describes a raw layout, as the command's --raw does: the text
     "width=W,height=H,type=T,offset=N,header=N,gap=N,count=N" (or

@@ -234,13 +234,19 @@ static int loader_run(LoaderObject *self, const source *src,
 	req.cache = cache;
 	req.correct = corr;
 	/* Ctrl-C stops the strategy that looks for stops (the parallel
-	 * one); a stream at its batches, in view layout. */
-	if ((parload_strategy_caps(self->strategy) & PARLOAD_CAP_BATCHES) &&
-	    PyThread_get_thread_ident() == py_main_thread) {
-		if (!is_stream(src)) {
+	 * one); a stream at its batches, in view layout, and while it waits
+	 * for a FIFO's writer, whatever the strategy. */
+	if (PyThread_get_thread_ident() == py_main_thread) {
+		const bool stream = is_stream(src);
+
+		if (stream || (parload_strategy_caps(self->strategy) &
+			       PARLOAD_CAP_BATCHES)) {
 			req.on_wait = wait_check_signals;
 			req.wait_interval = LOOK_SECONDS;
-		} else if (sel->layout == PARLOAD_LAYOUT_VIEWS) {
+		}
+		if (stream && sel->layout == PARLOAD_LAYOUT_VIEWS &&
+		    (parload_strategy_caps(self->strategy) &
+		     PARLOAD_CAP_BATCHES)) {
 			req.on_batch = batch_check_signals;
 			req.batch_bytes = CANCEL_BATCH_BYTES;
 		}

@@ -97,9 +97,11 @@ static int stream_header(const char *path, PyObject *name, int follow,
 
 	memset(&err, 0, sizeof(err));
 	Py_BEGIN_ALLOW_THREADS
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO's open would wait for its writer; what is not
+	 * a regular file is the library's to refuse, at once. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	e = errno;
-	while (fd >= 0 && (rc = fstat(fd, &st)) == 0 &&
+	while (fd >= 0 && (rc = fstat(fd, &st)) == 0 && S_ISREG(st.st_mode) &&
 	       st.st_size < PARLOAD_FILE_HEADER_SIZE && follow &&
 	       quiet < timeout) {
 		if (st.st_size != seen) {
@@ -116,7 +118,8 @@ static int stream_header(const char *path, PyObject *name, int follow,
 		if (rc < 0)
 			break;
 	}
-	if (fd >= 0 && rc == 0 && st.st_size >= PARLOAD_FILE_HEADER_SIZE) {
+	if (fd >= 0 && rc == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size >= PARLOAD_FILE_HEADER_SIZE) {
 		n = pread(fd, buf, sizeof(buf), 0);
 		e = errno;
 	}

@@ -6,6 +6,7 @@ import os
 import pathlib
 import signal
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -245,6 +246,40 @@ def test_keyboard_interrupt_during_a_load(stream):
     with parload.Loader() as ld:
         interrupted(ld.load, r, feed)
         assert np.array_equal(ld.load(path).pixels, px)
+
+
+@pytest.mark.parametrize("strategy", parload.strategies())
+def test_keyboard_interrupt_while_a_fifo_has_no_writer(tmp_path, strategy):
+    """parload.load(fifo) waits for a writer that never comes: SIGINT
+    (Ctrl-C) raises KeyboardInterrupt within a second or two, whatever
+    the strategy.  A watchdog opens the FIFO for writing after 5 s, so
+    that a load that ignores the signal fails instead of hanging."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+
+    def unblock():
+        try:
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:  # no reader (any more)
+            pass
+
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    kill = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+    watchdog = threading.Timer(5, unblock)
+    try:
+        t0 = time.monotonic()
+        kill.start()
+        watchdog.start()
+        with pytest.raises(KeyboardInterrupt):
+            parload.load(fifo, strategy=strategy)
+        waited = time.monotonic() - t0
+    finally:
+        kill.cancel()
+        watchdog.cancel()
+        kill.join()
+        watchdog.join()
+        signal.signal(signal.SIGINT, old)
+    assert waited < 2.5, f"KeyboardInterrupt after {waited:.1f} s"
 
 
 def big_sparse(tmp_path, mib=256):
