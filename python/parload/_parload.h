@@ -33,6 +33,11 @@
 #include <parload.h>
 
 /* errors.c */
+/* Text the library hands over (its messages, a load's stats), which may
+ * hold bytes of a file (a path, an HDF5 filter's or dataset's name) that
+ * are not UTF-8: a str, with such bytes as backslash escapes, never a
+ * UnicodeDecodeError.  s NULL: None. */
+PyObject *py_text(const char *s);
 PyObject *py_raise_error(int code, const parload_error *err,
 				 PyObject *filename);
 int py_make_errors(PyObject *m);

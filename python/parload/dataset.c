@@ -131,8 +131,9 @@ PyObject *py_stats_dict(const parload_stats *st)
 	const char *strategy = parload_strategy_name(st->strategy);
 	const char *cache = parload_cache_name(st->cache);
 
-	/* z: None where the pixels were read in parallel. */
-	return Py_BuildValue("{s:d,s:K,s:K,s:I,s:s,s:K,s:K,s:s,s:K,s:z}",
+	/* serial: None where the pixels were read in parallel; its text may
+	 * name an HDF5 filter as the file does. */
+	return Py_BuildValue("{s:d,s:K,s:K,s:I,s:s,s:K,s:K,s:s,s:K,s:N}",
 			     "seconds", st->seconds, "bytes_read",
 			     (unsigned long long)st->bytes_read, "read_calls",
 			     (unsigned long long)st->read_calls, "threads",
@@ -143,7 +144,7 @@ PyObject *py_stats_dict(const parload_stats *st)
 			     (unsigned long long)st->declared_views, "cache",
 			     cache ? cache : "unknown", "strips_decoded",
 			     (unsigned long long)st->strips_decoded, "serial",
-			     st->serial);
+			     py_text(st->serial));
 }
 
 static PyObject *Dataset_stats(DatasetObject *self, void *closure)
@@ -253,8 +254,11 @@ static PyGetSetDef Dataset_getset[] = {
 	{"stats", (getter)Dataset_stats, NULL,
 	 "What the load did, a dict: seconds (from opening the file until the\n"
 	 "dataset was complete), bytes_read, read_calls, threads, strategy,\n"
-	 "crc_checked, declared_views (the header's view count) and cache\n"
-	 "(the page-cache mode used: keep, drop or direct; see Loader.load).",
+	 "crc_checked, declared_views (the header's view count), cache\n"
+	 "(the page-cache mode used: keep, drop or direct; see Loader.load),\n"
+	 "strips_decoded and serial (why a container's pixels were read one\n"
+	 "thread at a time, or None; a name the file stores in bytes that\n"
+	 "are not UTF-8 has them escaped, \\xff).",
 	 NULL},
 	{"views", (getter)Dataset_views, NULL,
 	 "The file indices of the loaded views, a range.", NULL},

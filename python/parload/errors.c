@@ -15,6 +15,13 @@ static PyObject *u64_or_none(uint64_t v)
 	return PyLong_FromUnsignedLongLong(v);
 }
 
+PyObject *py_text(const char *s)
+{
+	if (!s)
+		Py_RETURN_NONE;
+	return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "backslashreplace");
+}
+
 /* Raise parload.Error (or its FileNotFoundError or PermissionError kin)
  * for a failed call; filename is what the caller passed, or NULL. */
 PyObject *py_raise_error(int code, const parload_error *err,
@@ -30,7 +37,7 @@ PyObject *py_raise_error(int code, const parload_error *err,
 		type = NotFoundError;
 	else if (sys_errno == EACCES || sys_errno == EPERM)
 		type = PermissionErr;
-	msg = PyUnicode_DecodeFSDefault(text);
+	msg = py_text(text);
 	if (!msg)
 		return NULL;
 	exc = PyObject_CallOneArg(type, msg);
@@ -47,7 +54,7 @@ PyObject *py_raise_error(int code, const parload_error *err,
 	SET_("code", PyUnicode_FromString(parload_err_name(code)));
 	if (sys_errno) {
 		SET_("errno", PyLong_FromLong(sys_errno));
-		SET_("strerror", PyUnicode_FromString(strerror(sys_errno)));
+		SET_("strerror", py_text(strerror(sys_errno)));
 	} else {
 		SET_("strerror", PyUnicode_FromString(parload_strerror(code)));
 	}
@@ -83,7 +90,8 @@ static PyType_Slot Error_slots[] = {
 	 "A libparload failure.  Besides OSError's errno, strerror and\n"
 	 "filename: code, the library's name for it (\"PARLOAD_ECRC\"),\n"
 	 "and view and offset, the view and byte offset concerned (or\n"
-	 "None).  str() is the library's message.  A missing file is\n"
+	 "None).  str() is the library's message (bytes that are not\n"
+	 "UTF-8 escaped, \\xff).  A missing file is\n"
 	 "also a FileNotFoundError, a forbidden one a PermissionError."},
 	{0, NULL},
 };

@@ -98,6 +98,18 @@ def test_missing_file_is_a_file_not_found_error(tmp_path):
     assert type(again) is type(e.value) and str(again) == str(e.value)
 
 
+def test_message_naming_a_path_that_is_not_utf8(tmp_path):
+    """A file name that is not UTF-8 is escaped in the message, which
+    prints; Error.filename is the path as given."""
+    path = os.path.join(os.fsencode(tmp_path), b"n\xffo.raw")
+    with pytest.raises(FileNotFoundError) as e:
+        parload.load(path)
+    msg = str(e.value)
+    assert msg.startswith(os.fsdecode(tmp_path) + "/n\\xffo.raw: "), msg
+    msg.encode("utf-8")
+    assert e.value.filename == path
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
 def test_unreadable_file_is_a_permission_error(tmp_path):
     path = tmp_path / "p.raw"
