@@ -116,7 +116,9 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
     rotation_angle.
 
     flats, darks, reduce, minus_log and bin ask for a corrected load, in
-    float32 (see Loader.load): e.g. corrected -log sinograms of a band::
+    float32 (see Loader.load; flats and darks are paths, lists of paths
+    or arrays, not descriptors): e.g. corrected -log sinograms of a
+    band::
 
         sino = parload.load("scan.raw", raw=spec, rows=(100, 132),
                             layout="sinograms", flats="flats.raw",

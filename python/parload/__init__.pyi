@@ -12,7 +12,8 @@ _Source = Union[_Path, Sequence[_Path], int, Any]
 # raw=: "width=W,height=H,type=T,..." (or "@PATH"), or a dict of those keys
 _Raw = Union[None, str, bytes, Mapping[str, Union[int, str]]]
 _Part = Union[None, slice, range, Tuple[Optional[int], Optional[int]]]
-# flats= and darks=: a source (read with raw=), "same" (the scan's own HDF5
+# flats= and darks=: a path or a list of paths (read with raw=; not a
+# descriptor or a file object: TypeError), "same" (the scan's own HDF5
 # file's flats or darks) or frames (N, H, W) or (H, W).
 _Refs = Union[None, _Path, Sequence[_Path], np.ndarray]
 

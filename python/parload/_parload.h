@@ -74,6 +74,8 @@ typedef struct source {
 } source;
 
 void py_source_clear(source *s);
+/* str, bytes or os.PathLike. */
+int py_is_path(PyObject *obj);
 int py_source_parse(PyObject *obj, PyObject *raw, source *s);
 /* dataset= (a str, or None) and frames= ("projections", "flats",
  * "darks", or NULL) of a TIFF or HDF5 source into s; -1 with an

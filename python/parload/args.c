@@ -21,7 +21,7 @@ void py_source_clear(source *s)
 	s->npaths = 0;
 }
 
-static int is_path(PyObject *obj)
+int py_is_path(PyObject *obj)
 {
 	return PyUnicode_Check(obj) || PyBytes_Check(obj) ||
 	       PyObject_HasAttrString(obj, "__fspath__");
@@ -49,7 +49,7 @@ static int source_list(PyObject *obj, source *s)
 	for (Py_ssize_t i = 0; i < n; i++) {
 		PyObject *b = NULL, *p;
 
-		if (!is_path(items[i])) {
+		if (!py_is_path(items[i])) {
 			PyErr_Format(PyExc_TypeError,
 				     "a list of files holds paths (str, bytes "
 				     "or os.PathLike), not %.100s (item %zd)",
@@ -86,7 +86,7 @@ static int source_of(PyObject *obj, source *s)
 		if (s->fd < 0)
 			return -1;
 		s->name = PyUnicode_FromFormat("fd %d", s->fd);
-	} else if (is_path(obj)) {
+	} else if (py_is_path(obj)) {
 		if (!PyUnicode_FSConverter(obj, &s->path))
 			return -1;
 		s->name = PyOS_FSPath(obj);

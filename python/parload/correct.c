@@ -43,6 +43,17 @@ static int refs_of(PyObject *obj, PyObject *raw, const source *scan,
 
 	if (is_same(obj))
 		return same_of(scan, c, i);
+	/* Not a descriptor or a file object, which a source may be: an int
+	 * would name whatever the process has open there, the library's own
+	 * descriptor of the scan among them. */
+	if (!PyArray_Check(obj) && !py_is_path(obj) && !PyList_Check(obj) &&
+	    !PyTuple_Check(obj)) {
+		PyErr_Format(PyExc_TypeError, "%s must be a path (str, bytes "
+			     "or os.PathLike), a list of paths, 'same' or an "
+			     "array of frames (N, H, W) or (H, W), not %.100s",
+			     names[i], Py_TYPE(obj)->tp_name);
+		return -1;
+	}
 	if (!PyArray_Check(obj)) {
 		if (py_source_parse(obj, raw, &c->src[i]))
 			return -1;

@@ -175,6 +175,33 @@ def test_empty_references(tmp_path):
         parload.load(scan, darks=np.zeros((0, H, W), np.float32))
 
 
+@pytest.mark.parametrize("kw", ["flats", "darks"])
+def test_references_are_not_descriptors(tmp_path, kw):
+    """An int (or an open file) is no reference set: flats=3 in a fresh
+    interpreter named the library's own descriptor of the scan, which
+    then "corrected" itself without a word.  Every way a correction is
+    asked for refuses it, saying what is accepted."""
+    scan = scan_file(tmp_path)
+    flat = tmp_path / "flat.raw"
+    write_raw(flat, np.ones((2, H, W), "<u2"))
+    with open(flat, "rb") as f:
+        for refs in (3, f.fileno(), True, f):
+            for load in (lambda **k: parload.load(scan, **k),
+                         lambda **k: parload.Loader().load(scan, **k),
+                         lambda **k: parload.stream(scan, **k)):
+                with pytest.raises(TypeError) as e:
+                    load(**{kw: refs})
+                msg = str(e.value)
+                assert msg.startswith(f"{kw} must be a path (str, bytes "
+                                      "or os.PathLike), a list of paths, "
+                                      "'same' or an array of frames"), msg
+                assert msg.endswith(f"not {type(refs).__name__}") or \
+                    msg.endswith(f"not {type(refs).__module__}."
+                                 f"{type(refs).__name__}"), msg
+    # What is accepted still is.
+    assert parload.load(scan, **{kw: str(flat)}).pixels.dtype == np.float32
+
+
 def binned(a, n):
     """The mean of n x n pixels of the last two axes, from the first row
     and column; what does not fill a bin is dropped."""
