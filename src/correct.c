@@ -373,9 +373,15 @@ static int gather(parload__ctx *c, const parload_refs *r, const char *what,
 					 j * ds.shape.view_bytes,
 				 ds.shape.pixel_type, px);
 	parload_dataset_free(&ds);
-	if (!*n)
-		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
+	if (!*n) {
+		char label[32];
+
+		return parload__fail_path(c->err, PARLOAD_EINVAL, 0,
+					  parload__source_label(&r->source,
+								label,
+								sizeof(label)),
 					  "the %s source holds no frames", what);
+	}
 	if (!f)
 		return parload__fail_nomem(c->err, c->path);
 	*out = f;

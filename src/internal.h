@@ -963,8 +963,14 @@ struct parload__strategy;
 int parload__correct_prepare(parload__ctx *c,
 			     const struct parload__strategy *st);
 void parload__correct_free(parload__ctx *c);
+/* What names source s in messages: its path, its first file, the
+ * descriptor's name, or "fd N" written into label (size bytes; label
+ * NULL: the name, NULL if none). */
+const char *parload__source_label(const parload_source *s, char *label,
+				  size_t size);
 /* Load reference frames (req: their source and the scan's rows and
- * columns) on the scan's loader; what names them in messages. */
+ * columns) on the scan's loader; what names them in messages, which name
+ * their source. */
 int parload__load_refs(parload__ctx *c, const parload_request *req,
 		       const char *what, parload_dataset *ds);
 

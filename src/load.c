@@ -175,14 +175,23 @@ static int finish(parload__ctx *c)
 
 /* A load's context before its first step; its messages name the source's
  * path, its first file or the descriptor's name. */
+const char *parload__source_label(const parload_source *s, char *label,
+				  size_t size)
+{
+	if (s->path || s->path_count)
+		return s->path ? s->path : s->paths[0];
+	if (s->name || !label)
+		return s->name;
+	snprintf(label, size, "fd %d", s->fd);
+	return label;
+}
+
 static void ctx_init(parload__ctx *c, const parload_request *req,
 		     const parload_options *o, parload_error *err)
 {
-	const parload_source *s = &req->source;
-
 	memset(c, 0, sizeof(*c));
 	c->req = req;
-	c->path = s->path ? s->path : s->path_count ? s->paths[0] : s->name;
+	c->path = parload__source_label(&req->source, NULL, 0);
 	c->opts = o;
 	c->err = err;
 	parload__waiter_init(&c->wait, req);
@@ -348,16 +357,16 @@ int parload_loader_run(parload_loader *loader, const parload_request *req,
 	if (rc)
 		return rc;
 	r = *req;
-	if (!r.source.path && !r.source.path_count && !r.source.name) {
-		snprintf(label, sizeof(label), "fd %d", r.source.fd);
-		r.source.name = label;
-	}
+	if (!r.source.path && !r.source.path_count)
+		r.source.name = parload__source_label(&r.source, label,
+						      sizeof(label));
 	return run(loader, &r, out, err);
 }
 
 int parload__load_refs(parload__ctx *c, const parload_request *req,
 		       const char *what, parload_dataset *ds)
 {
+	char label[32];
 	parload_desc d;
 	int rc;
 
@@ -366,7 +375,10 @@ int parload__load_refs(parload__ctx *c, const parload_request *req,
 	if (rc)
 		return rc;
 	if (d.width != c->d.width || d.height != c->d.height)
-		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
+		return parload__fail_path(c->err, PARLOAD_EINVAL, 0,
+					  parload__source_label(&req->source,
+								label,
+								sizeof(label)),
 					  "the %s frames are %" PRIu32 " x %"
 					  PRIu32 " pixels, the scan's views %"
 					  PRIu32 " x %" PRIu32,

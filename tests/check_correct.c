@@ -10,11 +10,13 @@
 #include "config.h"
 
 #include <check.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "layouts.h"
 #include "testutil.h"
@@ -548,9 +550,65 @@ START_TEST(test_refusals)
 
 	corr.darks = &small; /* 8 x 8 frames for 16 x 8 views */
 	ck_assert_int_eq(parload_loader_run(l, &r, &ds, &err), PARLOAD_EINVAL);
-	ck_assert_ptr_nonnull(strstr(err.message, "8 x 8"));
-	ck_assert_ptr_nonnull(strstr(err.message, "16 x 8"));
+	ck_assert_msg(strstr(err.message, other) == err.message &&
+			      strstr(err.message, "8 x 8") &&
+			      strstr(err.message, "16 x 8"),
+		      "%s", err.message);
 	tu_assert_empty(&ds, "other shape");
+	/* A reference source with no frames: the message names it, not
+	 * the scan, whatever it is (a raw file, parload's own format, a
+	 * descriptor named or not). */
+	{
+		char *none = tu_path("none.raw"), *zero = tu_path("zero.raw");
+		parload_desc nd;
+		parload_refs nothing;
+		char fdname[32];
+		int fd;
+
+		tu_write_file(none, "", 0);
+		tu_write_stream(zero, 0, 16, 8, PARLOAD_PIXEL_U16, 0, 5);
+		ck_assert_int_eq(parload_desc_parse("width=16,height=8,"
+						    "type=f32", &nd, &err), 0);
+		memset(&nothing, 0, sizeof(nothing));
+		parload_source_init(&nothing.source);
+		nothing.source.path = none, nothing.source.desc = &nd;
+		corr.darks = NULL;
+		corr.flats = &nothing;
+		ck_assert_int_eq(parload_loader_run(l, &r, &ds, &err),
+				 PARLOAD_EINVAL);
+		ck_assert_msg(strstr(err.message, none) == err.message &&
+				      strstr(err.message, ": the flat source "
+							  "holds no frames"),
+			      "%s", err.message);
+		tu_assert_empty(&ds, "no flat frames");
+		nothing.source.path = zero, nothing.source.desc = NULL;
+		ck_assert_int_eq(parload_loader_run(l, &r, &ds, &err),
+				 PARLOAD_EINVAL);
+		ck_assert_msg(strstr(err.message, zero) == err.message &&
+				      strstr(err.message, "no frames"),
+			      "%s", err.message);
+		fd = open(zero, O_RDONLY | O_CLOEXEC);
+		ck_assert_int_ge(fd, 0);
+		nothing.source.path = NULL, nothing.source.fd = fd;
+		corr.flats = NULL;
+		corr.darks = &nothing;
+		snprintf(fdname, sizeof(fdname), "fd %d: the dark source", fd);
+		ck_assert_int_eq(parload_loader_run(l, &r, &ds, &err),
+				 PARLOAD_EINVAL);
+		ck_assert_msg(strstr(err.message, fdname) == err.message,
+			      "%s", err.message);
+		nothing.source.name = "darks stream";
+		ck_assert_int_eq(parload_loader_run(l, &r, &ds, &err),
+				 PARLOAD_EINVAL);
+		ck_assert_msg(strstr(err.message, "darks stream: the dark "
+						  "source holds no frames") ==
+				      err.message,
+			      "%s", err.message);
+		close(fd);
+		corr.flats = NULL;
+		free(none);
+		free(zero);
+	}
 	corr.darks = &empty;
 	ck_assert_int_eq(parload_loader_run(l, &r, &ds, &err), PARLOAD_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.message, "no dark frames"));

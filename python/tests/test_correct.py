@@ -176,6 +176,26 @@ def test_empty_references(tmp_path):
 
 
 @pytest.mark.parametrize("kw", ["flats", "darks"])
+def test_reference_file_without_frames(tmp_path, kw):
+    """A reference file that holds no frames is refused naming it, not
+    the scan: parload's own format of 0 views, an empty raw file."""
+    scan = scan_file(tmp_path)
+    zero = tmp_path / "zero.raw"
+    write_raw(zero, np.zeros((0, H, W), "<u2"))
+    what = kw[:-1]
+    with pytest.raises(parload.Error) as e:
+        parload.load(scan, **{kw: str(zero)})
+    assert str(e.value) == f"{zero}: the {what} source holds no frames"
+    empty = tmp_path / "empty.raw"
+    empty.write_bytes(b"")
+    raw = "width=%d,height=%d,type=u16" % (W, H)
+    (tmp_path / "scan.raw").write_bytes(np.zeros((2, H, W), "<u2").tobytes())
+    with pytest.raises(parload.Error) as e:
+        parload.load(tmp_path / "scan.raw", raw=raw, **{kw: str(empty)})
+    assert str(e.value) == f"{empty}: the {what} source holds no frames"
+
+
+@pytest.mark.parametrize("kw", ["flats", "darks"])
 def test_references_are_not_descriptors(tmp_path, kw):
     """An int (or an open file) is no reference set: flats=3 in a fresh
     interpreter named the library's own descriptor of the scan, which
