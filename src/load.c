@@ -173,8 +173,6 @@ static int finish(parload__ctx *c)
 	return parload__source_recheck(c, last);
 }
 
-/* A load's context before its first step; its messages name the source's
- * path, its first file or the descriptor's name. */
 const char *parload__source_label(const parload_source *s, char *label,
 				  size_t size)
 {
@@ -186,6 +184,8 @@ const char *parload__source_label(const parload_source *s, char *label,
 	return label;
 }
 
+/* A load's context before its first step; its messages name the source's
+ * path, its first file or the descriptor's name. */
 static void ctx_init(parload__ctx *c, const parload_request *req,
 		     const parload_options *o, parload_error *err)
 {

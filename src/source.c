@@ -127,10 +127,9 @@ static int writer_wait(parload__ctx *c, parload__file *f)
 	if (parload__sys_fstat(f->fd, &st) != 0 || !S_ISFIFO(st.st_mode))
 		return 0;
 	for (;;) {
-		const double left = following(c) ?
-					    c->req->timeout -
-						    (parload__now() - t0) :
-					    -1;
+		/* Seconds to wait this time: until on_wait is due or cancel
+		 * is looked at again, and no further than the timeout (a
+		 * minute at most a poll); -1: until the writer comes. */
 		double slice = w->fn || w->cancel ? w->interval : -1;
 		int n;
 
@@ -141,16 +140,16 @@ static int writer_wait(parload__ctx *c, parload__file *f)
 						  "load canceled while waiting "
 						  "for a writer to open the "
 						  "FIFO");
-		if (following(c) && left <= 0)
-			return parload__fail_path(c->err, PARLOAD_ETRUNCATED,
-						  0, c->path,
-						  "stream is empty: no writer "
-						  "opened the FIFO in %g s",
-						  c->req->timeout);
-		if (left >= 0 && (slice < 0 || left < slice))
-			slice = left;
+		if (following(c)) {
+			const double left = c->req->timeout -
+					    (parload__now() - t0);
+
+			slice = PARLOAD__MAX(0.0, slice < 0 ? left :
+						  PARLOAD__MIN(slice, left));
+		}
 		n = parload__sys_poll(&p, 1, slice < 0 ? -1 :
-					     (int)(slice * 1e3) + 1);
+					     (int)(PARLOAD__MIN(slice, 60.0) *
+						   1e3 + 0.999));
 		if (n > 0)
 			return 0;
 		if (n < 0 && errno != EINTR)
@@ -158,6 +157,13 @@ static int writer_wait(parload__ctx *c, parload__file *f)
 						  c->path,
 						  "cannot wait for a writer to "
 						  "open the FIFO");
+		if (following(c) &&
+		    parload__now() - t0 >= c->req->timeout)
+			return parload__fail_path(c->err, PARLOAD_ETRUNCATED,
+						  0, c->path,
+						  "stream is empty: no writer "
+						  "opened the FIFO in %g s",
+						  c->req->timeout);
 	}
 }
 
