@@ -46,7 +46,10 @@ static inline bool parload__host_be(void)
 /* Fill *err (when not NULL) and return code.  The message reads
  * "PATH: TEXT (view V, byte offset O)", TEXT being fmt or, when fmt is NULL,
  * parload_strerror(code); the parenthesis names only what is not
- * PARLOAD_NONE, and sys_errno, when not 0, is appended as ": strerror". */
+ * PARLOAD_NONE, and sys_errno, when not 0, is appended as ": strerror".
+ * PATH and TEXT are escaped (parload__escape); where the message would
+ * not fit in parload_error.message, the reason and the parenthesis are
+ * kept whole and PATH and TEXT are shortened in their middle. */
 int parload__fail(parload_error *err, int code, int sys_errno,
 		  const char *path, uint64_t view, uint64_t offset,
 		  const char *fmt, ...)
@@ -59,10 +62,35 @@ int parload__vfail(parload_error *err, int code, int sys_errno,
 int parload__fail_path(parload_error *err, int code, int sys_errno,
 		       const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
-/* Put "prefix: " before err's message (cut at its end if need be). */
+/* Put "prefix: " before err's message, as parload__vfail puts a path. */
 void parload__error_prefix(parload_error *err, const char *prefix);
 /* PARLOAD_ENOMEM for path, with the code's own text. */
 int parload__fail_nomem(parload_error *err, const char *path);
+
+/* fail.c: text as a message shows it.  Every byte a terminal would act on
+ * instead of printing is escaped: \n, \t, \r, and \xNN for the other
+ * control bytes, bytes that are not well-formed UTF-8, C1 controls and the
+ * Unicode marks that reorder text; the rest (backslash included) is kept,
+ * so escaping escaped text changes nothing.  parload__escape writes the
+ * escaped s[0..len) into dst, at most size bytes with the NUL, leaving out
+ * its middle ("first part...last part") when it is longer, and returns the
+ * bytes written; parload__escaped_len is its whole length. */
+size_t parload__escape(char *dst, size_t size, const char *s, size_t len);
+size_t parload__escaped_len(const char *s, size_t len);
+/* A name taken from a file (a .nhdr's data file or field, an HDF5 link, a
+ * TIFF string), as a message quotes it ('%s'): s, at most its first n
+ * bytes, escaped into buf (size bytes, the middle of a longer name left
+ * out); returns buf.  s NULL: "(none)". */
+const char *parload__quote(char *buf, size_t size, const char *s, size_t n);
+#define PARLOAD__NAME_SIZE 200
+/* parload__quote into a buffer of its own, which lives until the end of
+ * the enclosing block: fail(..., "data file '%s'", PARLOAD__Q(name)). */
+#define PARLOAD__Q(s)                                                          \
+	parload__quote((char[PARLOAD__NAME_SIZE]){0}, PARLOAD__NAME_SIZE, (s), \
+		       SIZE_MAX)
+#define PARLOAD__QN(s, n)                                                      \
+	parload__quote((char[PARLOAD__NAME_SIZE]){0}, PARLOAD__NAME_SIZE, (s), \
+		       (n))
 
 /* ---- desc.c: layout descriptions ---- */
 
