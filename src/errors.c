@@ -148,7 +148,8 @@ void parload__error_prefix(parload_error *err, const char *prefix)
 	compose(err, prefix, text, "");
 }
 
-int parload__fail_open(parload_error *err, int sys_errno, const char *path)
+const char *parload__open_why(int sys_errno, const char *path, char *buf,
+			     size_t size)
 {
 	struct rlimit rl;
 	struct stat st;
@@ -157,18 +158,23 @@ int parload__fail_open(parload_error *err, int sys_errno, const char *path)
 	 * missing from a missing name. */
 	if (sys_errno == ENOENT && path && parload__sys_lstat(path, &st) == 0 &&
 	    S_ISLNK(st.st_mode))
-		return parload__fail_path(err, PARLOAD_EOPEN, sys_errno, path,
-					  "cannot open file (a dangling "
-					  "symbolic link)");
+		return "cannot open file (a dangling symbolic link)";
 	/* A list of many files meets the limit on open files: say which
 	 * and how to raise it. */
-	if (sys_errno == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0)
-		return parload__fail_path(err, PARLOAD_EOPEN, sys_errno, path,
-					  "cannot open file: the process has "
-					  "its limit of %ju open files "
-					  "(RLIMIT_NOFILE; ulimit -n raises "
-					  "it)",
-					  (uintmax_t)rl.rlim_cur);
-	return parload__fail_path(err, PARLOAD_EOPEN, sys_errno, path,
-				  "cannot open file");
+	if (sys_errno == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		snprintf(buf, size, "cannot open file: the process has its "
+			 "limit of %ju open files (RLIMIT_NOFILE; ulimit -n "
+			 "raises it)", (uintmax_t)rl.rlim_cur);
+		return buf;
+	}
+	return "cannot open file";
+}
+
+int parload__fail_open(parload_error *err, int sys_errno, const char *path)
+{
+	char why[128];
+
+	return parload__fail_path(err, PARLOAD_EOPEN, sys_errno, path, "%s",
+				  parload__open_why(sys_errno, path, why,
+						    sizeof(why)));
 }

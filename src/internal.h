@@ -442,6 +442,9 @@ typedef struct parload__nrrd {
 	parload_desc desc;
 	char **paths;   /* n data files, in order (owned) */
 	size_t n;
+	const char *header; /* the header's path (the caller's) */
+	unsigned line;  /* of "data file" (0: the data follows the header) */
+	bool list;      /* a LIST: file i on line line + 1 + i */
 } parload__nrrd;
 
 /* Read the detached header path: PARLOAD_EINVAL or PARLOAD_ENOTSUP
@@ -450,6 +453,11 @@ typedef struct parload__nrrd {
 int parload__nrrd_read(const char *path, parload__nrrd *out,
 		       parload_error *err);
 void parload__nrrd_free(parload__nrrd *n);
+/* A failure of data file i, naming the header and the line that names
+ * the file: "HEADER: line L: data file 'FILE': TEXT". */
+int parload__nrrd_vfail(const parload__nrrd *n, size_t i, parload_error *err,
+			int code, int sys_errno, const char *fmt, va_list ap)
+	__attribute__((format(printf, 6, 0)));
 
 /* ---- containers (tiff.c, hdf5.c): views whose rows lie in strips ---- */
 
@@ -1032,6 +1040,10 @@ int parload__fail_short_header(const parload__ctx *c, uint64_t size);
 /* PARLOAD_EOPEN for path and the errno open() gave, naming a dangling
  * symbolic link as such. */
 int parload__fail_open(parload_error *err, int sys_errno, const char *path);
+/* Its text: "cannot open file" and what errno leaves unsaid (a dangling
+ * link, the limit on open files), in buf (size bytes) or a constant. */
+const char *parload__open_why(int sys_errno, const char *path, char *buf,
+			     size_t size);
 
 /* ---- verify.c ---- */
 

@@ -86,6 +86,62 @@ static int fail(hdr *h, int code, const char *fmt, ...)
 	return rc;
 }
 
+/* The line that names data file i: the "data file" line, or the list's
+ * line of it. */
+static unsigned file_line(unsigned line, bool list, size_t i)
+{
+	return list ? line + 1 + (unsigned)i : line;
+}
+
+/* "HEADER: line L: data file 'FILE': TEXT"; without a line (the data
+ * follows the header), the file's own failure. */
+static int vfail_file(parload_error *err, const char *header, unsigned line,
+		      const char *file, int code, int sys_errno,
+		      const char *fmt, va_list ap)
+	__attribute__((format(printf, 7, 0)));
+
+static int vfail_file(parload_error *err, const char *header, unsigned line,
+		      const char *file, int code, int sys_errno,
+		      const char *fmt, va_list ap)
+{
+	char what[1024];
+
+	if (!line)
+		return parload__vfail(err, code, sys_errno, file, PARLOAD_NONE,
+				      PARLOAD_NONE, fmt, ap);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	return parload__fail_path(err, code, sys_errno, header,
+				  "line %u: data file '%s': %s", line,
+				  PARLOAD__Q(file), what);
+}
+
+/* The same for data file i of the header being read. */
+static int fail_file(hdr *h, size_t i, int code, int sys_errno,
+		     const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static int fail_file(hdr *h, size_t i, int code, int sys_errno,
+		     const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vfail_file(h->err, h->path,
+			h->form == DF_NONE ? 0 :
+			file_line(h->df_line, h->form == DF_LIST, i),
+			h->paths[i], code, sys_errno, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int parload__nrrd_vfail(const parload__nrrd *n, size_t i, parload_error *err,
+			int code, int sys_errno, const char *fmt, va_list ap)
+{
+	return vfail_file(err, n->header, file_line(n->line, n->list, i),
+			  n->paths[i], code, sys_errno, fmt, ap);
+}
+
 /* ---- values ---- */
 
 /* s[0..n) as a decimal number with an optional '-': false if it is not
@@ -649,8 +705,13 @@ static int place(hdr *h, size_t i, uint64_t base, uint64_t bytes,
 		return 0;
 	}
 	fd = parload__sys_open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return parload__fail_open(h->err, errno, file);
+	if (fd < 0) {
+		const int e = errno;
+		char why[128];
+
+		return fail_file(h, i, PARLOAD_EOPEN, e, "%s",
+				 parload__open_why(e, file, why, sizeof(why)));
+	}
 	if (parload__sys_fstat(fd, &st) != 0)
 		rc = parload__fail_path(h->err, PARLOAD_EIO, errno, file, NULL);
 	if (rc == 0 && h->byte_skip == -1) {
@@ -883,6 +944,9 @@ int parload__nrrd_read(const char *path, parload__nrrd *out,
 	}
 	out->paths = h.paths;
 	out->n = h.n;
+	out->header = path;
+	out->line = h.form == DF_NONE ? 0 : h.df_line;
+	out->list = h.form == DF_LIST;
 	return 0;
 }
 

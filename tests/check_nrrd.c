@@ -551,6 +551,82 @@ START_TEST(test_bad_files)
 }
 END_TEST
 
+/* A load of nhdr (threads workers) fails with code, its message holding
+ * each of the texts (NULL-terminated). */
+static void load_fails(const char *nhdr, unsigned threads, unsigned flags,
+		       int code, ...)
+{
+	parload_loader *l = NULL;
+	parload_options o;
+	parload_request req;
+	parload_dataset ds;
+	parload_error err;
+	const char *want;
+	va_list ap;
+	int rc;
+
+	parload_options_init(&o);
+	o.threads = threads;
+	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
+	parload_request_init(&req);
+	req.source.path = nhdr;
+	req.source.flags = flags;
+	rc = parload_loader_run(l, &req, &ds, &err);
+	ck_assert_msg(rc == code, "%s: %d (%s), wanted %s", nhdr, rc,
+		      rc ? err.message : "success", parload_err_name(code));
+	va_start(ap, code);
+	while ((want = va_arg(ap, const char *)) != NULL)
+		ck_assert_msg(strstr(err.message, want), "'%s' not in: %s",
+			      want, err.message);
+	va_end(ap);
+	parload_loader_free(l);
+}
+
+/* A data file that is missing is named with the header and the line that
+ * names it: one file, a LIST's (opened here, and by the workers for a
+ * long list) and one the header's line skip opens. */
+START_TEST(test_missing_data_file)
+{
+	char nhdr[PATH_MAX], want[2 * PATH_MAX + 64];
+	FILE *f;
+
+	snprintf(nhdr, sizeof(nhdr), "%s", at("missing.nhdr"));
+
+	write_text(nhdr, "NRRD0004\n# a comment\ntype: uint8\ndimension: 2\n"
+		   "sizes: 2 2\nencoding: raw\ndata file: gone.raw\n");
+	snprintf(want, sizeof(want), "%s: line 7: data file '%s': cannot open "
+		 "file: No such file or directory", nhdr, at("gone.raw"));
+	load_fails(nhdr, 1, 0, PARLOAD_EOPEN, want, NULL);
+	write_text(nhdr, "NRRD0004\ntype: uint8\ndimension: 2\nsizes: 2 2\n"
+		   "encoding: raw\nline skip: 1\ndata file: gone.raw\n");
+	load_fails(nhdr, 1, 0, PARLOAD_EOPEN, "line 7: data file '", "gone.raw",
+		   "No such file or directory", NULL);
+	/* 70 files, the 68th missing: on line 6 + 68. */
+	ck_assert_ptr_nonnull(f = fopen(nhdr, "w"));
+	fprintf(f, "NRRD0004\ntype: uint8\ndimension: 3\nsizes: 2 2 70\n"
+		"encoding: raw\ndata file: LIST\n");
+	for (int i = 0; i < 70; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "m%02d.raw", i);
+		fprintf(f, "%s\n", name);
+		if (i != 67)
+			write_data(at(name), "", 2 * 2);
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	for (unsigned threads = 1; threads <= 4; threads += 3)
+		load_fails(nhdr, threads, 0, PARLOAD_EOPEN,
+			   "line 74: data file '", "m67.raw': cannot open "
+			   "file: No such file or directory", NULL);
+	/* A data file that is a directory: named so too. */
+	ck_assert_int_eq(mkdir(at("dir.raw"), 0755), 0);
+	write_text(nhdr, "NRRD0004\ntype: uint8\ndimension: 2\nsizes: 2 2\n"
+		   "encoding: raw\ndata file: dir.raw\n");
+	load_fails(nhdr, 1, 0, PARLOAD_ENOTREG, "line 6: data file '",
+		   "dir.raw': not a regular file (a directory)", NULL);
+}
+END_TEST
+
 /* ---- the writer ---- */
 
 static int count_entries(const char *dir)
@@ -818,6 +894,7 @@ static Suite *suite(void)
 	tcase_add_test(bad, test_bad_type);
 	tcase_add_test(bad, test_bad_structure);
 	tcase_add_test(bad, test_bad_files);
+	tcase_add_test(bad, test_missing_data_file);
 	tcase_add_test(bad, test_corruptions);
 	tcase_add_test(write, test_write_round_trip);
 	tcase_add_test(write, test_write_refusals);
