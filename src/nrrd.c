@@ -61,13 +61,13 @@ static int vfail(hdr *h, int code, const char *fmt, va_list ap)
 
 static int vfail(hdr *h, int code, const char *fmt, va_list ap)
 {
-	char what[384];
+	char what[1024];
 
 	vsnprintf(what, sizeof(what), fmt, ap);
 	if (h->field)
 		return parload__fail_path(h->err, code, 0, h->path,
 					  "line %u: field '%s': %s", h->line,
-					  h->field, what);
+					  PARLOAD__Q(h->field), what);
 	return parload__fail_path(h->err, code, 0, h->path, "line %u: %s",
 				  h->line, what);
 }
@@ -229,7 +229,7 @@ static int f_dimension(hdr *h, char *v)
 
 	if (!parse_count(v, &d) || d < 1)
 		return fail(h, PARLOAD_EINVAL, "'%s' is not a dimension "
-			    "(a number, at least 1)", v);
+			    "(a number, at least 1)", PARLOAD__Q(v));
 	if (d != 2 && d != 3)
 		return fail(h, PARLOAD_ENOTSUP, "dimension %" PRId64 " is not "
 			    "supported: parload reads 2 (one view) or 3 "
@@ -247,15 +247,16 @@ static int f_sizes(hdr *h, char *v)
 		return fail(h, PARLOAD_EINVAL, "sizes before dimension: the "
 			    "dimension field comes first");
 	if (k != h->dim)
-		return fail(h, PARLOAD_EINVAL, "'%s' is not %d sizes", v,
-			    h->dim);
+		return fail(h, PARLOAD_EINVAL, "'%s' is not %d sizes",
+			    PARLOAD__Q(v), h->dim);
 	for (int i = 0; i < k; i++) {
 		int64_t s;
 
 		if (!parse_int(t[i].s, t[i].n, false, &s) || s < 1 ||
 		    (i < 2 && s > UINT32_MAX))
 			return fail(h, PARLOAD_EINVAL, "size %d of '%s' is not "
-				    "a number between 1 and %s", i + 1, v,
+				    "a number between 1 and %s", i + 1,
+				    PARLOAD__Q(v),
 				    i < 2 ? "4294967295" : "2^63");
 		h->sizes[i] = (uint64_t)s;
 	}
@@ -302,11 +303,12 @@ static int f_type(hdr *h, char *v)
 				return fail(h, PARLOAD_ENOTSUP, "type %s is not "
 					    "supported: parload reads u8, "
 					    "i16, u16, i32, u32, float and "
-					    "double", v);
+					    "double", PARLOAD__Q(v));
 			h->type = type_names[i].type;
 			return 0;
 		}
-	return fail(h, PARLOAD_EINVAL, "'%s' is not a NRRD type", v);
+	return fail(h, PARLOAD_EINVAL, "'%s' is not a NRRD type",
+		    PARLOAD__Q(v));
 }
 
 static int f_endian(hdr *h, char *v)
@@ -317,7 +319,7 @@ static int f_endian(hdr *h, char *v)
 		h->endian = PARLOAD_ENC_BE;
 	else
 		return fail(h, PARLOAD_EINVAL, "'%s' is neither little nor "
-			    "big", v);
+			    "big", PARLOAD__Q(v));
 	return 0;
 }
 
@@ -335,15 +337,17 @@ static int f_encoding(hdr *h, char *v)
 	for (size_t i = 0; i < sizeof(others) / sizeof(*others); i++)
 		if (strcasecmp(v, others[i]) == 0)
 			return fail(h, PARLOAD_ENOTSUP, "encoding %s is not "
-				    "supported: parload reads raw", v);
-	return fail(h, PARLOAD_EINVAL, "'%s' is not a NRRD encoding", v);
+				    "supported: parload reads raw",
+				    PARLOAD__Q(v));
+	return fail(h, PARLOAD_EINVAL, "'%s' is not a NRRD encoding",
+		    PARLOAD__Q(v));
 }
 
 static int f_byte_skip(hdr *h, char *v)
 {
 	if (!parse_int(v, strlen(v), true, &h->byte_skip) || h->byte_skip < -1)
 		return fail(h, PARLOAD_EINVAL, "'%s' is not a byte count "
-			    "(or -1: the data ends the file)", v);
+			    "(or -1: the data ends the file)", PARLOAD__Q(v));
 	return 0;
 }
 
@@ -352,7 +356,8 @@ static int f_line_skip(hdr *h, char *v)
 	int64_t n;
 
 	if (!parse_count(v, &n))
-		return fail(h, PARLOAD_EINVAL, "'%s' is not a line count", v);
+		return fail(h, PARLOAD_EINVAL, "'%s' is not a line count",
+			    PARLOAD__Q(v));
 	h->line_skip = (uint64_t)n;
 	return 0;
 }
@@ -395,26 +400,27 @@ static int pattern_numbers(hdr *h, const tok *t, int k, char *v)
 	for (int i = 1; i < k; i++)
 		if (!parse_int(t[i].s, t[i].n, true, &n[i - 1]) ||
 		    n[i - 1] < INT_MIN || n[i - 1] > INT_MAX)
-			return fail(h, PARLOAD_EINVAL, "'%.*s' of '%s' is not "
-				    "an int", (int)t[i].n, t[i].s, v);
+			return fail(h, PARLOAD_EINVAL, "'%s' of '%s' is not "
+				    "an int", PARLOAD__QN(t[i].s, t[i].n),
+				    PARLOAD__Q(v));
 	((char *)t[0].s)[t[0].n] = '\0';
 	if (!one_conversion(t[0].s, &is_signed))
 		return fail(h, PARLOAD_EINVAL, "'%s' is not a file name "
 			    "format with one integer conversion (%%d)",
-			    t[0].s);
+			    PARLOAD__Q(t[0].s));
 	if (n[2] == 0)
 		return fail(h, PARLOAD_EINVAL, "the pattern '%s' has step 0",
-			    t[0].s);
+			    PARLOAD__Q(t[0].s));
 	if ((n[2] > 0 && n[0] > n[1]) || (n[2] < 0 && n[0] < n[1]))
 		return fail(h, PARLOAD_EINVAL, "'%s' names no files: step %"
 			    PRId64 " does not lead from %" PRId64 " to %"
-			    PRId64, v, n[2], n[0], n[1]);
+			    PRId64, PARLOAD__Q(v), n[2], n[0], n[1]);
 	if (k == 5 && (n[3] < 1 || n[3] > 3))
 		return fail(h, PARLOAD_EINVAL, "subdim %" PRId64 " of '%s' is "
-			    "not a dimension", n[3], v);
+			    "not a dimension", n[3], PARLOAD__Q(v));
 	if (!is_signed && (n[0] < 0 || n[1] < 0))
 		return fail(h, PARLOAD_EINVAL, "'%s': an unsigned conversion "
-			    "of a negative number", v);
+			    "of a negative number", PARLOAD__Q(v));
 	h->name = t[0].s;
 	h->first = n[0], h->last = n[1], h->step = n[2];
 	h->subdim = k == 5 ? (int)n[3] : 0;
@@ -444,8 +450,8 @@ static int f_data_file(hdr *h, char *v)
 	if (k >= 1 && k <= 2 && t[0].n == 4 && memcmp(t[0].s, "LIST", 4) == 0) {
 		if (k == 2 && (!parse_int(t[1].s, t[1].n, false, &sub) ||
 			       sub < 1 || sub > 3))
-			return fail(h, PARLOAD_EINVAL, "'%.*s' is not a "
-				    "dimension", (int)t[1].n, t[1].s);
+			return fail(h, PARLOAD_EINVAL, "'%s' is not a "
+				    "dimension", PARLOAD__QN(t[1].s, t[1].n));
 		h->subdim = (int)sub;
 		h->form = DF_LIST;
 		return 0;
@@ -583,7 +589,8 @@ static int add_pattern(hdr *h, uint64_t n)
 #pragma GCC diagnostic pop
 		if (len < 0 || (size_t)len >= sizeof(name))
 			return fail(h, PARLOAD_EINVAL, "'%s' with %" PRId64
-				    " is not a file name", h->name, i);
+				    " is not a file name", PARLOAD__Q(h->name),
+				    i);
 		rc = add_path(h, name);
 	}
 	return rc;
@@ -750,7 +757,7 @@ static int offsets(hdr *h, parload_desc *d)
 		return parload__fail_path(h->err, PARLOAD_EOVERFLOW, 0,
 					  h->path, "data sizes overflow");
 	for (size_t i = 0; i < h->n; i++) {
-		uint64_t o;
+		uint64_t o = 0;
 		int rc = place(h, i, base, bytes, &o);
 
 		if (rc)
@@ -758,12 +765,13 @@ static int offsets(hdr *h, parload_desc *d)
 		if (i && o != off)
 			return parload__fail_path(h->err, PARLOAD_ENOTSUP, 0,
 						  h->path,
-						  "the data of %s starts at "
+						  "the data of '%s' starts at "
 						  "byte %" PRIu64 ", that of "
-						  "%s at %" PRIu64 ": parload "
-						  "reads every file from one "
-						  "offset", h->paths[0], off,
-						  h->paths[i], o);
+						  "'%s' at %" PRIu64 ": "
+						  "parload reads every file "
+						  "from one offset",
+						  PARLOAD__Q(h->paths[0]), off,
+						  PARLOAD__Q(h->paths[i]), o);
 		off = o;
 	}
 	d->offset = off;
@@ -837,7 +845,8 @@ static int parse_lines(hdr *h, char *buf, size_t len)
 			    line[7] < '1' || line[7] > '5')
 				return fail(h, PARLOAD_ENOTSUP, "NRRD format "
 					    "version '%s' is not supported "
-					    "(NRRD0001 ... NRRD0005)", line);
+					    "(NRRD0001 ... NRRD0005)",
+					    PARLOAD__Q(line));
 			continue;
 		}
 		if (n == 0) {
@@ -850,12 +859,12 @@ static int parse_lines(hdr *h, char *buf, size_t len)
 			continue;
 		else if ((colon = strchr(line, ':')) == NULL)
 			rc = fail(h, PARLOAD_EINVAL, "'%s' is not a 'field: "
-				  "value' line", line);
+				  "value' line", PARLOAD__Q(line));
 		else if (colon[1] == '=')
 			continue; /* key:=value */
 		else if (colon[1] != ' ' && colon[1] != '\0')
 			rc = fail(h, PARLOAD_EINVAL, "'%s': no ': ' after the "
-				  "field name", line);
+				  "field name", PARLOAD__Q(line));
 		else
 			rc = parse_field(h, line, colon);
 	}

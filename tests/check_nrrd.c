@@ -627,6 +627,63 @@ START_TEST(test_missing_data_file)
 }
 END_TEST
 
+/* No byte of msg is one a terminal acts on (an escape, a newline). */
+static void assert_printable(const char *msg)
+{
+	for (const char *p = msg; *p; p++)
+		ck_assert_msg((unsigned char)*p >= 0x20 && *p != 0x7f,
+			      "byte 0x%02x at %zu of: %s", (unsigned char)*p,
+			      (size_t)(p - msg), msg);
+}
+
+/* Names and values a header gives are quoted escaped: a crafted header
+ * cannot put escape sequences on the screen of whoever reads the message;
+ * a long value is shortened in its middle, the reason kept. */
+START_TEST(test_names_escaped)
+{
+	char nhdr[PATH_MAX], big[5000];
+	parload_error err;
+	parload_desc d;
+
+	snprintf(nhdr, sizeof(nhdr), "%s", at("esc.nhdr"));
+	write_text(nhdr, "NRRD0004\ntype: uint8\ndimension: 2\nsizes: 2 2\n"
+		   "encoding: raw\ndata file: \x1b]0;pwned\x07x\x1b[2J\x7f.raw\n");
+	load_fails(nhdr, 1, 0, PARLOAD_EOPEN,
+		   "esc.nhdr: line 6: data file '",
+		   "/\\x1b]0;pwned\\x07x\\x1b[2J\\x7f.raw': cannot open file",
+		   NULL);
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(parload__nrrd_read(nhdr, &(parload__nrrd){0}, &err),
+			 0);
+	write_text(nhdr, "NRRD0004\ntype: \x1b[31mred\ndimension: 2\n");
+	read_fails(nhdr, PARLOAD_EINVAL,
+		   "'\\x1b[31mred' is not a NRRD type", NULL);
+	write_text(nhdr, "NRRD0004\nfr\x1b[Hob: 3\n");
+	read_fails(nhdr, PARLOAD_ENOTSUP, "field 'fr\\x1b[Hob'", NULL);
+	write_text(nhdr, "NRRD0004\n\x9b" "31mno colon\n");
+	read_fails(nhdr, PARLOAD_EINVAL, "'\\x9b31mno colon' is not", NULL);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	write_text(nhdr, "NRRD0004\ntype: %s\x1b\n", big);
+	read_fails(nhdr, PARLOAD_EINVAL, "'xxx", "xxx...xxx",
+		   "xxx\\x1b' is not a NRRD type", NULL);
+	/* Each of those messages, whole. */
+	parload__nrrd_read(nhdr, &(parload__nrrd){0}, &err);
+	assert_printable(err.message);
+	/* A layout text (a file's, with @PATH) likewise. */
+	ck_assert_int_eq(parload_desc_parse("width=4,height=4,type=u\x1b[5m",
+					    &d, &err),
+			 PARLOAD_EINVAL);
+	ck_assert_msg(strstr(err.message, "'u\\x1b[5m'"), "%s", err.message);
+	write_text(at("esc.spec"), "width=4\nhe\x1bight=4\n");
+	snprintf(big, sizeof(big), "@%s", at("esc.spec"));
+	ck_assert_int_eq(parload_desc_parse(big, &d, &err), PARLOAD_EINVAL);
+	ck_assert_msg(strstr(err.message, "unknown key 'he\\x1bight'"), "%s",
+		      err.message);
+	assert_printable(err.message);
+}
+END_TEST
+
 /* ---- the writer ---- */
 
 static int count_entries(const char *dir)
@@ -895,6 +952,7 @@ static Suite *suite(void)
 	tcase_add_test(bad, test_bad_structure);
 	tcase_add_test(bad, test_bad_files);
 	tcase_add_test(bad, test_missing_data_file);
+	tcase_add_test(bad, test_names_escaped);
 	tcase_add_test(bad, test_corruptions);
 	tcase_add_test(write, test_write_round_trip);
 	tcase_add_test(write, test_write_refusals);
