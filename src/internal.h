@@ -449,9 +449,18 @@ typedef struct parload__nrrd {
 
 /* Read the detached header path: PARLOAD_EINVAL or PARLOAD_ENOTSUP
  * naming the field for what parload cannot read; nothing held on
- * failure. */
-int parload__nrrd_read(const char *path, parload__nrrd *out,
+ * failure.  flags: the source's; with PARLOAD_SRC_CONFINE a data file
+ * that does not lie in the header's directory or below it, once its
+ * links are resolved, is PARLOAD_EOPEN naming the header, the line and
+ * the file, before any data file is opened. */
+int parload__nrrd_read(const char *path, unsigned flags, parload__nrrd *out,
 		       parload_error *err);
+/* The directory of the header nhdr, resolved (realpath), into buf
+ * (PATH_MAX bytes). */
+int parload__nrrd_dir(const char *nhdr, char *buf, parload_error *err);
+/* real (resolved) relative to dir (resolved) when it lies below it, else
+ * NULL. */
+const char *parload__nrrd_below(const char *dir, const char *real);
 void parload__nrrd_free(parload__nrrd *n);
 /* A failure of data file i, naming the header and the line that names
  * the file: "HEADER: line L: data file 'FILE': TEXT". */

@@ -54,6 +54,7 @@ typedef struct hdr {
 	size_t dirlen;        /* path's directory, its '/' included */
 	char **paths;         /* the data files, joined to the directory */
 	size_t n, cap;
+	unsigned flags;       /* the source's PARLOAD_SRC_* */
 } hdr;
 
 static int vfail(hdr *h, int code, const char *fmt, va_list ap)
@@ -664,6 +665,70 @@ static int data_files(hdr *h, uint64_t views)
 	return add_path(h, h->path);
 }
 
+/* ---- where the data files lie ---- */
+
+int parload__nrrd_dir(const char *nhdr, char *buf, parload_error *err)
+{
+	const char *slash = strrchr(nhdr, '/');
+	char dir[PATH_MAX];
+	size_t n = slash ? (size_t)(slash - nhdr) : 0;
+
+	if (n >= sizeof(dir))
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, nhdr,
+					  "path too long");
+	if (!slash)
+		strcpy(dir, ".");
+	else if (n == 0)
+		strcpy(dir, "/");
+	else
+		memcpy(dir, nhdr, n), dir[n] = '\0';
+	if (!realpath(dir, buf))
+		return parload__fail_open(err, errno, dir);
+	return 0;
+}
+
+const char *parload__nrrd_below(const char *dir, const char *real)
+{
+	const size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return real[0] == '/' && real[1] ? real + 1 : NULL;
+	if (strncmp(real, dir, n) == 0 && real[n] == '/' && real[n + 1])
+		return real + n + 1;
+	return NULL;
+}
+
+/* PARLOAD_SRC_CONFINE: every data file, its links resolved, in the
+ * header's directory or below it, before any is opened.  (The data of an
+ * attached header is the header itself, which the caller named.) */
+static int confine(hdr *h)
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	int rc;
+
+	if (h->form == DF_NONE)
+		return 0;
+	rc = parload__nrrd_dir(h->path, dir, h->err);
+	for (size_t i = 0; rc == 0 && i < h->n; i++) {
+		if (!realpath(h->paths[i], real)) {
+			const int e = errno;
+			char why[128];
+
+			return fail_file(h, i, PARLOAD_EOPEN, e, "%s",
+					 parload__open_why(e, h->paths[i], why,
+							   sizeof(why)));
+		}
+		if (!parload__nrrd_below(dir, real))
+			return fail_file(h, i, PARLOAD_EOPEN, 0,
+					 "the file is '%s', outside '%s', the "
+					 "header's directory, to which the "
+					 "source is confined "
+					 "(PARLOAD_SRC_CONFINE)",
+					 PARLOAD__Q(real), PARLOAD__Q(dir));
+	}
+	return rc;
+}
+
 /* ---- where the data starts ---- */
 
 /* The offset after n lines from base in the open file fd. */
@@ -814,6 +879,8 @@ static int finish(hdr *h, parload_desc *d)
 		return rc;
 	}
 	rc = data_files(h, d->count);
+	if (rc == 0 && (h->flags & PARLOAD_SRC_CONFINE))
+		rc = confine(h);
 	return rc ? rc : offsets(h, d);
 }
 
@@ -914,7 +981,7 @@ static void free_paths(char **paths, size_t n)
 	parload__sys_free(paths);
 }
 
-int parload__nrrd_read(const char *path, parload__nrrd *out,
+int parload__nrrd_read(const char *path, unsigned flags, parload__nrrd *out,
 		       parload_error *err)
 {
 	hdr h;
@@ -928,6 +995,7 @@ int parload__nrrd_read(const char *path, parload__nrrd *out,
 	h.path = path;
 	h.err = err;
 	h.endian = -1;
+	h.flags = flags;
 	slash = strrchr(path, '/');
 	h.dirlen = slash ? (size_t)(slash - path) + 1 : 0;
 	rc = read_text(&h, &buf, &len);

@@ -370,7 +370,8 @@ int parload__source_open(parload__ctx *c, const parload_request *req)
 	if (src->path_count)
 		return open_list(c, src->paths, src->path_count);
 	if (src->path && !src->desc && ends_with(src->path, ".nhdr")) {
-		rc = parload__nrrd_read(src->path, &c->nrrd, c->err);
+		rc = parload__nrrd_read(src->path, src->flags, &c->nrrd,
+				       c->err);
 		return rc ? rc : open_list(c, (const char *const *)
 						      c->nrrd.paths,
 					   c->nrrd.n);

@@ -78,7 +78,7 @@ static void write_data(const char *path, const char *prefix, size_t n)
 static void read_ok(const char *nhdr, parload__nrrd *n)
 {
 	parload_error err;
-	int rc = parload__nrrd_read(nhdr, n, &err);
+	int rc = parload__nrrd_read(nhdr, 0, n, &err);
 
 	ck_assert_msg(rc == 0, "%s: %s", nhdr, err.message);
 }
@@ -92,7 +92,7 @@ static void read_fails(const char *nhdr, int code, ...)
 	parload__nrrd n;
 	const char *want;
 	va_list ap;
-	int rc = parload__nrrd_read(nhdr, &n, &err);
+	int rc = parload__nrrd_read(nhdr, 0, &n, &err);
 
 	ck_assert_msg(rc == code, "%s: %d (%s), wanted %s", nhdr, rc,
 		      rc ? err.message : "success", parload_err_name(code));
@@ -539,13 +539,15 @@ START_TEST(test_bad_files)
 	read_fails(at("files.nhdr"), PARLOAD_ENOTSUP, "back to back", NULL);
 	write_text(nhdr, "NRRD0004\ntype: uint8\ndimension: 3\nsizes: 2 2 2\n"
 		   "encoding: raw\ndata file: LIST\nnone.raw\nf1.raw\n");
-	ck_assert_int_eq(parload__nrrd_read(nhdr, &(parload__nrrd){0}, NULL),
+	ck_assert_int_eq(parload__nrrd_read(nhdr, 0, &(parload__nrrd){0},
+					    NULL),
 			 PARLOAD_EOPEN);
 	write_text(nhdr, "NRRD0004\ntype: uint8\ndimension: 2\nsizes: 2 2\n"
 		   "encoding: raw\nline skip: 9\ndata file: f1.raw\n");
-	ck_assert_int_eq(parload__nrrd_read(nhdr, &(parload__nrrd){0}, NULL),
+	ck_assert_int_eq(parload__nrrd_read(nhdr, 0, &(parload__nrrd){0},
+					    NULL),
 			 PARLOAD_ETRUNCATED);
-	ck_assert_int_eq(parload__nrrd_read(at("nothing.nhdr"),
+	ck_assert_int_eq(parload__nrrd_read(at("nothing.nhdr"), 0,
 					    &(parload__nrrd){0}, NULL),
 			 PARLOAD_EOPEN);
 }
@@ -653,7 +655,8 @@ START_TEST(test_names_escaped)
 		   "/\\x1b]0;pwned\\x07x\\x1b[2J\\x7f.raw': cannot open file",
 		   NULL);
 	memset(&err, 0, sizeof(err));
-	ck_assert_int_eq(parload__nrrd_read(nhdr, &(parload__nrrd){0}, &err),
+	ck_assert_int_eq(parload__nrrd_read(nhdr, 0, &(parload__nrrd){0},
+					    &err),
 			 0);
 	write_text(nhdr, "NRRD0004\ntype: \x1b[31mred\ndimension: 2\n");
 	read_fails(nhdr, PARLOAD_EINVAL,
@@ -668,7 +671,7 @@ START_TEST(test_names_escaped)
 	read_fails(nhdr, PARLOAD_EINVAL, "'xxx", "xxx...xxx",
 		   "xxx\\x1b' is not a NRRD type", NULL);
 	/* Each of those messages, whole. */
-	parload__nrrd_read(nhdr, &(parload__nrrd){0}, &err);
+	parload__nrrd_read(nhdr, 0, &(parload__nrrd){0}, &err);
 	assert_printable(err.message);
 	/* A layout text (a file's, with @PATH) likewise. */
 	ck_assert_int_eq(parload_desc_parse("width=4,height=4,type=u\x1b[5m",
@@ -681,6 +684,107 @@ START_TEST(test_names_escaped)
 	ck_assert_msg(strstr(err.message, "unknown key 'he\\x1bight'"), "%s",
 		      err.message);
 	assert_printable(err.message);
+}
+END_TEST
+
+/* nhdr loads, its data 2 x 2 u8 views. */
+static void loads(const char *nhdr, unsigned flags)
+{
+	parload_loader *l = NULL;
+	parload_request req;
+	parload_dataset ds;
+	parload_error err;
+	int rc;
+
+	ck_assert_int_eq(parload_loader_new(&l, NULL, &err), 0);
+	parload_request_init(&req);
+	req.source.path = nhdr;
+	req.source.flags = flags;
+	rc = parload_loader_run(l, &req, &ds, &err);
+	ck_assert_msg(rc == 0, "%s: %s", nhdr, err.message);
+	parload_dataset_free(&ds);
+	parload_loader_free(l);
+}
+
+/* PARLOAD_SRC_CONFINE: a data file must lie in the header's directory or
+ * below it once its links are resolved; any other is refused before it is
+ * opened (a FIFO outside, read for its lines, would hang the load), naming
+ * the header, the line and the file.  Without the flag, NRRD's names go
+ * anywhere. */
+START_TEST(test_confine)
+{
+	static const char *const head = "NRRD0004\ntype: uint8\ndimension: 2\n"
+					"sizes: 2 2\nencoding: raw\n";
+	char nhdr[PATH_MAX], dir[PATH_MAX], out[PATH_MAX], in[PATH_MAX];
+	char desc_err[64];
+	parload_source src;
+	parload_error err;
+	parload_desc d;
+
+	snprintf(dir, sizeof(dir), "%s", at("conf"));
+	snprintf(nhdr, sizeof(nhdr), "%s", at("conf/c.nhdr"));
+	snprintf(out, sizeof(out), "%s", at("out.raw"));
+	snprintf(in, sizeof(in), "%s", at("conf/sub/in2.raw"));
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	ck_assert_int_eq(mkdir(at("conf/sub"), 0755), 0);
+	write_data(at("conf/in.raw"), "", 4);
+	write_data(in, "", 4);
+	write_data(out, "", 4);
+	ck_assert_int_eq(mkfifo(at("fifo"), 0600), 0);
+	ck_assert_int_eq(symlink("../out.raw", at("conf/link.raw")), 0);
+	ck_assert_int_eq(symlink("sub/in2.raw", at("conf/inlink.raw")), 0);
+	ck_assert_int_eq(symlink(dir, at("conf/sub/up")), 0);
+
+	/* In the directory, below it, by a link that stays in it, or by an
+	 * absolute name in it: read. */
+	write_text(nhdr, "%sdata file: in.raw\n", head);
+	loads(nhdr, PARLOAD_SRC_CONFINE);
+	write_text(nhdr, "%sdata file: LIST\nsub/in2.raw\ninlink.raw\n%s\n"
+		   "sub/up/in.raw\n",
+		   "NRRD0004\ntype: uint8\ndimension: 3\nsizes: 2 2 4\n"
+		   "encoding: raw\n", in);
+	loads(nhdr, PARLOAD_SRC_CONFINE);
+
+	/* Outside: "..", a link out of it, an absolute name. */
+	write_text(nhdr, "%sdata file: ../out.raw\n", head);
+	loads(nhdr, 0);
+	load_fails(nhdr, 1, PARLOAD_SRC_CONFINE, PARLOAD_EOPEN,
+		   "c.nhdr: line 6: data file '", "conf/../out.raw': the file "
+		   "is '", "out.raw', outside '", "/conf', the header's "
+		   "directory", "PARLOAD_SRC_CONFINE", NULL);
+	write_text(nhdr, "%sdata file: link.raw\n", head);
+	loads(nhdr, 0);
+	load_fails(nhdr, 1, PARLOAD_SRC_CONFINE, PARLOAD_EOPEN,
+		   "line 6: data file '", "link.raw': the file is '",
+		   "/out.raw', outside", NULL);
+	write_text(nhdr, "%sdata file: %s\n", head, out);
+	load_fails(nhdr, 1, PARLOAD_SRC_CONFINE, PARLOAD_EOPEN, "outside",
+		   NULL);
+	/* The third of a LIST, on line 9. */
+	write_text(nhdr, "NRRD0004\ntype: uint8\ndimension: 3\nsizes: 2 2 3\n"
+		   "encoding: raw\ndata file: LIST\nin.raw\nsub/in2.raw\n"
+		   "../out.raw\n");
+	load_fails(nhdr, 4, PARLOAD_SRC_CONFINE, PARLOAD_EOPEN,
+		   "line 9: data file '", "outside", NULL);
+	/* A FIFO outside, which line skip would read: never opened. */
+	write_text(nhdr, "%sline skip: 1\ndata file: ../fifo\n", head);
+	load_fails(nhdr, 1, PARLOAD_SRC_CONFINE, PARLOAD_EOPEN, "outside",
+		   NULL);
+	/* Missing: named as without the flag. */
+	write_text(nhdr, "%sdata file: gone.raw\n", head);
+	load_fails(nhdr, 1, PARLOAD_SRC_CONFINE, PARLOAD_EOPEN,
+		   "line 6: data file '", "gone.raw': cannot open file: No "
+		   "such file or directory", NULL);
+	/* What describes a source refuses so too. */
+	write_text(nhdr, "%sdata file: link.raw\n", head);
+	parload_source_init(&src);
+	src.path = nhdr;
+	src.flags = PARLOAD_SRC_CONFINE;
+	ck_assert_int_eq(parload_describe(&src, 0, &d, &err), PARLOAD_EOPEN);
+	snprintf(desc_err, sizeof(desc_err), "%s", "outside");
+	ck_assert_msg(strstr(err.message, desc_err), "%s", err.message);
+	src.flags = 0;
+	ck_assert_int_eq(parload_describe(&src, 0, &d, &err), 0);
 }
 END_TEST
 
@@ -903,7 +1007,7 @@ START_TEST(test_corruptions)
 		ck_assert_ptr_nonnull(f);
 		ck_assert_uint_eq(fwrite(text, 1, len, f), len);
 		ck_assert_int_eq(fclose(f), 0);
-		rc = parload__nrrd_read(nhdr, &n, &err);
+		rc = parload__nrrd_read(nhdr, 0, &n, &err);
 		ck_assert_msg(rc <= 0, "corruption %d: %d", k, rc);
 		if (rc == 0) {
 			ck_assert_uint_ge(n.n, 1);
@@ -953,6 +1057,7 @@ static Suite *suite(void)
 	tcase_add_test(bad, test_bad_files);
 	tcase_add_test(bad, test_missing_data_file);
 	tcase_add_test(bad, test_names_escaped);
+	tcase_add_test(bad, test_confine);
 	tcase_add_test(bad, test_corruptions);
 	tcase_add_test(write, test_write_round_trip);
 	tcase_add_test(write, test_write_refusals);
