@@ -645,6 +645,7 @@ START_TEST(test_names_escaped)
 {
 	char nhdr[PATH_MAX], big[5000];
 	parload_error err;
+	parload__nrrd n;
 	parload_desc d;
 
 	snprintf(nhdr, sizeof(nhdr), "%s", at("esc.nhdr"));
@@ -654,10 +655,9 @@ START_TEST(test_names_escaped)
 		   "esc.nhdr: line 6: data file '",
 		   "/\\x1b]0;pwned\\x07x\\x1b[2J\\x7f.raw': cannot open file",
 		   NULL);
-	memset(&err, 0, sizeof(err));
-	ck_assert_int_eq(parload__nrrd_read(nhdr, 0, &(parload__nrrd){0},
-					    &err),
-			 0);
+	/* The header itself is read: only the open fails. */
+	ck_assert_int_eq(parload__nrrd_read(nhdr, 0, &n, &err), 0);
+	parload__nrrd_free(&n);
 	write_text(nhdr, "NRRD0004\ntype: \x1b[31mred\ndimension: 2\n");
 	read_fails(nhdr, PARLOAD_EINVAL,
 		   "'\\x1b[31mred' is not a NRRD type", NULL);
