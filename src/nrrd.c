@@ -776,7 +776,10 @@ static int place(hdr *h, size_t i, uint64_t base, uint64_t bytes,
 		*off = base + (uint64_t)h->byte_skip;
 		return 0;
 	}
-	fd = parload__sys_open(file, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO, which would wait here for a writer, is
+	 * refused below instead (a data file is a regular file). */
+	fd = parload__sys_open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY |
+					     O_NONBLOCK);
 	if (fd < 0) {
 		const int e = errno;
 		char why[128];
@@ -786,6 +789,10 @@ static int place(hdr *h, size_t i, uint64_t base, uint64_t bytes,
 	}
 	if (parload__sys_fstat(fd, &st) != 0)
 		rc = parload__fail_path(h->err, PARLOAD_EIO, errno, file, NULL);
+	else if (!S_ISREG(st.st_mode))
+		rc = fail_file(h, i, PARLOAD_ENOTREG, 0,
+			       "not a regular file (a %s)",
+			       parload__file_kind(st.st_mode));
 	if (rc == 0 && h->byte_skip == -1) {
 		if ((uint64_t)st.st_size < base + bytes)
 			rc = parload__fail(h->err, PARLOAD_ETRUNCATED, 0, file,

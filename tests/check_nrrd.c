@@ -620,6 +620,13 @@ START_TEST(test_missing_data_file)
 		load_fails(nhdr, threads, 0, PARLOAD_EOPEN,
 			   "line 74: data file '", "m67.raw': cannot open "
 			   "file: No such file or directory", NULL);
+	/* A FIFO whose lines line skip would count: refused, not waited
+	 * on for a writer. */
+	ck_assert_int_eq(mkfifo(at("fifo.raw"), 0600), 0);
+	write_text(nhdr, "NRRD0004\ntype: uint8\ndimension: 2\nsizes: 2 2\n"
+		   "encoding: raw\nline skip: 1\ndata file: fifo.raw\n");
+	load_fails(nhdr, 1, 0, PARLOAD_ENOTREG, "line 7: data file '",
+		   "fifo.raw': not a regular file (a FIFO)", NULL);
 	/* A data file that is a directory: named so too. */
 	ck_assert_int_eq(mkdir(at("dir.raw"), 0755), 0);
 	write_text(nhdr, "NRRD0004\ntype: uint8\ndimension: 2\nsizes: 2 2\n"
