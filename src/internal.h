@@ -455,12 +455,12 @@ typedef struct parload__nrrd {
  * the file, before any data file is opened. */
 int parload__nrrd_read(const char *path, unsigned flags, parload__nrrd *out,
 		       parload_error *err);
-/* The directory of the header nhdr, resolved (realpath), into buf
- * (PATH_MAX bytes). */
-int parload__nrrd_dir(const char *nhdr, char *buf, parload_error *err);
-/* real (resolved) relative to dir (resolved) when it lies below it, else
- * NULL. */
-const char *parload__nrrd_below(const char *dir, const char *real);
+/* Where the files a file names may lie (PARLOAD_SRC_CONFINE; nrrd.c,
+ * for every reader): the directory of the file path, resolved (realpath),
+ * into buf (PATH_MAX bytes); and real (resolved) relative to dir
+ * (resolved) when it lies below it, else NULL. */
+int parload__dir_of(const char *path, char *buf, parload_error *err);
+const char *parload__path_below(const char *dir, const char *real);
 void parload__nrrd_free(parload__nrrd *n);
 /* A failure of data file i, naming the header and the line that names
  * the file: "HEADER: line L: data file 'FILE': TEXT". */

@@ -667,27 +667,27 @@ static int data_files(hdr *h, uint64_t views)
 
 /* ---- where the data files lie ---- */
 
-int parload__nrrd_dir(const char *nhdr, char *buf, parload_error *err)
+int parload__dir_of(const char *path, char *buf, parload_error *err)
 {
-	const char *slash = strrchr(nhdr, '/');
+	const char *slash = strrchr(path, '/');
 	char dir[PATH_MAX];
-	size_t n = slash ? (size_t)(slash - nhdr) : 0;
+	size_t n = slash ? (size_t)(slash - path) : 0;
 
 	if (n >= sizeof(dir))
-		return parload__fail_path(err, PARLOAD_EINVAL, 0, nhdr,
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
 					  "path too long");
 	if (!slash)
 		strcpy(dir, ".");
 	else if (n == 0)
 		strcpy(dir, "/");
 	else
-		memcpy(dir, nhdr, n), dir[n] = '\0';
+		memcpy(dir, path, n), dir[n] = '\0';
 	if (!realpath(dir, buf))
 		return parload__fail_open(err, errno, dir);
 	return 0;
 }
 
-const char *parload__nrrd_below(const char *dir, const char *real)
+const char *parload__path_below(const char *dir, const char *real)
 {
 	const size_t n = strlen(dir);
 
@@ -708,7 +708,7 @@ static int confine(hdr *h)
 
 	if (h->form == DF_NONE)
 		return 0;
-	rc = parload__nrrd_dir(h->path, dir, h->err);
+	rc = parload__dir_of(h->path, dir, h->err);
 	for (size_t i = 0; rc == 0 && i < h->n; i++) {
 		if (!realpath(h->paths[i], real)) {
 			const int e = errno;
@@ -718,7 +718,7 @@ static int confine(hdr *h)
 					 parload__open_why(e, h->paths[i], why,
 							   sizeof(why)));
 		}
-		if (!parload__nrrd_below(dir, real))
+		if (!parload__path_below(dir, real))
 			return fail_file(h, i, PARLOAD_EOPEN, 0,
 					 "the file is '%s', outside '%s', the "
 					 "header's directory, to which the "

@@ -165,7 +165,7 @@ static int data_name(const char *dir, const char *file, char *buf,
 
 	if (!realpath(file, buf))
 		return parload__fail_open(err, errno, file);
-	below = parload__nrrd_below(dir, buf);
+	below = parload__path_below(dir, buf);
 	*name = below ? below : buf;
 	if (strpbrk(buf, "\n\r"))
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, file,
@@ -263,7 +263,7 @@ int parload_nrrd_write(const char *nhdr_path, const parload_desc *d,
 		return rc;
 	}
 	if ((rc = expressible(nhdr_path, &c, nfiles, err)) != 0 ||
-	    (rc = parload__nrrd_dir(nhdr_path, dir, err)) != 0 ||
+	    (rc = parload__dir_of(nhdr_path, dir, err)) != 0 ||
 	    (rc = check_sizes(&c, files, nfiles, err)) != 0)
 		return rc;
 	if (!(o = parload__sys_malloc(sizeof(*o))))
