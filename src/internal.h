@@ -445,6 +445,12 @@ typedef struct parload__nrrd {
 	const char *header; /* the header's path (the caller's) */
 	unsigned line;  /* of "data file" (0: the data follows the header) */
 	bool list;      /* a LIST: file i on line line + 1 + i */
+	/* PARLOAD_SRC_CONFINE: each data file as checked (device, inode),
+	 * which the file opened must be; NULL otherwise. */
+	struct parload__file_id {
+		dev_t dev;
+		ino_t ino;
+	} *ids;
 } parload__nrrd;
 
 /* Read the detached header path: PARLOAD_EINVAL or PARLOAD_ENOTSUP
@@ -467,6 +473,13 @@ void parload__nrrd_free(parload__nrrd *n);
 int parload__nrrd_vfail(const parload__nrrd *n, size_t i, parload_error *err,
 			int code, int sys_errno, const char *fmt, va_list ap)
 	__attribute__((format(printf, 6, 0)));
+struct stat;
+/* Data file i opened (st: its fstat) is the file its check found under
+ * the header's directory (always, without PARLOAD_SRC_CONFINE); else
+ * PARLOAD_EOPEN: it was replaced (by a link out of the directory) after
+ * the check. */
+int parload__nrrd_opened(const parload__nrrd *n, size_t i,
+			 const struct stat *st, parload_error *err);
 
 /* ---- containers (tiff.c, hdf5.c): views whose rows lie in strips ---- */
 

@@ -55,6 +55,7 @@ typedef struct hdr {
 	char **paths;         /* the data files, joined to the directory */
 	size_t n, cap;
 	unsigned flags;       /* the source's PARLOAD_SRC_* */
+	struct parload__file_id *ids; /* PARLOAD_SRC_CONFINE: as checked */
 } hdr;
 
 static int vfail(hdr *h, int code, const char *fmt, va_list ap)
@@ -704,13 +705,19 @@ const char *parload__path_below(const char *dir, const char *real)
 static int confine(hdr *h)
 {
 	char dir[PATH_MAX], real[PATH_MAX];
+	struct stat st;
 	int rc;
 
 	if (h->form == DF_NONE)
 		return 0;
 	rc = parload__dir_of(h->path, dir, h->err);
+	if (rc == 0 && !(h->ids = parload__sys_malloc(h->n * sizeof(*h->ids))))
+		return nomem(h);
 	for (size_t i = 0; rc == 0 && i < h->n; i++) {
-		if (!realpath(h->paths[i], real)) {
+		/* What the open finds must be the file resolved here (the
+		 * device and inode): not one swapped in meanwhile. */
+		if (!realpath(h->paths[i], real) ||
+		    parload__sys_stat(real, &st) != 0) {
 			const int e = errno;
 			char why[128];
 
@@ -725,8 +732,31 @@ static int confine(hdr *h)
 					 "source is confined "
 					 "(PARLOAD_SRC_CONFINE)",
 					 PARLOAD__Q(real), PARLOAD__Q(dir));
+		h->ids[i].dev = st.st_dev;
+		h->ids[i].ino = st.st_ino;
 	}
 	return rc;
+}
+
+static int opened(parload_error *err, const struct parload__file_id *ids,
+		  size_t i, const struct stat *st, const char *header,
+		  unsigned line, const char *file)
+{
+	if (!ids || (ids[i].dev == st->st_dev && ids[i].ino == st->st_ino))
+		return 0;
+	return parload__fail_path(err, PARLOAD_EOPEN, 0, header,
+				  "line %u: data file '%s': not the file "
+				  "checked under the header's directory: it "
+				  "was replaced before it was opened "
+				  "(PARLOAD_SRC_CONFINE)",
+				  line, PARLOAD__Q(file));
+}
+
+int parload__nrrd_opened(const parload__nrrd *n, size_t i,
+			 const struct stat *st, parload_error *err)
+{
+	return opened(err, n->ids, i, st, n->header,
+		      file_line(n->line, n->list, i), n->paths[i]);
 }
 
 /* ---- where the data starts ---- */
@@ -793,6 +823,10 @@ static int place(hdr *h, size_t i, uint64_t base, uint64_t bytes,
 		rc = fail_file(h, i, PARLOAD_ENOTREG, 0,
 			       "not a regular file (a %s)",
 			       parload__file_kind(st.st_mode));
+	else
+		rc = opened(h->err, h->ids, i, &st, h->path,
+			    file_line(h->df_line, h->form == DF_LIST, i),
+			    file);
 	if (rc == 0 && h->byte_skip == -1) {
 		if ((uint64_t)st.st_size < base + bytes)
 			rc = parload__fail(h->err, PARLOAD_ETRUNCATED, 0, file,
@@ -1023,11 +1057,13 @@ int parload__nrrd_read(const char *path, unsigned flags, parload__nrrd *out,
 	parload__sys_free(buf);
 	if (rc) {
 		free_paths(h.paths, h.n);
+		parload__sys_free(h.ids);
 		memset(out, 0, sizeof(*out));
 		return rc;
 	}
 	out->paths = h.paths;
 	out->n = h.n;
+	out->ids = h.ids;
 	out->header = path;
 	out->line = h.form == DF_NONE ? 0 : h.df_line;
 	out->list = h.form == DF_LIST;
@@ -1039,5 +1075,6 @@ void parload__nrrd_free(parload__nrrd *n)
 	if (!n)
 		return;
 	free_paths(n->paths, n->n);
+	parload__sys_free(n->ids);
 	memset(n, 0, sizeof(*n));
 }

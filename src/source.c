@@ -261,7 +261,10 @@ static int open_member(parload__ctx *c, parload__file *f, uint64_t arg,
 				   "cannot stat file");
 	if (S_ISREG(st.st_mode)) {
 		f->size = (uint64_t)st.st_size;
-		return 0;
+		return c->nrrd.n ? parload__nrrd_opened(&c->nrrd,
+							(size_t)(f - c->files),
+							&st, err) :
+				   0;
 	}
 	if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))
 		return member_fail(c, f, err, PARLOAD_ENOTREG, 0,

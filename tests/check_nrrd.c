@@ -8,6 +8,7 @@
 
 #include <check.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -795,6 +796,84 @@ START_TEST(test_confine)
 }
 END_TEST
 
+/* PARLOAD_SRC_CONFINE checks a data file before any is opened, and each
+ * open then finds the file it checked: one replaced in between (by a link
+ * out of the directory) is refused when opened.  The opens themselves
+ * cannot be raced here; this is the rule they apply (source.c's
+ * open_member, place), and a long list opened by four workers passes it
+ * file by file. */
+START_TEST(test_confine_replaced)
+{
+	char nhdr[PATH_MAX], path[32];
+	parload_error err;
+	parload__nrrd n;
+	struct stat st;
+	FILE *f;
+	int fd;
+
+	ck_assert_int_eq(mkdir(at("rep"), 0755), 0);
+	snprintf(nhdr, sizeof(nhdr), "%s", at("rep/r.nhdr"));
+	write_data(at("rep/d.raw"), "", 4);
+	write_data(at("rep-out.raw"), "", 4);
+	write_text(nhdr, "NRRD0004\ntype: uint8\ndimension: 2\nsizes: 2 2\n"
+		   "encoding: raw\ndata file: d.raw\n");
+	read_ok(nhdr, &n);
+	ck_assert_ptr_null(n.ids);
+	parload__nrrd_free(&n);
+	ck_assert_int_eq(parload__nrrd_read(nhdr, PARLOAD_SRC_CONFINE, &n,
+					    &err),
+			 0);
+	ck_assert_ptr_nonnull(n.ids);
+	ck_assert_int_eq(stat(n.paths[0], &st), 0);
+	ck_assert_int_eq(parload__nrrd_opened(&n, 0, &st, &err), 0);
+	/* Replaced by a link out of the directory after the check. */
+	ck_assert_int_eq(unlink(at("rep/d.raw")), 0);
+	ck_assert_int_eq(symlink("../rep-out.raw", at("rep/d.raw")), 0);
+	ck_assert_int_ge(fd = open(n.paths[0], O_RDONLY | O_CLOEXEC), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	close(fd);
+	ck_assert_int_eq(parload__nrrd_opened(&n, 0, &st, &err),
+			 PARLOAD_EOPEN);
+	ck_assert_msg(strstr(err.message, "r.nhdr: line 6: data file '"),
+		      "%s", err.message);
+	ck_assert_msg(strstr(err.message, "d.raw': not the file checked"),
+		      "%s", err.message);
+	parload__nrrd_free(&n);
+	/* Now outside: refused at the check. */
+	load_fails(nhdr, 1, PARLOAD_SRC_CONFINE, PARLOAD_EOPEN, "outside",
+		   NULL);
+	/* 70 files opened by the workers, each its own. */
+	ck_assert_ptr_nonnull(f = fopen(nhdr, "w"));
+	fprintf(f, "NRRD0004\ntype: uint8\ndimension: 3\nsizes: 2 2 70\n"
+		"encoding: raw\ndata file: LIST\n");
+	for (int i = 0; i < 70; i++) {
+		fprintf(f, "r%02d.raw\n", i);
+		snprintf(path, sizeof(path), "rep/r%02d.raw", i);
+		write_data(at(path), "", 2 * 2);
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	{
+		parload_loader *l = NULL;
+		parload_options o;
+		parload_request req;
+		parload_dataset ds;
+		int rc;
+
+		parload_options_init(&o);
+		o.threads = 4;
+		ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
+		parload_request_init(&req);
+		req.source.path = nhdr;
+		req.source.flags = PARLOAD_SRC_CONFINE;
+		rc = parload_loader_run(l, &req, &ds, &err);
+		ck_assert_msg(rc == 0, "%s", err.message);
+		ck_assert_uint_eq(ds.desc.count, 70);
+		parload_dataset_free(&ds);
+		parload_loader_free(l);
+	}
+}
+END_TEST
+
 /* ---- the writer ---- */
 
 static int count_entries(const char *dir)
@@ -1065,6 +1144,7 @@ static Suite *suite(void)
 	tcase_add_test(bad, test_missing_data_file);
 	tcase_add_test(bad, test_names_escaped);
 	tcase_add_test(bad, test_confine);
+	tcase_add_test(bad, test_confine_replaced);
 	tcase_add_test(bad, test_corruptions);
 	tcase_add_test(write, test_write_round_trip);
 	tcase_add_test(write, test_write_refusals);

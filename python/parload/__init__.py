@@ -118,7 +118,7 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
     storage name, must lie in the directory of the file that names them,
     or below it, once symbolic links are resolved; any other raises
     parload.Error naming both files (and a .nhdr's line) without being
-    opened.  Off by default, as NRRD and HDF5 let a file name any file
+    read.  Off by default, as NRRD and HDF5 let a file name any file
     ("/etc/shadow", "../x.raw"): give it for files from someone else (a
     service that loads what its users upload).  It holds for flats= and
     darks= too.
