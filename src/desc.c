@@ -304,7 +304,8 @@ static int parse_pair(parload_desc *d, char *pair, unsigned *seen,
 		;
 	if (k == K_N)
 		return bad(err, "layout: unknown key '%s' (width, height, "
-			   "type, offset, header, gap, count)", PARLOAD__Q(key));
+			   "type, offset, header, gap, count)",
+			   PARLOAD__Q(key));
 	if (*seen & (1u << k))
 		return bad(err, "layout: %s given twice", key);
 	*seen |= 1u << k;

@@ -386,10 +386,10 @@ START_TEST(test_message_escapes_names)
 		{"caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80",
 		 "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80"},
 		{"c1\xc2\x9b" "31m", "c1\\xc2\\x9b31m"},          /* CSI */
-		{"bad\xff\xc3(", "bad\\xff\\xc3("},               /* not UTF-8 */
-		{"over\xc0\xaflong", "over\\xc0\\xaflong"},       /* overlong / */
+		{"bad\xff\xc3(", "bad\\xff\\xc3("},             /* not UTF-8 */
+		{"over\xc0\xaflong", "over\\xc0\\xaflong"},     /* overlong / */
 		{"rlo\xe2\x80\xaetxt", "rlo\\xe2\\x80\\xaetxt"},  /* U+202E */
-		{"cut\xe6\x97", "cut\\xe6\\x97"},                 /* truncated */
+		{"cut\xe6\x97", "cut\\xe6\\x97"},               /* truncated */
 		{"back\\slash", "back\\slash"},
 	};
 	char buf[64], twice[64];

@@ -658,7 +658,8 @@ START_TEST(test_names_escaped)
 
 	snprintf(nhdr, sizeof(nhdr), "%s", at("esc.nhdr"));
 	write_text(nhdr, "NRRD0004\ntype: uint8\ndimension: 2\nsizes: 2 2\n"
-		   "encoding: raw\ndata file: \x1b]0;pwned\x07x\x1b[2J\x7f.raw\n");
+		   "encoding: raw\ndata file: "
+		   "\x1b]0;pwned\x07x\x1b[2J\x7f.raw\n");
 	load_fails(nhdr, 1, 0, PARLOAD_EOPEN,
 		   "esc.nhdr: line 6: data file '",
 		   "/\\x1b]0;pwned\\x07x\\x1b[2J\\x7f.raw': cannot open file",
