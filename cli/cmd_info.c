@@ -31,6 +31,8 @@ const char cmd_info_help[] =
 "      --concat           all FILEs are one stream (needs --raw)\n"
 "      --dataset PATH     an HDF5 FILE's dataset (see 'parload --help')\n"
 "      --frames KIND      projections (default), flats or darks\n"
+"      --confine          the files a FILE names must lie in its directory\n"
+"                         (see 'parload --help')\n"
 "      --views A:B[:S]    views A to B (B excluded) in steps of S; any part\n"
 "                         may be omitted, negative values count from the end\n"
 "      --rows A:B         detector rows A to B of each view\n"

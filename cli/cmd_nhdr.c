@@ -80,6 +80,10 @@ static int check_args(const struct nhdr_args *a, int nfiles, char **files)
 	if (a->layout.dataset || a->layout.frames)
 		return usage_error("nhdr: --dataset and --frames name HDF5 "
 				   "data, which a NRRD header cannot point at");
+	if (a->layout.confine)
+		return usage_error("nhdr: --confine keeps the files a .nhdr or "
+				   "an HDF5 file names in its directory; nhdr "
+				   "reads neither");
 	if (nfiles > 1 && !a->layout.concat)
 		return usage_error("nhdr: several files are one stream: give "
 				   "--concat (and --raw SPEC)");

@@ -80,6 +80,7 @@ enum {
 	OPT_BIN,
 	OPT_DATASET,
 	OPT_FRAMES,
+	OPT_CONFINE,
 	OPT_MAP_SINOGRAMS,
 	OPT_LOCAL,
 };
@@ -133,7 +134,8 @@ enum {
 	{ "raw", required_argument, NULL, OPT_RAW },                         \
 	{ "concat", no_argument, NULL, OPT_CONCAT },                         \
 	{ "dataset", required_argument, NULL, OPT_DATASET },                 \
-	{ "frames", required_argument, NULL, OPT_FRAMES }
+	{ "frames", required_argument, NULL, OPT_FRAMES },                   \
+	{ "confine", no_argument, NULL, OPT_CONFINE }
 
 /* The prototypes of subcommand NAME; its file says SUBCOMMAND(NAME);. */
 #define SUBCOMMAND(name)                                                     \
@@ -147,6 +149,7 @@ struct layout_cfg {
 	bool concat;       /* --concat: all FILEs are one stream */
 	const char *dataset;   /* --dataset PATH: an HDF5 file's dataset */
 	parload_frames frames; /* --frames: projections, flats or darks */
+	bool confine; /* --confine: PARLOAD_SRC_CONFINE in every source */
 };
 
 /* What --flats, --darks, --reduce, --minus-log and --bin ask for: the

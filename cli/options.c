@@ -204,6 +204,10 @@ int parse_layout_option(struct layout_cfg *lc, int c, const char *arg)
 		lc->dataset = arg;
 		return ARG_OK;
 	}
+	if (c == OPT_CONFINE) {
+		lc->confine = true;
+		return ARG_OK;
+	}
 	if (c == OPT_FRAMES) {
 		static const char *const names[] = { "projections", "flats",
 						     "darks" };
@@ -291,6 +295,7 @@ void input_source(parload_source *src, const struct input *in,
 	src->desc = lc->raw ? &lc->desc : NULL;
 	src->dataset = lc->dataset;
 	src->frames = lc->frames;
+	src->flags = lc->confine ? PARLOAD_SRC_CONFINE : 0;
 }
 
 /* "--flats same": the references the scan's own container holds. */
@@ -313,6 +318,7 @@ static void refs_source(parload_source *out, const char *path, int i,
 	}
 	parload_source_init(out);
 	out->path = path;
+	out->flags = lc->confine ? PARLOAD_SRC_CONFINE : 0;
 	if (lc->raw && path && !is_nhdr(path))
 		out->desc = &lc->desc;
 }

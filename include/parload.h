@@ -140,7 +140,10 @@ typedef struct parload_error {
 	int sys_errno;      /* errno behind it, or 0 */
 	uint64_t view;      /* the view concerned, or PARLOAD_NONE */
 	uint64_t offset;    /* the byte offset in the file, or PARLOAD_NONE */
-	char message[512];  /* "FILE: what went wrong (view V, byte offset O)" */
+	/* "FILE: what went wrong (view V, byte offset O)": one line, names
+	 * escaped (\n, \x1b), FILE and the text shortened in their middle
+	 * ("a...b") where the whole would not fit, the reason kept. */
+	char message[512];
 } parload_error;
 
 /* The text of a code ("bad magic: ..."); never NULL. */

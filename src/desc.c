@@ -265,17 +265,18 @@ static int set_key(parload_desc *d, int key, const char *value,
 			return bad(err, "layout: unknown type '%s' (u8 u16 i16 "
 				   "u32 i32 f32 f64, each with le or be; "
 				   "mono10p mono12p mono12packed u12msb)",
-				   value);
+				   PARLOAD__Q(value));
 		d->pixel_type = t;
 		d->encoding = (parload_encoding)e;
 		return 0;
 	}
 	if (parload_size_parse(value, &v) != 0)
 		return bad(err, "layout: %s=%s is not a size (digits, then "
-			   "optionally K, M, G or T)", key_names[key], value);
+			   "optionally K, M, G or T)", key_names[key],
+			   PARLOAD__Q(value));
 	if ((key == K_WIDTH || key == K_HEIGHT) && (v == 0 || v > UINT32_MAX))
 		return bad(err, "layout: %s=%s must be between 1 and %" PRIu32,
-			   key_names[key], value, UINT32_MAX);
+			   key_names[key], PARLOAD__Q(value), UINT32_MAX);
 	switch (key) {
 	case K_WIDTH: d->width = (uint32_t)v; break;
 	case K_HEIGHT: d->height = (uint32_t)v; break;
@@ -295,14 +296,16 @@ static int parse_pair(parload_desc *d, char *pair, unsigned *seen,
 	int k;
 
 	if (!eq)
-		return bad(err, "layout: '%s' is not key=value", pair);
+		return bad(err, "layout: '%s' is not key=value",
+			   PARLOAD__Q(pair));
 	*eq = '\0';
 	value = eq + 1;
 	for (k = 0; k < K_N && strcmp(key, key_names[k]) != 0; k++)
 		;
 	if (k == K_N)
 		return bad(err, "layout: unknown key '%s' (width, height, "
-			   "type, offset, header, gap, count)", key);
+			   "type, offset, header, gap, count)",
+			   PARLOAD__Q(key));
 	if (*seen & (1u << k))
 		return bad(err, "layout: %s given twice", key);
 	*seen |= 1u << k;

@@ -73,12 +73,43 @@ static void appendf(char *m, size_t cap, size_t *n, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* err's message from its parts: path (NULL: none), text and tail (the
+ * system's reason, the view and offset, printable and short).  The tail is
+ * kept whole; path and text are escaped, and where both do not fit in
+ * the rest each is shortened in its middle, the shorter kept whole when it
+ * takes at most half of the rest. */
+static void compose(parload_error *err, const char *path, const char *text,
+		    const char *tail)
+{
+	const size_t cap = sizeof(err->message), t = strlen(tail);
+	const size_t plen = path ? strlen(path) : 0, tlen = strlen(text);
+	const size_t room = cap - 1 - t - (path ? 2 : 0);
+	size_t pb = path ? parload__escaped_len(path, plen) : 0;
+	size_t tb = parload__escaped_len(text, tlen), n = 0;
+	char *m = err->message;
+
+	if (pb + tb > room) {
+		if (tb <= room / 2)
+			pb = room - tb;
+		else if (pb <= room / 2)
+			tb = room - pb;
+		else
+			pb = room / 2, tb = room - room / 2;
+	}
+	if (path) {
+		n = parload__escape(m, pb + 1, path, plen);
+		memcpy(m + n, ": ", 2);
+		n += 2;
+	}
+	n += parload__escape(m + n, tb + 1, text, tlen);
+	memcpy(m + n, tail, t + 1);
+}
+
 int parload__vfail(parload_error *err, int code, int sys_errno,
 		   const char *path, uint64_t view, uint64_t offset,
 		   const char *fmt, va_list ap)
 {
-	const size_t cap = sizeof(err->message);
-	char *m;
+	char text[8192], tail[128]; /* text: two paths of PATH_MAX and more */
 	size_t n = 0;
 
 	if (!err)
@@ -87,44 +118,38 @@ int parload__vfail(parload_error *err, int code, int sys_errno,
 	err->sys_errno = sys_errno;
 	err->view = view;
 	err->offset = offset;
-	m = err->message;
-	m[0] = '\0';
-	if (path)
-		appendf(m, cap, &n, "%s: ", path);
+	/* Formatted apart from the message, which an argument may be. */
 	if (fmt)
-		append(m, cap, &n, fmt, ap);
+		vsnprintf(text, sizeof(text), fmt, ap);
 	else
-		appendf(m, cap, &n, "%s", parload_strerror(code));
+		snprintf(text, sizeof(text), "%s", parload_strerror(code));
+	tail[0] = '\0';
 	if (sys_errno)
-		appendf(m, cap, &n, ": %s", strerror(sys_errno));
+		appendf(tail, sizeof(tail), &n, ": %s", strerror(sys_errno));
 	if (view != PARLOAD_NONE && offset != PARLOAD_NONE)
-		appendf(m, cap, &n, " (view %" PRIu64 ", byte offset %" PRIu64
-			")", view, offset);
+		appendf(tail, sizeof(tail), &n, " (view %" PRIu64
+			", byte offset %" PRIu64 ")", view, offset);
 	else if (view != PARLOAD_NONE)
-		appendf(m, cap, &n, " (view %" PRIu64 ")", view);
+		appendf(tail, sizeof(tail), &n, " (view %" PRIu64 ")", view);
 	else if (offset != PARLOAD_NONE)
-		appendf(m, cap, &n, " (byte offset %" PRIu64 ")", offset);
+		appendf(tail, sizeof(tail), &n, " (byte offset %" PRIu64 ")",
+			offset);
+	compose(err, path, text, tail);
 	return code;
 }
 
 void parload__error_prefix(parload_error *err, const char *prefix)
 {
-	const size_t cap = sizeof(err->message);
-	size_t p = strlen(prefix), m = strnlen(err->message, cap - 1);
+	char text[sizeof(err->message)];
+	const size_t m = strnlen(err->message, sizeof(text) - 1);
 
-	p = PARLOAD__MIN(p, cap - 1);
-	if (p + 2 + m >= cap)
-		m = p + 2 < cap - 1 ? cap - 1 - (p + 2) : 0;
-	if (p + 2 >= cap)
-		p = cap - 3;
-	memmove(err->message + p + 2, err->message, m);
-	memcpy(err->message, prefix, p);
-	err->message[p] = ':';
-	err->message[p + 1] = ' ';
-	err->message[p + 2 + m] = '\0';
+	memcpy(text, err->message, m);
+	text[m] = '\0';
+	compose(err, prefix, text, "");
 }
 
-int parload__fail_open(parload_error *err, int sys_errno, const char *path)
+const char *parload__open_why(int sys_errno, const char *path, char *buf,
+			     size_t size)
 {
 	struct rlimit rl;
 	struct stat st;
@@ -133,18 +158,23 @@ int parload__fail_open(parload_error *err, int sys_errno, const char *path)
 	 * missing from a missing name. */
 	if (sys_errno == ENOENT && path && parload__sys_lstat(path, &st) == 0 &&
 	    S_ISLNK(st.st_mode))
-		return parload__fail_path(err, PARLOAD_EOPEN, sys_errno, path,
-					  "cannot open file (a dangling "
-					  "symbolic link)");
+		return "cannot open file (a dangling symbolic link)";
 	/* A list of many files meets the limit on open files: say which
 	 * and how to raise it. */
-	if (sys_errno == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0)
-		return parload__fail_path(err, PARLOAD_EOPEN, sys_errno, path,
-					  "cannot open file: the process has "
-					  "its limit of %ju open files "
-					  "(RLIMIT_NOFILE; ulimit -n raises "
-					  "it)",
-					  (uintmax_t)rl.rlim_cur);
-	return parload__fail_path(err, PARLOAD_EOPEN, sys_errno, path,
-				  "cannot open file");
+	if (sys_errno == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		snprintf(buf, size, "cannot open file: the process has its "
+			 "limit of %ju open files (RLIMIT_NOFILE; ulimit -n "
+			 "raises it)", (uintmax_t)rl.rlim_cur);
+		return buf;
+	}
+	return "cannot open file";
+}
+
+int parload__fail_open(parload_error *err, int sys_errno, const char *path)
+{
+	char why[128];
+
+	return parload__fail_path(err, PARLOAD_EOPEN, sys_errno, path, "%s",
+				  parload__open_why(sys_errno, path, why,
+						    sizeof(why)));
 }

@@ -46,7 +46,10 @@ static inline bool parload__host_be(void)
 /* Fill *err (when not NULL) and return code.  The message reads
  * "PATH: TEXT (view V, byte offset O)", TEXT being fmt or, when fmt is NULL,
  * parload_strerror(code); the parenthesis names only what is not
- * PARLOAD_NONE, and sys_errno, when not 0, is appended as ": strerror". */
+ * PARLOAD_NONE, and sys_errno, when not 0, is appended as ": strerror".
+ * PATH and TEXT are escaped (parload__escape); where the message would
+ * not fit in parload_error.message, the reason and the parenthesis are
+ * kept whole and PATH and TEXT are shortened in their middle. */
 int parload__fail(parload_error *err, int code, int sys_errno,
 		  const char *path, uint64_t view, uint64_t offset,
 		  const char *fmt, ...)
@@ -59,10 +62,35 @@ int parload__vfail(parload_error *err, int code, int sys_errno,
 int parload__fail_path(parload_error *err, int code, int sys_errno,
 		       const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
-/* Put "prefix: " before err's message (cut at its end if need be). */
+/* Put "prefix: " before err's message, as parload__vfail puts a path. */
 void parload__error_prefix(parload_error *err, const char *prefix);
 /* PARLOAD_ENOMEM for path, with the code's own text. */
 int parload__fail_nomem(parload_error *err, const char *path);
+
+/* fail.c: text as a message shows it.  Every byte a terminal would act on
+ * instead of printing is escaped: \n, \t, \r, and \xNN for the other
+ * control bytes, bytes that are not well-formed UTF-8, C1 controls and the
+ * Unicode marks that reorder text; the rest (backslash included) is kept,
+ * so escaping escaped text changes nothing.  parload__escape writes the
+ * escaped s[0..len) into dst, at most size bytes with the NUL, leaving out
+ * its middle ("first part...last part") when it is longer, and returns the
+ * bytes written; parload__escaped_len is its whole length. */
+size_t parload__escape(char *dst, size_t size, const char *s, size_t len);
+size_t parload__escaped_len(const char *s, size_t len);
+/* A name taken from a file (a .nhdr's data file or field, an HDF5 link, a
+ * TIFF string), as a message quotes it ('%s'): s, at most its first n
+ * bytes, escaped into buf (size bytes, the middle of a longer name left
+ * out); returns buf.  s NULL: "(none)". */
+const char *parload__quote(char *buf, size_t size, const char *s, size_t n);
+#define PARLOAD__NAME_SIZE 200
+/* parload__quote into a buffer of its own, which lives until the end of
+ * the enclosing block: fail(..., "data file '%s'", PARLOAD__Q(name)). */
+#define PARLOAD__Q(s)                                                          \
+	parload__quote((char[PARLOAD__NAME_SIZE]){0}, PARLOAD__NAME_SIZE, (s), \
+		       SIZE_MAX)
+#define PARLOAD__QN(s, n)                                                      \
+	parload__quote((char[PARLOAD__NAME_SIZE]){0}, PARLOAD__NAME_SIZE, (s), \
+		       (n))
 
 /* ---- desc.c: layout descriptions ---- */
 
@@ -414,14 +442,44 @@ typedef struct parload__nrrd {
 	parload_desc desc;
 	char **paths;   /* n data files, in order (owned) */
 	size_t n;
+	const char *header; /* the header's path (the caller's) */
+	unsigned line;  /* of "data file" (0: the data follows the header) */
+	bool list;      /* a LIST: file i on line line + 1 + i */
+	/* PARLOAD_SRC_CONFINE: each data file as checked (device, inode),
+	 * which the file opened must be; NULL otherwise. */
+	struct parload__file_id {
+		dev_t dev;
+		ino_t ino;
+	} *ids;
 } parload__nrrd;
 
 /* Read the detached header path: PARLOAD_EINVAL or PARLOAD_ENOTSUP
  * naming the field for what parload cannot read; nothing held on
- * failure. */
-int parload__nrrd_read(const char *path, parload__nrrd *out,
+ * failure.  flags: the source's; with PARLOAD_SRC_CONFINE a data file
+ * that does not lie in the header's directory or below it, once its
+ * links are resolved, is PARLOAD_EOPEN naming the header, the line and
+ * the file, before any data file is opened. */
+int parload__nrrd_read(const char *path, unsigned flags, parload__nrrd *out,
 		       parload_error *err);
+/* Where the files a file names may lie (PARLOAD_SRC_CONFINE; nrrd.c,
+ * for every reader): the directory of the file path, resolved (realpath),
+ * into buf (PATH_MAX bytes); and real (resolved) relative to dir
+ * (resolved) when it lies below it, else NULL. */
+int parload__dir_of(const char *path, char *buf, parload_error *err);
+const char *parload__path_below(const char *dir, const char *real);
 void parload__nrrd_free(parload__nrrd *n);
+/* A failure of data file i, naming the header and the line that names
+ * the file: "HEADER: line L: data file 'FILE': TEXT". */
+int parload__nrrd_vfail(const parload__nrrd *n, size_t i, parload_error *err,
+			int code, int sys_errno, const char *fmt, va_list ap)
+	__attribute__((format(printf, 6, 0)));
+struct stat;
+/* Data file i opened (st: its fstat) is the file its check found under
+ * the header's directory (always, without PARLOAD_SRC_CONFINE); else
+ * PARLOAD_EOPEN: it was replaced (by a link out of the directory) after
+ * the check. */
+int parload__nrrd_opened(const parload__nrrd *n, size_t i,
+			 const struct stat *st, parload_error *err);
 
 /* ---- containers (tiff.c, hdf5.c): views whose rows lie in strips ---- */
 
@@ -1013,6 +1071,10 @@ int parload__fail_short_header(const parload__ctx *c, uint64_t size);
 /* PARLOAD_EOPEN for path and the errno open() gave, naming a dangling
  * symbolic link as such. */
 int parload__fail_open(parload_error *err, int sys_errno, const char *path);
+/* Its text: "cannot open file" and what errno leaves unsaid (a dangling
+ * link, the limit on open files), in buf (size bytes) or a constant. */
+const char *parload__open_why(int sys_errno, const char *path, char *buf,
+			     size_t size);
 
 /* ---- verify.c ---- */
 

@@ -54,6 +54,8 @@ typedef struct hdr {
 	size_t dirlen;        /* path's directory, its '/' included */
 	char **paths;         /* the data files, joined to the directory */
 	size_t n, cap;
+	unsigned flags;       /* the source's PARLOAD_SRC_* */
+	struct parload__file_id *ids; /* PARLOAD_SRC_CONFINE: as checked */
 } hdr;
 
 static int vfail(hdr *h, int code, const char *fmt, va_list ap)
@@ -61,13 +63,13 @@ static int vfail(hdr *h, int code, const char *fmt, va_list ap)
 
 static int vfail(hdr *h, int code, const char *fmt, va_list ap)
 {
-	char what[384];
+	char what[1024];
 
 	vsnprintf(what, sizeof(what), fmt, ap);
 	if (h->field)
 		return parload__fail_path(h->err, code, 0, h->path,
 					  "line %u: field '%s': %s", h->line,
-					  h->field, what);
+					  PARLOAD__Q(h->field), what);
 	return parload__fail_path(h->err, code, 0, h->path, "line %u: %s",
 				  h->line, what);
 }
@@ -84,6 +86,62 @@ static int fail(hdr *h, int code, const char *fmt, ...)
 	rc = vfail(h, code, fmt, ap);
 	va_end(ap);
 	return rc;
+}
+
+/* The line that names data file i: the "data file" line, or the list's
+ * line of it. */
+static unsigned file_line(unsigned line, bool list, size_t i)
+{
+	return list ? line + 1 + (unsigned)i : line;
+}
+
+/* "HEADER: line L: data file 'FILE': TEXT"; without a line (the data
+ * follows the header), the file's own failure. */
+static int vfail_file(parload_error *err, const char *header, unsigned line,
+		      const char *file, int code, int sys_errno,
+		      const char *fmt, va_list ap)
+	__attribute__((format(printf, 7, 0)));
+
+static int vfail_file(parload_error *err, const char *header, unsigned line,
+		      const char *file, int code, int sys_errno,
+		      const char *fmt, va_list ap)
+{
+	char what[1024];
+
+	if (!line)
+		return parload__vfail(err, code, sys_errno, file, PARLOAD_NONE,
+				      PARLOAD_NONE, fmt, ap);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	return parload__fail_path(err, code, sys_errno, header,
+				  "line %u: data file '%s': %s", line,
+				  PARLOAD__Q(file), what);
+}
+
+/* The same for data file i of the header being read. */
+static int fail_file(hdr *h, size_t i, int code, int sys_errno,
+		     const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static int fail_file(hdr *h, size_t i, int code, int sys_errno,
+		     const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vfail_file(h->err, h->path,
+			h->form == DF_NONE ? 0 :
+			file_line(h->df_line, h->form == DF_LIST, i),
+			h->paths[i], code, sys_errno, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int parload__nrrd_vfail(const parload__nrrd *n, size_t i, parload_error *err,
+			int code, int sys_errno, const char *fmt, va_list ap)
+{
+	return vfail_file(err, n->header, file_line(n->line, n->list, i),
+			  n->paths[i], code, sys_errno, fmt, ap);
 }
 
 /* ---- values ---- */
@@ -173,7 +231,7 @@ static int f_dimension(hdr *h, char *v)
 
 	if (!parse_count(v, &d) || d < 1)
 		return fail(h, PARLOAD_EINVAL, "'%s' is not a dimension "
-			    "(a number, at least 1)", v);
+			    "(a number, at least 1)", PARLOAD__Q(v));
 	if (d != 2 && d != 3)
 		return fail(h, PARLOAD_ENOTSUP, "dimension %" PRId64 " is not "
 			    "supported: parload reads 2 (one view) or 3 "
@@ -191,15 +249,16 @@ static int f_sizes(hdr *h, char *v)
 		return fail(h, PARLOAD_EINVAL, "sizes before dimension: the "
 			    "dimension field comes first");
 	if (k != h->dim)
-		return fail(h, PARLOAD_EINVAL, "'%s' is not %d sizes", v,
-			    h->dim);
+		return fail(h, PARLOAD_EINVAL, "'%s' is not %d sizes",
+			    PARLOAD__Q(v), h->dim);
 	for (int i = 0; i < k; i++) {
 		int64_t s;
 
 		if (!parse_int(t[i].s, t[i].n, false, &s) || s < 1 ||
 		    (i < 2 && s > UINT32_MAX))
 			return fail(h, PARLOAD_EINVAL, "size %d of '%s' is not "
-				    "a number between 1 and %s", i + 1, v,
+				    "a number between 1 and %s", i + 1,
+				    PARLOAD__Q(v),
 				    i < 2 ? "4294967295" : "2^63");
 		h->sizes[i] = (uint64_t)s;
 	}
@@ -246,11 +305,12 @@ static int f_type(hdr *h, char *v)
 				return fail(h, PARLOAD_ENOTSUP, "type %s is not "
 					    "supported: parload reads u8, "
 					    "i16, u16, i32, u32, float and "
-					    "double", v);
+					    "double", PARLOAD__Q(v));
 			h->type = type_names[i].type;
 			return 0;
 		}
-	return fail(h, PARLOAD_EINVAL, "'%s' is not a NRRD type", v);
+	return fail(h, PARLOAD_EINVAL, "'%s' is not a NRRD type",
+		    PARLOAD__Q(v));
 }
 
 static int f_endian(hdr *h, char *v)
@@ -261,7 +321,7 @@ static int f_endian(hdr *h, char *v)
 		h->endian = PARLOAD_ENC_BE;
 	else
 		return fail(h, PARLOAD_EINVAL, "'%s' is neither little nor "
-			    "big", v);
+			    "big", PARLOAD__Q(v));
 	return 0;
 }
 
@@ -279,15 +339,17 @@ static int f_encoding(hdr *h, char *v)
 	for (size_t i = 0; i < sizeof(others) / sizeof(*others); i++)
 		if (strcasecmp(v, others[i]) == 0)
 			return fail(h, PARLOAD_ENOTSUP, "encoding %s is not "
-				    "supported: parload reads raw", v);
-	return fail(h, PARLOAD_EINVAL, "'%s' is not a NRRD encoding", v);
+				    "supported: parload reads raw",
+				    PARLOAD__Q(v));
+	return fail(h, PARLOAD_EINVAL, "'%s' is not a NRRD encoding",
+		    PARLOAD__Q(v));
 }
 
 static int f_byte_skip(hdr *h, char *v)
 {
 	if (!parse_int(v, strlen(v), true, &h->byte_skip) || h->byte_skip < -1)
 		return fail(h, PARLOAD_EINVAL, "'%s' is not a byte count "
-			    "(or -1: the data ends the file)", v);
+			    "(or -1: the data ends the file)", PARLOAD__Q(v));
 	return 0;
 }
 
@@ -296,7 +358,8 @@ static int f_line_skip(hdr *h, char *v)
 	int64_t n;
 
 	if (!parse_count(v, &n))
-		return fail(h, PARLOAD_EINVAL, "'%s' is not a line count", v);
+		return fail(h, PARLOAD_EINVAL, "'%s' is not a line count",
+			    PARLOAD__Q(v));
 	h->line_skip = (uint64_t)n;
 	return 0;
 }
@@ -339,26 +402,27 @@ static int pattern_numbers(hdr *h, const tok *t, int k, char *v)
 	for (int i = 1; i < k; i++)
 		if (!parse_int(t[i].s, t[i].n, true, &n[i - 1]) ||
 		    n[i - 1] < INT_MIN || n[i - 1] > INT_MAX)
-			return fail(h, PARLOAD_EINVAL, "'%.*s' of '%s' is not "
-				    "an int", (int)t[i].n, t[i].s, v);
+			return fail(h, PARLOAD_EINVAL, "'%s' of '%s' is not "
+				    "an int", PARLOAD__QN(t[i].s, t[i].n),
+				    PARLOAD__Q(v));
 	((char *)t[0].s)[t[0].n] = '\0';
 	if (!one_conversion(t[0].s, &is_signed))
 		return fail(h, PARLOAD_EINVAL, "'%s' is not a file name "
 			    "format with one integer conversion (%%d)",
-			    t[0].s);
+			    PARLOAD__Q(t[0].s));
 	if (n[2] == 0)
 		return fail(h, PARLOAD_EINVAL, "the pattern '%s' has step 0",
-			    t[0].s);
+			    PARLOAD__Q(t[0].s));
 	if ((n[2] > 0 && n[0] > n[1]) || (n[2] < 0 && n[0] < n[1]))
 		return fail(h, PARLOAD_EINVAL, "'%s' names no files: step %"
 			    PRId64 " does not lead from %" PRId64 " to %"
-			    PRId64, v, n[2], n[0], n[1]);
+			    PRId64, PARLOAD__Q(v), n[2], n[0], n[1]);
 	if (k == 5 && (n[3] < 1 || n[3] > 3))
 		return fail(h, PARLOAD_EINVAL, "subdim %" PRId64 " of '%s' is "
-			    "not a dimension", n[3], v);
+			    "not a dimension", n[3], PARLOAD__Q(v));
 	if (!is_signed && (n[0] < 0 || n[1] < 0))
 		return fail(h, PARLOAD_EINVAL, "'%s': an unsigned conversion "
-			    "of a negative number", v);
+			    "of a negative number", PARLOAD__Q(v));
 	h->name = t[0].s;
 	h->first = n[0], h->last = n[1], h->step = n[2];
 	h->subdim = k == 5 ? (int)n[3] : 0;
@@ -388,8 +452,8 @@ static int f_data_file(hdr *h, char *v)
 	if (k >= 1 && k <= 2 && t[0].n == 4 && memcmp(t[0].s, "LIST", 4) == 0) {
 		if (k == 2 && (!parse_int(t[1].s, t[1].n, false, &sub) ||
 			       sub < 1 || sub > 3))
-			return fail(h, PARLOAD_EINVAL, "'%.*s' is not a "
-				    "dimension", (int)t[1].n, t[1].s);
+			return fail(h, PARLOAD_EINVAL, "'%s' is not a "
+				    "dimension", PARLOAD__QN(t[1].s, t[1].n));
 		h->subdim = (int)sub;
 		h->form = DF_LIST;
 		return 0;
@@ -527,7 +591,8 @@ static int add_pattern(hdr *h, uint64_t n)
 #pragma GCC diagnostic pop
 		if (len < 0 || (size_t)len >= sizeof(name))
 			return fail(h, PARLOAD_EINVAL, "'%s' with %" PRId64
-				    " is not a file name", h->name, i);
+				    " is not a file name", PARLOAD__Q(h->name),
+				    i);
 		rc = add_path(h, name);
 	}
 	return rc;
@@ -601,6 +666,99 @@ static int data_files(hdr *h, uint64_t views)
 	return add_path(h, h->path);
 }
 
+/* ---- where the data files lie ---- */
+
+int parload__dir_of(const char *path, char *buf, parload_error *err)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	if (n >= sizeof(dir))
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+					  "path too long");
+	if (!slash)
+		strcpy(dir, ".");
+	else if (n == 0)
+		strcpy(dir, "/");
+	else
+		memcpy(dir, path, n), dir[n] = '\0';
+	if (!realpath(dir, buf))
+		return parload__fail_open(err, errno, dir);
+	return 0;
+}
+
+const char *parload__path_below(const char *dir, const char *real)
+{
+	const size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return real[0] == '/' && real[1] ? real + 1 : NULL;
+	if (strncmp(real, dir, n) == 0 && real[n] == '/' && real[n + 1])
+		return real + n + 1;
+	return NULL;
+}
+
+/* PARLOAD_SRC_CONFINE: every data file, its links resolved, in the
+ * header's directory or below it, before any is opened.  (The data of an
+ * attached header is the header itself, which the caller named.) */
+static int confine(hdr *h)
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	struct stat st;
+	int rc;
+
+	if (h->form == DF_NONE)
+		return 0;
+	rc = parload__dir_of(h->path, dir, h->err);
+	if (rc == 0 && !(h->ids = parload__sys_malloc(h->n * sizeof(*h->ids))))
+		return nomem(h);
+	for (size_t i = 0; rc == 0 && i < h->n; i++) {
+		/* What the open finds must be the file resolved here (the
+		 * device and inode): not one swapped in meanwhile. */
+		if (!realpath(h->paths[i], real) ||
+		    parload__sys_stat(real, &st) != 0) {
+			const int e = errno;
+			char why[128];
+
+			return fail_file(h, i, PARLOAD_EOPEN, e, "%s",
+					 parload__open_why(e, h->paths[i], why,
+							   sizeof(why)));
+		}
+		if (!parload__path_below(dir, real))
+			return fail_file(h, i, PARLOAD_EOPEN, 0,
+					 "the file is '%s', outside '%s', the "
+					 "header's directory, to which the "
+					 "source is confined "
+					 "(PARLOAD_SRC_CONFINE)",
+					 PARLOAD__Q(real), PARLOAD__Q(dir));
+		h->ids[i].dev = st.st_dev;
+		h->ids[i].ino = st.st_ino;
+	}
+	return rc;
+}
+
+static int opened(parload_error *err, const struct parload__file_id *ids,
+		  size_t i, const struct stat *st, const char *header,
+		  unsigned line, const char *file)
+{
+	if (!ids || (ids[i].dev == st->st_dev && ids[i].ino == st->st_ino))
+		return 0;
+	return parload__fail_path(err, PARLOAD_EOPEN, 0, header,
+				  "line %u: data file '%s': not the file "
+				  "checked under the header's directory: it "
+				  "was replaced before it was opened "
+				  "(PARLOAD_SRC_CONFINE)",
+				  line, PARLOAD__Q(file));
+}
+
+int parload__nrrd_opened(const parload__nrrd *n, size_t i,
+			 const struct stat *st, parload_error *err)
+{
+	return opened(err, n->ids, i, st, n->header,
+		      file_line(n->line, n->list, i), n->paths[i]);
+}
+
 /* ---- where the data starts ---- */
 
 /* The offset after n lines from base in the open file fd. */
@@ -648,11 +806,27 @@ static int place(hdr *h, size_t i, uint64_t base, uint64_t bytes,
 		*off = base + (uint64_t)h->byte_skip;
 		return 0;
 	}
-	fd = parload__sys_open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return parload__fail_open(h->err, errno, file);
+	/* O_NONBLOCK: a FIFO, which would wait here for a writer, is
+	 * refused below instead (a data file is a regular file). */
+	fd = parload__sys_open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY |
+					     O_NONBLOCK);
+	if (fd < 0) {
+		const int e = errno;
+		char why[128];
+
+		return fail_file(h, i, PARLOAD_EOPEN, e, "%s",
+				 parload__open_why(e, file, why, sizeof(why)));
+	}
 	if (parload__sys_fstat(fd, &st) != 0)
 		rc = parload__fail_path(h->err, PARLOAD_EIO, errno, file, NULL);
+	else if (!S_ISREG(st.st_mode))
+		rc = fail_file(h, i, PARLOAD_ENOTREG, 0,
+			       "not a regular file (a %s)",
+			       parload__file_kind(st.st_mode));
+	else
+		rc = opened(h->err, h->ids, i, &st, h->path,
+			    file_line(h->df_line, h->form == DF_LIST, i),
+			    file);
 	if (rc == 0 && h->byte_skip == -1) {
 		if ((uint64_t)st.st_size < base + bytes)
 			rc = parload__fail(h->err, PARLOAD_ETRUNCATED, 0, file,
@@ -689,7 +863,7 @@ static int offsets(hdr *h, parload_desc *d)
 		return parload__fail_path(h->err, PARLOAD_EOVERFLOW, 0,
 					  h->path, "data sizes overflow");
 	for (size_t i = 0; i < h->n; i++) {
-		uint64_t o;
+		uint64_t o = 0;
 		int rc = place(h, i, base, bytes, &o);
 
 		if (rc)
@@ -697,12 +871,13 @@ static int offsets(hdr *h, parload_desc *d)
 		if (i && o != off)
 			return parload__fail_path(h->err, PARLOAD_ENOTSUP, 0,
 						  h->path,
-						  "the data of %s starts at "
+						  "the data of '%s' starts at "
 						  "byte %" PRIu64 ", that of "
-						  "%s at %" PRIu64 ": parload "
-						  "reads every file from one "
-						  "offset", h->paths[0], off,
-						  h->paths[i], o);
+						  "'%s' at %" PRIu64 ": "
+						  "parload reads every file "
+						  "from one offset",
+						  PARLOAD__Q(h->paths[0]), off,
+						  PARLOAD__Q(h->paths[i]), o);
 		off = o;
 	}
 	d->offset = off;
@@ -745,6 +920,8 @@ static int finish(hdr *h, parload_desc *d)
 		return rc;
 	}
 	rc = data_files(h, d->count);
+	if (rc == 0 && (h->flags & PARLOAD_SRC_CONFINE))
+		rc = confine(h);
 	return rc ? rc : offsets(h, d);
 }
 
@@ -776,7 +953,8 @@ static int parse_lines(hdr *h, char *buf, size_t len)
 			    line[7] < '1' || line[7] > '5')
 				return fail(h, PARLOAD_ENOTSUP, "NRRD format "
 					    "version '%s' is not supported "
-					    "(NRRD0001 ... NRRD0005)", line);
+					    "(NRRD0001 ... NRRD0005)",
+					    PARLOAD__Q(line));
 			continue;
 		}
 		if (n == 0) {
@@ -789,12 +967,12 @@ static int parse_lines(hdr *h, char *buf, size_t len)
 			continue;
 		else if ((colon = strchr(line, ':')) == NULL)
 			rc = fail(h, PARLOAD_EINVAL, "'%s' is not a 'field: "
-				  "value' line", line);
+				  "value' line", PARLOAD__Q(line));
 		else if (colon[1] == '=')
 			continue; /* key:=value */
 		else if (colon[1] != ' ' && colon[1] != '\0')
 			rc = fail(h, PARLOAD_EINVAL, "'%s': no ': ' after the "
-				  "field name", line);
+				  "field name", PARLOAD__Q(line));
 		else
 			rc = parse_field(h, line, colon);
 	}
@@ -844,7 +1022,7 @@ static void free_paths(char **paths, size_t n)
 	parload__sys_free(paths);
 }
 
-int parload__nrrd_read(const char *path, parload__nrrd *out,
+int parload__nrrd_read(const char *path, unsigned flags, parload__nrrd *out,
 		       parload_error *err)
 {
 	hdr h;
@@ -858,6 +1036,7 @@ int parload__nrrd_read(const char *path, parload__nrrd *out,
 	h.path = path;
 	h.err = err;
 	h.endian = -1;
+	h.flags = flags;
 	slash = strrchr(path, '/');
 	h.dirlen = slash ? (size_t)(slash - path) + 1 : 0;
 	rc = read_text(&h, &buf, &len);
@@ -878,11 +1057,16 @@ int parload__nrrd_read(const char *path, parload__nrrd *out,
 	parload__sys_free(buf);
 	if (rc) {
 		free_paths(h.paths, h.n);
+		parload__sys_free(h.ids);
 		memset(out, 0, sizeof(*out));
 		return rc;
 	}
 	out->paths = h.paths;
 	out->n = h.n;
+	out->ids = h.ids;
+	out->header = path;
+	out->line = h.form == DF_NONE ? 0 : h.df_line;
+	out->list = h.form == DF_LIST;
 	return 0;
 }
 
@@ -891,5 +1075,6 @@ void parload__nrrd_free(parload__nrrd *n)
 	if (!n)
 		return;
 	free_paths(n->paths, n->n);
+	parload__sys_free(n->ids);
 	memset(n, 0, sizeof(*n));
 }

@@ -161,15 +161,12 @@ static int check_sizes(const parload_desc *d, const char *const *files,
 static int data_name(const char *dir, const char *file, char *buf,
 		     const char **name, parload_error *err)
 {
-	const size_t n = strlen(dir);
+	const char *below;
 
 	if (!realpath(file, buf))
 		return parload__fail_open(err, errno, file);
-	*name = buf;
-	if (n == 1)
-		*name = buf + 1; /* dir is "/" */
-	else if (strncmp(buf, dir, n) == 0 && buf[n] == '/')
-		*name = buf + n + 1;
+	below = parload__path_below(dir, buf);
+	*name = below ? below : buf;
 	if (strpbrk(buf, "\n\r"))
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, file,
 					  "a line break in a file name: a NRRD "
@@ -221,27 +218,6 @@ static int write_text(out *o, const parload_desc *d, const char *dir,
 	return rc;
 }
 
-/* The directory of path, resolved, into buf. */
-static int resolve_dir(const char *path, char *buf, parload_error *err)
-{
-	const char *slash = strrchr(path, '/');
-	char dir[PATH_MAX];
-	size_t n = slash ? (size_t)(slash - path) : 0;
-
-	if (n >= sizeof(dir))
-		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
-					  "path too long");
-	if (!slash)
-		strcpy(dir, ".");
-	else if (n == 0)
-		strcpy(dir, "/");
-	else
-		memcpy(dir, path, n), dir[n] = '\0';
-	if (!realpath(dir, buf))
-		return parload__fail_open(err, errno, dir);
-	return 0;
-}
-
 /* Create a temporary file beside path: its name into tmp. */
 static int open_temp(const char *path, char *tmp, size_t size,
 		     parload_error *err)
@@ -287,7 +263,7 @@ int parload_nrrd_write(const char *nhdr_path, const parload_desc *d,
 		return rc;
 	}
 	if ((rc = expressible(nhdr_path, &c, nfiles, err)) != 0 ||
-	    (rc = resolve_dir(nhdr_path, dir, err)) != 0 ||
+	    (rc = parload__dir_of(nhdr_path, dir, err)) != 0 ||
 	    (rc = check_sizes(&c, files, nfiles, err)) != 0)
 		return rc;
 	if (!(o = parload__sys_malloc(sizeof(*o))))

@@ -259,6 +259,31 @@ static int each_file(parload__ctx *c, size_t from, size_t n, file_fn fn,
 	return rc;
 }
 
+/* A failure of a file of a list: a .nhdr's data file names the header
+ * and its line too. */
+static int member_fail(const parload__ctx *c, const parload__file *f,
+		       parload_error *err, int code, int sys_errno,
+		       const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+static int member_fail(const parload__ctx *c, const parload__file *f,
+		       parload_error *err, int code, int sys_errno,
+		       const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	if (c->nrrd.n)
+		rc = parload__nrrd_vfail(&c->nrrd, (size_t)(f - c->files), err,
+					 code, sys_errno, fmt, ap);
+	else
+		rc = parload__vfail(err, code, sys_errno, f->path,
+				    PARLOAD_NONE, PARLOAD_NONE, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
 /* A file of a list: opened without looking first (a list holds regular
  * files: one stat less for each of 2,000 frames; O_NONBLOCK, so that a
  * FIFO cannot hang the open) and sized. */
@@ -266,30 +291,38 @@ static int open_member(parload__ctx *c, parload__file *f, uint64_t arg,
 		       parload_error *err)
 {
 	struct stat st;
+	char why[128];
+	int e;
 
-	(void)c;
 	(void)arg;
 	do
 		f->fd = parload__sys_open(f->path, O_RDONLY | O_CLOEXEC |
 						   O_NOCTTY | O_NONBLOCK);
 	while (f->fd < 0 && errno == EINTR);
-	if (f->fd < 0)
-		return parload__fail_open(err, errno, f->path);
+	if (f->fd < 0) {
+		e = errno;
+		return member_fail(c, f, err, PARLOAD_EOPEN, e, "%s",
+				   parload__open_why(e, f->path, why,
+						     sizeof(why)));
+	}
 	f->own = true;
 	if (parload__sys_fstat(f->fd, &st) != 0)
-		return parload__fail_path(err, PARLOAD_EIO, errno, f->path,
-					  "cannot stat file");
+		return member_fail(c, f, err, PARLOAD_EIO, errno,
+				   "cannot stat file");
 	if (S_ISREG(st.st_mode)) {
 		f->size = (uint64_t)st.st_size;
-		return 0;
+		return c->nrrd.n ? parload__nrrd_opened(&c->nrrd,
+							(size_t)(f - c->files),
+							&st, err) :
+				   0;
 	}
 	if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))
-		return parload__fail_path(err, PARLOAD_ENOTREG, 0, f->path,
-					  "not a regular file: a list holds "
-					  "regular files");
-	return parload__fail_path(err, PARLOAD_ENOTREG, 0, f->path,
-				  "not a regular file (a %s)",
-				  parload__file_kind(st.st_mode));
+		return member_fail(c, f, err, PARLOAD_ENOTREG, 0,
+				   "not a regular file: a list holds regular "
+				   "files");
+	return member_fail(c, f, err, PARLOAD_ENOTREG, 0,
+			   "not a regular file (a %s)",
+			   parload__file_kind(st.st_mode));
 }
 
 static int close_file(parload__ctx *c, parload__file *f, uint64_t arg,
@@ -391,7 +424,8 @@ int parload__source_open(parload__ctx *c, const parload_request *req,
 	if (src->path_count)
 		return open_list(c, src->paths, src->path_count);
 	if (src->path && !src->desc && ends_with(src->path, ".nhdr")) {
-		rc = parload__nrrd_read(src->path, &c->nrrd, c->err);
+		rc = parload__nrrd_read(src->path, src->flags, &c->nrrd,
+				       c->err);
 		return rc ? rc : open_list(c, (const char *const *)
 						      c->nrrd.paths,
 					   c->nrrd.n);

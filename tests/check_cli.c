@@ -1231,7 +1231,7 @@ static const char *const documented[] = {
 	"--help", "--version", "gen", "info", "--views", "--width", "--height",
 	"--type", "--crc", "--seed", "Exit status", "--raw", "--concat",
 	".nhdr", "nhdr", "mono12p", "u16be", "--cache", "direct", "--flats",
-	"--darks", "--reduce", "--minus-log", "--bin", "'same'",
+	"--darks", "--reduce", "--minus-log", "--bin", "'same'", "--confine",
 };
 
 START_TEST(test_help_mentions)
@@ -2299,6 +2299,68 @@ START_TEST(test_nhdr_round_trip)
 }
 END_TEST
 
+/* --confine: a .nhdr's data file outside the header's directory is
+ * refused by every subcommand that reads the source (the load, its
+ * references, info, extract), naming the header, its line and the file;
+ * without it the file is read, as NRRD allows. */
+START_TEST(test_confine)
+{
+	static const char head[] = "NRRD0004\ntype: uint8\ndimension: 3\n"
+				   "sizes: 2 2 2\nencoding: raw\n";
+	unsigned char data[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	char text[256];
+	result r;
+
+	ck_assert_int_eq(mkdir(P("sub"), 0755), 0);
+	tu_write_file(P("d.dat"), data, sizeof(data));
+	tu_write_file(P("sub/in.dat"), data, sizeof(data));
+	snprintf(text, sizeof(text), "%sdata file: ../d.dat\n", head);
+	tu_write_file(P("sub/out.nhdr"), text, strlen(text));
+	snprintf(text, sizeof(text), "%sdata file: in.dat\n", head);
+	tu_write_file(P("sub/in.nhdr"), text, strlen(text));
+
+	RUN(&r, P("sub/out.nhdr"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	result_free(&r);
+	RUN(&r, "--confine", P("sub/in.nhdr"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	result_free(&r);
+	RUN(&r, "info", "--confine", P("sub/in.nhdr"));
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	result_free(&r);
+	{
+		const char *const runs[][8] = {
+			{ "--confine", P("sub/out.nhdr") },
+			{ "info", "--confine", P("sub/out.nhdr") },
+			{ "extract", "--confine", "-o", P("x.bin"),
+			  P("sub/out.nhdr") },
+			{ "--confine", "--flats", P("sub/out.nhdr"),
+			  P("sub/in.nhdr") },
+		};
+
+		for (size_t i = 0; i < sizeof(runs) / sizeof(*runs); i++) {
+			run_args(&r, runs[i]);
+			ck_assert_msg(r.status == 1, "%s: %d: %s", runs[i][0],
+				      r.status, r.err);
+			ck_assert_msg(strstr(r.err, "sub/out.nhdr: line 6: "
+						    "data file '"),
+				      "%s", r.err);
+			ck_assert_msg(strstr(r.err, "/sub/../d.dat': the file "
+						    "is '"),
+				      "%s", r.err);
+			ck_assert_msg(strstr(r.err, "outside"), "%s", r.err);
+			result_free(&r);
+		}
+	}
+	ck_assert_int_ne(access(P("x.bin"), F_OK), 0);
+	RUN(&r, "nhdr", "--confine", "--raw", "width=2,height=2,type=u8",
+	    "-o", P("n.nhdr"), P("d.dat"));
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "--confine"), "%s", r.err);
+	result_free(&r);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------
  * Suite
  * ------------------------------------------------------------------- */
@@ -2364,6 +2426,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_raw_mono12p);
 	tcase_add_test(tc, test_raw_concat);
 	tcase_add_test(tc, test_nhdr_round_trip);
+	tcase_add_test(tc, test_confine);
 	return s;
 }
 

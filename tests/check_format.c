@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,6 +335,100 @@ START_TEST(test_message_cut_not_overrun)
 }
 END_TEST
 
+/* A path too long for the message leaves its middle out, not the reason:
+ * the message still ends with the system's reason and the view. */
+START_TEST(test_message_long_path_keeps_reason)
+{
+	char path[3000];
+	parload_error err;
+	size_t n;
+
+	memset(path, 'p', sizeof(path) - 1);
+	memcpy(path + sizeof(path) - 7, "/x.raw", 7);
+	parload__fail(&err, PARLOAD_EOPEN, ENOENT, path, 4, PARLOAD_NONE,
+		      "cannot open file");
+	n = strlen(err.message);
+	ck_assert_uint_le(n, sizeof(err.message) - 1);
+	ck_assert_msg(strncmp(err.message, "pppp", 4) == 0, "%s", err.message);
+	ck_assert_msg(strstr(err.message, "p...p"), "%s", err.message);
+	ck_assert_msg(strstr(err.message, "pp/x.raw: cannot open file: No such "
+					  "file or directory (view 4)"),
+		      "%s", err.message);
+	/* A text too long as well: both shortened, the reason kept. */
+	parload__fail(&err, PARLOAD_EOPEN, ENAMETOOLONG, path, PARLOAD_NONE,
+		      PARLOAD_NONE, "data file '%s'", path);
+	ck_assert_uint_le(strlen(err.message), sizeof(err.message) - 1);
+	ck_assert_msg(strncmp(err.message, "pppp", 4) == 0, "%s", err.message);
+	ck_assert_msg(strstr(err.message, "x.raw: data file 'pp"), "%s",
+		      err.message);
+	ck_assert_msg(strstr(err.message, "x.raw': File name too long"), "%s",
+		      err.message);
+	/* A prefix put before a message is shortened so too. */
+	parload__fail(&err, PARLOAD_EINVAL, 0, NULL, PARLOAD_NONE,
+		      PARLOAD_NONE, "bad layout");
+	parload__error_prefix(&err, path);
+	ck_assert_msg(strstr(err.message, "p...p"), "%s", err.message);
+	ck_assert_msg(strstr(err.message, "/x.raw: bad layout"), "%s",
+		      err.message);
+}
+END_TEST
+
+/* What a terminal would act on is escaped, in the path and in the text;
+ * printable UTF-8 is kept; escaping escaped text changes nothing. */
+START_TEST(test_message_escapes_names)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{"plain.raw", "plain.raw"},
+		{"a\x1b[31mred\x1b[0m", "a\\x1b[31mred\\x1b[0m"},
+		{"line\nbreak\ttab\rret\x7f", "line\\nbreak\\ttab\\rret\\x7f"},
+		{"caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80",
+		 "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80"},
+		{"c1\xc2\x9b" "31m", "c1\\xc2\\x9b31m"},          /* CSI */
+		{"bad\xff\xc3(", "bad\\xff\\xc3("},             /* not UTF-8 */
+		{"over\xc0\xaflong", "over\\xc0\\xaflong"},     /* overlong / */
+		{"rlo\xe2\x80\xaetxt", "rlo\\xe2\\x80\\xaetxt"},  /* U+202E */
+		{"cut\xe6\x97", "cut\\xe6\\x97"},               /* truncated */
+		{"back\\slash", "back\\slash"},
+	};
+	char buf[64], twice[64];
+	parload_error err;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		parload__escape(buf, sizeof(buf), cases[i].in,
+				strlen(cases[i].in));
+		ck_assert_str_eq(buf, cases[i].out);
+		ck_assert_uint_eq(parload__escaped_len(cases[i].in,
+						       strlen(cases[i].in)),
+				  strlen(cases[i].out));
+		parload__escape(twice, sizeof(twice), buf, strlen(buf));
+		ck_assert_str_eq(twice, buf);
+	}
+	parload__fail(&err, PARLOAD_EINVAL, 0, "dir/\x1b]0;pwned\a.nhdr", 1,
+		      PARLOAD_NONE, "data file '%s'", "x\n\x1b[2J.raw");
+	ck_assert_str_eq(err.message, "dir/\\x1b]0;pwned\\x07.nhdr: data file "
+				      "'x\\n\\x1b[2J.raw' (view 1)");
+	for (const char *p = err.message; *p; p++)
+		ck_assert_int_ge((unsigned char)*p, 0x20);
+	/* Quoted names: bounded, their middle left out whole characters at
+	 * a time. */
+	ck_assert_str_eq(parload__quote(buf, 12, "\x1b\x1b\x1b\x1b\x1b\x1b",
+					SIZE_MAX),
+			 "\\x1b...\\x1b");
+	ck_assert_str_eq(parload__quote(buf, 12, "\xe6\x97\xa5\xe6\x97\xa5"
+					"\xe6\x97\xa5\xe6\x97\xa5",
+					SIZE_MAX),
+			 "\xe6\x97\xa5...\xe6\x97\xa5");
+	ck_assert_str_eq(PARLOAD__QN("abc\x01zzz", 4), "abc\\x01");
+	ck_assert_str_eq(PARLOAD__Q(NULL), "(none)");
+	ck_assert_uint_eq(strlen(PARLOAD__Q(err.message)),
+			  PARLOAD__NAME_SIZE - 1 < strlen(err.message) ?
+				  PARLOAD__NAME_SIZE - 1 :
+				  strlen(err.message));
+}
+END_TEST
+
 START_TEST(test_crc32c_check_value)
 {
 	/* The standard check value of CRC-32C, and chaining. */
@@ -370,6 +465,8 @@ static Suite *suite(void)
 	tcase_add_test(t, test_error_table);
 	tcase_add_test(t, test_message_format);
 	tcase_add_test(t, test_message_cut_not_overrun);
+	tcase_add_test(t, test_message_long_path_keeps_reason);
+	tcase_add_test(t, test_message_escapes_names);
 	tcase_add_test(t, test_crc32c_check_value);
 	return s;
 }

@@ -8,6 +8,7 @@
 
 #include <check.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -78,7 +79,7 @@ static void write_data(const char *path, const char *prefix, size_t n)
 static void read_ok(const char *nhdr, parload__nrrd *n)
 {
 	parload_error err;
-	int rc = parload__nrrd_read(nhdr, n, &err);
+	int rc = parload__nrrd_read(nhdr, 0, n, &err);
 
 	ck_assert_msg(rc == 0, "%s: %s", nhdr, err.message);
 }
@@ -92,7 +93,7 @@ static void read_fails(const char *nhdr, int code, ...)
 	parload__nrrd n;
 	const char *want;
 	va_list ap;
-	int rc = parload__nrrd_read(nhdr, &n, &err);
+	int rc = parload__nrrd_read(nhdr, 0, &n, &err);
 
 	ck_assert_msg(rc == code, "%s: %d (%s), wanted %s", nhdr, rc,
 		      rc ? err.message : "success", parload_err_name(code));
@@ -539,15 +540,338 @@ START_TEST(test_bad_files)
 	read_fails(at("files.nhdr"), PARLOAD_ENOTSUP, "back to back", NULL);
 	write_text(nhdr, "NRRD0004\ntype: uint8\ndimension: 3\nsizes: 2 2 2\n"
 		   "encoding: raw\ndata file: LIST\nnone.raw\nf1.raw\n");
-	ck_assert_int_eq(parload__nrrd_read(nhdr, &(parload__nrrd){0}, NULL),
+	ck_assert_int_eq(parload__nrrd_read(nhdr, 0, &(parload__nrrd){0},
+					    NULL),
 			 PARLOAD_EOPEN);
 	write_text(nhdr, "NRRD0004\ntype: uint8\ndimension: 2\nsizes: 2 2\n"
 		   "encoding: raw\nline skip: 9\ndata file: f1.raw\n");
-	ck_assert_int_eq(parload__nrrd_read(nhdr, &(parload__nrrd){0}, NULL),
+	ck_assert_int_eq(parload__nrrd_read(nhdr, 0, &(parload__nrrd){0},
+					    NULL),
 			 PARLOAD_ETRUNCATED);
-	ck_assert_int_eq(parload__nrrd_read(at("nothing.nhdr"),
+	ck_assert_int_eq(parload__nrrd_read(at("nothing.nhdr"), 0,
 					    &(parload__nrrd){0}, NULL),
 			 PARLOAD_EOPEN);
+}
+END_TEST
+
+/* A load of nhdr (threads workers) fails with code, its message holding
+ * each of the texts (NULL-terminated). */
+static void load_fails(const char *nhdr, unsigned threads, unsigned flags,
+		       int code, ...)
+{
+	parload_loader *l = NULL;
+	parload_options o;
+	parload_request req;
+	parload_dataset ds;
+	parload_error err;
+	const char *want;
+	va_list ap;
+	int rc;
+
+	parload_options_init(&o);
+	o.threads = threads;
+	ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
+	parload_request_init(&req);
+	req.source.path = nhdr;
+	req.source.flags = flags;
+	rc = parload_loader_run(l, &req, &ds, &err);
+	ck_assert_msg(rc == code, "%s: %d (%s), wanted %s", nhdr, rc,
+		      rc ? err.message : "success", parload_err_name(code));
+	va_start(ap, code);
+	while ((want = va_arg(ap, const char *)) != NULL)
+		ck_assert_msg(strstr(err.message, want), "'%s' not in: %s",
+			      want, err.message);
+	va_end(ap);
+	parload_loader_free(l);
+}
+
+/* A data file that is missing is named with the header and the line that
+ * names it: one file, a LIST's (opened here, and by the workers for a
+ * long list) and one the header's line skip opens. */
+START_TEST(test_missing_data_file)
+{
+	char nhdr[PATH_MAX], want[2 * PATH_MAX + 64];
+	FILE *f;
+
+	snprintf(nhdr, sizeof(nhdr), "%s", at("missing.nhdr"));
+
+	write_text(nhdr, "NRRD0004\n# a comment\ntype: uint8\ndimension: 2\n"
+		   "sizes: 2 2\nencoding: raw\ndata file: gone.raw\n");
+	snprintf(want, sizeof(want), "%s: line 7: data file '%s': cannot open "
+		 "file: No such file or directory", nhdr, at("gone.raw"));
+	load_fails(nhdr, 1, 0, PARLOAD_EOPEN, want, NULL);
+	write_text(nhdr, "NRRD0004\ntype: uint8\ndimension: 2\nsizes: 2 2\n"
+		   "encoding: raw\nline skip: 1\ndata file: gone.raw\n");
+	load_fails(nhdr, 1, 0, PARLOAD_EOPEN, "line 7: data file '", "gone.raw",
+		   "No such file or directory", NULL);
+	/* 70 files, the 68th missing: on line 6 + 68. */
+	ck_assert_ptr_nonnull(f = fopen(nhdr, "w"));
+	fprintf(f, "NRRD0004\ntype: uint8\ndimension: 3\nsizes: 2 2 70\n"
+		"encoding: raw\ndata file: LIST\n");
+	for (int i = 0; i < 70; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "m%02d.raw", i);
+		fprintf(f, "%s\n", name);
+		if (i != 67)
+			write_data(at(name), "", 2 * 2);
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	for (unsigned threads = 1; threads <= 4; threads += 3)
+		load_fails(nhdr, threads, 0, PARLOAD_EOPEN,
+			   "line 74: data file '", "m67.raw': cannot open "
+			   "file: No such file or directory", NULL);
+	/* A FIFO whose lines line skip would count: refused, not waited
+	 * on for a writer. */
+	ck_assert_int_eq(mkfifo(at("fifo.raw"), 0600), 0);
+	write_text(nhdr, "NRRD0004\ntype: uint8\ndimension: 2\nsizes: 2 2\n"
+		   "encoding: raw\nline skip: 1\ndata file: fifo.raw\n");
+	load_fails(nhdr, 1, 0, PARLOAD_ENOTREG, "line 7: data file '",
+		   "fifo.raw': not a regular file (a FIFO)", NULL);
+	/* A data file that is a directory: named so too. */
+	ck_assert_int_eq(mkdir(at("dir.raw"), 0755), 0);
+	write_text(nhdr, "NRRD0004\ntype: uint8\ndimension: 2\nsizes: 2 2\n"
+		   "encoding: raw\ndata file: dir.raw\n");
+	load_fails(nhdr, 1, 0, PARLOAD_ENOTREG, "line 6: data file '",
+		   "dir.raw': not a regular file (a directory)", NULL);
+}
+END_TEST
+
+/* No byte of msg is one a terminal acts on (an escape, a newline). */
+static void assert_printable(const char *msg)
+{
+	for (const char *p = msg; *p; p++)
+		ck_assert_msg((unsigned char)*p >= 0x20 && *p != 0x7f,
+			      "byte 0x%02x at %zu of: %s", (unsigned char)*p,
+			      (size_t)(p - msg), msg);
+}
+
+/* Names and values a header gives are quoted escaped: a crafted header
+ * cannot put escape sequences on the screen of whoever reads the message;
+ * a long value is shortened in its middle, the reason kept. */
+START_TEST(test_names_escaped)
+{
+	char nhdr[PATH_MAX], big[5000];
+	parload_error err;
+	parload__nrrd n;
+	parload_desc d;
+
+	snprintf(nhdr, sizeof(nhdr), "%s", at("esc.nhdr"));
+	write_text(nhdr, "NRRD0004\ntype: uint8\ndimension: 2\nsizes: 2 2\n"
+		   "encoding: raw\ndata file: "
+		   "\x1b]0;pwned\x07x\x1b[2J\x7f.raw\n");
+	load_fails(nhdr, 1, 0, PARLOAD_EOPEN,
+		   "esc.nhdr: line 6: data file '",
+		   "/\\x1b]0;pwned\\x07x\\x1b[2J\\x7f.raw': cannot open file",
+		   NULL);
+	/* The header itself is read: only the open fails. */
+	ck_assert_int_eq(parload__nrrd_read(nhdr, 0, &n, &err), 0);
+	parload__nrrd_free(&n);
+	write_text(nhdr, "NRRD0004\ntype: \x1b[31mred\ndimension: 2\n");
+	read_fails(nhdr, PARLOAD_EINVAL,
+		   "'\\x1b[31mred' is not a NRRD type", NULL);
+	write_text(nhdr, "NRRD0004\nfr\x1b[Hob: 3\n");
+	read_fails(nhdr, PARLOAD_ENOTSUP, "field 'fr\\x1b[Hob'", NULL);
+	write_text(nhdr, "NRRD0004\n\x9b" "31mno colon\n");
+	read_fails(nhdr, PARLOAD_EINVAL, "'\\x9b31mno colon' is not", NULL);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	write_text(nhdr, "NRRD0004\ntype: %s\x1b\n", big);
+	read_fails(nhdr, PARLOAD_EINVAL, "'xxx", "xxx...xxx",
+		   "xxx\\x1b' is not a NRRD type", NULL);
+	/* Each of those messages, whole. */
+	parload__nrrd_read(nhdr, 0, &(parload__nrrd){0}, &err);
+	assert_printable(err.message);
+	/* A layout text (a file's, with @PATH) likewise. */
+	ck_assert_int_eq(parload_desc_parse("width=4,height=4,type=u\x1b[5m",
+					    &d, &err),
+			 PARLOAD_EINVAL);
+	ck_assert_msg(strstr(err.message, "'u\\x1b[5m'"), "%s", err.message);
+	write_text(at("esc.spec"), "width=4\nhe\x1bight=4\n");
+	snprintf(big, sizeof(big), "@%s", at("esc.spec"));
+	ck_assert_int_eq(parload_desc_parse(big, &d, &err), PARLOAD_EINVAL);
+	ck_assert_msg(strstr(err.message, "unknown key 'he\\x1bight'"), "%s",
+		      err.message);
+	assert_printable(err.message);
+}
+END_TEST
+
+/* nhdr loads, its data 2 x 2 u8 views. */
+static void loads(const char *nhdr, unsigned flags)
+{
+	parload_loader *l = NULL;
+	parload_request req;
+	parload_dataset ds;
+	parload_error err;
+	int rc;
+
+	ck_assert_int_eq(parload_loader_new(&l, NULL, &err), 0);
+	parload_request_init(&req);
+	req.source.path = nhdr;
+	req.source.flags = flags;
+	rc = parload_loader_run(l, &req, &ds, &err);
+	ck_assert_msg(rc == 0, "%s: %s", nhdr, err.message);
+	parload_dataset_free(&ds);
+	parload_loader_free(l);
+}
+
+/* PARLOAD_SRC_CONFINE: a data file must lie in the header's directory or
+ * below it once its links are resolved; any other is refused before it is
+ * opened (a FIFO outside, read for its lines, would hang the load), naming
+ * the header, the line and the file.  Without the flag, NRRD's names go
+ * anywhere. */
+START_TEST(test_confine)
+{
+	static const char *const head = "NRRD0004\ntype: uint8\ndimension: 2\n"
+					"sizes: 2 2\nencoding: raw\n";
+	char nhdr[PATH_MAX], dir[PATH_MAX], out[PATH_MAX], in[PATH_MAX];
+	char desc_err[64];
+	parload_source src;
+	parload_error err;
+	parload_desc d;
+
+	snprintf(dir, sizeof(dir), "%s", at("conf"));
+	snprintf(nhdr, sizeof(nhdr), "%s", at("conf/c.nhdr"));
+	snprintf(out, sizeof(out), "%s", at("out.raw"));
+	snprintf(in, sizeof(in), "%s", at("conf/sub/in2.raw"));
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	ck_assert_int_eq(mkdir(at("conf/sub"), 0755), 0);
+	write_data(at("conf/in.raw"), "", 4);
+	write_data(in, "", 4);
+	write_data(out, "", 4);
+	ck_assert_int_eq(mkfifo(at("fifo"), 0600), 0);
+	ck_assert_int_eq(symlink("../out.raw", at("conf/link.raw")), 0);
+	ck_assert_int_eq(symlink("sub/in2.raw", at("conf/inlink.raw")), 0);
+	ck_assert_int_eq(symlink(dir, at("conf/sub/up")), 0);
+
+	/* In the directory, below it, by a link that stays in it, or by an
+	 * absolute name in it: read. */
+	write_text(nhdr, "%sdata file: in.raw\n", head);
+	loads(nhdr, PARLOAD_SRC_CONFINE);
+	write_text(nhdr, "%sdata file: LIST\nsub/in2.raw\ninlink.raw\n%s\n"
+		   "sub/up/in.raw\n",
+		   "NRRD0004\ntype: uint8\ndimension: 3\nsizes: 2 2 4\n"
+		   "encoding: raw\n", in);
+	loads(nhdr, PARLOAD_SRC_CONFINE);
+
+	/* Outside: "..", a link out of it, an absolute name. */
+	write_text(nhdr, "%sdata file: ../out.raw\n", head);
+	loads(nhdr, 0);
+	load_fails(nhdr, 1, PARLOAD_SRC_CONFINE, PARLOAD_EOPEN,
+		   "c.nhdr: line 6: data file '", "conf/../out.raw': the file "
+		   "is '", "out.raw', outside '", "/conf', the header's "
+		   "directory", "PARLOAD_SRC_CONFINE", NULL);
+	write_text(nhdr, "%sdata file: link.raw\n", head);
+	loads(nhdr, 0);
+	load_fails(nhdr, 1, PARLOAD_SRC_CONFINE, PARLOAD_EOPEN,
+		   "line 6: data file '", "link.raw': the file is '",
+		   "/out.raw', outside", NULL);
+	write_text(nhdr, "%sdata file: %s\n", head, out);
+	load_fails(nhdr, 1, PARLOAD_SRC_CONFINE, PARLOAD_EOPEN, "outside",
+		   NULL);
+	/* The third of a LIST, on line 9. */
+	write_text(nhdr, "NRRD0004\ntype: uint8\ndimension: 3\nsizes: 2 2 3\n"
+		   "encoding: raw\ndata file: LIST\nin.raw\nsub/in2.raw\n"
+		   "../out.raw\n");
+	load_fails(nhdr, 4, PARLOAD_SRC_CONFINE, PARLOAD_EOPEN,
+		   "line 9: data file '", "outside", NULL);
+	/* A FIFO outside, which line skip would read: never opened. */
+	write_text(nhdr, "%sline skip: 1\ndata file: ../fifo\n", head);
+	load_fails(nhdr, 1, PARLOAD_SRC_CONFINE, PARLOAD_EOPEN, "outside",
+		   NULL);
+	/* Missing: named as without the flag. */
+	write_text(nhdr, "%sdata file: gone.raw\n", head);
+	load_fails(nhdr, 1, PARLOAD_SRC_CONFINE, PARLOAD_EOPEN,
+		   "line 6: data file '", "gone.raw': cannot open file: No "
+		   "such file or directory", NULL);
+	/* What describes a source refuses so too. */
+	write_text(nhdr, "%sdata file: link.raw\n", head);
+	parload_source_init(&src);
+	src.path = nhdr;
+	src.flags = PARLOAD_SRC_CONFINE;
+	ck_assert_int_eq(parload_describe(&src, 0, &d, &err), PARLOAD_EOPEN);
+	snprintf(desc_err, sizeof(desc_err), "%s", "outside");
+	ck_assert_msg(strstr(err.message, desc_err), "%s", err.message);
+	src.flags = 0;
+	ck_assert_int_eq(parload_describe(&src, 0, &d, &err), 0);
+}
+END_TEST
+
+/* PARLOAD_SRC_CONFINE checks a data file before any is opened, and each
+ * open then finds the file it checked: one replaced in between (by a link
+ * out of the directory) is refused when opened.  The opens themselves
+ * cannot be raced here; this is the rule they apply (source.c's
+ * open_member, place), and a long list opened by four workers passes it
+ * file by file. */
+START_TEST(test_confine_replaced)
+{
+	char nhdr[PATH_MAX], path[32];
+	parload_error err;
+	parload__nrrd n;
+	struct stat st;
+	FILE *f;
+	int fd;
+
+	ck_assert_int_eq(mkdir(at("rep"), 0755), 0);
+	snprintf(nhdr, sizeof(nhdr), "%s", at("rep/r.nhdr"));
+	write_data(at("rep/d.raw"), "", 4);
+	write_data(at("rep-out.raw"), "", 4);
+	write_text(nhdr, "NRRD0004\ntype: uint8\ndimension: 2\nsizes: 2 2\n"
+		   "encoding: raw\ndata file: d.raw\n");
+	read_ok(nhdr, &n);
+	ck_assert_ptr_null(n.ids);
+	parload__nrrd_free(&n);
+	ck_assert_int_eq(parload__nrrd_read(nhdr, PARLOAD_SRC_CONFINE, &n,
+					    &err),
+			 0);
+	ck_assert_ptr_nonnull(n.ids);
+	ck_assert_int_eq(stat(n.paths[0], &st), 0);
+	ck_assert_int_eq(parload__nrrd_opened(&n, 0, &st, &err), 0);
+	/* Replaced by a link out of the directory after the check. */
+	ck_assert_int_eq(unlink(at("rep/d.raw")), 0);
+	ck_assert_int_eq(symlink("../rep-out.raw", at("rep/d.raw")), 0);
+	ck_assert_int_ge(fd = open(n.paths[0], O_RDONLY | O_CLOEXEC), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	close(fd);
+	ck_assert_int_eq(parload__nrrd_opened(&n, 0, &st, &err),
+			 PARLOAD_EOPEN);
+	ck_assert_msg(strstr(err.message, "r.nhdr: line 6: data file '"),
+		      "%s", err.message);
+	ck_assert_msg(strstr(err.message, "d.raw': not the file checked"),
+		      "%s", err.message);
+	parload__nrrd_free(&n);
+	/* Now outside: refused at the check. */
+	load_fails(nhdr, 1, PARLOAD_SRC_CONFINE, PARLOAD_EOPEN, "outside",
+		   NULL);
+	/* 70 files opened by the workers, each its own. */
+	ck_assert_ptr_nonnull(f = fopen(nhdr, "w"));
+	fprintf(f, "NRRD0004\ntype: uint8\ndimension: 3\nsizes: 2 2 70\n"
+		"encoding: raw\ndata file: LIST\n");
+	for (int i = 0; i < 70; i++) {
+		fprintf(f, "r%02d.raw\n", i);
+		snprintf(path, sizeof(path), "rep/r%02d.raw", i);
+		write_data(at(path), "", 2 * 2);
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	{
+		parload_loader *l = NULL;
+		parload_options o;
+		parload_request req;
+		parload_dataset ds;
+		int rc;
+
+		parload_options_init(&o);
+		o.threads = 4;
+		ck_assert_int_eq(parload_loader_new(&l, &o, &err), 0);
+		parload_request_init(&req);
+		req.source.path = nhdr;
+		req.source.flags = PARLOAD_SRC_CONFINE;
+		rc = parload_loader_run(l, &req, &ds, &err);
+		ck_assert_msg(rc == 0, "%s", err.message);
+		ck_assert_uint_eq(ds.desc.count, 70);
+		parload_dataset_free(&ds);
+		parload_loader_free(l);
+	}
 }
 END_TEST
 
@@ -770,7 +1094,7 @@ START_TEST(test_corruptions)
 		ck_assert_ptr_nonnull(f);
 		ck_assert_uint_eq(fwrite(text, 1, len, f), len);
 		ck_assert_int_eq(fclose(f), 0);
-		rc = parload__nrrd_read(nhdr, &n, &err);
+		rc = parload__nrrd_read(nhdr, 0, &n, &err);
 		ck_assert_msg(rc <= 0, "corruption %d: %d", k, rc);
 		if (rc == 0) {
 			ck_assert_uint_ge(n.n, 1);
@@ -818,6 +1142,10 @@ static Suite *suite(void)
 	tcase_add_test(bad, test_bad_type);
 	tcase_add_test(bad, test_bad_structure);
 	tcase_add_test(bad, test_bad_files);
+	tcase_add_test(bad, test_missing_data_file);
+	tcase_add_test(bad, test_names_escaped);
+	tcase_add_test(bad, test_confine);
+	tcase_add_test(bad, test_confine_replaced);
 	tcase_add_test(bad, test_corruptions);
 	tcase_add_test(write, test_write_round_trip);
 	tcase_add_test(write, test_write_refusals);

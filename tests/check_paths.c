@@ -353,6 +353,51 @@ START_TEST(test_not_regular_files)
 }
 END_TEST
 
+/* A long path that cannot be opened: the message keeps the reason,
+ * whatever the path's length (its middle is left out instead). */
+START_TEST(test_long_path_keeps_reason)
+{
+	static const struct {
+		size_t len;
+		const char *reason;
+	} cases[] = {
+		{600, "No such file or directory"},
+		{5000, "File name too long"},
+	};
+	parload_options o;
+	parload_dataset ds;
+	parload_error err;
+
+	parload_options_init(&o);
+	o.error = &err;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		char *dir = tu_path("");
+		size_t n = strlen(dir);
+		char *path = malloc(cases[i].len + 1);
+
+		ck_assert_ptr_nonnull(path);
+		memcpy(path, dir, n);
+		/* Directories of 99 letters (none of them there). */
+		for (size_t k = n; k < cases[i].len; k++)
+			path[k] = (k - n) % 100 == 99 ? '/' : 'n';
+		memcpy(path + cases[i].len - 6, "/a.raw", 7);
+		ck_assert_int_eq(parload_load(path, &o, &ds),
+				 PARLOAD_EOPEN);
+		ck_assert_uint_lt(strlen(err.message), sizeof(err.message));
+		ck_assert_msg(strncmp(err.message, dir, n) == 0, "%s",
+			      err.message);
+		ck_assert_msg(strstr(err.message, "..."), "%s", err.message);
+		ck_assert_msg(strstr(err.message, "nn/a.raw: cannot open "
+						  "file: "),
+			      "%s", err.message);
+		ck_assert_msg(strstr(err.message, cases[i].reason), "%s",
+			      err.message);
+		free(path);
+		free(dir);
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("paths");
@@ -360,6 +405,7 @@ static Suite *suite(void)
 
 	tu_add_matrix_test(t, test_fifo_is_a_stream);
 	tu_add_matrix_test(t, test_not_regular_files);
+	tcase_add_test(t, test_long_path_keeps_reason);
 	t = tu_tcase(s, "fifo without a writer", 30);
 	tcase_add_loop_test(t, test_fifo_no_writer_canceled, 0,
 			    PARLOAD_STRATEGY_COUNT_);

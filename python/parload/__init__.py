@@ -79,7 +79,7 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
          allow_truncated=False, numa_bind=True, hugepages=True,
          views=None, rows=None, cols=None, layout="views", cache=None,
          flats=None, darks=None, reduce="mean", minus_log=False, bin=1,
-         dataset=None, frames=None, map_sinograms=False):
+         dataset=None, frames=None, map_sinograms=False, confine=False):
     """Load a raw image stream and return a Dataset.
 
     source is a path (str, bytes or os.PathLike), a list or tuple of
@@ -114,6 +114,16 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
     /exchange/data_white or /exchange/data_dark, NXtomo's image_key 0, 1
     or 2.  Dataset.angles holds DXchange's theta or NXtomo's
     rotation_angle.
+
+    confine=True keeps the files a file names in its directory: a .nhdr's
+    data files, and the files an HDF5 file's external links and external
+    storage name, must lie in the directory of the file that names them,
+    or below it, once symbolic links are resolved; any other raises
+    parload.Error naming both files (and a .nhdr's line) without being
+    read.  Off by default, as NRRD and HDF5 let a file name any file
+    ("/etc/shadow", "../x.raw"): give it for files from someone else (a
+    service that loads what its users upload).  It holds for flats= and
+    darks= too.
 
     flats, darks, reduce, minus_log and bin ask for a corrected load, in
     float32 (see Loader.load; flats and darks are paths, lists of paths
@@ -170,7 +180,7 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
                            cols=cols, layout=layout, cache=cache,
                            flats=flats, darks=darks, reduce=reduce,
                            minus_log=minus_log, bin=bin, dataset=dataset,
-                           frames=frames)
+                           frames=frames, confine=confine)
 
 
 def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
@@ -178,7 +188,7 @@ def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
            hugepages=True, verify=False, keep_going=False,
            allow_truncated=False, views=None, rows=None, cols=None,
            copy=False, cache=None, flats=None, darks=None, reduce="mean",
-           minus_log=False, bin=1, dataset=None, frames=None):
+           minus_log=False, bin=1, dataset=None, frames=None, confine=False):
     """Load path in batches of views, handing each over as it is read.
 
     path is a path or a list of paths read as one stream, raw its layout
@@ -211,7 +221,8 @@ def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
     ["cache"] says the mode used.  flats, darks, reduce, minus_log and
     bin correct each batch as load() does (Loader.load): the references
     are reduced once, before the first batch, and the pixels are float32.
-    dataset and frames pick a container's data, as in load().
+    dataset and frames pick a container's data, and confine keeps the
+    files a file names in its directory, as in load().
 
     Ending early (break, close(), leaving the with block, or dropping the
     stream) cancels the load.  The GIL is released while a batch is
@@ -227,7 +238,7 @@ def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
                   timeout=timeout, views=views, rows=rows, cols=cols,
                   copy=copy, cache=cache, flats=flats, darks=darks,
                   reduce=reduce, minus_log=minus_log, bin=bin,
-                  dataset=dataset, frames=frames)
+                  dataset=dataset, frames=frames, confine=confine)
 
 
 def _gzip_level(compress):

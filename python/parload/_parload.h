@@ -71,6 +71,7 @@ typedef struct source {
 	parload_desc desc;
 	PyObject *dataset; /* dataset= (bytes), or NULL */
 	parload_frames frames; /* frames= */
+	unsigned flags; /* PARLOAD_SRC_CONFINE with confine=True */
 } source;
 
 void py_source_clear(source *s);
@@ -78,9 +79,11 @@ void py_source_clear(source *s);
 int py_is_path(PyObject *obj);
 int py_source_parse(PyObject *obj, PyObject *raw, source *s);
 /* dataset= (a str, or None) and frames= ("projections", "flats",
- * "darks", or NULL) of a TIFF or HDF5 source into s; -1 with an
+ * "darks", or NULL) of a TIFF or HDF5 source, and confine= (the files a
+ * .nhdr or an HDF5 file names kept in its directory), into s; -1 with an
  * exception (s cleared). */
-int py_source_container(source *s, PyObject *dataset, const char *frames);
+int py_source_container(source *s, PyObject *dataset, const char *frames,
+			int confine);
 /* to: a second reference to what from holds; -1 with an exception. */
 int py_source_copy(const source *from, source *to);
 /* frames= (NULL: projections) into *out; -1 with ValueError. */

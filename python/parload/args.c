@@ -175,8 +175,10 @@ int py_frames_from(const char *name, parload_frames *out)
 	return -1;
 }
 
-int py_source_container(source *s, PyObject *dataset, const char *frames)
+int py_source_container(source *s, PyObject *dataset, const char *frames,
+			int confine)
 {
+	s->flags = confine ? PARLOAD_SRC_CONFINE : 0;
 	if (py_frames_from(frames, &s->frames) ||
 	    (dataset && dataset != Py_None &&
 	     !PyUnicode_FSConverter(dataset, &s->dataset))) {
@@ -207,6 +209,7 @@ void py_source_request(const source *s, parload_source *out)
 	out->desc = s->has_desc ? &s->desc : NULL;
 	out->dataset = s->dataset ? PyBytes_AS_STRING(s->dataset) : NULL;
 	out->frames = s->frames;
+	out->flags = s->flags;
 }
 
 /* What s holds (parload_describe), or -1 with parload.Error. */

@@ -57,6 +57,7 @@ static int refs_of(PyObject *obj, PyObject *raw, const source *scan,
 	if (!PyArray_Check(obj)) {
 		if (py_source_parse(obj, raw, &c->src[i]))
 			return -1;
+		c->src[i].flags = scan->flags; /* confine= holds for both */
 		if (ends_with_nhdr(&c->src[i]))
 			c->src[i].has_desc = 0; /* it states its own layout */
 		c->has_src[i] = 1;
@@ -240,7 +241,7 @@ void *py_correction_new(PyObject *path, PyObject *const kw[3],
 	if (!h)
 		return PyErr_NoMemory();
 	if (py_source_parse(path, raw, &h->src) ||
-	    py_source_container(&h->src, dataset, frames)) {
+	    py_source_container(&h->src, dataset, frames, 0)) {
 		PyMem_Free(h);
 		return NULL;
 	}

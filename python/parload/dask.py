@@ -65,7 +65,7 @@ def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
               max_read=0, verify=False, numa_bind=True, hugepages=True,
               cache=None, flats=None, darks=None, reduce="mean",
               minus_log=False, bin=1, dataset=None, frames=None,
-              map_sinograms=False):
+              map_sinograms=False, confine=False):
     """Return the pixels of the stream at path as a dask array.
 
     path is a path or a list of paths read as one stream, raw its layout,
@@ -95,7 +95,8 @@ def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
     many detector rows.
 
     dataset and frames pick an HDF5 file's dataset and a tomography
-    file's frames, as in parload.load().
+    file's frames, and confine=True keeps the files a .nhdr or an HDF5
+    file names in its directory, as in parload.load().
     """
     if cache is not None and cache not in ("keep", "drop", "direct",
                                            "auto"):
@@ -110,7 +111,7 @@ def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
                  bin != 1)
     files = _files(path)
     path = files if isinstance(path, (list, tuple)) else files[0]
-    container = {"dataset": dataset, "frames": frames}
+    container = {"dataset": dataset, "frames": frames, "confine": confine}
     d = parload.describe(path, raw=raw, **container)
     b = bin if corrected and bin > 1 else 1
     height, width = d["height"] // b, d["width"] // b

@@ -276,8 +276,9 @@ static int loader_run(LoaderObject *self, const source *src,
 
 #define CORRECT_KWARGS "flats", "darks", "reduce", "minus_log", "bin"
 
-/* A TIFF or HDF5 source's dataset= and frames= (py_source_container). */
-#define CONTAINER_KWARGS "dataset", "frames"
+/* A TIFF or HDF5 source's dataset= and frames=, and confine= (the files
+ * a .nhdr or HDF5 file names): py_source_container. */
+#define CONTAINER_KWARGS "dataset", "frames", "confine"
 
 static PyObject *Loader_load(LoaderObject *self, PyObject *args, PyObject *kw)
 {
@@ -289,23 +290,24 @@ static PyObject *Loader_load(LoaderObject *self, PyObject *args, PyObject *kw)
 	PyObject *refs[3] = { Py_None, Py_None, Py_None }; /* flats darks bin */
 	const char *layout = NULL, *cache_name = NULL, *reduce = NULL;
 	parload_cache cache;
-	int minus_log = 0;
+	int minus_log = 0, confine = 0;
 	parload_selection sel;
 	parload_dataset ds;
 	py_correction corr;
 	source src;
 	int rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOOzzOOzpOOz:load",
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOOzzOOzpOOzp:load",
 					 kwlist, &obj, &raw, &views, &rows,
 					 &cols, &layout, &cache_name, &refs[0],
 					 &refs[1], &reduce, &minus_log,
-					 &refs[2], &dataset, &frames))
+					 &refs[2], &dataset, &frames,
+					 &confine))
 		return NULL;
 	if (py_selection_from(views, rows, cols, layout, &sel) ||
 	    py_cache_from(cache_name, &cache) ||
 	    py_source_parse(obj, raw, &src) ||
-	    py_source_container(&src, dataset, frames))
+	    py_source_container(&src, dataset, frames, confine))
 		return NULL;
 	if (py_correction_for(&src, self->flags & PARLOAD_OPT_ALLOW_TRUNCATED,
 			      refs, reduce, minus_log, raw, &corr)) {
@@ -488,6 +490,7 @@ static PyObject *Loader_load_into(LoaderObject *self, PyObject *args,
 	PyObject *raw = Py_None, *raw_headers = Py_None, *rh = NULL;
 	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
 	const char *layout = NULL, *cache_name = NULL;
+	int confine = 0;
 	parload_cache cache;
 	PyArray_Descr *px = NULL;
 	parload_selection sel;
@@ -498,16 +501,16 @@ static PyObject *Loader_load_into(LoaderObject *self, PyObject *args,
 	npy_intp dims[3], n;
 	source src;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOOOzzOz:load_into",
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOOOzzOzp:load_into",
 					 kwlist, &obj, &pixels, &headers, &raw,
 					 &raw_headers, &views, &rows, &cols,
 					 &layout, &cache_name, &dataset,
-					 &frames))
+					 &frames, &confine))
 		return NULL;
 	if (py_selection_from(views, rows, cols, layout, &sel) ||
 	    py_cache_from(cache_name, &cache) ||
 	    py_source_parse(obj, raw, &src) ||
-	    py_source_container(&src, dataset, frames))
+	    py_source_container(&src, dataset, frames, confine))
 		return NULL;
 	if (source_shape(&src, self->flags & PARLOAD_OPT_ALLOW_TRUNCATED, &sel,
 			 &h, &shape))
@@ -588,14 +591,18 @@ static PyMethodDef Loader_methods[] = {
 	 METH_VARARGS | METH_KEYWORDS,
 	 "load(source, *, raw=None, views=None, rows=None, cols=None,\n"
 	 "     layout=None, cache=None, flats=None, darks=None,\n"
-	 "     reduce='mean', minus_log=False, bin=1)\n"
+	 "     reduce='mean', minus_log=False, bin=1, dataset=None,\n"
+	 "     frames=None, confine=False)\n"
 	 "--\n\n"
 	 "Load source and return a Dataset.\n\n"
 	 "source is a path (str, bytes, os.PathLike), a list or tuple of\n"
 	 "paths read as one stream (views numbered across the files in the\n"
 	 "order given), a file descriptor or a file object (a regular file is\n"
 	 "read with the loader's strategy, a pipe or socket as a stream).  A\n"
-	 "path ending in .nhdr is read as the NRRD detached header it is.\n"
+	 "path ending in .nhdr is read as the NRRD detached header it is;\n"
+	 "confine=True keeps its data files (and the files an HDF5 file's\n"
+	 "external links and storage name) in its directory, as in\n"
+	 "parload.load(): for files from someone else.\n"
 	 "raw describes a raw layout, as the command's --raw: the text\n"
 	 "\"width=W,height=H,type=T[,offset=N][,header=N][,gap=N][,count=N]\"\n"
 	 "(or \"@PATH\" of a file holding it), or a dict of the same keys\n"
@@ -755,16 +762,16 @@ PyObject *py_mod_describe(PyObject *mod, PyObject *args, PyObject *kw)
 				 CONTAINER_KWARGS, NULL};
 	PyObject *obj, *raw = Py_None, *r = NULL, *dataset = Py_None;
 	const char *frames = NULL;
-	int truncated = 0;
+	int truncated = 0, confine = 0;
 	parload_desc d;
 	source src;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OpOz:describe", kwlist,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OpOzp:describe", kwlist,
 					 &obj, &raw, &truncated, &dataset,
-					 &frames))
+					 &frames, &confine))
 		return NULL;
 	if (py_source_parse(obj, raw, &src) ||
-	    py_source_container(&src, dataset, frames))
+	    py_source_container(&src, dataset, frames, confine))
 		return NULL;
 	if (py_describe(&src, truncated, &d) == 0)
 		r = py_desc_dict(&d);
@@ -825,7 +832,7 @@ PyObject *py_mod_empty_like_file(PyObject *mod, PyObject *args,
 	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
 	PyObject *cap = NULL, *px = NULL, *hd = NULL, *r = NULL;
 	const char *layout = NULL;
-	int huge = 1;
+	int huge = 1, confine = 0;
 	parload_selection sel;
 	parload_desc h;
 	parload_shape shape;
@@ -834,13 +841,14 @@ PyObject *py_mod_empty_like_file(PyObject *mod, PyObject *args,
 	source src;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw,
-					 "O|$OOOOzpOz:empty_like_file", kwlist,
+					 "O|$OOOOzpOzp:empty_like_file", kwlist,
 					 &obj, &raw, &views, &rows, &cols,
-					 &layout, &huge, &dataset, &frames))
+					 &layout, &huge, &dataset, &frames,
+					 &confine))
 		return NULL;
 	if (py_selection_from(views, rows, cols, layout, &sel) ||
 	    py_source_parse(obj, raw, &src) ||
-	    py_source_container(&src, dataset, frames))
+	    py_source_container(&src, dataset, frames, confine))
 		return NULL;
 	if (source_shape(&src, 0, &sel, &h, &shape))
 		goto out;

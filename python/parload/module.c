@@ -78,10 +78,11 @@ static PyMethodDef module_methods[] = {
 	{"describe", (PyCFunction)(void (*)(void))py_mod_describe,
 	 METH_VARARGS | METH_KEYWORDS,
 	 "describe(source, *, raw=None, allow_truncated=False, dataset=None,\n"
-	 "         frames=None)\n--\n\n"
+	 "         frames=None, confine=False)\n--\n\n"
 	 "What source holds, without loading it: its layout resolved against\n"
 	 "its files, a dict as Dataset.desc (count: the views there are).\n"
-	 "source, raw, dataset and frames are load()'s (not a pipe: a stream\n"
+	 "source, raw, dataset, frames and confine are load()'s (not a pipe:\n"
+	 "a stream\n"
 	 "is described as it\n"
 	 "is read).  Raises parload.Error as load() would for the same\n"
 	 "source: a file that is missing, shorter than its views or (without\n"

@@ -310,13 +310,13 @@ static PyObject *Stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 				 "batch_bytes", "window", "follow", "timeout",
 				 "views", "rows", "cols", "copy", "cache", "flats",
 				 "darks", "reduce", "minus_log", "bin",
-				 "dataset", "frames", NULL};
+				 "dataset", "frames", "confine", NULL};
 	PyObject *loader, *obj, *bv = Py_None, *bb = Py_None, *win = Py_None;
 	PyObject *raw = Py_None, *dataset = Py_None;
 	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
 	PyObject *refs[3] = { Py_None, Py_None, Py_None }; /* flats darks bin */
 	const char *cache_name = NULL, *reduce = NULL, *frames = NULL;
-	int follow = 0, copy = 0, minus_log = 0;
+	int follow = 0, copy = 0, minus_log = 0, confine = 0;
 	double timeout = 10.0;
 	parload_selection sel;
 	parload_desc d;
@@ -325,13 +325,13 @@ static PyObject *Stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	source src;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw,
-					 "O!O|$OOOOpdOOOpzOOzpOOz:Stream",
+					 "O!O|$OOOOpdOOOpzOOzpOOzp:Stream",
 					 kwlist, &LoaderType, &loader, &obj,
 					 &raw, &bv, &bb, &win, &follow,
 					 &timeout, &views, &rows, &cols, &copy,
 					 &cache_name, &refs[0], &refs[1],
 					 &reduce, &minus_log, &refs[2],
-					 &dataset, &frames))
+					 &dataset, &frames, &confine))
 		return NULL;
 	if (!(timeout >= 0)) {
 		PyErr_Format(PyExc_ValueError,
@@ -345,7 +345,7 @@ static PyObject *Stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	    py_selection_from(views, rows, cols, NULL, &sel) ||
 	    py_cache_from(cache_name, &req.cache) ||
 	    stream_source(obj, raw, &src) ||
-	    py_source_container(&src, dataset, frames))
+	    py_source_container(&src, dataset, frames, confine))
 		return NULL;
 	self = stream_alloc(type, loader, &src, copy);
 	if (!self)

@@ -94,3 +94,70 @@ def test_unsupported_encoding_and_field_say_which(tmp_path):
                                     "encoding: raw", "data file: x.raw"])
     with pytest.raises(parload.Error, match="int64"):
         parload.load(h)
+
+
+def _outside(tmp_path):
+    """sub/in.nhdr (its data beside it) and sub/out.nhdr (its data in
+    the directory above, by "../"), 2 views of 3 x 2 u8."""
+    px = np.arange(12, dtype="u1").reshape(2, 2, 3)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "d.raw").write_bytes(px.tobytes())
+    (tmp_path / "sub" / "d.raw").write_bytes(px.tobytes())
+    head = ["type: uint8", "dimension: 3", "sizes: 3 2 2", "encoding: raw"]
+    inside = nhdr(tmp_path / "sub" / "in.nhdr", head + ["data file: d.raw"])
+    out = nhdr(tmp_path / "sub" / "out.nhdr", head + ["data file: ../d.raw"])
+    return px, inside, out
+
+
+def test_confine_refuses_a_data_file_outside(tmp_path):
+    """confine=True, wherever a source is taken: a data file outside the
+    header's directory raises parload.Error naming the header, its line
+    and the file; one inside loads; without it NRRD's ../ is read."""
+    px, inside, out = _outside(tmp_path)
+    np.testing.assert_array_equal(parload.load(out).pixels, px)
+    np.testing.assert_array_equal(parload.load(inside, confine=True).pixels,
+                                  px)
+    assert parload.describe(inside, confine=True)["count"] == 2
+    with parload.Loader(threads=1) as loader:
+        calls = [
+            lambda: parload.load(out, confine=True),
+            lambda: loader.load(out, confine=True),
+            lambda: loader.load_into(out, *parload.empty_like_file(inside),
+                                     confine=True),
+            lambda: parload.describe(out, confine=True),
+            lambda: parload.empty_like_file(out, confine=True),
+            lambda: list(parload.stream(out, confine=True)),
+            lambda: loader.load(inside, flats=str(out), confine=True),
+        ]
+        for call in calls:
+            with pytest.raises(parload.Error) as e:
+                call()
+            assert e.value.code == "PARLOAD_EOPEN"
+            msg = str(e.value)
+            assert "out.nhdr: line 7: data file '" in msg, msg
+            assert "/sub/../d.raw': the file is '" in msg, msg
+            assert "outside" in msg, msg
+
+
+def test_confine_in_dask(tmp_path):
+    """parload.dask.from_file takes confine= too, and describes now."""
+    pytest.importorskip("dask", reason="dask is not installed")
+    import parload.dask
+    px, inside, out = _outside(tmp_path)
+    a = parload.dask.from_file(str(inside), confine=True)
+    np.testing.assert_array_equal(a.compute(), px)
+    with pytest.raises(parload.Error, match="outside"):
+        parload.dask.from_file(str(out), confine=True)
+
+
+def test_missing_data_file_names_the_header(tmp_path):
+    """A data file that is not there: the header and its line are named,
+    and it is a FileNotFoundError."""
+    h = nhdr(tmp_path / "m.nhdr", ["type: uint8", "dimension: 2",
+                                   "sizes: 2 2", "encoding: raw",
+                                   "data file: gone\x1b[2J.raw"])
+    with pytest.raises(FileNotFoundError) as e:
+        parload.load(h)
+    msg = str(e.value)
+    assert "m.nhdr: line 7: data file '" in msg, msg
+    assert "gone\\x1b[2J.raw': cannot open file" in msg, msg
