@@ -249,13 +249,15 @@ PARLOAD_API void parload_desc_init(parload_desc *d);
  * count; sizes take K, M, G, T (powers of 1024).  "@PATH" reads the text
  * from the file PATH.  Fails with PARLOAD_EINVAL naming the key for an
  * unknown or repeated key, a missing width, height or type, a bad number,
- * a zero width or height, or a packed row that is not whole bytes. */
+ * a zero width or height, or a packed row that is not whole bytes;
+ * PARLOAD_EOVERFLOW naming the key for a size past 64 bits. */
 PARLOAD_API int parload_desc_parse(const char *text, parload_desc *out,
 				   parload_error *err);
 /* A size as the description and the command take it: digits, then
  * optionally K, M, G or T (powers of 1024, either case, optionally
- * followed by "iB"): "4096", "64K", "2GiB".  0, or PARLOAD_EINVAL for
- * anything else and for sizes past 64 bits. */
+ * followed by "iB"): "4096", "64K", "2GiB".  0; PARLOAD_EOVERFLOW for
+ * such a size past 64 bits ("17179869184T"); PARLOAD_EINVAL for anything
+ * else. */
 PARLOAD_API int parload_size_parse(const char *text, uint64_t *out);
 /* Validate a description and derive its sizes (the fields after flags):
  * PARLOAD_EINVAL or PARLOAD_EOVERFLOW naming what is wrong. */
