@@ -323,8 +323,12 @@ static int write_raw(const char *out, const char *path,
 		rc = parload_writer_close(w, &err);
 	else if (w)
 		parload_writer_close(w, NULL);
+	/* The writer's message names the temporary file: OUT, and the
+	 * cause ("No space left on device") where a system call gave one. */
 	if (rc < 0) {
-		error_msg("%s: cannot write: %s", out, parload_strerror(rc));
+		error_msg("%s: cannot write: %s", out,
+			  err.sys_errno ? strerror(err.sys_errno) :
+					  parload_strerror(rc));
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;
