@@ -221,6 +221,14 @@ START_TEST(test_file_too_large)
 		printf("o.h5: not under RLIMIT_FSIZE (libhdf5's exit)\n");
 		return;
 	}
+#ifdef PARLOAD_SANITIZED
+	/* ThreadSanitizer's runtime writes a file of 512 KiB as the command
+	 * starts (tsan.rodata), which a limit of 2 KiB cuts short. */
+	if (strstr(outputs[_i], ".nhdr")) {
+		printf("o.nhdr: not under a sanitizer's runtime\n");
+		return;
+	}
+#endif
 	dir = work_dir("fsize", _i);
 	assert_fails(_i, "out", strstr(outputs[_i], ".nhdr") ? 2048 : 1 << 20,
 		     strerror(EFBIG), 0);
@@ -239,7 +247,7 @@ static const char *mount_small_tmpfs(const char *dir, const char *size)
 	if (unshare(CLONE_NEWNS) != 0)
 		return "no mount namespace of its own (unshare: it takes "
 		       "root)";
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+	if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) != 0)
 		return "cannot make the mounts private";
 	snprintf(opts, sizeof(opts), "size=%s", size);
 	if (mount("tmpfs", dir, "tmpfs", 0, opts) != 0)
