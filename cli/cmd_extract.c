@@ -3,8 +3,10 @@
  * FILE and write it as a NumPy array, a raw image stream, bare pixels, a
  * TIFF or an HDF5 file (the last two through parload_save).
  *
- * OUT is written under a temporary name in its own directory and renamed
- * when it is complete, so a failed or interrupted extract leaves no file.
+ * OUT is written under a temporary name in its own directory (the
+ * library's parload_temp_create, the command's to remove when a signal
+ * ends it) and put in place when it is complete (parload_temp_place), so
+ * a failed or interrupted extract leaves no file.
  */
 #include "config.h"
 
@@ -58,8 +60,9 @@ const char cmd_extract_help[] =
 "      --force            replace OUT if it exists\n"
 "      --progress, --no-progress  as for a load\n"
 "  -h, --help             show this help and exit\n"
-"OUT is written under a temporary name in its directory, then renamed: a\n"
-"failed or interrupted extract leaves no file behind.\n";
+"OUT is written under a hidden temporary name in its directory, .OUT.XXXXXX,\n"
+"then put in place: a failed or interrupted extract leaves no file behind.\n"
+"Only SIGKILL (or a crash) leaves that temporary file, which may be deleted.\n";
 
 enum { FMT_NONE = -1, FMT_NPY, FMT_RAW, FMT_BIN, FMT_TIF, FMT_H5 };
 /* Names and extensions, each with its format. */
@@ -321,16 +324,21 @@ static int write_raw(const char *out, const char *path,
 		rc = parload_writer_close(w, &err);
 	else if (w)
 		parload_writer_close(w, NULL);
+	/* The writer's message names the temporary file: OUT, and the
+	 * cause ("No space left on device") where a system call gave one. */
 	if (rc < 0) {
-		error_msg("%s: cannot write: %s", out, parload_strerror(rc));
+		error_msg("%s: cannot write: %s", out,
+			  err.sys_errno ? strerror(err.sys_errno) :
+					  parload_strerror(rc));
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;
 }
 
-/* tif and h5: parload_save writes OUT itself, through a temporary file
- * of its own beside it. */
-static int write_container(const struct extract_cfg *x,
+/* tif and h5: parload_save writes the command's temporary file (path),
+ * which the command puts in place as it does the others': one owner,
+ * whom a signal finds. */
+static int write_container(const struct extract_cfg *x, const char *path,
 			   const parload_dataset *ds)
 {
 	float *angles = malloc((ds->shape.views ? ds->shape.views : 1) *
@@ -349,7 +357,8 @@ static int write_container(const struct extract_cfg *x,
 	o.format = x->format == FMT_TIF ? PARLOAD_SAVE_TIFF : PARLOAD_SAVE_HDF5;
 	o.dataset = x->dataset;
 	o.gzip = x->gzip;
-	o.flags = x->force ? PARLOAD_SAVE_FORCE : 0;
+	o.tmp = path;
+	memset(&err, 0, sizeof(err));
 	rc = parload_save(x->out, &st, &o, &err);
 	free(angles);
 	if (rc < 0) {
@@ -362,7 +371,8 @@ static int write_container(const struct extract_cfg *x,
 static int write_out(const struct extract_cfg *x, const parload_dataset *ds)
 {
 	if (x->format == FMT_TIF || x->format == FMT_H5)
-		return was_interrupted() ? EXIT_OK : write_container(x, ds);
+		return was_interrupted() ? EXIT_OK :
+					   write_container(x, tmp_file(), ds);
 	if (strcmp(x->out, "-") == 0)
 		return write_array(stdout, ds, x->format == FMT_NPY) ?
 			       EXIT_OK : EXIT_FAIL;
@@ -380,8 +390,6 @@ static int write_out(const struct extract_cfg *x, const parload_dataset *ds)
  * beside it (before the loader's threads exist: see tmp_create). */
 static int prepare_out(const struct extract_cfg *x)
 {
-	char dir[4096];
-	const char *slash = strrchr(x->out, '/');
 	struct stat st;
 
 	if (strcmp(x->out, "-") == 0)
@@ -397,16 +405,7 @@ static int prepare_out(const struct extract_cfg *x)
 			  "those (-o - writes to standard output)", x->out);
 		return EXIT_FAIL;
 	}
-	if (x->format == FMT_TIF || x->format == FMT_H5)
-		return EXIT_OK; /* parload_save makes its own */
-	if (!slash)
-		return tmp_create(".", x->out);
-	if ((size_t)(slash - x->out) >= sizeof(dir)) {
-		error_msg("%s: name too long", x->out);
-		return EXIT_FAIL;
-	}
-	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - x->out), x->out);
-	return tmp_create(slash == x->out ? "/" : dir, slash + 1);
+	return tmp_create(x->out);
 }
 
 /* Load, check as asked, write. */
@@ -442,8 +441,7 @@ int cmd_extract(int argc, char **argv)
 		status = extract(loader, &x);
 	end_loader(loader);
 	/* Interrupted after the load: the file is not wanted any more. */
-	if (status == EXIT_OK && strcmp(x.out, "-") != 0 && !was_interrupted() &&
-	    x.format != FMT_TIF && x.format != FMT_H5)
+	if (status == EXIT_OK && strcmp(x.out, "-") != 0 && !was_interrupted())
 		return tmp_commit(x.out, x.force);
 	tmp_remove();
 	return status;

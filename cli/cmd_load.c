@@ -500,7 +500,7 @@ int cmd_load(int argc, char **argv)
 	/* The temporary file exists before any library thread does (see
 	 * tmp_create). */
 	if (optind == argc)
-		status = tmp_create(NULL, NULL);
+		status = tmp_create(NULL);
 	if (status == EXIT_OK)
 		status = new_loader(&loader, &a.cfg);
 	if (status == EXIT_OK && optind == argc)

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -113,6 +114,7 @@ static int write_nhdr(const struct nhdr_args *a, const struct input *in)
 	const char *const *files = in->paths ? in->paths : &in->path;
 	parload_source src;
 	parload_error err;
+	sigset_t all, old;
 	parload_desc d;
 	struct stat st;
 	int rc;
@@ -128,8 +130,13 @@ static int write_nhdr(const struct nhdr_args *a, const struct input *in)
 		report(in->label, rc, &err);
 		return EXIT_FAIL;
 	}
+	/* The library's temporary file lives for the call alone: a signal
+	 * that would end the command meanwhile waits until it is gone. */
 	memset(&err, 0, sizeof(err));
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
 	rc = parload_nrrd_write(a->out, &d, files, in->n, &err);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (rc < 0) {
 		report_refusal(in, &d, rc, &err);
 		return EXIT_FAIL;

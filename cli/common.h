@@ -344,14 +344,15 @@ void catch_fatal_signals(void);
 bool was_interrupted(void);
 void end_if_interrupted(void);
 
-/* One temporary file at a time, removed when a fatal signal ends the
- * process.  tmp_create(NULL, NULL): $TMPDIR/parload-XXXXXX; with dir and
- * base: dir/.base.XXXXXX.  Create it before the loader's threads exist. */
-int tmp_create(const char *dir, const char *base);
+/* One temporary file at a time, the library's (parload_temp_create),
+ * removed when a fatal signal ends the process.  tmp_create(path):
+ * DIR/.NAME.XXXXXX beside path; tmp_create(NULL): $TMPDIR/.parload.XXXXXX
+ * (default /tmp).  Create it before the loader's threads exist. */
+int tmp_create(const char *path);
 const char *tmp_file(void);
 void tmp_remove(void);
-/* Rename it to path, which must not exist unless force; EXIT_OK, or
- * EXIT_FAIL after saying why and removing it. */
+/* Put it in place as path (parload_temp_place), which must not exist
+ * unless force; EXIT_OK, or EXIT_FAIL after saying why and removing it. */
 int tmp_commit(const char *path, bool force);
 
 /* "512 B", "1.5 kB", "229.4 MB", "2.10 GB" (powers of 1000). */

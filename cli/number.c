@@ -26,12 +26,22 @@ bool parse_u64(const char *s, uint64_t max, uint64_t *out)
 }
 
 /* "4096", "64K", "1M", "2GiB": the library's sizes, within size_t. */
-bool parse_size(const char *s, size_t *out)
+int parse_size(const char *s, size_t *out)
 {
 	uint64_t v;
+	int rc = parload_size_parse(s, &v);
 
-	if (parload_size_parse(s, &v) != 0 || v > SIZE_MAX)
-		return false;
-	*out = (size_t)v;
-	return true;
+	if (rc == 0 && v > SIZE_MAX)
+		rc = PARLOAD_EOVERFLOW;
+	if (rc == 0)
+		*out = (size_t)v;
+	return rc;
+}
+
+const char *size_why(int rc)
+{
+	if (rc != PARLOAD_EOVERFLOW)
+		return "";
+	return SIZE_MAX == UINT64_MAX ? " (overflows 64 bits)" :
+					" (too large for this machine)";
 }

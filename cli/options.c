@@ -88,6 +88,7 @@ static int parse_seconds(const char *arg, double *out)
 static int parse_numbers(struct load_cfg *cfg, int c, const char *arg)
 {
 	uint64_t v;
+	int rc;
 
 	switch (c) {
 	case 't':
@@ -99,12 +100,16 @@ static int parse_numbers(struct load_cfg *cfg, int c, const char *arg)
 		cfg->opts.threads = (unsigned)v;
 		return ARG_OK;
 	case OPT_BUFFER:
-		if (!parse_size(arg, &cfg->opts.buffer_size))
-			return usage_error("invalid buffer size '%s'", arg);
+		rc = parse_size(arg, &cfg->opts.buffer_size);
+		if (rc)
+			return usage_error("invalid buffer size '%s'%s", arg,
+					   size_why(rc));
 		return ARG_OK;
 	case OPT_MAX_READ:
-		if (!parse_size(arg, &cfg->opts.max_read))
-			return usage_error("invalid read size '%s'", arg);
+		rc = parse_size(arg, &cfg->opts.max_read);
+		if (rc)
+			return usage_error("invalid read size '%s'%s", arg,
+					   size_why(rc));
 		return ARG_OK;
 	case OPT_VERIFY_SEED:
 		if (!parse_u64(arg, UINT64_MAX, &cfg->seed))

@@ -502,86 +502,57 @@ void tmp_remove(void)
 	}
 }
 
-static mode_t current_umask(void)
-{
-	mode_t m = umask(0);
-
-	umask(m);
-	return m;
-}
-
 const char *tmp_file(void)
 {
 	return tmp_path;
 }
 
-/* Create the temporary file; blocking signals here closes the window
- * between mkstemp() and arming (no library thread exists yet, so the
- * signal can only come to this thread). */
-int tmp_create(const char *dir, const char *base)
+/* Create the temporary file, the library's way (parload_temp_create);
+ * blocking signals here closes the window between its creation and
+ * arming (no library thread exists yet, so the signal can only come to
+ * this thread). */
+int tmp_create(const char *path)
 {
+	char scratch[4096];
+	parload_error err;
 	sigset_t all, old;
-	int n, fd, saved;
+	int rc;
 
-	if (!dir) {
-		dir = getenv("TMPDIR");
+	if (!path) {
+		const char *dir = getenv("TMPDIR");
+
 		if (!dir || !*dir)
 			dir = "/tmp";
+		snprintf(scratch, sizeof(scratch), "%s/parload", dir);
+		path = scratch;
 	}
-	if (base)
-		n = snprintf(tmp_path, sizeof(tmp_path), "%s/.%s.XXXXXX", dir,
-			     base);
-	else
-		n = snprintf(tmp_path, sizeof(tmp_path), "%s/parload-XXXXXX",
-			     dir);
-	if (n < 0 || (size_t)n >= sizeof(tmp_path)) {
-		error_msg("%s: temporary file name too long", dir);
-		return EXIT_FAIL;
-	}
+	memset(&err, 0, sizeof(err));
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
-	fd = mkstemp(tmp_path);
-	saved = errno;
-	if (fd >= 0)
+	rc = parload_temp_create(path, tmp_path, sizeof(tmp_path), &err);
+	if (rc == 0)
 		tmp_armed = 1;
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (fd < 0) {
-		error_msg("%s: cannot create a temporary file: %s", dir,
-			  strerror(saved));
+	if (rc < 0) {
+		error_msg("%s", err.message);
 		return EXIT_FAIL;
 	}
-	/* mkstemp() makes it private; a file that becomes the user's
-	 * output gets the mode any new file would. */
-	if (base)
-		fchmod(fd, 0666 & ~current_umask());
-	close(fd);
 	return EXIT_OK;
-}
-
-/* link() refuses an existing name atomically; a file system without hard
- * links falls back on rename() after a last check. */
-static int tmp_place(const char *path, bool force)
-{
-	struct stat st;
-
-	if (force)
-		return rename(tmp_path, path);
-	if (link(tmp_path, path) == 0)
-		return unlink(tmp_path);
-	if (errno != EPERM && errno != ENOTSUP && errno != EXDEV)
-		return -1;
-	if (lstat(path, &st) == 0) {
-		errno = EEXIST;
-		return -1;
-	}
-	return rename(tmp_path, path);
 }
 
 int tmp_commit(const char *path, bool force)
 {
-	if (tmp_place(path, force) != 0) {
-		error_msg("%s: %s%s", path, strerror(errno),
-			  errno == EEXIST ? " (--force replaces it)" : "");
+	parload_error err;
+	int rc;
+
+	memset(&err, 0, sizeof(err));
+	rc = parload_temp_place(tmp_path, path, force ? PARLOAD_SAVE_FORCE : 0,
+				&err);
+	if (rc == PARLOAD_EEXIST)
+		error_msg("%s: file exists (--force replaces it)", path);
+	else if (rc < 0)
+		error_msg("%s", err.message);
+	if (rc < 0) {
 		tmp_remove();
 		return EXIT_FAIL;
 	}

@@ -252,13 +252,15 @@ PARLOAD_API void parload_desc_init(parload_desc *d);
  * count; sizes take K, M, G, T (powers of 1024).  "@PATH" reads the text
  * from the file PATH.  Fails with PARLOAD_EINVAL naming the key for an
  * unknown or repeated key, a missing width, height or type, a bad number,
- * a zero width or height, or a packed row that is not whole bytes. */
+ * a zero width or height, or a packed row that is not whole bytes;
+ * PARLOAD_EOVERFLOW naming the key for a size past 64 bits. */
 PARLOAD_API int parload_desc_parse(const char *text, parload_desc *out,
 				   parload_error *err);
 /* A size as the description and the command take it: digits, then
  * optionally K, M, G or T (powers of 1024, either case, optionally
- * followed by "iB"): "4096", "64K", "2GiB".  0, or PARLOAD_EINVAL for
- * anything else and for sizes past 64 bits. */
+ * followed by "iB"): "4096", "64K", "2GiB".  0; PARLOAD_EOVERFLOW for
+ * such a size past 64 bits ("17179869184T"); PARLOAD_EINVAL for anything
+ * else. */
 PARLOAD_API int parload_size_parse(const char *text, uint64_t *out);
 /* Validate a description and derive its sizes (the fields after flags):
  * PARLOAD_EINVAL or PARLOAD_EOVERFLOW naming what is wrong. */
@@ -1075,19 +1077,49 @@ typedef struct parload_save_options {
 	const char *dataset;
 	int gzip;               /* HDF5: deflate level 1-9 with shuffle; 0 none */
 	unsigned flags;         /* PARLOAD_SAVE_* */
+	/* NULL: parload_save makes its own temporary file beside path
+	 * (parload_temp_create) and puts it in place (parload_temp_place).
+	 * Else the caller's: an empty file parload_temp_create made for
+	 * path, which parload_save writes (errors still name path) and
+	 * leaves where it is, written or not, for the caller to put in place
+	 * or remove; a program that removes its temporary file when a signal
+	 * ends it (as the parload command does) so knows its name all the
+	 * time it exists.  flags' PARLOAD_SAVE_FORCE is then the caller's to
+	 * pass to parload_temp_place. */
+	const char *tmp;
 } parload_save_options;
 
 PARLOAD_API void parload_save_options_init(parload_save_options *o);
 /* Write st to path in the format o says (NULL: the defaults), through a
- * temporary file beside it renamed into place: nothing is left behind on
- * failure, and an existing path is refused (PARLOAD_EEXIST) without
- * PARLOAD_SAVE_FORCE.  PARLOAD_ENOTSUP for a format this build has no
- * library for (naming the configure option) or a type the format cannot
- * hold; PARLOAD_EINVAL for an unknown extension; PARLOAD_EWRITE naming the
- * path for a write that fails. */
+ * temporary file beside it put in place (parload_temp_place): nothing is
+ * left behind on failure, and an existing path is refused (PARLOAD_EEXIST)
+ * without PARLOAD_SAVE_FORCE.  PARLOAD_ENOTSUP for a format this build has
+ * no library for (naming the configure option) or a type the format
+ * cannot hold; PARLOAD_EINVAL for an unknown extension; PARLOAD_EWRITE
+ * naming the path and the cause (errno's text: "No space left on device")
+ * for a write that fails. */
 PARLOAD_API int parload_save(const char *path, const parload_stack *st,
 			     const parload_save_options *o,
 			     parload_error *err);
+/* A file written whole or not at all, as parload_save, parload_nrrd_write
+ * and the parload command write theirs: under a hidden temporary name
+ * beside path, DIR/.NAME.XXXXXX (the same file system), then put in
+ * place.  parload_temp_create makes that file, empty, mode 0666 less the
+ * umask, its name into tmp (cap bytes; PARLOAD_EINVAL if too short, or
+ * for a path naming a directory; PARLOAD_EWRITE naming path and the
+ * cause if it cannot be made; tmp is then "").  parload_temp_place puts
+ * the complete file tmp in place as path: without PARLOAD_SAVE_FORCE
+ * (flags) an existing path is refused atomically (link(2);
+ * PARLOAD_EEXIST, tmp left as it is), on a file system without hard links
+ * by a last check before the rename; with it path is replaced
+ * (rename(2)).  PARLOAD_EWRITE naming path and the cause for anything
+ * else; tmp is then the caller's to remove (unlink(2)).  A process killed
+ * (SIGKILL, a crash, power lost) before either removes it leaves the
+ * temporary file behind, which may be deleted. */
+PARLOAD_API int parload_temp_create(const char *path, char *tmp, size_t cap,
+				    parload_error *err);
+PARLOAD_API int parload_temp_place(const char *tmp, const char *path,
+				   unsigned flags, parload_error *err);
 /* Whether this libparload has libtiff (compressed and tiled TIFF;
  * uncompressed striped TIFF is read, and TIFF written, without it) and
  * libhdf5 (HDF5, read and written; a contiguous dataset of a plainly

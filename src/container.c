@@ -1,14 +1,15 @@
 /*
  * container.c - TIFF and HDF5 as sources and outputs, whichever library
  * does the work: which container a source is, what a reader leaves to
- * free, and parload_save() (a temporary file beside the output, written
- * by tiff.c or hdf5.c, renamed into place).
+ * free, and parload_save() (a temporary file beside the output,
+ * tempfile.c's or the caller's, written by tiff_write.c or hdf5.c).
  */
 #include "internal.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,9 +242,9 @@ int parload_save(const char *path, const parload_stack *st,
 	parload_save_options dflt;
 	parload_save_format fmt;
 	const parload__module *mod;
-	char *tmp;
+	char tmp[PATH_MAX];
 	struct stat sb;
-	int fd, rc;
+	int rc;
 
 	if (!o) {
 		parload_save_options_init(&dflt);
@@ -270,44 +271,23 @@ int parload_save(const char *path, const parload_stack *st,
 	if (fmt == PARLOAD_SAVE_HDF5 &&
 	    !(mod = parload__module_get(PARLOAD_FORMAT_HDF5, path, err)))
 		return PARLOAD_ENOTSUP;
+	/* The caller's temporary file: written, and left to the caller. */
+	if (o->tmp)
+		return mod ? mod->write(o->tmp, path, st, o, err) :
+			     parload__tiff_save(o->tmp, path, st, err);
+	/* Refused before writing; parload_temp_place refuses it again,
+	 * atomically, should path appear meanwhile. */
 	if (!(o->flags & PARLOAD_SAVE_FORCE) && parload__sys_lstat(path, &sb) == 0)
 		return parload__fail_path(err, PARLOAD_EEXIST, 0, path,
 					  "exists (replace it with force)");
-	if (!(tmp = parload__sys_malloc(strlen(path) + 16)))
-		return parload__fail_nomem(err, path);
-	{
-		/* Beside the output, so that the rename stays on its file
-		 * system: DIR/.NAME.XXXXXX */
-		const char *slash = strrchr(path, '/');
-		const size_t dir = slash ? (size_t)(slash - path) + 1 : 0;
-
-		memcpy(tmp, path, dir);
-		sprintf(tmp + dir, ".%s.XXXXXX", path + dir);
-	}
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		rc = parload__fail_path(err, PARLOAD_EWRITE, errno, path,
-					"cannot create a temporary file "
-					"beside it");
-		parload__sys_free(tmp);
+	rc = parload_temp_create(path, tmp, sizeof(tmp), err);
+	if (rc)
 		return rc;
-	}
-	parload__sys_close(fd);
 	rc = mod ? mod->write(tmp, path, st, o, err) :
 		   parload__tiff_save(tmp, path, st, err);
-	if (rc == 0) {
-		/* mkstemp's 0600, as any new file would have it instead. */
-		const mode_t m = umask(0);
-
-		umask(m);
-		(void)chmod(tmp, 0666 & ~m);
-		if (parload__sys_rename(tmp, path) != 0)
-			rc = parload__fail_path(err, PARLOAD_EWRITE, errno, path,
-						"cannot rename %s into place",
-						tmp);
-	}
+	if (rc == 0)
+		rc = parload_temp_place(tmp, path, o->flags, err);
 	if (rc)
-		unlink(tmp);
-	parload__sys_free(tmp);
+		(void)unlink(tmp);
 	return rc;
 }

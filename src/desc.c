@@ -233,7 +233,7 @@ int parload_size_parse(const char *s, uint64_t *out)
 		return PARLOAD_EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (errno)
+	if (errno && errno != ERANGE)
 		return PARLOAD_EINVAL;
 	if (*end) {
 		/* & ~0x20 folds k, m, g, t to upper case. */
@@ -242,8 +242,9 @@ int parload_size_parse(const char *s, uint64_t *out)
 			return PARLOAD_EINVAL;
 		shift = 10 * (int)(u - units + 1);
 	}
-	if (shift && v > (UINT64_MAX >> shift))
-		return PARLOAD_EINVAL;
+	/* Well formed, but past 64 bits: a size all the same, too large. */
+	if (errno == ERANGE || (shift && v > (UINT64_MAX >> shift)))
+		return PARLOAD_EOVERFLOW;
 	*out = (uint64_t)v << shift;
 	return 0;
 }
@@ -258,7 +259,7 @@ static int set_key(parload_desc *d, int key, const char *value,
 		   parload_error *err)
 {
 	uint64_t v = 0;
-	int t, e;
+	int t, e, rc;
 
 	if (key == K_TYPE) {
 		if (parload_type_from_name(value, &t, &e) != 0)
@@ -270,7 +271,13 @@ static int set_key(parload_desc *d, int key, const char *value,
 		d->encoding = (parload_encoding)e;
 		return 0;
 	}
-	if (parload_size_parse(value, &v) != 0)
+	rc = parload_size_parse(value, &v);
+	if (rc == PARLOAD_EOVERFLOW)
+		return parload__fail(err, PARLOAD_EOVERFLOW, 0, NULL,
+				     PARLOAD_NONE, PARLOAD_NONE,
+				     "layout: %s=%s overflows 64 bits",
+				     key_names[key], value);
+	if (rc)
 		return bad(err, "layout: %s=%s is not a size (digits, then "
 			   "optionally K, M, G or T)", key_names[key],
 			   PARLOAD__Q(value));

@@ -1150,15 +1150,70 @@ typedef struct h5w {
 	hid_t f, lcpl, dcpl, space, d, tspace, theta;
 } h5w;
 
-static void w_close(h5w *w)
+/* What w_why looks for, and finds, in libhdf5's error stack. */
+typedef struct w_cause {
+	const char *tmp; /* the temporary file, never named */
+	char *why;       /* 200 bytes */
+	bool errno_found;
+} w_cause;
+
+/* Each error of the stack, innermost first: the first that carries a
+ * system call's errno (libhdf5's file drivers write "errno = N" into
+ * their text, with the temporary file's name, the time and a buffer's
+ * address) gives the cause as the system says it ("No space left on
+ * device"); else the innermost error's text up to its first line break,
+ * or where it names the temporary file, libhdf5's short message for it. */
+static herr_t w_walk(unsigned n, const H5E_error2_t *e, void *data)
 {
-	h5_close(&w->theta, H5Dclose);
+	w_cause *c = data;
+	const char *at = e->desc ? strstr(e->desc, "errno = ") : NULL;
+	int code;
+
+	if (c->errno_found)
+		return 0;
+	if (at && sscanf(at + 8, "%d", &code) == 1 && code > 0) {
+		snprintf(c->why, 200, "%s", strerror(code));
+		c->errno_found = true;
+	} else if (n == 0 && e->desc && !strstr(e->desc, c->tmp)) {
+		snprintf(c->why, 200, "%.*s", (int)strcspn(e->desc, "\n"),
+			 e->desc);
+	} else if (n == 0 && H5Eget_msg(e->min_num, NULL, c->why, 200) < 0) {
+		c->why[0] = '\0';
+	}
+	return 0;
+}
+
+/* Why the last libhdf5 call of a write failed, into why (200 bytes): one
+ * line that names no file (parload__hdf5_write names the output). */
+static void w_why(char *why, const char *tmp)
+{
+	w_cause c = { tmp, why, false };
+
+	why[0] = '\0';
+	H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, w_walk, &c);
+}
+
+/* Close every handle; the datasets' and the file's closes write what
+ * libhdf5 still holds (a chunk cache, the metadata), so that their
+ * failure is the write's: the first one's cause into why, and -1. */
+static int w_close(h5w *w, char *why, const char *tmp)
+{
+	hid_t *const writes[] = { &w->theta, &w->d, &w->f };
+	herr_t (*const close[])(hid_t) = { H5Dclose, H5Dclose, H5Fclose };
+	int rc = 0;
+
 	h5_close(&w->tspace, H5Sclose);
-	h5_close(&w->d, H5Dclose);
 	h5_close(&w->space, H5Sclose);
 	h5_close(&w->dcpl, H5Pclose);
 	h5_close(&w->lcpl, H5Pclose);
-	h5_close(&w->f, H5Fclose);
+	for (size_t i = 0; i < sizeof(writes) / sizeof(writes[0]); i++) {
+		if (*writes[i] >= 0 && close[i](*writes[i]) < 0 && rc == 0) {
+			w_why(why, tmp);
+			rc = -1;
+		}
+		*writes[i] = H5I_INVALID_HID;
+	}
+	return rc;
 }
 
 /* The pixels, each view one chunk.  Uncompressed on a little-endian
@@ -1265,7 +1320,7 @@ int parload__hdf5_write(const char *tmp, const char *path,
 							"/exchange/sinograms";
 	h5w w = { -1, -1, -1, -1, -1, -1, -1 };
 	const char *failed;
-	char why[200] = "";
+	char why[200] = "", later[200];
 
 	if (o->gzip < 0 || o->gzip > 9)
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
@@ -1275,13 +1330,18 @@ int parload__hdf5_write(const char *tmp, const char *path,
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
 					  "%" PRIu64 " angles for %" PRIu64
 					  " views", st->angle_count, views);
+	/* Errors are told in parload_error's one line, naming path: never
+	 * printed by libhdf5 (h5_enter), never naming the temporary file. */
 	h5_enter();
 	failed = w_pixels(&w, tmp, name, st, o->gzip);
 	if (!failed)
 		failed = w_angles(&w, st);
-	if (failed)
-		h5_why(why);
-	w_close(&w);
+	if (failed) {
+		w_why(why, tmp);
+		(void)w_close(&w, later, tmp); /* the first cause told */
+	} else if (w_close(&w, why, tmp) < 0) {
+		failed = "cannot write the file";
+	}
 	h5_leave();
 	if (failed)
 		return parload__fail_path(err, PARLOAD_EWRITE, 0, path,

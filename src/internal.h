@@ -672,9 +672,9 @@ int parload__hdf5_names(const parload_source *src, char **file,
 			const char **dataset, parload_error *err);
 /* Free what a reader filled (takes a zeroed container). */
 void parload__container_free(parload__container *c);
-/* Writers behind parload_save, to tmp (a new file), which the caller
- * renames: TIFF by tiff_write.c (no libtiff), HDF5 by hdf5.c (its
- * module). */
+/* Writers behind parload_save, to tmp (an empty file parload_temp_create
+ * made), which the caller puts in place; errors name path, never tmp:
+ * TIFF by tiff_write.c (no libtiff), HDF5 by hdf5.c (its module). */
 int parload__tiff_save(const char *tmp, const char *path,
 		       const parload_stack *st, parload_error *err);
 /* The same, BigTIFF (big) or classic as asked (tests: a BigTIFF of a few

@@ -20,7 +20,8 @@
 /* The header text on its way to the temporary file. */
 typedef struct out {
 	int fd;
-	const char *path; /* the temporary file, for messages */
+	const char *path; /* the header's path, which messages name (not
+			   * its temporary file's) */
 	parload_error *err;
 	size_t used;
 	char buf[2 * PATH_MAX];
@@ -38,7 +39,7 @@ static int flush(out *o)
 		if (n <= 0)
 			return parload__fail_path(o->err, PARLOAD_EWRITE,
 						  n < 0 ? errno : ENOSPC,
-						  o->path, NULL);
+						  o->path, "cannot write");
 		p += n;
 		o->used -= (size_t)n;
 	}
@@ -218,37 +219,11 @@ static int write_text(out *o, const parload_desc *d, const char *dir,
 	return rc;
 }
 
-/* Create a temporary file beside path: its name into tmp. */
-static int open_temp(const char *path, char *tmp, size_t size,
-		     parload_error *err)
-{
-	static unsigned counter;
-
-	for (int tries = 0; tries < 100; tries++) {
-		int fd, n = snprintf(tmp, size, "%s.tmp.%ld.%u", path,
-				     (long)getpid(),
-				     __atomic_fetch_add(&counter, 1,
-							__ATOMIC_RELAXED));
-
-		if (n < 0 || (size_t)n >= size)
-			return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
-						  "path too long");
-		fd = parload__sys_open(tmp, O_WRONLY | O_CREAT | O_EXCL |
-						    O_CLOEXEC, 0644);
-		if (fd >= 0 || errno != EEXIST)
-			return fd >= 0 ? fd :
-					 parload__fail_path(err, PARLOAD_EWRITE,
-							    errno, tmp, NULL);
-	}
-	return parload__fail_path(err, PARLOAD_EWRITE, EEXIST, path,
-				  "no free temporary name");
-}
-
 int parload_nrrd_write(const char *nhdr_path, const parload_desc *d,
 		       const char *const *files, size_t nfiles,
 		       parload_error *err)
 {
-	char dir[PATH_MAX], tmp[PATH_MAX];
+	char dir[PATH_MAX], tmp[PATH_MAX] = "";
 	parload_desc c;
 	out *o;
 	int rc;
@@ -268,19 +243,29 @@ int parload_nrrd_write(const char *nhdr_path, const parload_desc *d,
 		return rc;
 	if (!(o = parload__sys_malloc(sizeof(*o))))
 		return parload__fail_nomem(err, nhdr_path);
-	o->fd = open_temp(nhdr_path, tmp, sizeof(tmp), err);
-	o->path = tmp;
+	/* The temporary file every writer makes (tempfile.c); written
+	 * through a descriptor of its own, without O_TRUNC (it is empty). */
+	o->fd = -1;
+	o->path = nhdr_path;
 	o->err = err;
 	o->used = 0;
-	rc = o->fd < 0 ? o->fd : write_text(o, &c, dir, files, nfiles);
+	rc = parload_temp_create(nhdr_path, tmp, sizeof(tmp), err);
+	if (rc == 0 && (o->fd = parload__sys_open(tmp, O_WRONLY |
+							   O_CLOEXEC)) < 0)
+		rc = parload__fail_path(err, PARLOAD_EWRITE, errno, nhdr_path,
+					"cannot write");
+	if (rc == 0)
+		rc = write_text(o, &c, dir, files, nfiles);
 	if (rc == 0)
 		rc = flush(o);
 	if (o->fd >= 0 && parload__sys_close(o->fd) != 0 && rc == 0)
-		rc = parload__fail_path(err, PARLOAD_EWRITE, errno, tmp, NULL);
-	if (rc == 0 && parload__sys_rename(tmp, nhdr_path) != 0)
 		rc = parload__fail_path(err, PARLOAD_EWRITE, errno, nhdr_path,
-					"cannot rename %s into place", tmp);
-	if (rc && o->fd >= 0)
+					"cannot write");
+	/* A header replaces the one there (the caller checks first, as the
+	 * parload command does). */
+	if (rc == 0)
+		rc = parload_temp_place(tmp, nhdr_path, PARLOAD_SAVE_FORCE, err);
+	if (rc && tmp[0]) /* "" when parload_temp_create failed */
 		(void)unlink(tmp);
 	parload__sys_free(o);
 	return rc;

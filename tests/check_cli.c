@@ -1302,6 +1302,12 @@ static const struct {
 	{ { "--buffer", "18446744073709551616" }, "invalid buffer size" },
 	{ { "--buffer", "17179869184G" }, "invalid buffer size" },
 	{ { "--buffer", "16777216T" }, "invalid buffer size" },
+	{ { "--buffer", "17179869184T" },
+	  "parload: invalid buffer size '17179869184T' (overflows 64 bits)\n" },
+	{ { "--max-read", "18446744073709551616" },
+	  "invalid read size '18446744073709551616' (overflows 64 bits)\n" },
+	{ { "--raw", "width=4,height=4,type=u8,offset=17179869184T" },
+	  "parload: --raw: layout: offset=17179869184T overflows 64 bits\n" },
 };
 
 START_TEST(test_usage_error)

@@ -36,7 +36,7 @@ static char *fresh_tmp(void)
 	return tmp;
 }
 
-/* The command's temporary files in tmp ("parload-*").  Only those: a
+/* The command's temporary files in tmp (".parload.*").  Only those: a
  * sanitizer's runtime makes files of its own in $TMPDIR before main()
  * (ThreadSanitizer's tsan.rodata.PID, gone a moment later), which are no
  * sign that the command is at work. */
@@ -48,7 +48,7 @@ static int tmp_files(const char *tmp)
 
 	ck_assert_ptr_nonnull(d);
 	while ((e = readdir(d)))
-		n += strncmp(e->d_name, "parload-", 8) == 0;
+		n += strncmp(e->d_name, ".parload.", 9) == 0;
 	closedir(d);
 	return n;
 }

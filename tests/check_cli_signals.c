@@ -10,12 +10,15 @@
  * pipe that stalls is ended by the command's one-second alarm; without
  * batches the signal ends the command at once.  A file's load with a
  * progress line (drawn from the load's counters) is cancelled at its
- * workers' next read.  $PARLOAD_BIN is the command (exit 77 without it).
+ * workers' next read.  A signal while a TIFF or an HDF5 file is being
+ * written (parload_save writing the command's temporary file) leaves no
+ * file either.  $PARLOAD_BIN is the command (exit 77 without it).
  */
 #include "config.h"
 
 #include <check.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -200,6 +203,95 @@ START_TEST(test_file_with_a_line)
 }
 END_TEST
 
+/* The size of the one hidden entry of dir (a temporary file), or -1 when
+ * there is none. */
+static off_t hidden_size(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat st;
+	off_t size = -1;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		if (e->d_name[0] == '.' && strcmp(e->d_name, ".") &&
+		    strcmp(e->d_name, "..") &&
+		    fstatat(dirfd(d), e->d_name, &st, 0) == 0)
+			size = st.st_size;
+	closedir(d);
+	return size;
+}
+
+/* SIGINT or SIGTERM while OUT.h5 or OUT.tif is written, caught half way
+ * (its temporary file holds bytes; 128 MiB of pixels to write): status
+ * 128 + the signal, "interrupted", and nothing in OUT's directory, the
+ * temporary file parload_save writes included.  A run that finished
+ * before it could be caught writing is tried again. */
+static const struct write_case {
+	const char *ext;
+	int sig;
+} write_cases[] = {
+	{ "h5", SIGINT }, { "h5", SIGTERM }, { "tif", SIGINT },
+	{ "tif", SIGTERM },
+};
+
+START_TEST(test_signal_while_writing)
+{
+	const struct write_case *c = &write_cases[_i];
+	const struct timespec nap = { 0, 500 * 1000 };
+	char *in = tu_path("write-in.raw"), name[64], *dir, *out;
+	const char *argv[] = { bin, "extract", "--no-progress", "--raw",
+			       "width=512,height=512,type=u16", "-o", NULL,
+			       NULL, NULL };
+	bool caught = false;
+	tu_result r;
+	tu_proc p;
+
+	if (strcmp(c->ext, "h5") == 0 && !parload_has_hdf5()) {
+		printf("test_signal_while_writing: no HDF5 in this build\n");
+		free(in);
+		return;
+	}
+	/* 256 views of 512 x 512 u16: 128 MiB, sparse (quick to make, under
+	 * valgrind too). */
+	if (access(in, F_OK) != 0) {
+		tu_write_file(in, "", 0);
+		tu_truncate(in, (uint64_t)128 << 20);
+	}
+	snprintf(name, sizeof(name), "write-%d", _i);
+	dir = tu_path(name);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(name, sizeof(name), "write-%d/s.%s", _i, c->ext);
+	out = tu_path(name);
+	argv[6] = out;
+	argv[7] = in;
+	for (int attempt = 0; attempt < 5 && !caught; attempt++) {
+		tu_spawn(&(tu_cmd){ .argv = argv, .timeout = 120 }, &p);
+		while (!(caught = hidden_size(dir) > 0) && !tu_ended(&p, &r))
+			nanosleep(&nap, NULL);
+		if (!caught) { /* done before it was seen writing */
+			ck_assert_msg(r.status == 0, "status %d: %s", r.status,
+				      r.err);
+			tu_result_free(&r);
+			ck_assert_int_eq(unlink(out), 0);
+			continue;
+		}
+		ck_assert_int_eq(kill(p.pid, c->sig), 0);
+		tu_wait(&p, &r);
+	}
+	ck_assert_msg(caught, "never caught writing %s", out);
+	ck_assert_msg(r.status == 128 + c->sig, "status %d: %s", r.status,
+		      r.err);
+	ck_assert_msg(strstr(r.err, "interrupted"), "%s", r.err);
+	ck_assert_msg(entries(dir) == 0, "a file left in %s (%s)", dir,
+		      hidden_size(dir) >= 0 ? "a temporary file" : "OUT");
+	tu_result_free(&r);
+	free(in);
+	free(out);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cli_signals");
@@ -209,5 +301,8 @@ int main(void)
 	tcase_add_loop_test(tu_tcase(s, "signals", 90), test_signal, 0,
 			    TU_COUNT(cases));
 	tcase_add_test(tu_tcase(s, "file", 90), test_file_with_a_line);
+	tcase_add_loop_test(tu_tcase(s, "writing", 240),
+			    test_signal_while_writing, 0,
+			    TU_COUNT(write_cases));
 	return tu_run(s);
 }

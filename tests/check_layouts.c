@@ -812,8 +812,15 @@ START_TEST(test_parse_errors)
 		  PARLOAD_EINVAL },
 		{ "width=4294967295,height=4294967295,type=f64", "overflow",
 		  PARLOAD_EOVERFLOW },
-		{ "width=4,height=2,type=u16,offset=16777216T", "offset",
-		  PARLOAD_EINVAL },
+		{ "width=4,height=2,type=u16,offset=16777216T",
+		  "offset=16777216T overflows 64 bits", PARLOAD_EOVERFLOW },
+		{ "width=4,height=2,type=u16,offset=17179869184T",
+		  "offset=17179869184T overflows 64 bits", PARLOAD_EOVERFLOW },
+		{ "width=4,height=2,type=u16,gap=18446744073709551616",
+		  "gap=18446744073709551616 overflows 64 bits",
+		  PARLOAD_EOVERFLOW },
+		{ "width=4,height=2,type=u16,gap=99999999999999999999X",
+		  "is not a size", PARLOAD_EINVAL },
 		{ "width=4,height=2,type=u16,header=16000000T,gap=16000000T",
 		  "overflow", PARLOAD_EOVERFLOW },
 		{ "width=4,height=2,type=u16,count=16000000T,gap=1M",
@@ -831,6 +838,45 @@ START_TEST(test_parse_errors)
 		/* Nothing written on failure. */
 		for (size_t k = 0; k < sizeof(d); k++)
 			ck_assert_int_eq(((unsigned char *)&d)[k], 0x5a);
+	}
+}
+END_TEST
+
+/* parload_size_parse: a size past 64 bits is one, too large
+ * (PARLOAD_EOVERFLOW), not something else (PARLOAD_EINVAL). */
+START_TEST(test_size_parse)
+{
+	static const struct {
+		const char *text;
+		int code;
+		uint64_t v;
+	} cases[] = {
+		{ "0", 0, 0 },
+		{ "4096", 0, 4096 },
+		{ "64K", 0, 65536 },
+		{ "2GiB", 0, (uint64_t)2 << 30 },
+		{ "16777215T", 0, (uint64_t)16777215 << 40 },
+		{ "18446744073709551615", 0, UINT64_MAX },
+		{ "16777216T", PARLOAD_EOVERFLOW, 0 },
+		{ "17179869184T", PARLOAD_EOVERFLOW, 0 },
+		{ "17179869184G", PARLOAD_EOVERFLOW, 0 },
+		{ "18446744073709551616", PARLOAD_EOVERFLOW, 0 },
+		{ "99999999999999999999999TiB", PARLOAD_EOVERFLOW, 0 },
+		{ "99999999999999999999999X", PARLOAD_EINVAL, 0 },
+		{ "1KK", PARLOAD_EINVAL, 0 },
+		{ "-1", PARLOAD_EINVAL, 0 },
+		{ "", PARLOAD_EINVAL, 0 },
+	};
+
+	for (int i = 0; i < TU_COUNT(cases); i++) {
+		uint64_t v = 12345;
+		const int rc = parload_size_parse(cases[i].text, &v);
+
+		ck_assert_msg(rc == cases[i].code, "'%s': %s, want %s",
+			      cases[i].text, parload_err_name(rc),
+			      parload_err_name(cases[i].code));
+		ck_assert_msg(v == (rc ? 12345 : cases[i].v),
+			      "'%s': %" PRIu64, cases[i].text, v);
 	}
 }
 END_TEST
@@ -1251,6 +1297,7 @@ static Suite *suite(void)
 			    variants(8));
 	t = tu_tcase(s, "bad", 30);
 	tcase_add_test(t, test_parse_errors);
+	tcase_add_test(t, test_size_parse);
 	tcase_add_test(t, test_count_past_end);
 	tcase_add_test(t, test_list_file_short);
 	tcase_add_test(t, test_long_list);

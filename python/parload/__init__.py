@@ -269,10 +269,12 @@ def save(path, data, dataset=None, compress=None, force=False, angles=None):
     compress "gzip" or "gzip=LEVEL" (deflate with shuffle; default level
     4), angles (degrees, one per view) go to /exchange/theta.
 
-    The file is written under a temporary name beside path and renamed:
-    nothing is left behind on failure.  An existing path raises
-    parload.Error unless force is true.  The GIL is released while the
-    file is written.
+    The file is written under a hidden temporary name beside path
+    (.NAME.XXXXXX) and put in place: nothing is left behind on failure
+    (a process killed by SIGKILL leaves that file, which may be deleted).
+    An existing path raises parload.Error unless force is true, also one
+    that appears while the file is written.  The GIL is released while
+    the file is written.
     """
     layout = "views"
     if isinstance(data, Dataset):
