@@ -33,6 +33,14 @@
 #define PARLOAD__HUGE_PAGE ((size_t)2 << 20)
 #define PARLOAD__PAGE ((size_t)4096)
 
+/* a * b into *out: false when it does not fit in 64 bits (*out then
+ * unset).  Every count read from a file is multiplied by a size through
+ * this before it sizes anything. */
+static inline bool parload__mul_ok(uint64_t a, uint64_t b, uint64_t *out)
+{
+	return !__builtin_mul_overflow(a, b, out);
+}
+
 /* Whether this host stores its numbers big-endian. */
 static inline bool parload__host_be(void)
 {
@@ -776,7 +784,7 @@ int parload__hdf5_where(const char *file, const char *dataset,
 /* ---- module.c, module_host.c: what needs libtiff or libhdf5, in a
  * module opened on first use ---- */
 
-#define PARLOAD__MODULE_ABI 7u
+#define PARLOAD__MODULE_ABI 8u
 
 struct parload__tiff_page;
 struct parload__tiff_pages;
@@ -801,6 +809,8 @@ typedef struct parload__host {
 	void (*strips_clear)(parload__strips *t);
 	uint64_t (*strips_find)(const parload__strips *t, uint64_t i);
 	void (*h5index_free)(parload__h5index *x);
+	int (*memory_check)(parload_error *err, const char *path,
+			    uint64_t count, const char *things, uint64_t each);
 	int (*hdf5_names)(const parload_source *src, char **file,
 			  const char **dataset, parload_error *err);
 	void (*desc_init)(parload_desc *d);
@@ -1061,6 +1071,14 @@ int parload__window_alloc(parload__ctx *c, uint64_t views, parload_buffers *b);
  * pages untouched and unadvised.  Release with parload__sys_munmap(p,
  * len). */
 void *parload__map_huge_aligned(size_t len);
+/* Whether count things of each bytes can be had (the machine's RAM and
+ * swap, RLIMIT_AS, RLIMIT_DATA; a product past 64 bits never): 0, or
+ * PARLOAD_ENOMEM naming path, the count, what they are ("views"), and the
+ * bytes and the limit.  The dataset's arrays are asked this before they
+ * are made, and a container's tables of counts read from the file before
+ * they are. */
+int parload__memory_check(parload_error *err, const char *path,
+			  uint64_t count, const char *things, uint64_t each);
 
 /* ---- plan.c: the extent plan, who reads what ---- */
 

@@ -85,6 +85,12 @@ void parload__h5index_free(parload__h5index *x)
 	host->h5index_free(x);
 }
 
+int parload__memory_check(parload_error *err, const char *path,
+			  uint64_t count, const char *things, uint64_t each)
+{
+	return host->memory_check(err, path, count, things, each);
+}
+
 int parload__hdf5_names(const parload_source *src, char **file,
 			const char **dataset, parload_error *err)
 {

@@ -27,6 +27,7 @@ int main(void)
 #else
 #include <fcntl.h>
 #include <hdf5.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <libdeflate.h>
 #include <unistd.h>
@@ -1411,6 +1412,198 @@ START_TEST(filter_missing)
 }
 END_TEST
 
+/* ---- counts read from the file ---- */
+
+/* The bytes seq (n of them) at one place only of the file at path: its
+ * offset there. */
+static uint64_t find_once(const char *path, const void *seq, size_t n)
+{
+	size_t len;
+	unsigned char *b = tu_read_all(path, &len);
+	uint64_t at = UINT64_MAX;
+
+	for (size_t i = 0; i + n <= len; i++)
+		if (memcmp(b + i, seq, n) == 0) {
+			ck_assert_msg(at == UINT64_MAX, "%s: twice", path);
+			at = i;
+		}
+	free(b);
+	ck_assert_msg(at != UINT64_MAX, "%s: not found", path);
+	return at;
+}
+
+/* /scan, 3 x 6 x 5 u16 (chunked by views or contiguous), written here,
+ * then its first dimension patched to frames: its dataspace message holds
+ * (3, 6, 5) then the same maximum; only the dimension changes (libhdf5
+ * opens a dimension past its maximum). */
+static char *claims_frames(const char *file, bool chunked, uint64_t frames)
+{
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 3, 6, 5 },
+		       { chunked ? 1 : 0, 6, 5 } };
+	const uint64_t dims[6] = { 3, 6, 5, 3, 6, 5 };
+	char *path = tu_path(file);
+	size_t elem;
+
+	free(fx_file(path, &f, &elem));
+	tu_patch(path, find_once(path, dims, sizeof(dims)), &frames, 8);
+	return path;
+}
+
+/* The whole load of path fails with code, saying says, holding nothing. */
+static void load_fails(const char *path, int code, const char *says)
+{
+	parload_options o;
+	parload_dataset ds;
+	parload_error err;
+	int rc;
+
+	parload_options_init(&o);
+	o.error = &err;
+	rc = parload_load(path, &o, &ds);
+	ck_assert_msg(rc == code, "%s: %d, not %d: %s", path, rc, code,
+		      err.message);
+	ck_assert_msg(strstr(err.message, says), "%s lacks \"%s\"",
+		      err.message, says);
+	tu_assert_empty(&ds, path);
+}
+
+/* A first dimension of 2^62 + 1 (its tables' bytes past 64 bits, which
+ * once wrapped to a few and were filled 2^62 times) or 2^40 (32 TiB of
+ * tables, more than any machine here) is refused before any table is
+ * made, naming the bytes: contiguous or chunked, read or loaded. */
+START_TEST(frames_past_memory)
+{
+	static const struct {
+		uint64_t frames;
+		const char *says;
+	} cases[] = {
+		{ ((uint64_t)1 << 62) + 1,
+		  "4611686018427387905 table entries (the frames of /scan) of "
+		  "32 bytes need more bytes than 64 bits count" },
+		{ (uint64_t)1 << 40,
+		  "1099511627776 table entries (the frames of /scan) of 32 "
+		  "bytes need 35184372088832 bytes, more than the" },
+	};
+
+	for (int k = 0; k < TU_COUNT(cases); k++)
+		for (int chunked = 0; chunked < 2; chunked++) {
+			char *path = claims_frames("claims.h5", chunked,
+						   cases[k].frames);
+
+			read_fails(path, NULL, PARLOAD_ENOMEM, cases[k].says);
+			load_fails(path, PARLOAD_ENOMEM, cases[k].says);
+			free(path);
+		}
+}
+END_TEST
+
+/* 2^33 frames (an 11 KB file's claim; 256 GiB of tables) under an
+ * address-space limit of 4 GiB, so that no machine makes the tables: the
+ * bytes are named. */
+START_TEST(frames_past_the_limit)
+{
+	const char *why = tu_why_no_rlimit();
+	char *path;
+	struct rlimit saved, lim;
+
+	if (why) {
+		printf("frames_past_the_limit: skipped: %s\n", why);
+		return;
+	}
+	path = claims_frames("limit.h5", true, (uint64_t)1 << 33);
+	ck_assert_int_eq(getrlimit(RLIMIT_AS, &saved), 0);
+	lim = saved;
+	lim.rlim_cur = (rlim_t)4 << 30;
+	ck_assert_int_eq(setrlimit(RLIMIT_AS, &lim), 0);
+	/* (Or the machine's RAM and swap, where they are less.) */
+	load_fails(path, PARLOAD_ENOMEM,
+		   "8589934592 table entries (the frames of /scan) of 32 bytes "
+		   "need 274877906944 bytes, more than the ");
+	ck_assert_int_eq(setrlimit(RLIMIT_AS, &saved), 0);
+	free(path);
+}
+END_TEST
+
+/* 4 entries of buf (of memory type mt) as dataset name of file type ft. */
+static void write_as(hid_t file, const char *name, hid_t ft, hid_t mt,
+		     const void *buf)
+{
+	hsize_t n = 4;
+	hid_t s = H5Screate_simple(1, &n, NULL);
+	hid_t d = H5Dcreate2(file, name, ft, s, H5P_DEFAULT, H5P_DEFAULT,
+			     H5P_DEFAULT);
+
+	ck_assert_int_ge(d, 0);
+	ck_assert_int_ge(H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf),
+			 0);
+	H5Dclose(d);
+	H5Sclose(s);
+}
+
+/* An NXtomo file (/entry/data: data 4 x 3 x 2 u16, image_key 0 of type
+ * key, rotation_angle 0, 30, 60, 90 of type angle) at path. */
+static void nx_typed(const char *path, hid_t key, hid_t angle)
+{
+	const fx data = { "/entry/data/data", H5T_STD_U16LE, 3, { 4, 3, 2 } };
+	const int32_t keys[4] = { 0, 0, 0, 0 };
+	const double deg[4] = { 0, 30, 60, 90 };
+	const char *text[4] = { "0", "30", "60", "90" };
+	size_t elem;
+	void *pix = fx_pixels(&data, &elem);
+	hid_t file = create(path);
+
+	fx_write_in(file, &data, pix);
+	set_class(file, "/entry", "NXentry");
+	write_as(file, "/entry/data/image_key", key, H5T_NATIVE_INT32, keys);
+	if (H5Tget_class(angle) == H5T_STRING)
+		write_as(file, "/entry/data/rotation_angle", angle, angle,
+			 text);
+	else
+		write_as(file, "/entry/data/rotation_angle", angle,
+			 H5T_NATIVE_DOUBLE, deg);
+	H5Fclose(file);
+	free(pix);
+}
+
+/* image_key and rotation_angle of types parload does not read are
+ * refused before libhdf5 reads them, naming them and their types: an
+ * image_key whose 4-byte integer type is patched to 2^31 bytes an element
+ * (once 2.1 GB of libhdf5's conversion buffers), floats or strings. */
+START_TEST(column_types)
+{
+	char *path = tu_path("types.nxs");
+	const uint8_t i32[12] = { 0x10, 0x08, 0, 0, 4, 0, 0, 0, 0, 0, 32, 0 };
+	const uint32_t huge = (uint32_t)1 << 31;
+	hid_t vstr;
+	parload__container c;
+
+	nx_typed(path, H5T_STD_I32LE, H5T_IEEE_F64LE);
+	none_open();
+	read_ok(path, NULL, PARLOAD_FRAMES_PROJECTIONS, &c);
+	ck_assert_float_eq(c.strips.angles[3], 90.0f);
+	parload__container_free(&c);
+	tu_patch(path, find_once(path, i32, sizeof(i32)) + 4, &huge, 4);
+	read_fails(path, NULL, PARLOAD_ENOTSUP,
+		   "/entry/data/image_key: an integer of 2147483648 bytes (an "
+		   "image_key holds integers of 1 to 8 bytes)");
+	nx_typed(path, H5T_IEEE_F32LE, H5T_IEEE_F64LE);
+	read_fails(path, NULL, PARLOAD_ENOTSUP,
+		   "/entry/data/image_key: a float of 4 bytes");
+	vstr = H5Tcopy(H5T_C_S1);
+	H5Tset_size(vstr, H5T_VARIABLE);
+	nx_typed(path, H5T_STD_I8LE, vstr);
+	H5Tclose(vstr);
+	read_fails(path, NULL, PARLOAD_ENOTSUP,
+		   "/entry/data/rotation_angle: a string of");
+	/* Integer angles are angles. */
+	nx_typed(path, H5T_STD_U8LE, H5T_STD_I16BE);
+	read_ok(path, NULL, PARLOAD_FRAMES_PROJECTIONS, &c);
+	ck_assert_float_eq(c.strips.angles[2], 60.0f);
+	parload__container_free(&c);
+	free(path);
+}
+END_TEST
+
 /* ---- parload_save ---- */
 
 static void saved(const char *path, const char *name, hsize_t *dims,
@@ -1549,6 +1742,9 @@ static Suite *suite(void)
 	tcase_add_test(t, truncated);
 	tcase_add_test(t, chunk_size_wrong);
 	tcase_add_test(t, filter_missing);
+	tcase_add_test(t, frames_past_memory);
+	tcase_add_test(t, frames_past_the_limit);
+	tcase_add_test(t, column_types);
 	t = tu_tcase(s, "save", 0);
 	tcase_add_test(t, save_views);
 	tcase_add_test(t, save_sinograms);

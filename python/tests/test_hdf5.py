@@ -6,6 +6,9 @@ type; whole loads, view steps, rows, columns and sinograms on 1 to 3
 threads; frames, angles, dataset names, describe, stream, dask and
 corrected loads; the errors of what is not read."""
 
+import re
+import struct
+
 import numpy as np
 import pytest
 
@@ -491,3 +494,44 @@ def test_info_and_load_on_the_command_line(parload_bin, dxchange):
     assert res.returncode == 0, res.stderr
     load = json.loads(res.stdout)
     assert load["format"] == "hdf5" and load["views"] == len(scan[0])
+
+
+def claims_frames(tmp_path, frames, chunks):
+    """A 3 x 6 x 5 u16 dataset /scan written by h5py, then its first
+    dimension patched to frames: its dataspace message holds the shape,
+    then the same maximum; only the first changes (libhdf5 opens a
+    dimension past its maximum)."""
+    p = tmp_path / "claims.h5"
+    with h5py.File(p, "w") as f:
+        f.create_dataset("scan", data=np.arange(90, dtype="u2").reshape(
+            3, 6, 5), chunks=chunks)
+    b = bytearray(p.read_bytes())
+    shape = struct.pack("<6Q", 3, 6, 5, 3, 6, 5)
+    at = b.find(shape)
+    assert at >= 0 and b.find(shape, at + 1) < 0
+    b[at:at + 8] = struct.pack("<Q", frames)
+    p.write_bytes(b)
+    with h5py.File(p, "r") as f:
+        assert f["scan"].shape == (frames, 6, 5)
+    return p
+
+
+@pytest.mark.parametrize("chunks", [None, (1, 6, 5)])
+def test_frames_past_memory(tmp_path, parload_bin, chunks):
+    """2^62 + 1 frames (tables of which once wrapped to a few bytes and
+    were written past) and 2^40 (32 TiB of tables) are refused before any
+    table is made, naming the bytes: load, describe, the command."""
+    p = claims_frames(tmp_path, 2**62 + 1, chunks)
+    says = ("4611686018427387905 table entries (the frames of /scan) of 32 "
+            "bytes need more bytes than 64 bits count")
+    raises(p, "PARLOAD_ENOMEM", re.escape(says))
+    with pytest.raises(parload.Error, match=re.escape(says)):
+        parload.describe(p)
+    for args in ([], ["extract", "-o", tmp_path / "out.raw"], ["info"]):
+        res = run_cli(parload_bin, *args, p)
+        assert res.returncode == 1, (args, res.returncode, res.stderr)
+        assert args == ["info"] or says in res.stderr, res.stderr
+    p = claims_frames(tmp_path, 2**40, chunks)
+    raises(p, "PARLOAD_ENOMEM", re.escape(
+        "1099511627776 table entries (the frames of /scan) of 32 bytes "
+        "need 35184372088832 bytes, more than the "))
