@@ -454,6 +454,27 @@ static int column_type(h5r *r, const char *name, hid_t d, column what)
 						 "16");
 }
 
+/* Degrees per unit of dataset name's angles, by its units attribute
+ * (none: degrees); ENOTSUP naming it and the unit for another. */
+static int angle_units(h5r *r, const char *name, double *deg)
+{
+	char u[64];
+	const int rc = text_attr(r->f, name, "units", u, sizeof(u));
+
+	*deg = 1.0;
+	if (rc == 1 || (rc == 0 && parload__angle_units(u, deg)))
+		return 0;
+	for (char *p = u; *p; p++)
+		if (*p < ' ' || *p > '~')
+			*p = '?';
+	return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
+				  "%s: angles in %s%s%s (parload reads "
+				  "%s)", name, rc ? "" : "units \"",
+				  rc ? "units that are not one string of "
+				       "fewer than 64 bytes" : u,
+				  rc ? "" : "\"", PARLOAD__ANGLE_UNITS);
+}
+
 /* A 1-D dataset of want entries read as mem_type into buf (want *
  * size bytes), angles in degrees when deg is not NULL (*deg: degrees per
  * unit stored); 1 when name is absent, ECONTAINER when it disagrees. */
@@ -477,8 +498,8 @@ static int read_1d(h5r *r, const char *name, hid_t mem_type, void *buf,
 		H5Sclose(s);
 	}
 	rc = rank == 1 && n == want ? column_type(r, name, d, what) : 0;
-	if (deg)
-		*deg = 1.0;
+	if (rc == 0 && rank == 1 && n == want && deg)
+		rc = angle_units(r, name, deg);
 	if (rc == 0 && rank == 1 && n == want)
 		ok = H5Dread(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
 	H5Dclose(d);

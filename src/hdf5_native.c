@@ -475,8 +475,8 @@ static bool choose(nat *n, const char *named, parload_frames fr)
 	return true;
 }
 
-/* An IEEE float of size bytes (4 or 8) at p, as a float. */
-static float to_float(const unsigned char *p, unsigned size, bool be)
+/* An IEEE float of size bytes (4 or 8) at p, as a double. */
+static double to_double(const unsigned char *p, unsigned size, bool be)
 {
 	unsigned char v[8];
 	uint64_t bits;
@@ -494,28 +494,113 @@ static float to_float(const unsigned char *p, unsigned size, bool be)
 		double x;
 
 		memcpy(&x, &bits, 8);
-		return (float)x;
+		return x;
 	}
 }
 
-/* /exchange/theta: absent, or 1-D of count float entries (angles). */
+/* The units of an angles' dataset, from its header's attributes. */
+typedef struct units {
+	const parload__h5file *f;
+	double deg;         /* degrees per unit stored */
+	bool sure;          /* false: leave them to hdf5.c */
+} units;
+
+/* An Attribute message (versions 1-3): "units", one fixed-length string
+ * (its datatype and dataspace not shared), of a unit hdf5.c reads alike
+ * (parload__angle_units); anything else named so, or a unit it does not
+ * know, leaves the angles to hdf5.c, which names what it refuses. */
+static int units_message(units *u, const unsigned char *m, size_t len)
+{
+	const unsigned v = len ? m[0] : 0;
+	const size_t head = v == 3 ? 9 : 8;
+	size_t name, dt, ds, at, n, rank;
+	char text[64];
+
+	if (len < head || v < 1 || v > 3)
+		return -1;
+	name = (size_t)parload__h5_le(m + 2, 2);
+	dt = (size_t)parload__h5_le(m + 4, 2);
+	ds = (size_t)parload__h5_le(m + 6, 2);
+	if (name > len - head || name != sizeof("units") ||
+	    memcmp(m + head, "units", sizeof("units")) != 0)
+		return 0;
+	/* Version 1 pads each part to 8 bytes. */
+	if (v == 1) {
+		name = (name + 7) & ~(size_t)7;
+		dt = (dt + 7) & ~(size_t)7;
+		ds = (ds + 7) & ~(size_t)7;
+	}
+	at = head + name;
+	u->sure = false;
+	if ((v > 1 && m[1] & 3) || dt < 8 || ds < 4 || dt > len - at ||
+	    ds > len - at - dt || (m[at] & 0x0f) != 3)
+		return 1;
+	n = (size_t)parload__h5_le(m + at + 4, 4);
+	/* The dataspace: a scalar, or one dimension of 1 (its sizes 8). */
+	rank = m[at + dt + 1];
+	if ((m[at + dt] != 1 && m[at + dt] != 2) || rank > 1 ||
+	    (m[at + dt] == 2 && m[at + dt + 3] != (rank ? 1 : 0)) ||
+	    (rank && (ds < (m[at + dt] == 1 ? 8u : 4u) + 8 ||
+		      parload__h5_le(m + at + dt + (m[at + dt] == 1 ? 8 : 4),
+				     8) != 1)))
+		return 1;
+	at += dt + ds;
+	if (n >= sizeof(text) || n > len - at)
+		return 1;
+	memcpy(text, m + at, n);
+	text[n] = '\0';
+	while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\0'))
+		text[--n] = '\0';
+	u->sure = parload__angle_units(text, &u->deg);
+	return 1;
+}
+
+/* An angles' header's messages: its Attribute messages, and an Attribute
+ * Info message's dense storage, which only libhdf5 reads. */
+static int angle_message(void *ctx, unsigned type, unsigned flags,
+			 const unsigned char *m, size_t len)
+{
+	units *u = ctx;
+	const unsigned so = u->f->so;
+
+	(void)flags;
+	if (type == 0x000c)
+		return units_message(u, m, len);
+	if (type == 0x0015) {
+		const size_t at = 2 + (len > 1 && m[1] & 1 ? 2 : 0);
+
+		if (len < at + so || !parload__h5_undefined(
+					     parload__h5_le(m + at, so), so)) {
+			u->sure = false;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* /exchange/theta: absent, or 1-D of count float entries (angles), in
+ * degrees or radians by its units attribute. */
 static bool theta(nat *n, uint64_t count)
 {
 	dset t;
 	uint64_t addr;
 	unsigned char *b;
 	const int there = lookup(&n->f, "/exchange/theta", &addr);
+	units u = { .f = &n->f, .deg = 1.0, .sure = true };
 
 	if (there == ABSENT)
 		return true;
 	if (there != FOUND || !dataset(&n->f, "/exchange/theta", &t) ||
 	    t.chunked || t.rank != 1 || t.dims[0] != count || !t.is_float ||
-	    !(b = parload__sys_malloc(t.bytes)))
+	    !parload__h5_header(&n->f, t.header, angle_message, &u) ||
+	    !u.sure || !(b = parload__sys_malloc(t.bytes)))
 		return false;
 	n->angles = parload__sys_calloc(count, sizeof(float));
 	if (n->angles && parload__h5_get(&n->f, t.addr, t.bytes, b))
 		for (uint64_t i = 0; i < count; i++)
-			n->angles[i] = to_float(b + i * t.size, t.size, t.be);
+			n->angles[i] = (float)(to_double(b + i * t.size, t.size,
+							 t.be) *
+					       u.deg);
 	else
 		parload__sys_free(n->angles), n->angles = NULL;
 	parload__sys_free(b);

@@ -636,6 +636,33 @@ int parload__hdf5_write(const char *tmp, const char *path,
 			const parload_stack *st, const parload_save_options *o,
 			parload_error *err);
 
+/* hdf5.c and hdf5_native.c: the units an HDF5 file's angles (DXchange
+ * theta, NXtomo rotation_angle) may have, by their units attribute;
+ * absent, they are degrees. */
+#define PARLOAD__ANGLE_UNITS "deg, degree, degrees, rad, radian, radians"
+
+/* Degrees per unit of angles in units (a units attribute's text, any
+ * case) into *deg: true for a unit of PARLOAD__ANGLE_UNITS, false for any
+ * other.  parload's angles are degrees (angle_deg). */
+static inline bool parload__angle_units(const char *units, double *deg)
+{
+	static const char *const names[] = { "deg", "degree", "degrees",
+					     "rad", "radian", "radians" };
+
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		size_t i = 0;
+
+		while (units[i] && names[k][i] &&
+		       (units[i] | 0x20) == names[k][i])
+			i++;
+		if (!units[i] && !names[k][i]) {
+			*deg = k < 3 ? 1.0 : 180.0 / 3.14159265358979323846;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* hdf5_index.c: the chunk index of a chunked HDF5 dataset (its layout
  * message's version 1 B-tree) read from the file with pread, without
  * libhdf5, which costs a call per chunk.  hdf5.c says where the dataset

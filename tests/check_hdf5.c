@@ -1604,6 +1604,106 @@ START_TEST(column_types)
 }
 END_TEST
 
+/* ---- the units of angles ---- */
+
+/* A units attribute of text on object obj of the file at path: a
+ * fixed-length string 3 bytes longer than text, padded as pad says, or
+ * (pad < 0) a variable-length one. */
+static void put_units(const char *path, const char *obj, const char *text,
+		      int pad)
+{
+	hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+	hid_t o = H5Oopen(f, obj, H5P_DEFAULT);
+	hid_t t = H5Tcopy(H5T_C_S1), s = H5Screate(H5S_SCALAR), a;
+	char buf[64];
+
+	ck_assert_int_ge(o, 0);
+	memset(buf, pad == H5T_STR_SPACEPAD ? ' ' : 0, sizeof(buf));
+	memcpy(buf, text, strlen(text));
+	if (pad < 0)
+		H5Tset_size(t, H5T_VARIABLE);
+	else
+		H5Tset_size(t, strlen(text) + 3), H5Tset_strpad(t, pad);
+	a = H5Acreate2(o, "units", t, s, H5P_DEFAULT, H5P_DEFAULT);
+	ck_assert_int_ge(H5Awrite(a, t, pad < 0 ? (void *)&text : buf), 0);
+	H5Aclose(a), H5Sclose(s), H5Tclose(t), H5Oclose(o), H5Fclose(f);
+}
+
+/* The angles of path's projections are deg[k] (degrees) times scale. */
+static void angles_are(const char *path, const double *deg, int n,
+		       double scale)
+{
+	parload__container c;
+
+	read_ok(path, NULL, PARLOAD_FRAMES_PROJECTIONS, &c);
+	ck_assert_uint_eq(c.desc.count, (uint64_t)n);
+	ck_assert_ptr_nonnull(c.strips.angles);
+	for (int k = 0; k < n; k++)
+		ck_assert_msg(c.strips.angles[k] == (float)(deg[k] * scale),
+			      "%s: angle %d: %.9g, not %.9g", path, k,
+			      (double)c.strips.angles[k], deg[k] * scale);
+	parload__container_free(&c);
+}
+
+/* theta and rotation_angle in radians (units "rad", "radian", "radians",
+ * any case, as fixed-length or variable-length strings) are delivered in
+ * degrees, x * 180 / pi; in degrees (units "deg", "degree", "degrees", or
+ * none) as they are; in units parload does not know refused, naming the
+ * dataset and the unit.  The native reader reads a fixed-length unit
+ * alike and leaves the others to libhdf5's reader. */
+START_TEST(angle_units)
+{
+	static const struct {
+		const char *text;
+		int pad;       /* fixed-length padding, or -1: vlen */
+		bool radians;
+		bool native;   /* the native reader reads it itself */
+	} units[] = {
+		{ "rad", H5T_STR_NULLTERM, true, true },
+		{ "Radians", H5T_STR_SPACEPAD, true, true },
+		{ "radian", H5T_STR_NULLPAD, true, true },
+		{ "radians", -1, true, false },
+		{ "deg", H5T_STR_NULLTERM, false, true },
+		{ "degrees", -1, false, false },
+		{ "DEGREE", H5T_STR_SPACEPAD, false, true },
+	};
+	const double dx[4] = { 0, 30.25, 60.5, 179.75 };
+	const double nx[4] = { 0, 30, 60, 90 };
+	const double per_rad = 180.0 / 3.14159265358979323846;
+	char *path = tu_path("units.h5");
+
+	for (int k = 0; k < TU_COUNT(units); k++) {
+		const double scale = units[k].radians ? per_rad : 1.0;
+
+		dx_file(path, NULL, H5T_STD_U16LE, H5T_IEEE_F64LE, false);
+		put_units(path, "/exchange/theta", units[k].text,
+			  units[k].pad);
+		angles_are(path, dx, 4, scale);
+		if (units[k].native)
+			same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+		else
+			native_falls_back(path, NULL,
+					  PARLOAD_FRAMES_PROJECTIONS);
+		nx_typed(path, H5T_STD_I32LE, H5T_IEEE_F32BE);
+		put_units(path, "/entry/data/rotation_angle", units[k].text,
+			  units[k].pad);
+		angles_are(path, nx, 4, scale);
+	}
+	/* Units parload does not know. */
+	dx_file(path, NULL, H5T_STD_U16LE, H5T_IEEE_F32LE, false);
+	put_units(path, "/exchange/theta", "grad", H5T_STR_NULLTERM);
+	native_falls_back(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	read_fails(path, NULL, PARLOAD_ENOTSUP,
+		   "/exchange/theta: angles in units \"grad\" (parload reads "
+		   "deg, degree, degrees, rad, radian, radians)");
+	nx_typed(path, H5T_STD_I32LE, H5T_IEEE_F64LE);
+	put_units(path, "/entry/data/rotation_angle", "rad/s", -1);
+	read_fails(path, NULL, PARLOAD_ENOTSUP,
+		   "/entry/data/rotation_angle: angles in units \"rad/s\"");
+	free(path);
+}
+END_TEST
+
 /* ---- parload_save ---- */
 
 static void saved(const char *path, const char *name, hsize_t *dims,
@@ -1719,6 +1819,7 @@ static Suite *suite(void)
 	tcase_add_test(t, unwritten_chunks);
 	tcase_add_test(t, dxchange);
 	tcase_add_test(t, nxtomo);
+	tcase_add_test(t, angle_units);
 	t = tu_tcase(s, "native", 60);
 	tcase_add_test(t, native_matrix);
 	tcase_add_test(t, native_pixels);

@@ -111,7 +111,9 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
     "darks" picks a tomography file's frames: DXchange's /exchange/data,
     /exchange/data_white or /exchange/data_dark, NXtomo's image_key 0, 1
     or 2.  Dataset.angles holds DXchange's theta or NXtomo's
-    rotation_angle.
+    rotation_angle in degrees: stored in radians (a units attribute
+    "rad", "radian" or "radians") they are converted; in units parload
+    does not know, the load fails naming the dataset and the unit.
 
     flats, darks, reduce, minus_log and bin ask for a corrected load, in
     float32 (see Loader.load): e.g. corrected -log sinograms of a band::

@@ -535,3 +535,64 @@ def test_frames_past_memory(tmp_path, parload_bin, chunks):
     raises(p, "PARLOAD_ENOMEM", re.escape(
         "1099511627776 table entries (the frames of /scan) of 32 bytes "
         "need 35184372088832 bytes, more than the "))
+
+
+def angle_files(tmp_path, angles, units):
+    """An NXtomo file and a DXchange file of the same projections whose
+    rotation_angle and theta are angles, with a units attribute (none
+    where units is None)."""
+    proj, _, _, _ = scan_frames(10)
+    nx, dx = tmp_path / "angles.nxs", tmp_path / "angles.h5"
+    with h5py.File(nx, "w") as f:
+        f.create_group("entry").attrs["NX_class"] = np.bytes_(b"NXentry")
+        f["entry/data/data"] = proj
+        f["entry/data/image_key"] = np.zeros(V, np.int32)
+        f["entry/data/rotation_angle"] = angles
+        if units is not None:
+            f["entry/data/rotation_angle"].attrs["units"] = units
+    with h5py.File(dx, "w") as f:
+        f["exchange/data"] = proj
+        f["exchange/theta"] = angles
+        if units is not None:
+            f["exchange/theta"].attrs["units"] = units
+    return proj, nx, dx
+
+
+@pytest.mark.parametrize("units", ["rad", "radians", np.bytes_(b"radian"),
+                                   np.bytes_(b"Rad")])
+def test_angles_in_radians_are_degrees(tmp_path, units):
+    """Angles whose units attribute says radians (a string h5py writes,
+    variable-length, or fixed-length bytes) come in degrees, the angles
+    times 180 / pi, in Dataset.angles and in the view headers."""
+    _, _, _, theta = scan_frames(10)
+    rad = np.radians(theta)
+    proj, nx, dx = angle_files(tmp_path, rad, units)
+    want = (rad * (180 / np.pi)).astype(np.float32)
+    for p in (nx, dx):
+        ds = parload.load(p, threads=2)
+        assert np.array_equal(ds.pixels, proj)
+        assert np.array_equal(ds.angles, want), (p, ds.angles, want)
+        assert np.allclose(ds.angles, theta, atol=1e-4)
+        assert np.array_equal(ds.headers["angle_deg"], want)
+        ds = parload.load(p, views=slice(2, 11, 4))
+        assert np.array_equal(ds.angles, want[2:11:4])
+
+
+@pytest.mark.parametrize("units", [None, "deg", "degrees",
+                                   np.bytes_(b"degree")])
+def test_angles_in_degrees_are_as_stored(tmp_path, units):
+    _, _, _, theta = scan_frames(10)
+    _, nx, dx = angle_files(tmp_path, theta, units)
+    for p in (nx, dx):
+        assert np.array_equal(parload.load(p).angles,
+                              theta.astype(np.float32))
+
+
+def test_angles_in_other_units_refused(tmp_path):
+    _, _, _, theta = scan_frames(10)
+    _, nx, dx = angle_files(tmp_path, theta, "mrad")
+    raises(nx, "PARLOAD_ENOTSUP", re.escape(
+        '/entry/data/rotation_angle: angles in units "mrad" (parload reads '
+        'deg, degree, degrees, rad, radian, radians)'))
+    raises(dx, "PARLOAD_ENOTSUP", re.escape(
+        '/exchange/theta: angles in units "mrad"'))
