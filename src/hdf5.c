@@ -922,10 +922,11 @@ static bool where(hid_t f, hid_t d, parload__h5where *w)
 #endif
 }
 
-/* The chunk index as parload's parser reads it from the file, each chunk
- * to put: 0, 1 to fall back, or put's code. */
-static int direct_chunks(const char *file, hid_t f, hid_t d,
-			 parload__h5put put, void *ctx)
+/* The chunk index of dataset name as parload's parser reads it from the
+ * file, each chunk to put: 0, 1 to fall back, put's code, or a corrupt
+ * key's (ECONTAINER). */
+static int direct_chunks(const char *file, const char *name, hid_t f, hid_t d,
+			 parload__h5put put, void *ctx, parload_error *err)
 {
 	parload__h5where w;
 	int fd, rc;
@@ -933,7 +934,7 @@ static int direct_chunks(const char *file, hid_t f, hid_t d,
 	if (!where(f, d, &w) ||
 	    (fd = parload__sys_open(file, O_RDONLY | O_CLOEXEC)) < 0)
 		return 1;
-	rc = parload__h5index_walk(fd, &w, put, ctx);
+	rc = parload__h5index_walk(fd, &w, put, ctx, file, name, err);
 	parload__sys_close(fd);
 	return rc;
 }
@@ -998,7 +999,8 @@ static int lib_chunks(const char *file, const char *name, hid_t f, hid_t d,
 static int chunk_table(h5r *r, parload__h5strips *p)
 {
 	parload__strips *t = &r->c->strips;
-	int rc = direct_chunks(r->file, r->f, r->d, parload__h5strips_put, p);
+	int rc = direct_chunks(r->file, r->name, r->f, r->d,
+			       parload__h5strips_put, p, r->err);
 
 	if (rc == 1) {
 		/* What the parser gave before it gave up is given again. */
@@ -1031,8 +1033,8 @@ int parload__hdf5_chunks(const char *file, const char *dataset, bool direct,
 	h5_enter();
 	rc = open_named(file, dataset, &f, &d, err);
 	if (rc == 0)
-		rc = direct ? direct_chunks(file, f, d, parload__h5index_append,
-					    out) :
+		rc = direct ? direct_chunks(file, dataset, f, d,
+					    parload__h5index_append, out, err) :
 			      lib_chunks(file, dataset, f, d,
 					 parload__h5index_append, out, err);
 	if (rc)

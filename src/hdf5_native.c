@@ -662,7 +662,7 @@ static bool chunks(nat *n, parload__strips *t, uint64_t views,
 	    views > (n->f.size - n->f.base) / p.want / t->per_view)
 		return false;
 	return parload__h5index_walk(n->f.fd, &w, parload__h5strips_put,
-				     &p) == 0 &&
+				     &p, n->path, n->name, &scratch) == 0 &&
 	       parload__h5strips_whole(&p);
 }
 

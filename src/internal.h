@@ -667,7 +667,9 @@ static inline bool parload__angle_units(const char *units, double *deg)
  * message's version 1 B-tree) read from the file with pread, without
  * libhdf5, which costs a call per chunk.  hdf5.c says where the dataset
  * is; anything the parser does not know or finds inconsistent makes it
- * answer "fall back" (to libhdf5's calls), never an error. */
+ * answer "fall back" (to libhdf5's calls), but a key that is not a
+ * chunk's of the dataset, which is an error: libhdf5's own table of
+ * chunks has such a key too, where its reads see fill values. */
 typedef struct parload__h5chunk {
 	uint64_t at[3];     /* its first element: (frame, row, column); 0
 			     * for the frame of a 2-D dataset */
@@ -695,9 +697,14 @@ typedef int (*parload__h5put)(void *ctx, const parload__h5chunk *c);
 /* The chunks of the dataset w describes in the HDF5 file open as fd, each
  * to put once: 0 when every chunk written was given (none twice, none
  * past the dataset's), 1 to fall back (to libhdf5's calls; put may have
- * had some chunks), or put's code. */
+ * had some chunks), put's code, or PARLOAD_ECONTAINER for a key that is
+ * not a chunk's of the dataset (a coordinate past it or off its chunk
+ * grid, an element coordinate not 0: libhdf5 would read fill values or
+ * another place), naming file, dataset name and the key's byte offset
+ * in *err. */
 int parload__h5index_walk(int fd, const parload__h5where *w,
-			  parload__h5put put, void *ctx);
+			  parload__h5put put, void *ctx, const char *file,
+			  const char *name, parload_error *err);
 
 /* A put that gives each chunk of a dataset (frames, rows, columns; 2-D:
  * one frame) to the strip of its frame's view in t, whose rows and
@@ -732,8 +739,9 @@ typedef struct parload__h5index {
  * at first; PARLOAD_ENOMEM when it cannot grow). */
 int parload__h5index_append(void *ctx, const parload__h5chunk *c);
 /* The chunks of the dataset w describes in the HDF5 file open as fd: 0
- * with *out filled (every chunk written, once), or 1 to fall back
- * (nothing held; out of memory falls back too). */
+ * with *out filled (every chunk written, once), 1 to fall back (nothing
+ * held; out of memory falls back too), or PARLOAD_ECONTAINER for a
+ * corrupt key (nothing held). */
 int parload__h5index_read(int fd, const parload__h5where *w,
 			  parload__h5index *out);
 void parload__h5index_free(parload__h5index *x);
@@ -827,7 +835,8 @@ typedef struct parload__host {
 	int (*fail_open)(parload_error *err, int sys_errno, const char *path);
 	void (*container_free)(parload__container *c);
 	int (*h5index_walk)(int fd, const parload__h5where *w,
-			    parload__h5put put, void *ctx);
+			    parload__h5put put, void *ctx, const char *file,
+			    const char *name, parload_error *err);
 	int (*h5index_append)(void *ctx, const parload__h5chunk *c);
 	int (*h5strips_put)(void *ctx, const parload__h5chunk *c);
 	bool (*h5strips_whole)(const parload__h5strips *p);

@@ -45,9 +45,10 @@ void parload__container_free(parload__container *c)
 }
 
 int parload__h5index_walk(int fd, const parload__h5where *w,
-			  parload__h5put put, void *ctx)
+			  parload__h5put put, void *ctx, const char *file,
+			  const char *name, parload_error *err)
 {
-	return host->h5index_walk(fd, w, put, ctx);
+	return host->h5index_walk(fd, w, put, ctx, file, name, err);
 }
 
 int parload__h5index_append(void *ctx, const parload__h5chunk *c)

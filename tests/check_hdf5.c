@@ -1604,6 +1604,76 @@ START_TEST(column_types)
 }
 END_TEST
 
+/* A B-tree key (the first, of frame 0) whose coordinates are no chunk's
+ * of the dataset: the element's not 0 (libhdf5 finds no chunk at 2 and
+ * reads fill values, where the chunk's bytes were read), a frame past
+ * the dataset's, a row off the chunk grid.  The parser does not fall back
+ * to libhdf5's table (which has the key all the same): the index is
+ * corrupt, an error naming the file, the dataset and the key's byte
+ * offset, in the parser's table, the reader's and a load; the native
+ * reader leaves it to them. */
+START_TEST(index_corrupt_keys)
+{
+	static const struct {
+		int k;              /* the coordinate: frame, row, column,
+				     * element */
+		uint64_t x;
+		const char *says;
+	} keys[] = {
+		{ 3, 2, "coordinate 4 of 4 is 2, where the element's is "
+			"always 0 (libhdf5 finds no chunk there and reads "
+			"fill values)" },
+		{ 3, 1, "coordinate 4 of 4 is 1, where the element's is "
+			"always 0 (byte" },
+		{ 0, 3, "coordinate 1 of 4 is 3, past the dataset's 3" },
+		{ 1, 2, "coordinate 2 of 4 is 2, off the chunk grid of 4" },
+	};
+	char *path = tu_path("keys.h5");
+
+	for (int i = 0; i < TU_COUNT(keys); i++) {
+		size_t len;
+		uint64_t tree, key;
+		unsigned char *b = tree_file(path, &len, &tree);
+		parload__h5index x;
+		parload_error err;
+		char at[64], says[200];
+
+		key = tree + 24; /* after the node's header: key 0 */
+		tu_patch(path, key + 8 + 8 * keys[i].k, &keys[i].x, 8);
+		if (keys[i].k == 3 && keys[i].x == 2) {
+			/* libhdf5 reads frame 0 as fill values (the
+			 * fixture's pixel 1 is not 0). */
+			hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+			hid_t d = H5Dopen2(f, "/scan", H5P_DEFAULT);
+			uint16_t px[3 * 4 * 6], zero[4 * 6] = { 0 };
+
+			ck_assert_int_ge(H5Dread(d, H5T_NATIVE_UINT16, H5S_ALL,
+						 H5S_ALL, H5P_DEFAULT, px), 0);
+			H5Dclose(d), H5Fclose(f);
+			ck_assert_mem_eq(px, zero, sizeof(zero));
+		}
+		snprintf(at, sizeof(at), "(byte offset %" PRIu64 ")", key);
+		snprintf(says, sizeof(says), "/scan: a corrupt chunk index: a "
+			 "key's %s", keys[i].says);
+		ck_assert_int_eq(parload__hdf5_chunks(path, "/scan", true, &x,
+						      &err),
+				 PARLOAD_ECONTAINER);
+		ck_assert_ptr_null(x.c);
+		ck_assert_msg(strstr(err.message, says) &&
+				      strstr(err.message, at) &&
+				      strstr(err.message, path),
+			      "%s lacks \"%s\" or \"%s\"", err.message, says,
+			      at);
+		read_fails(path, NULL, PARLOAD_ECONTAINER, says);
+		read_fails(path, NULL, PARLOAD_ECONTAINER, at);
+		load_fails(path, PARLOAD_ECONTAINER, says);
+		native_falls_back(path, "/scan", PARLOAD_FRAMES_PROJECTIONS);
+		free(b);
+	}
+	free(path);
+}
+END_TEST
+
 /* ---- the units of angles ---- */
 
 /* A units attribute of text on object obj of the file at path: a
@@ -1837,6 +1907,7 @@ static Suite *suite(void)
 	tcase_add_test(t, index_empty);
 	tcase_add_test(t, index_continuation);
 	tcase_add_test(t, index_broken);
+	tcase_add_test(t, index_corrupt_keys);
 	t = tu_tcase(s, "refused", 0);
 	tcase_add_test(t, which_dataset);
 	tcase_add_test(t, unsupported);

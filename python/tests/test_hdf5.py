@@ -596,3 +596,29 @@ def test_angles_in_other_units_refused(tmp_path):
         'deg, degree, degrees, rad, radian, radians)'))
     raises(dx, "PARLOAD_ENOTSUP", re.escape(
         '/exchange/theta: angles in units "mrad"'))
+
+
+@pytest.mark.parametrize("x", [2, 1])
+def test_chunk_key_off_its_element_coordinate(tmp_path, x):
+    """A chunk B-tree key (h5py's chunks of a view) whose trailing
+    coordinate, the element's, is not 0: libhdf5 finds no chunk there at
+    2 (h5py reads the frame as fill values); parload refuses the index as
+    corrupt, naming the key's byte offset, rather than read the chunk."""
+    data = pixels((3, 4, 6), "u2", 5) | 1
+    p = tmp_path / "key.h5"
+    with h5py.File(p, "w") as f:
+        f.create_dataset("scan", data=data, chunks=(1, 4, 6))
+    b = bytearray(p.read_bytes())
+    tree = b.find(b"TREE\x01")          # a chunk node (type 1)
+    key = tree + 24                     # its first key, of frame 0
+    assert struct.unpack_from("<I4Q", b, key) == (4 * 6 * 2, 0, 0, 0, 0)
+    struct.pack_into("<Q", b, key + 8 + 3 * 8, x)
+    p.write_bytes(b)
+    if x == 2:
+        with h5py.File(p, "r") as f:
+            assert not f["scan"][0].any() and (f["scan"][1] == data[1]).all()
+    raises(p, "PARLOAD_ECONTAINER", re.escape(
+        "/scan: a corrupt chunk index: a key's coordinate 4 of 4 is %d, "
+        "where the element's is always 0" % x))
+    with pytest.raises(parload.Error, match=r"\(byte offset %d\)" % key):
+        parload.load(p)
