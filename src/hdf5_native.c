@@ -31,6 +31,7 @@
 #define MAX_NODES 4096      /* group B-tree nodes of one lookup */
 #define MAX_LEVEL 32        /* a group B-tree's levels */
 #define MAX_ENTRIES 0xffff  /* entries of one node */
+#define MAX_GCOL (1u << 20) /* bytes of a global heap collection read */
 
 /* A lookup's answer: the object, none of that name, or "fall back". */
 enum { FOUND, ABSENT, UNSURE };
@@ -505,15 +506,57 @@ typedef struct units {
 	bool sure;          /* false: leave them to hdf5.c */
 } units;
 
-/* An Attribute message (versions 1-3): "units", one fixed-length string
- * (its datatype and dataspace not shared), of a unit hdf5.c reads alike
+/* Object index of the global heap collection ("GCOL", version 1) at
+ * addr: its bytes into text (fewer than cap of them, then a '\0');
+ * false when it is not there or the collection is malformed. */
+static bool heap_object(const parload__h5file *f, uint64_t addr,
+			uint32_t index, char *text, size_t cap)
+{
+	const size_t sl = f->sl, head = 8 + sl;
+	unsigned char h[8 + 8], *b;
+	uint64_t size;
+	bool ok = false;
+
+	if (!parload__h5_get(f, addr, head, h) || memcmp(h, "GCOL", 4) ||
+	    h[4] != 1)
+		return false;
+	size = parload__h5_le(h + 8, f->sl);
+	if (size < head || size > MAX_GCOL || !(b = parload__sys_malloc(size)))
+		return false;
+	/* Objects: index (0 ends them: free space), references, 4 bytes,
+	 * size, then the data padded to 8 bytes. */
+	for (size_t at = parload__h5_get(f, addr, size, b) ? head : size;
+	     at <= size - head;) {
+		const uint64_t k = parload__h5_le(b + at, 2);
+		const uint64_t n = parload__h5_le(b + at + 8, f->sl);
+
+		if (k == 0 || n > size - at - head)
+			break;
+		if (k == index) {
+			ok = n < cap;
+			if (ok) {
+				memcpy(text, b + at + head, n);
+				text[n] = '\0';
+			}
+			break;
+		}
+		at += head + ((n + 7) & ~(uint64_t)7);
+	}
+	parload__sys_free(b);
+	return ok;
+}
+
+/* An Attribute message (versions 1-3): "units", one string, fixed-length
+ * or variable-length (its bytes in the global heap; its datatype and
+ * dataspace not shared), of a unit hdf5.c reads alike
  * (parload__angle_units); anything else named so, or a unit it does not
  * know, leaves the angles to hdf5.c, which names what it refuses. */
 static int units_message(units *u, const unsigned char *m, size_t len)
 {
 	const unsigned v = len ? m[0] : 0;
-	const size_t head = v == 3 ? 9 : 8;
+	const size_t head = v == 3 ? 9 : 8, so = u->f->so;
 	size_t name, dt, ds, at, n, rank;
+	bool vlen;
 	char text[64];
 
 	if (len < head || v < 1 || v > 3)
@@ -533,9 +576,14 @@ static int units_message(units *u, const unsigned char *m, size_t len)
 	at = head + name;
 	u->sure = false;
 	if ((v > 1 && m[1] & 3) || dt < 8 || ds < 4 || dt > len - at ||
-	    ds > len - at - dt || (m[at] & 0x0f) != 3)
+	    ds > len - at - dt)
 		return 1;
-	n = (size_t)parload__h5_le(m + at + 4, 4);
+	/* A string: class 3; or class 9, type 1 (a variable-length
+	 * string): its length, then its global heap ID. */
+	vlen = (m[at] & 0x0f) == 9 && (m[at + 1] & 0x0f) == 1;
+	if ((m[at] & 0x0f) != 3 && !vlen)
+		return 1;
+	n = vlen ? 4 + so + 4 : (size_t)parload__h5_le(m + at + 4, 4);
 	/* The dataspace: a scalar, or one dimension of 1 (its sizes 8). */
 	rank = m[at + dt + 1];
 	if ((m[at + dt] != 1 && m[at + dt] != 2) || rank > 1 ||
@@ -547,7 +595,14 @@ static int units_message(units *u, const unsigned char *m, size_t len)
 	at += dt + ds;
 	if (n >= sizeof(text) || n > len - at)
 		return 1;
-	memcpy(text, m + at, n);
+	if (vlen && !heap_object(u->f, parload__h5_le(m + at + 4, so),
+				 (uint32_t)parload__h5_le(m + at + 4 + so, 4),
+				 text, sizeof(text)))
+		return 1;
+	if (vlen)
+		n = strlen(text);
+	else
+		memcpy(text, m + at, n);
 	text[n] = '\0';
 	while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\0'))
 		text[--n] = '\0';

@@ -1715,15 +1715,20 @@ END_TEST
 
 /* A units attribute of text on object obj of the file at path: a
  * fixed-length string 3 bytes longer than text, padded as pad says, or
- * (pad < 0) a variable-length one. */
+ * (pad < 0) a variable-length one (-2: written under libver latest, an
+ * Attribute message of version 3). */
 static void put_units(const char *path, const char *obj, const char *text,
 		      int pad)
 {
-	hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-	hid_t o = H5Oopen(f, obj, H5P_DEFAULT);
-	hid_t t = H5Tcopy(H5T_C_S1), s = H5Screate(H5S_SCALAR), a;
+	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+	hid_t t = H5Tcopy(H5T_C_S1), s = H5Screate(H5S_SCALAR), f, o, a;
 	char buf[64];
 
+	if (pad == -2)
+		H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST,
+				     H5F_LIBVER_LATEST);
+	f = H5Fopen(path, H5F_ACC_RDWR, fapl);
+	o = H5Oopen(f, obj, H5P_DEFAULT);
 	ck_assert_int_ge(o, 0);
 	memset(buf, pad == H5T_STR_SPACEPAD ? ' ' : 0, sizeof(buf));
 	memcpy(buf, text, strlen(text));
@@ -1734,6 +1739,7 @@ static void put_units(const char *path, const char *obj, const char *text,
 	a = H5Acreate2(o, "units", t, s, H5P_DEFAULT, H5P_DEFAULT);
 	ck_assert_int_ge(H5Awrite(a, t, pad < 0 ? (void *)&text : buf), 0);
 	H5Aclose(a), H5Sclose(s), H5Tclose(t), H5Oclose(o), H5Fclose(f);
+	H5Pclose(fapl);
 }
 
 /* The angles of path's projections are deg[k] (degrees) times scale. */
@@ -1756,8 +1762,9 @@ static void angles_are(const char *path, const double *deg, int n,
  * any case, as fixed-length or variable-length strings) are delivered in
  * degrees, x * 180 / pi; in degrees (units "deg", "degree", "degrees", or
  * none) as they are; in units parload does not know refused, naming the
- * dataset and the unit.  The native reader reads a fixed-length unit
- * alike and leaves the others to libhdf5's reader. */
+ * dataset and the unit.  The native reader reads them alike (a
+ * variable-length string from the global heap) and leaves a unit it does
+ * not know to libhdf5's reader. */
 START_TEST(angle_units)
 {
 	static const struct {
@@ -1766,23 +1773,27 @@ START_TEST(angle_units)
 		bool radians;
 		bool native;   /* the native reader reads it itself */
 	} units[] = {
+		{ "RAD", -2, true, true }, /* libver latest: v3 messages */
 		{ "rad", H5T_STR_NULLTERM, true, true },
 		{ "Radians", H5T_STR_SPACEPAD, true, true },
 		{ "radian", H5T_STR_NULLPAD, true, true },
-		{ "radians", -1, true, false },
+		{ "radians", -1, true, true },
 		{ "deg", H5T_STR_NULLTERM, false, true },
-		{ "degrees", -1, false, false },
+		{ "degrees", -1, false, true },
 		{ "DEGREE", H5T_STR_SPACEPAD, false, true },
 	};
 	const double dx[4] = { 0, 30.25, 60.5, 179.75 };
 	const double nx[4] = { 0, 30, 60, 90 };
 	const double per_rad = 180.0 / 3.14159265358979323846;
+	static const fopts latest = { .low = H5F_LIBVER_LATEST,
+				      .high = H5F_LIBVER_LATEST };
 	char *path = tu_path("units.h5");
 
 	for (int k = 0; k < TU_COUNT(units); k++) {
 		const double scale = units[k].radians ? per_rad : 1.0;
 
-		dx_file(path, NULL, H5T_STD_U16LE, H5T_IEEE_F64LE, false);
+		dx_file(path, units[k].pad == -2 ? &latest : NULL,
+			H5T_STD_U16LE, H5T_IEEE_F64LE, false);
 		put_units(path, "/exchange/theta", units[k].text,
 			  units[k].pad);
 		angles_are(path, dx, 4, scale);
