@@ -956,6 +956,24 @@ static hsize_t chunk_base(hid_t f)
 	return ub;
 }
 
+/* Whether libhdf5's reads of the chunk at `at` find a chunk of the bytes
+ * its index listed there: a key listed whose place the reads look up
+ * elsewhere (an element coordinate not 0: they find none, and give fill
+ * values) is no chunk of the dataset's.  (H5Dget_chunk_storage_size
+ * looks the chunk up as H5Dread does; H5Dget_chunk_info_by_coord of
+ * 1.10.8 finds the key all the same.) */
+static bool reads_find(hid_t d, const hsize_t *at, hsize_t bytes)
+{
+#if H5_VERSION_GE(1, 10, 2)
+	hsize_t found = 0;
+
+	return H5Dget_chunk_storage_size(d, at, &found) >= 0 && found == bytes;
+#else
+	(void)d, (void)at, (void)bytes;
+	return true;
+#endif
+}
+
 /* The chunk index through libhdf5: a call per chunk, each to put. */
 static int lib_chunks(const char *file, const char *name, hid_t f, hid_t d,
 		      parload__h5put put, void *ctx, parload_error *err)
@@ -984,6 +1002,15 @@ static int lib_chunks(const char *file, const char *name, hid_t f, hid_t d,
 						file, "%s: chunk %" PRIu64
 						" unreadable", name,
 						(uint64_t)i);
+		else if (!reads_find(d, rank == 3 ? at : at + 1, bytes))
+			rc = parload__fail(err, PARLOAD_ECONTAINER, 0, file,
+					   PARLOAD_NONE, base + addr,
+					   "%s: a corrupt chunk index: chunk %"
+					   PRIu64 ", listed at (%" PRIu64 ", %"
+					   PRIu64 ", %" PRIu64 "), is not what "
+					   "libhdf5 reads there", name,
+					   (uint64_t)i, (uint64_t)at[0],
+					   (uint64_t)at[1], (uint64_t)at[2]);
 		else
 			rc = put(ctx, &(parload__h5chunk){
 					      .at = { at[0], at[1], at[2] },

@@ -1688,6 +1688,15 @@ START_TEST(index_corrupt_keys)
 						 H5S_ALL, H5P_DEFAULT, px), 0);
 			H5Dclose(d), H5Fclose(f);
 			ck_assert_mem_eq(px, zero, sizeof(zero));
+			/* libhdf5's own table lists the chunk, at frame 0;
+			 * parload asks its reads where that is. */
+			ck_assert_int_eq(parload__hdf5_chunks(path, "/scan",
+							      false, &x, &err),
+					 PARLOAD_ECONTAINER);
+			ck_assert_msg(strstr(err.message, "/scan: a corrupt "
+					     "chunk index: chunk 0, listed at "
+					     "(0, 0, 0), is not what libhdf5 "
+					     "reads there"), "%s", err.message);
 		}
 		snprintf(at, sizeof(at), "(byte offset %" PRIu64 ")", key);
 		snprintf(says, sizeof(says), "/scan: a corrupt chunk index: a "
