@@ -1376,12 +1376,35 @@ START_TEST(truncated)
 }
 END_TEST
 
+/* What libhdf5 allocates while x runs is not a leak to LeakSanitizer
+ * (ASan builds): its reports of libhdf5's blocks stop at libhdf5's first
+ * frame, too little to suppress one leak narrowly, as valgrind.supp
+ * does. */
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN_BUILD 1
+#endif
+#endif
+#ifdef ASAN_BUILD
+#include <sanitizer/lsan_interface.h>
+#define LIBHDF5_LEAKS(x)                                                       \
+	do {                                                                   \
+		__lsan_disable();                                              \
+		x;                                                             \
+		__lsan_enable();                                               \
+	} while (0)
+#else
+#define LIBHDF5_LEAKS(x) x
+#endif
+
 /* A damaged file: a version 2 object header (libver latest) whose
  * checksum does not match, the root group's or the dataset's.  libhdf5
  * opens the file and cannot read the header; the reader fails, holding
  * nothing (libhdf5 1.10 leaks the header it was loading: 424 bytes,
  * suppressed in tests/valgrind.supp, so that this runs clean under
- * make check-valgrind). */
+ * make check-valgrind, and not counted by LeakSanitizer). */
 START_TEST(damaged_header)
 {
 	static const fopts latest = { .low = H5F_LIBVER_LATEST,
@@ -1404,9 +1427,11 @@ START_TEST(damaged_header)
 		ck_assert_uint_lt(at + 8, len);
 		b[at + 8] ^= 0x55;
 		tu_patch(path, at + 8, b + at + 8, 1);
-		read_fails(path, NULL, PARLOAD_EINVAL,
-			   "has no dataset given and 0 3-D datasets");
-		read_fails(path, "/scan", PARLOAD_EINVAL, "no dataset /scan");
+		LIBHDF5_LEAKS(read_fails(path, NULL, PARLOAD_EINVAL,
+					 "has no dataset given and 0 3-D "
+					 "datasets"));
+		LIBHDF5_LEAKS(read_fails(path, "/scan", PARLOAD_EINVAL,
+					 "no dataset /scan"));
 		free(b);
 	}
 	free(path);
