@@ -61,14 +61,20 @@ static int use_buffers(parload__ctx *c, uint64_t hbytes, uint64_t rbytes,
 /* Refuse arrays that cannot be had before asking for them: with
  * overcommit, mmap of more than the machine holds may succeed and the
  * process die of it later, far from the cause. */
-static int check_memory(parload_error *err, const char *path,
-			uint64_t views, uint64_t view_bytes, uint64_t bytes)
+int parload__memory_check(parload_error *err, const char *path,
+			  uint64_t count, const char *things, uint64_t each)
 {
 	struct sysinfo si;
 	struct rlimit rl;
 	const char *what = NULL;
-	uint64_t limit = 0;
+	uint64_t limit = 0, bytes;
 
+	if (!parload__mul_ok(count, each, &bytes))
+		return parload__fail(err, PARLOAD_ENOMEM, 0, path, PARLOAD_NONE,
+				     PARLOAD_NONE,
+				     "out of memory: %" PRIu64 " %s of %" PRIu64
+				     " bytes need more bytes than 64 bits "
+				     "count", count, things, each);
 	if (sysinfo(&si) == 0) {
 		uint64_t unit = si.mem_unit ? si.mem_unit : 1;
 		uint64_t have = (uint64_t)si.totalram + si.totalswap;
@@ -92,10 +98,10 @@ static int check_memory(parload_error *err, const char *path,
 		return 0;
 	return parload__fail(err, PARLOAD_ENOMEM, 0, path, PARLOAD_NONE,
 			     PARLOAD_NONE,
-			     "out of memory: %" PRIu64 " views of %" PRIu64
+			     "out of memory: %" PRIu64 " %s of %" PRIu64
 			     " bytes need %" PRIu64 " bytes, more than the %"
 			     PRIu64 " bytes of %s",
-			     views, view_bytes, bytes, limit, what);
+			     count, things, each, bytes, limit, what);
 }
 
 /*
@@ -229,7 +235,7 @@ static int map_arrays(parload_error *err, const char *path, uint64_t views,
 				     PRIu64 " bytes do not fit in this "
 				     "address space",
 				     views, view_bytes);
-	if (check_memory(err, path, views, view_bytes, hbytes + pbytes) != 0)
+	if (parload__memory_check(err, path, views, "views", hper + view_bytes))
 		return PARLOAD_ENOMEM;
 	a = layout((size_t)hbytes, (size_t)pbytes);
 	on_heap = heap && heap_arrays(&a);

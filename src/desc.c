@@ -139,15 +139,10 @@ static int bad(parload_error *err, const char *fmt, ...)
 	return rc;
 }
 
-/* a + b and a * b in 64 bits, or false. */
+/* a + b in 64 bits, or false (a * b: parload__mul_ok). */
 static bool add_ok(uint64_t a, uint64_t b, uint64_t *out)
 {
 	return !__builtin_add_overflow(a, b, out);
-}
-
-static bool mul_ok(uint64_t a, uint64_t b, uint64_t *out)
-{
-	return !__builtin_mul_overflow(a, b, out);
 }
 
 static int check_type(const parload_desc *d, parload_error *err)
@@ -204,12 +199,14 @@ int parload_desc_check(parload_desc *d, parload_error *err)
 	d->bytes_per_pixel = parload_pixel_size(d->pixel_type);
 	row = bits ? (uint64_t)d->width * bits / 8 :
 		     (uint64_t)d->width * d->bytes_per_pixel;
-	if (!mul_ok(row, d->height, &payload) ||
+	if (!parload__mul_ok(row, d->height, &payload) ||
 	    !add_ok(payload, d->header, &record) ||
 	    !add_ok(record, d->gap, &record) ||
-	    !mul_ok(record, d->count, &all) || !add_ok(all, d->offset, &all) ||
+	    !parload__mul_ok(record, d->count, &all) ||
+	    !add_ok(all, d->offset, &all) ||
 	    /* The dataset's pixels: width x height x bytes_per_pixel. */
-	    !mul_ok((uint64_t)d->width * d->height, d->bytes_per_pixel, &all))
+	    !parload__mul_ok((uint64_t)d->width * d->height,
+			     d->bytes_per_pixel, &all))
 		return parload__fail(err, PARLOAD_EOVERFLOW, 0, NULL,
 				     PARLOAD_NONE, PARLOAD_NONE,
 				     "layout: sizes overflow 64 bits");

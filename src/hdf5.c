@@ -155,40 +155,65 @@ static int no_such(h5r *r, const char *name)
 				  fd.count ? fd.list + 2 : "none");
 }
 
-/* The NX_class attribute of object name is cls. */
-static bool nx_class(hid_t f, const char *name, const char *cls)
+/* The text of attribute attr of object obj (under loc) into buf (cap
+ * bytes), the padding of a fixed-length string cut: 0, 1 when there is
+ * no such attribute, -1 when it is not one string of fewer than cap
+ * bytes or cannot be read. */
+static int text_attr(hid_t loc, const char *obj, const char *attr, char *buf,
+		     size_t cap)
 {
-	char buf[64] = "";
-	hid_t a, t;
-	bool yes = false;
+	hid_t a, t, s;
+	int rc = -1;
+	size_t n;
 
-	if (H5Aexists_by_name(f, name, "NX_class", H5P_DEFAULT) <= 0 ||
-	    (a = H5Aopen_by_name(f, name, "NX_class", H5P_DEFAULT,
+	buf[0] = '\0';
+	if (H5Aexists_by_name(loc, obj, attr, H5P_DEFAULT) <= 0)
+		return 1;
+	if ((a = H5Aopen_by_name(loc, obj, attr, H5P_DEFAULT,
 				 H5P_DEFAULT)) < 0)
-		return false;
+		return -1;
 	t = H5Aget_type(a);
-	if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t) &&
-	    H5Tget_size(t) < sizeof(buf))
-		yes = H5Aread(a, t, buf) >= 0 && strncmp(buf, cls,
-							 strlen(cls) + 1) == 0;
-	else if (t >= 0 && H5Tis_variable_str(t) > 0) {
-		char *s = NULL;
+	s = H5Aget_space(a);
+	if (t < 0 || s < 0 || H5Tget_class(t) != H5T_STRING ||
+	    H5Sget_simple_extent_npoints(s) != 1) {
+		rc = -1;
+	} else if (H5Tis_variable_str(t) > 0) {
+		char *v = NULL;
 		hid_t m = H5Tcopy(H5T_C_S1);
 
 		/* h5py writes UTF-8: libhdf5 converts no character set into
 		 * another. */
 		H5Tset_size(m, H5T_VARIABLE);
 		H5Tset_cset(m, H5Tget_cset(t));
-		if (H5Aread(a, m, &s) >= 0 && s) {
-			yes = strcmp(s, cls) == 0;
-			H5free_memory(s);
+		if (H5Aread(a, m, &v) >= 0 && v) {
+			rc = strlen(v) < cap ? 0 : -1;
+			if (rc == 0)
+				memcpy(buf, v, strlen(v) + 1);
+			H5free_memory(v);
 		}
 		H5Tclose(m);
+	} else if ((n = H5Tget_size(t)) < cap && H5Aread(a, t, buf) >= 0) {
+		/* Null- or space-padded, maybe without a terminator. */
+		buf[n] = '\0';
+		while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\0'))
+			buf[--n] = '\0';
+		rc = 0;
 	}
+	if (s >= 0)
+		H5Sclose(s);
 	if (t >= 0)
 		H5Tclose(t);
 	H5Aclose(a);
-	return yes;
+	return rc;
+}
+
+/* The NX_class attribute of object name is cls. */
+static bool nx_class(hid_t f, const char *name, const char *cls)
+{
+	char buf[64];
+
+	return text_attr(f, name, "NX_class", buf, sizeof(buf)) == 0 &&
+	       strcmp(buf, cls) == 0;
 }
 
 /* group/data with group/image_key beside it. */
@@ -392,14 +417,73 @@ static int shape(h5r *r)
 	return 0;
 }
 
+/* What a 1-D dataset beside the data holds: NXtomo's image_key, or the
+ * angles (DXchange theta, NXtomo rotation_angle). */
+typedef enum column { KEYS, ANGLES } column;
+
+/* Dataset name (open as d) holds what it should: integers of 1 to 8
+ * bytes, or for angles those or floats of 2 to 16; else ENOTSUP naming it
+ * and its type.  (libhdf5 converts any type into any other, at any cost:
+ * an image_key whose type says 2 GB an element took 2.1 GB to read.) */
+static int column_type(h5r *r, const char *name, hid_t d, column what)
+{
+	const hid_t t = H5Dget_type(d);
+	const H5T_class_t k = t < 0 ? H5T_NO_CLASS : H5Tget_class(t);
+	const size_t size = t < 0 ? 0 : H5Tget_size(t);
+
+	if (t >= 0)
+		H5Tclose(t);
+	if ((k == H5T_INTEGER && size >= 1 && size <= 8) ||
+	    (what == ANGLES && k == H5T_FLOAT && size >= 2 && size <= 16))
+		return 0;
+	return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
+				  "%s: %s%s of %zu bytes (%s)", name,
+				  k == H5T_INTEGER ? "an integer" :
+				  k == H5T_FLOAT   ? "a float" :
+						     "a ",
+				  k == H5T_INTEGER || k == H5T_FLOAT ?
+					  "" :
+					  k == H5T_NO_CLASS ?
+					  "type unreadable" :
+					  class_name(k),
+				  size,
+				  what == KEYS ? "an image_key holds integers "
+						 "of 1 to 8 bytes" :
+						 "angles are integers of 1 to "
+						 "8 bytes or floats of 2 to "
+						 "16");
+}
+
+/* Degrees per unit of dataset name's angles, by its units attribute
+ * (none: degrees); ENOTSUP naming it and the unit for another. */
+static int angle_units(h5r *r, const char *name, double *deg)
+{
+	char u[64];
+	const int rc = text_attr(r->f, name, "units", u, sizeof(u));
+
+	*deg = 1.0;
+	if (rc == 1 || (rc == 0 && parload__angle_units(u, deg)))
+		return 0;
+	for (char *p = u; *p; p++)
+		if (*p < ' ' || *p > '~')
+			*p = '?';
+	return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
+				  "%s: angles in %s%s%s (parload reads "
+				  "%s)", name, rc ? "" : "units \"",
+				  rc ? "units that are not one string of "
+				       "fewer than 64 bytes" : u,
+				  rc ? "" : "\"", PARLOAD__ANGLE_UNITS);
+}
+
 /* A 1-D dataset of want entries read as mem_type into buf (want *
- * size bytes); 1 when name is absent, ECONTAINER when it disagrees. */
+ * size bytes), angles in degrees when deg is not NULL (*deg: degrees per
+ * unit stored); 1 when name is absent, ECONTAINER when it disagrees. */
 static int read_1d(h5r *r, const char *name, hid_t mem_type, void *buf,
-		   uint64_t want)
+		   uint64_t want, column what, double *deg)
 {
 	hid_t d, s;
 	hsize_t n = 0;
-	int rank = -1;
+	int rank = -1, rc;
 	herr_t ok = -1;
 
 	if (!is_dataset(r->f, name))
@@ -413,9 +497,14 @@ static int read_1d(h5r *r, const char *name, hid_t mem_type, void *buf,
 			H5Sget_simple_extent_dims(s, &n, NULL);
 		H5Sclose(s);
 	}
-	if (rank == 1 && n == want)
+	rc = rank == 1 && n == want ? column_type(r, name, d, what) : 0;
+	if (rc == 0 && rank == 1 && n == want && deg)
+		rc = angle_units(r, name, deg);
+	if (rc == 0 && rank == 1 && n == want)
 		ok = H5Dread(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
 	H5Dclose(d);
+	if (rc)
+		return rc;
 	if (rank != 1 || n != want)
 		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, r->file,
 					  "%s: %s%" PRIu64 " entries for %" PRIu64
@@ -428,9 +517,34 @@ static int read_1d(h5r *r, const char *name, hid_t mem_type, void *buf,
 	return 0;
 }
 
-static void *zalloc(size_t n)
+/* A table of n entries of size bytes, zeroed; n is a count read from the
+ * file, which tables_fit() let through. */
+static void *table(h5r *r, uint64_t n, size_t size)
 {
-	return parload__sys_calloc(n ? n : 1, 1);
+	uint64_t bytes;
+
+	if (!parload__mul_ok(n ? n : 1, size, &bytes) || bytes > SIZE_MAX) {
+		parload__fail_nomem(r->err, r->file);
+		return NULL;
+	}
+	return parload__sys_calloc((size_t)bytes, 1);
+}
+
+/* The most a frame of the file costs in this reader's tables: its place
+ * among the frames read (8), its image_key (4), its angle (8 read, 4
+ * kept) and, chunked, its view (8). */
+#define FRAME_TABLES 32
+
+/* The tables of the dataset's frames can be had: none is made for a
+ * count the memory cannot hold (an 11 KB file may claim 2^62 frames). */
+static int tables_fit(h5r *r)
+{
+	char things[1200];
+
+	snprintf(things, sizeof(things), "table entries (the frames of %s)",
+		 r->name);
+	return parload__memory_check(r->err, r->file, r->dims[0], things,
+				     FRAME_TABLES);
 }
 
 /* Which frames: NXtomo's image_key picks them, else all. */
@@ -442,10 +556,11 @@ static int frames(h5r *r, parload_frames fr)
 	int rc;
 
 	snprintf(key, sizeof(key), "%s/image_key", r->dir);
-	if (!(r->frame = zalloc(all * sizeof(*r->frame))) ||
-	    !(k = zalloc(all * sizeof(*k))))
-		return parload__fail_nomem(r->err, r->file);
-	rc = r->dxchange ? 1 : read_1d(r, key, H5T_NATIVE_INT32, k, all);
+	if (!(r->frame = table(r, all, sizeof(*r->frame))) ||
+	    !(k = table(r, all, sizeof(*k))))
+		return PARLOAD_ENOMEM;
+	rc = r->dxchange ? 1 : read_1d(r, key, H5T_NATIVE_INT32, k, all, KEYS,
+				       NULL);
 	for (uint64_t i = 0; rc == 0 && i < all; i++)
 		if (k[i] == (int32_t)fr)
 			r->frame[r->n++] = i;
@@ -465,36 +580,41 @@ static int frames(h5r *r, parload_frames fr)
 	return rc < 0 ? rc : 0;
 }
 
-/* DXchange theta of /exchange/data; NXtomo rotation_angle. */
+/* DXchange theta of /exchange/data; NXtomo rotation_angle: in degrees
+ * (read as doubles, scaled as their units say, kept as floats). */
 static int angles(h5r *r)
 {
 	const uint64_t all = r->dims[0];
 	char name[1200];
+	double *v, deg = 1.0;
 	float *a;
 	int rc = 1;
 
-	if (!(a = zalloc(all * sizeof(*a))))
-		return parload__fail_nomem(r->err, r->file);
+	if (!(v = table(r, all, sizeof(*v))))
+		return PARLOAD_ENOMEM;
 	if (strcmp(r->name, "/exchange/data") == 0) {
-		rc = read_1d(r, "/exchange/theta", H5T_NATIVE_FLOAT, a, all);
+		rc = read_1d(r, "/exchange/theta", H5T_NATIVE_DOUBLE, v, all,
+			     ANGLES, &deg);
 	} else if (r->nxtomo || !r->dxchange) {
 		snprintf(name, sizeof(name), "%s/rotation_angle", r->dir);
-		rc = read_1d(r, name, H5T_NATIVE_FLOAT, a, all);
+		rc = read_1d(r, name, H5T_NATIVE_DOUBLE, v, all, ANGLES, &deg);
 		if (rc == 1 && r->nxtomo) {
 			const char *slash = strchr(r->name + 1, '/');
 
 			snprintf(name, sizeof(name),
 				 "%.*s/sample/rotation_angle",
 				 (int)(slash - r->name), r->name);
-			rc = read_1d(r, name, H5T_NATIVE_FLOAT, a, all);
+			rc = read_1d(r, name, H5T_NATIVE_DOUBLE, v, all, ANGLES,
+				     &deg);
 		}
 	}
-	for (uint64_t i = 0; rc == 0 && i < r->n; i++)
-		a[i] = a[r->frame[i]];
-	if (rc == 0)
-		r->c->strips.angles = a;
-	else
-		parload__sys_free(a);
+	a = rc == 0 ? table(r, r->n, sizeof(*a)) : NULL;
+	for (uint64_t i = 0; a && i < r->n; i++)
+		a[i] = (float)(v[r->frame[i]] * deg);
+	parload__sys_free(v);
+	if (rc == 0 && !a)
+		return PARLOAD_ENOMEM;
+	r->c->strips.angles = a;
 	return rc < 0 ? rc : 0;
 }
 
@@ -675,6 +795,7 @@ static int contiguous(h5r *r, uint64_t view_bytes)
 	parload__strips *t = &r->c->strips;
 	const haddr_t base = H5Dget_offset(r->d);
 	struct stat sb;
+	uint64_t all;
 
 	table_shape(r, 1);
 	if (base == HADDR_UNDEF)
@@ -682,17 +803,20 @@ static int contiguous(h5r *r, uint64_t view_bytes)
 					  "%s: no storage allocated (the "
 					  "dataset was never written)",
 					  r->name);
+	/* Every frame's bytes in the file (their sum past 64 bits too). */
 	if (parload__sys_stat(r->file, &sb) == 0 &&
-	    (uint64_t)sb.st_size < base + r->dims[0] * view_bytes)
+	    (!parload__mul_ok(r->dims[0], view_bytes, &all) ||
+	     (uint64_t)sb.st_size < base || (uint64_t)sb.st_size - base < all))
 		return parload__fail(r->err, PARLOAD_ETRUNCATED, 0, r->file,
-				     (uint64_t)sb.st_size - base >= view_bytes ?
+				     (uint64_t)sb.st_size > base ?
 					     ((uint64_t)sb.st_size - base) /
 						     view_bytes :
 					     0,
 				     (uint64_t)sb.st_size,
-				     "%s: %" PRIu64 " bytes at %" PRIu64
-				     " past the file's end", r->name,
-				     (uint64_t)r->dims[0] * view_bytes, (uint64_t)base);
+				     "%s: %" PRIu64 " frames of %" PRIu64
+				     " bytes at %" PRIu64 " past the file's "
+				     "end", r->name, (uint64_t)r->dims[0],
+				     view_bytes, (uint64_t)base);
 	t->rows = (uint32_t)r->dims[1];
 	t->codec = PARLOAD__CODEC_NONE;
 	for (uint64_t v = 0; v < r->n; v++)
@@ -798,10 +922,11 @@ static bool where(hid_t f, hid_t d, parload__h5where *w)
 #endif
 }
 
-/* The chunk index as parload's parser reads it from the file, each chunk
- * to put: 0, 1 to fall back, or put's code. */
-static int direct_chunks(const char *file, hid_t f, hid_t d,
-			 parload__h5put put, void *ctx)
+/* The chunk index of dataset name as parload's parser reads it from the
+ * file, each chunk to put: 0, 1 to fall back, put's code, or a corrupt
+ * key's (ECONTAINER). */
+static int direct_chunks(const char *file, const char *name, hid_t f, hid_t d,
+			 parload__h5put put, void *ctx, parload_error *err)
 {
 	parload__h5where w;
 	int fd, rc;
@@ -809,7 +934,7 @@ static int direct_chunks(const char *file, hid_t f, hid_t d,
 	if (!where(f, d, &w) ||
 	    (fd = parload__sys_open(file, O_RDONLY | O_CLOEXEC)) < 0)
 		return 1;
-	rc = parload__h5index_walk(fd, &w, put, ctx);
+	rc = parload__h5index_walk(fd, &w, put, ctx, file, name, err);
 	parload__sys_close(fd);
 	return rc;
 }
@@ -829,6 +954,24 @@ static hsize_t chunk_base(hid_t f)
 	(void)f;
 #endif
 	return ub;
+}
+
+/* Whether libhdf5's reads of the chunk at `at` find a chunk of the bytes
+ * its index listed there: a key listed whose place the reads look up
+ * elsewhere (an element coordinate not 0: they find none, and give fill
+ * values) is no chunk of the dataset's.  (H5Dget_chunk_storage_size
+ * looks the chunk up as H5Dread does; H5Dget_chunk_info_by_coord of
+ * 1.10.8 finds the key all the same.) */
+static bool reads_find(hid_t d, const hsize_t *at, hsize_t bytes)
+{
+#if H5_VERSION_GE(1, 10, 2)
+	hsize_t found = 0;
+
+	return H5Dget_chunk_storage_size(d, at, &found) >= 0 && found == bytes;
+#else
+	(void)d, (void)at, (void)bytes;
+	return true;
+#endif
 }
 
 /* The chunk index through libhdf5: a call per chunk, each to put. */
@@ -859,6 +1002,15 @@ static int lib_chunks(const char *file, const char *name, hid_t f, hid_t d,
 						file, "%s: chunk %" PRIu64
 						" unreadable", name,
 						(uint64_t)i);
+		else if (!reads_find(d, rank == 3 ? at : at + 1, bytes))
+			rc = parload__fail(err, PARLOAD_ECONTAINER, 0, file,
+					   PARLOAD_NONE, base + addr,
+					   "%s: a corrupt chunk index: chunk %"
+					   PRIu64 ", listed at (%" PRIu64 ", %"
+					   PRIu64 ", %" PRIu64 "), is not what "
+					   "libhdf5 reads there", name,
+					   (uint64_t)i, (uint64_t)at[0],
+					   (uint64_t)at[1], (uint64_t)at[2]);
 		else
 			rc = put(ctx, &(parload__h5chunk){
 					      .at = { at[0], at[1], at[2] },
@@ -874,7 +1026,8 @@ static int lib_chunks(const char *file, const char *name, hid_t f, hid_t d,
 static int chunk_table(h5r *r, parload__h5strips *p)
 {
 	parload__strips *t = &r->c->strips;
-	int rc = direct_chunks(r->file, r->f, r->d, parload__h5strips_put, p);
+	int rc = direct_chunks(r->file, r->name, r->f, r->d,
+			       parload__h5strips_put, p, r->err);
 
 	if (rc == 1) {
 		/* What the parser gave before it gave up is given again. */
@@ -907,8 +1060,8 @@ int parload__hdf5_chunks(const char *file, const char *dataset, bool direct,
 	h5_enter();
 	rc = open_named(file, dataset, &f, &d, err);
 	if (rc == 0)
-		rc = direct ? direct_chunks(file, f, d, parload__h5index_append,
-					    out) :
+		rc = direct ? direct_chunks(file, dataset, f, d,
+					    parload__h5index_append, out, err) :
 			      lib_chunks(file, dataset, f, d,
 					 parload__h5index_append, out, err);
 	if (rc)
@@ -972,12 +1125,18 @@ static int chunked(h5r *r, uint64_t elem)
 	table_shape(r, (uint32_t)((r->dims[1] + t->rows - 1) / t->rows));
 	if (codec == PARLOAD__CODEC_CUSTOM)
 		return custom(r, t->rows, why);
-	p.want = (uint64_t)t->rows * r->dims[2] * elem;
+	/* A chunk's bytes: its rows may be more than the view's. */
+	if (!parload__mul_ok((uint64_t)t->rows * r->dims[2], elem, &p.want))
+		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, r->file,
+					  "%s: chunks of %" PRIu32 " x %" PRIu64
+					  " elements of %" PRIu64 " bytes "
+					  "overflow 64 bits", r->name, t->rows,
+					  (uint64_t)r->dims[2], elem);
 	p.plain = codec == PARLOAD__CODEC_NONE;
 	/* Some frames (NXtomo's image_key): each frame's view, or none. */
 	if (r->n < r->dims[0]) {
-		if (!(view = parload__sys_malloc(r->dims[0] * sizeof(*view))))
-			return parload__fail_nomem(r->err, r->file);
+		if (!(view = table(r, r->dims[0], sizeof(*view))))
+			return PARLOAD_ENOMEM;
 		memset(view, 0xff, r->dims[0] * sizeof(*view));
 		for (uint64_t v = 0; v < r->n; v++)
 			view[r->frame[v]] = v;
@@ -1059,7 +1218,8 @@ static int read_meta(h5r *r, const char *named, parload_frames fr)
 
 	if ((rc = open_file(r)) || (rc = choose(r, named, fr)) ||
 	    (rc = open_dataset(r)) || (rc = pixel_type(r, d)) ||
-	    (rc = shape(r)) || (rc = frames(r, fr)) || (rc = angles(r)))
+	    (rc = shape(r)) || (rc = tables_fit(r)) || (rc = frames(r, fr)) ||
+	    (rc = angles(r)))
 		return rc;
 	/* The sizes are derived as for a raw stream of the same rows. */
 	d->format = PARLOAD_FORMAT_RAW;

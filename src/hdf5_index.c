@@ -37,7 +37,10 @@ typedef struct h5in {
 	uint64_t nodes;    /* B-tree nodes left to visit */
 	parload__h5put put;
 	void *ctx;
-	int rc;            /* put's failure, which ends the walk */
+	const char *file, *name; /* in failures */
+	parload_error *err;
+	int rc;            /* put's failure or a corrupt key's, which ends
+			    * the walk */
 } h5in;
 
 /* ---- what hdf5_native.c shares: reads, the superblock, headers ---- */
@@ -289,9 +292,40 @@ static size_t key_size(const h5in *in)
 	return 8 + 8 * ((size_t)in->w->rank + 1);
 }
 
-/* A leaf's entry k: a chunk, checked against the dataset's shape, to put
- * (whose failure ends the walk with its code). */
-static bool chunk(h5in *in, const unsigned char *key, uint64_t addr)
+/* A key whose coordinate k (of rank + 1) is x, which is not a chunk's
+ * of the dataset: a corrupt index (PARLOAD_ECONTAINER naming the key's
+ * byte offset), not "fall back": libhdf5 would give such a chunk's place
+ * its fill values (a coordinate past the dataset, or an element
+ * coordinate not 0) or read it at another (one off the chunk grid), and
+ * its own table of chunks has it all the same. */
+static bool corrupt_key(h5in *in, uint64_t off, int k, uint64_t x)
+{
+	const parload__h5where *w = in->w;
+
+	in->rc = parload__fail(in->err, PARLOAD_ECONTAINER, 0, in->file,
+			       PARLOAD_NONE, off,
+			       "%s: a corrupt chunk index: a key's coordinate "
+			       "%d of %d is %" PRIu64 ", %s %" PRIu64 "%s",
+			       in->name ? in->name : "the dataset", k + 1,
+			       w->rank + 1, x,
+			       k == w->rank ? "where the element's is always" :
+			       x >= w->dims[k] ? "past the dataset's" :
+						 "off the chunk grid of",
+			       k == w->rank ? 0 :
+			       x >= w->dims[k] ? (uint64_t)w->dims[k] :
+						 (uint64_t)w->chunk[k],
+			       k == w->rank && x >= w->elem ?
+				       " (libhdf5 finds no chunk there and "
+				       "reads fill values)" :
+				       "");
+	return false;
+}
+
+/* A leaf's entry: a chunk whose key is at byte offset off of the file,
+ * checked against the dataset's shape, to put (whose failure ends the
+ * walk with its code). */
+static bool chunk(h5in *in, const unsigned char *key, uint64_t off,
+		  uint64_t addr)
 {
 	const parload__h5where *w = in->w;
 	parload__h5chunk c = { .bytes = parload__h5_le(key, 4),
@@ -305,7 +339,7 @@ static bool chunk(h5in *in, const unsigned char *key, uint64_t addr)
 				   x >= w->dims[k] ||
 					   (x && w->chunk[k] != 1 &&
 					    x % w->chunk[k]))
-			return false;
+			return corrupt_key(in, off, k, x);
 		if (k < w->rank)
 			c.at[3 - w->rank + k] = x;
 	}
@@ -321,9 +355,10 @@ static bool chunk(h5in *in, const unsigned char *key, uint64_t addr)
 
 static bool node(h5in *in, uint64_t addr, int level);
 
-/* The entries of a node read into b: chunks, or the nodes below. */
-static bool entries(h5in *in, const unsigned char *b, unsigned used,
-		    int level)
+/* The entries of the node at addr read into b: chunks, or the nodes
+ * below. */
+static bool entries(h5in *in, uint64_t addr, const unsigned char *b,
+		    unsigned used, int level)
 {
 	const size_t ks = key_size(in), step = ks + in->f.so;
 	const size_t at = 8 + 2 * (size_t)in->f.so;
@@ -332,7 +367,9 @@ static bool entries(h5in *in, const unsigned char *b, unsigned used,
 		const unsigned char *key = b + at + k * step;
 		const uint64_t child = parload__h5_le(key + ks, in->f.so);
 
-		if (level == 0 ? !chunk(in, key, child) :
+		if (level == 0 ? !chunk(in, key,
+					in->f.base + addr + at + k * step,
+					child) :
 				 !node(in, child, level - 1))
 			return false;
 	}
@@ -360,7 +397,7 @@ static bool node(h5in *in, uint64_t addr, int level)
 	if (ok && level < 0)
 		level = b[5];
 	ok = ok && b[5] == level && level < MAX_LEVELS && used <= k2;
-	ok = ok && entries(in, b, used, level);
+	ok = ok && entries(in, addr, b, used, level);
 	parload__sys_free(b);
 	return ok;
 }
@@ -456,9 +493,11 @@ bool parload__h5strips_whole(const parload__h5strips *p)
 }
 
 int parload__h5index_walk(int fd, const parload__h5where *w,
-			  parload__h5put put, void *ctx)
+			  parload__h5put put, void *ctx, const char *file,
+			  const char *name, parload_error *err)
 {
-	h5in in = { .f = { .fd = fd }, .w = w, .put = put, .ctx = ctx };
+	h5in in = { .f = { .fd = fd }, .w = w, .put = put, .ctx = ctx,
+		    .file = file, .name = name, .err = err };
 
 	if (walk(&in))
 		return 0;
@@ -488,11 +527,15 @@ int parload__h5index_append(void *ctx, const parload__h5chunk *c)
 int parload__h5index_read(int fd, const parload__h5where *w,
 			  parload__h5index *out)
 {
+	int rc;
+
 	memset(out, 0, sizeof(*out));
-	if (parload__h5index_walk(fd, w, parload__h5index_append, out) == 0)
+	rc = parload__h5index_walk(fd, w, parload__h5index_append, out, NULL,
+				   NULL, NULL);
+	if (rc == 0)
 		return 0;
 	parload__h5index_free(out);
-	return FALL_BACK;
+	return rc == PARLOAD_ECONTAINER ? rc : FALL_BACK;
 }
 
 void parload__h5index_free(parload__h5index *x)

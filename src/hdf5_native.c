@@ -31,6 +31,7 @@
 #define MAX_NODES 4096      /* group B-tree nodes of one lookup */
 #define MAX_LEVEL 32        /* a group B-tree's levels */
 #define MAX_ENTRIES 0xffff  /* entries of one node */
+#define MAX_GCOL (1u << 20) /* bytes of a global heap collection read */
 
 /* A lookup's answer: the object, none of that name, or "fall back". */
 enum { FOUND, ABSENT, UNSURE };
@@ -475,8 +476,8 @@ static bool choose(nat *n, const char *named, parload_frames fr)
 	return true;
 }
 
-/* An IEEE float of size bytes (4 or 8) at p, as a float. */
-static float to_float(const unsigned char *p, unsigned size, bool be)
+/* An IEEE float of size bytes (4 or 8) at p, as a double. */
+static double to_double(const unsigned char *p, unsigned size, bool be)
 {
 	unsigned char v[8];
 	uint64_t bits;
@@ -494,28 +495,167 @@ static float to_float(const unsigned char *p, unsigned size, bool be)
 		double x;
 
 		memcpy(&x, &bits, 8);
-		return (float)x;
+		return x;
 	}
 }
 
-/* /exchange/theta: absent, or 1-D of count float entries (angles). */
+/* The units of an angles' dataset, from its header's attributes. */
+typedef struct units {
+	const parload__h5file *f;
+	double deg;         /* degrees per unit stored */
+	bool sure;          /* false: leave them to hdf5.c */
+} units;
+
+/* Object index of the global heap collection ("GCOL", version 1) at
+ * addr: its bytes into text (fewer than cap of them, then a '\0');
+ * false when it is not there or the collection is malformed. */
+static bool heap_object(const parload__h5file *f, uint64_t addr,
+			uint32_t index, char *text, size_t cap)
+{
+	const size_t sl = f->sl, head = 8 + sl;
+	unsigned char h[8 + 8], *b;
+	uint64_t size;
+	bool ok = false;
+
+	if (!parload__h5_get(f, addr, head, h) || memcmp(h, "GCOL", 4) ||
+	    h[4] != 1)
+		return false;
+	size = parload__h5_le(h + 8, f->sl);
+	if (size < head || size > MAX_GCOL || !(b = parload__sys_malloc(size)))
+		return false;
+	/* Objects: index (0 ends them: free space), references, 4 bytes,
+	 * size, then the data padded to 8 bytes. */
+	for (size_t at = parload__h5_get(f, addr, size, b) ? head : size;
+	     at <= size - head;) {
+		const uint64_t k = parload__h5_le(b + at, 2);
+		const uint64_t n = parload__h5_le(b + at + 8, f->sl);
+
+		if (k == 0 || n > size - at - head)
+			break;
+		if (k == index) {
+			ok = n < cap;
+			if (ok) {
+				memcpy(text, b + at + head, n);
+				text[n] = '\0';
+			}
+			break;
+		}
+		at += head + ((n + 7) & ~(uint64_t)7);
+	}
+	parload__sys_free(b);
+	return ok;
+}
+
+/* An Attribute message (versions 1-3): "units", one string, fixed-length
+ * or variable-length (its bytes in the global heap; its datatype and
+ * dataspace not shared), of a unit hdf5.c reads alike
+ * (parload__angle_units); anything else named so, or a unit it does not
+ * know, leaves the angles to hdf5.c, which names what it refuses. */
+static int units_message(units *u, const unsigned char *m, size_t len)
+{
+	const unsigned v = len ? m[0] : 0;
+	const size_t head = v == 3 ? 9 : 8, so = u->f->so;
+	size_t name, dt, ds, at, n, rank;
+	bool vlen;
+	char text[64];
+
+	if (len < head || v < 1 || v > 3)
+		return -1;
+	name = (size_t)parload__h5_le(m + 2, 2);
+	dt = (size_t)parload__h5_le(m + 4, 2);
+	ds = (size_t)parload__h5_le(m + 6, 2);
+	if (name > len - head || name != sizeof("units") ||
+	    memcmp(m + head, "units", sizeof("units")) != 0)
+		return 0;
+	/* Version 1 pads each part to 8 bytes. */
+	if (v == 1) {
+		name = (name + 7) & ~(size_t)7;
+		dt = (dt + 7) & ~(size_t)7;
+		ds = (ds + 7) & ~(size_t)7;
+	}
+	at = head + name;
+	u->sure = false;
+	if ((v > 1 && m[1] & 3) || dt < 8 || ds < 4 || dt > len - at ||
+	    ds > len - at - dt)
+		return 1;
+	/* A string: class 3; or class 9, type 1 (a variable-length
+	 * string): its length, then its global heap ID. */
+	vlen = (m[at] & 0x0f) == 9 && (m[at + 1] & 0x0f) == 1;
+	if ((m[at] & 0x0f) != 3 && !vlen)
+		return 1;
+	n = vlen ? 4 + so + 4 : (size_t)parload__h5_le(m + at + 4, 4);
+	/* The dataspace: a scalar, or one dimension of 1 (its sizes 8). */
+	rank = m[at + dt + 1];
+	if ((m[at + dt] != 1 && m[at + dt] != 2) || rank > 1 ||
+	    (m[at + dt] == 2 && m[at + dt + 3] != (rank ? 1 : 0)) ||
+	    (rank && (ds < (m[at + dt] == 1 ? 8u : 4u) + 8 ||
+		      parload__h5_le(m + at + dt + (m[at + dt] == 1 ? 8 : 4),
+				     8) != 1)))
+		return 1;
+	at += dt + ds;
+	if (n >= sizeof(text) || n > len - at)
+		return 1;
+	if (vlen && !heap_object(u->f, parload__h5_le(m + at + 4, so),
+				 (uint32_t)parload__h5_le(m + at + 4 + so, 4),
+				 text, sizeof(text)))
+		return 1;
+	if (vlen)
+		n = strlen(text);
+	else
+		memcpy(text, m + at, n);
+	text[n] = '\0';
+	while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\0'))
+		text[--n] = '\0';
+	u->sure = parload__angle_units(text, &u->deg);
+	return 1;
+}
+
+/* An angles' header's messages: its Attribute messages, and an Attribute
+ * Info message's dense storage, which only libhdf5 reads. */
+static int angle_message(void *ctx, unsigned type, unsigned flags,
+			 const unsigned char *m, size_t len)
+{
+	units *u = ctx;
+	const unsigned so = u->f->so;
+
+	(void)flags;
+	if (type == 0x000c)
+		return units_message(u, m, len);
+	if (type == 0x0015) {
+		const size_t at = 2 + (len > 1 && m[1] & 1 ? 2 : 0);
+
+		if (len < at + so || !parload__h5_undefined(
+					     parload__h5_le(m + at, so), so)) {
+			u->sure = false;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* /exchange/theta: absent, or 1-D of count float entries (angles), in
+ * degrees or radians by its units attribute. */
 static bool theta(nat *n, uint64_t count)
 {
 	dset t;
 	uint64_t addr;
 	unsigned char *b;
 	const int there = lookup(&n->f, "/exchange/theta", &addr);
+	units u = { .f = &n->f, .deg = 1.0, .sure = true };
 
 	if (there == ABSENT)
 		return true;
 	if (there != FOUND || !dataset(&n->f, "/exchange/theta", &t) ||
 	    t.chunked || t.rank != 1 || t.dims[0] != count || !t.is_float ||
-	    !(b = parload__sys_malloc(t.bytes)))
+	    !parload__h5_header(&n->f, t.header, angle_message, &u) ||
+	    !u.sure || !(b = parload__sys_malloc(t.bytes)))
 		return false;
 	n->angles = parload__sys_calloc(count, sizeof(float));
 	if (n->angles && parload__h5_get(&n->f, t.addr, t.bytes, b))
 		for (uint64_t i = 0; i < count; i++)
-			n->angles[i] = to_float(b + i * t.size, t.size, t.be);
+			n->angles[i] = (float)(to_double(b + i * t.size, t.size,
+							 t.be) *
+					       u.deg);
 	else
 		parload__sys_free(n->angles), n->angles = NULL;
 	parload__sys_free(b);
@@ -577,7 +717,7 @@ static bool chunks(nat *n, parload__strips *t, uint64_t views,
 	    views > (n->f.size - n->f.base) / p.want / t->per_view)
 		return false;
 	return parload__h5index_walk(n->f.fd, &w, parload__h5strips_put,
-				     &p) == 0 &&
+				     &p, n->path, n->name, &scratch) == 0 &&
 	       parload__h5strips_whole(&p);
 }
 

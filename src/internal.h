@@ -33,6 +33,14 @@
 #define PARLOAD__HUGE_PAGE ((size_t)2 << 20)
 #define PARLOAD__PAGE ((size_t)4096)
 
+/* a * b into *out: false when it does not fit in 64 bits (*out then
+ * unset).  Every count read from a file is multiplied by a size through
+ * this before it sizes anything. */
+static inline bool parload__mul_ok(uint64_t a, uint64_t b, uint64_t *out)
+{
+	return !__builtin_mul_overflow(a, b, out);
+}
+
 /* Whether this host stores its numbers big-endian. */
 static inline bool parload__host_be(void)
 {
@@ -686,11 +694,40 @@ int parload__hdf5_write(const char *tmp, const char *path,
 			const parload_stack *st, const parload_save_options *o,
 			parload_error *err);
 
+/* hdf5.c and hdf5_native.c: the units an HDF5 file's angles (DXchange
+ * theta, NXtomo rotation_angle) may have, by their units attribute;
+ * absent, they are degrees. */
+#define PARLOAD__ANGLE_UNITS "deg, degree, degrees, rad, radian, radians"
+
+/* Degrees per unit of angles in units (a units attribute's text, any
+ * case) into *deg: true for a unit of PARLOAD__ANGLE_UNITS, false for any
+ * other.  parload's angles are degrees (angle_deg). */
+static inline bool parload__angle_units(const char *units, double *deg)
+{
+	static const char *const names[] = { "deg", "degree", "degrees",
+					     "rad", "radian", "radians" };
+
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		size_t i = 0;
+
+		while (units[i] && names[k][i] &&
+		       (units[i] | 0x20) == names[k][i])
+			i++;
+		if (!units[i] && !names[k][i]) {
+			*deg = k < 3 ? 1.0 : 180.0 / 3.14159265358979323846;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* hdf5_index.c: the chunk index of a chunked HDF5 dataset (its layout
  * message's version 1 B-tree) read from the file with pread, without
  * libhdf5, which costs a call per chunk.  hdf5.c says where the dataset
  * is; anything the parser does not know or finds inconsistent makes it
- * answer "fall back" (to libhdf5's calls), never an error. */
+ * answer "fall back" (to libhdf5's calls), but a key that is not a
+ * chunk's of the dataset, which is an error: libhdf5's own table of
+ * chunks has such a key too, where its reads see fill values. */
 typedef struct parload__h5chunk {
 	uint64_t at[3];     /* its first element: (frame, row, column); 0
 			     * for the frame of a 2-D dataset */
@@ -718,9 +755,14 @@ typedef int (*parload__h5put)(void *ctx, const parload__h5chunk *c);
 /* The chunks of the dataset w describes in the HDF5 file open as fd, each
  * to put once: 0 when every chunk written was given (none twice, none
  * past the dataset's), 1 to fall back (to libhdf5's calls; put may have
- * had some chunks), or put's code. */
+ * had some chunks), put's code, or PARLOAD_ECONTAINER for a key that is
+ * not a chunk's of the dataset (a coordinate past it or off its chunk
+ * grid, an element coordinate not 0: libhdf5 would read fill values or
+ * another place), naming file, dataset name and the key's byte offset
+ * in *err. */
 int parload__h5index_walk(int fd, const parload__h5where *w,
-			  parload__h5put put, void *ctx);
+			  parload__h5put put, void *ctx, const char *file,
+			  const char *name, parload_error *err);
 
 /* A put that gives each chunk of a dataset (frames, rows, columns; 2-D:
  * one frame) to the strip of its frame's view in t, whose rows and
@@ -755,8 +797,9 @@ typedef struct parload__h5index {
  * at first; PARLOAD_ENOMEM when it cannot grow). */
 int parload__h5index_append(void *ctx, const parload__h5chunk *c);
 /* The chunks of the dataset w describes in the HDF5 file open as fd: 0
- * with *out filled (every chunk written, once), or 1 to fall back
- * (nothing held; out of memory falls back too). */
+ * with *out filled (every chunk written, once), 1 to fall back (nothing
+ * held; out of memory falls back too), or PARLOAD_ECONTAINER for a
+ * corrupt key (nothing held). */
 int parload__h5index_read(int fd, const parload__h5where *w,
 			  parload__h5index *out);
 void parload__h5index_free(parload__h5index *x);
@@ -834,7 +877,7 @@ int parload__hdf5_where(const char *file, const char *dataset,
 /* ---- module.c, module_host.c: what needs libtiff or libhdf5, in a
  * module opened on first use ---- */
 
-#define PARLOAD__MODULE_ABI 7u
+#define PARLOAD__MODULE_ABI 8u
 
 struct parload__tiff_page;
 struct parload__tiff_pages;
@@ -850,7 +893,8 @@ typedef struct parload__host {
 	int (*fail_open)(parload_error *err, int sys_errno, const char *path);
 	void (*container_free)(parload__container *c);
 	int (*h5index_walk)(int fd, const parload__h5where *w,
-			    parload__h5put put, void *ctx);
+			    parload__h5put put, void *ctx, const char *file,
+			    const char *name, parload_error *err);
 	int (*h5index_append)(void *ctx, const parload__h5chunk *c);
 	int (*h5strips_put)(void *ctx, const parload__h5chunk *c);
 	bool (*h5strips_whole)(const parload__h5strips *p);
@@ -859,6 +903,8 @@ typedef struct parload__host {
 	void (*strips_clear)(parload__strips *t);
 	uint64_t (*strips_find)(const parload__strips *t, uint64_t i);
 	void (*h5index_free)(parload__h5index *x);
+	int (*memory_check)(parload_error *err, const char *path,
+			    uint64_t count, const char *things, uint64_t each);
 	int (*hdf5_names)(const parload_source *src, char **file,
 			  const char **dataset, parload_error *err);
 	void (*desc_init)(parload_desc *d);
@@ -1132,6 +1178,14 @@ int parload__window_alloc(parload__ctx *c, uint64_t views, parload_buffers *b);
  * pages untouched and unadvised.  Release with parload__sys_munmap(p,
  * len). */
 void *parload__map_huge_aligned(size_t len);
+/* Whether count things of each bytes can be had (the machine's RAM and
+ * swap, RLIMIT_AS, RLIMIT_DATA; a product past 64 bits never): 0, or
+ * PARLOAD_ENOMEM naming path, the count, what they are ("views"), and the
+ * bytes and the limit.  The dataset's arrays are asked this before they
+ * are made, and a container's tables of counts read from the file before
+ * they are. */
+int parload__memory_check(parload_error *err, const char *path,
+			  uint64_t count, const char *things, uint64_t each);
 
 /* ---- plan.c: the extent plan, who reads what ---- */
 

@@ -71,6 +71,7 @@ static const parload__host host = {
 	.strips_clear = parload__strips_clear,
 	.strips_find = parload__strips_find,
 	.h5index_free = parload__h5index_free,
+	.memory_check = parload__memory_check,
 	.hdf5_names = parload__hdf5_names,
 	.desc_init = parload_desc_init,
 	.desc_check = parload_desc_check,

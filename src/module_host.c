@@ -45,9 +45,10 @@ void parload__container_free(parload__container *c)
 }
 
 int parload__h5index_walk(int fd, const parload__h5where *w,
-			  parload__h5put put, void *ctx)
+			  parload__h5put put, void *ctx, const char *file,
+			  const char *name, parload_error *err)
 {
-	return host->h5index_walk(fd, w, put, ctx);
+	return host->h5index_walk(fd, w, put, ctx, file, name, err);
 }
 
 int parload__h5index_append(void *ctx, const parload__h5chunk *c)
@@ -83,6 +84,12 @@ uint64_t parload__strips_find(const parload__strips *t, uint64_t i)
 void parload__h5index_free(parload__h5index *x)
 {
 	host->h5index_free(x);
+}
+
+int parload__memory_check(parload_error *err, const char *path,
+			  uint64_t count, const char *things, uint64_t each)
+{
+	return host->memory_check(err, path, count, things, each);
 }
 
 int parload__hdf5_names(const parload_source *src, char **file,

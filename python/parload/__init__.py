@@ -113,7 +113,9 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
     "darks" picks a tomography file's frames: DXchange's /exchange/data,
     /exchange/data_white or /exchange/data_dark, NXtomo's image_key 0, 1
     or 2.  Dataset.angles holds DXchange's theta or NXtomo's
-    rotation_angle.
+    rotation_angle in degrees: stored in radians (a units attribute
+    "rad", "radian" or "radians") they are converted; in units parload
+    does not know, the load fails naming the dataset and the unit.
 
     confine=True keeps the files a file names in its directory: a .nhdr's
     data files, and the files an HDF5 file's external links and external

@@ -228,7 +228,8 @@ static PyGetSetDef Dataset_getset[] = {
 	 "dataset's memory.  view_index is the view's index in the file.",
 	 NULL},
 	{"angles", (getter)Dataset_angles, NULL,
-	 "headers['angle_deg']: a float32 view (strided, no copy).", NULL},
+	 "headers['angle_deg']: a float32 view (strided, no copy); degrees,\n"
+	 "an HDF5 file's radians (its units attribute) converted.", NULL},
 	{"bad_views", (getter)Dataset_bad_views, NULL,
 	 "With verify and keep_going: the views (file indices) whose payload\n"
 	 "does not match its CRC-32C, as a uint64 ndarray (empty if none).",

@@ -6,6 +6,9 @@ type; whole loads, view steps, rows, columns and sinograms on 1 to 3
 threads; frames, angles, dataset names, describe, stream, dask and
 corrected loads; the errors of what is not read."""
 
+import re
+import struct
+
 import numpy as np
 import pytest
 
@@ -535,3 +538,131 @@ def test_text_from_the_file_that_is_not_utf8(tmp_path):
     assert "65000 (\\xffletcher32)" in msg, msg
     msg.encode("utf-8")  # prints on a UTF-8 terminal
     assert e.value.filename == str(q)
+
+
+def claims_frames(tmp_path, frames, chunks):
+    """A 3 x 6 x 5 u16 dataset /scan written by h5py, then its first
+    dimension patched to frames: its dataspace message holds the shape,
+    then the same maximum; only the first changes (libhdf5 opens a
+    dimension past its maximum)."""
+    p = tmp_path / "claims.h5"
+    with h5py.File(p, "w") as f:
+        f.create_dataset("scan", data=np.arange(90, dtype="u2").reshape(
+            3, 6, 5), chunks=chunks)
+    b = bytearray(p.read_bytes())
+    shape = struct.pack("<6Q", 3, 6, 5, 3, 6, 5)
+    at = b.find(shape)
+    assert at >= 0 and b.find(shape, at + 1) < 0
+    b[at:at + 8] = struct.pack("<Q", frames)
+    p.write_bytes(b)
+    with h5py.File(p, "r") as f:
+        assert f["scan"].shape == (frames, 6, 5)
+    return p
+
+
+@pytest.mark.parametrize("chunks", [None, (1, 6, 5)])
+def test_frames_past_memory(tmp_path, parload_bin, chunks):
+    """2^62 + 1 frames (tables of which once wrapped to a few bytes and
+    were written past) and 2^40 (32 TiB of tables) are refused before any
+    table is made, naming the bytes: load, describe, the command."""
+    p = claims_frames(tmp_path, 2**62 + 1, chunks)
+    says = ("4611686018427387905 table entries (the frames of /scan) of 32 "
+            "bytes need more bytes than 64 bits count")
+    raises(p, "PARLOAD_ENOMEM", re.escape(says))
+    with pytest.raises(parload.Error, match=re.escape(says)):
+        parload.describe(p)
+    for args in ([], ["extract", "-o", tmp_path / "out.raw"], ["info"]):
+        res = run_cli(parload_bin, *args, p)
+        assert res.returncode == 1, (args, res.returncode, res.stderr)
+        assert args == ["info"] or says in res.stderr, res.stderr
+    p = claims_frames(tmp_path, 2**40, chunks)
+    raises(p, "PARLOAD_ENOMEM", re.escape(
+        "1099511627776 table entries (the frames of /scan) of 32 bytes "
+        "need 35184372088832 bytes, more than the "))
+
+
+def angle_files(tmp_path, angles, units):
+    """An NXtomo file and a DXchange file of the same projections whose
+    rotation_angle and theta are angles, with a units attribute (none
+    where units is None)."""
+    proj, _, _, _ = scan_frames(10)
+    nx, dx = tmp_path / "angles.nxs", tmp_path / "angles.h5"
+    with h5py.File(nx, "w") as f:
+        f.create_group("entry").attrs["NX_class"] = np.bytes_(b"NXentry")
+        f["entry/data/data"] = proj
+        f["entry/data/image_key"] = np.zeros(V, np.int32)
+        f["entry/data/rotation_angle"] = angles
+        if units is not None:
+            f["entry/data/rotation_angle"].attrs["units"] = units
+    with h5py.File(dx, "w") as f:
+        f["exchange/data"] = proj
+        f["exchange/theta"] = angles
+        if units is not None:
+            f["exchange/theta"].attrs["units"] = units
+    return proj, nx, dx
+
+
+@pytest.mark.parametrize("units", ["rad", "radians", np.bytes_(b"radian"),
+                                   np.bytes_(b"Rad")])
+def test_angles_in_radians_are_degrees(tmp_path, units):
+    """Angles whose units attribute says radians (a string h5py writes,
+    variable-length, or fixed-length bytes) come in degrees, the angles
+    times 180 / pi, in Dataset.angles and in the view headers."""
+    _, _, _, theta = scan_frames(10)
+    rad = np.radians(theta)
+    proj, nx, dx = angle_files(tmp_path, rad, units)
+    want = (rad * (180 / np.pi)).astype(np.float32)
+    for p in (nx, dx):
+        ds = parload.load(p, threads=2)
+        assert np.array_equal(ds.pixels, proj)
+        assert np.array_equal(ds.angles, want), (p, ds.angles, want)
+        assert np.allclose(ds.angles, theta, atol=1e-4)
+        assert np.array_equal(ds.headers["angle_deg"], want)
+        ds = parload.load(p, views=slice(2, 11, 4))
+        assert np.array_equal(ds.angles, want[2:11:4])
+
+
+@pytest.mark.parametrize("units", [None, "deg", "degrees",
+                                   np.bytes_(b"degree")])
+def test_angles_in_degrees_are_as_stored(tmp_path, units):
+    _, _, _, theta = scan_frames(10)
+    _, nx, dx = angle_files(tmp_path, theta, units)
+    for p in (nx, dx):
+        assert np.array_equal(parload.load(p).angles,
+                              theta.astype(np.float32))
+
+
+def test_angles_in_other_units_refused(tmp_path):
+    _, _, _, theta = scan_frames(10)
+    _, nx, dx = angle_files(tmp_path, theta, "mrad")
+    raises(nx, "PARLOAD_ENOTSUP", re.escape(
+        '/entry/data/rotation_angle: angles in units "mrad" (parload reads '
+        'deg, degree, degrees, rad, radian, radians)'))
+    raises(dx, "PARLOAD_ENOTSUP", re.escape(
+        '/exchange/theta: angles in units "mrad"'))
+
+
+@pytest.mark.parametrize("x", [2, 1])
+def test_chunk_key_off_its_element_coordinate(tmp_path, x):
+    """A chunk B-tree key (h5py's chunks of a view) whose trailing
+    coordinate, the element's, is not 0: libhdf5 finds no chunk there at
+    2 (h5py reads the frame as fill values); parload refuses the index as
+    corrupt, naming the key's byte offset, rather than read the chunk."""
+    data = pixels((3, 4, 6), "u2", 5) | 1
+    p = tmp_path / "key.h5"
+    with h5py.File(p, "w") as f:
+        f.create_dataset("scan", data=data, chunks=(1, 4, 6))
+    b = bytearray(p.read_bytes())
+    tree = b.find(b"TREE\x01")          # a chunk node (type 1)
+    key = tree + 24                     # its first key, of frame 0
+    assert struct.unpack_from("<I4Q", b, key) == (4 * 6 * 2, 0, 0, 0, 0)
+    struct.pack_into("<Q", b, key + 8 + 3 * 8, x)
+    p.write_bytes(b)
+    if x == 2:
+        with h5py.File(p, "r") as f:
+            assert not f["scan"][0].any() and (f["scan"][1] == data[1]).all()
+    raises(p, "PARLOAD_ECONTAINER", re.escape(
+        "/scan: a corrupt chunk index: a key's coordinate 4 of 4 is %d, "
+        "where the element's is always 0" % x))
+    with pytest.raises(parload.Error, match=r"\(byte offset %d\)" % key):
+        parload.load(p)
