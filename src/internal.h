@@ -612,6 +612,11 @@ int parload__hdf5_native(const parload_source *src, parload__container *out,
  * "FILE.h5:/path" where no such file exists); 0 or ENOMEM. */
 int parload__hdf5_names(const parload_source *src, char **file,
 			const char **dataset, parload_error *err);
+/* source.c: 0 when the file named lies in the directory of the file
+ * namer (the directory of its name) or below it, every symbolic link
+ * resolved (PARLOAD_SRC_CONFINE); else PARLOAD_EOPEN naming both. */
+int parload__confined(const char *namer, const char *named,
+		      parload_error *err);
 /* Free what a reader filled (takes a zeroed container). */
 void parload__container_free(parload__container *c);
 /* Writers behind parload_save, to tmp (a new file), which the caller
@@ -678,7 +683,8 @@ typedef struct parload__h5strips {
 	uint64_t views;        /* views loaded */
 	uint64_t want;
 	bool plain;
-	const char *file, *name;
+	const char *file, *name; /* the chunks' file, the dataset */
+	uint32_t index;        /* the chunks' file in the container's files */
 	parload_error *err;
 	uint64_t seen;         /* chunks given */
 	bool masked;           /* a chunk skipped a filter */
@@ -776,7 +782,7 @@ int parload__hdf5_where(const char *file, const char *dataset,
 /* ---- module.c, module_host.c: what needs libtiff or libhdf5, in a
  * module opened on first use ---- */
 
-#define PARLOAD__MODULE_ABI 7u
+#define PARLOAD__MODULE_ABI 8u
 
 struct parload__tiff_page;
 struct parload__tiff_pages;

@@ -299,9 +299,41 @@ static bool ends_with(const char *s, const char *tail)
 	return n >= m && strcmp(s + n - m, tail) == 0;
 }
 
+int parload__confined(const char *namer, const char *named,
+		      parload_error *err)
+{
+	char dir[PATH_MAX], real_dir[PATH_MAX], real[PATH_MAX];
+	const char *slash = strrchr(namer, '/');
+	size_t n;
+
+	/* The directory that holds namer's name (where libhdf5 and NRRD
+	 * look for a relative name), its links resolved. */
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s",
+			 slash == namer ? 1 : (int)(slash - namer), namer);
+	if (!realpath(dir, real_dir))
+		return parload__fail_path(err, PARLOAD_EOPEN, errno, namer,
+					  "cannot resolve its directory");
+	if (!realpath(named, real))
+		return parload__fail_path(err, PARLOAD_EOPEN, errno, named,
+					  "named by %s: cannot resolve the "
+					  "name", namer);
+	n = strlen(real_dir);
+	if (n == 1 || (strncmp(real, real_dir, n) == 0 && real[n] == '/'))
+		return 0;
+	return parload__fail_path(err, PARLOAD_EOPEN, 0, named,
+				  "named by %s, lies outside its directory "
+				  "%s (the source confines the files it "
+				  "names)", namer, real_dir);
+}
+
 /* A container's metadata: TIFF's by tiff.c (which opens libtiff's module
  * only where it needs it), HDF5's by hdf5_native.c where it can, else by
- * the module. */
+ * the module.  An HDF5 file's other files (an external link's, external
+ * storage's: its paths after the first), when the source confines
+ * them, in its directory. */
 static int read_container(parload__ctx *c, const parload_source *src,
 			  int kind)
 {
@@ -310,10 +342,16 @@ static int read_container(parload__ctx *c, const parload_source *src,
 
 	if (kind == PARLOAD_FORMAT_TIFF)
 		return parload__tiff_read(src, &c->cont, c->err);
-	if ((rc = parload__hdf5_native(src, &c->cont, c->err)) != 1)
-		return rc;
-	m = parload__module_get(kind, c->path, c->err);
-	return m ? m->read(src, &c->cont, c->err) : PARLOAD_ENOTSUP;
+	rc = parload__hdf5_native(src, &c->cont, c->err);
+	if (rc == 1) {
+		m = parload__module_get(kind, c->path, c->err);
+		rc = m ? m->read(src, &c->cont, c->err) : PARLOAD_ENOTSUP;
+	}
+	for (size_t k = 1; rc == 0 && (src->flags & PARLOAD_SRC_CONFINE) &&
+			   k < c->cont.n; k++)
+		rc = parload__confined(c->cont.paths[0], c->cont.paths[k],
+				       c->err);
+	return rc;
 }
 
 int parload__source_open(parload__ctx *c, const parload_request *req)
