@@ -599,3 +599,23 @@ def test_external_storage_file_cut_short(tmp_path, monkeypatch):
     with pytest.raises(parload.Error, match="cut.bin.*past the end") as e:
         parload.load("es.h5", dataset="x")
     assert e.value.code == "PARLOAD_ETRUNCATED"
+
+
+def test_list_of_hdf5_files_refused(linked):
+    """Not read as one stream yet: ENOTSUP naming the first HDF5 file, by
+    its name or its first bytes (before: "bad magic").  A list of one is
+    that file."""
+    data = linked.parent / "data_000001.h5"
+    other = linked.parent / "data.frame"
+    other.write_bytes(data.read_bytes())
+    for paths, first in (([data, linked], data), ([other, data], other),
+                         ([other, other], other)):
+        with pytest.raises(parload.Error, match="a list of HDF5 files is "
+                           "not read yet") as e:
+            parload.load(paths)
+        assert e.value.code == "PARLOAD_ENOTSUP"
+        assert str(e.value).startswith(str(first) + ":")
+    with h5py.File(data, "r") as f:
+        want = f["/entry/data/data"][()]
+    assert np.array_equal(parload.load([data], dataset="/entry/data/data")
+                          .pixels, want)
