@@ -931,6 +931,8 @@ typedef struct parload__ctx {
 	parload__file one;  /* the files of a one-file source */
 	parload__nrrd nrrd; /* a .nhdr source: its layout and files */
 	parload__container cont; /* a TIFF or HDF5 source */
+	int kind;        /* PARLOAD_FORMAT_TIFF or _HDF5 for a container
+			  * (once source_open knows), else -1 */
 	const parload__strips *strips; /* its strips, or NULL */
 	int fd;
 	bool stream;     /* a pipe, socket or character device: read() only */

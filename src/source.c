@@ -365,9 +365,11 @@ int parload__source_open(parload__ctx *c, const parload_request *req)
 	c->one.path = c->path;
 	c->files = &c->one;
 	c->nfiles = 1;
+	c->kind = -1;
 	rc = parload__container_kind(src, &kind, c->err);
 	if (rc)
 		return rc;
+	c->kind = kind;
 	if (kind >= 0) {
 		if ((rc = read_container(c, src, kind)))
 			return rc;

@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -453,6 +454,194 @@ START_TEST(hdf5_list)
 }
 END_TEST
 
+/* parload_describe_raw: a linked contiguous dataset is a raw stream of
+ * the data file at its offset, which loads as the container; deflated
+ * chunks are not; a damaged container's failed description says it is
+ * one (format). */
+START_TEST(describe_raw)
+{
+	char *data = tu_path("d.h5"), *m = tu_path("m.h5");
+	static const char *const links[] = { "/linked", "d.h5",
+					     "/entry/data/data",
+					     "/z", "d.h5", "/z", NULL };
+	parload_source src;
+	parload_desc raw, d;
+	parload_error err;
+	parload_dataset ds;
+	parload_loader *l;
+	parload_request req;
+	uint16_t want[PIXELS];
+	char file[4096];
+
+	data_file(data);
+	master(m, links);
+	parload_source_init(&src);
+	src.path = m;
+	src.dataset = "/linked";
+	ck_assert_msg(parload_describe_raw(&src, &raw, file, sizeof(file),
+					   &err) == 0, "%s", err.message);
+	ck_assert_int_eq(raw.format, PARLOAD_FORMAT_RAW);
+	ck_assert_uint_eq(raw.offset, offset_of(data, "/entry/data/data"));
+	ck_assert_uint_eq(raw.gap, 0);
+	ck_assert_uint_eq(raw.count, FRAMES);
+	ck_assert_msg(strstr(file, "d.h5") && !strstr(file, "m.h5"), "%s",
+		      file);
+	ck_assert_int_eq(parload_describe_raw(&src, &raw, file, 3, &err),
+			 PARLOAD_ESPACE);
+	l = tu_loader(2, PARLOAD_STRATEGY_PARALLEL, 0);
+	parload_request_init(&req);
+	ck_assert_int_eq(parload_describe_raw(&src, &raw, file, sizeof(file),
+					      &err), 0);
+	req.source.path = file;
+	req.source.desc = &raw;
+	ck_assert_msg(parload_loader_run(l, &req, &ds, &err) == 0, "%s",
+		      err.message);
+	pixels(want);
+	ck_assert_int_eq(memcmp(ds.pixels, want, sizeof(want)), 0);
+	parload_dataset_free(&ds);
+	parload_loader_free(l);
+	src.dataset = "/z";
+	ck_assert_int_eq(parload_describe_raw(&src, &raw, NULL, 0, &err),
+			 PARLOAD_ENOTSUP);
+	src.dataset = NULL;
+	src.path = file;
+	tu_truncate(data, 100);
+	ck_assert_int_ne(parload_describe(&src, 0, &d, &err), 0);
+	ck_assert_int_eq(d.format, PARLOAD_FORMAT_HDF5);
+	free(data);
+	free(m);
+}
+END_TEST
+
+/* ---- parload info ---- */
+
+/* The command with args (NULL-ended): r filled (the caller frees it). */
+static void run(tu_result *r, const char *const *args)
+{
+	const char *argv[16] = { tu_parload_bin() };
+	int n = 1;
+
+	for (; *args; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	tu_run_cmd(&(tu_cmd){ .argv = argv, .timeout = 60 }, r);
+}
+
+#define RUN(r, ...) run((r), (const char *const[]){ __VA_ARGS__, NULL })
+
+/* info on a damaged container fails as its load does, with the load's
+ * message (before: "bad magic: not a raw image stream (found 89 48 44
+ * 46 ...)", info's own check of parload's header). */
+static void info_as_load(const char *path)
+{
+	tu_result info, load;
+
+	RUN(&info, "info", path);
+	RUN(&load, path);
+	ck_assert_int_eq(info.status, 1);
+	ck_assert_int_eq(load.status, 1);
+	ck_assert_msg(!strstr(info.err, "magic"), "%s", info.err);
+	ck_assert_str_eq(info.err, load.err);
+	ck_assert_msg(strstr(info.out, "valid:             no"), "%s",
+		      info.out);
+	tu_result_free(&info);
+	tu_result_free(&load);
+	RUN(&info, "info", "--json", path);
+	ck_assert_int_eq(info.status, 1);
+	ck_assert_msg(strstr(info.out, "\"valid\":false") &&
+		      !strstr(info.out, "magic"), "%s", info.out);
+	tu_result_free(&info);
+}
+
+START_TEST(info_damaged)
+{
+	char *h5 = tu_path("cut.h5"), *tif = tu_path("cut.tif"),
+	     *h5b = tu_path("cut.bin");
+	/* A TIFF header whose first directory lies past the end. */
+	static const unsigned char tiff[8] = { 'I', 'I', 42, 0, 0, 1, 0, 0 };
+	unsigned char *b;
+	size_t len;
+
+	data_file(h5);
+	tu_truncate(h5, tu_file_size(h5) / 2);
+	b = tu_read_all(h5, &len);
+	tu_write_file(h5b, b, len);
+	tu_write_file(tif, tiff, sizeof(tiff));
+	info_as_load(h5);
+	info_as_load(h5b);
+	info_as_load(tif);
+	free(b);
+	free(h5), free(h5b), free(tif);
+}
+END_TEST
+
+/* The line of field in info's output, its value. */
+static char *field(const char *out, const char *name)
+{
+	char key[64];
+	const char *at;
+	size_t n;
+
+	snprintf(key, sizeof(key), "\n%s:", name);
+	at = strstr(out, key);
+	if (!at)
+		return NULL;
+	at += strlen(key);
+	at += strspn(at, " ");
+	n = strcspn(at, "\n");
+	return strndup(at, n);
+}
+
+/* info prints where a contiguous dataset's pixels begin, in the file
+ * that holds them (before: "offset: 0"); a chunked one has no offset. */
+START_TEST(info_offset)
+{
+	char *data = tu_path("d.h5"), *m = tu_path("m.h5"), *arg;
+	static const char *const links[] = { "/linked", "d.h5",
+					     "/entry/data/data", NULL };
+	char want[32], *v;
+	tu_result r;
+
+	data_file(data);
+	master(m, links);
+	snprintf(want, sizeof(want), "%" PRIu64,
+		 offset_of(data, "/entry/data/data"));
+	ck_assert_str_ne(want, "0");
+	RUN(&r, "info", "--dataset", "/entry/data/data", data);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_str_eq(v = field(r.out, "offset"), want);
+	free(v);
+	ck_assert_str_eq(v = field(r.out, "first_record"), want);
+	free(v);
+	tu_result_free(&r);
+	RUN(&r, "info", "--dataset", "/linked", m);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_str_eq(v = field(r.out, "offset"), want);
+	free(v);
+	ck_assert_msg((v = field(r.out, "data_file")) &&
+		      strstr(v, "d.h5") && !strstr(v, "m.h5"), "%s", r.out);
+	free(v);
+	tu_result_free(&r);
+	/* Deflated chunks: no offset, and null in the JSON (plain chunks of
+	 * whole frames back to back have one). */
+	if (asprintf(&arg, "%s:/z", data) < 0)
+		ck_abort();
+	RUN(&r, "info", arg);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_ptr_null(field(r.out, "offset"));
+	ck_assert_ptr_null(field(r.out, "first_record"));
+	ck_assert_msg(strstr(r.out, "format:            hdf5"), "%s", r.out);
+	tu_result_free(&r);
+	RUN(&r, "info", "--json", arg);
+	ck_assert_msg(strstr(r.out, "\"offset\":null") &&
+		      strstr(r.out, "\"first_record\":null"), "%s", r.out);
+	tu_result_free(&r);
+	free(arg);
+	free(data);
+	free(m);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("hdf5_links");
@@ -463,6 +652,16 @@ static Suite *suite(void)
 	tcase_add_test(t, external_storage);
 	tcase_add_test(t, confine);
 	tcase_add_test(t, hdf5_list);
+	tcase_add_test(t, describe_raw);
+	/* The command's, from make check. */
+	if (tu_parload_bin()) {
+		t = tu_tcase(s, "info", 0);
+		tcase_add_test(t, info_damaged);
+		tcase_add_test(t, info_offset);
+	} else {
+		printf("check_hdf5_links: info not run: PARLOAD_BIN is not "
+		       "set\n");
+	}
 	return s;
 }
 
