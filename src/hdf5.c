@@ -899,7 +899,7 @@ static int external(h5r *r, uint64_t view_bytes)
 	uint64_t n, g = height, k = 0;
 	int rc = segments(r, r->dims[0] * view_bytes, &seg, &n);
 
-	for (uint64_t i = 1; rc == 0 && i < n; i++)
+	for (uint64_t i = 1; rc == 0 && g && i < n; i++)
 		g = seg[i].at % row ? 0 : gcd(g, seg[i].at / row % height);
 	if (rc == 0 && g == 0) {
 		table_shape(r, 1);

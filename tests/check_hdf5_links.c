@@ -310,9 +310,10 @@ START_TEST(external_storage)
 			    { "s2.bin", 7, 2 * view - 3 * row },
 			    { NULL } };
 	const seg one[] = { { "one.bin", 33, H5F_UNLIMITED }, { NULL } };
-	/* Meeting inside a row: read through libhdf5. */
-	const seg odd[] = { { "o1.bin", 0, row + 3 }, { "o2.bin", 1, 1000 },
-			    { NULL } };
+	/* Meeting inside a row (then between rows): through libhdf5. */
+	const seg odd[] = { { "o1.bin", 0, row + 3 },
+			    { "o2.bin", 1, 2 * row - 3 },
+			    { "o3.bin", 2, 1000 }, { NULL } };
 	char cwd[4096];
 
 	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
