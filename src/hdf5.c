@@ -916,15 +916,15 @@ static int external(h5r *r, uint64_t view_bytes)
 		for (uint32_t j = 0; rc == 0 && j < t->per_view; j++) {
 			const uint64_t at = r->frame[v] * view_bytes +
 					    j * g * row;
+			parload__strip p;
 
 			while (at - seg[k].at >= seg[k].len)
 				k++;
-			if (parload__strips_add(t, v * t->per_view + j,
-						&(parload__strip){
-						.off = seg[k].off + at - seg[k].at,
-						.bytes = g * row,
-						.file = seg[k].file,
-						.page = (uint32_t)r->frame[v] }))
+			p = (parload__strip){ .off = seg[k].off + at - seg[k].at,
+					      .bytes = g * row,
+					      .file = seg[k].file,
+					      .page = (uint32_t)r->frame[v] };
+			if (parload__strips_add(t, v * t->per_view + j, &p))
 				rc = parload__fail_nomem(r->err, r->file);
 		}
 	parload__sys_free(seg);
