@@ -739,7 +739,8 @@ static int data_file(h5r *r)
 	H5Fget_name(r->d, name, (size_t)n + 1);
 	rc = add_file(r, name, &r->dfi);
 	parload__sys_free(name);
-	r->dfile = r->c->paths[r->dfi];
+	if (rc == 0)
+		r->dfile = r->c->paths[r->dfi];
 	return rc;
 }
 
@@ -786,7 +787,7 @@ static uint64_t gcd(uint64_t a, uint64_t b)
 	return a;
 }
 
-/* External storage segment k's file as libhdf5 1.10 opens it: a relative
+/* An external storage file's name as libhdf5 1.10 opens it: a relative
  * name after the prefix of the dataset's access list (HDF5_EXTFILE_PREFIX
  * as libhdf5 read it when it started, "${ORIGIN}" made the HDF5 file's
  * directory; H5Pset_efile_prefix), else as it is, from the current
