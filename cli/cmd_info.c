@@ -25,7 +25,11 @@ const char cmd_info_help[] =
 "the first record and the bytes after the last complete record (a partial\n"
 "record, or what the layout's count leaves out); with --concat, of all\n"
 "the FILEs as one stream, file by file.  The JSON has the same as fields\n"
-"(\"layout\"), for parload's own files too.\n"
+"(\"layout\"), for parload's own files too.  A TIFF or HDF5 FILE shows its\n"
+"format, type and sizes, and where its views lie as a raw stream's (a\n"
+"contiguous dataset) the layout that reads them from data_file (FILE, or\n"
+"the file an external link leads to) and its offset; a damaged one fails\n"
+"as its load does.\n"
 "      --raw SPEC         the files' layout (see 'parload --help'); it\n"
 "                         overrides a parload header\n"
 "      --concat           all FILEs are one stream (needs --raw)\n"
@@ -308,21 +312,32 @@ static void stream_json(const struct info *in, const struct layout_view *lv,
 	info_json_end(in);
 }
 
+/* A source described already (a container): the description, or why
+ * there is none. */
+struct described {
+	parload_desc d;
+	int rc;
+	parload_error err;
+};
+
 /* What the layout resolves to: as a load sees it (valid), else as far as
  * the complete records go, to show where the files fall short.  known: a
  * description already made of this source, or NULL. */
 static bool describe_stream(struct info *in, const parload_source *src,
 			    const struct input *inp,
 			    const struct layout_cfg *lc, struct layout_view *lv,
-			    const parload_desc *known)
+			    const struct described *known)
 {
 	parload_error again;
 	int rc = 0;
 
-	if (known)
-		in->d = *known;
-	else
+	if (known) {
+		in->d = known->d;
+		in->err = known->err;
+		rc = known->rc;
+	} else {
 		rc = parload_describe(src, 0, &in->d, &in->err);
+	}
 
 	in->valid = rc == 0;
 	if (!in->valid && !in->err.message[0])
@@ -333,6 +348,8 @@ static bool describe_stream(struct info *in, const parload_source *src,
 		return false;
 	/* A .nhdr states its sizes; the files are its own. */
 	layout_init(lv, &in->d, lc->raw ? lc->desc.count : in->d.count);
+	if (in->valid)
+		layout_place(lv, src);
 	if (lc->raw)
 		return layout_add_files(lv, inp->paths ? inp->paths :
 							 &inp->path, inp->n);
@@ -341,7 +358,7 @@ static bool describe_stream(struct info *in, const parload_source *src,
 
 static int info_stream(const struct input *inp, const struct layout_cfg *lc,
 		       const parload_selection *sel, bool json,
-		       const parload_desc *known)
+		       const struct described *known)
 {
 	struct layout_view lv;
 	parload_source src;
@@ -402,17 +419,19 @@ static const struct option_parser info_parser = {
 };
 
 /* A TIFF or HDF5 file, by what the library makes of it (a list, a
- * folder, a glob, "FILE.h5:/name" too): its description in *d, which
- * info_stream then prints without reading the metadata again. */
+ * folder, a glob, "FILE.h5:/name" too): its description, or the load's
+ * failure (damaged metadata), in *k, which info_stream then prints
+ * without reading the metadata again. */
 static bool is_container(const struct input *in, const struct layout_cfg *lc,
-			 parload_desc *d)
+			 struct described *k)
 {
 	parload_source src;
 
 	input_source(&src, in, lc);
-	return parload_describe(&src, 0, d, NULL) == 0 &&
-	       (d->format == PARLOAD_FORMAT_TIFF ||
-		d->format == PARLOAD_FORMAT_HDF5);
+	memset(k, 0, sizeof(*k));
+	k->rc = parload_describe(&src, 0, &k->d, &k->err);
+	return k->d.format == PARLOAD_FORMAT_TIFF ||
+	       k->d.format == PARLOAD_FORMAT_HDF5;
 }
 
 /* Whether in is read through a layout rather than its own header. */
@@ -440,7 +459,7 @@ int cmd_info(int argc, char **argv)
 	sel = selection_is_whole(&a.sel) ? NULL : &a.sel;
 	n = input_count(&a.layout, argc - optind);
 	for (int i = 0; i < n; i++) {
-		parload_desc known;
+		struct described known;
 		struct input in;
 		int rc;
 

@@ -292,6 +292,12 @@ struct layout_view {
 	struct layout_file *files; /* NULL: not known (a .nhdr's) */
 	size_t nfiles;
 	uint64_t trailing;      /* over the files */
+	/* A TIFF or HDF5 source (d.format) has an offset, header and gap
+	 * only where its views lie as a raw stream's (placed): raw, in
+	 * data_file (parload_describe_raw). */
+	bool placed;
+	parload_desc raw;
+	char data_file[4096];
 };
 
 void layout_init(struct layout_view *lv, const parload_desc *d,
@@ -300,6 +306,9 @@ void layout_init(struct layout_view *lv, const parload_desc *d,
 bool layout_add_files(struct layout_view *lv, const char *const *paths,
 		      size_t n);
 void layout_free(struct layout_view *lv);
+/* A container's place as a raw stream, where it has one (src: the source
+ * lv describes). */
+void layout_place(struct layout_view *lv, const parload_source *src);
 /* info's lines ("layout:", "record_size:", ...) and its JSON member
  * (",\"layout\":{...}"). */
 void layout_print_human(const struct layout_view *lv);

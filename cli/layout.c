@@ -67,6 +67,26 @@ bool layout_add_files(struct layout_view *lv, const char *const *paths,
 	return true;
 }
 
+static bool container(const parload_desc *d)
+{
+	return d->format == PARLOAD_FORMAT_TIFF ||
+	       d->format == PARLOAD_FORMAT_HDF5;
+}
+
+void layout_place(struct layout_view *lv, const parload_source *src)
+{
+	lv->placed = container(&lv->d) &&
+		     parload_describe_raw(src, &lv->raw, lv->data_file,
+					  sizeof(lv->data_file), NULL) == 0;
+}
+
+/* Whether lv's offset, header, gap and records mean anything: a raw
+ * stream's, parload's own, a container's placed. */
+static bool has_offset(const struct layout_view *lv)
+{
+	return !container(&lv->d) || lv->placed;
+}
+
 void layout_free(struct layout_view *lv)
 {
 	free(lv->files);
@@ -94,10 +114,10 @@ struct layout_words {
 
 static void layout_words(const struct layout_view *lv, struct layout_words *w)
 {
-	parload_desc given = lv->d;
+	parload_desc given = lv->placed ? lv->raw : lv->d;
 	const char *type = parload_type_name(given.pixel_type, given.encoding);
 
-	w->format = parload_format_name(given.format);
+	w->format = parload_format_name(lv->d.format);
 	w->type = type ? type : "?";
 	given.count = lv->given_count;
 	parload_desc_format(&given, w->text, sizeof(w->text));
@@ -131,38 +151,49 @@ struct size_field {
 
 #define N_SIZES 6
 
-static void size_fields(const parload_desc *d, struct size_field f[N_SIZES])
+/* The sizes; those of records (where has is false: a container not
+ * placed) with a NULL name's place kept by "-". */
+static void size_fields(const parload_desc *d, bool has,
+			struct size_field f[N_SIZES])
 {
 	f[0] = (struct size_field){ "row_size", d->row_size };
 	f[1] = (struct size_field){ "payload_size", d->payload_size };
-	f[2] = (struct size_field){ "record_size", d->record_size };
+	f[2] = (struct size_field){ has ? "record_size" : "-",
+				    d->record_size };
 	f[3] = (struct size_field){ "views", d->count };
-	f[4] = (struct size_field){ "first_record", d->offset };
+	f[4] = (struct size_field){ has ? "first_record" : "-", d->offset };
 	f[5] = (struct size_field){ NULL, 0 };
 }
 
 void layout_print_human(const struct layout_view *lv)
 {
-	const parload_desc *d = &lv->d;
+	const parload_desc *d = lv->placed ? &lv->raw : &lv->d;
+	const bool has = has_offset(lv);
 	struct size_field sizes[N_SIZES];
 	struct layout_words w;
 
 	layout_words(lv, &w);
 	printf("format:            %s\n", w.format);
-	printf("layout:            %s\n", w.text);
+	if (has)
+		printf("layout:            %s\n", w.text);
+	if (lv->placed)
+		printf("data_file:         %s\n", lv->data_file);
 	printf("type:              %s (read into %s)\n", w.type,
 	       parload_pixel_name(d->pixel_type));
-	printf("offset:            %" PRIu64 "\n", d->offset);
-	printf("header:            %" PRIu64 "\n", d->header);
-	printf("gap:               %" PRIu64 "\n", d->gap);
+	if (has) {
+		printf("offset:            %" PRIu64 "\n", d->offset);
+		printf("header:            %" PRIu64 "\n", d->header);
+		printf("gap:               %" PRIu64 "\n", d->gap);
+	}
 	if (lv->given_count)
 		printf("count:             %" PRIu64 "\n", lv->given_count);
 	else
 		printf("count:             none (as many as the files hold)\n");
-	size_fields(d, sizes);
+	size_fields(d, has, sizes);
 	for (const struct size_field *f = sizes; f->name; f++)
-		printf("%s:%*s%" PRIu64 "\n", f->name,
-		       (int)(18 - strlen(f->name)), "", f->value);
+		if (f->name[0] != '-')
+			printf("%s:%*s%" PRIu64 "\n", f->name,
+			       (int)(18 - strlen(f->name)), "", f->value);
 	for (size_t i = 0; i < lv->nfiles; i++)
 		human_file(lv, i);
 }
@@ -186,27 +217,44 @@ static void json_file(const struct layout_view *lv, size_t i)
 
 void layout_print_json(const struct layout_view *lv)
 {
-	const parload_desc *d = &lv->d;
+	const parload_desc *d = lv->placed ? &lv->raw : &lv->d;
+	const bool has = has_offset(lv);
 	struct size_field sizes[N_SIZES];
 	struct layout_words w;
 
 	layout_words(lv, &w);
 	printf(",\"layout\":{\"format\":\"%s\",\"text\":", w.format);
-	json_str(stdout, w.text);
+	if (has)
+		json_str(stdout, w.text);
+	else
+		fputs("null", stdout);
+	if (lv->placed) {
+		fputs(",\"data_file\":", stdout);
+		json_str(stdout, lv->data_file);
+	}
 	printf(",\"width\":%" PRIu32 ",\"height\":%" PRIu32
 	       ",\"type\":\"%s\",\"pixel_type\":\"%s\""
-	       ",\"bytes_per_pixel\":%" PRIu32 ",\"offset\":%" PRIu64
-	       ",\"header\":%" PRIu64 ",\"gap\":%" PRIu64 ",\"count\":",
-	       d->width, d->height, w.type,
-	       parload_pixel_name(d->pixel_type), d->bytes_per_pixel,
-	       d->offset, d->header, d->gap);
+	       ",\"bytes_per_pixel\":%" PRIu32, d->width, d->height, w.type,
+	       parload_pixel_name(d->pixel_type), d->bytes_per_pixel);
+	if (has)
+		printf(",\"offset\":%" PRIu64 ",\"header\":%" PRIu64
+		       ",\"gap\":%" PRIu64, d->offset, d->header, d->gap);
+	else
+		fputs(",\"offset\":null,\"header\":null,\"gap\":null",
+		      stdout);
+	fputs(",\"count\":", stdout);
 	if (lv->given_count)
 		printf("%" PRIu64, lv->given_count);
 	else
 		fputs("null", stdout);
-	size_fields(d, sizes);
+	size_fields(d, has, sizes);
 	for (const struct size_field *f = sizes; f->name; f++)
-		printf(",\"%s\":%" PRIu64, f->name, f->value);
+		if (f->name[0] != '-')
+			printf(",\"%s\":%" PRIu64, f->name, f->value);
+		else
+			printf(",\"%s\":null", f == &sizes[2] ?
+						     "record_size" :
+						     "first_record");
 	fputs(",\"trailing_bytes\":", stdout);
 	if (lv->files)
 		printf("%" PRIu64 ",\"files\":[", lv->trailing);

@@ -344,10 +344,27 @@ PARLOAD_API void parload_source_init(parload_source *src);
  * that cannot be opened, a header that is not valid, a file shorter than
  * its views or (without a count) ending in a partial record, each naming
  * the file, the view and the byte offset.  allow_truncated: a file cut
- * short describes its complete views (PARLOAD_OPT_ALLOW_TRUNCATED). */
+ * short describes its complete views (PARLOAD_OPT_ALLOW_TRUNCATED).  On
+ * failure *out is zeroed but for format, which is PARLOAD_FORMAT_TIFF or
+ * PARLOAD_FORMAT_HDF5 when src was read as that container (its failure
+ * is the container's: damaged metadata, a file it names), else 0. */
 PARLOAD_API int parload_describe(const parload_source *src,
 				 int allow_truncated, parload_desc *out,
 				 parload_error *err);
+/* A TIFF or HDF5 source whose views lie as a raw stream's would (each
+ * view one range of bytes stored as they are, the views at one stride in
+ * one file: a contiguous HDF5 dataset, a TIFF of one uncompressed strip
+ * a page, back to back): that stream's description in *raw (format RAW,
+ * offset the first view's byte offset, gap the bytes between views, count
+ * the views) and the file that holds it in file (size bytes: the source's
+ * own, or the file an HDF5 external link leads to; NULL: not wanted).
+ * PARLOAD_ENOTSUP where the views lie otherwise (chunks, compressed,
+ * scattered, several files), PARLOAD_EINVAL for a source that is no
+ * container, PARLOAD_ESPACE when the name does not fit; the errors of
+ * parload_describe. */
+PARLOAD_API int parload_describe_raw(const parload_source *src,
+				     parload_desc *raw, char *file,
+				     size_t size, parload_error *err);
 
 /* ---------------------------------------------------------------------
  * Options

@@ -109,6 +109,54 @@ static bool tiff_folder(const char *path)
 	return found;
 }
 
+/* Files i of a list, an HDF5 file: alone, the source; with others, not
+ * read yet (a master file's data files, as one stream). */
+static int hdf5_list(const parload_source *src, size_t i, int *kind,
+		     parload_error *err)
+{
+	if (src->path_count == 1) {
+		*kind = PARLOAD_FORMAT_HDF5;
+		return 0;
+	}
+	return parload__fail_path(err, PARLOAD_ENOTSUP, 0, src->paths[i],
+				  "a list of HDF5 files is not read yet (as "
+				  "one stream of views): load each file "
+				  "alone");
+}
+
+static bool hdf5_named(const char *p)
+{
+	return p && (hdf5_name(p) || hdf5_with_dataset(p));
+}
+
+/* A list: TIFFs, by the first's name or first bytes, are one source; an
+ * HDF5 file, the first by its name or first bytes, the others by their
+ * names, not yet. */
+static int list_kind(const parload_source *src, int *kind,
+		     parload_error *err)
+{
+	const char *p = src->paths[0];
+	struct stat st;
+	int rc = 0;
+
+	if (p && tiff_name(p)) {
+		*kind = PARLOAD_FORMAT_TIFF;
+		return 0;
+	}
+	if (hdf5_named(p))
+		return hdf5_list(src, 0, kind, err);
+	if (p && parload__sys_stat(p, &st) == 0 && S_ISREG(st.st_mode))
+		rc = sniff(p, kind, err);
+	if (rc || *kind == PARLOAD_FORMAT_TIFF)
+		return rc;
+	if (*kind == PARLOAD_FORMAT_HDF5)
+		return hdf5_list(src, 0, kind, err);
+	for (size_t i = 1; i < src->path_count; i++)
+		if (hdf5_named(src->paths[i]))
+			return hdf5_list(src, i, kind, err);
+	return 0;
+}
+
 int parload__container_kind(const parload_source *src, int *kind,
 			    parload_error *err)
 {
@@ -118,13 +166,8 @@ int parload__container_kind(const parload_source *src, int *kind,
 	*kind = -1;
 	if (src->desc || src->fd >= 0)
 		return 0;
-	if (src->path_count) {
-		/* A list of TIFFs: the first names them all. */
-		p = src->paths[0];
-		if (p && tiff_name(p))
-			*kind = PARLOAD_FORMAT_TIFF;
-		return 0;
-	}
+	if (src->path_count)
+		return list_kind(src, kind, err);
 	if (!p)
 		return 0;
 	if (src->dataset || src->frames != PARLOAD_FRAMES_PROJECTIONS) {

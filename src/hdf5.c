@@ -73,6 +73,11 @@ typedef struct h5r {
 	const char *file;
 	parload_error *err;
 	hid_t f, d, type, space, dcpl;
+	/* The file that holds the dataset: the one named, or an external
+	 * link's; its name (one of the container's paths) and index there. */
+	hid_t df;
+	const char *dfile;
+	uint32_t dfi;
 	char name[1024];       /* the dataset */
 	char dir[1024];        /* its group, for image_key and angles */
 	bool nxtomo, dxchange;
@@ -147,8 +152,27 @@ static void find3(hid_t f, found3 *fd)
 
 static int no_such(h5r *r, const char *name)
 {
+	H5L_info_t li;
+	char val[2048], why[200];
+	const char *file, *obj;
+	unsigned flags;
 	found3 fd;
 
+	/* An external link libhdf5 cannot follow. */
+	if (H5Lget_info(r->f, name, &li, H5P_DEFAULT) >= 0 &&
+	    li.type == H5L_TYPE_EXTERNAL && li.u.val_size <= sizeof(val) &&
+	    H5Lget_val(r->f, name, val, sizeof(val), H5P_DEFAULT) >= 0 &&
+	    H5Lunpack_elink_val(val, li.u.val_size, &flags, &file, &obj) >= 0) {
+		hid_t o = H5Oopen(r->f, name, H5P_DEFAULT);
+
+		h5_why(why);
+		h5_close(&o, H5Oclose);
+		return parload__fail_path(r->err, PARLOAD_EOPEN, 0, r->file,
+					  "%s: an external link to %s:%s, "
+					  "which libhdf5 cannot follow (%s)",
+					  name, file, obj,
+					  why[0] ? why : "no reason given");
+	}
 	find3(r->f, &fd);
 	return parload__fail_path(r->err, PARLOAD_EINVAL, 0, r->file,
 				  "no dataset %s; its 3-D datasets: %s", name,
@@ -790,6 +814,59 @@ static void table_shape(h5r *r, uint32_t per_view)
 	r->c->strips.per_view = per_view;
 }
 
+/* file, one of the container's paths: its index there, added when it
+ * is not yet (an external link's file, external storage's). */
+static int add_file(h5r *r, const char *file, uint32_t *index)
+{
+	parload__container *c = r->c;
+	char **more;
+
+	for (size_t k = 0; k < c->n; k++)
+		if (strcmp(c->paths[k], file) == 0) {
+			*index = (uint32_t)k;
+			return 0;
+		}
+	if (c->n >= UINT32_MAX ||
+	    !(more = parload__sys_malloc((c->n + 1) * sizeof(*more))))
+		return parload__fail_nomem(r->err, r->file);
+	memcpy(more, c->paths, c->n * sizeof(*more));
+	if (!(more[c->n] = parload__sys_strdup(file))) {
+		parload__sys_free(more);
+		return parload__fail_nomem(r->err, r->file);
+	}
+	parload__sys_free(c->paths);
+	c->paths = more;
+	*index = (uint32_t)c->n++;
+	return 0;
+}
+
+/* The file that holds the dataset's bytes: the file named, or the one an
+ * external link leads to, which libhdf5 opened (its name as libhdf5
+ * found it) and whose offsets H5Dget_offset and the chunk index give. */
+static int data_file(h5r *r)
+{
+	const ssize_t n = H5Fget_name(r->d, NULL, 0);
+	char *name;
+	int rc;
+
+	r->df = H5Iget_file_id(r->d);
+	if (n <= 0 || r->df < 0)
+		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
+					  r->file, "%s: its file is unknown "
+					  "to libhdf5", r->name);
+	if (!(name = parload__sys_malloc((size_t)n + 1)))
+		return parload__fail_nomem(r->err, r->file);
+	H5Fget_name(r->d, name, (size_t)n + 1);
+	rc = add_file(r, name, &r->dfi);
+	parload__sys_free(name);
+	if (rc == 0)
+		r->dfile = r->c->paths[r->dfi];
+	return rc;
+}
+
+/* Bytes at base, a view's each, in the dataset's file (every strip is
+ * checked against that file's size where the files are opened:
+ * source.c's fit_container). */
 static int contiguous(h5r *r, uint64_t view_bytes)
 {
 	parload__strips *t = &r->c->strips;
@@ -803,11 +880,12 @@ static int contiguous(h5r *r, uint64_t view_bytes)
 					  "%s: no storage allocated (the "
 					  "dataset was never written)",
 					  r->name);
-	/* Every frame's bytes in the file (their sum past 64 bits too). */
-	if (parload__sys_stat(r->file, &sb) == 0 &&
+	/* Every frame's bytes in the file that holds them (their sum past
+	 * 64 bits too). */
+	if (parload__sys_stat(r->dfile, &sb) == 0 &&
 	    (!parload__mul_ok(r->dims[0], view_bytes, &all) ||
 	     (uint64_t)sb.st_size < base || (uint64_t)sb.st_size - base < all))
-		return parload__fail(r->err, PARLOAD_ETRUNCATED, 0, r->file,
+		return parload__fail(r->err, PARLOAD_ETRUNCATED, 0, r->dfile,
 				     (uint64_t)sb.st_size > base ?
 					     ((uint64_t)sb.st_size - base) /
 						     view_bytes :
@@ -822,10 +900,173 @@ static int contiguous(h5r *r, uint64_t view_bytes)
 	for (uint64_t v = 0; v < r->n; v++)
 		if (parload__strips_add(t, v, &(parload__strip){
 				.off = base + r->frame[v] * view_bytes,
-				.bytes = view_bytes,
+				.bytes = view_bytes, .file = r->dfi,
 				.page = (uint32_t)r->frame[v] }))
 			return parload__fail_nomem(r->err, r->file);
 	return 0;
+}
+
+/* One segment of external storage: bytes [at, at + len) of the dataset
+ * at off of file. */
+typedef struct segment {
+	uint64_t at, len, off;
+	uint32_t file;
+} segment;
+
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		const uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* An external storage file's name as libhdf5 1.10 opens it: a relative
+ * name after the prefix of the dataset's access list (HDF5_EXTFILE_PREFIX
+ * as libhdf5 read it when it started, "${ORIGIN}" made the HDF5 file's
+ * directory; H5Pset_efile_prefix), else as it is, from the current
+ * directory (H5_combine_path).  into holds size bytes. */
+static int segment_name(h5r *r, const char *prefix, const char *name,
+			char *into, size_t size)
+{
+	const size_t n = strlen(prefix);
+
+	if (name[0] == '/' || n == 0)
+		snprintf(into, size, "%s", name);
+	else if (snprintf(into, size, "%s%s%s", prefix,
+			  prefix[n - 1] == '/' ? "" : "/", name) >= (int)size)
+		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
+					  r->file, "%s: an external file's "
+					  "name past %zu bytes", r->name,
+					  size - 1);
+	return 0;
+}
+
+/* The dataset's segments that hold its bytes (total), each file in the
+ * container's files: *segs (to free), *count. */
+static int segments(h5r *r, uint64_t total, segment **segs, uint64_t *count)
+{
+	const int n = H5Pget_external_count(r->dcpl);
+	hid_t dapl = H5Dget_access_plist(r->d);
+	const ssize_t plen = dapl < 0 ? -1 :
+					H5Pget_efile_prefix(dapl, NULL, 0);
+	char *prefix = plen < 0 ? NULL : parload__sys_malloc((size_t)plen + 1);
+	char name[4096], path[4096];
+	struct stat sb;
+	uint64_t at = 0;
+	int rc = 0;
+
+	*count = 0;
+	*segs = n > 0 ? parload__sys_calloc((size_t)n, sizeof(**segs)) : NULL;
+	if (!prefix || !*segs)
+		rc = plen < 0 || n <= 0 ?
+			     parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
+						r->file, "%s: unreadable "
+						"external storage", r->name) :
+			     parload__fail_nomem(r->err, r->file);
+	/* No prefix set: none written. */
+	if (prefix)
+		prefix[0] = '\0';
+	if (rc == 0 && H5Pget_efile_prefix(dapl, prefix, (size_t)plen + 1) < 0)
+		prefix[0] = '\0';
+	for (int k = 0; rc == 0 && k < n && at < total; k++) {
+		off_t off = 0;
+		hsize_t size = 0;
+		segment *s = &(*segs)[*count];
+
+		name[sizeof(name) - 1] = '\0';
+		if (H5Pget_external(r->dcpl, (unsigned)k, sizeof(name), name,
+				    &off, &size) < 0 || off < 0 ||
+		    name[sizeof(name) - 1])
+			rc = parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
+						r->file, "%s: external file %d "
+						"unreadable", r->name, k);
+		s->at = at;
+		s->off = (uint64_t)off;
+		s->len = PARLOAD__MIN((uint64_t)size, total - at);
+		if (rc || s->len == 0)
+			continue;
+		if ((rc = segment_name(r, prefix, name, path, sizeof(path))))
+			break;
+		if (parload__sys_stat(path, &sb) != 0) {
+			rc = parload__fail_path(r->err, PARLOAD_EOPEN, errno,
+						path, "external storage of %s "
+						"in %s (\"%s\"%s)",
+						r->name, r->file, name,
+						name[0] == '/' ? "" :
+						prefix[0] ? ", after libhdf5's "
+						"prefix" : ", from the current "
+						"directory, as libhdf5 finds "
+						"it");
+			break;
+		}
+		if ((rc = add_file(r, path, &s->file)))
+			break;
+		if (s->off > UINT64_MAX - s->len)
+			rc = parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
+						path, "%s: external storage of "
+						"%" PRIu64 " bytes at %" PRIu64
+						" past 64 bits", r->name,
+						s->len, s->off);
+		at += s->len;
+		++*count;
+	}
+	if (rc == 0 && at < total)
+		rc = parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, r->file,
+					"%s: external storage of %" PRIu64
+					" bytes for %" PRIu64, r->name, at,
+					total);
+	parload__sys_free(prefix);
+	h5_close(&dapl, H5Pclose);
+	return rc;
+}
+
+/* External storage (H5Pset_external): the dataset's bytes are its
+ * segments' one after another, each in a file of its own; each view's
+ * rows in strips of as many rows as lie in one segment wherever the
+ * segments meet (when they all meet between rows; else through
+ * libhdf5). */
+static int external(h5r *r, uint64_t view_bytes)
+{
+	parload__strips *t = &r->c->strips;
+	const uint64_t row = r->c->desc.row_size, height = r->dims[1];
+	segment *seg;
+	uint64_t n, g = height, k = 0;
+	int rc = segments(r, r->dims[0] * view_bytes, &seg, &n);
+
+	for (uint64_t i = 1; rc == 0 && g && i < n; i++)
+		g = seg[i].at % row ? 0 : gcd(g, seg[i].at / row % height);
+	if (rc == 0 && g == 0) {
+		table_shape(r, 1);
+		rc = custom(r, (uint32_t)height, "external storage whose files "
+			    "meet inside a row is read through libhdf5, one "
+			    "thread at a time");
+	} else if (rc == 0) {
+		table_shape(r, (uint32_t)(height / g));
+		t->rows = (uint32_t)g;
+		t->codec = PARLOAD__CODEC_NONE;
+	}
+	for (uint64_t v = 0; rc == 0 && t->codec == PARLOAD__CODEC_NONE &&
+			     v < r->n; v++)
+		for (uint32_t j = 0; rc == 0 && j < t->per_view; j++) {
+			const uint64_t at = r->frame[v] * view_bytes +
+					    j * g * row;
+			parload__strip p;
+
+			while (at - seg[k].at >= seg[k].len)
+				k++;
+			p = (parload__strip){ .off = seg[k].off + at - seg[k].at,
+					      .bytes = g * row,
+					      .file = seg[k].file,
+					      .page = (uint32_t)r->frame[v] };
+			if (parload__strips_add(t, v * t->per_view + j, &p))
+				rc = parload__fail_nomem(r->err, r->file);
+		}
+	parload__sys_free(seg);
+	return rc;
 }
 
 /* The codec of the filter pipeline, or CUSTOM with why; ENOTSUP for a
@@ -1026,7 +1267,7 @@ static int lib_chunks(const char *file, const char *name, hid_t f, hid_t d,
 static int chunk_table(h5r *r, parload__h5strips *p)
 {
 	parload__strips *t = &r->c->strips;
-	int rc = direct_chunks(r->file, r->name, r->f, r->d,
+	int rc = direct_chunks(r->dfile, r->name, r->df, r->d,
 			       parload__h5strips_put, p, r->err);
 
 	if (rc == 1) {
@@ -1034,7 +1275,7 @@ static int chunk_table(h5r *r, parload__h5strips *p)
 		parload__strips_clear(t);
 		p->seen = 0;
 		p->masked = false;
-		rc = lib_chunks(r->file, r->name, r->f, r->d,
+		rc = lib_chunks(r->dfile, r->name, r->df, r->d,
 				parload__h5strips_put, p, r->err);
 	}
 	return rc;
@@ -1101,7 +1342,8 @@ static int chunked(h5r *r, uint64_t elem)
 	parload__h5strips p = { .t = t,
 				.dims = { r->dims[0], r->dims[1], r->dims[2] },
 				.views = r->n,
-				.file = r->file, .name = r->name,
+				.file = r->dfile, .index = r->dfi,
+				.name = r->name,
 				.err = r->err };
 	uint64_t *view = NULL;
 	int rc;
@@ -1157,6 +1399,8 @@ static int layout(h5r *r, const parload_desc *d)
 {
 	const H5D_layout_t l = H5Pget_layout(r->dcpl);
 
+	if (l == H5D_CONTIGUOUS && H5Pget_external_count(r->dcpl) > 0)
+		return external(r, d->payload_size);
 	if (l == H5D_CONTIGUOUS)
 		return contiguous(r, d->payload_size);
 	if (l == H5D_CHUNKED)
@@ -1217,9 +1461,9 @@ static int read_meta(h5r *r, const char *named, parload_frames fr)
 	int rc;
 
 	if ((rc = open_file(r)) || (rc = choose(r, named, fr)) ||
-	    (rc = open_dataset(r)) || (rc = pixel_type(r, d)) ||
-	    (rc = shape(r)) || (rc = tables_fit(r)) || (rc = frames(r, fr)) ||
-	    (rc = angles(r)))
+	    (rc = open_dataset(r)) || (rc = data_file(r)) ||
+	    (rc = pixel_type(r, d)) || (rc = shape(r)) ||
+	    (rc = tables_fit(r)) || (rc = frames(r, fr)) || (rc = angles(r)))
 		return rc;
 	/* The sizes are derived as for a raw stream of the same rows. */
 	d->format = PARLOAD_FORMAT_RAW;
@@ -1242,7 +1486,7 @@ int parload__hdf5_read(const parload_source *src, parload__container *out,
 		       parload_error *err)
 {
 	h5r r = { .err = err, .f = -1, .d = -1, .type = -1, .space = -1,
-		  .dcpl = -1, .c = out };
+		  .dcpl = -1, .df = -1, .c = out };
 	char *file;
 	const char *named;
 	int rc;
@@ -1265,6 +1509,7 @@ int parload__hdf5_read(const parload_source *src, parload__container *out,
 	h5_close(&r.space, H5Sclose);
 	h5_close(&r.type, H5Tclose);
 	h5_close(&r.d, H5Dclose);
+	h5_close(&r.df, H5Fclose);
 	h5_close(&r.f, H5Fclose);
 	h5_leave();
 	parload__sys_free(r.frame);

@@ -473,6 +473,7 @@ int parload__h5strips_put(void *ctx, const parload__h5chunk *ch)
 	rc = parload__strips_add(t, v * t->per_view + j,
 				 &(parload__strip){ .off = ch->addr,
 						    .bytes = ch->bytes,
+						    .file = p->index,
 						    .page = (uint32_t)ch->at[0] });
 	if (rc < 0)
 		return parload__fail_nomem(p->err, p->file);

@@ -469,12 +469,6 @@ typedef struct parload__nrrd {
  * the file, before any data file is opened. */
 int parload__nrrd_read(const char *path, unsigned flags, parload__nrrd *out,
 		       parload_error *err);
-/* Where the files a file names may lie (PARLOAD_SRC_CONFINE; nrrd.c,
- * for every reader): the directory of the file path, resolved (realpath),
- * into buf (PATH_MAX bytes); and real (resolved) relative to dir
- * (resolved) when it lies below it, else NULL. */
-int parload__dir_of(const char *path, char *buf, parload_error *err);
-const char *parload__path_below(const char *dir, const char *real);
 void parload__nrrd_free(parload__nrrd *n);
 /* A failure of data file i, naming the header and the line that names
  * the file: "HEADER: line L: data file 'FILE': TEXT". */
@@ -678,6 +672,17 @@ int parload__hdf5_native(const parload_source *src, parload__container *out,
  * "FILE.h5:/path" where no such file exists); 0 or ENOMEM. */
 int parload__hdf5_names(const parload_source *src, char **file,
 			const char **dataset, parload_error *err);
+/* source.c, where the files a file names may lie (PARLOAD_SRC_CONFINE),
+ * one rule for every reader and writer: the directory of the file path,
+ * resolved (realpath), into buf (PATH_MAX bytes); real (resolved)
+ * relative to dir (resolved) when it lies below it, else NULL; and 0 when
+ * the file named lies in the directory of the file namer (the directory
+ * of its name) or below it, every symbolic link resolved, else
+ * PARLOAD_EOPEN naming both. */
+int parload__dir_of(const char *path, char *buf, parload_error *err);
+const char *parload__path_below(const char *dir, const char *real);
+int parload__confined(const char *namer, const char *named,
+		      parload_error *err);
 /* Free what a reader filled (takes a zeroed container). */
 void parload__container_free(parload__container *c);
 /* Writers behind parload_save, to tmp (an empty file parload_temp_create
@@ -778,7 +783,8 @@ typedef struct parload__h5strips {
 	uint64_t views;        /* views loaded */
 	uint64_t want;
 	bool plain;
-	const char *file, *name;
+	const char *file, *name; /* the chunks' file, the dataset */
+	uint32_t index;        /* the chunks' file in the container's files */
 	parload_error *err;
 	uint64_t seen;         /* chunks given */
 	bool masked;           /* a chunk skipped a filter */
@@ -1029,6 +1035,8 @@ typedef struct parload__ctx {
 	parload__file one;  /* the files of a one-file source */
 	parload__nrrd nrrd; /* a .nhdr source: its layout and files */
 	parload__container cont; /* a TIFF or HDF5 source */
+	int kind;        /* PARLOAD_FORMAT_TIFF or _HDF5 for a container
+			  * (once source_open knows), else -1 */
 	const parload__strips *strips; /* its strips, or NULL */
 	int fd;
 	bool stream;     /* a pipe, socket or character device: read() only */

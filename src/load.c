@@ -387,8 +387,44 @@ int parload__load_refs(parload__ctx *c, const parload_request *req,
 	return parload_loader_run(c->loader, req, ds, c->err);
 }
 
-int parload_describe(const parload_source *src, int allow_truncated,
-		     parload_desc *out, parload_error *err)
+/* A described source's container as a raw stream: its views one strip
+ * each, stored as they are, at one stride in one file. */
+static int raw_place(const parload__ctx *c, parload_desc *raw, char *file,
+		     size_t size)
+{
+	const parload__strips *t = c->strips;
+	const parload__strip_run *u = t && t->runs == 1 ? &t->run[0] : NULL;
+	const uint64_t pay = c->d.payload_size;
+
+	if (!t)
+		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
+					  "not a TIFF or HDF5 source: "
+					  "parload_describe describes it");
+	if (!u || t->codec != PARLOAD__CODEC_NONE || t->per_view != 1 ||
+	    u->n != t->views || (u->n > 1 && u->step < pay))
+		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
+					  "its views do not lie as a raw "
+					  "stream's (chunks, compressed, "
+					  "scattered or several files)");
+	*raw = c->d;
+	raw->format = PARLOAD_FORMAT_RAW;
+	raw->offset = u->off;
+	raw->gap = u->n > 1 ? u->step - pay : 0;
+	if (parload_desc_check(raw, c->err) != 0)
+		return c->err ? c->err->code : PARLOAD_EINVAL;
+	if (file && (size_t)snprintf(file, size, "%s",
+				     c->files[u->file].path) >= size)
+		return parload__fail_path(c->err, PARLOAD_ESPACE, 0,
+					  c->files[u->file].path,
+					  "the file's name does not fit in "
+					  "%zu bytes", size);
+	return 0;
+}
+
+/* parload_describe, and with raw parload_describe_raw. */
+static int describe_source(const parload_source *src, int allow_truncated,
+			   parload_desc *out, parload_desc *raw, char *file,
+			   size_t size, parload_error *err)
 {
 	parload_options o;
 	parload_request r;
@@ -415,10 +451,32 @@ int parload_describe(const parload_source *src, int allow_truncated,
 					"load it");
 	if (rc == 0)
 		rc = describe(&c, NULL);
+	if (rc == 0 && raw)
+		rc = raw_place(&c, raw, file, size);
 	parload__source_close(&c);
 	if (rc == 0)
 		*out = c.d;
+	else if (c.kind == PARLOAD_FORMAT_TIFF || c.kind == PARLOAD_FORMAT_HDF5)
+		out->format = (parload_format)c.kind;
 	return rc;
+}
+
+int parload_describe(const parload_source *src, int allow_truncated,
+		     parload_desc *out, parload_error *err)
+{
+	return describe_source(src, allow_truncated, out, NULL, NULL, 0, err);
+}
+
+int parload_describe_raw(const parload_source *src, parload_desc *raw,
+			 char *file, size_t size, parload_error *err)
+{
+	parload_desc d;
+
+	if (!raw)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
+					  "no description");
+	memset(raw, 0, sizeof(*raw));
+	return describe_source(src, 0, &d, raw, file, size, err);
 }
 
 int parload_load(const char *path, const parload_options *opts,

@@ -668,37 +668,6 @@ static int data_files(hdr *h, uint64_t views)
 
 /* ---- where the data files lie ---- */
 
-int parload__dir_of(const char *path, char *buf, parload_error *err)
-{
-	const char *slash = strrchr(path, '/');
-	char dir[PATH_MAX];
-	size_t n = slash ? (size_t)(slash - path) : 0;
-
-	if (n >= sizeof(dir))
-		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
-					  "path too long");
-	if (!slash)
-		strcpy(dir, ".");
-	else if (n == 0)
-		strcpy(dir, "/");
-	else
-		memcpy(dir, path, n), dir[n] = '\0';
-	if (!realpath(dir, buf))
-		return parload__fail_open(err, errno, dir);
-	return 0;
-}
-
-const char *parload__path_below(const char *dir, const char *real)
-{
-	const size_t n = strlen(dir);
-
-	if (n == 1 && dir[0] == '/')
-		return real[0] == '/' && real[1] ? real + 1 : NULL;
-	if (strncmp(real, dir, n) == 0 && real[n] == '/' && real[n + 1])
-		return real + n + 1;
-	return NULL;
-}
-
 /* PARLOAD_SRC_CONFINE: every data file, its links resolved, in the
  * header's directory or below it, before any is opened.  (The data of an
  * attached header is the header itself, which the caller named.) */

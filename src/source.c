@@ -382,9 +382,64 @@ static bool ends_with(const char *s, const char *tail)
 	return n >= m && strcmp(s + n - m, tail) == 0;
 }
 
+int parload__dir_of(const char *path, char *buf, parload_error *err)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	if (n >= sizeof(dir))
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+					  "path too long");
+	if (!slash)
+		strcpy(dir, ".");
+	else if (n == 0)
+		strcpy(dir, "/");
+	else
+		memcpy(dir, path, n), dir[n] = '\0';
+	if (!realpath(dir, buf))
+		return parload__fail_open(err, errno, dir);
+	return 0;
+}
+
+const char *parload__path_below(const char *dir, const char *real)
+{
+	const size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return real[0] == '/' && real[1] ? real + 1 : NULL;
+	if (strncmp(real, dir, n) == 0 && real[n] == '/' && real[n + 1])
+		return real + n + 1;
+	return NULL;
+}
+
+int parload__confined(const char *namer, const char *named,
+		      parload_error *err)
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	int rc;
+
+	/* The directory that holds namer's name (where libhdf5 and NRRD
+	 * look for a relative name), its links resolved. */
+	if ((rc = parload__dir_of(namer, dir, err)) != 0)
+		return rc;
+	if (!realpath(named, real))
+		return parload__fail_path(err, PARLOAD_EOPEN, errno, named,
+					  "named by %s: cannot resolve the "
+					  "name", namer);
+	if (parload__path_below(dir, real))
+		return 0;
+	return parload__fail_path(err, PARLOAD_EOPEN, 0, named,
+				  "named by %s, lies outside its directory "
+				  "%s (the source confines the files it "
+				  "names)", namer, dir);
+}
+
 /* A container's metadata: TIFF's by tiff.c (which opens libtiff's module
  * only where it needs it), HDF5's by hdf5_native.c where it can, else by
- * the module. */
+ * the module.  An HDF5 file's other files (an external link's, external
+ * storage's: its paths after the first), when the source confines
+ * them, in its directory. */
 static int read_container(parload__ctx *c, const parload_source *src,
 			  int kind)
 {
@@ -393,10 +448,16 @@ static int read_container(parload__ctx *c, const parload_source *src,
 
 	if (kind == PARLOAD_FORMAT_TIFF)
 		return parload__tiff_read(src, &c->cont, c->err);
-	if ((rc = parload__hdf5_native(src, &c->cont, c->err)) != 1)
-		return rc;
-	m = parload__module_get(kind, c->path, c->err);
-	return m ? m->read(src, &c->cont, c->err) : PARLOAD_ENOTSUP;
+	rc = parload__hdf5_native(src, &c->cont, c->err);
+	if (rc == 1) {
+		m = parload__module_get(kind, c->path, c->err);
+		rc = m ? m->read(src, &c->cont, c->err) : PARLOAD_ENOTSUP;
+	}
+	for (size_t k = 1; rc == 0 && (src->flags & PARLOAD_SRC_CONFINE) &&
+			   k < c->cont.n; k++)
+		rc = parload__confined(c->cont.paths[0], c->cont.paths[k],
+				       c->err);
+	return rc;
 }
 
 int parload__source_open(parload__ctx *c, const parload_request *req,
@@ -411,9 +472,11 @@ int parload__source_open(parload__ctx *c, const parload_request *req,
 	c->one.path = c->path;
 	c->files = &c->one;
 	c->nfiles = 1;
+	c->kind = -1;
 	rc = parload__container_kind(src, &kind, c->err);
 	if (rc)
 		return rc;
+	c->kind = kind;
 	if (kind >= 0) {
 		if ((rc = read_container(c, src, kind)))
 			return rc;

@@ -4,7 +4,8 @@ rows, gzip with and without shuffle, big-endian, 2-D, chunks that cut
 views (read through libhdf5), DXchange and NXtomo files and every pixel
 type; whole loads, view steps, rows, columns and sinograms on 1 to 3
 threads; frames, angles, dataset names, describe, stream, dask and
-corrected loads; the errors of what is not read."""
+corrected loads; datasets behind external links and in external storage,
+against h5py; the errors of what is not read."""
 
 import re
 import struct
@@ -666,3 +667,130 @@ def test_chunk_key_off_its_element_coordinate(tmp_path, x):
         "where the element's is always 0" % x))
     with pytest.raises(parload.Error, match=r"\(byte offset %d\)" % key):
         parload.load(p)
+
+
+# ---- datasets in other files: external links and external storage ----
+
+@pytest.fixture(scope="module")
+def linked(tmp_path_factory):
+    """A master file of external links (NeXus, Eiger) to a data file
+    whose datasets all lie past the master's end."""
+    d = tmp_path_factory.mktemp("linked")
+    a = pixels((V, H, W), "u2", 21)
+    with h5py.File(d / "data_000001.h5", "w") as f:
+        f["pad"] = np.zeros(16384, "u1")
+        f["/entry/data/data"] = a
+        f.create_dataset("chunked", data=a, chunks=(1, H, W))
+        f.create_dataset("deflate", data=a, chunks=(1, 6, W),
+                         compression="gzip", shuffle=True)
+        f.create_dataset("cut", data=a, chunks=(4, 4, 4))
+    with h5py.File(d / "master.h5", "w") as f:
+        f["/entry/data/data_000001"] = h5py.ExternalLink(
+            "data_000001.h5", "/entry/data/data")
+        for name in ("chunked", "deflate", "cut"):
+            f["/entry/data/" + name] = h5py.ExternalLink(
+                "data_000001.h5", "/" + name)
+    with h5py.File(d / "data_000001.h5", "r") as f:
+        assert f["/entry/data/data"].id.get_offset() > \
+            (d / "master.h5").stat().st_size
+    return d / "master.h5"
+
+
+@pytest.mark.parametrize("name", ["data_000001", "chunked", "deflate",
+                                  "cut"])
+@pytest.mark.parametrize("sel", SELECTIONS[:2] + SELECTIONS[-1:])
+def test_external_link_read_from_its_file(linked, name, sel):
+    """Before: the master's own bytes at the data file's offsets (status
+    0), "not a valid deflate stream", or a view number past 2**54."""
+    with h5py.File(linked, "r") as f:
+        want = expected(f["/entry/data/" + name], sel)
+    ds = parload.load(linked, dataset="/entry/data/" + name, threads=2,
+                      **sel)
+    assert np.array_equal(ds.pixels, want)
+
+
+def test_external_link_dangling(tmp_path):
+    with h5py.File(tmp_path / "m.h5", "w") as f:
+        f["/x"] = h5py.ExternalLink("absent.h5", "/data")
+    raises(tmp_path / "m.h5", "PARLOAD_EOPEN",
+           "/x: an external link to absent.h5:/data, which libhdf5 cannot "
+           "follow", dataset="/x")
+
+
+def external_file(d, name, segments, a):
+    """name in directory d: a dataset like a stored in segments (file,
+    offset, bytes), the files written with a's bytes there."""
+    raw = a.tobytes()
+    at = 0
+    for f, off, n in segments:
+        take = raw[at:at + (len(raw) - at if n == h5py.h5f.UNLIMITED else n)]
+        (d / f).write_bytes(b"\x5a" * off + take + b"\x00" * 3)
+        at += len(take)
+    with h5py.File(d / name, "w") as f:
+        f.create_dataset("x", shape=a.shape, dtype=a.dtype,
+                         external=segments)
+
+
+@pytest.mark.parametrize("segments,serial", [
+    ([("one.bin", 100, h5py.h5f.UNLIMITED)], False),
+    # Two files meeting between rows 5 and 6 of view 2: strips of 1 row.
+    ([("s1.bin", 7, (2 * H + 5) * W * 2), ("s2.bin", 0, V * H * W * 2)],
+     False),
+    # One file a view: strips of a view.
+    ([("v%d.bin" % i, 3 * i, H * W * 2) for i in range(V)], False),
+    # Meeting inside a row: through libhdf5.
+    ([("o1.bin", 0, W * 2 + 3), ("o2.bin", 5, V * H * W * 2)], True),
+])
+def test_external_storage_equals_h5py(tmp_path, monkeypatch, segments,
+                                      serial):
+    """Relative names are opened from the current directory, as libhdf5
+    1.10 (and h5py) open them.  Before: "no storage allocated"."""
+    a = pixels((V, H, W), "u2", 23)
+    monkeypatch.chdir(tmp_path)
+    external_file(tmp_path, "es.h5", segments, a)
+    with h5py.File("es.h5", "r") as f:
+        want = f["x"][()]
+    assert np.array_equal(want, a)
+    for sel in SELECTIONS:
+        ds = parload.load("es.h5", dataset="x", threads=3, **sel)
+        assert np.array_equal(ds.pixels, expected(a, sel))
+    assert bool(ds.stats["serial"]) == serial
+    # From elsewhere neither h5py nor parload finds the files.
+    monkeypatch.chdir("/")
+    with h5py.File(tmp_path / "es.h5", "r") as f:
+        with pytest.raises(OSError):
+            f["x"][()]
+    raises(tmp_path / "es.h5", "PARLOAD_EOPEN", "from the current directory",
+           dataset="x")
+
+
+def test_external_storage_file_cut_short(tmp_path, monkeypatch):
+    a = pixels((V, H, W), "u2", 24)
+    monkeypatch.chdir(tmp_path)
+    external_file(tmp_path, "es.h5", [("cut.bin", 10, h5py.h5f.UNLIMITED)],
+                  a)
+    with open("cut.bin", "r+b") as f:
+        f.truncate(10 + a.nbytes - 1)
+    with pytest.raises(parload.Error, match="cut.bin.*past the end") as e:
+        parload.load("es.h5", dataset="x")
+    assert e.value.code == "PARLOAD_ETRUNCATED"
+
+
+def test_list_of_hdf5_files_refused(linked):
+    """Not read as one stream yet: ENOTSUP naming the first HDF5 file, by
+    its name or its first bytes (before: "bad magic").  A list of one is
+    that file."""
+    data = linked.parent / "data_000001.h5"
+    other = linked.parent / "data.frame"
+    other.write_bytes(data.read_bytes())
+    for paths, first in (([data, linked], data), ([other, data], other),
+                         ([other, other], other)):
+        with pytest.raises(parload.Error, match="a list of HDF5 files is "
+                           "not read yet") as e:
+            parload.load(paths)
+        assert e.value.code == "PARLOAD_ENOTSUP"
+        assert str(e.value).startswith(str(first) + ":")
+    with h5py.File(data, "r") as f:
+        want = f["/entry/data/data"][()]
+    assert np.array_equal(parload.load([data], dataset="/entry/data/data")
+                          .pixels, want)

@@ -102,6 +102,16 @@ def test_list_of_files_is_one_stream(tmp_path):
     assert np.array_equal(parload.load(paths).pixels, a)
 
 
+def test_list_of_files_known_by_their_first_bytes(tmp_path):
+    """TIFFs named otherwise are a list of TIFFs too (before: "bad
+    magic: not a raw image stream")."""
+    a = frames(7, 6, 5, seed=5)
+    paths = [tmp_path / "a.frame", tmp_path / "b.frame"]
+    tifffile.imwrite(paths[0], a[:4], photometric="minisblack")
+    tifffile.imwrite(paths[1], a[4:], photometric="minisblack")
+    assert np.array_equal(parload.load(paths).pixels, a)
+
+
 def test_rgb_refused(tmp_path):
     p = tmp_path / "rgb.tif"
     tifffile.imwrite(p, np.zeros((4, 5, 3), np.uint8), photometric="rgb")
