@@ -461,6 +461,7 @@ static int page_strips(tin *in, const dir *d, page *p, uint64_t rps,
 		       uint64_t row_size, uint64_t off)
 {
 	const uint32_t height = in->w->height;
+	uint64_t planar;
 	int rc;
 
 	p->unit = rps > height ? height : (uint32_t)rps;
@@ -473,8 +474,20 @@ static int page_strips(tin *in, const dir *d, page *p, uint64_t rps,
 	p->bytes = p->off + p->units;
 	p->pooled = true;
 	if ((rc = array(in, d, T_OFFSETS, p->units, p->off, p->index, off)) ||
-	    (rc = array(in, d, T_BYTES, p->units, p->bytes, p->index, off)))
+	    (rc = array(in, d, T_BYTES, p->units, p->bytes, p->index, off)) ||
+	    (rc = scalar(in, d, T_PLANAR, 1, 2, p->index, off, &planar)))
 		return rc;
+	/* libtiff takes StripByteCounts whose first two differ (more than
+	 * two strips, contiguous, uncompressed) for a damaged field and
+	 * computes its own from the image's size instead (tif_dirread.c):
+	 * its walk, not this one, says what such a page is. */
+	if (p->units > 2 && planar == 1 && p->bytes[0] != p->bytes[1] &&
+	    p->bytes[0] && p->bytes[1])
+		return cannot(in, PARLOAD_ECONTAINER, p->index, off,
+			      ": StripByteCounts of %" PRIu64 " and %" PRIu64
+			      " bytes for its first two strips, of the same "
+			      "rows (libtiff ignores the field and computes "
+			      "its own)", p->bytes[0], p->bytes[1]);
 	return parload__tiff_fits(p, height, row_size, in->size, in->path,
 				  in->w->views - 1, in->why) ?
 		       FALL_BACK :

@@ -366,6 +366,41 @@ START_TEST(test_tifffile_layout)
 }
 END_TEST
 
+/* StripByteCounts whose first two differ, strips of the same rows (a
+ * byte more in the first): libtiff takes the field for damaged and
+ * computes its own from the image's size (here 2 rows a strip: 11 / 4),
+ * which its walk refuses; the direct walk leaves such a page to it, and
+ * so the file is refused by both, never read by one alone (fuzz_differ
+ * found the direct walk reading it). */
+START_TEST(test_bytecounts_differ)
+{
+	const hand f = { false, 3, 3, 13, 11, 2, 0 };
+	/* Page 0's StripByteCounts: after its 9 entries, 4 SHORT offsets. */
+	const size_t at = 8 + 2 + 12 * 9 + 4 + 4 * 2;
+	char *path = tu_path("counts.tif");
+	unsigned char b[2];
+	uint16_t *px;
+	parload__container c;
+	parload_error err;
+	int fd;
+
+	hand_write(path, &f, &px);
+	fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, b, 2, (off_t)at), 2);
+	ck_assert_int_eq(b[0] | b[1] << 8, 3 * 13 * 2);
+	b[0]++;
+	ck_assert_int_eq(pwrite(fd, b, 2, (off_t)at), 2);
+	close(fd);
+	falls_back(path, PARLOAD_ECONTAINER, "page 0: StripByteCounts of 79 "
+		   "and 78 bytes for its first two strips");
+	ck_assert_int_eq(read_path(path, &c, &err), PARLOAD_ECONTAINER);
+	ck_assert_msg(strstr(err.message, path), "%s", err.message);
+	free(px);
+	free(path);
+}
+END_TEST
+
 /* ---- ImageJ's stacks in one directory ---- */
 
 /* An ImageJ stack in one directory, as tifffile writes it (imagej=True,
@@ -1736,6 +1771,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_tifffile_layout, 0, 5);
 	tcase_add_loop_test(t, test_runs, 0, 4 * (int)TU_COUNT(run_cases));
 	tcase_add_loop_test(t, test_needs_libtiff, 0, 2);
+	tcase_add_test(t, test_bytecounts_differ);
 	tcase_add_loop_test(t, test_imagej_stack, 0, 2);
 	tcase_add_loop_test(t, test_imagej_refused, 0, 5);
 #ifdef HAVE_TIFF
