@@ -19,22 +19,6 @@
 #include "../../src/internal.h"
 #include "fuzz.h"
 
-/* The process's directory and the input's two names in it. */
-static char fuzz_dir[64], fuzz_tif[96], fuzz_h5[96];
-
-static void fuzz_files_init(const char *harness)
-{
-	snprintf(fuzz_dir, sizeof(fuzz_dir), "/tmp/%s.XXXXXX", harness);
-	REQUIRE(mkdtemp(fuzz_dir));
-	snprintf(fuzz_tif, sizeof(fuzz_tif), "%s/in.tif", fuzz_dir);
-	snprintf(fuzz_h5, sizeof(fuzz_h5), "%s/in.h5", fuzz_dir);
-	/* (One process reads its files alone: no locks.) */
-	setenv("HDF5_USE_FILE_LOCKING", "FALSE", 1);
-	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	TIFFSetErrorHandler(NULL);
-	TIFFSetWarningHandler(NULL);
-}
-
 /* ---- parload's allocations ----
  *
  * The harnesses are linked with --wrap=malloc,--wrap=calloc
@@ -48,6 +32,9 @@ static void fuzz_files_init(const char *harness)
  * too: theirs are left to ASan, which gives them NULL beyond its
  * maximum, and to libFuzzer's RSS limit.) */
 #define FUZZ_ALLOC_LIMIT ((size_t)4 << 20)
+/* FUZZ_ALLOC_LIMIT, or PARLOAD_FUZZ_ALLOC_MB's (to look past a finding
+ * that is known already). */
+static size_t fuzz_alloc_limit = FUZZ_ALLOC_LIMIT;
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
@@ -59,11 +46,11 @@ static bool fuzz_in_input; /* an input is being read */
 static void fuzz_alloc_check(size_t n, size_t size)
 {
 	if (fuzz_in_input &&
-	    (size && n > FUZZ_ALLOC_LIMIT / size)) {
+	    (size && n > fuzz_alloc_limit / size)) {
 		fprintf(stderr, "fuzz: an allocation of %zu x %zu bytes, "
 			"beyond %zu: sized by a count from the file that was "
 			"not checked against its size\n", n, size,
-			FUZZ_ALLOC_LIMIT);
+			fuzz_alloc_limit);
 		abort();
 	}
 }
@@ -86,7 +73,27 @@ const char *__asan_default_options(void)
 	/* The libraries' requests past ASan's maximum get NULL, as they
 	 * would from malloc (libhdf5 asks for a metadata block's size as a
 	 * damaged file gives it): not parload's. */
-	return "allocator_may_return_null=1";
+	return "allocator_may_return_null=1:quarantine_size_mb=16";
+}
+
+/* The process's directory and the input's two names in it. */
+static char fuzz_dir[64], fuzz_tif[96], fuzz_h5[96];
+
+static void fuzz_files_init(const char *harness)
+{
+	const char *mb = getenv("PARLOAD_FUZZ_ALLOC_MB");
+
+	if (mb && atoi(mb) > 0)
+		fuzz_alloc_limit = (size_t)atoi(mb) << 20;
+	snprintf(fuzz_dir, sizeof(fuzz_dir), "/tmp/%s.XXXXXX", harness);
+	REQUIRE(mkdtemp(fuzz_dir));
+	snprintf(fuzz_tif, sizeof(fuzz_tif), "%s/in.tif", fuzz_dir);
+	snprintf(fuzz_h5, sizeof(fuzz_h5), "%s/in.h5", fuzz_dir);
+	/* (One process reads its files alone: no locks.) */
+	setenv("HDF5_USE_FILE_LOCKING", "FALSE", 1);
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	TIFFSetErrorHandler(NULL);
+	TIFFSetWarningHandler(NULL);
 }
 
 /* libhdf5 leaks on some damaged files, in its own error paths (its
