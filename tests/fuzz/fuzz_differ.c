@@ -12,13 +12,16 @@
  *   decodes, page by page (TIFFReadEncodedStrip), for every view that
  *   has a directory of its own (an ImageJ stack in one directory: its
  *   first image).
- * - HDF5: the native reader (hdf5_native.c: superblock, object headers,
- *   its own chunk index) against the reader through libhdf5 (hdf5.c):
- *   where the native one takes the file, the libhdf5 one must too, with
- *   the same description and angles and the same pixels; and the chunk
+ * - HDF5, for each dataset the seeds name: the native reader
+ *   (hdf5_native.c: superblock, object headers, its own chunk index)
+ *   against the reader through libhdf5 (hdf5.c): where the native one
+ *   takes the file, the libhdf5 one must too, with the same description
+ *   and angles and the same pixels; the pixels of the libhdf5 one's table
+ *   (whose chunks come from parload's index parser where it can) against
+ *   what libhdf5 itself reads (H5Dread), frame by frame; and the chunk
  *   index as hdf5_index.c reads it (the version 1 B-tree) against
- *   libhdf5's H5Dget_chunk_info, chunk by chunk, for each dataset the
- *   seeds name, where the parser does not fall back.
+ *   libhdf5's H5Dget_chunk_info, chunk by chunk, where the parser does
+ *   not fall back.
  *
  * An HDF5 input libhdf5 crashes on by itself is skipped, saying so
  * (fuzz_files.h).  Pixels are compared where the views take at most 1 MiB (PIXELS_CAP).
@@ -204,10 +207,102 @@ static void same_chunks(const char *path, const char *name)
 	parload__h5index_free(&y);
 }
 
-static void h5_differ(const char *path)
+/* What libhdf5 itself reads of dataset name (H5Dread, in the host's
+ * order) for each view of c: NULL where it takes more than PIXELS_CAP
+ * (*len 0) or where libhdf5 does not read it (*len 1). */
+static unsigned char *h5_reference(const char *path, const char *name,
+				   const parload__container *c, size_t *len)
 {
-	static const char *const names[] = { "/exchange/data", "/scan",
-					     "/entry/data/data" };
+	const parload_desc *d = &c->desc;
+	const parload__strips *t = &c->strips;
+	const size_t view = (size_t)(d->row_size * d->height);
+	hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	hid_t ds = f < 0 ? -1 : H5Dopen2(f, name, H5P_DEFAULT);
+	hid_t s = ds < 0 ? -1 : H5Dget_space(ds);
+	hid_t ft = ds < 0 ? -1 : H5Dget_type(ds);
+	hid_t mt = ft < 0 ? -1 : H5Tget_native_type(ft, H5T_DIR_ASCEND);
+	const int rank = s < 0 ? -1 : H5Sget_simple_extent_ndims(s);
+	hsize_t dims[3] = { 1, 0, 0 };
+	unsigned char *all = NULL, *out = NULL;
+
+	*len = 1;
+	if ((rank == 2 || rank == 3) && mt >= 0 &&
+	    H5Sget_simple_extent_dims(s, dims + 3 - rank, NULL) == rank) {
+		if (dims[2] != d->width || dims[1] != d->height ||
+		    H5Tget_size(mt) != d->bytes_per_pixel)
+			DISAGREE("HDF5 %s: parload reads %" PRIu64 " x %"
+				 PRIu32 " x %" PRIu32 " of %u bytes, libhdf5 "
+				 "has %" PRIu64 " x %" PRIu64 " x %" PRIu64
+				 " of %zu", name, d->count, d->height,
+				 d->width, d->bytes_per_pixel,
+				 (uint64_t)dims[0], (uint64_t)dims[1],
+				 (uint64_t)dims[2], H5Tget_size(mt));
+		if (view && dims[0] <= PIXELS_CAP / view &&
+		    t->views <= PIXELS_CAP / view) {
+			all = malloc(dims[0] * view + 1);
+			out = malloc(t->views * view + 1);
+			REQUIRE(all && out);
+			*len = H5Dread(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+				       all) < 0 ? 1 : t->views * view;
+		} else {
+			*len = 0;
+		}
+	}
+	for (uint64_t v = 0; *len > 1 && v < t->views; v++) {
+		const uint32_t page =
+			parload__strip_of(t, v * t->per_view, NULL).page;
+
+		REQUIRE(page < dims[0]);
+		memcpy(out + v * view, all + (size_t)page * view, view);
+	}
+	free(all);
+	if (*len <= 1) {
+		free(out);
+		out = NULL;
+	}
+	if (mt >= 0)
+		H5Tclose(mt);
+	if (ft >= 0)
+		H5Tclose(ft);
+	if (s >= 0)
+		H5Sclose(s);
+	if (ds >= 0)
+		H5Dclose(ds);
+	if (f >= 0)
+		H5Fclose(f);
+	return out;
+}
+
+/* The pixels of c, read through its table, against libhdf5's own
+ * reading of dataset name. */
+static void libhdf5_pixels(const char *path, const char *name,
+			   const parload__container *c)
+{
+	parload_error err;
+	size_t lp, lr;
+	unsigned char *px = fuzz_pixels(c, PIXELS_CAP, &lp, &err);
+	unsigned char *ref = h5_reference(path, name, c, &lr);
+
+	fuzz_closed();
+	if (lp == 0 || lr == 0 || (lp == 1 && lr == 1))
+		;
+	else if (lp == 1 || lr == 1)
+		DISAGREE("HDF5 %s: %s reads its pixels, %s does not%s%s",
+			 name, lp == 1 ? "libhdf5" : "parload",
+			 lp == 1 ? "parload" : "libhdf5", lp == 1 ? ": " : "",
+			 lp == 1 ? err.message : "");
+	else if (lp != lr || memcmp(px, ref, lp) != 0)
+		DISAGREE("HDF5 %s: parload's pixels are not those libhdf5 "
+			 "reads", name);
+	free(px);
+	free(ref);
+}
+
+/* Dataset name of path: the native reader's container against the
+ * libhdf5 one's, and the latter's pixels against libhdf5's own reading
+ * (H5Dread); its chunk index against libhdf5's. */
+static void h5_dataset(const char *path, const char *name)
+{
 	parload_source src;
 	parload__container a, b;
 	parload_error ea, eb;
@@ -217,28 +312,41 @@ static void h5_differ(const char *path)
 
 	parload_source_init(&src);
 	src.path = path;
+	src.dataset = name;
 	ra = parload__hdf5_native(&src, &a, &ea);
+	rb = parload__hdf5_read(&src, &b, &eb);
+	fuzz_closed();
+	if (ra == 0 && rb != 0)
+		DISAGREE("HDF5 %s: the native reader reads %" PRIu64 " views, "
+			 "libhdf5's fails: %s", name, a.desc.count,
+			 eb.message);
 	if (ra == 0) {
-		rb = parload__hdf5_read(&src, &b, &eb);
-		fuzz_closed();
-		if (rb != 0)
-			DISAGREE("HDF5: the native reader reads %" PRIu64
-				 " views, libhdf5's fails: %s", a.desc.count,
-				 eb.message);
 		same_desc(&a.desc, &b.desc, "HDF5: native, libhdf5's");
 		if (!a.strips.angles != !b.strips.angles ||
 		    (a.strips.angles &&
 		     memcmp(a.strips.angles, b.strips.angles,
 			    a.desc.count * sizeof(*a.strips.angles)) != 0))
-			DISAGREE("HDF5: native, libhdf5's: the angles "
-				 "differ");
+			DISAGREE("HDF5 %s: native, libhdf5's: the angles "
+				 "differ", name);
 		same_pixels(&a, &b, "HDF5: native, libhdf5's", &px, &len);
 		free(px);
 		parload__container_free(&a);
+	}
+	if (rb == 0) {
+		libhdf5_pixels(path, name, &b);
 		parload__container_free(&b);
 	}
+	same_chunks(path, name);
+}
+
+/* The datasets the seeds hold. */
+static void h5_differ(const char *path)
+{
+	static const char *const names[] = { "/exchange/data", "/scan",
+					     "/entry/data/data" };
+
 	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
-		same_chunks(path, names[k]);
+		h5_dataset(path, names[k]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
