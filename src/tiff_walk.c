@@ -512,6 +512,13 @@ static int add_page(tin *in, uint32_t k, uint64_t off, dir *d)
 			      " x %" PRIu64 " pixels in strips of %" PRIu64
 			      " rows, in a file of %" PRIu64 " bytes", width,
 			      height, rps, in->size);
+	/* libtiff counts its strips in 32 bits: RowsPerStrip past 2^32 -
+	 * 1 - height (but 2^32 - 1, its "one strip") makes none, and its
+	 * walk refuses the page (TIFFhowmany_32). */
+	if (rps != UINT32_MAX && height + rps > UINT32_MAX)
+		return cannot(in, PARLOAD_ECONTAINER, k, off, ": RowsPerStrip "
+			      "%" PRIu64 " for %" PRIu64 " rows, which libtiff "
+			      "counts as no strips", rps, height);
 	rc = parload__tiff_add(in->w, in->f, k, (uint32_t)width,
 			       (uint32_t)height, type, &p, in->why);
 	if (rc == PARLOAD_ENOMEM)

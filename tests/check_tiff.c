@@ -401,6 +401,36 @@ START_TEST(test_bytecounts_differ)
 }
 END_TEST
 
+/* RowsPerStrip 2^32 - 2 for 11 rows: one strip as TIFF 6.0 reads it,
+ * none as libtiff counts them (in 32 bits), whose walk refuses the page;
+ * the direct walk leaves it to libtiff's, and the file is refused by
+ * both (fuzz_differ found the direct walk reading it). */
+START_TEST(test_rows_per_strip_wraps)
+{
+	const hand f = { false, 4, 11, 13, 11, 1, 0 };
+	/* RowsPerStrip's value: the 8th of page 0's 9 entries. */
+	const size_t at = 8 + 2 + 12 * 7 + 8;
+	const unsigned char big[4] = { 0xfe, 0xff, 0xff, 0xff };
+	char *path = tu_path("rps.tif");
+	uint16_t *px;
+	parload__container c;
+	parload_error err;
+	int fd;
+
+	hand_write(path, &f, &px);
+	fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, big, 4, (off_t)at), 4);
+	close(fd);
+	falls_back(path, PARLOAD_ECONTAINER, "page 0: RowsPerStrip 4294967294 "
+		   "for 11 rows, which libtiff counts as no strips");
+	ck_assert_int_eq(read_path(path, &c, &err), PARLOAD_ECONTAINER);
+	ck_assert_msg(strstr(err.message, path), "%s", err.message);
+	free(px);
+	free(path);
+}
+END_TEST
+
 /* ---- ImageJ's stacks in one directory ---- */
 
 /* An ImageJ stack in one directory, as tifffile writes it (imagej=True,
@@ -1772,6 +1802,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_runs, 0, 4 * (int)TU_COUNT(run_cases));
 	tcase_add_loop_test(t, test_needs_libtiff, 0, 2);
 	tcase_add_test(t, test_bytecounts_differ);
+	tcase_add_test(t, test_rows_per_strip_wraps);
 	tcase_add_loop_test(t, test_imagej_stack, 0, 2);
 	tcase_add_loop_test(t, test_imagej_refused, 0, 5);
 #ifdef HAVE_TIFF
