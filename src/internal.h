@@ -883,7 +883,7 @@ int parload__hdf5_where(const char *file, const char *dataset,
 /* ---- module.c, module_host.c: what needs libtiff or libhdf5, in a
  * module opened on first use ---- */
 
-#define PARLOAD__MODULE_ABI 8u
+#define PARLOAD__MODULE_ABI 9u
 
 struct parload__tiff_page;
 struct parload__tiff_pages;
@@ -926,6 +926,9 @@ typedef struct parload__host {
 	int (*tiff_fits)(const struct parload__tiff_page *p, uint32_t height,
 			 uint64_t row_size, uint64_t size, const char *path,
 			 uint64_t v, parload_error *err);
+	int (*tiff_imagej)(struct parload__tiff_pages *w,
+			   struct parload__tiff_page *p, const char *desc,
+			   uint64_t len, uint64_t size, parload_error *err);
 } parload__host;
 
 /* A module's table: parload__tiff_module (tiff_libtiff.c) and

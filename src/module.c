@@ -80,6 +80,7 @@ static const parload__host host = {
 	.tiff_sample = parload__tiff_sample,
 	.tiff_add = parload__tiff_add,
 	.tiff_fits = parload__tiff_fits,
+	.tiff_imagej = parload__tiff_imagej,
 };
 #endif
 

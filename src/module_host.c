@@ -138,3 +138,10 @@ int parload__tiff_fits(const parload__tiff_page *p, uint32_t height,
 {
 	return host->tiff_fits(p, height, row_size, size, path, v, err);
 }
+
+int parload__tiff_imagej(parload__tiff_pages *w, parload__tiff_page *p,
+			 const char *desc, uint64_t len, uint64_t size,
+			 parload_error *err)
+{
+	return host->tiff_imagej(w, p, desc, len, size, err);
+}

@@ -114,6 +114,26 @@ int parload__tiff_fits(const parload__tiff_page *p, uint32_t height,
 		       uint64_t row_size, uint64_t size, const char *path,
 		       uint64_t v, parload_error *err);
 
+/* The bytes of an ImageDescription either walk hands to
+ * parload__tiff_imagej, at most (ImageJ's are a few lines). */
+#define PARLOAD__TIFF_DESC_MAX ((size_t)65536)
+
+/* ImageJ's stack in one directory (ImageJ writes a stack past 4 GiB so,
+ * tifffile's imagej=True, truncate=True at any size): where page p,
+ * file's only directory, has an ImageJ description that declares N > 1
+ * images, p becomes a record of N pages, the images after the first
+ * following it back to back (step 0: one directory; stepped by the
+ * image's bytes).  desc is the description up to its first NUL, len
+ * bytes (of which the first PARLOAD__TIFF_DESC_MAX at most are given);
+ * size the file's.  0 (also for any other description); ENOTSUP where
+ * the page's layout does not hold the images (compressed, tiled, strips
+ * not back to back, a description too long to read), ECONTAINER where
+ * the counts do not agree, ETRUNCATED naming the first image (view and
+ * offset) the file does not hold. */
+int parload__tiff_imagej(parload__tiff_pages *w, parload__tiff_page *p,
+			 const char *desc, uint64_t len, uint64_t size,
+			 parload_error *err);
+
 /* ---- tiff_walk.c: the direct walk ---- */
 
 /* Every page of file f into w, read with pread: 0; 1 where it cannot

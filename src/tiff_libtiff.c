@@ -197,11 +197,20 @@ static int add_page(walk *w, TIFF *tif, uint32_t f, uint32_t k,
 		return rc;
 	p->ifd = TIFFCurrentDirOffset(tif);
 	rc = page_units(tif, p, height, path, v, err);
-	return rc ? rc :
-		    parload__tiff_fits(p, height,
-				       (uint64_t)width *
-					       parload_pixel_size(type),
-				       size, path, v, err);
+	if (!rc)
+		rc = parload__tiff_fits(p, height,
+					(uint64_t)width *
+						parload_pixel_size(type),
+					size, path, v, err);
+	/* The file's only directory: ImageJ's stack in one, perhaps. */
+	if (!rc && k == 0 && TIFFLastDirectory(tif)) {
+		const char *desc = NULL;
+
+		if (TIFFGetField(tif, TIFFTAG_IMAGEDESCRIPTION, &desc) && desc)
+			rc = parload__tiff_imagej(w, p, desc, strlen(desc),
+						  size, err);
+	}
+	return rc;
 }
 
 /* Every page of file f, following its directory chain once. */

@@ -72,9 +72,9 @@ typedef struct entry {
 
 /* The tags of one directory the walk needs. */
 enum { T_WIDTH, T_HEIGHT, T_BITS, T_COMP, T_SPP, T_RPS, T_PLANAR,
-       T_FORMAT, T_OFFSETS, T_BYTES, T_COUNT };
+       T_FORMAT, T_OFFSETS, T_BYTES, T_DESC, T_COUNT };
 static const uint16_t tags[T_COUNT] = { 256, 257, 258, 259, 277, 278,
-					284, 339, 273, 279 };
+					284, 339, 273, 279, 270 };
 
 typedef struct dir {
 	entry e[T_COUNT];
@@ -189,6 +189,7 @@ static int tag_index(uint16_t tag)
 	case 257: return T_HEIGHT;
 	case 258: return T_BITS;
 	case 259: return T_COMP;
+	case 270: return T_DESC;
 	case 273: return T_OFFSETS;
 	case 277: return T_SPP;
 	case 278: return T_RPS;
@@ -254,7 +255,9 @@ static int take_entry(tin *in, uint32_t k, uint64_t off, uint32_t i,
 	x->type = (uint16_t)num(in, e + 2, 2);
 	x->count = in->big ? num(in, e + 4, 8) : num(in, e + 4, 4);
 	memcpy(x->value, e + (in->big ? 12 : 8), in->big ? 8 : 4);
-	if (!type_size(in, x->type))
+	/* (ImageDescription, ASCII, is read only where it counts:
+	 * imagej.) */
+	if (t != T_DESC && !type_size(in, x->type))
 		return cannot(in, PARLOAD_ENOTSUP, k, off,
 			      ": tag %u of TIFF type %u", tag, x->type);
 	return 0;
@@ -458,6 +461,7 @@ static int page_strips(tin *in, const dir *d, page *p, uint64_t rps,
 		       uint64_t row_size, uint64_t off)
 {
 	const uint32_t height = in->w->height;
+	uint64_t planar;
 	int rc;
 
 	p->unit = rps > height ? height : (uint32_t)rps;
@@ -470,8 +474,20 @@ static int page_strips(tin *in, const dir *d, page *p, uint64_t rps,
 	p->bytes = p->off + p->units;
 	p->pooled = true;
 	if ((rc = array(in, d, T_OFFSETS, p->units, p->off, p->index, off)) ||
-	    (rc = array(in, d, T_BYTES, p->units, p->bytes, p->index, off)))
+	    (rc = array(in, d, T_BYTES, p->units, p->bytes, p->index, off)) ||
+	    (rc = scalar(in, d, T_PLANAR, 1, 2, p->index, off, &planar)))
 		return rc;
+	/* libtiff takes StripByteCounts whose first two differ (more than
+	 * two strips, contiguous, uncompressed) for a damaged field and
+	 * computes its own from the image's size instead (tif_dirread.c):
+	 * its walk, not this one, says what such a page is. */
+	if (p->units > 2 && planar == 1 && p->bytes[0] != p->bytes[1] &&
+	    p->bytes[0] && p->bytes[1])
+		return cannot(in, PARLOAD_ECONTAINER, p->index, off,
+			      ": StripByteCounts of %" PRIu64 " and %" PRIu64
+			      " bytes for its first two strips, of the same "
+			      "rows (libtiff ignores the field and computes "
+			      "its own)", p->bytes[0], p->bytes[1]);
 	return parload__tiff_fits(p, height, row_size, in->size, in->path,
 				  in->w->views - 1, in->why) ?
 		       FALL_BACK :
@@ -496,6 +512,13 @@ static int add_page(tin *in, uint32_t k, uint64_t off, dir *d)
 			      " x %" PRIu64 " pixels in strips of %" PRIu64
 			      " rows, in a file of %" PRIu64 " bytes", width,
 			      height, rps, in->size);
+	/* libtiff counts its strips in 32 bits: RowsPerStrip past 2^32 -
+	 * 1 - height (but 2^32 - 1, its "one strip") makes none, and its
+	 * walk refuses the page (TIFFhowmany_32). */
+	if (rps != UINT32_MAX && height + rps > UINT32_MAX)
+		return cannot(in, PARLOAD_ECONTAINER, k, off, ": RowsPerStrip "
+			      "%" PRIu64 " for %" PRIu64 " rows, which libtiff "
+			      "counts as no strips", rps, height);
 	rc = parload__tiff_add(in->w, in->f, k, (uint32_t)width,
 			       (uint32_t)height, type, &p, in->why);
 	if (rc == PARLOAD_ENOMEM)
@@ -632,6 +655,47 @@ static int run(tin *in, const dir *d, uint64_t at, uint64_t *off,
 	return rc < 0 ? rc : 0;
 }
 
+/* The file's only directory, d at off, just added as page 0: where its
+ * ImageDescription is ImageJ's and declares a stack of images,
+ * parload__tiff_imagej makes the page that stack.  A description of
+ * another type or past the end, and whatever parload__tiff_imagej
+ * refuses, fall back (libtiff's walk says the same, or reads what it
+ * reads of the tag). */
+static int imagej(tin *in, const dir *d, uint64_t off)
+{
+	const entry *x = &d->e[T_DESC];
+	const unsigned inl = in->big ? 8 : 4;
+	const size_t n = (size_t)PARLOAD__MIN(x->count, PARLOAD__TIFF_DESC_MAX);
+	const unsigned char *b = x->value;
+	const char *nul;
+	int rc = 0;
+
+	if (!d->seen[T_DESC])
+		return 0;
+	if (x->type != 2)
+		return cannot(in, PARLOAD_ENOTSUP, 0, off, ": ImageDescription "
+			      "of TIFF type %u", x->type);
+	if (x->count > inl) {
+		const uint64_t at = num(in, x->value, inl);
+
+		if (at > in->size || x->count > in->size - at)
+			return cannot(in, PARLOAD_ETRUNCATED, 0, off, ": its "
+				      "ImageDescription lies past the end of "
+				      "the file");
+		if (!(b = view(in, at, n, &rc)))
+			return rc < 0 ? rc : FALL_BACK;
+	}
+	/* (As libtiff keeps it: up to its first NUL.) */
+	nul = memchr(b, 0, n);
+	return parload__tiff_imagej(in->w, &in->w->p[in->w->records - 1],
+				    (const char *)b,
+				    nul ? (uint64_t)(nul - (const char *)b) :
+					  x->count,
+				    in->size, in->why) ?
+		       FALL_BACK :
+		       0;
+}
+
 /* Whether a directory at off is one of file f's pages already. */
 static bool seen_before(const tin *in, uint64_t off)
 {
@@ -639,9 +703,11 @@ static bool seen_before(const tin *in, uint64_t off)
 	     r > 0 && in->w->p[r - 1].file == in->f; r--) {
 		const page *p = &in->w->p[r - 1];
 
+		/* (An ImageJ stack's pages, step 0, are one directory.) */
 		if (off >= p->ifd && (off - p->ifd) % (p->step ? p->step : 1) ==
 					     0 &&
-		    (off - p->ifd) / (p->step ? p->step : 1) < p->pages)
+		    (off - p->ifd) / (p->step ? p->step : 1) <
+			    (p->step ? p->pages : 1))
 			return true;
 	}
 	return false;
@@ -664,6 +730,8 @@ static int walk_chain(tin *in)
 		if ((rc = add_page(in, k, off, &d)))
 			return rc;
 		next = d.next;
+		if (!next && k == 0 && (rc = imagej(in, &d, off)))
+			return rc;
 		if (next && next <= off)
 			return cannot(in, seen_before(in, next) ?
 					      PARLOAD_ECONTAINER :

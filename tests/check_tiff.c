@@ -366,6 +366,227 @@ START_TEST(test_tifffile_layout)
 }
 END_TEST
 
+/* StripByteCounts whose first two differ, strips of the same rows (a
+ * byte more in the first): libtiff takes the field for damaged and
+ * computes its own from the image's size (here 2 rows a strip: 11 / 4),
+ * which its walk refuses; the direct walk leaves such a page to it, and
+ * so the file is refused by both, never read by one alone (fuzz_differ
+ * found the direct walk reading it). */
+START_TEST(test_bytecounts_differ)
+{
+	const hand f = { false, 3, 3, 13, 11, 2, 0 };
+	/* Page 0's StripByteCounts: after its 9 entries, 4 SHORT offsets. */
+	const size_t at = 8 + 2 + 12 * 9 + 4 + 4 * 2;
+	char *path = tu_path("counts.tif");
+	unsigned char b[2];
+	uint16_t *px;
+	parload__container c;
+	parload_error err;
+	int fd;
+
+	hand_write(path, &f, &px);
+	fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, b, 2, (off_t)at), 2);
+	ck_assert_int_eq(b[0] | b[1] << 8, 3 * 13 * 2);
+	b[0]++;
+	ck_assert_int_eq(pwrite(fd, b, 2, (off_t)at), 2);
+	close(fd);
+	falls_back(path, PARLOAD_ECONTAINER, "page 0: StripByteCounts of 79 "
+		   "and 78 bytes for its first two strips");
+	ck_assert_int_eq(read_path(path, &c, &err), PARLOAD_ECONTAINER);
+	ck_assert_msg(strstr(err.message, path), "%s", err.message);
+	free(px);
+	free(path);
+}
+END_TEST
+
+/* RowsPerStrip 2^32 - 2 for 11 rows: one strip as TIFF 6.0 reads it,
+ * none as libtiff counts them (in 32 bits), whose walk refuses the page;
+ * the direct walk leaves it to libtiff's, and the file is refused by
+ * both (fuzz_differ found the direct walk reading it). */
+START_TEST(test_rows_per_strip_wraps)
+{
+	const hand f = { false, 4, 11, 13, 11, 1, 0 };
+	/* RowsPerStrip's value: the 8th of page 0's 9 entries. */
+	const size_t at = 8 + 2 + 12 * 7 + 8;
+	const unsigned char big[4] = { 0xfe, 0xff, 0xff, 0xff };
+	char *path = tu_path("rps.tif");
+	uint16_t *px;
+	parload__container c;
+	parload_error err;
+	int fd;
+
+	hand_write(path, &f, &px);
+	fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, big, 4, (off_t)at), 4);
+	close(fd);
+	falls_back(path, PARLOAD_ECONTAINER, "page 0: RowsPerStrip 4294967294 "
+		   "for 11 rows, which libtiff counts as no strips");
+	ck_assert_int_eq(read_path(path, &c, &err), PARLOAD_ECONTAINER);
+	ck_assert_msg(strstr(err.message, path), "%s", err.message);
+	free(px);
+	free(path);
+}
+END_TEST
+
+/* ---- ImageJ's stacks in one directory ---- */
+
+/* An ImageJ stack in one directory, as tifffile writes it (imagej=True,
+ * truncate=True) and ImageJ past 4 GiB: the header, the one directory at
+ * 8, its description and strip arrays after it, then the images' pixels
+ * back to back (u16, w x h each, in strips of rps rows, 0: one strip);
+ * gap bytes between page 0's first two strips; the file cut cut bytes
+ * short. */
+typedef struct ijf {
+	bool be;
+	uint32_t w, h, rps, images;
+	uint16_t comp;     /* Compression; 0: 1, none */
+	uint32_t gap, cut;
+	const char *desc;
+} ijf;
+
+/* f written to path; the pixels the file holds in full (u16, host
+ * order) in *px; the offset of the first image's pixels. */
+static size_t ij_write(const char *path, const ijf *f, uint16_t **px)
+{
+	const uint32_t rps = f->rps ? f->rps : f->h;
+	const uint32_t strips = (f->h + rps - 1) / rps;
+	const size_t row = (size_t)f->w * 2, frame = row * f->h;
+	const size_t dn = strlen(f->desc) + 1, arrays = strips > 1 ? 8 * strips : 0;
+	const size_t data = 8 + 2 + 10 * 12 + 4 + dn + arrays;
+	const size_t len = data + f->gap + frame * f->images;
+	unsigned char *b = calloc(1, len);
+	const hand h = { .be = f->be, .otype = 4 };
+	size_t at = 0, a = 8 + 2 + 10 * 12 + 4 + dn;
+
+	*px = malloc(frame * f->images);
+	ck_assert(b && *px);
+	put(b, &at, f->be ? 0x4d4d : 0x4949, 2, false);
+	put(b, &at, 42, 2, f->be);
+	put(b, &at, 8, 4, f->be);
+	put(b, &at, 10, 2, f->be);
+	put_entry(b, &at, &h, 256, 3, 1, f->w);
+	put_entry(b, &at, &h, 257, 3, 1, f->h);
+	put_entry(b, &at, &h, 258, 3, 1, 16);
+	put_entry(b, &at, &h, 259, 3, 1, f->comp ? f->comp : 1);
+	put_entry(b, &at, &h, 262, 3, 1, 1);
+	put_entry(b, &at, &h, 270, 2, (uint32_t)dn, 8 + 2 + 10 * 12 + 4);
+	put_entry(b, &at, &h, 273, 4, strips,
+		  (uint32_t)(strips > 1 ? a : data));
+	put_entry(b, &at, &h, 277, 3, 1, 1);
+	put_entry(b, &at, &h, 278, 4, 1, rps);
+	put_entry(b, &at, &h, 279, 4, strips,
+		  (uint32_t)(strips > 1 ? a + 4 * strips : frame));
+	put(b, &at, 0, 4, f->be);
+	memcpy(b + at, f->desc, dn);
+	for (uint32_t s = 0; strips > 1 && s < strips; s++) {
+		size_t o = a + 4 * (size_t)s, c = o + 4 * (size_t)strips;
+
+		put(b, &o, data + (s ? f->gap : 0) + (size_t)s * rps * row, 4,
+		    f->be);
+		put(b, &c, (f->h - s * rps < rps ? f->h - s * rps : rps) * row,
+		    4, f->be);
+	}
+	for (size_t i = 0; i < frame / 2 * f->images; i++) {
+		/* (Page 0's gap after its first strip.) */
+		size_t n = data + 2 * i + (f->gap && 2 * i >= rps * row ?
+						   f->gap : 0);
+
+		(*px)[i] = (uint16_t)(i * 2654435761u >> 9);
+		put(b, &n, (*px)[i], 2, f->be);
+	}
+	tu_write_file(path, b, len - f->cut);
+	free(b);
+	return data;
+}
+
+/* A stack of 5 images in one directory reads as 5 views, by the direct
+ * walk and by libtiff's alike (their tables entry by entry), the pixels
+ * through the table those written: one strip, little-endian; strips of 3
+ * of 7 rows, big-endian; tifffile's description (images= with
+ * channels=) and ImageJ's own (images= with slices=). */
+START_TEST(test_imagej_stack)
+{
+	static const ijf fs[] = {
+		{ false, 9, 7, 0, 5, 0, 0, 0, "ImageJ=1.11a\nimages=5\n"
+		  "channels=5\nhyperstack=true\nmode=grayscale" },
+		{ true, 9, 7, 3, 5, 0, 0, 0, "ImageJ=1.54f\r\nimages = 5\r\n"
+		  "slices=5\r\nunit=micron\r\nloop=false\r\n" },
+	};
+	const ijf *f = &fs[_i];
+	char *path = tu_path("ij.tif");
+	unsigned char *got;
+	uint16_t *px;
+	parload__container c;
+	parload_error err;
+
+	ij_write(path, f, &px);
+	ck_assert_int_eq(same_walks(path, &err), 0);
+#ifdef HAVE_TIFF
+	same_tables_path(path);
+#endif
+	ck_assert_msg(read_path(path, &c, &err) == 0, "%s", err.message);
+	ck_assert_uint_eq(c.desc.count, 5);
+	ck_assert_uint_eq(c.strips.views, 5);
+	ck_assert_int_eq(c.strips.codec, PARLOAD__CODEC_NONE);
+	got = via_table(&c);
+	ck_assert(memcmp(got, px, (size_t)f->w * f->h * 2 * 5) == 0);
+	free(got);
+	parload__container_free(&c);
+	free(px);
+	free(path);
+}
+END_TEST
+
+/* What the stack's layout does not hold is refused, never a part: a file
+ * cut inside image 3 is ETRUNCATED naming view 3 and its offset, by both
+ * walks; strips not back to back and compressed strips are ENOTSUP;
+ * images= that is not channels x slices x frames, or not a count, is
+ * ECONTAINER.  The direct walk leaves each to libtiff's walk, saying
+ * why as a build without libtiff does. */
+START_TEST(test_imagej_refused)
+{
+	static const struct {
+		ijf f;
+		int code;
+		const char *want;
+	} cs[] = {
+		{ { false, 9, 7, 0, 5, 0, 0, 200, "ImageJ=1.11a\nimages=5\n" },
+		  PARLOAD_ETRUNCATED, "image 3 of ImageJ's stack of 5" },
+		{ { true, 9, 7, 3, 4, 0, 0, 1, "ImageJ=1.11a\nimages=4\n" },
+		  PARLOAD_ETRUNCATED, "image 3 of ImageJ's stack of 4" },
+		{ { false, 9, 7, 3, 5, 0, 6, 0, "ImageJ=1.11a\nimages=5\n" },
+		  PARLOAD_ENOTSUP, "not back to back" },
+		{ { false, 9, 7, 0, 5, 0, 0, 0, "ImageJ=1.11a\nimages=5\n"
+		    "slices=4\n" },
+		  PARLOAD_ECONTAINER, "images=5, channels x slices x frames 4" },
+		{ { false, 9, 7, 0, 5, 0, 0, 0, "ImageJ=1.11a\nimages=-5\n" },
+		  PARLOAD_ECONTAINER, "images=-5, not a count" },
+	};
+	const ijf *f = &cs[_i].f;
+	const size_t frame = (size_t)f->w * f->h * 2;
+	char *path = tu_path("ij.tif");
+	uint16_t *px;
+	parload__container c;
+	parload_error err;
+	const size_t data = ij_write(path, f, &px);
+
+	falls_back(path, cs[_i].code, cs[_i].want);
+	ck_assert_int_eq(read_path(path, &c, &err), cs[_i].code);
+	ck_assert_msg(strstr(err.message, path) &&
+			      strstr(err.message, cs[_i].want),
+		      "%s", err.message);
+	if (cs[_i].code == PARLOAD_ETRUNCATED) {
+		ck_assert_uint_eq(err.view, 3);
+		ck_assert_uint_eq(err.offset, data + 3 * frame);
+	}
+	free(px);
+	free(path);
+}
+END_TEST
+
 /* ---- runs: directories back to back, alike but for their strips ---- */
 
 #define RUN_PAGES 300
@@ -1069,6 +1290,46 @@ END_TEST
 
 /* ---- bad inputs ---- */
 
+/* A stack in one directory of compressed strips is refused, saying so
+ * (libtiff's walk: the direct walk leaves compressed pages to it); and a
+ * list of an ImageJ stack and a file libtiff decodes is refused (the
+ * decoder has no directory for the stack's images after the first). */
+START_TEST(test_imagej_needs_plain)
+{
+	const ijf lzw = { false, 9, 7, 0, 5, 5, 0, 0,
+			  "ImageJ=1.11a\nimages=5\n" };
+	const ijf plain = { false, 9, 7, 0, 5, 0, 0, 0,
+			    "ImageJ=1.11a\nimages=5\n" };
+	const fx other = { .mode = "w", .type = PARLOAD_PIXEL_U16, .w = 9,
+			   .h = 7, .pages = 1, .comp = COMPRESSION_LZW };
+	char *path = tu_path("ij.tif"), *paths[2];
+	unsigned char *px2 = fx_pixels(&other);
+	uint16_t *px;
+	parload_source src;
+	parload__container c;
+	parload_error err;
+
+	ij_write(path, &lzw, &px);
+	free(px);
+	ck_assert_int_eq(read_path(path, &c, &err), PARLOAD_ENOTSUP);
+	ck_assert_msg(strstr(err.message, "ImageJ's stack of 5 images in one "
+				"directory, compressed"), "%s", err.message);
+	ij_write(path, &plain, &px);
+	free(px);
+	paths[0] = path;
+	paths[1] = tu_path("lzw.tif");
+	fx_write(paths[1], &other, px2);
+	parload_source_init(&src);
+	src.paths = (const char *const *)paths;
+	src.path_count = 2;
+	ck_assert_int_eq(parload__tiff_read(&src, &c, &err), PARLOAD_ENOTSUP);
+	ck_assert_msg(strstr(err.message, "read in place only"), "%s",
+		      err.message);
+	free(px2);
+	free(paths[1]);
+	free(path);
+}
+END_TEST
 /* f written to name must be refused with code and a message holding
  * want, and the direct walk fall back saying the same; returns the
  * error. */
@@ -1520,6 +1781,7 @@ static void libtiff_tests(Suite *s)
 	tcase_add_test(t, test_looping_ifd);
 	tcase_add_test(t, test_strip_past_end);
 	tcase_add_test(t, test_folder_without_tiffs);
+	tcase_add_test(t, test_imagej_needs_plain);
 	t = tu_tcase(s, "engine", 60);
 	tcase_add_loop_test(t, test_engine_loads, 0, 2 * TU_COUNT(loaded));
 	tcase_add_loop_test(t, test_cut_while_read, 0, 2);
@@ -1539,6 +1801,10 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_tifffile_layout, 0, 5);
 	tcase_add_loop_test(t, test_runs, 0, 4 * (int)TU_COUNT(run_cases));
 	tcase_add_loop_test(t, test_needs_libtiff, 0, 2);
+	tcase_add_test(t, test_bytecounts_differ);
+	tcase_add_test(t, test_rows_per_strip_wraps);
+	tcase_add_loop_test(t, test_imagej_stack, 0, 2);
+	tcase_add_loop_test(t, test_imagej_refused, 0, 5);
 #ifdef HAVE_TIFF
 	libtiff_tests(s);
 #endif

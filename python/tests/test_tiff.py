@@ -112,6 +112,46 @@ def test_list_of_files_known_by_their_first_bytes(tmp_path):
     assert np.array_equal(parload.load(paths).pixels, a)
 
 
+@pytest.mark.parametrize("rowsperstrip", [None, 5])
+def test_imagej_stack_in_one_directory(tmp_path, rowsperstrip):
+    """An ImageJ stack in one directory (ImageJ's layout past 4 GiB;
+    tifffile's imagej=True, truncate=True at any size) loads all the
+    images its description declares, as tifffile reads them."""
+    a = frames(12, 37, 41, seed=5)
+    p = tmp_path / "ij.tif"
+    kw = {"rowsperstrip": rowsperstrip} if rowsperstrip else {}
+    tifffile.imwrite(p, a, imagej=True, truncate=True, **kw)
+    with tifffile.TiffFile(p) as t:
+        assert len(t.pages) == 1 and "images=12" in t.pages[0].description
+    ref = tifffile.imread(p)
+    assert np.array_equal(ref, a)
+    for sel in SELECTIONS:
+        views, rows, cols, layout = sel
+        ds = parload.load(p, threads=3, views=views, rows=rows, cols=cols,
+                          layout=layout)
+        assert np.array_equal(ds.pixels,
+                              sliced(ref, views, rows, cols, layout))
+
+
+def test_imagej_stack_truncated(tmp_path):
+    """A file too short for the images its description declares is
+    refused, naming the first image it cuts, never a part of the stack."""
+    a = frames(6, 10, 12, seed=6)
+    p = tmp_path / "ij.tif"
+    tifffile.imwrite(p, a, imagej=True, truncate=True)
+    with tifffile.TiffFile(p) as t:
+        first = t.pages[0].dataoffsets[0]
+    frame = 10 * 12 * 2
+    with open(p, "r+b") as f:
+        f.truncate(first + 4 * frame + 7)
+    with pytest.raises(parload.Error, match="image 4 of ImageJ's stack of "
+                       "6 .* ends past the end of the file") as e:
+        parload.load(p)
+    assert e.value.code == "PARLOAD_ETRUNCATED"
+    assert e.value.view == 4 and e.value.offset == first + 4 * frame
+    assert str(p) in str(e.value)
+
+
 def test_rgb_refused(tmp_path):
     p = tmp_path / "rgb.tif"
     tifffile.imwrite(p, np.zeros((4, 5, 3), np.uint8), photometric="rgb")
