@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
