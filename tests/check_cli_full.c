@@ -18,7 +18,6 @@
 #include "config.h"
 
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -87,20 +86,6 @@ static const char *const outputs[] = { "o.raw", "o.npy", "o.tif", "o.h5",
 				       "o.nhdr" };
 
 #define NHDR_FILES 400
-
-/* Entries of dir, "." and ".." aside, hidden ones included. */
-static int entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((e = readdir(d)))
-		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-	closedir(d);
-	return n;
-}
 
 /* In the current directory: "in.raw", 64 views of 256 x 128 u16 (4 MiB),
  * or for nhdr NHDR_FILES files of 2 views of 4 x 2 u8, each with a long
@@ -179,8 +164,8 @@ static void assert_fails(int i, const char *out_dir, rlim_t limit,
 		      "file: %s", out, r.err);
 	ck_assert_msg(strchr(r.err, '\n') == r.err + strlen(r.err) - 1,
 		      "%s: more than one line: %s", out, r.err);
-	ck_assert_msg(entries(out_dir) == left, "%s: a file left in %s", out,
-		      out_dir);
+	ck_assert_msg(tu_count_entries(out_dir) == left,
+		      "%s: a file left in %s", out, out_dir);
 	tu_result_free(&r);
 }
 

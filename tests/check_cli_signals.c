@@ -63,21 +63,6 @@ static const sig_case cases[] = {
 	  "parload: interrupted\n" },
 };
 
-/* Entries of dir, "." and ".." aside (a temporary file's name starts
- * with '.'). */
-static int entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((e = readdir(d)))
-		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-	closedir(d);
-	return n;
-}
-
 /* Wait (Check's timeout ends a hang) until done() says so; the command
  * must not end meanwhile. */
 static void wait_until(tu_proc *p, bool (*done)(const tu_proc *, void *),
@@ -106,7 +91,7 @@ static bool err_holds(const tu_proc *p, void *text)
 static bool dir_holds_a_file(const tu_proc *p, void *dir)
 {
 	(void)p;
-	return entries(dir) > 0;
+	return tu_count_entries(dir) > 0;
 }
 
 START_TEST(test_signal)
@@ -145,7 +130,8 @@ START_TEST(test_signal)
 		wait_until(&p, err_holds, "8/64 views", "the first batch");
 	else
 		wait_until(&p, dir_holds_a_file, dir, "its temporary file");
-	ck_assert_msg(entries(dir) == 1, "no temporary file beside %s", out);
+	ck_assert_msg(tu_count_entries(dir) == 1,
+		      "no temporary file beside %s", out);
 	ck_assert_int_eq(kill(p.pid, c->sig), 0);
 	if (c->rest) /* stops early when the command stops reading */
 		tu_feed(p.in, data + PART, len - PART);
@@ -155,8 +141,8 @@ START_TEST(test_signal)
 	ck_assert_msg(strstr(r.err, c->line), "%s: %s", c->name, r.err);
 	ck_assert_msg(strchr(r.err, '\n') == r.err + strlen(r.err) - 1,
 		      "%s: more than one line: %s", c->name, r.err);
-	ck_assert_msg(entries(dir) == 0, "%s: a file left in %s", c->name,
-		      dir);
+	ck_assert_msg(tu_count_entries(dir) == 0, "%s: a file left in %s",
+		      c->name, dir);
 	tu_result_free(&r);
 	free(data);
 	free(in);
@@ -195,7 +181,7 @@ START_TEST(test_file_with_a_line)
 	ck_assert_msg(strstr(r.err, ": load canceled while views 0 to 63 "
 				    "of 64 were read"),
 		      "%s", r.err);
-	ck_assert_msg(entries(dir) == 0, "a file left in %s", dir);
+	ck_assert_msg(tu_count_entries(dir) == 0, "a file left in %s", dir);
 	tu_result_free(&r);
 	free(in);
 	free(out);
@@ -283,7 +269,7 @@ START_TEST(test_signal_while_writing)
 	ck_assert_msg(r.status == 128 + c->sig, "status %d: %s", r.status,
 		      r.err);
 	ck_assert_msg(strstr(r.err, "interrupted"), "%s", r.err);
-	ck_assert_msg(entries(dir) == 0, "a file left in %s (%s)", dir,
+	ck_assert_msg(tu_count_entries(dir) == 0, "a file left in %s (%s)", dir,
 		      hidden_size(dir) >= 0 ? "a temporary file" : "OUT");
 	tu_result_free(&r);
 	free(in);

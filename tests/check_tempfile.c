@@ -12,7 +12,6 @@
 
 #include <check.h>
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -45,21 +44,6 @@ static char *join(const char *dir, const char *name)
 	ck_assert_ptr_nonnull(p);
 	sprintf(p, "%s/%s", dir, name);
 	return p;
-}
-
-/* The entries of dir, "." and ".." aside, hidden ones (a temporary
- * file's) included. */
-static int entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((e = readdir(d)))
-		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-	closedir(d);
-	return n;
 }
 
 START_TEST(test_create)
@@ -106,7 +90,7 @@ START_TEST(test_create)
 			 0);
 	ck_assert_msg(strncmp(tmp, ".x.tif.", 7) == 0, "%s", tmp);
 	ck_assert_int_eq(unlink(tmp), 0);
-	ck_assert_int_eq(entries(dir), 0);
+	ck_assert_int_eq(tu_count_entries(dir), 0);
 	free(path);
 	free(dir);
 }
@@ -133,7 +117,7 @@ START_TEST(test_create_fails)
 	ck_assert_str_eq(small, "");
 	ck_assert_int_eq(parload_temp_create("sub/", tmp, sizeof(tmp), &err),
 			 PARLOAD_EINVAL);
-	ck_assert_int_eq(entries(dir), 0);
+	ck_assert_int_eq(tu_count_entries(dir), 0);
 	free(path);
 	free(dir);
 }
@@ -153,7 +137,7 @@ START_TEST(test_place)
 	tu_write_file(tmp, "first", 5);
 	ck_assert_int_eq(parload_temp_place(tmp, path, 0, &err), 0);
 	ck_assert_int_eq(access(tmp, F_OK), -1);
-	ck_assert_int_eq(entries(dir), 1);
+	ck_assert_int_eq(tu_count_entries(dir), 1);
 
 	ck_assert_int_eq(parload_temp_create(path, tmp, sizeof(tmp), &err), 0);
 	tu_write_file(tmp, "second", 6);
@@ -180,7 +164,7 @@ START_TEST(test_place)
 	got = tu_read_all(path, &len);
 	ck_assert(len == 6 && memcmp(got, "second", 6) == 0);
 	free(got);
-	ck_assert_int_eq(entries(dir), 1);
+	ck_assert_int_eq(tu_count_entries(dir), 1);
 
 	/* Anything else: PARLOAD_EWRITE naming the path and the cause. */
 	ck_assert_int_eq(parload_temp_place(tmp, path, 0, &err),
@@ -224,7 +208,7 @@ START_TEST(test_save_into_callers_temp)
 	parload_save_options_init(&o);
 	o.tmp = tmp;
 	ck_assert_int_eq(parload_save(path, &st, &o, &err), 0);
-	ck_assert_int_eq(entries(dir), 1);
+	ck_assert_int_eq(tu_count_entries(dir), 1);
 	ck_assert_int_eq(access(path, F_OK), -1);
 	ck_assert_int_eq(stat(tmp, &sb), 0);
 	ck_assert_int_gt(sb.st_size, (off_t)sizeof(px));
@@ -238,11 +222,11 @@ START_TEST(test_save_into_callers_temp)
 	/* Without one: its own, and an existing path refused, nothing left
 	 * beside it. */
 	ck_assert_int_eq(parload_save(path, &st, NULL, &err), PARLOAD_EEXIST);
-	ck_assert_int_eq(entries(dir), 1);
+	ck_assert_int_eq(tu_count_entries(dir), 1);
 	o.tmp = NULL;
 	o.flags = PARLOAD_SAVE_FORCE;
 	ck_assert_int_eq(parload_save(path, &st, &o, &err), 0);
-	ck_assert_int_eq(entries(dir), 1);
+	ck_assert_int_eq(tu_count_entries(dir), 1);
 	free(path);
 	free(dir);
 }
@@ -290,7 +274,7 @@ START_TEST(test_write_fails)
 			      strstr(err2.message, strerror(EFBIG)) &&
 			      !strstr(err2.message, "/.big.tif."),
 		      "%s", err2.message);
-	ck_assert_int_eq(entries(dir), 1); /* x.raw */
+	ck_assert_int_eq(tu_count_entries(dir), 1); /* x.raw */
 	free(path);
 	free(data);
 	free(tif);

@@ -618,7 +618,7 @@ int tu_count_entries(const char *dir)
 
 	ck_assert_ptr_nonnull(d);
 	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
 	closedir(d);
 	return n;
 }

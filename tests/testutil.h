@@ -107,7 +107,8 @@ int tu_load_fed_as(parload_loader *l, const parload_desc *d,
 		   int via, const char *name, parload_dataset *ds,
 		   parload_error *err);
 
-/* Entries of a directory, "." and ".." aside (/proc/self/task, fd). */
+/* Entries of a directory, "." and ".." aside, hidden ones (a temporary
+ * file's) included (/proc/self/task, fd; what a writer left). */
 int tu_count_entries(const char *dir);
 /* Under valgrind everything is slower and memory is valgrind's. */
 bool tu_under_valgrind(void);
