@@ -70,55 +70,83 @@ bool parload__h5_get_abs(const parload__h5file *f, uint64_t at, size_t n,
 	return true;
 }
 
+bool parload__h5_in_file(const parload__h5file *f, uint64_t a, uint64_t n)
+{
+	return f->base <= f->size && a <= f->size - f->base &&
+	       n <= f->size - f->base - a;
+}
+
 bool parload__h5_get(const parload__h5file *f, uint64_t a, size_t n,
 		     void *buf)
 {
-	return f->base <= f->size && a <= f->size - f->base &&
+	return parload__h5_in_file(f, a, n) &&
 	       parload__h5_get_abs(f, f->base + a, n, buf);
 }
 
-bool parload__h5_superblock(parload__h5file *f, uint64_t at)
+int parload__h5_superblock(parload__h5file *f, uint64_t at)
 {
 	static const unsigned char sig[8] = { 0x89, 'H', 'D', 'F', '\r', '\n',
 					      0x1a, '\n' };
 	unsigned char b[96];
-	unsigned v, fields;
+	unsigned v, fields, so;
+	uint64_t eof;
 
 	if (!parload__h5_get_abs(f, at, 16, b) || memcmp(b, sig, 8))
-		return false;
+		return 0;
 	v = b[8];
 	if (v > 3)
-		return false;
+		return -1;
 	f->so = v <= 1 ? b[13] : b[9];
 	f->sl = v <= 1 ? b[14] : b[10];
+	so = f->so;
 	if ((f->so != 2 && f->so != 4 && f->so != 8) ||
 	    (f->sl != 2 && f->sl != 4 && f->sl != 8))
-		return false;
-	/* Versions 0 and 1: base, free space, end of file, driver, then the
-	 * root's symbol table entry (its name's offset, its header);
-	 * versions 2 and 3: base, extension, end of file, the root's header. */
+		return -1;
+	/* Versions 0 and 1: the versions of the free space, the root's
+	 * symbol table entry and shared headers (0), the symbol table
+	 * nodes' K and the group B-trees' (not 0); base, free space, end of
+	 * file, driver, then the root's symbol table entry (its name's
+	 * offset, its header, its cache type); versions 2 and 3: base,
+	 * extension, end of file, the root's header, the checksum. */
 	fields = v == 0 ? 24 : v == 1 ? 28 : 12;
-	if (!parload__h5_get_abs(f, at, fields + (v <= 1 ? 6u : 4u) * f->so,
+	if (!parload__h5_get_abs(f, at, fields + (v <= 1 ? 6u : 4u) * so + 4,
 				 b))
-		return false;
-	f->base = parload__h5_le(b + fields, f->so);
-	f->root = parload__h5_le(b + fields + (v <= 1 ? 5u : 3u) * f->so,
-				 f->so);
+		return -1;
+	if (v <= 1 && (b[9] || b[10] || b[12] || !parload__h5_le(b + 16, 2) ||
+		       !parload__h5_le(b + 18, 2) ||
+		       (v == 1 && !parload__h5_le(b + 24, 2)) ||
+		       !parload__h5_undefined(
+			       parload__h5_le(b + fields + 3 * so, so), so) ||
+		       parload__h5_le(b + fields + 6 * so, 4) > 2))
+		return -1;
+	f->base = parload__h5_le(b + fields, so);
+	f->root = parload__h5_le(b + fields + (v <= 1 ? 5u : 3u) * so, so);
+	/* The end of file (its offset, user block included) where libhdf5
+	 * ends what it reads: a file shorter than that is truncated (libhdf5
+	 * refuses it), one longer is read up to it. */
+	eof = parload__h5_le(b + fields + 2 * so, so);
+	if (eof > f->size || eof < at ||
+	    eof - at < fields + (v <= 1 ? 6u * so + 24 : 4u * so + 4))
+		return -1;
+	f->size = eof;
 	/* Version 1 states the chunk B-tree's K, version 0 has the default;
 	 * versions 2 and 3 have it unless their extension says otherwise. */
 	f->istore_k = v == 1 ? (uint32_t)parload__h5_le(b + 24, 2) :
 		      v == 0 || parload__h5_undefined(
-					parload__h5_le(b + 12 + f->so, f->so),
-					f->so) ?
+					parload__h5_le(b + 12 + so, so), so) ?
 				     32u :
 				     0u;
-	return true;
+	/* Symbol table nodes hold 2K entries: the superblock's K, or the
+	 * default (4) unless an extension says otherwise. */
+	f->sym_k = v <= 1 ? (uint32_t)parload__h5_le(b + 16, 2) :
+		   f->istore_k ? 4u : 0u;
+	return 1;
 }
 
 /* The superblock at w->super: its sizes libhdf5's, its base there. */
 static bool superblock(h5in *in)
 {
-	return parload__h5_superblock(&in->f, in->w->super) &&
+	return parload__h5_superblock(&in->f, in->w->super) == 1 &&
 	       in->f.so == in->w->so && in->f.sl == in->w->sl &&
 	       in->f.base == in->w->super;
 }
@@ -193,7 +221,8 @@ static bool one_block(ohdr *h, block bl, bool first)
 	bool ok;
 
 	if (bl.len > MAX_BLOCK || bl.len < 8 ||
-	    parload__h5_undefined(bl.addr, h->f->so))
+	    parload__h5_undefined(bl.addr, h->f->so) ||
+	    !parload__h5_in_file(h->f, bl.addr, bl.len))
 		return false;
 	if (!(b = parload__sys_malloc(bl.len)))
 		return false;
@@ -344,8 +373,7 @@ static bool chunk(h5in *in, const unsigned char *key, uint64_t off,
 			c.at[3 - w->rank + k] = x;
 	}
 	if (c.bytes == 0 || parload__h5_undefined(addr, in->f.so) ||
-	    addr > in->f.size - in->f.base ||
-	    c.bytes > in->f.size - in->f.base - addr || in->got == in->most)
+	    !parload__h5_in_file(&in->f, addr, c.bytes) || in->got == in->most)
 		return false;
 	c.addr = in->f.base + addr;
 	in->got++;

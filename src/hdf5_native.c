@@ -127,18 +127,42 @@ static int group_message(void *ctx, unsigned type, unsigned flags,
 	return type == 0x0006 ? link_message(l, m, len) : 0;
 }
 
-/* The local heap's data segment ("HEAP", version 0). */
+/* The local heap ("HEAP", version 0): its data segment in the file, and
+ * its free list as libhdf5 checks it when it loads the heap: each free
+ * block inside the segment, its next one's offset not 0 (1 ends the
+ * list).  A list longer than the segment has room for loops: unsure. */
 static bool local_heap(h5link *l)
 {
 	const parload__h5file *f = l->f;
+	const unsigned sl = f->sl;
 	unsigned char b[8 + 2 * 8 + 8];
+	uint64_t free, left;
 
-	if (!parload__h5_get(f, l->heap, 8 + 2 * (size_t)f->sl + f->so, b) ||
+	if (!parload__h5_get(f, l->heap, 8 + 2 * (size_t)sl + f->so, b) ||
 	    memcmp(b, "HEAP", 4) || b[4] != 0)
 		return false;
-	l->heap_size = parload__h5_le(b + 8, f->sl);
-	l->heap_data = parload__h5_le(b + 8 + 2 * f->sl, f->so);
-	return l->heap_size <= f->size;
+	l->heap_size = parload__h5_le(b + 8, sl);
+	free = parload__h5_le(b + 8 + sl, sl);
+	l->heap_data = parload__h5_le(b + 8 + 2 * sl, f->so);
+	if (l->heap_size == 0 || parload__h5_undefined(l->heap_data, f->so) ||
+	    !parload__h5_in_file(f, l->heap_data, l->heap_size))
+		return false;
+	for (left = l->heap_size / (2 * sl); free != 1; left--) {
+		unsigned char fb[2 * 8];
+		uint64_t size;
+
+		if (left == 0 || free >= l->heap_size ||
+		    l->heap_size - free < 2 * sl ||
+		    !parload__h5_get(f, l->heap_data + free, 2 * sl, fb))
+			return false;
+		size = parload__h5_le(fb + sl, sl);
+		if (size > l->heap_size - free)
+			return false;
+		free = parload__h5_le(fb, sl);
+		if (free == 0)
+			return false;
+	}
+	return true;
 }
 
 /* The name at offset off of the heap is the one sought. */
@@ -165,11 +189,18 @@ static int symbol_node(h5link *l, uint64_t addr)
 	if (!parload__h5_get(f, addr, 8, head) || memcmp(head, "SNOD", 4) ||
 	    head[4] != 1)
 		return UNSURE;
+	/* libhdf5 reads the node's 2K entries and decodes its n: each
+	 * entry's cache type one it knows (0-2). */
 	n = (unsigned)parload__h5_le(head + 6, 2);
-	if (!(b = parload__sys_malloc(n * step + 1)))
+	if (f->sym_k == 0 || n > 2 * f->sym_k ||
+	    !parload__h5_in_file(f, addr, 8 + 2 * (uint64_t)f->sym_k * step) ||
+	    !(b = parload__sys_malloc(n * step + 1)))
 		return UNSURE;
 	if (!parload__h5_get(f, addr + 8, n * step, b))
 		rc = UNSURE;
+	for (unsigned k = 0; rc == ABSENT && k < n; k++)
+		if (parload__h5_le(b + k * step + 2 * f->so, 4) > 2)
+			rc = UNSURE;
 	for (unsigned k = 0; rc == ABSENT && k < n; k++) {
 		const unsigned char *e = b + k * step;
 
@@ -428,12 +459,17 @@ typedef struct nat {
 	float *angles;
 } nat;
 
-/* The superblock at 0, 512, 1024, ... whose base is where it lies. */
+/* The first signature at 0, 512, 1024, ... (where libhdf5 stops too):
+ * a superblock whose base is where it lies. */
 static bool find_superblock(parload__h5file *f)
 {
-	for (uint64_t at = 0; at < f->size; at = at ? 2 * at : 512)
-		if (parload__h5_superblock(f, at))
-			return f->so == 8 && f->sl == 8 && f->base == at;
+	for (uint64_t at = 0; at < f->size; at = at ? 2 * at : 512) {
+		const int rc = parload__h5_superblock(f, at);
+
+		if (rc != 0)
+			return rc == 1 && f->so == 8 && f->sl == 8 &&
+			       f->base == at;
+	}
 	return false;
 }
 

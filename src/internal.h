@@ -819,6 +819,8 @@ typedef struct parload__h5file {
 	unsigned so, sl;    /* sizes of offsets and lengths */
 	uint32_t istore_k;  /* chunk B-tree nodes hold 2K entries; 0 when
 			     * a superblock extension may say otherwise */
+	uint32_t sym_k;     /* symbol table nodes hold 2K entries; 0 as
+			     * istore_k */
 } parload__h5file;
 
 /* n bytes little-endian (n <= 8).  A chunk index's keys are mostly
@@ -854,9 +856,14 @@ bool parload__h5_get_abs(const parload__h5file *f, uint64_t at, size_t n,
 			 void *buf);
 bool parload__h5_get(const parload__h5file *f, uint64_t a, size_t n,
 		     void *buf);
-/* The superblock (versions 0-3) at offset at: so, sl (2, 4 or 8), base
- * and root filled; false when it is none of them. */
-bool parload__h5_superblock(parload__h5file *f, uint64_t at);
+/* n bytes at address a lie in the file (up to its end of file). */
+bool parload__h5_in_file(const parload__h5file *f, uint64_t a, uint64_t n);
+/* The superblock (versions 0-3) at offset at: so, sl (2, 4 or 8), base,
+ * root, K and the file's size (its end of file as the superblock states
+ * it) filled; 1 for one libhdf5 reads, 0 for no signature there, -1 for
+ * a signature whose superblock libhdf5 would refuse, or may (a driver,
+ * a file shorter than its end of file says). */
+int parload__h5_superblock(parload__h5file *f, uint64_t at);
 /* One message of an object header (its type, flags and len bytes): 0 for
  * the next, 1 to stop the walk, -1 to fail it. */
 typedef int (*parload__h5msg_fn)(void *ctx, unsigned type, unsigned flags,
