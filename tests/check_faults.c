@@ -1054,6 +1054,37 @@ START_TEST(test_raw_refused_before_reading)
 }
 END_TEST
 
+/* An HDF5 object header whose block claims 16 MiB - 1 past a file of 32
+ * bytes: the walk (hdf5_index.c, shared with hdf5_native.c) fails it
+ * before allocating the block (it allocated up to 16 MiB first; found
+ * by fuzz_h5index). */
+START_TEST(test_h5_block_checked_first)
+{
+	/* A version 1 prefix: version, reserved, 1 message, 1 reference,
+	 * the block's bytes, padding; then 16 bytes of the block. */
+	unsigned char b[32] = { 1, 0, 1, 0, 1, 0, 0, 0, 0xff, 0xff, 0xff };
+	char *path = tu_path("block.h5");
+	parload__h5file f = { .size = sizeof(b), .so = 8, .sl = 8 };
+	bool ok;
+	int k;
+
+	tu_write_file(path, b, sizeof(b));
+	f.fd = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(f.fd, 0);
+	parload__fault_reset();
+	parload__fault_fail_nth(1, PARLOAD__FK_BIT(MALLOC) |
+					   PARLOAD__FK_BIT(CALLOC),
+				0);
+	ok = parload__h5_header(&f, 0, NULL, NULL);
+	k = parload__fault_fired();
+	parload__fault_reset();
+	ck_assert(!ok);
+	ck_assert_msg(k < 0, "%s was called", parload__fault_kind_name(k));
+	close(f.fd);
+	free(path);
+}
+END_TEST
+
 /* ---- the writer ---- */
 
 START_TEST(test_walk_writer)
@@ -1217,6 +1248,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_walk_selection, 0, 9);
 	tcase_add_loop_test(t, test_walk_raw_files, 0, 9);
 	tcase_add_test(t, test_raw_refused_before_reading);
+	tcase_add_test(t, test_h5_block_checked_first);
 	tcase_add_loop_test(t, test_walk_cache, 0, 3);
 	tcase_add_loop_test(t, test_direct_in_flight_faults, 0, 2);
 	tcase_add_loop_test(t, test_direct_queues, 0, 2);

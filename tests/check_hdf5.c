@@ -1438,6 +1438,125 @@ START_TEST(damaged_header)
 }
 END_TEST
 
+/* A damaged file both readers refuse: the native one falls back, the
+ * libhdf5 one fails. */
+static void both_refuse(const char *path, const char *what)
+{
+	parload__container c;
+	parload_error err;
+	int rc;
+
+	native_falls_back(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	rc = h5read(path, NULL, PARLOAD_FRAMES_PROJECTIONS, &c, &err);
+	ck_assert_msg(rc < 0, "%s: libhdf5's reader reads it (%d)", what, rc);
+	none_open();
+	ck_assert_ptr_null(c.paths);
+}
+
+/* Offset of the k-th (from 0) occurrence of the 4 bytes sig in b. */
+static size_t nth(const unsigned char *b, size_t len, const char *sig,
+		  int k)
+{
+	for (size_t at = 0; at + 4 <= len; at++)
+		if (memcmp(b + at, sig, 4) == 0 && k-- == 0)
+			return at;
+	ck_abort_msg("no %s number %d", sig, k);
+	return 0;
+}
+
+/* Damage libhdf5 refuses and the native reader used to read (found by
+ * fuzz_differ): an end of file past the file's (libhdf5: "truncated
+ * file"), a symbol table entry's cache type it does not know (the
+ * superblock's root entry, a node's entry), a local heap's free list
+ * that leaves its segment or whose next block is at 0.  The file is one
+ * of libhdf5's default format (superblock version 0, old-style groups:
+ * the root and /exchange, a node and a heap each). */
+static char *damaged_native(unsigned char **b, size_t *len)
+{
+	char *path = one_dataset("damaged-native.h5", -1, -1);
+
+	*b = tu_read_all(path, len);
+	ck_assert_uint_eq((*b)[8], 0);
+	return path;
+}
+
+START_TEST(native_eof)
+{
+	size_t len;
+	unsigned char *b;
+	char *path = damaged_native(&b, &len);
+	const uint64_t eof = len + 1;
+
+	tu_patch(path, 40, &eof, 8);
+	LIBHDF5_LEAKS(both_refuse(path, "end of file past the file's"));
+	/* A shorter one: libhdf5 reads no byte past it (the last pixels it
+	 * reads as zeros): the native reader leaves the file to it. */
+	tu_patch(path, 40, &(uint64_t){ len - 1 }, 8);
+	native_falls_back(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	tu_patch(path, 40, &(uint64_t){ len }, 8);
+	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	free(b);
+	free(path);
+}
+END_TEST
+
+START_TEST(native_cache_type)
+{
+	size_t len;
+	unsigned char *b;
+	char *path = damaged_native(&b, &len);
+	const uint32_t three = 3;
+
+	/* The root entry's cache type, then each node's first entry's. */
+	tu_patch(path, 72, &three, 4);
+	LIBHDF5_LEAKS(both_refuse(path, "root entry's cache type 3"));
+	tu_patch(path, 72, b + 72, 4);
+	for (int k = 0; k < 2; k++) {
+		const size_t at = nth(b, len, "SNOD", k) + 8 + 16;
+
+		tu_patch(path, at, &three, 4);
+		LIBHDF5_LEAKS(both_refuse(path, "a node's cache type 3"));
+		tu_patch(path, at, b + at, 4);
+	}
+	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	free(b);
+	free(path);
+}
+END_TEST
+
+START_TEST(native_heap)
+{
+	size_t len;
+	unsigned char *b;
+	char *path = damaged_native(&b, &len);
+	const uint64_t zero = 0;
+
+	/* Each heap: its free list's head past the segment; its first free
+	 * block's next at 0, its size past the segment. */
+	for (int k = 0; k < 2; k++) {
+		const size_t at = nth(b, len, "HEAP", k);
+		uint64_t size, head, data;
+
+		memcpy(&size, b + at + 8, 8);
+		memcpy(&head, b + at + 16, 8);
+		memcpy(&data, b + at + 24, 8);
+		ck_assert_uint_lt(head, size);
+		tu_patch(path, at + 16, &size, 8);
+		LIBHDF5_LEAKS(both_refuse(path, "free list past the heap"));
+		tu_patch(path, at + 16, &head, 8);
+		tu_patch(path, data + head, &zero, 8);
+		LIBHDF5_LEAKS(both_refuse(path, "a free block's next at 0"));
+		tu_patch(path, data + head, b + data + head, 8);
+		tu_patch(path, data + head + 8, &size, 8);
+		LIBHDF5_LEAKS(both_refuse(path, "a free block past the heap"));
+		tu_patch(path, data + head + 8, b + data + head + 8, 8);
+	}
+	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	free(b);
+	free(path);
+}
+END_TEST
+
 /* The first v1 B-tree chunk key's size (the bytes after "TREE", a node of
  * type 1, 24 bytes of node header) gets 8 more. */
 START_TEST(chunk_size_wrong)
@@ -2000,6 +2119,9 @@ static Suite *suite(void)
 	tcase_add_test(t, frames_past_the_limit);
 	tcase_add_test(t, column_types);
 	tcase_add_test(t, damaged_header);
+	tcase_add_test(t, native_eof);
+	tcase_add_test(t, native_cache_type);
+	tcase_add_test(t, native_heap);
 	t = tu_tcase(s, "save", 0);
 	tcase_add_test(t, save_views);
 	tcase_add_test(t, save_sinograms);
