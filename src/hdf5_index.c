@@ -70,6 +70,68 @@ bool parload__h5_get_abs(const parload__h5file *f, uint64_t at, size_t n,
 	return true;
 }
 
+/* Bob Jenkins' lookup3 hash of n bytes (hashlittle, initial value 0):
+ * the checksum of HDF5's version 2 metadata.  Its sums are taken modulo
+ * 2^32 in 64 bits, the fuzzers' unsigned overflow check being on. */
+static uint32_t add32(uint32_t a, uint32_t b)
+{
+	return (uint32_t)((uint64_t)a + b);
+}
+
+static uint32_t sub32(uint32_t a, uint32_t b)
+{
+	return (uint32_t)((uint64_t)a + ((uint64_t)1 << 32) - b);
+}
+
+static uint32_t rot32(uint32_t x, unsigned k)
+{
+	return x << k | x >> (32 - k);
+}
+
+static void mix(uint32_t *a, uint32_t *b, uint32_t *c)
+{
+	*a = sub32(*a, *c), *a ^= rot32(*c, 4), *c = add32(*c, *b);
+	*b = sub32(*b, *a), *b ^= rot32(*a, 6), *a = add32(*a, *c);
+	*c = sub32(*c, *b), *c ^= rot32(*b, 8), *b = add32(*b, *a);
+	*a = sub32(*a, *c), *a ^= rot32(*c, 16), *c = add32(*c, *b);
+	*b = sub32(*b, *a), *b ^= rot32(*a, 19), *a = add32(*a, *c);
+	*c = sub32(*c, *b), *c ^= rot32(*b, 4), *b = add32(*b, *a);
+}
+
+static void final(uint32_t *a, uint32_t *b, uint32_t *c)
+{
+	*c ^= *b, *c = sub32(*c, rot32(*b, 14));
+	*a ^= *c, *a = sub32(*a, rot32(*c, 11));
+	*b ^= *a, *b = sub32(*b, rot32(*a, 25));
+	*c ^= *b, *c = sub32(*c, rot32(*b, 16));
+	*a ^= *c, *a = sub32(*a, rot32(*c, 4));
+	*b ^= *a, *b = sub32(*b, rot32(*a, 14));
+	*c ^= *b, *c = sub32(*c, rot32(*b, 24));
+}
+
+static uint32_t lookup3(const unsigned char *k, size_t n)
+{
+	uint32_t v[3];
+
+	v[0] = v[1] = v[2] = add32(0xdeadbeef, (uint32_t)n);
+	for (; n > 12; n -= 12, k += 12) {
+		for (int w = 0; w < 3; w++)
+			v[w] = add32(v[w], (uint32_t)parload__h5_le(k + 4 * w, 4));
+		mix(&v[0], &v[1], &v[2]);
+	}
+	if (n == 0)
+		return v[2];
+	for (size_t i = 0; i < n; i++)
+		v[i / 4] = add32(v[i / 4], (uint32_t)k[i] << (8 * (i % 4)));
+	final(&v[0], &v[1], &v[2]);
+	return v[2];
+}
+
+bool parload__h5_checksum_ok(const unsigned char *b, size_t n)
+{
+	return n >= 4 && lookup3(b, n - 4) == parload__h5_le(b + n - 4, 4);
+}
+
 bool parload__h5_in_file(const parload__h5file *f, uint64_t a, uint64_t n)
 {
 	return f->base <= f->size && a <= f->size - f->base &&
@@ -119,6 +181,8 @@ int parload__h5_superblock(parload__h5file *f, uint64_t at)
 			       parload__h5_le(b + fields + 3 * so, so), so) ||
 		       parload__h5_le(b + fields + 6 * so, 4) > 2))
 		return -1;
+	if (v >= 2 && !parload__h5_checksum_ok(b, fields + 4 * so + 4))
+		return -1;
 	f->base = parload__h5_le(b + fields, so);
 	f->root = parload__h5_le(b + fields + (v <= 1 ? 5u : 3u) * so, so);
 	/* The end of file (its offset, user block included) where libhdf5
@@ -162,6 +226,9 @@ typedef struct ohdr {
 	void *ctx;
 	int version;
 	unsigned flags;    /* v2: the header's flags */
+	size_t prefix;     /* v2: the prefix's bytes, before chunk 0's
+			    * messages (chunk 0 is read with it, which its
+			    * checksum covers) */
 	block todo[MAX_BLOCKS];
 	unsigned n, next;
 	bool stop;
@@ -227,9 +294,13 @@ static bool one_block(ohdr *h, block bl, bool first)
 	if (!(b = parload__sys_malloc(bl.len)))
 		return false;
 	ok = parload__h5_get(h->f, bl.addr, bl.len, b);
-	if (ok && h->version == 2 && !first) {
-		ok = memcmp(b, "OCHK", 4) == 0;
-		skip = 4;
+	/* Version 2: the prefix or "OCHK" first, the checksum of all the
+	 * block's bytes last, as libhdf5 checks it. */
+	if (ok && h->version == 2) {
+		ok = first || memcmp(b, "OCHK", 4) == 0;
+		skip = first ? h->prefix : 4;
+		ok = ok && skip + 4 <= bl.len &&
+		     parload__h5_checksum_ok(b, (size_t)bl.len);
 	}
 	keep = (size_t)bl.len - skip - (h->version == 2 ? 4 : 0);
 	ok = ok && messages(h, b + skip, keep);
@@ -243,6 +314,7 @@ static bool prefix(ohdr *h, uint64_t a, block *first)
 	unsigned char p[40];
 	size_t n = 6;
 	unsigned width;
+	uint64_t size;
 
 	memset(p, 0, sizeof(p));
 	if (parload__h5_undefined(a, h->f->so) ||
@@ -261,9 +333,13 @@ static bool prefix(ohdr *h, uint64_t a, block *first)
 	width = 1u << (p[5] & 3);
 	if (!parload__h5_get(h->f, a, n + width, p))
 		return false;
-	/* Chunk 0's messages, and its checksum after them. */
-	*first = (block){ a + n + width, parload__h5_le(p + n, width) + 4 };
-	return first->len >= 4;
+	/* The prefix, chunk 0's messages, and its checksum after them. */
+	h->prefix = n + width;
+	size = parload__h5_le(p + n, width);
+	if (size > MAX_BLOCK)
+		return false;
+	*first = (block){ a, n + width + size + 4 };
+	return first->len >= h->prefix + 4;
 }
 
 bool parload__h5_header(const parload__h5file *f, uint64_t addr,

@@ -856,6 +856,9 @@ bool parload__h5_get_abs(const parload__h5file *f, uint64_t at, size_t n,
 			 void *buf);
 bool parload__h5_get(const parload__h5file *f, uint64_t a, size_t n,
 		     void *buf);
+/* The last 4 of n bytes at b are the lookup3 checksum of the others, as
+ * in HDF5's version 2 metadata (superblock, headers). */
+bool parload__h5_checksum_ok(const unsigned char *b, size_t n);
 /* n bytes at address a lie in the file (up to its end of file). */
 bool parload__h5_in_file(const parload__h5file *f, uint64_t a, uint64_t n);
 /* The superblock (versions 0-3) at offset at: so, sl (2, 4 or 8), base,

@@ -1648,6 +1648,41 @@ static void load_fails(const char *path, int code, const char *says)
 	tu_assert_empty(&ds, path);
 }
 
+/* A file of libhdf5's latest format (superblock version 3, "OHDR"
+ * headers) whose checksums no longer match: the superblock's (its
+ * extension's address set), the dataset's header's (its dimensions and
+ * maximum 4 x 5 x 6 made 4 x 6 x 5, as many bytes).  libhdf5 refuses both; the
+ * native reader, which read both, falls back. */
+START_TEST(native_checksums)
+{
+	static const fopts latest = { .low = H5F_LIBVER_LATEST,
+				      .high = H5F_LIBVER_LATEST };
+	const uint64_t dims[3] = { 4, 5, 6 }, swapped[3] = { 4, 6, 5 };
+	const uint64_t ext = 48;
+	char *path = tu_path("checksums.h5");
+	const fx f = { "/exchange/data", H5T_STD_U16LE, 3, { 4, 5, 6 },
+		       .file = &latest };
+	size_t elem, len;
+	unsigned char *b;
+	int n = 0;
+
+	free(fx_file(path, &f, &elem));
+	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	tu_patch(path, 20, &ext, 8);
+	LIBHDF5_LEAKS(both_refuse(path, "superblock checksum"));
+	free(fx_file(path, &f, &elem));
+	/* The dimensions, then the same maximum. */
+	b = tu_read_all(path, &len);
+	for (size_t at = 0; at + sizeof(dims) <= len; at++)
+		if (memcmp(b + at, dims, sizeof(dims)) == 0)
+			tu_patch(path, at, swapped, sizeof(swapped)), n++;
+	ck_assert_int_eq(n, 2);
+	free(b);
+	LIBHDF5_LEAKS(both_refuse(path, "header checksum"));
+	free(path);
+}
+END_TEST
+
 /* A first dimension of 2^62 + 1 (its tables' bytes past 64 bits, which
  * once wrapped to a few and were filled 2^62 times) or 2^40 (32 TiB of
  * tables, more than any machine here) is refused before any table is
@@ -2122,6 +2157,7 @@ static Suite *suite(void)
 	tcase_add_test(t, native_eof);
 	tcase_add_test(t, native_cache_type);
 	tcase_add_test(t, native_heap);
+	tcase_add_test(t, native_checksums);
 	t = tu_tcase(s, "save", 0);
 	tcase_add_test(t, save_views);
 	tcase_add_test(t, save_sinograms);
