@@ -200,10 +200,13 @@ int parload__h5_superblock(parload__h5file *f, uint64_t at)
 					parload__h5_le(b + 12 + so, so), so) ?
 				     32u :
 				     0u;
-	/* Symbol table nodes hold 2K entries: the superblock's K, or the
-	 * default (4) unless an extension says otherwise. */
+	/* Symbol table nodes hold 2K entries, group B-tree nodes 2K
+	 * children: the superblock's K's, or the defaults (4, 16) unless an
+	 * extension says otherwise. */
 	f->sym_k = v <= 1 ? (uint32_t)parload__h5_le(b + 16, 2) :
 		   f->istore_k ? 4u : 0u;
+	f->group_k = v <= 1 ? (uint32_t)parload__h5_le(b + 18, 2) :
+		     f->istore_k ? 16u : 0u;
 	return 1;
 }
 

@@ -165,16 +165,33 @@ static bool local_heap(h5link *l)
 	return true;
 }
 
-/* The name at offset off of the heap is the one sought. */
-static bool heap_name_is(const h5link *l, uint64_t off)
+/* The name sought against the heap's at offset off, as libhdf5's
+ * strcmp() compares them (its lookups search by name): < 0, 0 or > 0
+ * into *cmp; false (unsure) when off is not in the heap, or the heap ends
+ * before the comparison does. */
+static bool heap_cmp(const h5link *l, uint64_t off, int *cmp)
 {
-	char buf[MAX_NAME + 1];
+	unsigned char buf[MAX_NAME + 1];
+	size_t n;
 
-	if (off >= l->heap_size || l->heap_size - off < l->len + 1 ||
-	    l->heap_data > UINT64_MAX - off ||
-	    !parload__h5_get(l->f, l->heap_data + off, l->len + 1, buf))
+	if (off >= l->heap_size)
 		return false;
-	return memcmp(buf, l->name, l->len) == 0 && buf[l->len] == '\0';
+	n = l->heap_size - off < l->len + 1 ? (size_t)(l->heap_size - off) :
+					      l->len + 1;
+	if (!parload__h5_get(l->f, l->heap_data + off, n, buf))
+		return false;
+	for (size_t k = 0; k <= l->len; k++) {
+		const unsigned char c = k < l->len ? (unsigned char)l->name[k] :
+						     0;
+
+		if (k == n)
+			return false;
+		if (c != buf[k] || c == 0) {
+			*cmp = (int)c - (int)buf[k];
+			return true;
+		}
+	}
+	return false;
 }
 
 /* A symbol table node ("SNOD", version 1): the name's entry, if there. */
@@ -201,17 +218,27 @@ static int symbol_node(h5link *l, uint64_t addr)
 	for (unsigned k = 0; rc == ABSENT && k < n; k++)
 		if (parload__h5_le(b + k * step + 2 * f->so, 4) > 2)
 			rc = UNSURE;
-	for (unsigned k = 0; rc == ABSENT && k < n; k++) {
-		const unsigned char *e = b + k * step;
+	/* libhdf5's binary search by name (H5G__node_found): what it does
+ * not find is not there, whatever entries the node holds. */
+	for (unsigned lt = 0, rt = n, k; rc == ABSENT && lt < rt;) {
+		const unsigned char *e = b + (k = (lt + rt) / 2) * step;
+		int cmp;
 
-		if (!heap_name_is(l, parload__h5_le(e, f->so)))
-			continue;
-		/* Cache type 2: a soft link. */
-		l->addr = parload__h5_le(e + f->so, f->so);
-		rc = parload__h5_le(e + 2 * f->so, 4) == 2 ||
-				     parload__h5_undefined(l->addr, f->so) ?
-			     UNSURE :
-			     FOUND;
+		if (!heap_cmp(l, parload__h5_le(e, f->so), &cmp)) {
+			rc = UNSURE;
+		} else if (cmp < 0) {
+			rt = k;
+		} else if (cmp > 0) {
+			lt = k + 1;
+		} else {
+			/* Cache type 2: a soft link. */
+			l->addr = parload__h5_le(e + f->so, f->so);
+			rc = parload__h5_le(e + 2 * f->so, 4) == 2 ||
+					     parload__h5_undefined(l->addr,
+								   f->so) ?
+				     UNSURE :
+				     FOUND;
+		}
 	}
 	parload__sys_free(b);
 	return rc;
@@ -219,22 +246,46 @@ static int symbol_node(h5link *l, uint64_t addr)
 
 static int group_node(h5link *l, uint64_t addr, int level);
 
-/* A group node's children (its entries read into b): nodes of the level
- * below, or symbol table nodes. */
+/* A group node's children (its keys and children read into b): the one
+ * libhdf5's binary search chooses (H5B_find, H5G__node_cmp3: the child
+ * whose left key's name is below the name sought and whose right key's
+ * is not), a node of the level below or a symbol table node; none when
+ * it chooses none. */
 static int children(h5link *l, const unsigned char *b, unsigned used,
 		    int level)
 {
-	const unsigned so = l->f->so, sl = l->f->sl;
-	int rc = ABSENT;
+	const size_t so = l->f->so, sl = l->f->sl, step = sl + so;
+	unsigned lt = 0, rt = used, k = 0;
+	int cmp = 1;
 
-	for (unsigned k = 0; rc == ABSENT && k < used; k++) {
-		const uint64_t child = parload__h5_le(
-			b + (size_t)k * (sl + so) + sl, so);
+	while (lt < rt && cmp) {
+		int left, right;
 
-		rc = level == 0 ? symbol_node(l, child) :
-				  group_node(l, child, level - 1);
+		k = (lt + rt) / 2;
+		if (!heap_cmp(l, parload__h5_le(b + k * step, (unsigned)sl),
+			      &left))
+			return UNSURE;
+		if (left <= 0) {
+			cmp = -1;
+		} else if (!heap_cmp(l, parload__h5_le(b + (k + 1) * step,
+						       (unsigned)sl),
+				     &right)) {
+			return UNSURE;
+		} else {
+			cmp = right > 0;
+		}
+		if (cmp < 0)
+			rt = k;
+		else
+			lt = k + 1;
 	}
-	return rc;
+	if (cmp)
+		return ABSENT;
+	return level == 0 ? symbol_node(l, parload__h5_le(b + k * step + sl,
+							  (unsigned)so)) :
+			    group_node(l, parload__h5_le(b + k * step + sl,
+							 (unsigned)so),
+				       level - 1);
 }
 
 /* A v1 B-tree node of type 0 at addr, of the level its parent expects
@@ -252,8 +303,13 @@ static int group_node(h5link *l, uint64_t addr, int level)
 	    (level >= 0 && h[5] != level))
 		return UNSURE;
 	l->nodes--;
+	/* libhdf5 reads the node's 2K children and 2K + 1 keys. */
 	used = (unsigned)parload__h5_le(h + 6, 2);
-	if (!(b = parload__sys_malloc(used * step + f->sl)))
+	if (f->group_k == 0 || used > 2 * f->group_k ||
+	    !parload__h5_in_file(f, addr,
+				 head + 2 * (uint64_t)f->group_k * step +
+					 f->sl) ||
+	    !(b = parload__sys_malloc(used * step + f->sl)))
 		return UNSURE;
 	rc = parload__h5_get(f, addr + head, used * step + f->sl, b) ?
 		     children(l, b, used, h[5]) :

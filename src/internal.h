@@ -821,6 +821,8 @@ typedef struct parload__h5file {
 			     * a superblock extension may say otherwise */
 	uint32_t sym_k;     /* symbol table nodes hold 2K entries; 0 as
 			     * istore_k */
+	uint32_t group_k;   /* group B-tree nodes 2K children; 0 as
+			     * istore_k */
 } parload__h5file;
 
 /* n bytes little-endian (n <= 8).  A chunk index's keys are mostly

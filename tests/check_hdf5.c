@@ -1524,6 +1524,31 @@ START_TEST(native_cache_type)
 }
 END_TEST
 
+/* A group B-tree's right key named "" (the heap's offset 0): libhdf5's
+ * search (H5B_find) then looks no further than the left key, and finds
+ * no name; the native reader, which read every child, follows it: both
+ * find nothing, the root's group and /exchange's alike. */
+START_TEST(native_group_keys)
+{
+	size_t len;
+	unsigned char *b;
+	char *path = damaged_native(&b, &len);
+	const uint64_t empty = 0;
+
+	for (int k = 0; k < 2; k++) {
+		const size_t at = nth(b, len, "TREE", k) + 8 + 2 * 8 + 8 + 8;
+
+		ck_assert_uint_eq(b[nth(b, len, "TREE", k) + 4], 0);
+		tu_patch(path, at, &empty, 8);
+		LIBHDF5_LEAKS(both_refuse(path, "a right key of \"\""));
+		tu_patch(path, at, b + at, 8);
+	}
+	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	free(b);
+	free(path);
+}
+END_TEST
+
 START_TEST(native_heap)
 {
 	size_t len;
@@ -2157,6 +2182,7 @@ static Suite *suite(void)
 	tcase_add_test(t, native_eof);
 	tcase_add_test(t, native_cache_type);
 	tcase_add_test(t, native_heap);
+	tcase_add_test(t, native_group_keys);
 	tcase_add_test(t, native_checksums);
 	t = tu_tcase(s, "save", 0);
 	tcase_add_test(t, save_views);
