@@ -237,6 +237,22 @@ typedef struct ohdr {
 	bool stop;
 } ohdr;
 
+/* A message's flags as libhdf5 checks them when it loads the header:
+ * shared and not to be shared, "was unknown" without "mark if unknown"
+ * or with "fail if unknown and open for writing", shareable for a class
+ * that cannot be shared (all but dataspace, datatype, fill values, filter
+ * pipeline and attribute), "fail if unknown" on a type it does not know
+ * (past 0x18). */
+static bool flags_ok(unsigned type, unsigned flags)
+{
+	const bool shareable = type == 0x01 || type == 0x03 || type == 0x04 ||
+			       type == 0x05 || type == 0x0b || type == 0x0c;
+
+	return (flags & 0x06) != 0x06 && (flags & 0x28) != 0x28 &&
+	       (flags & 0x30) != 0x20 && (shareable || !(flags & 0x40)) &&
+	       (type <= 0x18 || !(flags & 0x80));
+}
+
 /* One message: a continuation to queue, else the caller's. */
 static bool message(ohdr *h, unsigned type, unsigned flags,
 		    const unsigned char *m, size_t len)
@@ -244,6 +260,8 @@ static bool message(ohdr *h, unsigned type, unsigned flags,
 	const unsigned so = h->f->so, sl = h->f->sl;
 	int rc;
 
+	if (!flags_ok(type, flags))
+		return false;
 	if (type == 0x0010) {
 		if (len < so + sl || h->n == MAX_BLOCKS)
 			return false;

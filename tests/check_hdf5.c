@@ -1549,6 +1549,46 @@ START_TEST(native_group_keys)
 }
 END_TEST
 
+/* Message flags libhdf5 refuses when it loads a header ("bad flag
+ * combination", "unshareable class flagged as shareable", "unknown
+ * message with 'fail if unknown'"): on /exchange/data's dataspace
+ * message, then its layout message, then its null message made a type
+ * libhdf5 does not know. */
+START_TEST(native_message_flags)
+{
+	static const struct {
+		unsigned type, flags, as;
+	} bad[] = { { 1, 0x06, 1 },    { 1, 0x20, 1 },    { 1, 0x28, 1 },
+		    { 8, 0x40, 8 },    { 0, 0x80, 0x19 } };
+	const uint64_t dims[3] = { 4, 5, 6 };
+	size_t len, sp = 0;
+	unsigned char *b;
+	char *path = damaged_native(&b, &len);
+
+	/* The dataspace message's body: version 1, rank 3, 8 bytes, then
+	 * the dimensions; the header's messages follow it. */
+	while (sp + 24 <= len && memcmp(b + sp, dims, 24) != 0)
+		sp++;
+	ck_assert_uint_lt(sp + 24, len);
+	sp -= 16;
+	ck_assert_uint_eq(b[sp], 1);
+	for (int k = 0; k < TU_COUNT(bad); k++) {
+		size_t at = sp;
+		uint16_t as = (uint16_t)bad[k].as;
+
+		while (b[at] != bad[k].type || b[at + 1] != 0)
+			at += 8 + (b[at + 2] | (size_t)b[at + 3] << 8);
+		tu_patch(path, at, &as, 2);
+		tu_patch(path, at + 4, &(uint8_t){ (uint8_t)bad[k].flags }, 1);
+		LIBHDF5_LEAKS(both_refuse(path, "message flags"));
+		tu_patch(path, at, b + at, 5);
+	}
+	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	free(b);
+	free(path);
+}
+END_TEST
+
 START_TEST(native_heap)
 {
 	size_t len;
@@ -2183,6 +2223,7 @@ static Suite *suite(void)
 	tcase_add_test(t, native_cache_type);
 	tcase_add_test(t, native_heap);
 	tcase_add_test(t, native_group_keys);
+	tcase_add_test(t, native_message_flags);
 	tcase_add_test(t, native_checksums);
 	t = tu_tcase(s, "save", 0);
 	tcase_add_test(t, save_views);
