@@ -290,7 +290,8 @@ static bool messages(ohdr *h, const unsigned char *b, size_t len)
 			return true; /* v2: a gap shorter than a message */
 		type = v1 ? (unsigned)parload__h5_le(b + at, 2) : b[at];
 		size = (size_t)parload__h5_le(b + at + (v1 ? 2 : 1), 2);
-		if (size > len - at - head)
+		/* libhdf5: "corrupt object header", "message not aligned". */
+		if (size > len - at - head || (v1 && size % 8))
 			return false;
 		if (!message(h, type, b[at + (v1 ? 4 : 3)], b + at + head,
 			     size))
@@ -342,9 +343,13 @@ static bool prefix(ohdr *h, uint64_t a, block *first)
 	    !parload__h5_get(h->f, a, 16, p))
 		return false;
 	if (p[0] == 1) {
+		/* Messages, then chunk 0's bytes: none without any, and
+		 * room for one with some ("bad object header chunk size"). */
+		const uint64_t count = parload__h5_le(p + 2, 2);
+
 		h->version = 1;
 		*first = (block){ a + 16, parload__h5_le(p + 8, 4) };
-		return true;
+		return count == 0 ? first->len == 0 : first->len >= 8;
 	}
 	if (memcmp(p, "OHDR", 4) || p[4] != 2)
 		return false;

@@ -1589,6 +1589,40 @@ START_TEST(native_message_flags)
 }
 END_TEST
 
+/* A version 1 header libhdf5 refuses: no messages in a chunk of some
+ * ("bad object header chunk size"), a message of a size not a multiple
+ * of 8 (its null message 4 bytes shorter: "message not aligned"). */
+START_TEST(native_header_v1)
+{
+	const uint64_t dims[3] = { 4, 5, 6 };
+	const uint16_t none = 0;
+	size_t len, h = 0, at;
+	unsigned char *b;
+	char *path = damaged_native(&b, &len);
+	uint16_t size;
+
+	/* /exchange/data's header: its prefix, then the dataspace
+	 * message, whose body's dimensions follow 8 bytes. */
+	while (h + 24 <= len && memcmp(b + h, dims, 24) != 0)
+		h++;
+	ck_assert_uint_lt(h + 24, len);
+	h -= 32;
+	ck_assert_uint_eq(b[h], 1);
+	tu_patch(path, h + 2, &none, 2);
+	LIBHDF5_LEAKS(both_refuse(path, "no messages"));
+	tu_patch(path, h + 2, b + h + 2, 2);
+	for (at = h + 16; b[at] != 0 || b[at + 1] != 0;)
+		at += 8 + (b[at + 2] | (size_t)b[at + 3] << 8);
+	size = (uint16_t)((b[at + 2] | b[at + 3] << 8) - 4);
+	tu_patch(path, at + 2, &size, 2);
+	LIBHDF5_LEAKS(both_refuse(path, "a message not aligned"));
+	tu_patch(path, at + 2, b + at + 2, 2);
+	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	free(b);
+	free(path);
+}
+END_TEST
+
 START_TEST(native_heap)
 {
 	size_t len;
@@ -2224,6 +2258,7 @@ static Suite *suite(void)
 	tcase_add_test(t, native_heap);
 	tcase_add_test(t, native_group_keys);
 	tcase_add_test(t, native_message_flags);
+	tcase_add_test(t, native_header_v1);
 	tcase_add_test(t, native_checksums);
 	t = tu_tcase(s, "save", 0);
 	tcase_add_test(t, save_views);
