@@ -450,8 +450,30 @@ static bool layout(dset *d, const unsigned char *m, size_t len)
 	return !parload__h5_undefined(d->addr, 8);
 }
 
+/* A fill value message as libhdf5 decodes it when it opens the dataset
+ * (0x0005, versions 1-3; the old one, 0x0004, a size and the value):
+ * its version, version 3's flags ("unknown flag"), its value inside the
+ * message ("fill size exceeds buffer size"); versions 1 and 2 have a
+ * value where it is said defined, of a signed size (-1: none).  Anything
+ * else: unsure. */
+static bool fill_ok(unsigned type, const unsigned char *m, size_t len)
+{
+	if (type == 0x0004)
+		return len >= 4 && parload__h5_le(m, 4) <= len - 4;
+	if (len < 2 || m[0] < 1 || m[0] > 3)
+		return false;
+	if (m[0] == 3)
+		return !(m[1] & 0xc0) &&
+		       (m[1] & 0x10 || !(m[1] & 0x20) ||
+			(len >= 6 && parload__h5_le(m + 2, 4) <= len - 6));
+	return len >= 4 &&
+	       (m[3] == 0 ||
+		(len >= 8 && (parload__h5_le(m + 4, 4) <= len - 8 ||
+			      parload__h5_le(m + 4, 4) == UINT32_MAX)));
+}
+
 /* A dataset's messages: each of the three once, not shared (flag bit
- * 1); external files and filters fail the walk. */
+ * 1); external files and filters fail the walk; fill values checked. */
 static int dset_message(void *ctx, unsigned type, unsigned flags,
 			const unsigned char *m, size_t len)
 {
@@ -462,6 +484,8 @@ static int dset_message(void *ctx, unsigned type, unsigned flags,
 
 	if (type == 0x0007 || type == 0x000b)
 		return -1;
+	if (type == 0x0004 || type == 0x0005)
+		return fill_ok(type, m, len) ? 0 : -1;
 	if (!bit)
 		return 0;
 	if (d->seen & bit || flags & 0x02)

@@ -1623,6 +1623,42 @@ START_TEST(native_header_v1)
 }
 END_TEST
 
+/* A fill value message libhdf5 refuses when it opens the dataset: of
+ * version 0 or 4, or whose value's size is past the message ("fill size
+ * exceeds buffer size"); the old message (0x0004) too. */
+START_TEST(native_fill_value)
+{
+	const uint64_t dims[3] = { 4, 5, 6 };
+	const uint32_t big = 4;
+	size_t len, at = 0;
+	unsigned char *b;
+	char *path = damaged_native(&b, &len);
+
+	while (at + 24 <= len && memcmp(b + at, dims, 24) != 0)
+		at++;
+	ck_assert_uint_lt(at + 24, len);
+	for (at -= 16; b[at] != 5 || b[at + 1] != 0;)
+		at += 8 + (b[at + 2] | (size_t)b[at + 3] << 8);
+	/* Version 2, 8 bytes: times, defined, the value's size (0). */
+	ck_assert_uint_eq(b[at + 8], 2);
+	ck_assert_uint_eq(b[at + 2], 8);
+	tu_patch(path, at + 8, &(uint8_t){ 0 }, 1);
+	LIBHDF5_LEAKS(both_refuse(path, "fill value version 0"));
+	tu_patch(path, at + 8, &(uint8_t){ 4 }, 1);
+	LIBHDF5_LEAKS(both_refuse(path, "fill value version 4"));
+	tu_patch(path, at + 8, b + at + 8, 1);
+	tu_patch(path, at + 12, &big, 4);
+	LIBHDF5_LEAKS(both_refuse(path, "fill value past its message"));
+	tu_patch(path, at + 12, b + at + 12, 4);
+	tu_patch(path, at, &(uint16_t){ 4 }, 2);
+	LIBHDF5_LEAKS(both_refuse(path, "old fill value past its message"));
+	tu_patch(path, at, b + at, 2);
+	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	free(b);
+	free(path);
+}
+END_TEST
+
 START_TEST(native_heap)
 {
 	size_t len;
@@ -2259,6 +2295,7 @@ static Suite *suite(void)
 	tcase_add_test(t, native_group_keys);
 	tcase_add_test(t, native_message_flags);
 	tcase_add_test(t, native_header_v1);
+	tcase_add_test(t, native_fill_value);
 	tcase_add_test(t, native_checksums);
 	t = tu_tcase(s, "save", 0);
 	tcase_add_test(t, save_views);
