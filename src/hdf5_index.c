@@ -269,6 +269,8 @@ static bool message(ohdr *h, unsigned type, unsigned flags,
 					   parload__h5_le(m + so, sl) };
 		return true;
 	}
+	if (h->stop)
+		return true;
 	rc = h->fn(h->ctx, type, flags, m, len);
 	h->stop = rc > 0;
 	return rc >= 0;
@@ -282,7 +284,7 @@ static bool messages(ohdr *h, const unsigned char *b, size_t len)
 	const size_t head = v1 ? 8 : 4 + (h->flags & 4 ? 2 : 0);
 	size_t at = 0;
 
-	while (!h->stop) {
+	for (;;) {
 		unsigned type;
 		size_t size;
 
@@ -376,7 +378,7 @@ bool parload__h5_header(const parload__h5file *f, uint64_t addr,
 
 	if (!prefix(&h, addr, &first) || !one_block(&h, first, true))
 		return false;
-	while (!h.stop && h.next < h.n)
+	while (h.next < h.n)
 		if (!one_block(&h, h.todo[h.next++], false))
 			return false;
 	return true;

@@ -64,6 +64,8 @@ typedef struct h5link {
 	const char *name;
 	size_t len;
 	bool group;         /* a Link Info or Symbol Table message seen */
+	bool linfo;         /* Link Info: libhdf5 reads its Link messages,
+			     * not a symbol table */
 	bool table;         /* old style: btree and heap */
 	uint64_t btree, heap;
 	uint64_t heap_data, heap_size;
@@ -78,16 +80,19 @@ static int link_message(h5link *l, const unsigned char *m, size_t len)
 {
 	size_t at = 2, w, n;
 
-	if (len < 2 || m[0] != 1)
+	/* As libhdf5 decodes every one it meets: its flags, link type (hard,
+	 * soft, 64 and up), character set (ASCII, UTF-8), a name. */
+	if (len < 2 || m[0] != 1 || m[1] & ~0x1fu)
 		return -1;
 	at += (m[1] & 0x08 ? 1 : 0) + (m[1] & 0x04 ? 8 : 0);
 	at += m[1] & 0x10 ? 1 : 0;
 	w = (size_t)1 << (m[1] & 3);
-	if (at + w > len)
+	if (at + w > len || (m[1] & 0x08 && m[2] > 1 && m[2] < 64) ||
+	    (m[1] & 0x10 && m[at - 1] > 1))
 		return -1;
 	n = (size_t)parload__h5_le(m + at, (unsigned)w);
 	at += w;
-	if (n > len - at)
+	if (n == 0 || n > len - at)
 		return -1;
 	if (n != l->len || memcmp(m + at, l->name, n) != 0)
 		return 0;
@@ -110,8 +115,8 @@ static int group_message(void *ctx, unsigned type, unsigned flags,
 	if (type == 0x0002) {
 		const size_t at = 2 + (len > 1 && m[1] & 1 ? 8 : 0);
 
-		l->group = true;
-		return len >= at + so && m[0] == 0 &&
+		l->group = l->linfo = true;
+		return len >= at + so && m[0] == 0 && !(m[1] & ~3u) &&
 		       parload__h5_undefined(parload__h5_le(m + at, so), so) ?
 			       0 :
 			       -1;
@@ -326,7 +331,7 @@ static int child(const parload__h5file *f, uint64_t g, const char *name,
 	int rc;
 
 	if (len > MAX_NAME || !parload__h5_header(f, g, group_message, &l) ||
-	    !l.group)
+	    !l.group || (l.linfo && l.table))
 		return UNSURE;
 	if (l.hit)
 		rc = l.table ? UNSURE : FOUND;

@@ -874,8 +874,10 @@ int parload__h5_superblock(parload__h5file *f, uint64_t at);
 typedef int (*parload__h5msg_fn)(void *ctx, unsigned type, unsigned flags,
 				 const unsigned char *m, size_t len);
 /* The messages of the object header at addr (versions 1 and 2, with at
- * most 64 continuation blocks) through fn; false when a read fails, the
- * header is malformed or fn said -1. */
+ * most 64 continuation blocks) through fn, until fn says 1; every block
+ * read and checked all the same, as libhdf5 loads the whole header
+ * first; false when a read fails, the header is malformed or fn said
+ * -1. */
 bool parload__h5_header(const parload__h5file *f, uint64_t addr,
 			parload__h5msg_fn fn, void *ctx);
 /* hdf5.c, for tests: the chunks of dataset in file, by the parser
