@@ -1500,6 +1500,41 @@ START_TEST(native_eof)
 }
 END_TEST
 
+/* An end of file (the superblock's) inside the dataset's data: libhdf5
+ * reads none of the file past it (H5Dread gives fill values for a
+ * contiguous dataset's bytes there, fails on a chunk there); both
+ * readers refuse the dataset, contiguous or chunked, with a user block
+ * or none. */
+START_TEST(eof_inside_data)
+{
+	const hsize_t chunk[3] = { 1, 5, 6 };
+
+	for (int k = 0; k < 4; k++) {
+		const bool chunked = k & 1;
+		const hsize_t ub = k & 2 ? 512 : 0;
+		hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+		hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+		char *path;
+		uint64_t eof;
+
+		ck_assert_int_ge(H5Pset_userblock(fcpl, ub), 0);
+		if (chunked)
+			ck_assert_int_ge(H5Pset_chunk(dcpl, 3, chunk), 0);
+		path = one_dataset("eof-inside.h5", fcpl, dcpl);
+		H5Pclose(fcpl);
+		H5Pclose(dcpl);
+		/* The last frame's data (the last chunk's, libhdf5's
+		 * default format writes it last) ends the file. */
+		eof = tu_file_size(path) - 10;
+		tu_patch(path, ub + 40, &eof, 8);
+		native_falls_back(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+		read_fails(path, NULL, PARLOAD_ECONTAINER,
+			   "past the end of the file its superblock states");
+		free(path);
+	}
+}
+END_TEST
+
 START_TEST(native_cache_type)
 {
 	size_t len;
@@ -2352,6 +2387,7 @@ static Suite *suite(void)
 	tcase_add_test(t, native_header_v1);
 	tcase_add_test(t, native_fill_value);
 	tcase_add_test(t, native_links);
+	tcase_add_test(t, eof_inside_data);
 	tcase_add_test(t, native_checksums);
 	t = tu_tcase(s, "save", 0);
 	tcase_add_test(t, save_views);
