@@ -353,7 +353,8 @@ static bool prefix(ohdr *h, uint64_t a, block *first)
 		*first = (block){ a + 16, parload__h5_le(p + 8, 4) };
 		return count == 0 ? first->len == 0 : first->len >= 8;
 	}
-	if (memcmp(p, "OHDR", 4) || p[4] != 2)
+	/* Flags libhdf5 knows (bits 0-5). */
+	if (memcmp(p, "OHDR", 4) || p[4] != 2 || p[5] & 0xc0)
 		return false;
 	h->version = 2;
 	h->flags = p[5];
