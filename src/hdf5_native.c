@@ -224,7 +224,7 @@ static int symbol_node(h5link *l, uint64_t addr)
 		if (parload__h5_le(b + k * step + 2 * f->so, 4) > 2)
 			rc = UNSURE;
 	/* libhdf5's binary search by name (H5G__node_found): what it does
- * not find is not there, whatever entries the node holds. */
+	 * not find is not there, whatever entries the node holds. */
 	for (unsigned lt = 0, rt = n, k; rc == ABSENT && lt < rt;) {
 		const unsigned char *e = b + (k = (lt + rt) / 2) * step;
 		int cmp;
