@@ -145,6 +145,20 @@ bool parload__h5_get(const parload__h5file *f, uint64_t a, size_t n,
 	       parload__h5_get_abs(f, f->base + a, n, buf);
 }
 
+void *parload__h5_fetch(const parload__h5file *f, uint64_t a, uint64_t n)
+{
+	unsigned char *b;
+
+	if (!parload__h5_in_file(f, a, n) || n >= SIZE_MAX ||
+	    !(b = parload__sys_malloc((size_t)n + 1)))
+		return NULL;
+	if (!parload__h5_get(f, a, (size_t)n, b)) {
+		parload__sys_free(b);
+		return NULL;
+	}
+	return b;
+}
+
 int parload__h5_superblock(parload__h5file *f, uint64_t at)
 {
 	static const unsigned char sig[8] = { 0x89, 'H', 'D', 'F', '\r', '\n',
@@ -313,11 +327,9 @@ static bool one_block(ohdr *h, block bl, bool first)
 
 	if (bl.len > MAX_BLOCK || bl.len < 8 ||
 	    parload__h5_undefined(bl.addr, h->f->so) ||
-	    !parload__h5_in_file(h->f, bl.addr, bl.len))
+	    !(b = parload__h5_fetch(h->f, bl.addr, bl.len)))
 		return false;
-	if (!(b = parload__sys_malloc(bl.len)))
-		return false;
-	ok = parload__h5_get(h->f, bl.addr, bl.len, b);
+	ok = true;
 	/* Version 2: the prefix or "OCHK" first, the checksum of all the
 	 * block's bytes last, as libhdf5 checks it. */
 	if (ok && h->version == 2) {
@@ -523,9 +535,9 @@ static bool node(h5in *in, uint64_t addr, int level)
 	if (parload__h5_undefined(addr, in->f.so) || in->nodes == 0)
 		return false;
 	in->nodes--;
-	if (!(b = parload__sys_malloc(size)))
+	if (!(b = parload__h5_fetch(&in->f, addr, size)))
 		return false;
-	ok = parload__h5_get(&in->f, addr, size, b) && memcmp(b, "TREE", 4) == 0 && b[4] == 1;
+	ok = memcmp(b, "TREE", 4) == 0 && b[4] == 1;
 	used = ok ? (unsigned)parload__h5_le(b + 6, 2) : 0;
 	if (ok && level < 0)
 		level = b[5];

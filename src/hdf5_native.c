@@ -642,12 +642,12 @@ static bool heap_object(const parload__h5file *f, uint64_t addr,
 	    h[4] != 1)
 		return false;
 	size = parload__h5_le(h + 8, f->sl);
-	if (size < head || size > MAX_GCOL || !(b = parload__sys_malloc(size)))
+	if (size < head || size > MAX_GCOL ||
+	    !(b = parload__h5_fetch(f, addr, size)))
 		return false;
 	/* Objects: index (0 ends them: free space), references, 4 bytes,
 	 * size, then the data padded to 8 bytes. */
-	for (size_t at = parload__h5_get(f, addr, size, b) ? head : size;
-	     at <= size - head;) {
+	for (size_t at = head; at <= size - head;) {
 		const uint64_t k = parload__h5_le(b + at, 2);
 		const uint64_t n = parload__h5_le(b + at + 8, f->sl);
 

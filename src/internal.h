@@ -858,6 +858,10 @@ bool parload__h5_get_abs(const parload__h5file *f, uint64_t at, size_t n,
 			 void *buf);
 bool parload__h5_get(const parload__h5file *f, uint64_t a, size_t n,
 		     void *buf);
+/* The n bytes at address a in a buffer of their own (to free), checked
+ * to lie in the file before it is allocated; NULL when they do not, or
+ * a read fails, or memory does. */
+void *parload__h5_fetch(const parload__h5file *f, uint64_t a, uint64_t n);
 /* The last 4 of n bytes at b are the lookup3 checksum of the others, as
  * in HDF5's version 2 metadata (superblock, headers). */
 bool parload__h5_checksum_ok(const unsigned char *b, size_t n);
