@@ -216,10 +216,8 @@ static int symbol_node(h5link *l, uint64_t addr)
 	n = (unsigned)parload__h5_le(head + 6, 2);
 	if (f->sym_k == 0 || n > 2 * f->sym_k ||
 	    !parload__h5_in_file(f, addr, 8 + 2 * (uint64_t)f->sym_k * step) ||
-	    !(b = parload__sys_malloc(n * step + 1)))
+	    !(b = parload__h5_fetch(f, addr + 8, n * step)))
 		return UNSURE;
-	if (!parload__h5_get(f, addr + 8, n * step, b))
-		rc = UNSURE;
 	for (unsigned k = 0; rc == ABSENT && k < n; k++)
 		if (parload__h5_le(b + k * step + 2 * f->so, 4) > 2)
 			rc = UNSURE;
@@ -314,11 +312,9 @@ static int group_node(h5link *l, uint64_t addr, int level)
 	    !parload__h5_in_file(f, addr,
 				 head + 2 * (uint64_t)f->group_k * step +
 					 f->sl) ||
-	    !(b = parload__sys_malloc(used * step + f->sl)))
+	    !(b = parload__h5_fetch(f, addr + head, used * step + f->sl)))
 		return UNSURE;
-	rc = parload__h5_get(f, addr + head, used * step + f->sl, b) ?
-		     children(l, b, used, h[5]) :
-		     UNSURE;
+	rc = children(l, b, used, h[5]);
 	parload__sys_free(b);
 	return rc;
 }
@@ -769,10 +765,10 @@ static bool theta(nat *n, uint64_t count)
 	if (there != FOUND || !dataset(&n->f, "/exchange/theta", &t) ||
 	    t.chunked || t.rank != 1 || t.dims[0] != count || !t.is_float ||
 	    !parload__h5_header(&n->f, t.header, angle_message, &u) ||
-	    !u.sure || !(b = parload__sys_malloc(t.bytes)))
+	    !u.sure || !(b = parload__h5_fetch(&n->f, t.addr, t.bytes)))
 		return false;
 	n->angles = parload__sys_calloc(count, sizeof(float));
-	if (n->angles && parload__h5_get(&n->f, t.addr, t.bytes, b))
+	if (n->angles)
 		for (uint64_t i = 0; i < count; i++)
 			n->angles[i] = (float)(to_double(b + i * t.size, t.size,
 							 t.be) *
