@@ -467,15 +467,12 @@ static bool corrupt_key(h5in *in, uint64_t off, int k, uint64_t x)
 	return false;
 }
 
-/* A leaf's entry: a chunk whose key is at byte offset off of the file,
- * checked against the dataset's shape, to put (whose failure ends the
- * walk with its code). */
-static bool chunk(h5in *in, const unsigned char *key, uint64_t off,
-		  uint64_t addr)
+/* A leaf's key, at byte offset off of the file, checked against the
+ * dataset's shape; then its chunk, to put (whose failure ends the walk
+ * with its code). */
+static bool key_ok(h5in *in, const unsigned char *key, uint64_t off)
 {
 	const parload__h5where *w = in->w;
-	parload__h5chunk c = { .bytes = parload__h5_le(key, 4),
-			       .mask = (uint32_t)parload__h5_le(key + 4, 4) };
 
 	for (int k = 0; k <= w->rank; k++) {
 		const uint64_t x = parload__h5_le(key + 8 + 8 * k, 8);
@@ -486,9 +483,18 @@ static bool chunk(h5in *in, const unsigned char *key, uint64_t off,
 					   (x && w->chunk[k] != 1 &&
 					    x % w->chunk[k]))
 			return corrupt_key(in, off, k, x);
-		if (k < w->rank)
-			c.at[3 - w->rank + k] = x;
 	}
+	return true;
+}
+
+static bool chunk(h5in *in, const unsigned char *key, uint64_t addr)
+{
+	const parload__h5where *w = in->w;
+	parload__h5chunk c = { .bytes = parload__h5_le(key, 4),
+			       .mask = (uint32_t)parload__h5_le(key + 4, 4) };
+
+	for (int k = 0; k < w->rank; k++)
+		c.at[3 - w->rank + k] = parload__h5_le(key + 8 + 8 * k, 8);
 	if (c.bytes == 0 || parload__h5_undefined(addr, in->f.so) ||
 	    !parload__h5_in_file(&in->f, addr, c.bytes) || in->got == in->most)
 		return false;
@@ -498,31 +504,68 @@ static bool chunk(h5in *in, const unsigned char *key, uint64_t off,
 	return in->rc == 0;
 }
 
-static bool node(h5in *in, uint64_t addr, int level);
+static bool node(h5in *in, uint64_t addr, int level,
+		 const unsigned char *lo, const unsigned char *hi);
+
+/* Key a against key b (of rank + 1 coordinates each) as libhdf5 1.10
+ * orders them in its lookups (H5D__btree_cmp3): their coordinates
+ * scaled by the chunk's shape (the element's by its size), compared in
+ * turn; < 0, 0 or > 0. */
+static int key_cmp(const h5in *in, const unsigned char *a,
+		   const unsigned char *b)
+{
+	const parload__h5where *w = in->w;
+
+	for (int k = 0; k <= w->rank; k++) {
+		const uint64_t d = k < w->rank ? w->chunk[k] : w->elem;
+		const uint64_t x = parload__h5_le(a + 8 + 8 * k, 8) / d;
+		const uint64_t y = parload__h5_le(b + 8 + 8 * k, 8) / d;
+
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+	return 0;
+}
 
 /* The entries of the node at addr read into b: chunks, or the nodes
- * below. */
+ * below.  libhdf5 finds a chunk by a binary search over each node's keys
+ * (H5B_find): only where they rise strictly, each child's keys within
+ * its entry's in the parent (lo and hi, NULL at the root), does it find
+ * every chunk the walk meets; anything else falls back (hdf5.c then
+ * asks libhdf5 for each chunk listed, and whether its reads find it). */
 static bool entries(h5in *in, uint64_t addr, const unsigned char *b,
-		    unsigned used, int level)
+		    unsigned used, int level, const unsigned char *lo,
+		    const unsigned char *hi)
 {
 	const size_t ks = key_size(in), step = ks + in->f.so;
 	const size_t at = 8 + 2 * (size_t)in->f.so;
 
+	for (unsigned k = 0; level == 0 && k < used; k++)
+		if (!key_ok(in, b + at + k * step,
+			    in->f.base + addr + at + k * step))
+			return false;
+	if ((lo && key_cmp(in, b + at, lo) < 0) ||
+	    (hi && key_cmp(in, b + at + used * step, hi) > 0))
+		return false;
+	for (unsigned k = 0; k < used; k++)
+		if (key_cmp(in, b + at + k * step,
+			    b + at + (k + 1) * step) >= 0)
+			return false;
 	for (unsigned k = 0; k < used; k++) {
 		const unsigned char *key = b + at + k * step;
 		const uint64_t child = parload__h5_le(key + ks, in->f.so);
 
-		if (level == 0 ? !chunk(in, key,
-					in->f.base + addr + at + k * step,
-					child) :
-				 !node(in, child, level - 1))
+		if (level == 0 ? !chunk(in, key, child) :
+				 !node(in, child, level - 1, key, key + step))
 			return false;
 	}
 	return true;
 }
 
-/* The node at addr, of the level its parent expects (-1: the root). */
-static bool node(h5in *in, uint64_t addr, int level)
+/* The node at addr, of the level its parent expects (-1: the root),
+ * its keys within lo and hi (its entry's in the parent). */
+static bool node(h5in *in, uint64_t addr, int level,
+		 const unsigned char *lo, const unsigned char *hi)
 {
 	const uint64_t k2 = 2 * (uint64_t)in->w->istore_k;
 	const size_t size = 8 + 2 * (size_t)in->f.so +
@@ -542,7 +585,7 @@ static bool node(h5in *in, uint64_t addr, int level)
 	if (ok && level < 0)
 		level = b[5];
 	ok = ok && b[5] == level && level < MAX_LEVELS && used <= k2;
-	ok = ok && entries(in, addr, b, used, level);
+	ok = ok && entries(in, addr, b, used, level, lo, hi);
 	parload__sys_free(b);
 	return ok;
 }
@@ -570,6 +613,7 @@ static bool walk(h5in *in)
 	struct stat sb;
 
 	if (in->w->rank < 1 || in->w->rank > 3 || in->w->istore_k == 0 ||
+	    in->w->elem == 0 ||
 	    in->w->istore_k > 0xffff || !(in->most = most_chunks(in->w)) ||
 	    parload__sys_fstat(in->f.fd, &sb) != 0 || sb.st_size < 0)
 		return false;
@@ -584,7 +628,7 @@ static bool walk(h5in *in)
 		return false;
 	/* No B-tree: no chunk was ever written. */
 	return parload__h5_undefined(in->btree, in->f.so) ||
-	       node(in, in->btree, -1);
+	       node(in, in->btree, -1, NULL, NULL);
 }
 
 int parload__h5strips_put(void *ctx, const parload__h5chunk *ch)

@@ -782,6 +782,34 @@ START_TEST(index_broken)
 }
 END_TEST
 
+/* A chunk B-tree leaf whose last key (the right bound of its last chunk)
+ * is zeroed: libhdf5's binary search over the keys no longer finds the
+ * last chunk, whose place H5Dread fills; the parser, which met every
+ * chunk in turn, falls back, and the reader, asking libhdf5's reads of
+ * each chunk listed, finds the index corrupt (found by fuzz_differ:
+ * parload read the chunk's bytes). */
+START_TEST(index_keys_out_of_order)
+{
+	char *path = tu_path("order.h5");
+	const unsigned char zero[32] = { 0 };
+	size_t len;
+	uint64_t tree;
+	parload__h5index x;
+	parload_error err;
+	unsigned char *b = tree_file(path, &len, &tree);
+
+	/* 3 entries: keys of 40 bytes (size, mask, 4 coordinates) and
+	 * children of 8, after 24 bytes of header. */
+	ck_assert_uint_eq(b[tree + 6], 3);
+	tu_patch(path, tree + 24 + 3 * 48 + 8, zero, sizeof(zero));
+	ck_assert_int_eq(parload__hdf5_chunks(path, "/scan", true, &x, &err),
+			 1);
+	read_fails(path, NULL, PARLOAD_ECONTAINER, "corrupt chunk index");
+	free(b);
+	free(path);
+}
+END_TEST
+
 /* A chunked dataset never written: no B-tree, no chunks, fill values. */
 START_TEST(index_empty)
 {
@@ -2369,6 +2397,7 @@ static Suite *suite(void)
 	tcase_add_test(t, index_continuation);
 	tcase_add_test(t, index_broken);
 	tcase_add_test(t, index_corrupt_keys);
+	tcase_add_test(t, index_keys_out_of_order);
 	t = tu_tcase(s, "refused", 0);
 	tcase_add_test(t, which_dataset);
 	tcase_add_test(t, unsupported);
