@@ -864,6 +864,24 @@ static int data_file(h5r *r)
 	return rc;
 }
 
+/* The offset in the file f where libhdf5's reads end: its end of
+ * allocation (the end of file its superblock states, an offset in the
+ * file: H5Fget_eoa counts the user block), past which H5Dread gives no
+ * byte of the file (fill values for a contiguous dataset's, an error for
+ * a chunk); UINT64_MAX where libhdf5 does not say. */
+static uint64_t read_end(hid_t f)
+{
+#if H5_VERSION_GE(1, 10, 0)
+	haddr_t eoa = HADDR_UNDEF;
+
+	return H5Fget_eoa(f, &eoa) < 0 || eoa == HADDR_UNDEF ? UINT64_MAX :
+							       (uint64_t)eoa;
+#else
+	(void)f;
+	return UINT64_MAX;
+#endif
+}
+
 /* Bytes at base, a view's each, in the dataset's file (every strip is
  * checked against that file's size where the files are opened:
  * source.c's fit_container). */
@@ -872,7 +890,7 @@ static int contiguous(h5r *r, uint64_t view_bytes)
 	parload__strips *t = &r->c->strips;
 	const haddr_t base = H5Dget_offset(r->d);
 	struct stat sb;
-	uint64_t all;
+	uint64_t all, end;
 
 	table_shape(r, 1);
 	if (base == HADDR_UNDEF)
@@ -894,6 +912,17 @@ static int contiguous(h5r *r, uint64_t view_bytes)
 				     "%s: %" PRIu64 " frames of %" PRIu64
 				     " bytes at %" PRIu64 " past the file's "
 				     "end", r->name, (uint64_t)r->dims[0],
+				     view_bytes, (uint64_t)base);
+	/* libhdf5 reads none of them past its end of allocation. */
+	end = read_end(r->df);
+	if (!parload__mul_ok(r->dims[0], view_bytes, &all) || end < base ||
+	    end - base < all)
+		return parload__fail(r->err, PARLOAD_ECONTAINER, 0, r->dfile,
+				     PARLOAD_NONE, end,
+				     "%s: %" PRIu64 " frames of %" PRIu64
+				     " bytes at %" PRIu64 " past the end of "
+				     "the file its superblock states",
+				     r->name, (uint64_t)r->dims[0],
 				     view_bytes, (uint64_t)base);
 	t->rows = (uint32_t)r->dims[1];
 	t->codec = PARLOAD__CODEC_NONE;
@@ -1222,6 +1251,7 @@ static int lib_chunks(const char *file, const char *name, hid_t f, hid_t d,
 	hid_t fs = H5Dget_space(d);
 	const int rank = fs < 0 ? -1 : H5Sget_simple_extent_ndims(fs);
 	const hsize_t base = chunk_base(f);
+	const uint64_t end = read_end(f);
 	hsize_t n = 0;
 	int rc = 0;
 
@@ -1243,6 +1273,15 @@ static int lib_chunks(const char *file, const char *name, hid_t f, hid_t d,
 						file, "%s: chunk %" PRIu64
 						" unreadable", name,
 						(uint64_t)i);
+		else if (base + addr > end || bytes > end - base - addr)
+			rc = parload__fail(err, PARLOAD_ECONTAINER, 0, file,
+					   PARLOAD_NONE, base + addr,
+					   "%s: chunk %" PRIu64 " of %" PRIu64
+					   " bytes past the end of the file "
+					   "its superblock states (%" PRIu64
+					   "), which libhdf5 does not read",
+					   name, (uint64_t)i, (uint64_t)bytes,
+					   end);
 		else if (!reads_find(d, rank == 3 ? at : at + 1, bytes))
 			rc = parload__fail(err, PARLOAD_ECONTAINER, 0, file,
 					   PARLOAD_NONE, base + addr,

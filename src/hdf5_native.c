@@ -64,6 +64,8 @@ typedef struct h5link {
 	const char *name;
 	size_t len;
 	bool group;         /* a Link Info or Symbol Table message seen */
+	bool linfo;         /* Link Info: libhdf5 reads its Link messages,
+			     * not a symbol table */
 	bool table;         /* old style: btree and heap */
 	uint64_t btree, heap;
 	uint64_t heap_data, heap_size;
@@ -78,16 +80,19 @@ static int link_message(h5link *l, const unsigned char *m, size_t len)
 {
 	size_t at = 2, w, n;
 
-	if (len < 2 || m[0] != 1)
+	/* As libhdf5 decodes every one it meets: its flags, link type (hard,
+	 * soft, 64 and up), character set (ASCII, UTF-8), a name. */
+	if (len < 2 || m[0] != 1 || m[1] & ~0x1fu)
 		return -1;
 	at += (m[1] & 0x08 ? 1 : 0) + (m[1] & 0x04 ? 8 : 0);
 	at += m[1] & 0x10 ? 1 : 0;
 	w = (size_t)1 << (m[1] & 3);
-	if (at + w > len)
+	if (at + w > len || (m[1] & 0x08 && m[2] > 1 && m[2] < 64) ||
+	    (m[1] & 0x10 && m[at - 1] > 1))
 		return -1;
 	n = (size_t)parload__h5_le(m + at, (unsigned)w);
 	at += w;
-	if (n > len - at)
+	if (n == 0 || n > len - at)
 		return -1;
 	if (n != l->len || memcmp(m + at, l->name, n) != 0)
 		return 0;
@@ -110,8 +115,8 @@ static int group_message(void *ctx, unsigned type, unsigned flags,
 	if (type == 0x0002) {
 		const size_t at = 2 + (len > 1 && m[1] & 1 ? 8 : 0);
 
-		l->group = true;
-		return len >= at + so && m[0] == 0 &&
+		l->group = l->linfo = true;
+		return len >= at + so && m[0] == 0 && !(m[1] & ~3u) &&
 		       parload__h5_undefined(parload__h5_le(m + at, so), so) ?
 			       0 :
 			       -1;
@@ -127,30 +132,71 @@ static int group_message(void *ctx, unsigned type, unsigned flags,
 	return type == 0x0006 ? link_message(l, m, len) : 0;
 }
 
-/* The local heap's data segment ("HEAP", version 0). */
+/* The local heap ("HEAP", version 0): its data segment in the file, and
+ * its free list as libhdf5 checks it when it loads the heap: each free
+ * block inside the segment, its next one's offset not 0 (1 ends the
+ * list).  A list longer than the segment has room for loops: unsure. */
 static bool local_heap(h5link *l)
 {
 	const parload__h5file *f = l->f;
+	const unsigned sl = f->sl;
 	unsigned char b[8 + 2 * 8 + 8];
+	uint64_t free, left;
 
-	if (!parload__h5_get(f, l->heap, 8 + 2 * (size_t)f->sl + f->so, b) ||
+	if (!parload__h5_get(f, l->heap, 8 + 2 * (size_t)sl + f->so, b) ||
 	    memcmp(b, "HEAP", 4) || b[4] != 0)
 		return false;
-	l->heap_size = parload__h5_le(b + 8, f->sl);
-	l->heap_data = parload__h5_le(b + 8 + 2 * f->sl, f->so);
-	return l->heap_size <= f->size;
+	l->heap_size = parload__h5_le(b + 8, sl);
+	free = parload__h5_le(b + 8 + sl, sl);
+	l->heap_data = parload__h5_le(b + 8 + 2 * sl, f->so);
+	if (l->heap_size == 0 || parload__h5_undefined(l->heap_data, f->so) ||
+	    !parload__h5_in_file(f, l->heap_data, l->heap_size))
+		return false;
+	for (left = l->heap_size / (2 * sl); free != 1; left--) {
+		unsigned char fb[2 * 8];
+		uint64_t size;
+
+		if (left == 0 || free >= l->heap_size ||
+		    l->heap_size - free < 2 * sl ||
+		    !parload__h5_get(f, l->heap_data + free, 2 * sl, fb))
+			return false;
+		size = parload__h5_le(fb + sl, sl);
+		if (size > l->heap_size - free)
+			return false;
+		free = parload__h5_le(fb, sl);
+		if (free == 0)
+			return false;
+	}
+	return true;
 }
 
-/* The name at offset off of the heap is the one sought. */
-static bool heap_name_is(const h5link *l, uint64_t off)
+/* The name sought against the heap's at offset off, as libhdf5's
+ * strcmp() compares them (its lookups search by name): < 0, 0 or > 0
+ * into *cmp; false (unsure) when off is not in the heap, or the heap ends
+ * before the comparison does. */
+static bool heap_cmp(const h5link *l, uint64_t off, int *cmp)
 {
-	char buf[MAX_NAME + 1];
+	unsigned char buf[MAX_NAME + 1];
+	size_t n;
 
-	if (off >= l->heap_size || l->heap_size - off < l->len + 1 ||
-	    l->heap_data > UINT64_MAX - off ||
-	    !parload__h5_get(l->f, l->heap_data + off, l->len + 1, buf))
+	if (off >= l->heap_size)
 		return false;
-	return memcmp(buf, l->name, l->len) == 0 && buf[l->len] == '\0';
+	n = l->heap_size - off < l->len + 1 ? (size_t)(l->heap_size - off) :
+					      l->len + 1;
+	if (!parload__h5_get(l->f, l->heap_data + off, n, buf))
+		return false;
+	for (size_t k = 0; k <= l->len; k++) {
+		const unsigned char c = k < l->len ? (unsigned char)l->name[k] :
+						     0;
+
+		if (k == n)
+			return false;
+		if (c != buf[k] || c == 0) {
+			*cmp = (int)c - (int)buf[k];
+			return true;
+		}
+	}
+	return false;
 }
 
 /* A symbol table node ("SNOD", version 1): the name's entry, if there. */
@@ -165,22 +211,37 @@ static int symbol_node(h5link *l, uint64_t addr)
 	if (!parload__h5_get(f, addr, 8, head) || memcmp(head, "SNOD", 4) ||
 	    head[4] != 1)
 		return UNSURE;
+	/* libhdf5 reads the node's 2K entries and decodes its n: each
+	 * entry's cache type one it knows (0-2). */
 	n = (unsigned)parload__h5_le(head + 6, 2);
-	if (!(b = parload__sys_malloc(n * step + 1)))
+	if (f->sym_k == 0 || n > 2 * f->sym_k ||
+	    !parload__h5_in_file(f, addr, 8 + 2 * (uint64_t)f->sym_k * step) ||
+	    !(b = parload__h5_fetch(f, addr + 8, n * step)))
 		return UNSURE;
-	if (!parload__h5_get(f, addr + 8, n * step, b))
-		rc = UNSURE;
-	for (unsigned k = 0; rc == ABSENT && k < n; k++) {
-		const unsigned char *e = b + k * step;
+	for (unsigned k = 0; rc == ABSENT && k < n; k++)
+		if (parload__h5_le(b + k * step + 2 * f->so, 4) > 2)
+			rc = UNSURE;
+	/* libhdf5's binary search by name (H5G__node_found): what it does
+	 * not find is not there, whatever entries the node holds. */
+	for (unsigned lt = 0, rt = n, k; rc == ABSENT && lt < rt;) {
+		const unsigned char *e = b + (k = (lt + rt) / 2) * step;
+		int cmp;
 
-		if (!heap_name_is(l, parload__h5_le(e, f->so)))
-			continue;
-		/* Cache type 2: a soft link. */
-		l->addr = parload__h5_le(e + f->so, f->so);
-		rc = parload__h5_le(e + 2 * f->so, 4) == 2 ||
-				     parload__h5_undefined(l->addr, f->so) ?
-			     UNSURE :
-			     FOUND;
+		if (!heap_cmp(l, parload__h5_le(e, f->so), &cmp)) {
+			rc = UNSURE;
+		} else if (cmp < 0) {
+			rt = k;
+		} else if (cmp > 0) {
+			lt = k + 1;
+		} else {
+			/* Cache type 2: a soft link. */
+			l->addr = parload__h5_le(e + f->so, f->so);
+			rc = parload__h5_le(e + 2 * f->so, 4) == 2 ||
+					     parload__h5_undefined(l->addr,
+								   f->so) ?
+				     UNSURE :
+				     FOUND;
+		}
 	}
 	parload__sys_free(b);
 	return rc;
@@ -188,22 +249,46 @@ static int symbol_node(h5link *l, uint64_t addr)
 
 static int group_node(h5link *l, uint64_t addr, int level);
 
-/* A group node's children (its entries read into b): nodes of the level
- * below, or symbol table nodes. */
+/* A group node's children (its keys and children read into b): the one
+ * libhdf5's binary search chooses (H5B_find, H5G__node_cmp3: the child
+ * whose left key's name is below the name sought and whose right key's
+ * is not), a node of the level below or a symbol table node; none when
+ * it chooses none. */
 static int children(h5link *l, const unsigned char *b, unsigned used,
 		    int level)
 {
-	const unsigned so = l->f->so, sl = l->f->sl;
-	int rc = ABSENT;
+	const size_t so = l->f->so, sl = l->f->sl, step = sl + so;
+	unsigned lt = 0, rt = used, k = 0;
+	int cmp = 1;
 
-	for (unsigned k = 0; rc == ABSENT && k < used; k++) {
-		const uint64_t child = parload__h5_le(
-			b + (size_t)k * (sl + so) + sl, so);
+	while (lt < rt && cmp) {
+		int left, right;
 
-		rc = level == 0 ? symbol_node(l, child) :
-				  group_node(l, child, level - 1);
+		k = (lt + rt) / 2;
+		if (!heap_cmp(l, parload__h5_le(b + k * step, (unsigned)sl),
+			      &left))
+			return UNSURE;
+		if (left <= 0) {
+			cmp = -1;
+		} else if (!heap_cmp(l, parload__h5_le(b + (k + 1) * step,
+						       (unsigned)sl),
+				     &right)) {
+			return UNSURE;
+		} else {
+			cmp = right > 0;
+		}
+		if (cmp < 0)
+			rt = k;
+		else
+			lt = k + 1;
 	}
-	return rc;
+	if (cmp)
+		return ABSENT;
+	return level == 0 ? symbol_node(l, parload__h5_le(b + k * step + sl,
+							  (unsigned)so)) :
+			    group_node(l, parload__h5_le(b + k * step + sl,
+							 (unsigned)so),
+				       level - 1);
 }
 
 /* A v1 B-tree node of type 0 at addr, of the level its parent expects
@@ -221,12 +306,15 @@ static int group_node(h5link *l, uint64_t addr, int level)
 	    (level >= 0 && h[5] != level))
 		return UNSURE;
 	l->nodes--;
+	/* libhdf5 reads the node's 2K children and 2K + 1 keys. */
 	used = (unsigned)parload__h5_le(h + 6, 2);
-	if (!(b = parload__sys_malloc(used * step + f->sl)))
+	if (f->group_k == 0 || used > 2 * f->group_k ||
+	    !parload__h5_in_file(f, addr,
+				 head + 2 * (uint64_t)f->group_k * step +
+					 f->sl) ||
+	    !(b = parload__h5_fetch(f, addr + head, used * step + f->sl)))
 		return UNSURE;
-	rc = parload__h5_get(f, addr + head, used * step + f->sl, b) ?
-		     children(l, b, used, h[5]) :
-		     UNSURE;
+	rc = children(l, b, used, h[5]);
 	parload__sys_free(b);
 	return rc;
 }
@@ -239,7 +327,7 @@ static int child(const parload__h5file *f, uint64_t g, const char *name,
 	int rc;
 
 	if (len > MAX_NAME || !parload__h5_header(f, g, group_message, &l) ||
-	    !l.group)
+	    !l.group || (l.linfo && l.table))
 		return UNSURE;
 	if (l.hit)
 		rc = l.table ? UNSURE : FOUND;
@@ -363,8 +451,30 @@ static bool layout(dset *d, const unsigned char *m, size_t len)
 	return !parload__h5_undefined(d->addr, 8);
 }
 
+/* A fill value message as libhdf5 decodes it when it opens the dataset
+ * (0x0005, versions 1-3; the old one, 0x0004, a size and the value):
+ * its version, version 3's flags ("unknown flag"), its value inside the
+ * message ("fill size exceeds buffer size"); versions 1 and 2 have a
+ * value where it is said defined, of a signed size (-1: none).  Anything
+ * else: unsure. */
+static bool fill_ok(unsigned type, const unsigned char *m, size_t len)
+{
+	if (type == 0x0004)
+		return len >= 4 && parload__h5_le(m, 4) <= len - 4;
+	if (len < 2 || m[0] < 1 || m[0] > 3)
+		return false;
+	if (m[0] == 3)
+		return !(m[1] & 0xc0) &&
+		       (m[1] & 0x10 || !(m[1] & 0x20) ||
+			(len >= 6 && parload__h5_le(m + 2, 4) <= len - 6));
+	return len >= 4 &&
+	       (m[3] == 0 ||
+		(len >= 8 && (parload__h5_le(m + 4, 4) <= len - 8 ||
+			      parload__h5_le(m + 4, 4) == UINT32_MAX)));
+}
+
 /* A dataset's messages: each of the three once, not shared (flag bit
- * 1); external files and filters fail the walk. */
+ * 1); external files and filters fail the walk; fill values checked. */
 static int dset_message(void *ctx, unsigned type, unsigned flags,
 			const unsigned char *m, size_t len)
 {
@@ -375,6 +485,8 @@ static int dset_message(void *ctx, unsigned type, unsigned flags,
 
 	if (type == 0x0007 || type == 0x000b)
 		return -1;
+	if (type == 0x0004 || type == 0x0005)
+		return fill_ok(type, m, len) ? 0 : -1;
 	if (!bit)
 		return 0;
 	if (d->seen & bit || flags & 0x02)
@@ -428,12 +540,17 @@ typedef struct nat {
 	float *angles;
 } nat;
 
-/* The superblock at 0, 512, 1024, ... whose base is where it lies. */
+/* The first signature at 0, 512, 1024, ... (where libhdf5 stops too):
+ * a superblock whose base is where it lies. */
 static bool find_superblock(parload__h5file *f)
 {
-	for (uint64_t at = 0; at < f->size; at = at ? 2 * at : 512)
-		if (parload__h5_superblock(f, at))
-			return f->so == 8 && f->sl == 8 && f->base == at;
+	for (uint64_t at = 0; at < f->size; at = at ? 2 * at : 512) {
+		const int rc = parload__h5_superblock(f, at);
+
+		if (rc != 0)
+			return rc == 1 && f->so == 8 && f->sl == 8 &&
+			       f->base == at;
+	}
 	return false;
 }
 
@@ -521,12 +638,12 @@ static bool heap_object(const parload__h5file *f, uint64_t addr,
 	    h[4] != 1)
 		return false;
 	size = parload__h5_le(h + 8, f->sl);
-	if (size < head || size > MAX_GCOL || !(b = parload__sys_malloc(size)))
+	if (size < head || size > MAX_GCOL ||
+	    !(b = parload__h5_fetch(f, addr, size)))
 		return false;
 	/* Objects: index (0 ends them: free space), references, 4 bytes,
 	 * size, then the data padded to 8 bytes. */
-	for (size_t at = parload__h5_get(f, addr, size, b) ? head : size;
-	     at <= size - head;) {
+	for (size_t at = head; at <= size - head;) {
 		const uint64_t k = parload__h5_le(b + at, 2);
 		const uint64_t n = parload__h5_le(b + at + 8, f->sl);
 
@@ -648,10 +765,10 @@ static bool theta(nat *n, uint64_t count)
 	if (there != FOUND || !dataset(&n->f, "/exchange/theta", &t) ||
 	    t.chunked || t.rank != 1 || t.dims[0] != count || !t.is_float ||
 	    !parload__h5_header(&n->f, t.header, angle_message, &u) ||
-	    !u.sure || !(b = parload__sys_malloc(t.bytes)))
+	    !u.sure || !(b = parload__h5_fetch(&n->f, t.addr, t.bytes)))
 		return false;
 	n->angles = parload__sys_calloc(count, sizeof(float));
-	if (n->angles && parload__h5_get(&n->f, t.addr, t.bytes, b))
+	if (n->angles)
 		for (uint64_t i = 0; i < count; i++)
 			n->angles[i] = (float)(to_double(b + i * t.size, t.size,
 							 t.be) *

@@ -819,6 +819,10 @@ typedef struct parload__h5file {
 	unsigned so, sl;    /* sizes of offsets and lengths */
 	uint32_t istore_k;  /* chunk B-tree nodes hold 2K entries; 0 when
 			     * a superblock extension may say otherwise */
+	uint32_t sym_k;     /* symbol table nodes hold 2K entries; 0 as
+			     * istore_k */
+	uint32_t group_k;   /* group B-tree nodes 2K children; 0 as
+			     * istore_k */
 } parload__h5file;
 
 /* n bytes little-endian (n <= 8).  A chunk index's keys are mostly
@@ -854,16 +858,30 @@ bool parload__h5_get_abs(const parload__h5file *f, uint64_t at, size_t n,
 			 void *buf);
 bool parload__h5_get(const parload__h5file *f, uint64_t a, size_t n,
 		     void *buf);
-/* The superblock (versions 0-3) at offset at: so, sl (2, 4 or 8), base
- * and root filled; false when it is none of them. */
-bool parload__h5_superblock(parload__h5file *f, uint64_t at);
+/* The n bytes at address a in a buffer of their own (to free), checked
+ * to lie in the file before it is allocated; NULL when they do not, or
+ * a read fails, or memory does. */
+void *parload__h5_fetch(const parload__h5file *f, uint64_t a, uint64_t n);
+/* The last 4 of n bytes at b are the lookup3 checksum of the others, as
+ * in HDF5's version 2 metadata (superblock, headers). */
+bool parload__h5_checksum_ok(const unsigned char *b, size_t n);
+/* n bytes at address a lie in the file (up to its end of file). */
+bool parload__h5_in_file(const parload__h5file *f, uint64_t a, uint64_t n);
+/* The superblock (versions 0-3) at offset at: so, sl (2, 4 or 8), base,
+ * root, K and the file's size (its end of file as the superblock states
+ * it) filled; 1 for one libhdf5 reads, 0 for no signature there, -1 for
+ * a signature whose superblock libhdf5 would refuse, or may (a driver,
+ * a file shorter than its end of file says). */
+int parload__h5_superblock(parload__h5file *f, uint64_t at);
 /* One message of an object header (its type, flags and len bytes): 0 for
  * the next, 1 to stop the walk, -1 to fail it. */
 typedef int (*parload__h5msg_fn)(void *ctx, unsigned type, unsigned flags,
 				 const unsigned char *m, size_t len);
 /* The messages of the object header at addr (versions 1 and 2, with at
- * most 64 continuation blocks) through fn; false when a read fails, the
- * header is malformed or fn said -1. */
+ * most 64 continuation blocks) through fn, until fn says 1; every block
+ * read and checked all the same, as libhdf5 loads the whole header
+ * first; false when a read fails, the header is malformed or fn said
+ * -1. */
 bool parload__h5_header(const parload__h5file *f, uint64_t addr,
 			parload__h5msg_fn fn, void *ctx);
 /* hdf5.c, for tests: the chunks of dataset in file, by the parser

@@ -1054,6 +1054,95 @@ START_TEST(test_raw_refused_before_reading)
 }
 END_TEST
 
+/* An HDF5 object header whose block claims 16 MiB - 1 past a file of 32
+ * bytes: the walk (hdf5_index.c, shared with hdf5_native.c) fails it
+ * before allocating the block (it allocated up to 16 MiB first; found
+ * by fuzz_h5index). */
+START_TEST(test_h5_block_checked_first)
+{
+	/* A version 1 prefix: version, reserved, 1 message, 1 reference,
+	 * the block's bytes, padding; then 16 bytes of the block. */
+	unsigned char b[32] = { 1, 0, 1, 0, 1, 0, 0, 0, 0xff, 0xff, 0xff };
+	char *path = tu_path("block.h5");
+	parload__h5file f = { .size = sizeof(b), .so = 8, .sl = 8 };
+	bool ok;
+	int k;
+
+	tu_write_file(path, b, sizeof(b));
+	f.fd = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(f.fd, 0);
+	parload__fault_reset();
+	parload__fault_fail_nth(1, PARLOAD__FK_BIT(MALLOC) |
+					   PARLOAD__FK_BIT(CALLOC),
+				0);
+	ok = parload__h5_header(&f, 0, NULL, NULL);
+	k = parload__fault_fired();
+	parload__fault_reset();
+	ck_assert(!ok);
+	ck_assert_msg(k < 0, "%s was called", parload__fault_kind_name(k));
+	close(f.fd);
+	free(path);
+}
+END_TEST
+
+static int no_chunk(void *ctx, const parload__h5chunk *c)
+{
+	(void)ctx, (void)c;
+	return 0;
+}
+
+/* A chunk index whose root node lies past a file of 152 bytes, in nodes
+ * of 2 x 65535 keys (6 MB): the walk falls back before allocating the
+ * node (it allocated the node first; found by fuzz_differ). */
+START_TEST(test_h5_node_checked_first)
+{
+	static const unsigned char sig[8] = { 0x89, 'H', 'D', 'F', '\r', '\n',
+					      0x1a, '\n' };
+	/* Superblock version 0 (sizes 8, K's 4 and 16, the root's header
+	 * at 96); a version 1 header of one message, the layout: version
+	 * 3, chunked, 4 dimensions, the B-tree at 4096, chunks 1 x 2 x 2
+	 * of 2 bytes. */
+	unsigned char b[152] = { 0 };
+	const parload__h5where w = { .header = 96, .istore_k = 0xffff,
+				     .so = 8, .sl = 8, .rank = 3,
+				     .dims = { 4, 2, 2 }, .chunk = { 1, 2, 2 },
+				     .elem = 2 };
+	const uint64_t eof = sizeof(b), header = 96, btree = 4096;
+	char *path = tu_path("node.h5");
+	parload_error err;
+	int fd, rc, k;
+
+	memcpy(b, sig, 8);
+	b[13] = b[14] = 8, b[16] = 4, b[18] = 16;
+	memset(b + 32, 0xff, 8);
+	memcpy(b + 40, &eof, 8);
+	memset(b + 48, 0xff, 8);
+	memcpy(b + 64, &header, 8);
+	memcpy(b + 96, (unsigned char[]){ 1, 0, 1, 0, 1, 0, 0, 0, 40 }, 9);
+	memcpy(b + 112, (unsigned char[]){ 8, 0, 32 }, 3);
+	memcpy(b + 120, (unsigned char[]){ 3, 2, 4 }, 3);
+	memcpy(b + 123, &btree, 8);
+	memcpy(b + 131, (unsigned char[]){ 1, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0,
+					   2 },
+	       13);
+	tu_write_file(path, b, sizeof(b));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	/* The header's block is the walk's first allocation. */
+	parload__fault_reset();
+	parload__fault_fail_nth(2, PARLOAD__FK_BIT(MALLOC) |
+					   PARLOAD__FK_BIT(CALLOC),
+				0);
+	rc = parload__h5index_walk(fd, &w, no_chunk, NULL, path, "/d", &err);
+	k = parload__fault_fired();
+	parload__fault_reset();
+	ck_assert_int_eq(rc, 1);
+	ck_assert_msg(k < 0, "%s was called", parload__fault_kind_name(k));
+	close(fd);
+	free(path);
+}
+END_TEST
+
 /* ---- the writer ---- */
 
 START_TEST(test_walk_writer)
@@ -1217,6 +1306,8 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_walk_selection, 0, 9);
 	tcase_add_loop_test(t, test_walk_raw_files, 0, 9);
 	tcase_add_test(t, test_raw_refused_before_reading);
+	tcase_add_test(t, test_h5_block_checked_first);
+	tcase_add_test(t, test_h5_node_checked_first);
 	tcase_add_loop_test(t, test_walk_cache, 0, 3);
 	tcase_add_loop_test(t, test_direct_in_flight_faults, 0, 2);
 	tcase_add_loop_test(t, test_direct_queues, 0, 2);

@@ -782,6 +782,34 @@ START_TEST(index_broken)
 }
 END_TEST
 
+/* A chunk B-tree leaf whose last key (the right bound of its last chunk)
+ * is zeroed: libhdf5's binary search over the keys no longer finds the
+ * last chunk, whose place H5Dread fills; the parser, which met every
+ * chunk in turn, falls back, and the reader, asking libhdf5's reads of
+ * each chunk listed, finds the index corrupt (found by fuzz_differ:
+ * parload read the chunk's bytes). */
+START_TEST(index_keys_out_of_order)
+{
+	char *path = tu_path("order.h5");
+	const unsigned char zero[32] = { 0 };
+	size_t len;
+	uint64_t tree;
+	parload__h5index x;
+	parload_error err;
+	unsigned char *b = tree_file(path, &len, &tree);
+
+	/* 3 entries: keys of 40 bytes (size, mask, 4 coordinates) and
+	 * children of 8, after 24 bytes of header. */
+	ck_assert_uint_eq(b[tree + 6], 3);
+	tu_patch(path, tree + 24 + 3 * 48 + 8, zero, sizeof(zero));
+	ck_assert_int_eq(parload__hdf5_chunks(path, "/scan", true, &x, &err),
+			 1);
+	read_fails(path, NULL, PARLOAD_ECONTAINER, "corrupt chunk index");
+	free(b);
+	free(path);
+}
+END_TEST
+
 /* A chunked dataset never written: no B-tree, no chunks, fill values. */
 START_TEST(index_empty)
 {
@@ -1438,6 +1466,350 @@ START_TEST(damaged_header)
 }
 END_TEST
 
+/* A damaged file both readers refuse: the native one falls back, the
+ * libhdf5 one fails. */
+static void both_refuse(const char *path, const char *what)
+{
+	parload__container c;
+	parload_error err;
+	int rc;
+
+	native_falls_back(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	rc = h5read(path, NULL, PARLOAD_FRAMES_PROJECTIONS, &c, &err);
+	ck_assert_msg(rc < 0, "%s: libhdf5's reader reads it (%d)", what, rc);
+	none_open();
+	ck_assert_ptr_null(c.paths);
+}
+
+/* Offset of the k-th (from 0) occurrence of the 4 bytes sig in b. */
+static size_t nth(const unsigned char *b, size_t len, const char *sig,
+		  int k)
+{
+	for (size_t at = 0; at + 4 <= len; at++)
+		if (memcmp(b + at, sig, 4) == 0 && k-- == 0)
+			return at;
+	ck_abort_msg("no %s number %d", sig, k);
+	return 0;
+}
+
+/* Damage libhdf5 refuses and the native reader used to read (found by
+ * fuzz_differ): an end of file past the file's (libhdf5: "truncated
+ * file"), a symbol table entry's cache type it does not know (the
+ * superblock's root entry, a node's entry), a local heap's free list
+ * that leaves its segment or whose next block is at 0.  The file is one
+ * of libhdf5's default format (superblock version 0, old-style groups:
+ * the root and /exchange, a node and a heap each). */
+static char *damaged_native(unsigned char **b, size_t *len)
+{
+	char *path = one_dataset("damaged-native.h5", -1, -1);
+
+	*b = tu_read_all(path, len);
+	ck_assert_uint_eq((*b)[8], 0);
+	return path;
+}
+
+START_TEST(native_eof)
+{
+	size_t len;
+	unsigned char *b;
+	char *path = damaged_native(&b, &len);
+	const uint64_t eof = len + 1;
+
+	tu_patch(path, 40, &eof, 8);
+	LIBHDF5_LEAKS(both_refuse(path, "end of file past the file's"));
+	/* A shorter one: libhdf5 reads no byte past it (the last pixels it
+	 * reads as zeros): the native reader leaves the file to it. */
+	tu_patch(path, 40, &(uint64_t){ len - 1 }, 8);
+	native_falls_back(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	tu_patch(path, 40, &(uint64_t){ len }, 8);
+	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	free(b);
+	free(path);
+}
+END_TEST
+
+/* An end of file (the superblock's) inside the dataset's data: libhdf5
+ * reads none of the file past it (H5Dread gives fill values for a
+ * contiguous dataset's bytes there, fails on a chunk there); both
+ * readers refuse the dataset, contiguous or chunked, with a user block
+ * or none. */
+START_TEST(eof_inside_data)
+{
+	const hsize_t chunk[3] = { 1, 5, 6 };
+
+	for (int k = 0; k < 4; k++) {
+		const bool chunked = k & 1;
+		const hsize_t ub = k & 2 ? 512 : 0;
+		hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+		hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+		char *path;
+		uint64_t eof;
+
+		ck_assert_int_ge(H5Pset_userblock(fcpl, ub), 0);
+		if (chunked)
+			ck_assert_int_ge(H5Pset_chunk(dcpl, 3, chunk), 0);
+		path = one_dataset("eof-inside.h5", fcpl, dcpl);
+		H5Pclose(fcpl);
+		H5Pclose(dcpl);
+		/* The last frame's data (the last chunk's, libhdf5's
+		 * default format writes it last) ends the file. */
+		eof = tu_file_size(path) - 10;
+		tu_patch(path, ub + 40, &eof, 8);
+		native_falls_back(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+		read_fails(path, NULL, PARLOAD_ECONTAINER,
+			   "past the end of the file its superblock states");
+		free(path);
+	}
+}
+END_TEST
+
+START_TEST(native_cache_type)
+{
+	size_t len;
+	unsigned char *b;
+	char *path = damaged_native(&b, &len);
+	const uint32_t three = 3;
+
+	/* The root entry's cache type, then each node's first entry's. */
+	tu_patch(path, 72, &three, 4);
+	LIBHDF5_LEAKS(both_refuse(path, "root entry's cache type 3"));
+	tu_patch(path, 72, b + 72, 4);
+	for (int k = 0; k < 2; k++) {
+		const size_t at = nth(b, len, "SNOD", k) + 8 + 16;
+
+		tu_patch(path, at, &three, 4);
+		LIBHDF5_LEAKS(both_refuse(path, "a node's cache type 3"));
+		tu_patch(path, at, b + at, 4);
+	}
+	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	free(b);
+	free(path);
+}
+END_TEST
+
+/* A group B-tree's right key named "" (the heap's offset 0): libhdf5's
+ * search (H5B_find) then looks no further than the left key, and finds
+ * no name; the native reader, which read every child, follows it: both
+ * find nothing, the root's group and /exchange's alike. */
+START_TEST(native_group_keys)
+{
+	size_t len;
+	unsigned char *b;
+	char *path = damaged_native(&b, &len);
+	const uint64_t empty = 0;
+
+	for (int k = 0; k < 2; k++) {
+		const size_t at = nth(b, len, "TREE", k) + 8 + 2 * 8 + 8 + 8;
+
+		ck_assert_uint_eq(b[nth(b, len, "TREE", k) + 4], 0);
+		tu_patch(path, at, &empty, 8);
+		LIBHDF5_LEAKS(both_refuse(path, "a right key of \"\""));
+		tu_patch(path, at, b + at, 8);
+	}
+	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	free(b);
+	free(path);
+}
+END_TEST
+
+/* Message flags libhdf5 refuses when it loads a header ("bad flag
+ * combination", "unshareable class flagged as shareable", "unknown
+ * message with 'fail if unknown'"): on /exchange/data's dataspace
+ * message, then its layout message, then its null message made a type
+ * libhdf5 does not know. */
+START_TEST(native_message_flags)
+{
+	static const struct {
+		unsigned type, flags, as;
+	} bad[] = { { 1, 0x06, 1 },    { 1, 0x20, 1 },    { 1, 0x28, 1 },
+		    { 8, 0x40, 8 },    { 0, 0x80, 0x19 } };
+	const uint64_t dims[3] = { 4, 5, 6 };
+	size_t len, sp = 0;
+	unsigned char *b;
+	char *path = damaged_native(&b, &len);
+
+	/* The dataspace message's body: version 1, rank 3, 8 bytes, then
+	 * the dimensions; the header's messages follow it. */
+	while (sp + 24 <= len && memcmp(b + sp, dims, 24) != 0)
+		sp++;
+	ck_assert_uint_lt(sp + 24, len);
+	sp -= 16;
+	ck_assert_uint_eq(b[sp], 1);
+	for (int k = 0; k < TU_COUNT(bad); k++) {
+		size_t at = sp;
+		uint16_t as = (uint16_t)bad[k].as;
+
+		while (b[at] != bad[k].type || b[at + 1] != 0)
+			at += 8 + (b[at + 2] | (size_t)b[at + 3] << 8);
+		tu_patch(path, at, &as, 2);
+		tu_patch(path, at + 4, &(uint8_t){ (uint8_t)bad[k].flags }, 1);
+		LIBHDF5_LEAKS(both_refuse(path, "message flags"));
+		tu_patch(path, at, b + at, 5);
+	}
+	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	free(b);
+	free(path);
+}
+END_TEST
+
+/* A version 1 header libhdf5 refuses: no messages in a chunk of some
+ * ("bad object header chunk size"), a message of a size not a multiple
+ * of 8 (its null message 4 bytes shorter: "message not aligned"). */
+START_TEST(native_header_v1)
+{
+	const uint64_t dims[3] = { 4, 5, 6 };
+	const uint16_t none = 0;
+	size_t len, h = 0, at;
+	unsigned char *b;
+	char *path = damaged_native(&b, &len);
+	uint16_t size;
+
+	/* /exchange/data's header: its prefix, then the dataspace
+	 * message, whose body's dimensions follow 8 bytes. */
+	while (h + 24 <= len && memcmp(b + h, dims, 24) != 0)
+		h++;
+	ck_assert_uint_lt(h + 24, len);
+	h -= 32;
+	ck_assert_uint_eq(b[h], 1);
+	tu_patch(path, h + 2, &none, 2);
+	LIBHDF5_LEAKS(both_refuse(path, "no messages"));
+	tu_patch(path, h + 2, b + h + 2, 2);
+	for (at = h + 16; b[at] != 0 || b[at + 1] != 0;)
+		at += 8 + (b[at + 2] | (size_t)b[at + 3] << 8);
+	size = (uint16_t)((b[at + 2] | b[at + 3] << 8) - 4);
+	tu_patch(path, at + 2, &size, 2);
+	LIBHDF5_LEAKS(both_refuse(path, "a message not aligned"));
+	tu_patch(path, at + 2, b + at + 2, 2);
+	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	free(b);
+	free(path);
+}
+END_TEST
+
+/* A fill value message libhdf5 refuses when it opens the dataset: of
+ * version 0 or 4, or whose value's size is past the message ("fill size
+ * exceeds buffer size"); the old message (0x0004) too. */
+START_TEST(native_fill_value)
+{
+	const uint64_t dims[3] = { 4, 5, 6 };
+	const uint32_t big = 4;
+	size_t len, at = 0;
+	unsigned char *b;
+	char *path = damaged_native(&b, &len);
+
+	while (at + 24 <= len && memcmp(b + at, dims, 24) != 0)
+		at++;
+	ck_assert_uint_lt(at + 24, len);
+	for (at -= 16; b[at] != 5 || b[at + 1] != 0;)
+		at += 8 + (b[at + 2] | (size_t)b[at + 3] << 8);
+	/* Version 2, 8 bytes: times, defined, the value's size (0). */
+	ck_assert_uint_eq(b[at + 8], 2);
+	ck_assert_uint_eq(b[at + 2], 8);
+	tu_patch(path, at + 8, &(uint8_t){ 0 }, 1);
+	LIBHDF5_LEAKS(both_refuse(path, "fill value version 0"));
+	tu_patch(path, at + 8, &(uint8_t){ 4 }, 1);
+	LIBHDF5_LEAKS(both_refuse(path, "fill value version 4"));
+	tu_patch(path, at + 8, b + at + 8, 1);
+	tu_patch(path, at + 12, &big, 4);
+	LIBHDF5_LEAKS(both_refuse(path, "fill value past its message"));
+	tu_patch(path, at + 12, b + at + 12, 4);
+	tu_patch(path, at, &(uint16_t){ 4 }, 2);
+	LIBHDF5_LEAKS(both_refuse(path, "old fill value past its message"));
+	tu_patch(path, at, b + at, 2);
+	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	free(b);
+	free(path);
+}
+END_TEST
+
+/* A group of Link messages (its links' creation order tracked, in a
+ * version 1 header), /g/aaaa's before /g/data's: a damaged one before
+ * the name sought is one libhdf5 decodes and refuses (its version, a flag
+ * it does not know, a name of no bytes: "bad version number", "bad flag
+ * value", "invalid name length"), and so does not open /g/data; the
+ * native reader falls back.  (libhdf5's reader is not run on them:
+ * libhdf5 1.10.8's H5Ovisit, which it calls to name the datasets there
+ * are, crashes on such a link.) */
+START_TEST(native_links)
+{
+	char *path = tu_path("links.h5");
+	const fx a = { "/g/aaaa", H5T_STD_U16LE, 2, { 2, 2 } };
+	const fx d = { "/g/data", H5T_STD_U16LE, 3, { 4, 5, 6 } };
+	const uint8_t bad[3][2] = { { 11, 2 }, { 10, 0x44 }, { 1, 0 } };
+	hid_t f = create(path), gcpl = H5Pcreate(H5P_GROUP_CREATE), g;
+	size_t elem, len, at = 0;
+	void *pix;
+	unsigned char *b;
+
+	ck_assert_int_ge(H5Pset_link_creation_order(gcpl,
+						    H5P_CRT_ORDER_TRACKED),
+			 0);
+	g = H5Gcreate2(f, "/g", H5P_DEFAULT, gcpl, H5P_DEFAULT);
+	ck_assert_int_ge(g, 0);
+	H5Gclose(g);
+	H5Pclose(gcpl);
+	pix = fx_pixels(&a, &elem);
+	fx_write_in(f, &a, pix);
+	free(pix);
+	pix = fx_pixels(&d, &elem);
+	fx_write_in(f, &d, pix);
+	free(pix);
+	H5Fclose(f);
+	same_native(path, "/g/data", PARLOAD_FRAMES_PROJECTIONS);
+	/* aaaa's message: version 1, flags 0x04 (its creation order),
+	 * 8 bytes of it, the name's length (1 byte), the name. */
+	b = tu_read_all(path, &len);
+	while (at + 4 <= len && memcmp(b + at, "aaaa", 4) != 0)
+		at++;
+	ck_assert_uint_lt(at + 4, len);
+	ck_assert_uint_eq(b[at - 11], 1);
+	ck_assert_uint_eq(b[at - 10], 0x04);
+	ck_assert_uint_eq(b[at - 1], 4);
+	for (int k = 0; k < 3; k++) {
+		tu_patch(path, at - bad[k][0], &bad[k][1], 1);
+		native_falls_back(path, "/g/data",
+				  PARLOAD_FRAMES_PROJECTIONS);
+		tu_patch(path, at - bad[k][0], b + at - bad[k][0], 1);
+	}
+	same_native(path, "/g/data", PARLOAD_FRAMES_PROJECTIONS);
+	free(b);
+	free(path);
+}
+END_TEST
+
+START_TEST(native_heap)
+{
+	size_t len;
+	unsigned char *b;
+	char *path = damaged_native(&b, &len);
+	const uint64_t zero = 0;
+
+	/* Each heap: its free list's head past the segment; its first free
+	 * block's next at 0, its size past the segment. */
+	for (int k = 0; k < 2; k++) {
+		const size_t at = nth(b, len, "HEAP", k);
+		uint64_t size, head, data;
+
+		memcpy(&size, b + at + 8, 8);
+		memcpy(&head, b + at + 16, 8);
+		memcpy(&data, b + at + 24, 8);
+		ck_assert_uint_lt(head, size);
+		tu_patch(path, at + 16, &size, 8);
+		LIBHDF5_LEAKS(both_refuse(path, "free list past the heap"));
+		tu_patch(path, at + 16, &head, 8);
+		tu_patch(path, data + head, &zero, 8);
+		LIBHDF5_LEAKS(both_refuse(path, "a free block's next at 0"));
+		tu_patch(path, data + head, b + data + head, 8);
+		tu_patch(path, data + head + 8, &size, 8);
+		LIBHDF5_LEAKS(both_refuse(path, "a free block past the heap"));
+		tu_patch(path, data + head + 8, b + data + head + 8, 8);
+	}
+	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	free(b);
+	free(path);
+}
+END_TEST
+
 /* The first v1 B-tree chunk key's size (the bytes after "TREE", a node of
  * type 1, 24 bytes of node header) gets 8 more. */
 START_TEST(chunk_size_wrong)
@@ -1528,6 +1900,41 @@ static void load_fails(const char *path, int code, const char *says)
 		      err.message, says);
 	tu_assert_empty(&ds, path);
 }
+
+/* A file of libhdf5's latest format (superblock version 3, "OHDR"
+ * headers) whose checksums no longer match: the superblock's (its
+ * extension's address set), the dataset's header's (its dimensions and
+ * maximum 4 x 5 x 6 made 4 x 6 x 5, as many bytes).  libhdf5 refuses both; the
+ * native reader, which read both, falls back. */
+START_TEST(native_checksums)
+{
+	static const fopts latest = { .low = H5F_LIBVER_LATEST,
+				      .high = H5F_LIBVER_LATEST };
+	const uint64_t dims[3] = { 4, 5, 6 }, swapped[3] = { 4, 6, 5 };
+	const uint64_t ext = 48;
+	char *path = tu_path("checksums.h5");
+	const fx f = { "/exchange/data", H5T_STD_U16LE, 3, { 4, 5, 6 },
+		       .file = &latest };
+	size_t elem, len;
+	unsigned char *b;
+	int n = 0;
+
+	free(fx_file(path, &f, &elem));
+	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
+	tu_patch(path, 20, &ext, 8);
+	LIBHDF5_LEAKS(both_refuse(path, "superblock checksum"));
+	free(fx_file(path, &f, &elem));
+	/* The dimensions, then the same maximum. */
+	b = tu_read_all(path, &len);
+	for (size_t at = 0; at + sizeof(dims) <= len; at++)
+		if (memcmp(b + at, dims, sizeof(dims)) == 0)
+			tu_patch(path, at, swapped, sizeof(swapped)), n++;
+	ck_assert_int_eq(n, 2);
+	free(b);
+	LIBHDF5_LEAKS(both_refuse(path, "header checksum"));
+	free(path);
+}
+END_TEST
 
 /* A first dimension of 2^62 + 1 (its tables' bytes past 64 bits, which
  * once wrapped to a few and were filled 2^62 times) or 2^40 (32 TiB of
@@ -1990,6 +2397,7 @@ static Suite *suite(void)
 	tcase_add_test(t, index_continuation);
 	tcase_add_test(t, index_broken);
 	tcase_add_test(t, index_corrupt_keys);
+	tcase_add_test(t, index_keys_out_of_order);
 	t = tu_tcase(s, "refused", 0);
 	tcase_add_test(t, which_dataset);
 	tcase_add_test(t, unsupported);
@@ -2000,6 +2408,16 @@ static Suite *suite(void)
 	tcase_add_test(t, frames_past_the_limit);
 	tcase_add_test(t, column_types);
 	tcase_add_test(t, damaged_header);
+	tcase_add_test(t, native_eof);
+	tcase_add_test(t, native_cache_type);
+	tcase_add_test(t, native_heap);
+	tcase_add_test(t, native_group_keys);
+	tcase_add_test(t, native_message_flags);
+	tcase_add_test(t, native_header_v1);
+	tcase_add_test(t, native_fill_value);
+	tcase_add_test(t, native_links);
+	tcase_add_test(t, eof_inside_data);
+	tcase_add_test(t, native_checksums);
 	t = tu_tcase(s, "save", 0);
 	tcase_add_test(t, save_views);
 	tcase_add_test(t, save_sinograms);
