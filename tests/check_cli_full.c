@@ -170,13 +170,41 @@ static void assert_fails(int i, const char *out_dir, rlim_t limit,
 }
 
 /* Whether case i can run in this build (HDF5 needs libhdf5). */
-static bool can_write(int i)
+/* Why output i cannot be written in this build (NULL: it can). */
+static const char *why_not_written(int i)
 {
-	if (strstr(outputs[i], ".h5") && !parload_has_hdf5()) {
-		printf("%s: no HDF5 in this build\n", outputs[i]);
-		return false;
+	if (strstr(outputs[i], ".h5") && !parload_has_hdf5())
+		return "no HDF5 in this build";
+	return NULL;
+}
+
+/* Why output i is not tried under RLIMIT_FSIZE (NULL: it is). */
+static const char *why_not_limited(int i)
+{
+	if (strstr(outputs[i], ".h5"))
+		return "libhdf5 1.10 crashes at exit after a write cut short";
+#ifdef PARLOAD_SANITIZED
+	/* ThreadSanitizer's runtime writes a file of 512 KiB as the command
+	 * starts (tsan.rodata), which a limit of 2 KiB cuts short. */
+	if (strstr(outputs[i], ".nhdr"))
+		return "a sanitizer's runtime writes past the limit itself";
+#endif
+	return why_not_written(i);
+}
+
+/* Each output a case of fn, but those that cannot run here: not added,
+ * each said as a skipped case (Check has no skip of its own). */
+static void add_outputs(TCase *t, const TTest *fn, const char *name,
+			const char *(*why_not)(int i))
+{
+	for (int i = 0; i < (int)TU_COUNT(outputs); i++) {
+		const char *why = why_not(i);
+
+		if (why)
+			printf("%s %s: SKIP: %s\n", name, outputs[i], why);
+		else
+			tcase_add_loop_test(t, fn, i, i + 1);
 	}
-	return true;
 }
 
 /* A directory of the scratch one to work in, and one in it for OUT. */
@@ -202,18 +230,6 @@ START_TEST(test_file_too_large)
 {
 	char *dir;
 
-	if (strstr(outputs[_i], ".h5")) {
-		printf("o.h5: not under RLIMIT_FSIZE (libhdf5's exit)\n");
-		return;
-	}
-#ifdef PARLOAD_SANITIZED
-	/* ThreadSanitizer's runtime writes a file of 512 KiB as the command
-	 * starts (tsan.rodata), which a limit of 2 KiB cuts short. */
-	if (strstr(outputs[_i], ".nhdr")) {
-		printf("o.nhdr: not under a sanitizer's runtime\n");
-		return;
-	}
-#endif
 	dir = work_dir("fsize", _i);
 	assert_fails(_i, "out", strstr(outputs[_i], ".nhdr") ? 2048 : 1 << 20,
 		     strerror(EFBIG), 0);
@@ -275,8 +291,6 @@ START_TEST(test_disk_full)
 	char *dir;
 	const char *why;
 
-	if (!can_write(_i))
-		return;
 	dir = work_dir("tmpfs", _i);
 	why = mount_small_tmpfs("out", "1m");
 	ck_assert_msg(!why, "%s", why);
@@ -312,8 +326,8 @@ static Suite *suite(void)
 
 	tcase_add_loop_test(tu_tcase(s, "full", 60), test_full, 0,
 			    TU_COUNT(cases));
-	tcase_add_loop_test(tu_tcase(s, "fsize", 60), test_file_too_large, 0,
-			    TU_COUNT(outputs));
+	add_outputs(tu_tcase(s, "fsize", 60), test_file_too_large, "fsize",
+		    why_not_limited);
 	return s;
 }
 
@@ -321,8 +335,8 @@ static Suite *tmpfs_suite(void)
 {
 	Suite *s = suite_create("cli_full_tmpfs");
 
-	tcase_add_loop_test(tu_tcase(s, "tmpfs", 60), test_disk_full, 0,
-			    TU_COUNT(outputs));
+	add_outputs(tu_tcase(s, "tmpfs", 60), test_disk_full, "tmpfs",
+		    why_not_written);
 	return s;
 }
 
