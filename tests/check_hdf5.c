@@ -1481,6 +1481,17 @@ static void both_refuse(const char *path, const char *what)
 	ck_assert_ptr_null(c.paths);
 }
 
+/* Both readers refuse path with n bytes at its byte at patched to
+ * bytes; then path holds b's again there (b: its whole first form). */
+static void refused_patched(const char *path, const unsigned char *b,
+			    size_t at, const void *bytes, size_t n,
+			    const char *what)
+{
+	tu_patch(path, at, bytes, n);
+	LIBHDF5_LEAKS(both_refuse(path, what));
+	tu_patch(path, at, b + at, n);
+}
+
 /* Offset of the k-th (from 0) occurrence of the 4 bytes sig in b. */
 static size_t nth(const unsigned char *b, size_t len, const char *sig,
 		  int k)
@@ -1571,15 +1582,13 @@ START_TEST(native_cache_type)
 	const uint32_t three = 3;
 
 	/* The root entry's cache type, then each node's first entry's. */
-	tu_patch(path, 72, &three, 4);
-	LIBHDF5_LEAKS(both_refuse(path, "root entry's cache type 3"));
-	tu_patch(path, 72, b + 72, 4);
+	refused_patched(path, b, 72, &three, 4,
+			"root entry's cache type 3");
 	for (int k = 0; k < 2; k++) {
 		const size_t at = nth(b, len, "SNOD", k) + 8 + 16;
 
-		tu_patch(path, at, &three, 4);
-		LIBHDF5_LEAKS(both_refuse(path, "a node's cache type 3"));
-		tu_patch(path, at, b + at, 4);
+		refused_patched(path, b, at, &three, 4,
+				"a node's cache type 3");
 	}
 	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
 	free(b);
@@ -1602,9 +1611,8 @@ START_TEST(native_group_keys)
 		const size_t at = nth(b, len, "TREE", k) + 8 + 2 * 8 + 8 + 8;
 
 		ck_assert_uint_eq(b[nth(b, len, "TREE", k) + 4], 0);
-		tu_patch(path, at, &empty, 8);
-		LIBHDF5_LEAKS(both_refuse(path, "a right key of \"\""));
-		tu_patch(path, at, b + at, 8);
+		refused_patched(path, b, at, &empty, 8,
+				"a right key of \"\"");
 	}
 	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
 	free(b);
@@ -1671,15 +1679,13 @@ START_TEST(native_header_v1)
 	ck_assert_uint_lt(h + 24, len);
 	h -= 32;
 	ck_assert_uint_eq(b[h], 1);
-	tu_patch(path, h + 2, &none, 2);
-	LIBHDF5_LEAKS(both_refuse(path, "no messages"));
-	tu_patch(path, h + 2, b + h + 2, 2);
+	refused_patched(path, b, h + 2, &none, 2,
+			"no messages");
 	for (at = h + 16; b[at] != 0 || b[at + 1] != 0;)
 		at += 8 + (b[at + 2] | (size_t)b[at + 3] << 8);
 	size = (uint16_t)((b[at + 2] | b[at + 3] << 8) - 4);
-	tu_patch(path, at + 2, &size, 2);
-	LIBHDF5_LEAKS(both_refuse(path, "a message not aligned"));
-	tu_patch(path, at + 2, b + at + 2, 2);
+	refused_patched(path, b, at + 2, &size, 2,
+			"a message not aligned");
 	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
 	free(b);
 	free(path);
@@ -1705,17 +1711,14 @@ START_TEST(native_fill_value)
 	/* Version 2, 8 bytes: times, defined, the value's size (0). */
 	ck_assert_uint_eq(b[at + 8], 2);
 	ck_assert_uint_eq(b[at + 2], 8);
-	tu_patch(path, at + 8, &(uint8_t){ 0 }, 1);
-	LIBHDF5_LEAKS(both_refuse(path, "fill value version 0"));
-	tu_patch(path, at + 8, &(uint8_t){ 4 }, 1);
-	LIBHDF5_LEAKS(both_refuse(path, "fill value version 4"));
-	tu_patch(path, at + 8, b + at + 8, 1);
-	tu_patch(path, at + 12, &big, 4);
-	LIBHDF5_LEAKS(both_refuse(path, "fill value past its message"));
-	tu_patch(path, at + 12, b + at + 12, 4);
-	tu_patch(path, at, &(uint16_t){ 4 }, 2);
-	LIBHDF5_LEAKS(both_refuse(path, "old fill value past its message"));
-	tu_patch(path, at, b + at, 2);
+	refused_patched(path, b, at + 8, &(uint8_t){ 0 }, 1,
+			"fill value version 0");
+	refused_patched(path, b, at + 8, &(uint8_t){ 4 }, 1,
+			"fill value version 4");
+	refused_patched(path, b, at + 12, &big, 4,
+			"fill value past its message");
+	refused_patched(path, b, at, &(uint16_t){ 4 }, 2,
+			"old fill value past its message");
 	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
 	free(b);
 	free(path);
@@ -1797,12 +1800,10 @@ START_TEST(native_heap)
 		tu_patch(path, at + 16, &size, 8);
 		LIBHDF5_LEAKS(both_refuse(path, "free list past the heap"));
 		tu_patch(path, at + 16, &head, 8);
-		tu_patch(path, data + head, &zero, 8);
-		LIBHDF5_LEAKS(both_refuse(path, "a free block's next at 0"));
-		tu_patch(path, data + head, b + data + head, 8);
-		tu_patch(path, data + head + 8, &size, 8);
-		LIBHDF5_LEAKS(both_refuse(path, "a free block past the heap"));
-		tu_patch(path, data + head + 8, b + data + head + 8, 8);
+		refused_patched(path, b, data + head, &zero, 8,
+				"a free block's next at 0");
+		refused_patched(path, b, data + head + 8, &size, 8,
+				"a free block past the heap");
 	}
 	same_native(path, NULL, PARLOAD_FRAMES_PROJECTIONS);
 	free(b);
