@@ -2,7 +2,7 @@
 its C extension parload._parload, and parload._parload_mpi when mpi4py and
 an MPI compiler wrapper are found.
 
-libparload is compiled from src/*.c (every C file there, found by glob)
+libparload is compiled from src/**/*.c (every C file there, found by glob)
 into a static archive that is linked into the extension, so that the
 package needs no installed libparload; hwloc and ISA-L stay the system's
 shared libraries, and so do libtiff (TIFF) and libhdf5 with libdeflate
@@ -126,13 +126,14 @@ def numpy_requirement():
 def build():
     sysinc, syslibdirs, syslibs, _ = pkg_config("hwloc", "libisal")
     macros, optinc, optlibdirs, optlibs = optional_libs()
-    # logf, for the -log of corrected loads (src/correct.c).
+    # logf, for the -log of corrected loads (src/engine/correct.c).
     syslibs = syslibs + optlibs + ["m"]
     syslibdirs = syslibdirs + optlibdirs
     libs = [("parload_static", {
         # module_host.c is the modules' side of the host table: the
         # wheel links the TIFF and HDF5 code in, and has no modules.
-        "sources": sorted(set(glob("src/*.c")) - {"src/module_host.c"}),
+        "sources": sorted(set(glob("src/**/*.c", recursive=True)) -
+                        {"src/formats/module_host.c"}),
         "include_dirs": LIB_INCLUDES + sysinc + optinc,
         "macros": LIB_MACROS + macros,
         "cflags": LIB_CFLAGS})]

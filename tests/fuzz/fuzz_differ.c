@@ -30,7 +30,7 @@
 #include "config.h"
 
 #include "fuzz_files.h"
-#include "../../src/tiff.h"
+#include "../../src/formats/tiff/tiff.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -1,0 +1,361 @@
+/*
+ * formats.h - the format drivers: which container a source is
+ * (container.c), NRRD (nrrd/), TIFF (tiff/), HDF5 (hdf5/), the modules
+ * that carry libtiff and libhdf5 (module.c, module_host.c), and the
+ * writers of each.  A driver describes a source (a description, its files
+ * and, for a container, its strip table) for the engine to read.
+ */
+#ifndef PARLOAD_FORMATS_H
+#define PARLOAD_FORMATS_H
+
+#include "engine/engine.h"
+
+/* Read the detached header path: PARLOAD_EINVAL or PARLOAD_ENOTSUP
+ * naming the field for what parload cannot read; nothing held on
+ * failure.  flags: the source's; with PARLOAD_SRC_CONFINE a data file
+ * that does not lie in the header's directory or below it, once its
+ * links are resolved, is PARLOAD_EOPEN naming the header, the line and
+ * the file, before any data file is opened. */
+int parload__nrrd_read(const char *path, unsigned flags, parload__nrrd *out,
+		       parload_error *err);
+void parload__nrrd_free(parload__nrrd *n);
+/* A failure of data file i, naming the header and the line that names
+ * the file: "HEADER: line L: data file 'FILE': TEXT". */
+int parload__nrrd_vfail(const parload__nrrd *n, size_t i, parload_error *err,
+			int code, int sys_errno, const char *fmt, va_list ap)
+	__attribute__((format(printf, 6, 0)));
+struct stat;
+/* Data file i opened (st: its fstat) is the file its check found under
+ * the header's directory (always, without PARLOAD_SRC_CONFINE); else
+ * PARLOAD_EOPEN: it was replaced (by a link out of the directory) after
+ * the check. */
+int parload__nrrd_opened(const parload__nrrd *n, size_t i,
+			 const struct stat *st, parload_error *err);
+
+
+/* Which container a source is, by its path (extension, a directory, a
+ * glob, "FILE.h5:/dataset") or its first bytes: *kind PARLOAD_FORMAT_TIFF,
+ * PARLOAD_FORMAT_HDF5, or -1 for neither (a raw stream, parload's own
+ * format, a .nhdr).  A regular file whose first bytes cannot be read
+ * fails as its load would (EOPEN, EIO). */
+int parload__container_kind(const parload_source *src, int *kind,
+			    parload_error *err);
+/* Read the container's metadata (tiff.c; hdf5.c, only in a build with
+ * libhdf5 and reached through its module): ECONTAINER, EINVAL,
+ * ETRUNCATED, EOPEN naming the file and what is wrong, PARLOAD_ENOTSUP
+ * where a TIFF needs libtiff or its module; nothing held on failure. */
+int parload__tiff_read(const parload_source *src, parload__container *out,
+		       parload_error *err);
+int parload__hdf5_read(const parload_source *src, parload__container *out,
+		       parload_error *err);
+/* hdf5_native.c: a contiguous dataset of a plainly written file read
+ * without libhdf5.  0: *out filled exactly as parload__hdf5_read fills
+ * it; 1: fall back to libhdf5's reader (nothing held, *err untouched);
+ * never another result. */
+int parload__hdf5_native(const parload_source *src, parload__container *out,
+			 parload_error *err);
+/* hdf5_native.c, for both readers: the file a source names (*file, to
+ * free) and its dataset (NULL, src->dataset, or the "/path" of
+ * "FILE.h5:/path" where no such file exists); 0 or ENOMEM. */
+int parload__hdf5_names(const parload_source *src, char **file,
+			const char **dataset, parload_error *err);
+
+/* Free what a reader filled (takes a zeroed container). */
+void parload__container_free(parload__container *c);
+/* Writers behind parload_save, to tmp (an empty file parload_temp_create
+ * made), which the caller puts in place; errors name path, never tmp:
+ * TIFF by tiff_write.c (no libtiff), HDF5 by hdf5.c (its module). */
+int parload__tiff_save(const char *tmp, const char *path,
+		       const parload_stack *st, parload_error *err);
+/* The same, BigTIFF (big) or classic as asked (tests: a BigTIFF of a few
+ * bytes). */
+int parload__tiff_save_as(const char *tmp, const char *path,
+			  const parload_stack *st, bool big,
+			  parload_error *err);
+int parload__hdf5_write(const char *tmp, const char *path,
+			const parload_stack *st, const parload_save_options *o,
+			parload_error *err);
+
+/* hdf5.c and hdf5_native.c: the units an HDF5 file's angles (DXchange
+ * theta, NXtomo rotation_angle) may have, by their units attribute;
+ * absent, they are degrees. */
+#define PARLOAD__ANGLE_UNITS "deg, degree, degrees, rad, radian, radians"
+
+/* Degrees per unit of angles in units (a units attribute's text, any
+ * case) into *deg: true for a unit of PARLOAD__ANGLE_UNITS, false for any
+ * other.  parload's angles are degrees (angle_deg). */
+static inline bool parload__angle_units(const char *units, double *deg)
+{
+	static const char *const names[] = { "deg", "degree", "degrees",
+					     "rad", "radian", "radians" };
+
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		size_t i = 0;
+
+		while (units[i] && names[k][i] &&
+		       (units[i] | 0x20) == names[k][i])
+			i++;
+		if (!units[i] && !names[k][i]) {
+			*deg = k < 3 ? 1.0 : 180.0 / 3.14159265358979323846;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* hdf5_index.c: the chunk index of a chunked HDF5 dataset (its layout
+ * message's version 1 B-tree) read from the file with pread, without
+ * libhdf5, which costs a call per chunk.  hdf5.c says where the dataset
+ * is; anything the parser does not know or finds inconsistent makes it
+ * answer "fall back" (to libhdf5's calls), but a key that is not a
+ * chunk's of the dataset, which is an error: libhdf5's own table of
+ * chunks has such a key too, where its reads see fill values. */
+typedef struct parload__h5chunk {
+	uint64_t at[3];     /* its first element: (frame, row, column); 0
+			     * for the frame of a 2-D dataset */
+	uint64_t addr;      /* its bytes' offset in the file */
+	uint64_t bytes;     /* stored */
+	uint32_t mask;      /* filters skipped (bit k: filter k) */
+} parload__h5chunk;
+
+/* What libhdf5 says of the file and the dataset. */
+typedef struct parload__h5where {
+	uint64_t super;     /* the superblock's offset (the user block) */
+	uint64_t header;    /* the object header's address */
+	uint32_t istore_k;  /* the file's indexed-storage K (nodes of 2K) */
+	unsigned so, sl;    /* sizes of offsets and lengths */
+	int rank;           /* 2 or 3 */
+	uint64_t dims[3];   /* the dataset's shape, rank of them */
+	uint64_t chunk[3];  /* the chunk's, rank of them */
+	uint32_t elem;      /* bytes per element */
+} parload__h5where;
+
+/* Where the walk gives each chunk, in the index's order: 0 to go on, or a
+ * negative code that ends the walk with it. */
+typedef int (*parload__h5put)(void *ctx, const parload__h5chunk *c);
+
+/* The chunks of the dataset w describes in the HDF5 file open as fd, each
+ * to put once: 0 when every chunk written was given (none twice, none
+ * past the dataset's), 1 to fall back (to libhdf5's calls; put may have
+ * had some chunks), put's code, or PARLOAD_ECONTAINER for a key that is
+ * not a chunk's of the dataset (a coordinate past it or off its chunk
+ * grid, an element coordinate not 0: libhdf5 would read fill values or
+ * another place), naming file, dataset name and the key's byte offset
+ * in *err. */
+int parload__h5index_walk(int fd, const parload__h5where *w,
+			  parload__h5put put, void *ctx, const char *file,
+			  const char *name, parload_error *err);
+
+/* A put that gives each chunk of a dataset (frames, rows, columns; 2-D:
+ * one frame) to the strip of its frame's view in t, whose rows and
+ * per_view are set and which holds no strip yet: each strip once and in
+ * order (as the index gives them), of the size want when plain (stored as
+ * they are).  Failures name file and
+ * name (the dataset); whole: every strip filled, none skipped a filter. */
+typedef struct parload__h5strips {
+	parload__strips *t;
+	uint64_t dims[3];      /* the dataset's, as (frames, rows, columns) */
+	const uint64_t *view;  /* a frame's view, UINT64_MAX for one not
+				* loaded; NULL: every frame, in order */
+	uint64_t views;        /* views loaded */
+	uint64_t want;
+	bool plain;
+	const char *file, *name; /* the chunks' file, the dataset */
+	uint32_t index;        /* the chunks' file in the container's files */
+	parload_error *err;
+	uint64_t seen;         /* chunks given */
+	bool masked;           /* a chunk skipped a filter */
+} parload__h5strips;
+int parload__h5strips_put(void *ctx, const parload__h5chunk *c);
+/* After the walk: every strip filled and none masked. */
+bool parload__h5strips_whole(const parload__h5strips *p);
+
+/* A table of chunks, in the index's order. */
+typedef struct parload__h5index {
+	parload__h5chunk *c; /* owned */
+	uint64_t n;
+} parload__h5index;
+
+/* A put that adds the chunk at the table's end (ctx: the table, zeroed
+ * at first; PARLOAD_ENOMEM when it cannot grow). */
+int parload__h5index_append(void *ctx, const parload__h5chunk *c);
+/* The chunks of the dataset w describes in the HDF5 file open as fd: 0
+ * with *out filled (every chunk written, once), 1 to fall back (nothing
+ * held; out of memory falls back too), or PARLOAD_ECONTAINER for a
+ * corrupt key (nothing held). */
+int parload__h5index_read(int fd, const parload__h5where *w,
+			  parload__h5index *out);
+void parload__h5index_free(parload__h5index *x);
+/* hdf5_index.c, for itself and hdf5_native.c: an HDF5 file read with
+ * pread, every read inside it. */
+typedef struct parload__h5file {
+	int fd;
+	uint64_t size;      /* the file's bytes */
+	uint64_t base;      /* the superblock's base: where address 0 is */
+	uint64_t root;      /* the root group's object header address */
+	unsigned so, sl;    /* sizes of offsets and lengths */
+	uint32_t istore_k;  /* chunk B-tree nodes hold 2K entries; 0 when
+			     * a superblock extension may say otherwise */
+	uint32_t sym_k;     /* symbol table nodes hold 2K entries; 0 as
+			     * istore_k */
+	uint32_t group_k;   /* group B-tree nodes 2K children; 0 as
+			     * istore_k */
+} parload__h5file;
+
+/* n bytes little-endian (n <= 8).  A chunk index's keys are mostly
+ * these: read as one load of 8 or 4 bytes where the host is
+ * little-endian, not byte by byte, describe() of 20,000 chunks took 1.08
+ * ms instead of 1.55 (in a loop; 2.05 and 2.59 ms in a fresh process). */
+static inline uint64_t parload__h5_le(const unsigned char *p, unsigned n)
+{
+	uint64_t v = 0;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (n == 8) {
+		memcpy(&v, p, 8);
+		return v;
+	}
+	if (n == 4) {
+		uint32_t u;
+
+		memcpy(&u, p, 4);
+		return u;
+	}
+#endif
+	for (unsigned k = n; k > 0; k--)
+		v = v << 8 | p[k - 1];
+	return v;
+}
+
+/* Address a is the undefined address (all bits set) of so bytes. */
+bool parload__h5_undefined(uint64_t a, unsigned so);
+/* n bytes at offset at (absolute) or address a (from the base) into buf;
+ * false unless all of them are in the file. */
+bool parload__h5_get_abs(const parload__h5file *f, uint64_t at, size_t n,
+			 void *buf);
+bool parload__h5_get(const parload__h5file *f, uint64_t a, size_t n,
+		     void *buf);
+/* The n bytes at address a in a buffer of their own (to free), checked
+ * to lie in the file before it is allocated; NULL when they do not, or
+ * a read fails, or memory does. */
+void *parload__h5_fetch(const parload__h5file *f, uint64_t a, uint64_t n);
+/* The last 4 of n bytes at b are the lookup3 checksum of the others, as
+ * in HDF5's version 2 metadata (superblock, headers). */
+bool parload__h5_checksum_ok(const unsigned char *b, size_t n);
+/* n bytes at address a lie in the file (up to its end of file). */
+bool parload__h5_in_file(const parload__h5file *f, uint64_t a, uint64_t n);
+/* The superblock (versions 0-3) at offset at: so, sl (2, 4 or 8), base,
+ * root, K and the file's size (its end of file as the superblock states
+ * it) filled; 1 for one libhdf5 reads, 0 for no signature there, -1 for
+ * a signature whose superblock libhdf5 would refuse, or may (a driver,
+ * a file shorter than its end of file says). */
+int parload__h5_superblock(parload__h5file *f, uint64_t at);
+/* One message of an object header (its type, flags and len bytes): 0 for
+ * the next, 1 to stop the walk, -1 to fail it. */
+typedef int (*parload__h5msg_fn)(void *ctx, unsigned type, unsigned flags,
+				 const unsigned char *m, size_t len);
+/* The messages of the object header at addr (versions 1 and 2, with at
+ * most 64 continuation blocks) through fn, until fn says 1; every block
+ * read and checked all the same, as libhdf5 loads the whole header
+ * first; false when a read fails, the header is malformed or fn said
+ * -1. */
+bool parload__h5_header(const parload__h5file *f, uint64_t addr,
+			parload__h5msg_fn fn, void *ctx);
+/* hdf5.c, for tests: the chunks of dataset in file, by the parser
+ * (direct; 1 when it falls back) or by libhdf5's calls. */
+int parload__hdf5_chunks(const char *file, const char *dataset, bool direct,
+			 parload__h5index *out, parload_error *err);
+/* tiff.c, for tests: the source's description and table as tiff_walk.c's
+ * own walk makes it (direct 1, or 2: every directory read entry by entry,
+ * no runs; 1 where it falls back, nothing held, *err the error a build
+ * without libtiff gives), or as libtiff's walk does (direct 0). */
+int parload__tiff_walk(const parload_source *src, parload__container *out,
+		       int direct, parload_error *err);
+/* hdf5.c, for the fuzzer: what libhdf5 says of dataset in file. */
+int parload__hdf5_where(const char *file, const char *dataset,
+			parload__h5where *w, parload_error *err);
+
+/* ---- module.c, module_host.c: what needs libtiff or libhdf5, in a
+ * module opened on first use ---- */
+
+#define PARLOAD__MODULE_ABI 9u
+
+struct parload__tiff_page;
+struct parload__tiff_pages;
+
+/* What a module may call of the library (module_host.c gives a module
+ * these under their usual names; tiff.h says what the tiff_ ones do). */
+typedef struct parload__host {
+	unsigned abi;
+	int (*vfail)(parload_error *err, int code, int sys_errno,
+		     const char *path, uint64_t view, uint64_t offset,
+		     const char *fmt, va_list ap);
+	void (*error_prefix)(parload_error *err, const char *prefix);
+	int (*fail_open)(parload_error *err, int sys_errno, const char *path);
+	void (*container_free)(parload__container *c);
+	int (*h5index_walk)(int fd, const parload__h5where *w,
+			    parload__h5put put, void *ctx, const char *file,
+			    const char *name, parload_error *err);
+	int (*h5index_append)(void *ctx, const parload__h5chunk *c);
+	int (*h5strips_put)(void *ctx, const parload__h5chunk *c);
+	bool (*h5strips_whole)(const parload__h5strips *p);
+	int (*strips_add)(parload__strips *t, uint64_t i,
+			  const parload__strip *s);
+	void (*strips_clear)(parload__strips *t);
+	uint64_t (*strips_find)(const parload__strips *t, uint64_t i);
+	void (*h5index_free)(parload__h5index *x);
+	int (*memory_check)(parload_error *err, const char *path,
+			    uint64_t count, const char *things, uint64_t each);
+	int (*hdf5_names)(const parload_source *src, char **file,
+			  const char **dataset, parload_error *err);
+	void (*desc_init)(parload_desc *d);
+	int (*desc_check)(parload_desc *d, parload_error *err);
+	unsigned (*pixel_size)(int type);
+	const char *(*pixel_name)(int type);
+	int (*tiff_sample)(const char *path, uint64_t v, uint32_t k,
+			   unsigned spp, unsigned bits, unsigned fmt, int *type,
+			   parload_error *err);
+	int (*tiff_add)(struct parload__tiff_pages *w, uint32_t f, uint32_t k,
+			uint32_t width, uint32_t height, int type,
+			struct parload__tiff_page **out, parload_error *err);
+	int (*tiff_fits)(const struct parload__tiff_page *p, uint32_t height,
+			 uint64_t row_size, uint64_t size, const char *path,
+			 uint64_t v, parload_error *err);
+	int (*tiff_imagej)(struct parload__tiff_pages *w,
+			   struct parload__tiff_page *p, const char *desc,
+			   uint64_t len, uint64_t size, parload_error *err);
+} parload__host;
+
+/* A module's table: parload__tiff_module (tiff_libtiff.c) and
+ * parload__hdf5_module (hdf5.c). */
+typedef struct parload__module {
+	unsigned abi;
+	/* HDF5: the source's container (tiff.c reads TIFF's itself). */
+	int (*read)(const parload_source *src, parload__container *out,
+		    parload_error *err);
+	/* HDF5: parload_save's writer (tiff_write.c writes TIFF). */
+	int (*write)(const char *tmp, const char *path,
+		     const parload_stack *st, const parload_save_options *o,
+		     parload_error *err);
+	/* TIFF: the pages of file f walked by libtiff, where tiff_walk.c
+	 * cannot, and the decoder of compressed or tiled pages. */
+	int (*tiff_walk)(struct parload__tiff_pages *w, uint32_t f,
+			 parload_error *err);
+	const parload__decoder *tiff_decoder;
+	/* Called once, when the module is first asked for (module.c): the
+	 * library it wraps made ready, so that the first file read or
+	 * written does not pay its initialisation (NULL: nothing to do). */
+	void (*ready)(void);
+} parload__module;
+
+/* The tables are the only names a module exports. */
+#define PARLOAD__MODULE_EXPORT __attribute__((visibility("default")))
+
+/* The module of format (PARLOAD_FORMAT_TIFF or _HDF5): compiled into this
+ * binary, or opened the first time it is asked for; NULL with
+ * PARLOAD_ENOTSUP naming path (built without it, not installed). */
+const parload__module *parload__module_get(int format, const char *path,
+					   parload_error *err);
+
+
+#endif /* PARLOAD_FORMATS_H */

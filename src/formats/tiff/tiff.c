@@ -1,0 +1,593 @@
+/*
+ * tiff.c - TIFF sources: the reader's core, which needs no libtiff.
+ *
+ * The reader walks the pages of a source (one file, a list, a folder or a
+ * glob of files, all one stream) once, on the caller's thread, for their
+ * metadata only, and makes the strips table: uncompressed striped pages
+ * are read in place (CODEC_NONE, the file's byte order), anything else
+ * (compressed, tiled, pages of differing strips or byte orders) through
+ * libtiff's decoder (tiff_libtiff.c, CODEC_CUSTOM).  The walk is
+ * tiff_walk.c's own, with pread, for the whole source, unless it cannot
+ * take a file: then libtiff's walk (tiff_libtiff.c) reads the whole
+ * source instead, or, in a build without libtiff, the reader says why the
+ * page needs it.
+ */
+#include "formats/tiff/tiff.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <glob.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+typedef parload__tiff_files flist;
+typedef parload__tiff_page page;
+typedef parload__tiff_pages walk;
+
+/* ---------------------------------------------------------------------
+ * The files of a source
+ * ------------------------------------------------------------------- */
+
+static void flist_free(flist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		parload__sys_free(l->p[i]);
+	parload__sys_free(l->p);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Append dir/name (dir NULL: name). */
+static int flist_add(flist *l, const char *dir, const char *name,
+		     parload_error *err)
+{
+	const size_t dn = dir ? strlen(dir) : 0, nn = strlen(name);
+	char *s;
+
+	if (l->n == l->cap) {
+		const size_t cap = l->cap ? l->cap * 2 : 16;
+		char **p = parload__sys_malloc(cap * sizeof(*p));
+
+		if (!p)
+			return parload__fail_nomem(err, dir ? dir : name);
+		if (l->n)
+			memcpy(p, l->p, l->n * sizeof(*p));
+		parload__sys_free(l->p);
+		l->p = p;
+		l->cap = cap;
+	}
+	if (!(s = parload__sys_malloc(dn + nn + 2)))
+		return parload__fail_nomem(err, dir ? dir : name);
+	if (dir)
+		sprintf(s, "%s/%s", dir, name);
+	else
+		memcpy(s, name, nn + 1);
+	l->p[l->n++] = s;
+	return 0;
+}
+
+/* Names in order, digit runs compared as numbers: proj_2 before proj_10. */
+static int natural_cmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+			size_t la = 0, lb = 0;
+			int c;
+
+			while (*a == '0')
+				a++;
+			while (*b == '0')
+				b++;
+			while (isdigit((unsigned char)a[la]))
+				la++;
+			while (isdigit((unsigned char)b[lb]))
+				lb++;
+			if (la != lb)
+				return la < lb ? -1 : 1;
+			if ((c = memcmp(a, b, la)) != 0)
+				return c;
+			a += la;
+			b += lb;
+		} else if (*a != *b) {
+			break;
+		} else {
+			a++;
+			b++;
+		}
+	}
+	return (int)(unsigned char)*a - (int)(unsigned char)*b;
+}
+
+static int natural_qcmp(const void *a, const void *b)
+{
+	const int c = natural_cmp(*(char *const *)a, *(char *const *)b);
+
+	return c ? c : strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool tiff_named(const char *s)
+{
+	const size_t n = strlen(s);
+
+	return (n > 4 && strcasecmp(s + n - 4, ".tif") == 0) ||
+	       (n > 5 && strcasecmp(s + n - 5, ".tiff") == 0);
+}
+
+/* Every *.tif and *.tiff in dir. */
+static int list_folder(const char *dir, flist *l, parload_error *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int rc = 0;
+
+	if (!d)
+		return parload__fail_open(err, errno, dir);
+	while (!rc && (e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && tiff_named(e->d_name))
+			rc = flist_add(l, dir, e->d_name, err);
+	closedir(d);
+	return rc;
+}
+
+static int list_glob(const char *pattern, flist *l, parload_error *err)
+{
+	glob_t g;
+	int rc = 0;
+
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return 0; /* no match: the caller's "no TIFF files" */
+	for (size_t i = 0; !rc && i < g.gl_pathc; i++)
+		rc = flist_add(l, NULL, g.gl_pathv[i], err);
+	globfree(&g);
+	return rc;
+}
+
+/* The source's files in stream order. */
+static int list_files(const parload_source *src, flist *l, parload_error *err)
+{
+	struct stat sb;
+	int rc;
+
+	if (src->path_count) {
+		for (size_t i = 0; i < src->path_count; i++)
+			if ((rc = flist_add(l, NULL, src->paths[i], err)))
+				return rc;
+		return 0;
+	}
+	if (parload__sys_stat(src->path, &sb) != 0)
+		rc = list_glob(src->path, l, err);
+	else if (S_ISDIR(sb.st_mode))
+		rc = list_folder(src->path, l, err);
+	else
+		return flist_add(l, NULL, src->path, err);
+	if (!rc && l->n == 0)
+		rc = parload__fail_path(err, PARLOAD_EINVAL, 0, src->path,
+					"no TIFF files in %s", src->path);
+	if (!rc)
+		qsort(l->p, l->n, sizeof(*l->p), natural_qcmp);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------
+ * The walk's records
+ * ------------------------------------------------------------------- */
+
+static void walk_free(walk *w)
+{
+	for (uint64_t i = 0; i < w->records; i++) {
+		if (w->p[i].pooled)
+			continue;
+		parload__sys_free(w->p[i].off);
+		parload__sys_free(w->p[i].bytes);
+	}
+	parload__sys_free(w->p);
+	while (w->slab) {
+		parload__tiff_slab *next = w->slab->next;
+
+		parload__sys_free(w->slab);
+		w->slab = next;
+	}
+}
+
+int parload__tiff_type(unsigned bits, unsigned fmt)
+{
+	if (fmt == PARLOAD__TIFF_UINT)
+		return bits == 8  ? PARLOAD_PIXEL_U8 :
+		       bits == 16 ? PARLOAD_PIXEL_U16 :
+		       bits == 32 ? PARLOAD_PIXEL_U32 :
+				    0;
+	if (fmt == PARLOAD__TIFF_INT)
+		return bits == 16 ? PARLOAD_PIXEL_I16 :
+		       bits == 32 ? PARLOAD_PIXEL_I32 :
+				    0;
+	if (fmt == PARLOAD__TIFF_FLOAT)
+		return bits == 32 ? PARLOAD_PIXEL_F32 :
+		       bits == 64 ? PARLOAD_PIXEL_F64 :
+				    0;
+	return 0;
+}
+
+const char *parload__tiff_format_name(unsigned fmt)
+{
+	return fmt == PARLOAD__TIFF_UINT	  ? "unsigned" :
+	       fmt == PARLOAD__TIFF_INT	  ? "signed" :
+	       fmt == PARLOAD__TIFF_FLOAT ? "floating-point" :
+					    "other-format";
+}
+
+int parload__tiff_sample(const char *path, uint64_t v, uint32_t k,
+			unsigned spp, unsigned bits, unsigned fmt, int *type,
+			parload_error *err)
+{
+	if (spp != 1)
+		return parload__fail(err, PARLOAD_ENOTSUP, 0, path, v,
+				     PARLOAD_NONE, "page %" PRIu32 ": RGB or "
+				     "multi-sample TIFF (%u samples per "
+				     "pixel)", k, spp);
+	*type = parload__tiff_type(bits, fmt);
+	if (!*type)
+		return parload__fail(err, PARLOAD_ENOTSUP, 0, path, v,
+				     PARLOAD_NONE, "page %" PRIu32 ": %u-bit "
+				     "%s samples (SampleFormat %u) are not "
+				     "read: u8 u16 i16 u32 i32 f32 f64 are",
+				     k, bits, parload__tiff_format_name(fmt),
+				     fmt);
+	return 0;
+}
+
+int parload__tiff_fits(const page *p, uint32_t height, uint64_t row_size,
+		       uint64_t size, const char *path, uint64_t v,
+		       parload_error *err)
+{
+	/* (In 64 bits: a height and rows of 2^31 would wrap in 32.) */
+	const uint64_t makes = (uint64_t)p->across *
+			       (((uint64_t)height + p->unit - 1) / p->unit);
+
+	if (p->units != makes)
+		return parload__fail(err, PARLOAD_ECONTAINER, 0, path, v,
+				     PARLOAD_NONE, "page %" PRIu32 " has %"
+				     PRIu32 " strips or tiles, not the %"
+				     PRIu64 " its size makes", p->index,
+				     p->units, makes);
+	for (uint32_t u = 0; u < p->units; u++) {
+		const uint64_t y = (uint64_t)(u / p->across) * p->unit;
+		const uint64_t rows = height - y < p->unit ? height - y :
+							     p->unit;
+		const uint64_t need = p->plain ? rows * row_size : p->bytes[u];
+
+		if (p->plain && p->bytes[u] < need)
+			return parload__fail(err, PARLOAD_ECONTAINER, 0, path,
+					     v, p->off[u], "page %" PRIu32
+					     ": strip %" PRIu32 " holds %"
+					     PRIu64 " bytes, not the %" PRIu64
+					     " of its %" PRIu64 " rows",
+					     p->index, u, p->bytes[u], need,
+					     rows);
+		if (p->off[u] > size || need > size - p->off[u])
+			return parload__fail(err, PARLOAD_ETRUNCATED, 0, path,
+					     v, p->off[u], "page %" PRIu32
+					     ": strip or tile %" PRIu32 " (%"
+					     PRIu64 " bytes) ends past the end "
+					     "of the file (%" PRIu64 " bytes)",
+					     p->index, u, need, size);
+	}
+	return 0;
+}
+
+int parload__tiff_reserve(walk *w, uint64_t n, uint32_t f,
+			  parload_error *err)
+{
+	/* Twice the room, or what was asked (a run of directories asks for
+	 * its pages at once): few copies, and few fresh pages to fault in. */
+	const uint64_t cap = PARLOAD__MAX(n, w->cap ? w->cap * 2 : 64);
+	page *p;
+
+	if (n <= w->cap)
+		return 0;
+	if (cap > SIZE_MAX / sizeof(*p) ||
+	    !(p = parload__sys_malloc((size_t)cap * sizeof(*p))))
+		return parload__fail_nomem(err, w->files->p[f]);
+	if (w->records)
+		memcpy(p, w->p, w->records * sizeof(*p));
+	parload__sys_free(w->p);
+	w->p = p;
+	w->cap = cap;
+	return 0;
+}
+
+/* The current directory of tif: page k of file f, stream view
+ * w->views. */
+int parload__tiff_add(walk *w, uint32_t f, uint32_t k, uint32_t width,
+		      uint32_t height, int type, page **out, parload_error *err)
+{
+	const char *path = w->files->p[f];
+	const uint64_t v = w->views;
+	int rc = parload__tiff_reserve(w, w->records + 1, f, err);
+
+	if (rc)
+		return rc;
+	if (v == 0) {
+		w->width = width;
+		w->height = height;
+		w->type = type;
+	} else if (width != w->width || height != w->height ||
+		   type != w->type) {
+		return parload__fail(err, PARLOAD_ECONTAINER, 0, path, v,
+				     PARLOAD_NONE, "page %" PRIu32 " is %"
+				     PRIu32 " x %" PRIu32 " %s, page 0%s%s "
+				     "is %" PRIu32 " x %" PRIu32 " %s", k,
+				     width, height, parload_pixel_name(type),
+				     f ? " of " : "", f ? w->files->p[0] : "",
+				     w->width, w->height,
+				     parload_pixel_name(w->type));
+	}
+	*out = &w->p[w->records++];
+	memset(*out, 0, sizeof(**out));
+	(*out)->view = w->views++;
+	(*out)->pages = 1;
+	(*out)->file = f;
+	(*out)->index = k;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * The table
+ * ------------------------------------------------------------------- */
+
+/* Whether every page is read in place: uncompressed strips, all of page
+ * 0's rows and byte order. */
+static bool all_plain(const walk *w)
+{
+	for (uint64_t r = 0; r < w->records; r++)
+		if (!w->p[r].plain || w->p[r].unit != w->p[0].unit ||
+		    w->p[r].be != w->p[0].be)
+			return false;
+	return true;
+}
+
+/* libtiff's decoder (TIFF's module) for c's table, with each page's
+ * directory. */
+static int attach_decoder(const walk *w, const char *name,
+			  parload__container *c, parload_error *err)
+{
+	const parload__module *m =
+		parload__module_get(PARLOAD_FORMAT_TIFF, name, err);
+	parload__tiff_arg *a;
+
+	if (!m)
+		return PARLOAD_ENOTSUP;
+	/* ImageJ's images after the first have no directory to decode.
+	 * (The files are c's now.) */
+	for (uint64_t r = 0; r < w->records; r++)
+		if (w->p[r].pages > 1 && w->p[r].step == 0)
+			return parload__fail(err, PARLOAD_ENOTSUP, 0,
+					     c->paths[w->p[r].file],
+					     w->p[r].view, PARLOAD_NONE,
+					     "page %" PRIu32 " holds ImageJ's "
+					     "stack of %" PRIu32 " images in "
+					     "one directory, read in place "
+					     "only: not with pages that need "
+					     "libtiff's decoder", w->p[r].index,
+					     w->p[r].pages);
+	a = parload__sys_calloc(1, sizeof(*a));
+	if (!a ||
+	    !(a->ifd = parload__sys_malloc(w->views * sizeof(*a->ifd)))) {
+		parload__sys_free(a);
+		return parload__fail_nomem(err, name);
+	}
+	for (uint64_t r = 0; r < w->records; r++)
+		for (uint32_t i = 0; i < w->p[r].pages; i++)
+			a->ifd[w->p[r].view + i] = w->p[r].ifd +
+						   i * w->p[r].step;
+	a->paths = c->paths;
+	a->width = w->width;
+	a->height = w->height;
+	a->bpp = parload_pixel_size(w->type);
+	a->row_size = (uint64_t)a->width * a->bpp;
+	c->strips.decoder = m->tiff_decoder;
+	c->strips.arg = a;
+	return 0;
+}
+
+/* What parload__strips_add's rc says: out of memory, or a walk's pages
+ * not in order. */
+static int add_failed(int rc, const char *name, parload_error *err)
+{
+	return rc < 0 ? parload__fail_nomem(err, name) :
+			parload__fail_path(err, PARLOAD_ECONTAINER, 0, name,
+					   "its pages are out of order");
+}
+
+static int make_table(const walk *w, const char *name, parload__container *c,
+		      parload_error *err)
+{
+	parload__strips *t = &c->strips;
+	const bool plain = all_plain(w);
+
+	t->rows = w->p[0].unit;
+	t->per_view = parload__strips_per_view(w->height, t->rows);
+	t->views = w->views;
+	t->codec = plain ? PARLOAD__CODEC_NONE : PARLOAD__CODEC_CUSTOM;
+	t->path = name;
+	for (uint64_t r = 0; r < w->records; r++) {
+		const page *p = &w->p[r];
+		uint64_t x = p->view * t->per_view;
+
+		/* A run of pages of one strip each, at one step: at once. */
+		if (p->stepped && t->per_view == 1 && plain) {
+			const parload__strip s = { .off = p->off[0],
+						   .bytes = p->bytes[0],
+						   .file = p->file,
+						   .page = p->index };
+			const int rc = parload__strips_add_stepped(
+				t, x, p->pages, &s, p->ostep);
+
+			if (rc)
+				return add_failed(rc, name, err);
+			continue;
+		}
+		for (uint32_t i = 0; i < p->pages; i++) {
+			for (uint32_t j = 0; j < t->per_view; j++, x++) {
+				/* (Plain pages all have strips of t->rows:
+				 * no division for each of 20,000 small
+				 * pages.) */
+				const uint32_t u =
+					plain ? j :
+					(uint32_t)((uint64_t)j * t->rows /
+						   p->unit) *
+						p->across;
+				const parload__strip s = {
+					.off = parload__tiff_off(p, i, u),
+					.bytes = p->bytes[u],
+					.file = p->file, .page = p->index + i
+				};
+				const int rc = parload__strips_add(t, x, &s);
+
+				if (rc)
+					return add_failed(rc, name, err);
+			}
+		}
+	}
+	c->desc.encoding = (plain ? w->p[0].be : parload__host_be()) ?
+				   PARLOAD_ENC_BE :
+				   PARLOAD_ENC_LE;
+	return plain ? 0 : attach_decoder(w, name, c, err);
+}
+
+static void fill_desc(const walk *w, parload_desc *d)
+{
+	parload_desc_init(d);
+	d->format = PARLOAD_FORMAT_TIFF;
+	d->width = w->width;
+	d->height = w->height;
+	d->pixel_type = w->type;
+	d->count = w->views;
+	d->bytes_per_pixel = parload_pixel_size(w->type);
+	d->row_size = (uint64_t)w->width * d->bytes_per_pixel;
+	d->payload_size = d->row_size * w->height;
+}
+
+/* Why pages p (a record, its first page) and page 0 cannot be one table
+ * without libtiff's decoder: strips of other rows, or another byte
+ * order. */
+static int mixed(const walk *w, const page *p, parload_error *why)
+{
+	const page *p0 = &w->p[0];
+
+	return parload__fail(why, PARLOAD_ENOTSUP, 0, w->files->p[p->file],
+			     p->view, PARLOAD_NONE,
+			     "page %" PRIu32 " has strips of %" PRIu32
+			     " rows, %s-endian, page 0 of %s of %" PRIu32
+			     " rows, %s-endian%s", p->index, p->unit,
+			     p->be ? "big" : "little", w->files->p[0],
+			     p0->unit, p0->be ? "big" : "little",
+			     PARLOAD__TIFF_NEEDS);
+}
+
+/* Empty w again, for another walk. */
+static void walk_reset(walk *w)
+{
+	const flist *files = w->files;
+
+	walk_free(w);
+	memset(w, 0, sizeof(*w));
+	w->files = files;
+}
+
+enum { WALK_AUTO, WALK_DIRECT, WALK_LIBTIFF, WALK_ONE_BY_ONE };
+
+/* The pages of every file into w: the direct walk (WALK_DIRECT: 1 where
+ * it cannot take the source, *err saying why; WALK_ONE_BY_ONE the same
+ * without its runs, every directory read entry by entry, which the tests
+ * and the fuzzer compare it with), libtiff's (WALK_LIBTIFF,
+ * from the TIFF module), or the direct walk unless it cannot take one of
+ * the files or its pages are not all read in place, then libtiff's over
+ * again (WALK_AUTO).  Without libtiff, the error that says why; without
+ * its module, PARLOAD_ENOTSUP saying so. */
+static int walk_all(walk *w, int how, parload_error *err)
+{
+	const parload__module *m;
+	parload_error why;
+	int rc = how == WALK_LIBTIFF ? 1 : 0;
+
+	if (how == WALK_ONE_BY_ONE) {
+		w->one_by_one = true;
+		how = WALK_DIRECT;
+	}
+	for (uint32_t f = 0; !rc && f < w->files->n; f++)
+		rc = parload__tiff_walk_direct(w, f, &why, err);
+	for (uint64_t r = 0; !rc && r < w->records; r++)
+		if (w->p[r].unit != w->p[0].unit || w->p[r].be != w->p[0].be)
+			rc = mixed(w, &w->p[r], &why) ? 1 : 0;
+	if (rc == 1 && how == WALK_DIRECT)
+		*err = why;
+	if (rc != 1 || how == WALK_DIRECT)
+		return rc;
+	walk_reset(w);
+	if (!(m = parload__module_get(PARLOAD_FORMAT_TIFF, w->files->p[0],
+				      err))) {
+#ifndef HAVE_TIFF
+		/* Built without libtiff: what the direct walk could not take
+		 * says why. */
+		if (how != WALK_LIBTIFF) {
+			if (err)
+				*err = why;
+			return why.code;
+		}
+#endif
+		return PARLOAD_ENOTSUP;
+	}
+	rc = 0;
+	for (uint32_t f = 0; !rc && f < w->files->n; f++)
+		rc = m->tiff_walk(w, f, err);
+	return rc;
+}
+
+/* The source's description and strips table, by the walk how says. */
+static int read_source(const parload_source *src, parload__container *out,
+		       int how, parload_error *err)
+{
+	const char *name = src->path ? src->path : src->paths[0];
+	flist files = { 0 };
+	walk w = { 0 };
+	int rc = list_files(src, &files, err);
+
+	memset(out, 0, sizeof(*out));
+	w.files = &files;
+	if (!rc)
+		rc = walk_all(&w, how, err);
+	if (!rc) {
+		out->paths = files.p;
+		out->n = files.n;
+		memset(&files, 0, sizeof(files));
+		fill_desc(&w, &out->desc);
+		rc = make_table(&w, name, out, err);
+		/* 8-bit pixels have no byte order. */
+		if (w.type == PARLOAD_PIXEL_U8)
+			out->desc.encoding = PARLOAD_ENC_LE;
+	}
+	walk_free(&w);
+	flist_free(&files);
+	if (rc)
+		parload__container_free(out);
+	return rc;
+}
+
+int parload__tiff_read(const parload_source *src, parload__container *out,
+		       parload_error *err)
+{
+	return read_source(src, out, WALK_AUTO, err);
+}
+
+int parload__tiff_walk(const parload_source *src, parload__container *out,
+		       int direct, parload_error *err)
+{
+	return read_source(src, out, direct == 2 ? WALK_ONE_BY_ONE :
+				     direct ? WALK_DIRECT : WALK_LIBTIFF,
+			   err);
+}
+
