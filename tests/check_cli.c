@@ -745,7 +745,7 @@ static const cli_case cases[] = {
 	  .out = { "^$" }, .err = { "^$" }, .made = "x.tif", .made_size = -1,
 	  .made_holds = "{\"shape\": [32, 10, 64]}" },
 #ifdef PARLOAD_MODULES
-	/* ---- the TIFF and HDF5 code as modules (src/module.c) ---- */
+	/* ---- the TIFF and HDF5 code as modules (src/formats/module.c) ---- */
 #ifdef HAVE_TIFF
 #endif
 	/* TIFF is written by libparload itself, in every build. */

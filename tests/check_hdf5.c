@@ -1,9 +1,9 @@
 /*
- * check_hdf5.c - the HDF5 reader (src/hdf5.c) on fixtures this test writes
+ * check_hdf5.c - the HDF5 reader (src/formats/hdf5/hdf5.c) on fixtures this test writes
  * with libhdf5: the description and the strips table it makes, and every
  * strip's pixels (read back by codec: pread, inflate with libdeflate and
  * unshuffle, or the reader's own decoder) against the array written; the
- * chunk index parload reads itself (src/hdf5_index.c) against libhdf5's,
+ * chunk index parload reads itself (src/formats/hdf5/hdf5_index.c) against libhdf5's,
  * chunk by chunk, and where it falls back; the inputs it refuses; and
  * parload_save's .h5 read back with libhdf5.
  */

@@ -1,5 +1,5 @@
 /*
- * check_nrrd.c - NRRD detached headers: the parser (src/nrrd.c) on headers
+ * check_nrrd.c - NRRD detached headers: the parser (src/formats/nrrd/nrrd.c) on headers
  * this test writes by hand, each with the data files it names; what it
  * refuses; parload_nrrd_write read back by the parser; loads of a .nhdr
  * through the loader; and corrupted headers that must fail cleanly.

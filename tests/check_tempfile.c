@@ -1,6 +1,6 @@
 /*
  * check_tempfile.c - a file written whole or not at all, the one way
- * every writer of libparload and the command does it (src/tempfile.c):
+ * every writer of libparload and the command does it (src/io/tempfile.c):
  * parload_temp_create's hidden name beside the output, its mode, its
  * failures; parload_temp_place refusing an existing file (atomically,
  * link(2)) or replacing it with PARLOAD_SAVE_FORCE; parload_save writing

@@ -1,5 +1,5 @@
 /*
- * check_tiff.c - TIFF sources (src/tiff.c) against fixtures the test
+ * check_tiff.c - TIFF sources (src/formats/tiff/tiff.c) against fixtures the test
  * writes with libtiff: the reader's description and strips table for one
  * file, many pages, both byte orders, BigTIFF, strips of 1, 7 and all
  * rows, tiles with partial edge tiles, LZW and deflate with a predictor,
@@ -9,7 +9,7 @@
  * (parload_load, 1 to 4 threads, sinograms of a band); and every bad
  * input refused with the code and the message it must have.  The writer
  * (parload_save) is read back with libtiff.  The direct walk's table
- * (src/tiff_walk.c) is libtiff's walk's for every uncompressed fixture,
+ * (src/formats/tiff/tiff_walk.c) is libtiff's walk's for every uncompressed fixture,
  * and it falls back, saying why, on the others.  Files the test writes
  * itself, as tifffile lays them out, run in a build without libtiff too:
  * read by the direct walk, or refused saying what needs libtiff.

@@ -203,13 +203,13 @@ int tu_buffers_alloc(parload_buffers *b, const parload_file_header *h,
 int tu_resolve(const parload_file_header *h, const parload_selection *sel,
 	       parload_shape *out, parload_error *err);
 
-/* The extent plan (src/plan.c) of shape s of a file of parload's own
+/* The extent plan (src/model/plan.c) of shape s of a file of parload's own
  * format with header h, into the given arrays. */
 struct parload__plan;
 void tu_plan_init(struct parload__plan *p, const parload_file_header *h,
 		  const parload_shape *s, void *headers, void *pixels);
 
-/* parload__readahead_reach (src/cache.c) of the file at path: how much
+/* parload__readahead_reach (src/io/cache.c) of the file at path: how much
  * of each share a drop load's worker holds. */
 uint64_t tu_readahead_reach(const char *path);
 

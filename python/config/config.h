@@ -5,7 +5,7 @@
  * PACKAGE_VERSION (from the file VERSION) on the command line.
  *
  * Everything else configure may define is optional and stays off here:
- * PARLOAD_FAULT_INJECTION (the test seam of src/sys.h) and
+ * PARLOAD_FAULT_INJECTION (the test seam of src/base/sys.h) and
  * PARLOAD_SANITIZED (--enable-sanitizers).
  */
 #ifndef PARLOAD_PY_CONFIG_H

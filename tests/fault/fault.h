@@ -1,6 +1,6 @@
 /*
  * fault.h - the fault-injection seam (built with --enable-fault-injection;
- * src/sys.h routes the library's calls here).
+ * src/base/sys.h routes the library's calls here).
  *
  * Every system, allocation, thread and hwloc call that libparload makes
  * goes through one of the parload__sys_x names below.  In a normal build

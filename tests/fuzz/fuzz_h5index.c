@@ -1,6 +1,6 @@
 /*
  * fuzz_h5index.c - libFuzzer harness for parload's own HDF5 chunk index
- * parser (src/hdf5_index.c).  At start it writes small HDF5 files with
+ * parser (src/formats/hdf5/hdf5_index.c).  At start it writes small HDF5 files with
  * libhdf5 (a version 1 object header over a B-tree of three levels, a
  * version 2 header, a user block) and asks libhdf5 once where each
  * dataset is.  Each input then corrupts one of them: byte 0 picks the

@@ -15,7 +15,7 @@
  *   parload_file_header_init   with the header's fields as arguments;
  *   parload_selection_resolve  with a selection taken from the header's
  *                              reserved bytes, against a model of slices;
- *   the extent plan            (src/plan.c) of that selection, split
+ *   the extent plan            (src/model/plan.c) of that selection, split
  *                              between 1 to 4 workers, walked by the cursor
  *                              over the input's records, against the test's
  *                              own slicing of them.
@@ -34,7 +34,7 @@
  *
  * Built by `make fuzz` with clang -fsanitize=fuzzer,address,undefined and
  * unsigned-integer-overflow (a size computation that wraps is a finding
- * too), src/format.c, src/select.c, src/plan.c and src/errors.c compiled
+ * too), src/model/format.c, src/model/select.c, src/model/plan.c and src/base/errors.c compiled
  * into the same binary.
  */
 #include "internal.h"

@@ -30,8 +30,8 @@
  * Seeds: `fuzz_layout -write_seeds=DIR` writes descriptions of each kind
  * and exits (see `make fuzz`).
  *
- * Built by `make fuzz` as fuzz_header is, with src/desc.c, src/convert.c,
- * src/plan.c, src/select.c, src/format.c and src/errors.c.
+ * Built by `make fuzz` as fuzz_header is, with src/model/desc.c, src/model/convert.c,
+ * src/model/plan.c, src/model/select.c, src/model/format.c and src/base/errors.c.
  */
 #include "internal.h"
 #include "fuzz.h"

@@ -1,7 +1,7 @@
 /*
- * fuzz_tiff.c - libFuzzer harness for the TIFF reader (src/tiff.c): each
+ * fuzz_tiff.c - libFuzzer harness for the TIFF reader (src/formats/tiff/tiff.c): each
  * input is a file's bytes, walked by the direct walk alone
- * (src/tiff_walk.c: a table, "fall back" or an error), which must give
+ * (src/formats/tiff/tiff_walk.c: a table, "fall back" or an error), which must give
  * what the same walk gives reading every directory entry by entry (its
  * runs of directories alike taking nothing more, making the same table
  * or the same error), then read by parload__tiff_read as a TIFF source.
