@@ -418,11 +418,12 @@ static const struct option_parser info_parser = {
 	":h", info_longopts, "info", cmd_info_help, info_option,
 };
 
-/* A TIFF or HDF5 file, by what the library makes of it (a list, a
- * folder, a glob, "FILE.h5:/name" too): its description, or the load's
- * failure (damaged metadata), in *k, which info_stream then prints
- * without reading the metadata again. */
-static bool is_container(const struct input *in, const struct layout_cfg *lc,
+/* A file that describes itself otherwise than by parload's header (a
+ * TIFF, an HDF5 file, a NRRD header, a .npy), by what the library makes
+ * of it (a list, a folder, a glob, "FILE.h5:/name" too): its
+ * description, or the load's failure (damaged metadata), in *k, which
+ * info_stream then prints without reading the metadata again. */
+static bool is_described(const struct input *in, const struct layout_cfg *lc,
 			 struct described *k)
 {
 	parload_source src;
@@ -430,14 +431,14 @@ static bool is_container(const struct input *in, const struct layout_cfg *lc,
 	input_source(&src, in, lc);
 	memset(k, 0, sizeof(*k));
 	k->rc = parload_describe(&src, 0, &k->d, &k->err);
-	return k->d.format == PARLOAD_FORMAT_TIFF ||
-	       k->d.format == PARLOAD_FORMAT_HDF5;
+	return k->d.format != PARLOAD_FORMAT_PARLOAD;
 }
 
-/* Whether in is read through a layout rather than its own header. */
+/* Whether in is read through the layout given. */
 static bool is_stream(const struct input *in, const struct layout_cfg *lc)
 {
-	return lc->raw || is_nhdr(in->path) || lc->dataset ||
+	(void)in;
+	return lc->raw || lc->dataset ||
 	       lc->frames != PARLOAD_FRAMES_PROJECTIONS;
 }
 
@@ -469,7 +470,7 @@ int cmd_info(int argc, char **argv)
 			putchar('\n');
 		if (is_stream(&in, &a.layout))
 			rc = info_stream(&in, &a.layout, sel, a.json, NULL);
-		else if (is_container(&in, &a.layout, &known))
+		else if (is_described(&in, &a.layout, &known))
 			rc = info_stream(&in, &a.layout, sel, a.json, &known);
 		else
 			rc = info_one(in.path, sel, a.json);

@@ -646,13 +646,6 @@ typedef struct parload__container {
 	parload__strips strips;
 } parload__container;
 
-/* Which container a source is, by its path (extension, a directory, a
- * glob, "FILE.h5:/dataset") or its first bytes: *kind PARLOAD_FORMAT_TIFF,
- * PARLOAD_FORMAT_HDF5, or -1 for neither (a raw stream, parload's own
- * format, a .nhdr).  A regular file whose first bytes cannot be read
- * fails as its load would (EOPEN, EIO). */
-int parload__container_kind(const parload_source *src, int *kind,
-			    parload_error *err);
 /* Read the container's metadata (tiff.c; hdf5.c, only in a build with
  * libhdf5 and reached through its module): ECONTAINER, EINVAL,
  * ETRUNCATED, EOPEN naming the file and what is wrong, PARLOAD_ENOTSUP
@@ -1054,10 +1047,10 @@ typedef struct parload__ctx {
 	parload__file *files;
 	size_t nfiles;
 	parload__file one;  /* the files of a one-file source */
-	parload__nrrd nrrd; /* a .nhdr source: its layout and files */
-	parload__container cont; /* a TIFF or HDF5 source */
-	int kind;        /* PARLOAD_FORMAT_TIFF or _HDF5 for a container
-			  * (once source_open knows), else -1 */
+	const struct parload__driver *driver; /* its format's (driver.h) */
+	struct parload__described *described; /* what the driver made of
+					       * it (its layout, files,
+					       * strips), or NULL */
 	const parload__strips *strips; /* its strips, or NULL */
 	int fd;
 	bool stream;     /* a pipe, socket or character device: read() only */

@@ -18,7 +18,7 @@
  * dataset and nothing stays allocated or open.  The public entry points at
  * the end are all one request (parload_request) with some fields set.
  */
-#include "internal.h"
+#include "driver.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -456,8 +456,8 @@ static int describe_source(const parload_source *src, int allow_truncated,
 	parload__source_close(&c);
 	if (rc == 0)
 		*out = c.d;
-	else if (c.kind == PARLOAD_FORMAT_TIFF || c.kind == PARLOAD_FORMAT_HDF5)
-		out->format = (parload_format)c.kind;
+	else if (c.driver && c.driver->describe)
+		out->format = c.driver->format;
 	return rc;
 }
 

@@ -13,6 +13,7 @@
  * page needs it.
  */
 #include "tiff.h"
+#include "driver.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -109,14 +110,6 @@ static int natural_qcmp(const void *a, const void *b)
 	return c ? c : strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool tiff_named(const char *s)
-{
-	const size_t n = strlen(s);
-
-	return (n > 4 && strcasecmp(s + n - 4, ".tif") == 0) ||
-	       (n > 5 && strcasecmp(s + n - 5, ".tiff") == 0);
-}
-
 /* Every *.tif and *.tiff in dir. */
 static int list_folder(const char *dir, flist *l, parload_error *err)
 {
@@ -127,7 +120,8 @@ static int list_folder(const char *dir, flist *l, parload_error *err)
 	if (!d)
 		return parload__fail_open(err, errno, dir);
 	while (!rc && (e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.' && tiff_named(e->d_name))
+		if (e->d_name[0] != '.' && parload__driver_named(e->d_name) ==
+					      &parload__driver_tiff)
 			rc = flist_add(l, dir, e->d_name, err);
 	closedir(d);
 	return rc;
