@@ -732,8 +732,9 @@ typedef struct parload_dataset {
 	parload_shape shape;
 } parload_dataset;
 
-/* Load a whole file of parload's own format (or the .nhdr it names) with
- * one call.  opts may be NULL for the defaults.  On success *out owns its
+/* Load a whole file of parload's own format (or any other format that
+ * describes itself: a NRRD header, a NumPy .npy, a TIFF, an HDF5 file)
+ * with one call.  opts may be NULL for the defaults.  On success *out owns its
  * arrays until parload_dataset_free(); on failure it owns nothing and
  * opts->error (if set) tells why.  A load whose arrays need more memory
  * than the machine has (RAM plus swap) or than the process may map

@@ -10,10 +10,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- the table ---- */
 
@@ -49,22 +52,9 @@ static const parload__driver *row(size_t i)
 
 /* ---- names ---- */
 
-/* path's last element ends in ext and has a stem before it. */
-static bool ends_in(const char *path, const char *ext)
-{
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-	const size_t n = strlen(base), m = strlen(ext);
-
-	return n > m && strcasecmp(base + n - m, ext) == 0;
-}
-
 static bool has_name(const parload__driver *d, const char *path)
 {
-	for (const char *const *e = d->exts; path && e && *e; e++)
-		if (ends_in(path, *e))
-			return true;
-	return false;
+	return parload__name_ends(path, d->exts);
 }
 
 const parload__driver *parload__driver_named(const char *path)
@@ -299,8 +289,7 @@ int parload__driver_describe(const parload__driver *d,
 		return 0;
 	x = parload__sys_calloc(1, sizeof(*x));
 	if (!x)
-		return parload__fail_nomem(err, parload__source_label(src, NULL,
-								      0));
+		return parload__fail_nomem(err, parload__source_path(src));
 	rc = d->describe(src, x, err);
 	if (rc == 0 && x->strips && d->codecs &&
 	    !(d->codecs & (1u << x->got.strips.codec)))
@@ -325,6 +314,88 @@ void parload__driver_drop(const parload__driver *d, parload__described *x)
 	else
 		parload__container_free(&x->got);
 	parload__sys_free(x);
+}
+
+/* ---- parload_save: the row of the format asked or named writes ---- */
+
+static int check_stack(const char *path, const parload_stack *st,
+		       parload_error *err)
+{
+	if (!st || (!st->pixels && st->n && st->rows && st->cols))
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+					  "nothing to save");
+	if (parload_pixel_size(st->pixel_type) == 0)
+		return parload__fail_path(err, PARLOAD_EPIXTYPE, 0, path,
+					  "unknown pixel type %d",
+					  st->pixel_type);
+	if (st->n == 0 || st->rows == 0 || st->cols == 0)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+					  "an empty stack (%" PRIu64 " pages "
+					  "of %u x %u) cannot be saved",
+					  st->n, st->cols, st->rows);
+	if (st->layout != PARLOAD_LAYOUT_VIEWS &&
+	    st->layout != PARLOAD_LAYOUT_SINOGRAMS)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+					  "unknown layout %d", (int)st->layout);
+	return 0;
+}
+
+/* "which format?": the extensions of the formats parload_save writes. */
+static int which_format(const char *path, parload_error *err)
+{
+	char names[256] = "";
+	size_t n = 0;
+	const parload__driver *d;
+
+	for (int f = PARLOAD_SAVE_AUTO + 1;
+	     (d = parload__driver_saving((parload_save_format)f)); f++)
+		for (const char *const *e = d->exts; e && *e; e++)
+			n += (size_t)snprintf(names + n, sizeof(names) - n,
+					      "%s%s", n ? " " : "", *e);
+	return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+				  "which format? (an extension: %s)", names);
+}
+
+int parload_save(const char *path, const parload_stack *st,
+		 const parload_save_options *o, parload_error *err)
+{
+	parload_save_options dflt;
+	const parload__driver *d;
+	char tmp[PATH_MAX];
+	struct stat sb;
+	int rc;
+
+	if (!o) {
+		parload_save_options_init(&dflt);
+		o = &dflt;
+	}
+	if (!path || !*path)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
+					  "parload_save: no path");
+	rc = check_stack(path, st, err);
+	if (rc)
+		return rc;
+	d = parload__driver_saving(o->format ? o->format :
+					       parload_save_format_of(path));
+	if (!d)
+		return which_format(path, err);
+	/* The caller's temporary file: written, and left to the caller. */
+	if (o->tmp)
+		return d->write(o->tmp, path, st, o, err);
+	/* Refused before writing; parload_temp_place refuses it again,
+	 * atomically, should path appear meanwhile. */
+	if (!(o->flags & PARLOAD_SAVE_FORCE) && parload__sys_lstat(path, &sb) == 0)
+		return parload__fail_path(err, PARLOAD_EEXIST, 0, path,
+					  "exists (replace it with force)");
+	rc = parload_temp_create(path, tmp, sizeof(tmp), err);
+	if (rc)
+		return rc;
+	rc = d->write(tmp, path, st, o, err);
+	if (rc == 0)
+		rc = parload_temp_place(tmp, path, o->flags, err);
+	if (rc)
+		(void)unlink(tmp);
+	return rc;
 }
 
 /* ---- public: the table as names ---- */
@@ -396,7 +467,7 @@ static int tiff_write(const char *tmp, const char *path,
 	return parload__tiff_save(tmp, path, st, err);
 }
 
-static const char *const tiff_exts[] = { ".tif", ".tiff", NULL };
+static const char *const tiff_exts[] = { PARLOAD__TIFF_EXTS, NULL };
 
 const parload__driver parload__driver_tiff = {
 	.name = "tiff",
@@ -433,7 +504,7 @@ static int hdf5_describe(const parload_source *src, parload__described *out,
 	rc = parload__hdf5_native(src, c, err);
 	if (rc == 1) {
 		m = parload__module_get(PARLOAD_FORMAT_HDF5,
-					parload__source_label(src, NULL, 0),
+					parload__source_path(src),
 					err);
 		rc = m ? m->read(src, c, err) : PARLOAD_ENOTSUP;
 	}

@@ -19,6 +19,8 @@
 #include "internal.h"
 
 #include <stdarg.h>
+#include <string.h>
+#include <strings.h>
 
 struct stat;
 
@@ -67,6 +69,35 @@ typedef struct parload__driver {
 	/* The codecs its strips may need: bits 1u << PARLOAD__CODEC_*. */
 	unsigned codecs;
 } parload__driver;
+
+/* The one rule for a format's name: the last element of path (which has
+ * a stem before the dot) ends in one of exts (NULL-terminated),
+ * case-insensitively.  Inline, for the readers that list a folder by it
+ * (tiff.c) without the table. */
+static inline bool parload__name_ends(const char *path,
+				      const char *const *exts)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	const char *base = slash ? slash + 1 : path;
+	const size_t n = base ? strlen(base) : 0;
+
+	for (; base && exts && *exts; exts++) {
+		const size_t m = strlen(*exts);
+
+		if (n > m && strcasecmp(base + n - m, *exts) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* TIFF's names: its row's, and a folder's TIFFs (tiff.c). */
+#define PARLOAD__TIFF_EXTS ".tif", ".tiff"
+
+/* The file a source names: its path, or the first of its list. */
+static inline const char *parload__source_path(const parload_source *src)
+{
+	return src->path ? src->path : src->path_count ? src->paths[0] : NULL;
+}
 
 /* The rows of the table (driver.c; nrrd.c; npy.c). */
 extern const parload__driver parload__driver_parload;

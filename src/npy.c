@@ -352,7 +352,7 @@ static int read_head(int fd, const char *path, uint64_t size,
 static int npy_describe(const parload_source *src, parload__described *out,
 			parload_error *err)
 {
-	const char *path = parload__source_label(src, NULL, 0);
+	const char *path = parload__source_path(src);
 	unsigned char *b = NULL;
 	struct stat st;
 	size_t n = 0;

@@ -1056,7 +1056,7 @@ static int nrrd_describe(const parload_source *src, parload__described *out,
 			 parload_error *err)
 {
 	parload__nrrd *n = parload__sys_calloc(1, sizeof(*n));
-	const char *path = parload__source_label(src, NULL, 0);
+	const char *path = parload__source_path(src);
 	int rc;
 
 	if (!n)

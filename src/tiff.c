@@ -113,6 +113,7 @@ static int natural_qcmp(const void *a, const void *b)
 /* Every *.tif and *.tiff in dir. */
 static int list_folder(const char *dir, flist *l, parload_error *err)
 {
+	static const char *const exts[] = { PARLOAD__TIFF_EXTS, NULL };
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	int rc = 0;
@@ -120,8 +121,7 @@ static int list_folder(const char *dir, flist *l, parload_error *err)
 	if (!d)
 		return parload__fail_open(err, errno, dir);
 	while (!rc && (e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.' && parload__driver_named(e->d_name) ==
-					      &parload__driver_tiff)
+		if (e->d_name[0] != '.' && parload__name_ends(e->d_name, exts))
 			rc = flist_add(l, dir, e->d_name, err);
 	closedir(d);
 	return rc;

@@ -492,7 +492,7 @@ static bool dummy_magic(const unsigned char *b, size_t n)
 static int dummy_describe(const parload_source *src, parload__described *out,
 			  parload_error *err)
 {
-	const char *path = parload__source_label(src, NULL, 0);
+	const char *path = parload__source_path(src);
 	parload_desc *d = &out->got.desc;
 	unsigned w, h, n;
 	int len = 0;
