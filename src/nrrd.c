@@ -1102,30 +1102,19 @@ static bool nrrd_magic(const unsigned char *b, size_t n)
 static const char *const nhdr_exts[] = { ".nhdr", NULL };
 static const char *const nrrd_exts[] = { ".nrrd", NULL };
 
-/* A detached header: the data in the files it names (nrrd_write.c
- * writes one, parload_nrrd_write: not parload_save's). */
-const parload__driver parload__driver_nhdr = {
-	.name = "nhdr",
-	.title = "NRRD",
-	.format = PARLOAD_FORMAT_RAW,
-	.magic = nrrd_magic,
-	.exts = nhdr_exts,
-	.describe = nrrd_describe,
-	.drop = nrrd_drop,
-	.file_vfail = nrrd_file_vfail,
-	.file_opened = nrrd_file_opened,
-};
+/* The two rows differ in their names only: the same fields, read by the
+ * same parser, whose data follows the header (attached) or lies in the
+ * files it names (detached). */
+#define NRRD_ROW(id, exts_)                                                    \
+	{                                                                      \
+		.name = id, .title = "NRRD", .format = PARLOAD_FORMAT_RAW,     \
+		.magic = nrrd_magic, .exts = exts_, .describe = nrrd_describe, \
+		.drop = nrrd_drop, .file_vfail = nrrd_file_vfail,              \
+		.file_opened = nrrd_file_opened,                               \
+	}
 
-/* An attached header: the data after its blank line, in the same file
- * (the same fields, read by the same parser). */
-const parload__driver parload__driver_nrrd = {
-	.name = "nrrd",
-	.title = "NRRD",
-	.format = PARLOAD_FORMAT_RAW,
-	.magic = nrrd_magic,
-	.exts = nrrd_exts,
-	.describe = nrrd_describe,
-	.drop = nrrd_drop,
-	.file_vfail = nrrd_file_vfail,
-	.file_opened = nrrd_file_opened,
-};
+/* A detached header (.nhdr; parload_nrrd_write writes one, nrrd_write.c,
+ * not parload_save). */
+const parload__driver parload__driver_nhdr = NRRD_ROW("nhdr", nhdr_exts);
+/* An attached header (.nrrd, which teem, ITK and 3D Slicer write). */
+const parload__driver parload__driver_nrrd = NRRD_ROW("nrrd", nrrd_exts);
