@@ -87,8 +87,10 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
     order given), a file descriptor or an open file object; a regular
     file is read by the chosen strategy, a pipe or socket as a stream (a
     FIFO's path once its writer has come; Ctrl-C ends that wait with
-    KeyboardInterrupt).  A path ending in .nhdr is read as the NRRD
-    detached header it is.
+    KeyboardInterrupt).  A path is what its first bytes say, else its
+    name in any case: a NRRD header (.nhdr names its data files, .nrrd
+    holds them), a NumPy .npy (numpy.save's), a TIFF, an HDF5 file, else
+    parload's own format.
 
     raw describes a raw layout, as the command's --raw does: the text
     "width=W,height=H,type=T,offset=N,header=N,gap=N,count=N" (or
