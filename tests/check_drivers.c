@@ -383,6 +383,19 @@ START_TEST(test_nhdr_any_case)
 	parload_dataset_free(&ds);
 	ck_assert_str_eq(parload_format_named(nhdr), "nhdr");
 	ck_assert_str_eq(parload_format_named("x.NrRd"), "nrrd");
+	/* The command's rule is the library's: a header is no raw data. */
+	{
+		tu_result r;
+		tu_cmd c = { .argv = (const char *const[]){
+				     tu_parload_bin(), "--raw",
+				     "width=4,height=3,type=u16", nhdr, NULL },
+			     .timeout = 60 };
+
+		tu_run_cmd(&c, &r);
+		ck_assert_int_eq(r.status, 2);
+		ck_assert_msg(strstr(r.err, "NRRD header"), "%s", r.err);
+		tu_result_free(&r);
+	}
 	free(data);
 	free(nhdr);
 }
@@ -474,6 +487,19 @@ START_TEST(test_cli)
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "2 views"), "%s", r.out);
 	tu_result_free(&r);
+	/* .cxi was unknown to extract, HDF5 to the library. */
+	if (parload_has_hdf5()) {
+		char *cxi = tu_path("o.cxi");
+
+		run(&r, (const char *const[]){ tu_parload_bin(), "extract",
+					       "-o", cxi, in, NULL });
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		tu_result_free(&r);
+		ck_assert_msg(load(cxi, &ds, &err) == 0, "%s", err.message);
+		ck_assert_int_eq(ds.desc.format, PARLOAD_FORMAT_HDF5);
+		parload_dataset_free(&ds);
+		free(cxi);
+	}
 	free(in);
 	free(out);
 	free(t0);
