@@ -188,12 +188,15 @@ static int by_path(const char *p, const parload__driver **out,
 	int rc = 0;
 
 	*out = NULL;
-	/* stat is best effort: the load's own open says what is wrong. */
+	/* stat is best effort: the name says, and the load's own open says
+	 * what is wrong. */
 	if (parload__sys_stat(p, &st) != 0) {
 		if (hdf5_with_dataset(p))
 			*out = &parload__driver_hdf5;
 		else if (strpbrk(p, "*?[")) /* a glob the shell left */
 			*out = &parload__driver_tiff;
+		else
+			*out = parload__driver_named(p);
 	} else if (S_ISDIR(st.st_mode)) {
 		if (tiff_folder(p))
 			*out = &parload__driver_tiff;
