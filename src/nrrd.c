@@ -981,6 +981,9 @@ static int read_text(hdr *h, char **buf, size_t *len)
 	if (rc == 0) {
 		(*buf)[*len] = '\0';
 		h->end = (uint64_t)st.st_size > MAX_HEADER ? SIZE_MAX : 0;
+	} else {
+		parload__sys_free(*buf); /* a read that failed */
+		*buf = NULL;
 	}
 	return rc;
 }
