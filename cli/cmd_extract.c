@@ -64,17 +64,10 @@ const char cmd_extract_help[] =
 "then put in place: a failed or interrupted extract leaves no file behind.\n"
 "Only SIGKILL (or a crash) leaves that temporary file, which may be deleted.\n";
 
-enum { FMT_NONE = -1, FMT_NPY, FMT_RAW, FMT_BIN, FMT_TIF, FMT_H5 };
-/* Names and extensions, each with its format. */
-static const struct {
-	const char *name;
-	int format;
-} format_names[] = {
-	{ "npy", FMT_NPY }, { "raw", FMT_RAW },	  { "bin", FMT_BIN },
-	{ "tif", FMT_TIF }, { "tiff", FMT_TIF },  { "h5", FMT_H5 },
-	{ "hdf5", FMT_H5 }, { "hdf", FMT_H5 },	  { "nxs", FMT_H5 },
-};
-#define N_FORMATS (sizeof(format_names) / sizeof(format_names[0]))
+/* A format: parload_save's (PARLOAD_SAVE_TIFF, _HDF5, _NPY: the
+ * library's table of names and extensions), or the command's own. */
+enum { FMT_NONE = -1, FMT_TIF = PARLOAD_SAVE_TIFF, FMT_H5 = PARLOAD_SAVE_HDF5,
+       FMT_NPY = PARLOAD_SAVE_NPY, FMT_RAW = 100, FMT_BIN };
 
 enum { OPT_OUTPUT = OPT_LOCAL, OPT_FORMAT, OPT_FORCE, OPT_COMPRESS,
        OPT_OUTPUT_DATASET };
@@ -100,22 +93,31 @@ struct extract_cfg {
 	const char *dataset; /* --output-dataset */
 };
 
+/* The format an extension or --format names (tif, TIFF, h5, npy, ...),
+ * or FMT_NONE. */
 static int format_from_name(const char *name)
 {
-	for (size_t i = 0; i < N_FORMATS; i++)
-		if (strcasecmp(name, format_names[i].name) == 0)
-			return format_names[i].format;
-	return FMT_NONE;
+	char file[64];
+
+	if (strcasecmp(name, "raw") == 0)
+		return FMT_RAW;
+	if (strcasecmp(name, "bin") == 0)
+		return FMT_BIN;
+	/* The library's format of a file with that extension. */
+	snprintf(file, sizeof(file), "x.%s", name);
+	return strlen(name) < 32 && parload_save_format_of(file) ?
+		       (int)parload_save_format_of(file) :
+		       FMT_NONE;
 }
 
 /* The format OUT's extension names, or FMT_NONE. */
 static int format_from_path(const char *path)
 {
-	const char *dot = strrchr(path, '.');
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	const char *dot = strrchr(base, '.');
 
-	if (!dot || strchr(dot, '/'))
-		return FMT_NONE;
-	return format_from_name(dot + 1);
+	return dot && dot > base ? format_from_name(dot + 1) : FMT_NONE;
 }
 
 /* --compress gzip or gzip=LEVEL (1 to 9). */
@@ -335,7 +337,7 @@ static int write_raw(const char *out, const char *path,
 	return EXIT_OK;
 }
 
-/* tif and h5: parload_save writes the command's temporary file (path),
+/* tif, h5 and npy: parload_save writes the command's temporary file (path),
  * which the command puts in place as it does the others': one owner,
  * whom a signal finds. */
 static int write_container(const struct extract_cfg *x, const char *path,
@@ -354,7 +356,7 @@ static int write_container(const struct extract_cfg *x, const char *path,
 	}
 	parload_stack_of(&st, ds, angles);
 	parload_save_options_init(&o);
-	o.format = x->format == FMT_TIF ? PARLOAD_SAVE_TIFF : PARLOAD_SAVE_HDF5;
+	o.format = (parload_save_format)x->format;
 	o.dataset = x->dataset;
 	o.gzip = x->gzip;
 	o.tmp = path;
@@ -370,16 +372,15 @@ static int write_container(const struct extract_cfg *x, const char *path,
 
 static int write_out(const struct extract_cfg *x, const parload_dataset *ds)
 {
-	if (x->format == FMT_TIF || x->format == FMT_H5)
-		return was_interrupted() ? EXIT_OK :
-					   write_container(x, tmp_file(), ds);
 	if (strcmp(x->out, "-") == 0)
 		return write_array(stdout, ds, x->format == FMT_NPY) ?
 			       EXIT_OK : EXIT_FAIL;
 	if (x->format == FMT_RAW)
 		return write_raw(x->out, tmp_file(), ds);
-	return write_array_file(x->out, tmp_file(), ds,
-				x->format == FMT_NPY);
+	if (x->format == FMT_BIN)
+		return write_array_file(x->out, tmp_file(), ds, false);
+	return was_interrupted() ? EXIT_OK :
+				   write_container(x, tmp_file(), ds);
 }
 
 /* ---------------------------------------------------------------------

@@ -20,7 +20,7 @@ const char cmd_info_help[] =
 "of a damaged file that begins with the magic are shown too.  With a\n"
 "selection, also what a load of it would deliver (its shape, in the order\n"
 "of the layout) and read; a selection the file cannot give fails the file.\n"
-"With --raw SPEC (or for a FILE ending in .nhdr, a NRRD detached header),\n"
+"With --raw SPEC (or for a NRRD header or a NumPy .npy, which state one),\n"
 "the layout instead: its description, record size, views, the offset of\n"
 "the first record and the bytes after the last complete record (a partial\n"
 "record, or what the layout's count leaves out); with --concat, of all\n"
@@ -32,7 +32,8 @@ const char cmd_info_help[] =
 "as its load does.\n"
 "      --raw SPEC         the files' layout (see 'parload --help'); it\n"
 "                         overrides a parload header\n"
-"      --concat           all FILEs are one stream (needs --raw)\n"
+"      --concat           all FILEs are one stream (needs --raw, but for\n"
+"                         TIFFs)\n"
 "      --dataset PATH     an HDF5 FILE's dataset (see 'parload --help')\n"
 "      --frames KIND      projections (default), flats or darks\n"
 "      --confine          the files a FILE names must lie in its directory\n"
@@ -418,11 +419,12 @@ static const struct option_parser info_parser = {
 	":h", info_longopts, "info", cmd_info_help, info_option,
 };
 
-/* A TIFF or HDF5 file, by what the library makes of it (a list, a
- * folder, a glob, "FILE.h5:/name" too): its description, or the load's
- * failure (damaged metadata), in *k, which info_stream then prints
- * without reading the metadata again. */
-static bool is_container(const struct input *in, const struct layout_cfg *lc,
+/* A file that describes itself otherwise than by parload's header (a
+ * TIFF, an HDF5 file, a NRRD header, a .npy), by what the library makes
+ * of it (a list, a folder, a glob, "FILE.h5:/name" too): its
+ * description, or the load's failure (damaged metadata), in *k, which
+ * info_stream then prints without reading the metadata again. */
+static bool is_described(const struct input *in, const struct layout_cfg *lc,
 			 struct described *k)
 {
 	parload_source src;
@@ -430,14 +432,14 @@ static bool is_container(const struct input *in, const struct layout_cfg *lc,
 	input_source(&src, in, lc);
 	memset(k, 0, sizeof(*k));
 	k->rc = parload_describe(&src, 0, &k->d, &k->err);
-	return k->d.format == PARLOAD_FORMAT_TIFF ||
-	       k->d.format == PARLOAD_FORMAT_HDF5;
+	return k->d.format != PARLOAD_FORMAT_PARLOAD;
 }
 
-/* Whether in is read through a layout rather than its own header. */
+/* Whether in is read through the layout given. */
 static bool is_stream(const struct input *in, const struct layout_cfg *lc)
 {
-	return lc->raw || is_nhdr(in->path) || lc->dataset ||
+	(void)in;
+	return lc->raw || lc->dataset ||
 	       lc->frames != PARLOAD_FRAMES_PROJECTIONS;
 }
 
@@ -469,7 +471,7 @@ int cmd_info(int argc, char **argv)
 			putchar('\n');
 		if (is_stream(&in, &a.layout))
 			rc = info_stream(&in, &a.layout, sel, a.json, NULL);
-		else if (is_container(&in, &a.layout, &known))
+		else if (is_described(&in, &a.layout, &known))
 			rc = info_stream(&in, &a.layout, sel, a.json, &known);
 		else
 			rc = info_one(in.path, sel, a.json);

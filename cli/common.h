@@ -259,10 +259,11 @@ struct input {
 	char label[2 * 4096 + 32];
 };
 
-/* Whether path names a NRRD detached header (ends in ".nhdr"). */
+/* Whether path names a NRRD detached header (parload_format_named). */
 bool is_nhdr(const char *path);
 /* Whether the operands fit the layout options: --raw names raw files,
- * never a .nhdr (which states its own layout); --concat needs --raw.
+ * never a .nhdr (which states its own layout); --concat needs --raw
+ * (but for TIFF files).
  * EXIT_OK, or EXIT_USAGE after saying why. */
 int check_inputs(const struct layout_cfg *lc, int nfiles, char **files);
 /* How many inputs nfiles operands make: 1 with --concat, else nfiles. */

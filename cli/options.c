@@ -240,16 +240,21 @@ int parse_layout_option(struct layout_cfg *lc, int c, const char *arg)
 
 bool is_nhdr(const char *path)
 {
-	size_t n = strlen(path);
+	const char *f = parload_format_named(path);
 
-	return n >= 5 && strcmp(path + n - 5, ".nhdr") == 0;
+	return f && strcmp(f, "nhdr") == 0;
 }
 
 int check_inputs(const struct layout_cfg *lc, int nfiles, char **files)
 {
-	if (lc->concat && !lc->raw)
-		return usage_error("--concat needs --raw SPEC: the files of "
-				   "one stream share one layout");
+	const char *f = nfiles ? parload_format_named(files[0]) : NULL;
+
+	/* TIFFs state their layout: the library reads their pages as one
+	 * stream. */
+	if (lc->concat && !lc->raw && !(f && strcmp(f, "tiff") == 0))
+		return usage_error("--concat needs --raw SPEC (or TIFF "
+				   "files): the files of one stream share "
+				   "one layout");
 	for (int i = 0; i < nfiles; i++) {
 		if (!is_nhdr(files[i]))
 			continue;

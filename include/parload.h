@@ -347,7 +347,9 @@ PARLOAD_API void parload_source_init(parload_source *src);
  * short describes its complete views (PARLOAD_OPT_ALLOW_TRUNCATED).  On
  * failure *out is zeroed but for format, which is PARLOAD_FORMAT_TIFF or
  * PARLOAD_FORMAT_HDF5 when src was read as that container (its failure
- * is the container's: damaged metadata, a file it names), else 0. */
+ * is the container's: damaged metadata, a file it names),
+ * PARLOAD_FORMAT_RAW when it was read as a file that describes itself as
+ * a raw layout (a NRRD header, a NumPy .npy), else 0. */
 PARLOAD_API int parload_describe(const parload_source *src,
 				 int allow_truncated, parload_desc *out,
 				 parload_error *err);
@@ -730,8 +732,9 @@ typedef struct parload_dataset {
 	parload_shape shape;
 } parload_dataset;
 
-/* Load a whole file of parload's own format (or the .nhdr it names) with
- * one call.  opts may be NULL for the defaults.  On success *out owns its
+/* Load a whole file of parload's own format (or any other format that
+ * describes itself: a NRRD header, a NumPy .npy, a TIFF, an HDF5 file)
+ * with one call.  opts may be NULL for the defaults.  On success *out owns its
  * arrays until parload_dataset_free(); on failure it owns nothing and
  * opts->error (if set) tells why.  A load whose arrays need more memory
  * than the machine has (RAM plus swap) or than the process may map
@@ -1073,15 +1076,30 @@ PARLOAD_API void parload_stack_of(parload_stack *st, const parload_dataset *ds,
 				  float *angles_buf);
 
 typedef enum parload_save_format {
-	PARLOAD_SAVE_AUTO = 0, /* from the path's extension: .tif .tiff, or
-				* .h5 .hdf5 .hdf .nxs */
+	PARLOAD_SAVE_AUTO = 0, /* from the path's extension
+				* (parload_save_format_of) */
 	PARLOAD_SAVE_TIFF = 1, /* one page per view (or sinogram); classic
 				* TIFF when the file stays below 4 GiB, else
 				* BigTIFF */
-	PARLOAD_SAVE_HDF5 = 2  /* DXchange: the pages as a 3-D dataset chunked
+	PARLOAD_SAVE_HDF5 = 2, /* DXchange: the pages as a 3-D dataset chunked
 				* one page per chunk, /exchange/theta from the
 				* angles */
+	PARLOAD_SAVE_NPY = 3   /* NumPy's .npy 1.0: (pages, rows, cols), C
+				* order, little-endian; no angles */
 } parload_save_format;
+
+/* The format a file's name says, case-insensitively, by the extension
+ * of its last element (which has a name before the dot): .tif .tiff
+ * (TIFF), .h5 .hdf5 .hdf .nxs .cxi (HDF5), .npy; PARLOAD_SAVE_AUTO for
+ * none.  The one table parload_save, `parload extract -o` and Python's
+ * parload.save share. */
+PARLOAD_API parload_save_format parload_save_format_of(const char *path);
+/* The format that reads path by its name alone, case-insensitively:
+ * "nhdr" (a NRRD detached header), "nrrd" (attached), "tiff", "hdf5",
+ * "npy", or NULL for none (parload's own format, or a raw layout).  A
+ * load looks at a regular file's first bytes before its name: this is
+ * the rule it falls back to, for a file that does not exist yet. */
+PARLOAD_API const char *parload_format_named(const char *path);
 
 #define PARLOAD_SAVE_FORCE 0x1u /* replace an existing file */
 

@@ -26,6 +26,10 @@
 struct meta {
 	parload_desc desc;
 	uint64_t size;
+	/* The file describes itself otherwise than by parload's header (a
+	 * TIFF, an HDF5 file, a NRRD header, a .npy): its description is
+	 * the library's, and each rank's loader reads it again. */
+	bool described;
 };
 
 /* An MPI-IO part owns its buffers; a pool part's dataset owns its own. */
@@ -122,8 +126,8 @@ static void source_of(parload_source *src, const char *path,
 	src->frames = o->frames;
 }
 
-/* Rank 0: the layout (a container's from its metadata, parload's own
- * header, or the given one fitted to the file) and the file's size. */
+/* Rank 0: the layout (that of a file that describes itself, parload's
+ * own header, or the given one fitted to the file) and the file's size. */
 static int read_meta(const char *path, const parload_mpi_options *o,
 		     struct meta *m, parload_error *err)
 {
@@ -135,10 +139,13 @@ static int read_meta(const char *path, const parload_mpi_options *o,
 
 	memset(m, 0, sizeof(*m));
 	source_of(&src, path, o, o->desc);
-	if (!o->desc && parload_describe(&src, 0, &m->desc, NULL) == 0 &&
-	    is_container(&m->desc)) {
+	if (!o->desc &&
+	    parload_describe(&src, (flags & PARLOAD_OPT_ALLOW_TRUNCATED) != 0,
+			     &m->desc, NULL) == 0 &&
+	    m->desc.format != PARLOAD_FORMAT_PARLOAD) {
 		/* Its size says nothing of its views (and a folder or
-		 * "FILE.h5:/name" has none). */
+		 * "FILE.h5:/name" has none): the library counted them. */
+		m->described = true;
 		m->size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 		return 0;
 	} else if (!o->desc) {
@@ -315,8 +322,8 @@ static int choose_part(struct job *j)
 	int rc;
 
 	j->complete = j->meta.desc;
-	/* A container's views are its table's, whatever the file's size. */
-	if (!is_container(&j->meta.desc))
+	/* A file that describes itself counted its views already. */
+	if (!j->meta.described)
 		j->complete.count = parload_mpi__complete_views(&j->meta.desc,
 								j->meta.size);
 	if (j->split->kind == PARLOAD_MPI_SPLIT_EXPLICIT) {
@@ -366,10 +373,11 @@ static int read_part(struct job *j)
 	parload_mpi_part *out = j->out;
 	int rc = 0;
 
-	if (o->io == PARLOAD_MPI_IO_MPIIO && is_container(&j->meta.desc)) {
+	if (o->io == PARLOAD_MPI_IO_MPIIO && j->meta.described) {
 		rc = parload_mpi__fail(j->err, PARLOAD_ENOTSUP, j->path,
-				       "a TIFF or HDF5 file is read with the "
-				       "pool (io pool), not MPI-IO");
+				       "a TIFF, HDF5, NRRD or .npy file is "
+				       "read with the pool (io pool), not "
+				       "MPI-IO");
 	} else if (o->io == PARLOAD_MPI_IO_MPIIO) {
 		j->owned = calloc(1, sizeof(*j->owned));
 		rc = j->owned ? 0 :
@@ -386,7 +394,9 @@ static int read_part(struct job *j)
 		if (rc == 0 && j->has_part)
 			out->dataset.desc.count = j->complete.count;
 	} else if (j->has_part) {
-		rc = load_pool(j->path, o, &j->meta.desc, &j->sel,
+		rc = load_pool(j->path, o,
+			       j->meta.described ? NULL : &j->meta.desc,
+			       &j->sel,
 			       out->threads, out->core_offset, &out->dataset,
 			       j->err);
 	}

@@ -94,6 +94,111 @@ START_TEST(test_walk_load)
 }
 END_TEST
 
+/* A file of a format that describes itself (its driver, driver.h):
+ * 0 a NumPy .npy, 1 a NRRD attached header, 2 a detached one and its
+ * data file.  2 views of 3 x 4 u16. */
+static char *described_file(int kind)
+{
+	static const char *const heads[] = {
+		"\x93NUMPY\x01_\x76_{'descr': '<u2', "
+		"'fortran_order': False, 'shape': (2, 3, 4), }",
+		"NRRD0004\ntype: uint16\ndimension: 3\nsizes: 4 3 2\n"
+		"endian: little\nencoding: raw\n\n",
+		"NRRD0004\ntype: uint16\ndimension: 3\nsizes: 4 3 2\n"
+		"endian: little\nencoding: raw\ndata file: walk.dat\n",
+	};
+	static const char *const names[] = { "walk.npy", "walk.nrrd",
+					     "walk.nhdr" };
+	unsigned char b[256] = { 0 };
+	size_t n = strlen(heads[kind]);
+	char *path = tu_path(names[kind]), *data;
+
+	memcpy(b, heads[kind], n);
+	if (kind == 0) { /* NumPy pads its header to 64 bytes: 128 */
+		b[7] = b[9] = 0;
+		memset(b + n, ' ', 127 - n);
+		b[127] = '\n';
+		n = 128;
+	}
+	if (kind == 2) {
+		tu_write_file(path, b, n);
+		data = tu_path("walk.dat");
+		n = 0;
+	} else {
+		data = path;
+	}
+	for (unsigned k = 0; k < 24; k++) {
+		b[n + 2 * k] = (unsigned char)(k * 3 + 1);
+		b[n + 2 * k + 1] = 0;
+	}
+	tu_write_file(data, b, n + 48);
+	if (data != path)
+		free(data);
+	return path;
+}
+
+/* The pixels of a described file, as written. */
+static void assert_described(const parload_dataset *ds, const char *what)
+{
+	const uint16_t *px = ds->pixels;
+
+	ck_assert_msg(ds->shape.views == 2, "%s: %" PRIu64 " views", what,
+		      ds->shape.views);
+	for (unsigned k = 0; k < 24; k++)
+		ck_assert_msg(px[k] == k * 3 + 1, "%s: pixel %u", what, k);
+}
+
+/* Every call of a clean load of such a file failed in turn: the load
+ * fails as the fault says and leaves nothing behind, or (a best-effort
+ * call) loads it exactly; the loader then loads it exactly. */
+START_TEST(test_walk_described)
+{
+	char *path = described_file(_i);
+	parload_loader *l = tu_loader(2, 0, 0);
+	parload_dataset ds;
+	parload_error err;
+	ft_snapshot base;
+	uint64_t calls, n;
+	char what[160];
+	int rc, k;
+
+	ck_assert_msg(ft_load(l, path, &ds, &err) == 0, "%s", err.message);
+	parload_dataset_free(&ds);
+	parload__fault_reset();
+	ck_assert_int_eq(ft_load(l, path, &ds, &err), 0);
+	parload_dataset_free(&ds);
+	calls = parload__fault_calls();
+	ft_snap(&base);
+	for (n = 1;; n++) {
+		parload__fault_fail_nth(n, PARLOAD__FK_ALL, 0);
+		rc = ft_load(l, path, &ds, &err);
+		k = parload__fault_fired();
+		snprintf(what, sizeof(what), "%s, call %" PRIu64 " (%s)", path,
+			 n, k < 0 ? "none" : parload__fault_kind_name(k));
+		parload__fault_reset();
+		if (k < 0 || rc == 0) {
+			ck_assert_msg(rc == 0, "%s: %s", what, err.message);
+			assert_described(&ds, what);
+			parload_dataset_free(&ds);
+		} else {
+			ck_assert_msg(rc < 0 && err.code == rc &&
+					      ft_all_zero(&ds, sizeof(ds)),
+				      "%s: %d %s", what, rc, err.message);
+		}
+		if (k < 0)
+			break;
+		ft_assert_as_before(&base, what);
+		ck_assert_int_eq(ft_load(l, path, &ds, &err), 0);
+		assert_described(&ds, what);
+		parload_dataset_free(&ds);
+	}
+	ck_assert_uint_eq(n - 1, calls);
+	printf("walk %s: %" PRIu64 " faults\n", path, n - 1);
+	parload_loader_free(l);
+	free(path);
+}
+END_TEST
+
 /* A selection (a band of rows and a crop of columns in view layout; every
  * other view as sinograms, read or copied from the file mapped) under a
  * fault at every call, with 1 to 3 workers: the result equals a clean
@@ -1305,6 +1410,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_walk_buffers_alloc);
 	tcase_add_loop_test(t, test_walk_selection, 0, 9);
 	tcase_add_loop_test(t, test_walk_raw_files, 0, 9);
+	tcase_add_loop_test(t, test_walk_described, 0, 3);
 	tcase_add_test(t, test_raw_refused_before_reading);
 	tcase_add_test(t, test_h5_block_checked_first);
 	tcase_add_test(t, test_h5_node_checked_first);

@@ -87,8 +87,10 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
     order given), a file descriptor or an open file object; a regular
     file is read by the chosen strategy, a pipe or socket as a stream (a
     FIFO's path once its writer has come; Ctrl-C ends that wait with
-    KeyboardInterrupt).  A path ending in .nhdr is read as the NRRD
-    detached header it is.
+    KeyboardInterrupt).  A path is what its first bytes say, else its
+    name in any case: a NRRD header (.nhdr names its data files, .nrrd
+    holds them), a NumPy .npy (numpy.save's), a TIFF, an HDF5 file, else
+    parload's own format.
 
     raw describes a raw layout, as the command's --raw does: the text
     "width=W,height=H,type=T,offset=N,header=N,gap=N,count=N" (or
@@ -258,8 +260,9 @@ def _gzip_level(compress):
 
 
 def save(path, data, dataset=None, compress=None, force=False, angles=None):
-    """Write data as a TIFF (.tif, .tiff) or an HDF5 file (.h5, .hdf5,
-    .hdf, .nxs), as `parload extract -o` does.
+    """Write data as a TIFF (.tif, .tiff), an HDF5 file (.h5, .hdf5,
+    .hdf, .nxs, .cxi) or a NumPy .npy, by path's extension in any case, as
+    `parload extract -o` does.
 
     data is a Dataset (its pixels in its layout, and the angles of its
     view headers when any is not 0) or a NumPy array of 2 dimensions (one
@@ -269,7 +272,9 @@ def save(path, data, dataset=None, compress=None, force=False, angles=None):
     tifffile reads as one 3-D array.  HDF5: dataset is the dataset's path
     (default /exchange/data, or /exchange/sinograms for sinograms),
     compress "gzip" or "gzip=LEVEL" (deflate with shuffle; default level
-    4), angles (degrees, one per view) go to /exchange/theta.
+    4), angles (degrees, one per view) go to /exchange/theta.  A .npy
+    holds the array (pages, rows, cols) as numpy.save writes it, without
+    angles.
 
     The file is written under a hidden temporary name beside path
     (.NAME.XXXXXX) and put in place: nothing is left behind on failure
@@ -288,7 +293,5 @@ def save(path, data, dataset=None, compress=None, force=False, angles=None):
         import numpy
         angles = numpy.ascontiguousarray(angles, dtype=numpy.float32)
     gzip = _gzip_level(compress)
-    if gzip and str(path).lower().endswith((".tif", ".tiff")):
-        raise ValueError("compress applies to HDF5 output only")
     _save(path, data, layout=layout, angles=angles, dataset=dataset,
           gzip=gzip, force=bool(force))

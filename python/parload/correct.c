@@ -10,12 +10,13 @@
 
 static const char *const names[2] = { "darks", "flats" };
 
-static int ends_with_nhdr(const source *s)
+/* A NRRD detached header, by the library's rule for its name. */
+static int is_nhdr(const source *s)
 {
 	const char *p = py_source_path(s);
-	size_t n = p ? strlen(p) : 0;
+	const char *f = p ? parload_format_named(p) : NULL;
 
-	return n >= 5 && strcmp(p + n - 5, ".nhdr") == 0;
+	return f && strcmp(f, "nhdr") == 0;
 }
 
 static int is_same(PyObject *obj)
@@ -58,7 +59,7 @@ static int refs_of(PyObject *obj, PyObject *raw, const source *scan,
 		if (py_source_parse(obj, raw, &c->src[i]))
 			return -1;
 		c->src[i].flags = scan->flags; /* confine= holds for both */
-		if (ends_with_nhdr(&c->src[i]))
+		if (is_nhdr(&c->src[i]))
 			c->src[i].has_desc = 0; /* it states its own layout */
 		c->has_src[i] = 1;
 		py_source_request(&c->src[i], &c->refs[i].source);

@@ -37,7 +37,8 @@ def load(comm, path, split="views", *, raw=None, threads=0, io="pool",
 
     raw describes a raw layout as in parload.load() (a str or a dict of
     its keys, given on every rank), None for parload's own format (or a
-    .nhdr path).  Rank 0 reads and validates the file header (or fits the
+    file that states its layout: a NRRD header, a NumPy .npy, a TIFF, an
+    HDF5 file).  Rank 0 reads and validates the file header (or fits the
     layout to the file) and the file's size once and broadcasts them;
     every rank then loads only its part with libparload's thread pool.
     split="views" gives each rank a contiguous range of the selected

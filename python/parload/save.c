@@ -1,7 +1,7 @@
 /*
  * save.c - parload._save(), behind parload.save(): a C-contiguous NumPy
- * array of 2 or 3 dimensions written as TIFF or HDF5 by parload_save, the
- * GIL released while it writes.
+ * array of 2 or 3 dimensions written as TIFF, HDF5 or .npy by
+ * parload_save, the GIL released while it writes.
  */
 #include "_parload.h"
 
@@ -71,6 +71,13 @@ PyObject *py_mod_save(PyObject *mod, PyObject *args, PyObject *kw)
 			goto out;
 		st.angles = PyArray_DATA(ang);
 		st.angle_count = (uint64_t)PyArray_DIM(ang, 0);
+	}
+	/* The format the library reads in the name (its one table). */
+	if (gzip && parload_save_format_of(PyBytes_AS_STRING(bytes)) !=
+			    PARLOAD_SAVE_HDF5) {
+		PyErr_SetString(PyExc_ValueError,
+				"compress applies to HDF5 output only");
+		goto out;
 	}
 	parload_save_options_init(&o);
 	o.dataset = dataset;

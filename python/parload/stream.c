@@ -141,15 +141,9 @@ static int stream_header(const char *path, PyObject *name, int follow,
 	return 0;
 }
 
-static int ends_with_nhdr(const char *path)
-{
-	size_t n = strlen(path);
-
-	return n >= 5 && strcmp(path + n - 5, ".nhdr") == 0;
-}
-
 /* What the stream reads, before the load: its description, for the
- * buffers and the shape.  Following parload's own format, the header is
+ * buffers and the shape.  Following parload's own format (a file no
+ * format names: parload_format_named), the header is
  * waited for (stream_header); following a raw layout, the layout's count
  * is the views to come, which the library requires of one file. */
 static int stream_desc(StreamObject *self, int follow, double timeout,
@@ -161,7 +155,7 @@ static int stream_desc(StreamObject *self, int follow, double timeout,
 	int rc;
 
 	if (follow && !src->has_desc && src->path &&
-	    !ends_with_nhdr(py_source_path(src))) {
+	    !parload_format_named(py_source_path(src))) {
 		if (stream_header(py_source_path(src), src->name, 1, timeout,
 				  &h))
 			return -1;

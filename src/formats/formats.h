@@ -10,6 +10,24 @@
 
 #include "engine/engine.h"
 
+/* ---- nrrd.c: NRRD detached headers (.nhdr) ---- */
+
+/* What a .nhdr says: a raw layout and its data files. */
+typedef struct parload__nrrd {
+	parload_desc desc;
+	char **paths;   /* n data files, in order (owned) */
+	size_t n;
+	const char *header; /* the header's path (the caller's) */
+	unsigned line;  /* of "data file" (0: the data follows the header) */
+	bool list;      /* a LIST: file i on line line + 1 + i */
+	/* PARLOAD_SRC_CONFINE: each data file as checked (device, inode),
+	 * which the file opened must be; NULL otherwise. */
+	struct parload__file_id {
+		dev_t dev;
+		ino_t ino;
+	} *ids;
+} parload__nrrd;
+
 /* Read the detached header path: PARLOAD_EINVAL or PARLOAD_ENOTSUP
  * naming the field for what parload cannot read; nothing held on
  * failure.  flags: the source's; with PARLOAD_SRC_CONFINE a data file
@@ -33,13 +51,6 @@ int parload__nrrd_opened(const parload__nrrd *n, size_t i,
 			 const struct stat *st, parload_error *err);
 
 
-/* Which container a source is, by its path (extension, a directory, a
- * glob, "FILE.h5:/dataset") or its first bytes: *kind PARLOAD_FORMAT_TIFF,
- * PARLOAD_FORMAT_HDF5, or -1 for neither (a raw stream, parload's own
- * format, a .nhdr).  A regular file whose first bytes cannot be read
- * fails as its load would (EOPEN, EIO). */
-int parload__container_kind(const parload_source *src, int *kind,
-			    parload_error *err);
 /* Read the container's metadata (tiff.c; hdf5.c, only in a build with
  * libhdf5 and reached through its module): ECONTAINER, EINVAL,
  * ETRUNCATED, EOPEN naming the file and what is wrong, PARLOAD_ENOTSUP
@@ -357,5 +368,7 @@ typedef struct parload__module {
 const parload__module *parload__module_get(int format, const char *path,
 					   parload_error *err);
 
+
+#include "formats/driver.h"
 
 #endif /* PARLOAD_FORMATS_H */

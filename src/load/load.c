@@ -456,8 +456,8 @@ static int describe_source(const parload_source *src, int allow_truncated,
 	parload__source_close(&c);
 	if (rc == 0)
 		*out = c.d;
-	else if (c.kind == PARLOAD_FORMAT_TIFF || c.kind == PARLOAD_FORMAT_HDF5)
-		out->format = (parload_format)c.kind;
+	else if (c.driver && c.driver->describe)
+		out->format = c.driver->format;
 	return rc;
 }
 

@@ -100,8 +100,8 @@ static int each_file(parload__ctx *c, size_t from, size_t n, file_fn fn,
 	return rc;
 }
 
-/* A failure of a file of a list: a .nhdr's data file names the header
- * and its line too. */
+/* A failure of a file of a list: a driver may name more than the file
+ * (a .nhdr's data file: the header and its line too). */
 static int member_fail(const parload__ctx *c, const parload__file *f,
 		       parload_error *err, int code, int sys_errno,
 		       const char *fmt, ...)
@@ -115,9 +115,9 @@ static int member_fail(const parload__ctx *c, const parload__file *f,
 	int rc;
 
 	va_start(ap, fmt);
-	if (c->nrrd.n)
-		rc = parload__nrrd_vfail(&c->nrrd, (size_t)(f - c->files), err,
-					 code, sys_errno, fmt, ap);
+	if (c->described && c->driver->file_vfail)
+		rc = c->driver->file_vfail(c->described, (size_t)(f - c->files),
+					   err, code, sys_errno, fmt, ap);
 	else
 		rc = parload__vfail(err, code, sys_errno, f->path,
 				    PARLOAD_NONE, PARLOAD_NONE, fmt, ap);
@@ -152,10 +152,11 @@ static int open_member(parload__ctx *c, parload__file *f, uint64_t arg,
 				   "cannot stat file");
 	if (S_ISREG(st.st_mode)) {
 		f->size = (uint64_t)st.st_size;
-		return c->nrrd.n ? parload__nrrd_opened(&c->nrrd,
-							(size_t)(f - c->files),
-							&st, err) :
-				   0;
+		return c->described && c->driver->file_opened ?
+			       c->driver->file_opened(c->described,
+						      (size_t)(f - c->files),
+						      &st, err) :
+			       0;
 	}
 	if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))
 		return member_fail(c, f, err, PARLOAD_ENOTREG, 0,
@@ -216,72 +217,14 @@ static int open_list(parload__ctx *c, const char *const *paths, size_t n)
 	return rc;
 }
 
-static bool ends_with(const char *s, const char *tail)
+
+/* The source as given: one path (a regular file or a stream: a FIFO's
+ * writer waited for when wait) or the caller's descriptor. */
+static int open_given(parload__ctx *c, const parload_source *src, bool wait)
 {
-	size_t n = strlen(s), m = strlen(tail);
-
-	return n >= m && strcmp(s + n - m, tail) == 0;
-}
-
-
-/* A container's metadata: TIFF's by tiff.c (which opens libtiff's module
- * only where it needs it), HDF5's by hdf5_native.c where it can, else by
- * the module.  An HDF5 file's other files (an external link's, external
- * storage's: its paths after the first), when the source confines
- * them, in its directory. */
-static int read_container(parload__ctx *c, const parload_source *src,
-			  int kind)
-{
-	const parload__module *m;
+	parload__file *f = &c->one;
 	int rc;
 
-	if (kind == PARLOAD_FORMAT_TIFF)
-		return parload__tiff_read(src, &c->cont, c->err);
-	rc = parload__hdf5_native(src, &c->cont, c->err);
-	if (rc == 1) {
-		m = parload__module_get(kind, c->path, c->err);
-		rc = m ? m->read(src, &c->cont, c->err) : PARLOAD_ENOTSUP;
-	}
-	for (size_t k = 1; rc == 0 && (src->flags & PARLOAD_SRC_CONFINE) &&
-			   k < c->cont.n; k++)
-		rc = parload__confined(c->cont.paths[0], c->cont.paths[k],
-				       c->err);
-	return rc;
-}
-
-int parload__source_open(parload__ctx *c, const parload_request *req,
-			 bool wait)
-{
-	const parload_source *src = &req->source;
-	parload__file *f = &c->one;
-	int kind, rc;
-
-	c->fd = -1;
-	c->one.fd = c->one.dfd = -1;
-	c->one.path = c->path;
-	c->files = &c->one;
-	c->nfiles = 1;
-	c->kind = -1;
-	rc = parload__container_kind(src, &kind, c->err);
-	if (rc)
-		return rc;
-	c->kind = kind;
-	if (kind >= 0) {
-		if ((rc = read_container(c, src, kind)))
-			return rc;
-		c->strips = &c->cont.strips;
-		return open_list(c, (const char *const *)c->cont.paths,
-				 c->cont.n);
-	}
-	if (src->path_count)
-		return open_list(c, src->paths, src->path_count);
-	if (src->path && !src->desc && ends_with(src->path, ".nhdr")) {
-		rc = parload__nrrd_read(src->path, src->flags, &c->nrrd,
-				       c->err);
-		return rc ? rc : open_list(c, (const char *const *)
-						      c->nrrd.paths,
-					   c->nrrd.n);
-	}
 	if (src->path)
 		rc = parload__source_open_path(c, f, wait);
 	else
@@ -289,6 +232,37 @@ int parload__source_open(parload__ctx *c, const parload_request *req,
 	c->fd = f->fd;
 	c->size = f->size;
 	return rc;
+}
+
+/* The source's driver (driver.h) finds what it is; one that describes
+ * it names its files (a container's with their strips), else the source
+ * is opened as given. */
+int parload__source_open(parload__ctx *c, const parload_request *req,
+			 bool wait)
+{
+	const parload_source *src = &req->source;
+	parload__described *x;
+	int rc;
+
+	c->fd = -1;
+	c->one.fd = c->one.dfd = -1;
+	c->one.path = c->path;
+	c->files = &c->one;
+	c->nfiles = 1;
+	rc = parload__driver_find(src, &c->driver, c->err);
+	if (rc == 0)
+		rc = parload__driver_describe(c->driver, src, &c->described,
+					      c->err);
+	if (rc)
+		return rc;
+	if ((x = c->described) != NULL) {
+		c->strips = x->strips ? &x->got.strips : NULL;
+		return open_list(c, (const char *const *)x->got.paths,
+				 x->got.n);
+	}
+	if (src->path_count)
+		return open_list(c, src->paths, src->path_count);
+	return open_given(c, src, wait);
 }
 
 static int close_file(parload__ctx *c, parload__file *f, uint64_t arg,
@@ -301,8 +275,8 @@ void parload__source_close(parload__ctx *c)
 		(void)each_file(c, 0, c->nfiles, close_file, 0);
 	if (c->files != &c->one)
 		parload__sys_free(c->files);
-	parload__nrrd_free(&c->nrrd);
-	parload__container_free(&c->cont);
+	parload__driver_drop(c->driver, c->described);
+	c->described = NULL;
 	c->strips = NULL;
 	c->files = NULL;
 	c->nfiles = 0;
@@ -514,12 +488,69 @@ static int strip_past_end(parload__ctx *c, uint64_t v, uint64_t j,
 			     strip_end(c->strips, &c->d, p, j), f->size);
 }
 
+/* The strips table against the description: one entry per strip of
+ * every view, each run inside it. */
+static int check_table(parload__ctx *c)
+{
+	const parload__strips *t = c->strips;
+
+	if (t->views != c->d.count ||
+	    t->per_view != parload__strips_per_view(c->d.height, t->rows))
+		return parload__fail_path(c->err, PARLOAD_ECONTAINER, 0,
+					  c->path, "its strips table does not "
+					  "match its %" PRIu64 " views of %"
+					  PRIu32 " rows", c->d.count,
+					  c->d.height);
+	if (t->added != t->views * t->per_view ||
+	    (t->runs && t->run[t->runs - 1].i0 + t->run[t->runs - 1].n >
+				t->views * t->per_view))
+		return parload__fail_path(c->err, PARLOAD_ECONTAINER, 0,
+					  c->path, "its strips table holds %"
+					  PRIu64 " of its %" PRIu64 " strips",
+					  t->added, t->views * t->per_view);
+	return 0;
+}
+
+/* Run r: its strips inside its file, whose first view and views (for
+ * the messages) it counts in; a view is in the file of its first strip
+ * (run_end: a run at a time). */
+static int fit_run(parload__ctx *c, uint64_t r)
+{
+	const parload__strips *t = c->strips;
+	const parload__strip_run *u = &t->run[r];
+	const uint64_t pv = t->per_view;
+	const uint64_t v0 = (u->i0 + pv - 1) / pv;
+	const uint64_t v1 = (u->i0 + u->n + pv - 1) / pv;
+	parload__file *f;
+
+	if (u->file >= c->nfiles)
+		return parload__fail_path(c->err, PARLOAD_ECONTAINER, 0,
+					  c->path, "strip of view %" PRIu64
+					  " in file %" PRIu32 " of %zu",
+					  u->i0 / pv, u->file, c->nfiles);
+	f = &c->files[u->file];
+	if (run_end(c, r, UINT64_MAX) > f->size)
+		for (uint64_t i = u->i0, hint = r; i < u->i0 + u->n; i++) {
+			const parload__strip p = parload__strip_of(t, i, &hint);
+
+			if (strip_end(t, &c->d, &p, i % pv) > f->size)
+				return strip_past_end(c, i / pv, i % pv, &p,
+						      f);
+		}
+	if (v1 > v0) {
+		f->first = PARLOAD__MIN(f->first, v0);
+		f->views += v1 - v0;
+	}
+	return 0;
+}
+
 /* A container: its table says where every view lies; each file's first
  * view and views (for the messages) from the strips, which must lie in
  * their files. */
 static int fit_container(parload__ctx *c)
 {
 	const parload__strips *t = c->strips;
+	int rc;
 
 	if (!t || c->stream)
 		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
@@ -530,56 +561,17 @@ static int fit_container(parload__ctx *c)
 					  "a TIFF or HDF5 file cannot be "
 					  "followed: its metadata is read "
 					  "first, whole");
-	if (t->views != c->d.count ||
-	    t->per_view != parload__strips_per_view(c->d.height, t->rows))
-		return parload__fail_path(c->err, PARLOAD_ECONTAINER, 0,
-					  c->path, "its strips table does not "
-					  "match its %" PRIu64 " views of %"
-					  PRIu32 " rows", c->d.count,
-					  c->d.height);
 	for (size_t i = 0; i < c->nfiles; i++) {
 		c->files[i].first = UINT64_MAX;
 		c->files[i].views = 0;
 		c->files[i].strips = t;
 		c->files[i].index = (uint32_t)i;
 	}
-	if (t->added != t->views * t->per_view ||
-	    (t->runs && t->run[t->runs - 1].i0 + t->run[t->runs - 1].n >
-				t->views * t->per_view))
-		return parload__fail_path(c->err, PARLOAD_ECONTAINER, 0,
-					  c->path, "its strips table holds %"
-					  PRIu64 " of its %" PRIu64 " strips",
-					  t->added, t->views * t->per_view);
-	/* A run at a time (run_end); a view is in the file of its first
-	 * strip. */
-	for (uint64_t r = 0; r < t->runs; r++) {
-		const parload__strip_run *u = &t->run[r];
-		const uint64_t pv = t->per_view;
-		const uint64_t v0 = (u->i0 + pv - 1) / pv;
-		const uint64_t v1 = (u->i0 + u->n + pv - 1) / pv;
-		parload__file *f;
-
-		if (u->file >= c->nfiles)
-			return parload__fail_path(
-				c->err, PARLOAD_ECONTAINER, 0, c->path,
-				"strip of view %" PRIu64 " in file %" PRIu32
-				" of %zu", u->i0 / pv, u->file, c->nfiles);
-		f = &c->files[u->file];
-		if (run_end(c, r, UINT64_MAX) > f->size)
-			for (uint64_t i = u->i0, hint = r; i < u->i0 + u->n;
-			     i++) {
-				const parload__strip p =
-					parload__strip_of(t, i, &hint);
-
-				if (strip_end(t, &c->d, &p, i % pv) > f->size)
-					return strip_past_end(c, i / pv,
-							      i % pv, &p, f);
-			}
-		if (v1 > v0) {
-			f->first = PARLOAD__MIN(f->first, v0);
-			f->views += v1 - v0;
-		}
-	}
+	if ((rc = check_table(c)) != 0)
+		return rc;
+	for (uint64_t r = 0; r < t->runs; r++)
+		if ((rc = fit_run(c, r)) != 0)
+			return rc;
 	for (size_t i = 0; i < c->nfiles; i++)
 		if (c->files[i].first == UINT64_MAX)
 			c->files[i].first = i ? c->files[i - 1].first +
@@ -625,11 +617,9 @@ int parload__source_describe(parload__ctx *c, const parload_desc *given)
 
 const parload_desc *parload__source_given(const parload__ctx *c)
 {
-	if (c->strips)
-		return &c->cont.desc;
-	if (c->req->source.desc)
-		return c->req->source.desc;
-	return c->nrrd.n ? &c->nrrd.desc : NULL;
+	if (c->described)
+		return &c->described->got.desc;
+	return c->req->source.desc;
 }
 
 static int file_cut(parload_error *err, const parload__file *f, off_t size)

@@ -183,23 +183,6 @@ typedef struct parload__correct {
 } parload__correct;
 
 
-/* ---- nrrd.c: NRRD detached headers (.nhdr) ---- */
-
-/* What a .nhdr says: a raw layout and its data files. */
-typedef struct parload__nrrd {
-	parload_desc desc;
-	char **paths;   /* n data files, in order (owned) */
-	size_t n;
-	const char *header; /* the header's path (the caller's) */
-	unsigned line;  /* of "data file" (0: the data follows the header) */
-	bool list;      /* a LIST: file i on line line + 1 + i */
-	/* PARLOAD_SRC_CONFINE: each data file as checked (device, inode),
-	 * which the file opened must be; NULL otherwise. */
-	struct parload__file_id {
-		dev_t dev;
-		ino_t ino;
-	} *ids;
-} parload__nrrd;
 
 
 /* ---- containers (tiff.c, hdf5.c): views whose rows lie in strips ---- */
@@ -401,10 +384,10 @@ typedef struct parload__ctx {
 	parload__file *files;
 	size_t nfiles;
 	parload__file one;  /* the files of a one-file source */
-	parload__nrrd nrrd; /* a .nhdr source: its layout and files */
-	parload__container cont; /* a TIFF or HDF5 source */
-	int kind;        /* PARLOAD_FORMAT_TIFF or _HDF5 for a container
-			  * (once source_open knows), else -1 */
+	const struct parload__driver *driver; /* its format's (driver.h) */
+	struct parload__described *described; /* what the driver made of
+					       * it (its layout, files,
+					       * strips), or NULL */
 	const parload__strips *strips; /* its strips, or NULL */
 	int fd;
 	bool stream;     /* a pipe, socket or character device: read() only */

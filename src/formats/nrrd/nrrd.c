@@ -981,6 +981,9 @@ static int read_text(hdr *h, char **buf, size_t *len)
 	if (rc == 0) {
 		(*buf)[*len] = '\0';
 		h->end = (uint64_t)st.st_size > MAX_HEADER ? SIZE_MAX : 0;
+	} else {
+		parload__sys_free(*buf); /* a read that failed */
+		*buf = NULL;
 	}
 	return rc;
 }
@@ -1048,3 +1051,73 @@ void parload__nrrd_free(parload__nrrd *n)
 	parload__sys_free(n->ids);
 	memset(n, 0, sizeof(*n));
 }
+
+/* ---- the drivers ---- */
+
+/* The header's lines name the data files in messages. */
+static int nrrd_describe(const parload_source *src, parload__described *out,
+			 parload_error *err)
+{
+	parload__nrrd *n = parload__sys_calloc(1, sizeof(*n));
+	const char *path = parload__source_path(src);
+	int rc;
+
+	if (!n)
+		return parload__fail_nomem(err, path);
+	rc = parload__nrrd_read(path, src->flags, n, err);
+	if (rc) {
+		parload__sys_free(n);
+		return rc;
+	}
+	out->state = n;
+	out->got.desc = n->desc;
+	out->got.paths = n->paths; /* n's: freed with it */
+	out->got.n = n->n;
+	return 0;
+}
+
+static void nrrd_drop(parload__described *d)
+{
+	parload__nrrd_free(d->state);
+	parload__sys_free(d->state);
+	memset(&d->got, 0, sizeof(d->got));
+}
+
+static int nrrd_file_vfail(const parload__described *d, size_t i,
+			   parload_error *err, int code, int sys_errno,
+			   const char *fmt, va_list ap)
+{
+	return parload__nrrd_vfail(d->state, i, err, code, sys_errno, fmt,
+				   ap);
+}
+
+static int nrrd_file_opened(const parload__described *d, size_t i,
+			    const struct stat *st, parload_error *err)
+{
+	return parload__nrrd_opened(d->state, i, st, err);
+}
+
+static bool nrrd_magic(const unsigned char *b, size_t n)
+{
+	return n >= 7 && memcmp(b, "NRRD000", 7) == 0;
+}
+
+static const char *const nhdr_exts[] = { ".nhdr", NULL };
+static const char *const nrrd_exts[] = { ".nrrd", NULL };
+
+/* The two rows differ in their names only: the same fields, read by the
+ * same parser, whose data follows the header (attached) or lies in the
+ * files it names (detached). */
+#define NRRD_ROW(id, exts_)                                                    \
+	{                                                                      \
+		.name = id, .title = "NRRD", .format = PARLOAD_FORMAT_RAW,     \
+		.magic = nrrd_magic, .exts = exts_, .describe = nrrd_describe, \
+		.drop = nrrd_drop, .file_vfail = nrrd_file_vfail,              \
+		.file_opened = nrrd_file_opened,                               \
+	}
+
+/* A detached header (.nhdr; parload_nrrd_write writes one, nrrd_write.c,
+ * not parload_save). */
+const parload__driver parload__driver_nhdr = NRRD_ROW("nhdr", nhdr_exts);
+/* An attached header (.nrrd, which teem, ITK and 3D Slicer write). */
+const parload__driver parload__driver_nrrd = NRRD_ROW("nrrd", nrrd_exts);

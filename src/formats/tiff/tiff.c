@@ -109,17 +109,10 @@ static int natural_qcmp(const void *a, const void *b)
 	return c ? c : strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool tiff_named(const char *s)
-{
-	const size_t n = strlen(s);
-
-	return (n > 4 && strcasecmp(s + n - 4, ".tif") == 0) ||
-	       (n > 5 && strcasecmp(s + n - 5, ".tiff") == 0);
-}
-
 /* Every *.tif and *.tiff in dir. */
 static int list_folder(const char *dir, flist *l, parload_error *err)
 {
+	static const char *const exts[] = { PARLOAD__TIFF_EXTS, NULL };
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	int rc = 0;
@@ -127,7 +120,7 @@ static int list_folder(const char *dir, flist *l, parload_error *err)
 	if (!d)
 		return parload__fail_open(err, errno, dir);
 	while (!rc && (e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.' && tiff_named(e->d_name))
+		if (e->d_name[0] != '.' && parload__name_ends(e->d_name, exts))
 			rc = flist_add(l, dir, e->d_name, err);
 	closedir(d);
 	return rc;
