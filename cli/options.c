@@ -44,29 +44,37 @@ static const struct {
 	{ OPT_MAP_SINOGRAMS, PARLOAD_OPT_MAP_SINOGRAMS },
 };
 
+/* A name from the library's table kind into *out, or the library's
+ * message. */
+static int parse_name(int kind, const char *arg, int *out)
+{
+	parload_error err;
+	int v = parload_name_parse(kind, arg, &err);
+
+	if (v < 0)
+		return usage_error("%s", err.message);
+	*out = v;
+	return ARG_OK;
+}
+
 /* --strategy, --io and --cache take the library's names. */
 static int parse_names(struct load_cfg *cfg, int c, const char *arg)
 {
 	parload_options *o = &cfg->opts;
-	int v;
+	int v, rc;
 
-	if (c == OPT_CACHE) {
-		v = parload_cache_from_name(arg);
-		if (v < 0)
-			return usage_error("unknown page-cache mode '%s' (keep, "
-					   "drop, direct or auto)", arg);
+	rc = parse_name(c == OPT_CACHE	  ? PARLOAD_NAMES_CACHE :
+			c == OPT_STRATEGY ? PARLOAD_NAMES_STRATEGY :
+					    PARLOAD_NAMES_IO,
+			arg, &v);
+	if (rc != ARG_OK)
+		return rc;
+	if (c == OPT_CACHE)
 		cfg->cache = (parload_cache)v;
-	} else if (c == OPT_STRATEGY) {
-		v = parload_strategy_from_name(arg);
-		if (v < 0)
-			return usage_error("unknown strategy '%s'", arg);
+	else if (c == OPT_STRATEGY)
 		o->strategy = (parload_strategy)v;
-	} else {
-		v = parload_io_from_name(arg);
-		if (v < 0)
-			return usage_error("unknown I/O API '%s'", arg);
+	else
 		o->io = (parload_io)v;
-	}
 	return ARG_OK;
 }
 
@@ -127,6 +135,7 @@ static int parse_numbers(struct load_cfg *cfg, int c, const char *arg)
 static int parse_correct_option(struct corr_cfg *k, int c, const char *arg)
 {
 	uint64_t v;
+	int r, rc;
 
 	switch (c) {
 	case OPT_DARKS:
@@ -134,11 +143,10 @@ static int parse_correct_option(struct corr_cfg *k, int c, const char *arg)
 		k->path[c == OPT_FLATS] = arg;
 		break;
 	case OPT_REDUCE:
-		if (parload_reduce_from_name(arg) < 0)
-			return usage_error("invalid --reduce '%s' (mean or "
-					   "median)", arg);
-		k->corr.reduce = (parload_reduce)parload_reduce_from_name(arg);
-		return ARG_OK;
+		rc = parse_name(PARLOAD_NAMES_REDUCE, arg, &r);
+		if (rc == ARG_OK)
+			k->corr.reduce = (parload_reduce)r;
+		return rc;
 	case OPT_MINUS_LOG:
 		k->corr.flags |= PARLOAD_CORR_MINUS_LOG;
 		break;
@@ -199,7 +207,7 @@ int parse_load_option(struct load_cfg *cfg, int c, const char *arg)
 int parse_layout_option(struct layout_cfg *lc, int c, const char *arg)
 {
 	parload_error err;
-	int rc;
+	int rc, v = 0;
 
 	if (c == OPT_CONCAT) {
 		lc->concat = true;
@@ -214,16 +222,10 @@ int parse_layout_option(struct layout_cfg *lc, int c, const char *arg)
 		return ARG_OK;
 	}
 	if (c == OPT_FRAMES) {
-		static const char *const names[] = { "projections", "flats",
-						     "darks" };
-
-		for (int k = 0; k < 3; k++)
-			if (strcmp(arg, names[k]) == 0) {
-				lc->frames = (parload_frames)k;
-				return ARG_OK;
-			}
-		return usage_error("invalid --frames '%s' (projections, flats "
-				   "or darks)", arg);
+		rc = parse_name(PARLOAD_NAMES_FRAMES, arg, &v);
+		if (rc == ARG_OK)
+			lc->frames = (parload_frames)v;
+		return rc;
 	}
 	if (c != OPT_RAW)
 		return ARG_UNKNOWN;
@@ -416,7 +418,7 @@ static int parse_slice(const char *opt, const char *arg, int allow_step,
 
 int parse_select_option(parload_selection *sel, int c, const char *arg)
 {
-	int layout;
+	int layout, rc;
 
 	switch (c) {
 	case OPT_SEL_VIEWS:
@@ -426,12 +428,10 @@ int parse_select_option(parload_selection *sel, int c, const char *arg)
 	case OPT_SEL_COLS:
 		return parse_slice("--cols", arg, 0, &sel->cols);
 	case OPT_SEL_LAYOUT:
-		layout = parload_layout_from_name(arg);
-		if (layout < 0)
-			return usage_error("invalid --layout '%s' (views or "
-					   "sinograms)", arg);
-		sel->layout = (parload_layout)layout;
-		return ARG_OK;
+		rc = parse_name(PARLOAD_NAMES_LAYOUT, arg, &layout);
+		if (rc == ARG_OK)
+			sel->layout = (parload_layout)layout;
+		return rc;
 	default:
 		return ARG_UNKNOWN;
 	}

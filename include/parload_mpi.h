@@ -25,18 +25,25 @@
 extern "C" {
 #endif
 
-/* How the selection is divided between the ranks. */
+/* How the selection is divided between the ranks, each way by its name
+ * (names as libparload's: parload.h, "Names"):
+ *  views     contiguous ranges of the selected views, balanced by bytes
+ *            (every view has the same size, so counts differ by at most
+ *            one); each rank's part keeps the selection's layout.
+ *  rows      contiguous slabs of the selected detector rows, every
+ *            selected view, delivered in sinogram layout: what a rank that
+ *            reconstructs its slices wants, with no all-to-all exchange.
+ *  explicit  each rank loads the selection it passes in split.selection. */
+#define PARLOAD_MPI_SPLIT_MAP(X)                                               \
+	X(VIEWS, 0, "views")                                                   \
+	X(ROWS, 1, "rows")                                                     \
+	X(EXPLICIT, 2, "explicit")
+
 typedef enum parload_mpi_split_kind {
-	/* Contiguous ranges of the selected views, balanced by bytes (every
-	 * view has the same size, so counts differ by at most one); each
-	 * rank's part keeps the selection's layout. */
-	PARLOAD_MPI_SPLIT_VIEWS = 0,
-	/* Contiguous slabs of the selected detector rows, every selected
-	 * view, delivered in sinogram layout: what a rank that reconstructs
-	 * its slices wants, with no all-to-all exchange. */
-	PARLOAD_MPI_SPLIT_ROWS = 1,
-	/* Each rank loads the selection it passes in split.selection. */
-	PARLOAD_MPI_SPLIT_EXPLICIT = 2
+#define PARLOAD_MPI_SPLIT_ENUM_(name, value, text)                             \
+	PARLOAD_MPI_SPLIT_##name = (value),
+	PARLOAD_MPI_SPLIT_MAP(PARLOAD_MPI_SPLIT_ENUM_)
+#undef PARLOAD_MPI_SPLIT_ENUM_
 } parload_mpi_split_kind;
 
 typedef struct parload_mpi_split {
@@ -45,21 +52,28 @@ typedef struct parload_mpi_split {
 	parload_selection selection;
 } parload_mpi_split;
 
-/* "views", "rows", "explicit" or NULL; and back (-1 if unknown). */
+/* "views", "rows", "explicit" or NULL; and back (the value, or
+ * PARLOAD_EINVAL). */
 PARLOAD_API const char *parload_mpi_split_name(int kind);
 PARLOAD_API int parload_mpi_split_from_name(const char *name);
 
-/* How each rank reads its part. */
+/* How each rank reads its part:
+ *  pool   libparload's pool: pread/preadv on the rank's threads (default).
+ *  mpiio  one collective MPI_File_read_at_all per rank with a file view
+ *         built from its selection: lets MPI-IO aggregate requests on a
+ *         parallel file system (collective buffering).  One thread per
+ *         rank. */
+#define PARLOAD_MPI_IO_MAP(X)                                                  \
+	X(POOL, 0, "pool")                                                     \
+	X(MPIIO, 1, "mpiio")
+
 typedef enum parload_mpi_io {
-	/* libparload's pool: pread/preadv on the rank's threads (default). */
-	PARLOAD_MPI_IO_POOL = 0,
-	/* One collective MPI_File_read_at_all per rank with a file view built
-	 * from its selection: lets MPI-IO aggregate requests on a parallel
-	 * file system (collective buffering).  One thread per rank. */
-	PARLOAD_MPI_IO_MPIIO = 1
+#define PARLOAD_MPI_IO_ENUM_(name, value, text) PARLOAD_MPI_IO_##name = (value),
+	PARLOAD_MPI_IO_MAP(PARLOAD_MPI_IO_ENUM_)
+#undef PARLOAD_MPI_IO_ENUM_
 } parload_mpi_io;
 
-/* "pool", "mpiio" or NULL; and back (-1 if unknown). */
+/* "pool", "mpiio" or NULL; and back (the value, or PARLOAD_EINVAL). */
 PARLOAD_API const char *parload_mpi_io_name(int io);
 PARLOAD_API int parload_mpi_io_from_name(const char *name);
 

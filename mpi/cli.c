@@ -391,24 +391,42 @@ struct cfg {
 	parload_correction corr;
 };
 
-/* --frames F */
-static int frames_option(struct cfg *g, const char *arg)
+/* A name from libparload's table kind into *out; -1 to go on, else the
+ * exit status, after the library's message. */
+static int name_option(int kind, const char *arg, int *out)
 {
-	static const char *const frames[] = { "projections", "flats", "darks" };
+	parload_error err;
+	int v = parload_name_parse(kind, arg, &err);
 
-	for (int i = 0; i < 3; i++)
-		if (strcmp(arg, frames[i]) == 0) {
-			g->opts.frames = (parload_frames)i;
-			return -1;
-		}
-	return usage_error("--frames takes projections, flats or darks, not "
-			   "'%s'", arg);
+	if (v < 0)
+		return usage_error("%s", err.message);
+	*out = v;
+	return -1;
+}
+
+/* The same from one of libparload-mpi's tables: the first count values
+ * of name_of. */
+static int mpi_name_option(const char *what, const char *(*name_of)(int),
+			   int count, const char *arg, int *out)
+{
+	const char *names[4];
+	parload_error err;
+	int v;
+
+	for (int i = 0; i < count; i++)
+		names[i] = name_of(i);
+	v = parload_name_find(what, names, count, arg, &err);
+	if (v < 0)
+		return usage_error("%s", err.message);
+	*out = v;
+	return -1;
 }
 
 /* The correction options. */
 static int correct_option(struct cfg *g, int c, const char *arg)
 {
 	uint64_t v;
+	int red, rc;
 
 	g->opts.correct = &g->corr;
 	switch (c) {
@@ -421,11 +439,10 @@ static int correct_option(struct cfg *g, int c, const char *arg)
 		return -1;
 	}
 	case OPT_REDUCE:
-		if (parload_reduce_from_name(arg) < 0)
-			return usage_error("--reduce takes mean or median, not "
-					   "'%s'", arg);
-		g->corr.reduce = (parload_reduce)parload_reduce_from_name(arg);
-		return -1;
+		rc = name_option(PARLOAD_NAMES_REDUCE, arg, &red);
+		if (rc < 0)
+			g->corr.reduce = (parload_reduce)red;
+		return rc;
 	case OPT_MINUS_LOG:
 		g->corr.flags |= PARLOAD_CORR_MINUS_LOG;
 		return -1;
@@ -438,40 +455,34 @@ static int correct_option(struct cfg *g, int c, const char *arg)
 	}
 }
 
-/* The options that take a name. */
+/* The options that take a name: -1 to go on, else the exit status. */
 static int parse_name(struct cfg *g, int c, const char *arg)
 {
-	int v;
+	int v = 0, rc;
 
 	switch (c) {
-	case OPT_SPLIT:
-		v = parload_mpi_split_from_name(arg);
-		if (v != PARLOAD_MPI_SPLIT_VIEWS && v != PARLOAD_MPI_SPLIT_ROWS)
-			return usage_error("--split takes views or rows, not '%s'",
-					   arg);
+	case OPT_SPLIT: /* views or rows: explicit is the API's alone */
+		rc = mpi_name_option("split", parload_mpi_split_name,
+				     PARLOAD_MPI_SPLIT_ROWS + 1, arg, &v);
 		g->split.kind = (parload_mpi_split_kind)v;
-		return EXIT_OK;
+		return rc;
 	case OPT_IO:
-		v = parload_mpi_io_from_name(arg);
-		if (v < 0)
-			return usage_error("--io takes pool or mpiio, not '%s'",
-					   arg);
+		rc = mpi_name_option("MPI I/O", parload_mpi_io_name,
+				     PARLOAD_MPI_IO_MPIIO + 1, arg, &v);
 		g->opts.io = (parload_mpi_io)v;
-		return EXIT_OK;
+		return rc;
 	case OPT_CACHE:
-		v = parload_cache_from_name(arg);
-		if (v < 0)
-			return usage_error("--cache takes keep, drop, direct or "
-					   "auto, not '%s'", arg);
+		rc = name_option(PARLOAD_NAMES_CACHE, arg, &v);
 		g->opts.cache = (parload_cache)v;
-		return EXIT_OK;
+		return rc;
+	case OPT_FRAMES:
+		rc = name_option(PARLOAD_NAMES_FRAMES, arg, &v);
+		g->opts.frames = (parload_frames)v;
+		return rc;
 	default: /* OPT_LAYOUT */
-		v = parload_layout_from_name(arg);
-		if (v < 0)
-			return usage_error("--layout takes views or sinograms, "
-					   "not '%s'", arg);
+		rc = name_option(PARLOAD_NAMES_LAYOUT, arg, &v);
 		g->opts.load.selection.layout = (parload_layout)v;
-		return EXIT_OK;
+		return rc;
 	}
 }
 
@@ -507,11 +518,9 @@ static int parse_option(struct cfg *g, int c, char **argv)
 	case OPT_SPLIT:
 	case OPT_IO:
 	case OPT_CACHE:
-	case OPT_LAYOUT: {
-		int rc = parse_name(g, c, optarg);
-
-		return rc == EXIT_OK ? -1 : rc;
-	}
+	case OPT_FRAMES:
+	case OPT_LAYOUT:
+		return parse_name(g, c, optarg);
 	case OPT_VIEWS:
 	case OPT_ROWS:
 	case OPT_COLS:
@@ -525,8 +534,6 @@ static int parse_option(struct cfg *g, int c, char **argv)
 	case OPT_DATASET:
 		g->opts.dataset = optarg;
 		return -1;
-	case OPT_FRAMES:
-		return frames_option(g, optarg);
 	case OPT_DARKS:
 	case OPT_FLATS:
 	case OPT_REDUCE:

@@ -33,35 +33,35 @@ struct owned {
 	parload_buffers buffers;
 };
 
-static const char *const split_names[] = { "views", "rows", "explicit" };
-static const char *const io_names[] = { "pool", "mpiio" };
-
-static int name_index(const char *const *names, int n, const char *name)
-{
-	for (int i = 0; name && i < n; i++)
-		if (strcmp(names[i], name) == 0)
-			return i;
-	return -1;
-}
+#define NAME_AT(name, value, text) [value] = text,
+static const char *const split_names[] = { PARLOAD_MPI_SPLIT_MAP(NAME_AT) };
+static const char *const io_names[] = { PARLOAD_MPI_IO_MAP(NAME_AT) };
+#undef NAME_AT
+#define COUNT_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define PARLOAD_MPI_SPLIT_WHAT "split"
+#define PARLOAD_MPI_IO_WHAT "MPI I/O"
 
 const char *parload_mpi_split_name(int kind)
 {
-	return kind >= 0 && kind < 3 ? split_names[kind] : NULL;
+	return kind >= 0 && kind < COUNT_OF(split_names) ? split_names[kind] :
+							   NULL;
 }
 
 int parload_mpi_split_from_name(const char *name)
 {
-	return name_index(split_names, 3, name);
+	return parload_name_find(PARLOAD_MPI_SPLIT_WHAT, split_names,
+				 COUNT_OF(split_names), name, NULL);
 }
 
 const char *parload_mpi_io_name(int io)
 {
-	return io >= 0 && io < 2 ? io_names[io] : NULL;
+	return io >= 0 && io < COUNT_OF(io_names) ? io_names[io] : NULL;
 }
 
 int parload_mpi_io_from_name(const char *name)
 {
-	return name_index(io_names, 2, name);
+	return parload_name_find(PARLOAD_MPI_IO_WHAT, io_names,
+				 COUNT_OF(io_names), name, NULL);
 }
 
 void parload_mpi_options_init(parload_mpi_options *opts)

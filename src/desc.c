@@ -94,7 +94,7 @@ int parload_type_from_name(const char *name, int *pixel_type, int *encoding)
 	/* One byte has no order: u8be is u8. */
 	if (*pixel_type == PARLOAD_PIXEL_U8)
 		*encoding = PARLOAD_ENC_LE;
-	return *pixel_type ? 0 : PARLOAD_EINVAL;
+	return *pixel_type > 0 ? 0 : PARLOAD_EINVAL;
 }
 
 /* ---- a description: defaults, checks, derived sizes ---- */
@@ -418,13 +418,6 @@ int parload_desc_parse(const char *text, parload_desc *out,
 	if (rc == 0)
 		*out = d;
 	return rc;
-}
-
-const char *parload_format_name(int format)
-{
-	static const char *const names[] = { "parload", "raw", "tiff", "hdf5" };
-
-	return format >= 0 && format < 4 ? names[format] : NULL;
 }
 
 int parload_desc_format(const parload_desc *d, char *buf, size_t size)

@@ -286,19 +286,21 @@ static PyTypeObject PartType = {
 static int split_io(const char *split_name, const char *io_name, int *kind,
 		    int *io)
 {
-	*kind = parload_mpi_split_from_name(split_name);
-	if (*kind != PARLOAD_MPI_SPLIT_VIEWS &&
-	    *kind != PARLOAD_MPI_SPLIT_ROWS) {
-		PyErr_Format(PyExc_ValueError,
-			     "split: \"%s\" is not \"views\" or \"rows\"",
-			     split_name);
-		return -1;
-	}
-	*io = parload_mpi_io_from_name(io_name);
-	if (*io < 0) {
-		PyErr_Format(PyExc_ValueError,
-			     "io: \"%s\" is not \"pool\" or \"mpiio\"",
-			     io_name);
+	/* views or rows: explicit is the C API's alone. */
+	const char *splits[] = {
+		parload_mpi_split_name(PARLOAD_MPI_SPLIT_VIEWS),
+		parload_mpi_split_name(PARLOAD_MPI_SPLIT_ROWS),
+	};
+	const char *ios[] = { parload_mpi_io_name(PARLOAD_MPI_IO_POOL),
+			      parload_mpi_io_name(PARLOAD_MPI_IO_MPIIO) };
+	parload_error err;
+
+	*kind = parload_name_find("split", splits, 2, split_name, &err);
+	if (*kind >= 0)
+		*io = parload_name_find("MPI I/O", ios, 2, io_name, &err);
+	if (*kind < 0 || *io < 0) {
+		PyErr_Format(PyExc_ValueError, "%s: %s",
+			     *kind < 0 ? "split" : "io", err.message);
 		return -1;
 	}
 	return 0;
