@@ -317,8 +317,8 @@ static void print_load(const char *label, const parload_dataset *ds,
 		.want = cfg->cache,
 		.verified = cfg->verify,
 		.selected = !selection_is_whole(&cfg->opts.selection) ||
-			    cfg->correct.on,
-		.corrected = cfg->correct.on,
+			    cfg->corrected,
+		.corrected = cfg->corrected,
 	};
 
 	/* The records the layout describes, after each file's offset. */
@@ -492,7 +492,7 @@ int cmd_load(int argc, char **argv)
 	if (status == EXIT_OK && optind == argc && a.cfg.layout.raw)
 		status = usage_error("--raw describes FILEs: give at least "
 				     "one");
-	if (status == EXIT_OK && optind == argc && a.cfg.correct.on)
+	if (status == EXIT_OK && optind == argc && a.cfg.corrected)
 		status = usage_error("a correction applies to FILEs: give at "
 				     "least one");
 	if (status == EXIT_OK)

@@ -1075,6 +1075,67 @@ PARLOAD_API int parload_stream_next(parload_stream *s, parload_batch *batch,
 PARLOAD_API int parload_stream_close(parload_stream *s, parload_dataset *out);
 
 /* ---------------------------------------------------------------------
+ * Settings: a request in text, the vocabulary of every program that loads
+ * (the parload command's load options, parload-mpi's, python -m parload's
+ * and Python's keywords): one key each, its value's rules, its limits and
+ * its message written once, here.
+ * ------------------------------------------------------------------- */
+
+/* What the keys set.  Strings (raw's text aside) are kept as pointers to
+ * the value given, which must outlive the settings. */
+typedef struct parload_settings {
+	/* threads, strategy, io, buffer, max-read, the flags (no-bind,
+	 * no-hugepages, verify, keep-going, allow-truncated, map-sinograms)
+	 * and the selection (views, rows, cols, layout). */
+	parload_options options;
+	parload_desc desc;      /* raw=SPEC (parload_desc_parse) */
+	int raw;                /* raw given: desc is the source's layout */
+	const char *dataset;    /* dataset=PATH */
+	parload_frames frames;  /* frames=NAME */
+	unsigned source_flags;  /* confine: PARLOAD_SRC_CONFINE */
+	parload_cache cache;    /* cache=NAME */
+	unsigned request_flags; /* follow: PARLOAD_REQ_FOLLOW */
+	double timeout;         /* timeout=SECONDS (10 by default) */
+	/* darks=SRC, flats=SRC ("same": the scan's own file's darks or
+	 * flats), reduce=NAME, minus-log, bin=N: on once any asks for a
+	 * correction (bin=1 does not). */
+	const char *refs[2];    /* darks, flats */
+	parload_correction correct;
+	int correct_on;
+	/* verify-seed=N: the data is parload gen's with this seed, which a
+	 * program checks after the load (the library does not). */
+	int verify_seed;
+	uint64_t seed;
+	/* Filled by parload_settings_apply: what the request points to. */
+	parload_refs refs_[2];
+} parload_settings;
+
+/* The defaults: parload_options_init's, the whole file, keep, 10 s. */
+PARLOAD_API void parload_settings_init(parload_settings *s);
+/* Set key to value (NULL for a key that takes none), as the programs'
+ * options --KEY VALUE do.  The keys: threads (0 to PARLOAD_THREADS_MAX),
+ * strategy, io, buffer and max-read (sizes, parload_size_parse), no-bind,
+ * no-hugepages, verify, keep-going (and verify), allow-truncated,
+ * map-sinograms, verify-seed (0 to 2^64 - 1), follow, timeout (seconds,
+ * above 0 and at most 86400), cache, raw (once), dataset, frames,
+ * confine, views (A:B:S), rows and cols (A:B), layout, darks, flats,
+ * reduce, minus-log and bin (1 or more); names as parload_name_parse
+ * takes them.  "key=value" with value NULL is the same as key and value
+ * apart.  PARLOAD_EINVAL with err (may be NULL) saying what is wrong, in
+ * the words every program prints: "invalid thread count '5000' (0 to
+ * 4096)", "unknown key 'x'", "--minus-log takes no value"; *s is then as
+ * it was. */
+PARLOAD_API int parload_settings_set(parload_settings *s, const char *key,
+				     const char *value, parload_error *err);
+/* Fill req (its source, path or paths, already set by the caller) from s:
+ * the source's layout, dataset, frames and flags, the selection, the
+ * page-cache mode, follow and its timeout, and the correction (its
+ * references' sources: the file with s's layout, or "same").  req points
+ * into s, which must outlive the load. */
+PARLOAD_API void parload_settings_apply(parload_settings *s,
+					parload_request *req);
+
+/* ---------------------------------------------------------------------
  * Format helpers
  * ------------------------------------------------------------------- */
 
