@@ -330,9 +330,11 @@ static int raw_agree(MPI_Comm comm, PyObject *raw, parload_desc *d)
 }
 
 /* The collective load of path_obj, laid out as raw (None: parload's own
- * format), into a new Part (opts->error set). */
+ * format), as req asks for the rest, into a new Part (opts->error
+ * set). */
 static PyObject *part_load(MPI_Comm comm, PyObject *path_obj, PyObject *raw,
-			   parload_mpi_options *opts,
+			   parload_request *req,
+			   const parload_mpi_options *opts,
 			   const parload_mpi_split *split)
 {
 	PyObject *path = NULL;
@@ -355,11 +357,11 @@ static PyObject *part_load(MPI_Comm comm, PyObject *path_obj, PyObject *raw,
 			Py_DECREF(self);
 			return NULL;
 		}
-		opts->desc = &self->desc;
+		req->source.desc = &self->desc;
 	}
+	req->source.path = PyBytes_AS_STRING(path);
 	Py_BEGIN_ALLOW_THREADS
-	rc = parload_mpi_load(comm, PyBytes_AS_STRING(path), opts, split,
-			      &self->part);
+	rc = parload_mpi_load(comm, req, opts, split, &self->part);
 	Py_END_ALLOW_THREADS
 	Py_DECREF(path);
 	if (rc) {
@@ -394,6 +396,7 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 	int node_split = 1, map_sino = 0, kind, io;
 	parload_mpi_options opts;
 	parload_mpi_split split;
+	parload_request req;
 	parload_error err;
 	MPI_Comm *comm;
 	size_t threads = 0;
@@ -415,18 +418,19 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 	if (split_io(split_name, io_name, &kind, &io))
 		return NULL;
 	parload_mpi_options_init(&opts);
+	parload_request_init(&req);
 	if (threads_obj && api->size_arg(threads_obj, &threads, "threads"))
 		return NULL;
 	if (threads > UINT_MAX)
 		return PyErr_Format(PyExc_OverflowError, "threads is too large");
 	if (api->selection_from(views, rows, cols, NULL, &opts.load.selection) ||
-	    api->cache_from(cache, &opts.cache) ||
-	    api->frames_from(frames, &opts.frames))
+	    api->cache_from(cache, &req.cache) ||
+	    api->frames_from(frames, &req.source.frames))
 		return NULL;
 	if (dataset != Py_None) {
 		if (!PyUnicode_FSConverter(dataset, &dataset_bytes))
 			return NULL;
-		opts.dataset = PyBytes_AS_STRING(dataset_bytes);
+		req.source.dataset = PyBytes_AS_STRING(dataset_bytes);
 	}
 	opts.load.threads = (unsigned)threads;
 	opts.load.flags = api->option_flags(verify, keep_going, truncated, bind,
@@ -440,8 +444,9 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 	/* The references, checked against the scan as parload.load does;
 	 * each rank reads and reduces them over its own rows. */
 	corr = api->correction_new(path_obj, refs, reduce, minus_log, raw,
-				   dataset, frames, &opts.correct);
-	result = corr ? part_load(*comm, path_obj, raw, &opts, &split) : NULL;
+				   dataset, frames, &req.correct);
+	result = corr ? part_load(*comm, path_obj, raw, &req, &opts, &split) :
+			NULL;
 	api->correction_free(corr);
 	Py_XDECREF(dataset_bytes);
 	return result;
