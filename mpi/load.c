@@ -413,6 +413,19 @@ static int read_part(struct job *j)
 	return parload_mpi__agree(j->c, rc, j->err);
 }
 
+/* A failed load: what it holds released, *out zeroed; rc. */
+static int undo(struct job *j, int rc)
+{
+	/* An MPI-IO part's dataset owns its list of bad views only:
+	 * parload_dataset_free leaves the buffers' arrays alone. */
+	if (j->owned)
+		parload_buffers_free(&j->owned->buffers);
+	parload_dataset_free(&j->out->dataset);
+	free(j->owned);
+	memset(j->out, 0, sizeof(*j->out));
+	return rc;
+}
+
 int parload_mpi_load(MPI_Comm comm, const parload_request *req,
 		     const parload_mpi_options *opts,
 		     const parload_mpi_split *split, parload_mpi_part *out)
@@ -464,16 +477,8 @@ int parload_mpi_load(MPI_Comm comm, const parload_request *req,
 	if (rc == 0)
 		rc = read_part(&j);
 	MPI_Comm_free(&j.c);
-	if (rc) {
-		/* An MPI-IO part's dataset owns its list of bad views only:
-		 * parload_dataset_free leaves the buffers' arrays alone. */
-		if (j.owned)
-			parload_buffers_free(&j.owned->buffers);
-		parload_dataset_free(&out->dataset);
-		free(j.owned);
-		memset(out, 0, sizeof(*out));
-		return rc;
-	}
+	if (rc)
+		return undo(&j, rc);
 	out->internal_ = j.owned;
 	out->seconds = MPI_Wtime() - t0;
 	return 0;
