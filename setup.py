@@ -136,10 +136,12 @@ def build():
         "include_dirs": LIB_INCLUDES + sysinc + optinc,
         "macros": LIB_MACROS + macros,
         "cflags": LIB_CFLAGS})]
+    # cli/gen.c: the generator behind python -m parload --verify-seed.
     py_sources = sorted(set(glob("python/parload/*.c")) -
-                        {"python/parload/_parload_mpi.c"})
+                        {"python/parload/_parload_mpi.c"}) + ["cli/gen.c"]
     exts = [Extension("parload._parload", py_sources,
-                      include_dirs=["include", numpy.get_include()],
+                      include_dirs=["python/config", "include", "cli",
+                                    numpy.get_include()],
                       define_macros=NUMPY_MACROS,
                       libraries=["parload_static"] + syslibs,
                       library_dirs=syslibdirs,

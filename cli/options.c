@@ -249,10 +249,6 @@ int check_correction(const struct load_cfg *cfg)
 		return usage_error("--preallocate sizes the file's pixels; a "
 				   "corrected load delivers float32 (leave "
 				   "one out)");
-	if (cfg->verify)
-		return usage_error("--verify-seed checks the file's pixels; a "
-				   "corrected load delivers float32 (leave "
-				   "one out)");
 	return EXIT_OK;
 }
 

@@ -1103,7 +1103,8 @@ typedef struct parload_settings {
 	parload_correction correct;
 	int correct_on;
 	/* verify-seed=N: the data is parload gen's with this seed, which a
-	 * program checks after the load (the library does not). */
+	 * program checks after the load (the library does not); not with a
+	 * correction, which delivers other pixels. */
 	int verify_seed;
 	uint64_t seed;
 	/* Filled by parload_settings_apply: what the request points to. */

@@ -462,10 +462,6 @@ static int run(int argc, char **argv)
 			return rc;
 	if (optind >= argc)
 		return usage_error("%s", "no FILE given");
-	if (g.set.verify_seed && g.set.correct_on)
-		return usage_error("%s", "--verify-seed checks the file's "
-				   "pixels; a corrected load delivers float32 "
-				   "(leave one out)");
 	for (int i = optind; i < argc; i++)
 		if (load_one(argv[i], &g) != EXIT_OK)
 			status = EXIT_FAIL;

@@ -312,6 +312,9 @@ int parload_settings_set(parload_settings *s, const char *key,
 		return fail(err, "--%s needs a value", k->name);
 	next = *s;
 	rc = k->fn(&next, k, value, err);
+	if (rc == 0 && next.verify_seed && next.correct_on)
+		rc = fail(err, "--verify-seed checks the file's pixels; a "
+			  "corrected load delivers float32 (leave one out)");
 	if (rc == 0)
 		*s = next;
 	return rc;

@@ -141,6 +141,9 @@ void *py_correction_new(PyObject *path, PyObject *const kw[3],
 void py_correction_free(void *h);
 void py_correction_clear(py_correction *c);
 
+/* settings.c: parload._settings */
+PyObject *py_mod_settings(PyObject *mod, PyObject *pairs);
+
 /* save.c: parload._save */
 PyObject *py_mod_save(PyObject *mod, PyObject *args, PyObject *kw);
 
