@@ -184,6 +184,38 @@ START_TEST(test_caller_table)
 }
 END_TEST
 
+/* The description's type names, made from the pixel table: each pixel
+ * type in either byte order to its name and back; one byte has no order. */
+START_TEST(test_type_names)
+{
+	for (int t = 0; t < VALUES; t++) {
+		const char *pixel = parload_pixel_name(t);
+
+		for (int e = PARLOAD_ENC_LE; e <= PARLOAD_ENC_BE; e++) {
+			const char *name = parload_type_name(t, e);
+			char want[16];
+			int pt = 0, enc = -1;
+
+			if (!pixel) {
+				ck_assert_ptr_null(name);
+				continue;
+			}
+			snprintf(want, sizeof(want), "%s%s", pixel,
+				 e == PARLOAD_ENC_BE && t != PARLOAD_PIXEL_U8 ?
+					 "be" :
+					 "");
+			ck_assert_str_eq(name, want);
+			ck_assert_int_eq(parload_type_from_name(name, &pt, &enc),
+					 0);
+			ck_assert_int_eq(pt, t);
+			ck_assert_int_eq(enc, t == PARLOAD_PIXEL_U8 ?
+						      PARLOAD_ENC_LE :
+						      e);
+		}
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("names");
@@ -195,6 +227,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_unknown_lists_names, 0, NTABLES);
 	tcase_add_test(t, test_unknown_table);
 	tcase_add_test(t, test_caller_table);
+	tcase_add_test(t, test_type_names);
 	suite_add_tcase(s, t);
 	return s;
 }
