@@ -132,16 +132,17 @@ def build():
     libs = [("parload_static", {
         # module_host.c is the modules' side of the host table: the
         # wheel links the TIFF and HDF5 code in, and has no modules.
-        "sources": sorted(set(glob("src/*.c")) - {"src/module_host.c"}),
+        # cli/gen.c: the generator behind python -m parload
+        # --verify-seed (Dataset._verify_seed).
+        "sources": sorted(set(glob("src/*.c")) - {"src/module_host.c"}) +
+        ["cli/gen.c"],
         "include_dirs": LIB_INCLUDES + sysinc + optinc,
         "macros": LIB_MACROS + macros,
         "cflags": LIB_CFLAGS})]
-    # cli/gen.c: the generator behind python -m parload --verify-seed.
     py_sources = sorted(set(glob("python/parload/*.c")) -
-                        {"python/parload/_parload_mpi.c"}) + ["cli/gen.c"]
+                        {"python/parload/_parload_mpi.c"})
     exts = [Extension("parload._parload", py_sources,
-                      include_dirs=["python/config", "include", "cli",
-                                    numpy.get_include()],
+                      include_dirs=["include", "cli", numpy.get_include()],
                       define_macros=NUMPY_MACROS,
                       libraries=["parload_static"] + syslibs,
                       library_dirs=syslibdirs,
