@@ -132,15 +132,17 @@ def build():
     libs = [("parload_static", {
         # module_host.c is the modules' side of the host table: the
         # wheel links the TIFF and HDF5 code in, and has no modules.
+        # cli/gen.c: the generator behind python -m parload
+        # --verify-seed (Dataset._verify_seed).
         "sources": sorted(set(glob("src/**/*.c", recursive=True)) -
-                        {"src/formats/module_host.c"}),
+                          {"src/formats/module_host.c"}) + ["cli/gen.c"],
         "include_dirs": LIB_INCLUDES + sysinc + optinc,
         "macros": LIB_MACROS + macros,
         "cflags": LIB_CFLAGS})]
     py_sources = sorted(set(glob("python/parload/*.c")) -
                         {"python/parload/_parload_mpi.c"})
     exts = [Extension("parload._parload", py_sources,
-                      include_dirs=["include", numpy.get_include()],
+                      include_dirs=["include", "cli", numpy.get_include()],
                       define_macros=NUMPY_MACROS,
                       libraries=["parload_static"] + syslibs,
                       library_dirs=syslibdirs,

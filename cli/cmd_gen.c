@@ -63,6 +63,7 @@ static int parse_dim(const char *what, const char *arg, uint64_t *out)
 static int gen_option(void *ctx, int c, const char *arg)
 {
 	struct gen_cfg *g = ctx;
+	parload_error err;
 
 	switch (c) {
 	case OPT_VIEWS:
@@ -74,9 +75,9 @@ static int gen_option(void *ctx, int c, const char *arg)
 	case OPT_HEIGHT:
 		return parse_dim("height", arg, &g->height);
 	case OPT_TYPE:
-		g->type = parload_pixel_from_name(arg);
-		if (g->type <= 0)
-			return usage_error("unknown pixel type '%s'", arg);
+		g->type = parload_name_parse(PARLOAD_NAMES_PIXEL, arg, &err);
+		if (g->type < 0)
+			return usage_error("%s", err.message);
 		return ARG_OK;
 	case OPT_CRC:
 		g->flags |= PARLOAD_FLAG_CRC32C;

@@ -198,6 +198,7 @@ static const char *crc_note(const parload_dataset *ds, unsigned flags)
 struct load_line {
 	const char *label, *type, *strategy, *io, *crc;
 	const char *cache, *asked; /* the page-cache mode used, and asked */
+	parload_cache used, want;  /* the same */
 	uint64_t file_size;
 	uint64_t size; /* the file's, or for a selection what it delivers */
 	double seconds, gbps;
@@ -249,15 +250,15 @@ static void print_load_json(const struct load_line *l,
  * stream has no page cache to spare). */
 static void print_cache(const struct load_line *l)
 {
-	if (strcmp(l->cache, l->asked) == 0) {
-		if (strcmp(l->cache, "keep") != 0)
+	if (l->used == l->want) {
+		if (l->used != PARLOAD_CACHE_KEEP)
 			printf(", cache %s", l->cache);
-	} else if (strcmp(l->asked, "auto") == 0) {
+	} else if (l->want == PARLOAD_CACHE_AUTO) {
 		printf(", cache %s (auto)", l->cache);
-	} else if (strcmp(l->asked, "direct") == 0 &&
-		   strcmp(l->cache, "drop") == 0) {
+	} else if (l->want == PARLOAD_CACHE_DIRECT &&
+		   l->used == PARLOAD_CACHE_DROP) {
 		printf(", cache drop (direct refused)");
-	} else if (strcmp(l->asked, "keep") != 0) {
+	} else if (l->want != PARLOAD_CACHE_KEEP) {
 		printf(", cache %s (%s does not apply)", l->cache, l->asked);
 	}
 }
@@ -315,10 +316,12 @@ static void print_load(const char *label, const parload_dataset *ds,
 			     ds->desc.count,
 		.cache = parload_cache_name(ds->stats.cache),
 		.asked = parload_cache_name(cfg->cache),
+		.used = ds->stats.cache,
+		.want = cfg->cache,
 		.verified = cfg->verify,
 		.selected = !selection_is_whole(&cfg->opts.selection) ||
-			    cfg->correct.on,
-		.corrected = cfg->correct.on,
+			    cfg->corrected,
+		.corrected = cfg->corrected,
 	};
 
 	/* The records the layout describes, after each file's offset. */
@@ -492,7 +495,7 @@ int cmd_load(int argc, char **argv)
 	if (status == EXIT_OK && optind == argc && a.cfg.layout.raw)
 		status = usage_error("--raw describes FILEs: give at least "
 				     "one");
-	if (status == EXIT_OK && optind == argc && a.cfg.correct.on)
+	if (status == EXIT_OK && optind == argc && a.cfg.corrected)
 		status = usage_error("a correction applies to FILEs: give at "
 				     "least one");
 	if (status == EXIT_OK)

@@ -152,23 +152,11 @@ struct layout_cfg {
 	bool confine; /* --confine: PARLOAD_SRC_CONFINE in every source */
 };
 
-/* What --flats, --darks, --reduce, --minus-log and --bin ask for: the
- * reference files (read with --raw's layout unless a .nhdr), and the
- * correction's settings; on when any of them asks for one. */
-struct corr_cfg {
-	const char *path[2]; /* darks, flats */
-	parload_correction corr;
-	bool on;
-};
-
-/* A load's correction, made by correction_of. */
-struct correction {
-	parload_refs refs[2]; /* darks, flats */
-	parload_correction corr;
-};
-
-/* What the load options ask for. */
+/* What the load options ask for: the library's settings (set, which
+ * parses every option that has a key), and the command's view of them,
+ * cfg_sync()'d after each option. */
 struct load_cfg {
+	parload_settings set;
 	parload_options opts;
 	struct layout_cfg layout;
 	bool preallocate;
@@ -181,7 +169,7 @@ struct load_cfg {
 	 * timeout seconds pass without growth (--timeout). */
 	bool follow;
 	double timeout;
-	struct corr_cfg correct;
+	bool corrected; /* a correction is asked for */
 	/* --cache MODE: what the load leaves in the page cache. */
 	parload_cache cache;
 };
@@ -222,17 +210,15 @@ int parse_options(int argc, char **argv, const struct option_parser *p,
  * ARG_OK, EXIT_USAGE (after saying why) or ARG_UNKNOWN. */
 void load_cfg_init(struct load_cfg *cfg);
 int parse_load_option(struct load_cfg *cfg, int c, const char *arg);
-/* The request's correction (NULL: none), and what the options cannot
- * ask for with one (EXIT_OK, or EXIT_USAGE after saying why). */
-const parload_correction *correction_of(const struct corr_cfg *k,
-					const struct layout_cfg *lc,
-					const parload_source *scan,
-					struct correction *out);
+/* cfg's fields from cfg->set. */
+void cfg_sync(struct load_cfg *cfg);
+/* What the options cannot ask for with a correction (EXIT_OK, or
+ * EXIT_USAGE after saying why). */
 int check_correction(const struct load_cfg *cfg);
 /* --flats same / --darks same: 0 when scan (named name) is an HDF5 file,
  * whose flats or darks frames they are; else PARLOAD_EINVAL saying why
  * (or the failure to describe it) in err. */
-int check_same_refs(const struct corr_cfg *k, const parload_source *scan,
+int check_same_refs(const parload_settings *k, const parload_source *scan,
 		    const char *name, parload_error *err);
 /* The same for the layout options alone (LAYOUT_LONGOPTS): --raw SPEC
  * is parsed by the library, whose message a bad SPEC gets. */
@@ -323,7 +309,7 @@ struct loaded {
 	size_t files; /* the files of the stream (1 but for --concat) */
 	parload_dataset ds;
 	parload_buffers buffers; /* --preallocate */
-	struct correction correct;
+	parload_settings set; /* the request's settings (its correction) */
 };
 
 /* Start a loader with cfg's options; EXIT_OK or EXIT_FAIL (said why). */

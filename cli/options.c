@@ -25,171 +25,96 @@
 void load_cfg_init(struct load_cfg *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	parload_options_init(&cfg->opts);
-	cfg->opts.error = NULL;
+	parload_settings_init(&cfg->set);
 	cfg->progress = -1;
-	cfg->timeout = 10.0;
+	cfg_sync(cfg);
 }
 
-/* The options that only set flags, and the flags they set. */
-static const struct {
-	int opt;
-	unsigned flags;
-} flag_options[] = {
-	{ OPT_NO_BIND, PARLOAD_OPT_NO_BIND },
-	{ OPT_NO_HUGEPAGES, PARLOAD_OPT_NO_HUGEPAGES },
-	{ OPT_VERIFY, PARLOAD_OPT_VERIFY_CRC },
-	{ OPT_KEEP_GOING, PARLOAD_OPT_VERIFY_CRC | PARLOAD_OPT_KEEP_GOING },
-	{ OPT_ALLOW_TRUNCATED, PARLOAD_OPT_ALLOW_TRUNCATED },
-	{ OPT_MAP_SINOGRAMS, PARLOAD_OPT_MAP_SINOGRAMS },
-};
+/* The library's key of an option: its long name (the keys are the long
+ * options' names), -t's "threads". */
+static const struct option key_options[] = { LOAD_LONGOPTS, CORRECT_LONGOPTS,
+					     { NULL, 0, NULL, 0 } };
 
-/* --strategy, --io and --cache take the library's names. */
-static int parse_names(struct load_cfg *cfg, int c, const char *arg)
+static const char *key_of(int c)
 {
-	parload_options *o = &cfg->opts;
-	int v;
-
-	if (c == OPT_CACHE) {
-		v = parload_cache_from_name(arg);
-		if (v < 0)
-			return usage_error("unknown page-cache mode '%s' (keep, "
-					   "drop, direct or auto)", arg);
-		cfg->cache = (parload_cache)v;
-	} else if (c == OPT_STRATEGY) {
-		v = parload_strategy_from_name(arg);
-		if (v < 0)
-			return usage_error("unknown strategy '%s'", arg);
-		o->strategy = (parload_strategy)v;
-	} else {
-		v = parload_io_from_name(arg);
-		if (v < 0)
-			return usage_error("unknown I/O API '%s'", arg);
-		o->io = (parload_io)v;
-	}
-	return ARG_OK;
+	if (c == 't')
+		return "threads";
+	for (const struct option *o = key_options; o->name; o++)
+		if (o->val == c)
+			return o->name;
+	return NULL;
 }
 
-/* --timeout S: seconds, a decimal number above 0 and at most a day. */
-static int parse_seconds(const char *arg, double *out)
+/* Option c through the library's settings s: ARG_OK, EXIT_USAGE after
+ * the library's message, or ARG_UNKNOWN for an option it has no key
+ * for. */
+static int set_option(parload_settings *s, int c, const char *arg)
 {
-	char *end;
-	double v;
+	const char *key = c == OPT_CONCAT ? NULL : key_of(c);
+	parload_error err;
 
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v > 0.0) || v > 86400.0)
-		return usage_error("invalid timeout '%s' (seconds, above 0 and "
-				   "at most 86400)", arg);
-	*out = v;
-	return ARG_OK;
-}
-
-static int parse_numbers(struct load_cfg *cfg, int c, const char *arg)
-{
-	uint64_t v;
-	int rc;
-
-	switch (c) {
-	case 't':
-	case OPT_THREADS:
-		if (!parse_u64(arg, PARLOAD_THREADS_MAX, &v))
-			return usage_error("invalid thread count '%s' "
-					   "(0 to %u)", arg,
-					   PARLOAD_THREADS_MAX);
-		cfg->opts.threads = (unsigned)v;
-		return ARG_OK;
-	case OPT_BUFFER:
-		rc = parse_size(arg, &cfg->opts.buffer_size);
-		if (rc)
-			return usage_error("invalid buffer size '%s'%s", arg,
-					   size_why(rc));
-		return ARG_OK;
-	case OPT_MAX_READ:
-		rc = parse_size(arg, &cfg->opts.max_read);
-		if (rc)
-			return usage_error("invalid read size '%s'%s", arg,
-					   size_why(rc));
-		return ARG_OK;
-	case OPT_VERIFY_SEED:
-		if (!parse_u64(arg, UINT64_MAX, &cfg->seed))
-			return usage_error("invalid seed '%s'", arg);
-		cfg->verify = true;
-		return ARG_OK;
-	case OPT_TIMEOUT:
-		return parse_seconds(arg, &cfg->timeout);
-	default:
+	if (!key)
 		return ARG_UNKNOWN;
-	}
+	memset(&err, 0, sizeof(err));
+	if (parload_settings_set(s, key, arg, &err) < 0)
+		return usage_error("%s", err.message);
+	return ARG_OK;
 }
 
-/* --flats, --darks, --reduce, --minus-log, --bin. */
-static int parse_correct_option(struct corr_cfg *k, int c, const char *arg)
+/* The layout options' part of the settings, and back. */
+static void layout_to(const struct layout_cfg *lc, parload_settings *s)
 {
-	uint64_t v;
+	s->desc = lc->desc;
+	s->raw = lc->raw;
+	s->dataset = lc->dataset;
+	s->frames = lc->frames;
+	s->source_flags = lc->confine ? PARLOAD_SRC_CONFINE : 0;
+}
 
-	switch (c) {
-	case OPT_DARKS:
-	case OPT_FLATS:
-		k->path[c == OPT_FLATS] = arg;
-		break;
-	case OPT_REDUCE:
-		if (parload_reduce_from_name(arg) < 0)
-			return usage_error("invalid --reduce '%s' (mean or "
-					   "median)", arg);
-		k->corr.reduce = (parload_reduce)parload_reduce_from_name(arg);
-		return ARG_OK;
-	case OPT_MINUS_LOG:
-		k->corr.flags |= PARLOAD_CORR_MINUS_LOG;
-		break;
-	case OPT_BIN:
-		if (!parse_u64(arg, UINT32_MAX, &v) || v < 1)
-			return usage_error("invalid --bin '%s' (a factor of 1 "
-					   "or more)", arg);
-		k->corr.bin = (unsigned)v;
-		if (v == 1)
-			return ARG_OK;
-		break;
-	default:
-		return ARG_UNKNOWN;
-	}
-	k->on = true;
-	return ARG_OK;
+static void layout_from(struct layout_cfg *lc, const parload_settings *s)
+{
+	lc->desc = s->desc;
+	lc->raw = s->raw != 0;
+	lc->dataset = s->dataset;
+	lc->frames = s->frames;
+	lc->confine = (s->source_flags & PARLOAD_SRC_CONFINE) != 0;
+}
+
+void cfg_sync(struct load_cfg *cfg)
+{
+	const parload_settings *s = &cfg->set;
+
+	cfg->opts = s->options;
+	cfg->opts.error = NULL;
+	layout_from(&cfg->layout, s);
+	cfg->verify = s->verify_seed != 0;
+	cfg->seed = s->seed;
+	cfg->follow = (s->request_flags & PARLOAD_REQ_FOLLOW) != 0;
+	cfg->timeout = s->timeout;
+	cfg->corrected = s->correct_on != 0;
+	cfg->cache = s->cache;
 }
 
 int parse_load_option(struct load_cfg *cfg, int c, const char *arg)
 {
-	int rc = parse_select_option(&cfg->opts.selection, c, arg);
+	int rc;
 
-	if (rc == ARG_UNKNOWN)
-		rc = parse_correct_option(&cfg->correct, c, arg);
-
-	if (rc == ARG_UNKNOWN)
-		rc = parse_layout_option(&cfg->layout, c, arg);
-	if (rc != ARG_UNKNOWN)
-		return rc;
-	for (size_t i = 0; i < sizeof(flag_options) / sizeof(*flag_options);
-	     i++) {
-		if (flag_options[i].opt == c) {
-			cfg->opts.flags |= flag_options[i].flags;
-			return ARG_OK;
-		}
-	}
-	if (c == OPT_PREALLOCATE) {
+	switch (c) {
+	case OPT_PREALLOCATE:
 		cfg->preallocate = true;
 		return ARG_OK;
-	}
-	if (c == OPT_PROGRESS || c == OPT_NO_PROGRESS) {
+	case OPT_PROGRESS:
+	case OPT_NO_PROGRESS:
 		cfg->progress = c == OPT_PROGRESS;
 		return ARG_OK;
-	}
-	if (c == OPT_FOLLOW) {
-		cfg->follow = true;
+	case OPT_CONCAT:
+		cfg->layout.concat = true;
 		return ARG_OK;
 	}
-	if (c == OPT_STRATEGY || c == OPT_IO || c == OPT_CACHE)
-		return parse_names(cfg, c, arg);
-	return parse_numbers(cfg, c, arg);
+	rc = set_option(&cfg->set, c, arg);
+	if (rc == ARG_OK)
+		cfg_sync(cfg);
+	return rc;
 }
 
 /* ---------------------------------------------------------------------
@@ -198,44 +123,22 @@ int parse_load_option(struct load_cfg *cfg, int c, const char *arg)
 
 int parse_layout_option(struct layout_cfg *lc, int c, const char *arg)
 {
-	parload_error err;
+	parload_settings s;
 	int rc;
 
 	if (c == OPT_CONCAT) {
 		lc->concat = true;
 		return ARG_OK;
 	}
-	if (c == OPT_DATASET) {
-		lc->dataset = arg;
-		return ARG_OK;
-	}
-	if (c == OPT_CONFINE) {
-		lc->confine = true;
-		return ARG_OK;
-	}
-	if (c == OPT_FRAMES) {
-		static const char *const names[] = { "projections", "flats",
-						     "darks" };
-
-		for (int k = 0; k < 3; k++)
-			if (strcmp(arg, names[k]) == 0) {
-				lc->frames = (parload_frames)k;
-				return ARG_OK;
-			}
-		return usage_error("invalid --frames '%s' (projections, flats "
-				   "or darks)", arg);
-	}
-	if (c != OPT_RAW)
+	if (c != OPT_RAW && c != OPT_DATASET && c != OPT_FRAMES &&
+	    c != OPT_CONFINE)
 		return ARG_UNKNOWN;
-	if (lc->raw)
-		return usage_error("--raw given twice");
-	memset(&err, 0, sizeof(err));
-	rc = parload_desc_parse(arg, &lc->desc, &err);
-	if (rc < 0)
-		return usage_error("--raw: %s", err.message[0] ?
-				   err.message : parload_strerror(rc));
-	lc->raw = true;
-	return ARG_OK;
+	parload_settings_init(&s);
+	layout_to(lc, &s);
+	rc = set_option(&s, c, arg);
+	if (rc == ARG_OK)
+		layout_from(lc, &s);
+	return rc;
 }
 
 bool is_nhdr(const char *path)
@@ -314,50 +217,14 @@ static bool is_same(const char *path)
 	return path && strcmp(path, "same") == 0;
 }
 
-/* Reference set i (darks, flats) given as path: a file of the layout
- * --raw gives (a .nhdr states its own), or "same": the scan's source
- * with its frames set to the flats or darks. */
-static void refs_source(parload_source *out, const char *path, int i,
-			const parload_source *scan,
-			const struct layout_cfg *lc)
-{
-	if (is_same(path)) {
-		*out = *scan;
-		out->frames = i ? PARLOAD_FRAMES_FLATS : PARLOAD_FRAMES_DARKS;
-		return;
-	}
-	parload_source_init(out);
-	out->path = path;
-	out->flags = lc->confine ? PARLOAD_SRC_CONFINE : 0;
-	if (lc->raw && path && !is_nhdr(path))
-		out->desc = &lc->desc;
-}
-
-/* The correction of a load of scan; NULL when none is asked. */
-const parload_correction *correction_of(const struct corr_cfg *k,
-					const struct layout_cfg *lc,
-					const parload_source *scan,
-					struct correction *out)
-{
-	if (!k->on)
-		return NULL;
-	memset(out, 0, sizeof(*out));
-	for (int i = 0; i < 2; i++)
-		refs_source(&out->refs[i].source, k->path[i], i, scan, lc);
-	out->corr = k->corr;
-	out->corr.darks = k->path[0] ? &out->refs[0] : NULL;
-	out->corr.flats = k->path[1] ? &out->refs[1] : NULL;
-	return &out->corr;
-}
-
-int check_same_refs(const struct corr_cfg *k, const parload_source *scan,
+int check_same_refs(const parload_settings *k, const parload_source *scan,
 		    const char *name, parload_error *err)
 {
-	const char *opt = is_same(k->path[1]) ? "--flats" : "--darks";
+	const char *opt = is_same(k->refs[1]) ? "--flats" : "--darks";
 	parload_desc d;
 	int rc;
 
-	if (!is_same(k->path[0]) && !is_same(k->path[1]))
+	if (!is_same(k->refs[0]) && !is_same(k->refs[1]))
 		return 0;
 	if (scan->fd >= 0 || scan->desc)
 		goto refuse;
@@ -381,14 +248,10 @@ refuse:
  * sized from the file's pixel type, a check of the file's pixels. */
 int check_correction(const struct load_cfg *cfg)
 {
-	if (!cfg->correct.on)
+	if (!cfg->corrected)
 		return EXIT_OK;
 	if (cfg->preallocate)
 		return usage_error("--preallocate sizes the file's pixels; a "
-				   "corrected load delivers float32 (leave "
-				   "one out)");
-	if (cfg->verify)
-		return usage_error("--verify-seed checks the file's pixels; a "
 				   "corrected load delivers float32 (leave "
 				   "one out)");
 	return EXIT_OK;
@@ -398,48 +261,20 @@ int check_correction(const struct load_cfg *cfg)
  * Selections
  * ------------------------------------------------------------------- */
 
-/* --views A:B:S, --rows A:B, --cols A:B: the library parses, the message
- * names the option. */
-static int parse_slice(const char *opt, const char *arg, int allow_step,
-		       parload_slice *out)
-{
-	parload_error err;
-	int rc;
-
-	memset(&err, 0, sizeof(err));
-	rc = parload_slice_parse(arg, allow_step, out, &err);
-	if (rc < 0)
-		return usage_error("invalid %s '%s': %s", opt, arg,
-				   err.message[0] ? err.message :
-						    parload_strerror(rc));
-	/* A step is wrong whatever the file; say so before any load. */
-	if (out->step != PARLOAD_OMIT && out->step < 1)
-		return usage_error("invalid %s '%s': the step must be 1 or "
-				   "more", opt, arg);
-	return ARG_OK;
-}
-
 int parse_select_option(parload_selection *sel, int c, const char *arg)
 {
-	int layout;
+	parload_settings s;
+	int rc;
 
-	switch (c) {
-	case OPT_SEL_VIEWS:
-		return parse_slice("--views", arg, 1, &sel->views);
-	case OPT_SEL_ROWS:
-		return parse_slice("--rows", arg, 0, &sel->rows);
-	case OPT_SEL_COLS:
-		return parse_slice("--cols", arg, 0, &sel->cols);
-	case OPT_SEL_LAYOUT:
-		layout = parload_layout_from_name(arg);
-		if (layout < 0)
-			return usage_error("invalid --layout '%s' (views or "
-					   "sinograms)", arg);
-		sel->layout = (parload_layout)layout;
-		return ARG_OK;
-	default:
+	if (c != OPT_SEL_VIEWS && c != OPT_SEL_ROWS && c != OPT_SEL_COLS &&
+	    c != OPT_SEL_LAYOUT)
 		return ARG_UNKNOWN;
-	}
+	parload_settings_init(&s);
+	s.options.selection = *sel;
+	rc = set_option(&s, c, arg);
+	if (rc == ARG_OK)
+		*sel = s.options.selection;
+	return rc;
 }
 
 static bool slice_eq(const parload_slice *a, const parload_slice *b)

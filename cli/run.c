@@ -250,11 +250,11 @@ static int make_request(const struct input *in, const struct load_cfg *cfg,
 		req->source.fd = STDIN_FILENO;
 		req->source.name = STDIN_NAME;
 	}
-	req->correct = correction_of(&cfg->correct, &cfg->layout,
-				     &req->source, &l->correct);
-	if (check_same_refs(&cfg->correct, &req->source, l->name, err))
+	l->set = cfg->set;
+	parload_settings_apply(&l->set, req);
+	req->flags &= ~PARLOAD_REQ_FOLLOW; /* below */
+	if (check_same_refs(&l->set, &req->source, l->name, err))
 		return err->code;
-	req->cache = cfg->cache;
 	if (stream)
 		l->io = "stream";
 	/* A stream's line, and --follow, come from batches; a file's line

@@ -47,14 +47,21 @@ extern "C" {
 #define PARLOAD_FLAG_CRC32C 0x1u /* each view header carries its payload's CRC-32C */
 #define PARLOAD_FLAGS_KNOWN PARLOAD_FLAG_CRC32C
 
+/* The pixel types: enum name, value (the file header's pixel_type), name
+ * (parload_pixel_name) and bytes per pixel. */
+#define PARLOAD_PIXEL_MAP(X)                                                   \
+	X(U8, 1, "u8", 1)                                                      \
+	X(U16, 2, "u16", 2)                                                    \
+	X(I16, 3, "i16", 2)                                                    \
+	X(U32, 4, "u32", 4)                                                    \
+	X(I32, 5, "i32", 4)                                                    \
+	X(F32, 6, "f32", 4)                                                    \
+	X(F64, 7, "f64", 8)
+
 typedef enum parload_pixel_type {
-	PARLOAD_PIXEL_U8 = 1,
-	PARLOAD_PIXEL_U16 = 2,
-	PARLOAD_PIXEL_I16 = 3,
-	PARLOAD_PIXEL_U32 = 4,
-	PARLOAD_PIXEL_I32 = 5,
-	PARLOAD_PIXEL_F32 = 6,
-	PARLOAD_PIXEL_F64 = 7
+#define PARLOAD_PIXEL_ENUM_(name, value, text, size) PARLOAD_PIXEL_##name = (value),
+	PARLOAD_PIXEL_MAP(PARLOAD_PIXEL_ENUM_)
+#undef PARLOAD_PIXEL_ENUM_
 } parload_pixel_type;
 
 typedef struct parload_file_header {
@@ -152,6 +159,50 @@ PARLOAD_API const char *parload_strerror(int code);
 PARLOAD_API const char *parload_err_name(int code);
 
 /* ---------------------------------------------------------------------
+ * Names: each enum that users name in text (a pixel type, a strategy, a
+ * page-cache mode, ...) has one table, its PARLOAD_*_MAP below, from which
+ * come the enum, its parload_X_name() and parload_X_from_name(), and the
+ * two calls here.  One convention for every table: a name is matched
+ * exactly, in the lower case the table writes it ("Drop" is not a mode);
+ * a name not in the table, or NULL, is PARLOAD_EINVAL, whose message
+ * (parload_name_parse) lists the names there are:
+ * "unknown page-cache mode 'x' (keep, drop, direct or auto)".
+ * ------------------------------------------------------------------- */
+
+/* The tables, and what a name of each is called in messages. */
+#define PARLOAD_NAMES_MAP(X)                                                   \
+	X(PIXEL, "pixel type")                                                 \
+	X(FORMAT, "format")                                                    \
+	X(FRAMES, "frames")                                                    \
+	X(STRATEGY, "strategy")                                                \
+	X(IO, "I/O API")                                                       \
+	X(LAYOUT, "layout")                                                    \
+	X(CACHE, "page-cache mode")                                            \
+	X(REDUCE, "reduction")
+
+typedef enum parload_names {
+#define PARLOAD_NAMES_ENUM_(name, what) PARLOAD_NAMES_##name,
+	PARLOAD_NAMES_MAP(PARLOAD_NAMES_ENUM_)
+#undef PARLOAD_NAMES_ENUM_
+	PARLOAD_NAMES_COUNT_
+} parload_names;
+
+/* The name of value in table kind (PARLOAD_NAMES_*); NULL for a value
+ * the table does not name, or an unknown kind. */
+PARLOAD_API const char *parload_name(int kind, int value);
+/* The value text names in table kind (0 or more); PARLOAD_EINVAL for a
+ * name not in it, NULL or an unknown kind, with err (may be NULL) saying
+ * "unknown WHAT 'TEXT' (A, B or C)". */
+PARLOAD_API int parload_name_parse(int kind, const char *text,
+				   parload_error *err);
+/* The same over a table of the caller's (libparload-mpi's names, say):
+ * names[v] names value v (NULL: no value v), count entries; what names a
+ * name of it in the message. */
+PARLOAD_API int parload_name_find(const char *what,
+				  const char *const *names, int count,
+				  const char *text, parload_error *err);
+
+/* ---------------------------------------------------------------------
  * Layouts: where a source's views lie.  Every load works from a
  * description: parload's own format is one (read from its 64-byte
  * header), and so is any fixed-record raw stream (a camera's or a
@@ -182,17 +233,26 @@ typedef enum parload_encoding {
 	PARLOAD_ENC_COUNT_
 } parload_encoding;
 
+/* The formats: enum name, value and name (parload_format_name). */
+#define PARLOAD_FORMAT_MAP(X)                                                  \
+	X(PARLOAD, 0, "parload")                                               \
+	X(RAW, 1, "raw")                                                       \
+	X(TIFF, 2, "tiff")                                                     \
+	X(HDF5, 3, "hdf5")
+
 typedef enum parload_format {
-	/* parload's own stream: the file header says everything, each view
+#define PARLOAD_FORMAT_ENUM_(name, value, text) PARLOAD_FORMAT_##name = (value),
+	PARLOAD_FORMAT_MAP(PARLOAD_FORMAT_ENUM_)
+#undef PARLOAD_FORMAT_ENUM_
+} parload_format;
+/* PARLOAD_FORMAT_PARLOAD: parload's own stream: the file header says everything, each view
 	 * header is a parload_view_header (view_index checked, CRC-32C when
-	 * the file has them) and the file must end after its last view. */
-	PARLOAD_FORMAT_PARLOAD = 0,
-	/* A raw stream: the description says everything.  Each view's own
+ * the file has them) and the file must end after its last view.
+ * PARLOAD_FORMAT_RAW: a raw stream: the description says everything.  Each view's own
 	 * header (desc.header bytes, maybe 0) is delivered as bytes
 	 * (dataset.raw_headers), and bytes after the last counted record are
-	 * ignored when desc.count is given. */
-	PARLOAD_FORMAT_RAW = 1,
-	/* A container, whose metadata the load reads first: a TIFF (one file
+ * ignored when desc.count is given.
+ * PARLOAD_FORMAT_TIFF, PARLOAD_FORMAT_HDF5: a container, whose metadata the load reads first: a TIFF (one file
 	 * of pages, or single-page files read as one stream) or an HDF5
 	 * dataset.  The description gives width, height, pixel_type, count
 	 * and the encoding of the rows as the file (or its decoder) yields
@@ -200,22 +260,29 @@ typedef enum parload_format {
 	 * where each view's rows lie is the container's table, not a
 	 * formula.  Typed
 	 * view headers are made (view_index, and angle_deg where the file
-	 * has angles: DXchange /exchange/theta, NXtomo rotation_angle). */
-	PARLOAD_FORMAT_TIFF = 2,
-	PARLOAD_FORMAT_HDF5 = 3
-} parload_format;
+ * has angles: DXchange /exchange/theta, NXtomo rotation_angle). */
 
-/* "parload", "raw", "tiff" or "hdf5"; NULL for another value. */
+/* "parload", "raw", "tiff" or "hdf5"; NULL for another value (there is
+ * no parse: a format is what a source is, never asked for by name). */
 PARLOAD_API const char *parload_format_name(int format);
 
 /* parload_source.frames: which frames of a tomography file a load reads.
  * NXtomo: the frames whose image_key is 0, 1 or 2; DXchange:
  * /exchange/data, /exchange/data_white or /exchange/data_dark. */
+#define PARLOAD_FRAMES_MAP(X)                                                  \
+	X(PROJECTIONS, 0, "projections")                                       \
+	X(FLATS, 1, "flats")                                                   \
+	X(DARKS, 2, "darks")
+
 typedef enum parload_frames {
-	PARLOAD_FRAMES_PROJECTIONS = 0,
-	PARLOAD_FRAMES_FLATS = 1,
-	PARLOAD_FRAMES_DARKS = 2
+#define PARLOAD_FRAMES_ENUM_(name, value, text) PARLOAD_FRAMES_##name = (value),
+	PARLOAD_FRAMES_MAP(PARLOAD_FRAMES_ENUM_)
+#undef PARLOAD_FRAMES_ENUM_
 } parload_frames;
+/* "projections", "flats" or "darks", NULL for another value; and back
+ * (the value, or PARLOAD_EINVAL). */
+PARLOAD_API const char *parload_frames_name(int frames);
+PARLOAD_API int parload_frames_from_name(const char *name);
 
 /* parload_desc.flags (parload's own format) */
 #define PARLOAD_DESC_CRC32C 0x1u /* each view header carries its payload's CRC-32C */
@@ -391,7 +458,8 @@ typedef enum parload_strategy {
 	PARLOAD_STRATEGY_COUNT_
 } parload_strategy;
 
-/* "parallel", "bulk", ... or NULL if unknown; and back (-1 if unknown). */
+/* "parallel", "bulk", ... or NULL if unknown; and back (the value, or
+ * PARLOAD_EINVAL: parload_name_parse). */
 PARLOAD_API const char *parload_strategy_name(int strategy);
 PARLOAD_API int parload_strategy_from_name(const char *name);
 
@@ -411,12 +479,18 @@ PARLOAD_API unsigned parload_strategy_caps(int strategy);
  * (the article's single-threaded readers): its PARLOAD_CAP_IO bit. */
 PARLOAD_API int parload_strategy_uses_io(int strategy);
 
+/* The I/O APIs: posix (open/read/lseek), stdio (fopen/fread/fseek). */
+#define PARLOAD_IO_MAP(X)                                                      \
+	X(POSIX, 0, "posix")                                                   \
+	X(STDIO, 1, "stdio")
+
 typedef enum parload_io {
-	PARLOAD_IO_POSIX = 0, /* open/read/lseek */
-	PARLOAD_IO_STDIO      /* fopen/fread/fseek */
+#define PARLOAD_IO_ENUM_(name, value, text) PARLOAD_IO_##name = (value),
+	PARLOAD_IO_MAP(PARLOAD_IO_ENUM_)
+#undef PARLOAD_IO_ENUM_
 } parload_io;
 
-/* "posix", "stdio" or NULL; and back (-1 if unknown). */
+/* "posix", "stdio" or NULL; and back (the value, or PARLOAD_EINVAL). */
 PARLOAD_API const char *parload_io_name(int io);
 PARLOAD_API int parload_io_from_name(const char *name);
 
@@ -438,12 +512,18 @@ typedef struct parload_slice {
 	int64_t start, stop, step;
 } parload_slice;
 
+/* The layouts: views, pixels[v][r][c], view after view as the file
+ * stores them; sinograms, pixels[r][v][c], for each detector row that row
+ * of every selected view (a sinogram), what tomographic reconstruction
+ * reads. */
+#define PARLOAD_LAYOUT_MAP(X)                                                  \
+	X(VIEWS, 0, "views")                                                   \
+	X(SINOGRAMS, 1, "sinograms")
+
 typedef enum parload_layout {
-	/* pixels[v][r][c]: view after view, as the file stores them */
-	PARLOAD_LAYOUT_VIEWS = 0,
-	/* pixels[r][v][c]: for each detector row, that row of every selected
-	 * view (a sinogram), what tomographic reconstruction reads */
-	PARLOAD_LAYOUT_SINOGRAMS = 1
+#define PARLOAD_LAYOUT_ENUM_(name, value, text) PARLOAD_LAYOUT_##name = (value),
+	PARLOAD_LAYOUT_MAP(PARLOAD_LAYOUT_ENUM_)
+#undef PARLOAD_LAYOUT_ENUM_
 } parload_layout;
 
 typedef struct parload_selection {
@@ -459,7 +539,8 @@ PARLOAD_API void parload_selection_init(parload_selection *sel);
  * columns pass allow_step 0.  PARLOAD_ESELECT for anything else. */
 PARLOAD_API int parload_slice_parse(const char *text, int allow_step,
 				    parload_slice *out, parload_error *err);
-/* "views", "sinograms" or NULL; and back (-1 if unknown). */
+/* "views", "sinograms" or NULL; and back (the value, or
+ * PARLOAD_EINVAL). */
 PARLOAD_API const char *parload_layout_name(int layout);
 PARLOAD_API int parload_layout_from_name(const char *name);
 
@@ -590,37 +671,45 @@ PARLOAD_API void parload_options_init(parload_options *opts);
  * that returns a new dataset holds the data once in it; keep leaves a
  * second copy in the page cache, which may evict what else the node had
  * cached (and makes the next load of the file warm). */
+/* The modes, each by its name:
+ *  keep    buffered reads; the file's pages stay cached (the default).
+ *  drop    buffered reads whose pages leave the page cache once they are
+ *          in the dataset: the parallel strategy's workers advise
+ *          POSIX_FADV_DONTNEED on the ranges they have read, 8 MiB at a
+ *          time, each holding the first bytes of its share (twice the
+ *          device's read_ahead_kb) until its pass is over, so that the
+ *          readahead of the share before does not read them twice; the
+ *          page cache grows by no more than the ranges in flight, those
+ *          held and the kernel's readahead.  The files are dropped whole
+ *          when the load ends (pages cached before it too).
+ *  direct  O_DIRECT: the device's data goes to the dataset without the
+ *          page cache, straight into place where the layout allows, else
+ *          through a per-worker buffer on a huge page, with the same NUMA
+ *          placement; a file system that refuses O_DIRECT falls back to
+ *          drop (stats.cache says so).  Parallel strategy; the others
+ *          drop.  The loader's workers each open a queue of reads in
+ *          flight on its first direct load and keep it, idle between
+ *          loads, until parload_loader_free: an io_uring ring (a
+ *          descriptor, close-on-exec), or where the kernel refuses rings a
+ *          Linux AIO context (whose freeing waits 30-40 ms, in
+ *          parload_loader_free or at exit).
+ *  auto    chosen per load: keep when most of a sample of the file's pages
+ *          is cached (a warm file), drop when a cold file is larger than
+ *          half the memory available, else keep. */
+#define PARLOAD_CACHE_MAP(X)                                                   \
+	X(KEEP, 0, "keep")                                                     \
+	X(DROP, 1, "drop")                                                     \
+	X(DIRECT, 2, "direct")                                                 \
+	X(AUTO, 3, "auto")
+
 typedef enum parload_cache {
-	/* Buffered reads; the file's pages stay cached (the default). */
-	PARLOAD_CACHE_KEEP = 0,
-	/* Buffered reads whose pages leave the page cache once they are in
-	 * the dataset: the parallel strategy's workers advise
-	 * POSIX_FADV_DONTNEED on the ranges they have read, 8 MiB at a time,
-	 * each holding the first bytes of its share (twice the device's
-	 * read_ahead_kb) until its pass is over, so that the readahead of
-	 * the share before does not read them twice; the page cache grows by
-	 * no more than the ranges in flight, those held and the kernel's
-	 * readahead.  The files are dropped whole when the load ends (pages
-	 * cached before it too). */
-	PARLOAD_CACHE_DROP = 1,
-	/* O_DIRECT: the device's data goes to the dataset without the page
-	 * cache, straight into place where the layout allows, else through
-	 * a per-worker buffer on a huge page, with the same NUMA
-	 * placement; a file system that refuses O_DIRECT falls back to drop
-	 * (stats.cache says so).  Parallel strategy; the others drop.  The
-	 * loader's workers each open a queue of reads in flight on its first
-	 * direct load and keep it, idle between loads, until
-	 * parload_loader_free: an io_uring ring (a descriptor, close-on-exec),
-	 * or where the kernel refuses rings a Linux AIO context (whose
-	 * freeing waits 30-40 ms, in parload_loader_free or at exit). */
-	PARLOAD_CACHE_DIRECT = 2,
-	/* Chosen per load: keep when most of a sample of the file's pages is
-	 * cached (a warm file), drop when a cold file is larger than half the
-	 * memory available, else keep. */
-	PARLOAD_CACHE_AUTO = 3
+#define PARLOAD_CACHE_ENUM_(name, value, text) PARLOAD_CACHE_##name = (value),
+	PARLOAD_CACHE_MAP(PARLOAD_CACHE_ENUM_)
+#undef PARLOAD_CACHE_ENUM_
 } parload_cache;
 
-/* "keep", "drop", "direct", "auto" or NULL; and back (-1 if unknown). */
+/* "keep", "drop", "direct", "auto" or NULL; and back (the value, or
+ * PARLOAD_EINVAL). */
 PARLOAD_API const char *parload_cache_name(int cache);
 PARLOAD_API int parload_cache_from_name(const char *name);
 
@@ -639,11 +728,16 @@ PARLOAD_API int parload_cache_from_name(const char *name);
  * ------------------------------------------------------------------- */
 
 /* How a set of reference frames becomes one: per pixel. */
+/* mean, or median: the middle value (the mean of the two middle values
+ * for an even count, as NumPy's median), which removes zingers. */
+#define PARLOAD_REDUCE_MAP(X)                                                  \
+	X(MEAN, 0, "mean")                                                     \
+	X(MEDIAN, 1, "median")
+
 typedef enum parload_reduce {
-	PARLOAD_REDUCE_MEAN = 0,
-	/* The middle value (the mean of the two middle values for an even
-	 * count, as NumPy's median): removes zingers. */
-	PARLOAD_REDUCE_MEDIAN = 1
+#define PARLOAD_REDUCE_ENUM_(name, value, text) PARLOAD_REDUCE_##name = (value),
+	PARLOAD_REDUCE_MAP(PARLOAD_REDUCE_ENUM_)
+#undef PARLOAD_REDUCE_ENUM_
 } parload_reduce;
 
 /* Reference frames (flats or darks), with the scan's width and height:
@@ -655,8 +749,8 @@ typedef struct parload_refs {
 	uint64_t count;
 } parload_refs;
 
-/* "mean" or "median", NULL for another value; and back (-1 if
- * unknown). */
+/* "mean" or "median", NULL for another value; and back (the value, or
+ * PARLOAD_EINVAL). */
 PARLOAD_API const char *parload_reduce_name(int reduce);
 PARLOAD_API int parload_reduce_from_name(const char *name);
 
@@ -984,12 +1078,75 @@ PARLOAD_API int parload_stream_next(parload_stream *s, parload_batch *batch,
 PARLOAD_API int parload_stream_close(parload_stream *s, parload_dataset *out);
 
 /* ---------------------------------------------------------------------
+ * Settings: a request in text, the vocabulary of every program that loads
+ * (the parload command's load options, parload-mpi's, python -m parload's
+ * and Python's keywords): one key each, its value's rules, its limits and
+ * its message written once, here.
+ * ------------------------------------------------------------------- */
+
+/* What the keys set.  Strings (raw's text aside) are kept as pointers to
+ * the value given, which must outlive the settings. */
+typedef struct parload_settings {
+	/* threads, strategy, io, buffer, max-read, the flags (no-bind,
+	 * no-hugepages, verify, keep-going, allow-truncated, map-sinograms)
+	 * and the selection (views, rows, cols, layout). */
+	parload_options options;
+	parload_desc desc;      /* raw=SPEC (parload_desc_parse) */
+	int raw;                /* raw given: desc is the source's layout */
+	const char *dataset;    /* dataset=PATH */
+	parload_frames frames;  /* frames=NAME */
+	unsigned source_flags;  /* confine: PARLOAD_SRC_CONFINE */
+	parload_cache cache;    /* cache=NAME */
+	unsigned request_flags; /* follow: PARLOAD_REQ_FOLLOW */
+	double timeout;         /* timeout=SECONDS (10 by default) */
+	/* darks=SRC, flats=SRC ("same": the scan's own file's darks or
+	 * flats), reduce=NAME, minus-log, bin=N: on once any asks for a
+	 * correction (bin=1 does not). */
+	const char *refs[2];    /* darks, flats */
+	parload_correction correct;
+	int correct_on;
+	/* verify-seed=N: the data is parload gen's with this seed, which a
+	 * program checks after the load (the library does not); not with a
+	 * correction, which delivers other pixels. */
+	int verify_seed;
+	uint64_t seed;
+	/* Filled by parload_settings_apply: what the request points to. */
+	parload_refs refs_[2];
+} parload_settings;
+
+/* The defaults: parload_options_init's, the whole file, keep, 10 s. */
+PARLOAD_API void parload_settings_init(parload_settings *s);
+/* Set key to value (NULL for a key that takes none), as the programs'
+ * options --KEY VALUE do.  The keys: threads (0 to PARLOAD_THREADS_MAX),
+ * strategy, io, buffer and max-read (sizes, parload_size_parse), no-bind,
+ * no-hugepages, verify, keep-going (and verify), allow-truncated,
+ * map-sinograms, verify-seed (0 to 2^64 - 1), follow, timeout (seconds,
+ * above 0 and at most 86400), cache, raw (once), dataset, frames,
+ * confine, views (A:B:S), rows and cols (A:B), layout, darks, flats,
+ * reduce, minus-log and bin (1 or more); names as parload_name_parse
+ * takes them.  "key=value" with value NULL is the same as key and value
+ * apart.  PARLOAD_EINVAL with err (may be NULL) saying what is wrong, in
+ * the words every program prints: "invalid thread count '5000' (0 to
+ * 4096)", "unknown key 'x'", "--minus-log takes no value"; *s is then as
+ * it was. */
+PARLOAD_API int parload_settings_set(parload_settings *s, const char *key,
+				     const char *value, parload_error *err);
+/* Fill req (its source, path or paths, already set by the caller) from s:
+ * the source's layout, dataset, frames and flags, the selection, the
+ * page-cache mode, follow and its timeout, and the correction (its
+ * references' sources: the file with s's layout, or "same").  req points
+ * into s, which must outlive the load. */
+PARLOAD_API void parload_settings_apply(parload_settings *s,
+					parload_request *req);
+
+/* ---------------------------------------------------------------------
  * Format helpers
  * ------------------------------------------------------------------- */
 
 /* Bytes per pixel of a pixel type, 0 if the type is unknown. */
 PARLOAD_API unsigned parload_pixel_size(int pixel_type);
-/* "u8", "u16", ... or NULL if unknown; and back (0 if unknown). */
+/* "u8", "u16", ... or NULL if unknown; and back (the value, or
+ * PARLOAD_EINVAL). */
 PARLOAD_API const char *parload_pixel_name(int pixel_type);
 PARLOAD_API int parload_pixel_from_name(const char *name);
 

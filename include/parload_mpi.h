@@ -25,18 +25,25 @@
 extern "C" {
 #endif
 
-/* How the selection is divided between the ranks. */
+/* How the selection is divided between the ranks, each way by its name
+ * (names as libparload's: parload.h, "Names"):
+ *  views     contiguous ranges of the selected views, balanced by bytes
+ *            (every view has the same size, so counts differ by at most
+ *            one); each rank's part keeps the selection's layout.
+ *  rows      contiguous slabs of the selected detector rows, every
+ *            selected view, delivered in sinogram layout: what a rank that
+ *            reconstructs its slices wants, with no all-to-all exchange.
+ *  explicit  each rank loads the selection it passes in split.selection. */
+#define PARLOAD_MPI_SPLIT_MAP(X)                                               \
+	X(VIEWS, 0, "views")                                                   \
+	X(ROWS, 1, "rows")                                                     \
+	X(EXPLICIT, 2, "explicit")
+
 typedef enum parload_mpi_split_kind {
-	/* Contiguous ranges of the selected views, balanced by bytes (every
-	 * view has the same size, so counts differ by at most one); each
-	 * rank's part keeps the selection's layout. */
-	PARLOAD_MPI_SPLIT_VIEWS = 0,
-	/* Contiguous slabs of the selected detector rows, every selected
-	 * view, delivered in sinogram layout: what a rank that reconstructs
-	 * its slices wants, with no all-to-all exchange. */
-	PARLOAD_MPI_SPLIT_ROWS = 1,
-	/* Each rank loads the selection it passes in split.selection. */
-	PARLOAD_MPI_SPLIT_EXPLICIT = 2
+#define PARLOAD_MPI_SPLIT_ENUM_(name, value, text)                             \
+	PARLOAD_MPI_SPLIT_##name = (value),
+	PARLOAD_MPI_SPLIT_MAP(PARLOAD_MPI_SPLIT_ENUM_)
+#undef PARLOAD_MPI_SPLIT_ENUM_
 } parload_mpi_split_kind;
 
 typedef struct parload_mpi_split {
@@ -45,21 +52,28 @@ typedef struct parload_mpi_split {
 	parload_selection selection;
 } parload_mpi_split;
 
-/* "views", "rows", "explicit" or NULL; and back (-1 if unknown). */
+/* "views", "rows", "explicit" or NULL; and back (the value, or
+ * PARLOAD_EINVAL). */
 PARLOAD_API const char *parload_mpi_split_name(int kind);
 PARLOAD_API int parload_mpi_split_from_name(const char *name);
 
-/* How each rank reads its part. */
+/* How each rank reads its part:
+ *  pool   libparload's pool: pread/preadv on the rank's threads (default).
+ *  mpiio  one collective MPI_File_read_at_all per rank with a file view
+ *         built from its selection: lets MPI-IO aggregate requests on a
+ *         parallel file system (collective buffering).  One thread per
+ *         rank. */
+#define PARLOAD_MPI_IO_MAP(X)                                                  \
+	X(POOL, 0, "pool")                                                     \
+	X(MPIIO, 1, "mpiio")
+
 typedef enum parload_mpi_io {
-	/* libparload's pool: pread/preadv on the rank's threads (default). */
-	PARLOAD_MPI_IO_POOL = 0,
-	/* One collective MPI_File_read_at_all per rank with a file view built
-	 * from its selection: lets MPI-IO aggregate requests on a parallel
-	 * file system (collective buffering).  One thread per rank. */
-	PARLOAD_MPI_IO_MPIIO = 1
+#define PARLOAD_MPI_IO_ENUM_(name, value, text) PARLOAD_MPI_IO_##name = (value),
+	PARLOAD_MPI_IO_MAP(PARLOAD_MPI_IO_ENUM_)
+#undef PARLOAD_MPI_IO_ENUM_
 } parload_mpi_io;
 
-/* "pool", "mpiio" or NULL; and back (-1 if unknown). */
+/* "pool", "mpiio" or NULL; and back (the value, or PARLOAD_EINVAL). */
 PARLOAD_API const char *parload_mpi_io_name(int io);
 PARLOAD_API int parload_mpi_io_from_name(const char *name);
 
@@ -74,29 +88,10 @@ typedef struct parload_mpi_options {
 	 * 0: the cores of the node divided between the ranks on it; with
 	 * threads set, core_offset is still computed (unless
 	 * PARLOAD_MPI_OPT_NO_NODE_SPLIT) so the ranks' workers do not share
-	 * cores.  load.error is not used: see error below. */
+	 * cores.  load.error is not used: see error below.  What to read,
+	 * and how, is the request's (parload_mpi_load). */
 	parload_options load;
-	/* The file's layout (parload_desc_parse): NULL for parload's own
-	 * format, whose header rank 0 reads. */
-	const parload_desc *desc;
 	parload_mpi_io io;
-	/* What each rank's load leaves in the page cache (parload_request
-	 * .cache; PARLOAD_CACHE_KEEP by default), with the pool.  MPI-IO
-	 * reads through the MPI library, which does as it does: the mode is
-	 * ignored there. */
-	parload_cache cache;
-	/* A TIFF or HDF5 file: the HDF5 dataset and the frames to read
-	 * (parload_source.dataset, .frames); rank 0 reads its metadata to
-	 * share the views out, and each rank reads it again for its part. */
-	const char *dataset;
-	parload_frames frames;
-	/* Flat- and dark-field correction of each rank's part
-	 * (parload_request.correct; NULL: none): each rank reads and reduces
-	 * the references over its own rows, and its part is float32.  With
-	 * binning the ranks share out whole bins: global is the binned
-	 * shape and row_begin, row_end count binned rows.  With the pool
-	 * only: MPI-IO is PARLOAD_ENOTSUP. */
-	const parload_correction *correct;
 	unsigned flags; /* PARLOAD_MPI_OPT_* */
 	/* Where a failure is explained, on every rank; may be NULL.  The
 	 * message begins with "rank R: ", R the lowest rank that failed. */
@@ -135,14 +130,28 @@ typedef struct parload_mpi_part {
 	void *internal_; /* owned by libparload-mpi */
 } parload_mpi_part;
 
-/* Collective over comm: load this rank's part of path.  split NULL is
- * PARLOAD_MPI_SPLIT_VIEWS.  Rank 0 reads the header and the file size once
- * and broadcasts them; each rank then loads only its part.  On success
- * every rank's *out holds its part until parload_mpi_part_free(); on
- * failure no rank holds anything, every rank returns the same code, and
- * opts->error (when set) carries the message of the lowest failing rank,
- * prefixed with "rank R: ". */
-PARLOAD_API int parload_mpi_load(MPI_Comm comm, const char *path,
+/* Collective over comm: load this rank's part of what req asks for, the
+ * same on every rank: one file, req->source.path, with its layout
+ * (source.desc, parload_desc_parse: NULL for parload's own format, whose
+ * header rank 0 reads), a TIFF's or HDF5 file's dataset and frames
+ * (rank 0 reads its metadata to share the views out, each rank again for
+ * its part) and source flags; the selection to share out (req->selection;
+ * NULL: opts->load.selection, the whole file by default); the page-cache
+ * mode of each rank's load with the pool (MPI-IO reads through the MPI
+ * library, which does as it does: the mode is ignored there); and a
+ * correction (req->correct; the pool only, else PARLOAD_ENOTSUP), each
+ * rank reading and reducing the references over its own rows, its part
+ * float32; with binning the ranks share out whole bins: global is the
+ * binned shape and row_begin, row_end count binned rows.  A request of
+ * several paths or a descriptor is PARLOAD_EINVAL; the caller's memory,
+ * batches, a window, request flags, on_wait, progress or cancel
+ * PARLOAD_ENOTSUP.  split NULL is PARLOAD_MPI_SPLIT_VIEWS.  Rank 0 reads
+ * the header and the file size once and broadcasts them; each rank then
+ * loads only its part.  On success every rank's *out holds its part until
+ * parload_mpi_part_free(); on failure no rank holds anything, every rank
+ * returns the same code, and opts->error (when set) carries the message
+ * of the lowest failing rank, prefixed with "rank R: ". */
+PARLOAD_API int parload_mpi_load(MPI_Comm comm, const parload_request *req,
 				 const parload_mpi_options *opts,
 				 const parload_mpi_split *split,
 				 parload_mpi_part *out);

@@ -21,8 +21,8 @@
 #include <parload_mpi.h>
 
 /* Shared with the parload command (cli/). */
+#include "gen.h"
 #include "json.h"
-#include "number.h"
 
 #define PROG "parload-mpi"
 
@@ -44,6 +44,7 @@ static const char usage_text[] =
 "  --views A:B[:S]        share out these views only (default: all)\n"
 "  --rows A:B, --cols A:B share out these detector rows and columns only\n"
 "  --layout views|sinograms  the parts' layout with --split views\n"
+"  --confine              the files a FILE names must lie in its directory\n"
 "  --raw SPEC             FILE is a raw stream of this layout (key=value\n"
 "                         pairs: width, height, type, offset, header, gap,\n"
 "                         count; @PATH reads them from a file; see\n"
@@ -61,7 +62,11 @@ static const char usage_text[] =
 "  --bin N                average N x N pixels first (the ranks share out\n"
 "                         whole bins)\n"
 "  --verify               check every payload against its CRC-32C\n"
-"  --keep-going           with --verify: load everything, list bad views\n"
+"  --keep-going           --verify, loading everything and listing the bad\n"
+"                         views\n"
+"  --verify-seed N        check each rank's part against 'parload gen\n"
+"                         --seed N' (not with a correction)\n"
+"  --max-read SIZE        largest single read (default 8M)\n"
 "  --allow-truncated      load the complete views of a file cut short\n"
 "  --no-bind              do not bind workers or memory to cores and nodes\n"
 "  --no-hugepages         do not advise transparent huge pages\n"
@@ -76,31 +81,9 @@ static const char usage_text[] =
 "Exit status: 0 when every file loaded on every rank, 1 when one failed,\n"
 "2 for a usage error.\n";
 
-enum {
-	OPT_LONG = 256,
-	OPT_SPLIT,
-	OPT_IO,
-	OPT_VIEWS,
-	OPT_ROWS,
-	OPT_COLS,
-	OPT_LAYOUT,
-	OPT_VERIFY,
-	OPT_KEEP_GOING,
-	OPT_ALLOW_TRUNCATED,
-	OPT_NO_BIND,
-	OPT_NO_HUGEPAGES,
-	OPT_JSON,
-	OPT_RAW,
-	OPT_CACHE,
-	OPT_DATASET,
-	OPT_FRAMES,
-	OPT_DARKS,
-	OPT_FLATS,
-	OPT_REDUCE,
-	OPT_MINUS_LOG,
-	OPT_BIN,
-	OPT_MAP_SINOGRAMS,
-};
+/* getopt_long values: the options of parload-mpi's own, and OPT_KEY for
+ * every option that is a key of the library's settings (its long name). */
+enum { OPT_KEY = 256, OPT_SPLIT, OPT_IO, OPT_JSON };
 
 /* One rank's figures, gathered to rank 0 as bytes (one program, one ABI). */
 struct figures {
@@ -192,7 +175,8 @@ static void print_json(const char *path, const parload_mpi_part *p,
 }
 
 static void print_human(const char *path, const parload_mpi_part *p,
-			const parload_mpi_options *o, const struct figures *f,
+			const parload_mpi_options *o, int corrected,
+			const struct figures *f,
 			int n, uint64_t bytes, double seconds,
 			unsigned threads, int nodes)
 {
@@ -201,7 +185,7 @@ static void print_human(const char *path, const parload_mpi_part *p,
 	printf("%s: %" PRIu64 " views %" PRIu32 "x%" PRIu32 " %s%s, split by "
 	       "%s over %d rank%s on %d node%s (%s)\n", path, h->count,
 	       h->width, h->height, parload_pixel_name(h->pixel_type),
-	       o->correct ? ", corrected to f32" : "",
+	       corrected ? ", corrected to f32" : "",
 	       parload_mpi_split_name(p->split), n, n == 1 ? "" : "s", nodes,
 	       nodes == 1 ? "" : "s", parload_mpi_io_name(o->io));
 	for (int r = 0; r < n; r++) {
@@ -234,305 +218,221 @@ static void print_human(const char *path, const parload_mpi_part *p,
 	       threads == 1 ? "" : "s");
 }
 
-static int load_one(const char *path, const parload_mpi_options *opts,
-		    const parload_mpi_split *split, bool json)
+/* What the options ask for. */
+struct cfg {
+	parload_settings set; /* every option that is a key of the library */
+	parload_mpi_options opts;
+	parload_mpi_split split;
+	bool json;
+};
+
+/* --verify-seed: whether this rank's part is what 'parload gen --seed'
+ * wrote; says where it is not. */
+static bool part_verified(const parload_mpi_part *p, const char *path,
+			  uint64_t seed)
 {
-	parload_mpi_options o = *opts;
-	parload_mpi_part p;
-	parload_error err;
-	struct figures mine, *all = NULL;
+	uint64_t bad = PARLOAD_NONE;
+	bool header = false;
+
+	if (!p->dataset.shape.views ||
+	    pgen_verify_shape(&p->dataset, &p->dataset.shape, seed, &bad,
+			      &header))
+		return true;
+	if (bad == PARLOAD_NONE)
+		fprintf(stderr, PROG ": rank %d: %s: out of memory while "
+			"verifying\n", p->rank, path);
+	else
+		fprintf(stderr, PROG ": rank %d: %s: view %" PRIu64 ": %s "
+			"differs from the stream of seed %" PRIu64 "\n",
+			p->rank, path, bad, header ? "header" : "payload",
+			seed);
+	return false;
+}
+
+/* This rank's figures, and its bad views named on standard error. */
+static void my_figures(const parload_mpi_part *p, const char *path,
+		       struct figures *mine)
+{
+	const parload_shape *s = &p->dataset.shape;
+
+	memset(mine, 0, sizeof(*mine));
+	mine->rank = p->rank;
+	mine->local_rank = p->local_rank;
+	mine->local_ranks = p->local_ranks;
+	mine->threads = p->threads;
+	mine->core_offset = p->core_offset;
+	mine->view_begin = p->view_begin;
+	mine->view_end = p->view_end;
+	mine->row_begin = p->row_begin;
+	mine->row_end = p->row_end;
+	mine->views = s->views;
+	mine->rows = s->rows;
+	mine->cols = s->cols;
+	mine->bytes = s->views * (PARLOAD_VIEW_HEADER_SIZE + s->view_bytes);
+	mine->bytes_read = p->dataset.stats.bytes_read;
+	mine->read_calls = p->dataset.stats.read_calls;
+	mine->crc_checked = p->dataset.stats.crc_checked;
+	mine->bad_views = p->dataset.bad_view_count;
+	mine->cache = (int)p->dataset.stats.cache;
+	mine->seconds = p->seconds;
+	mine->load_seconds = p->dataset.stats.seconds;
+	/* --keep-going: each rank names its own bad views. */
+	for (uint64_t k = 0; k < p->dataset.bad_view_count; k++)
+		fprintf(stderr, PROG ": rank %d: %s: view %" PRIu64
+			": payload CRC-32C mismatch\n", p->rank, path,
+			p->dataset.bad_views[k]);
+}
+
+/* Rank 0: the ranks' figures summed and printed. */
+static void report_all(const char *path, const parload_mpi_part *p,
+		       const struct cfg *g, const struct figures *all)
+{
 	uint64_t bytes = 0, bad = 0;
 	double seconds = 0.0;
 	unsigned threads = 0;
-	int n, rc, nodes = 0, status = EXIT_OK;
-	const parload_shape *s;
+	int nodes = 0;
 
+	for (int r = 0; r < p->ranks; r++) {
+		bytes += all[r].bytes;
+		bad += all[r].bad_views;
+		threads += all[r].views ? all[r].threads : 0;
+		nodes += all[r].local_rank == 0;
+		if (all[r].seconds > seconds)
+			seconds = all[r].seconds;
+	}
+	if (g->json)
+		print_json(path, p, &g->opts, all, p->ranks, bytes, seconds,
+			   threads, bad, nodes);
+	else
+		print_human(path, p, &g->opts, g->set.correct_on, all,
+			    p->ranks, bytes, seconds, threads, nodes);
+	fflush(stdout);
+}
+
+static int load_one(const char *path, struct cfg *g)
+{
+	parload_mpi_options o = g->opts;
+	parload_request req;
+	parload_mpi_part p;
+	parload_error err;
+	struct figures mine, *all = NULL;
+	int bad;
+
+	parload_request_init(&req);
+	req.source.path = path;
+	parload_settings_apply(&g->set, &req);
+	o.load = g->set.options;
 	o.error = &err;
-	rc = parload_mpi_load(MPI_COMM_WORLD, path, &o, split, &p);
-	if (rc < 0) {
+	if (parload_mpi_load(MPI_COMM_WORLD, &req, &o, &g->split, &p) < 0) {
 		/* Every rank has the same message: one prints it. */
 		if (rank == 0)
 			fprintf(stderr, PROG ": %s\n", err.message);
 		return EXIT_FAIL;
 	}
-	s = &p.dataset.shape;
-	memset(&mine, 0, sizeof(mine));
-	mine.rank = p.rank;
-	mine.local_rank = p.local_rank;
-	mine.local_ranks = p.local_ranks;
-	mine.threads = p.threads;
-	mine.core_offset = p.core_offset;
-	mine.view_begin = p.view_begin;
-	mine.view_end = p.view_end;
-	mine.row_begin = p.row_begin;
-	mine.row_end = p.row_end;
-	mine.views = s->views;
-	mine.rows = s->rows;
-	mine.cols = s->cols;
-	mine.bytes = s->views * (PARLOAD_VIEW_HEADER_SIZE + s->view_bytes);
-	mine.bytes_read = p.dataset.stats.bytes_read;
-	mine.read_calls = p.dataset.stats.read_calls;
-	mine.crc_checked = p.dataset.stats.crc_checked;
-	mine.bad_views = p.dataset.bad_view_count;
-	mine.cache = (int)p.dataset.stats.cache;
-	mine.seconds = p.seconds;
-	mine.load_seconds = p.dataset.stats.seconds;
-	/* --keep-going: each rank names its own bad views. */
-	for (uint64_t k = 0; k < p.dataset.bad_view_count; k++)
-		fprintf(stderr, PROG ": rank %d: %s: view %" PRIu64
-			": payload CRC-32C mismatch\n", p.rank, path,
-			p.dataset.bad_views[k]);
-	n = p.ranks;
+	my_figures(&p, path, &mine);
+	bad = g->set.verify_seed && !part_verified(&p, path, g->set.seed);
 	if (rank == 0)
-		all = calloc((size_t)n, sizeof(*all));
+		all = calloc((size_t)p.ranks, sizeof(*all));
 	MPI_Gather(&mine, (int)sizeof(mine), MPI_BYTE, all,
 		   (int)sizeof(mine), MPI_BYTE, 0, MPI_COMM_WORLD);
-	if (rank == 0 && all) {
-		for (int r = 0; r < n; r++) {
-			bytes += all[r].bytes;
-			bad += all[r].bad_views;
-			threads += all[r].views ? all[r].threads : 0;
-			nodes += all[r].local_rank == 0;
-			if (all[r].seconds > seconds)
-				seconds = all[r].seconds;
-		}
-		if (json)
-			print_json(path, &p, &o, all, n, bytes, seconds,
-				   threads, bad, nodes);
-		else
-			print_human(path, &p, &o, all, n, bytes, seconds,
-				    threads, nodes);
-		fflush(stdout);
-	}
+	if (rank == 0 && all)
+		report_all(path, &p, g, all);
 	free(all);
-	MPI_Bcast(&bad, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-	if (bad)
-		status = EXIT_FAIL;
+	bad = bad || mine.bad_views;
+	MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
 	parload_mpi_part_free(&p);
-	return status;
+	return bad ? EXIT_FAIL : EXIT_OK;
 }
 
-/* --views A:B:S, --rows A:B, --cols A:B into the selection. */
-static int slice_option(int c, const char *text, parload_selection *sel)
-{
-	parload_slice *target = c == OPT_VIEWS ? &sel->views :
-		c == OPT_ROWS ? &sel->rows : &sel->cols;
-	const char *name = c == OPT_VIEWS ? "--views" :
-		c == OPT_ROWS ? "--rows" : "--cols";
-	parload_error err;
-
-	if (parload_slice_parse(text, c == OPT_VIEWS, target, &err) != 0)
-		return usage_error("%s: %s", name, err.message);
-	return 0;
-}
-
-/* The options that set a libparload flag. */
-static bool set_flag(int c, unsigned *flags)
-{
-	static const struct {
-		int option;
-		unsigned flag;
-	} table[] = {
-		{ OPT_VERIFY, PARLOAD_OPT_VERIFY_CRC },
-		{ OPT_KEEP_GOING, PARLOAD_OPT_KEEP_GOING },
-		{ OPT_ALLOW_TRUNCATED, PARLOAD_OPT_ALLOW_TRUNCATED },
-		{ OPT_NO_BIND, PARLOAD_OPT_NO_BIND },
-		{ OPT_NO_HUGEPAGES, PARLOAD_OPT_NO_HUGEPAGES },
-		{ OPT_MAP_SINOGRAMS, PARLOAD_OPT_MAP_SINOGRAMS },
-	};
-
-	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-		if (table[i].option == c) {
-			*flags |= table[i].flag;
-			return true;
-		}
-	}
-	return false;
-}
-
+/* The options: the library's keys, by their names, and parload-mpi's
+ * own. */
+#define KEY(name, arg) { name, arg, NULL, OPT_KEY }
 static const struct option longopts[] = {
 	{ "split", required_argument, NULL, OPT_SPLIT },
-	{ "threads", required_argument, NULL, 't' },
 	{ "io", required_argument, NULL, OPT_IO },
-	{ "views", required_argument, NULL, OPT_VIEWS },
-	{ "rows", required_argument, NULL, OPT_ROWS },
-	{ "cols", required_argument, NULL, OPT_COLS },
-	{ "layout", required_argument, NULL, OPT_LAYOUT },
-	{ "verify", no_argument, NULL, OPT_VERIFY },
-	{ "keep-going", no_argument, NULL, OPT_KEEP_GOING },
-	{ "allow-truncated", no_argument, NULL, OPT_ALLOW_TRUNCATED },
-	{ "no-bind", no_argument, NULL, OPT_NO_BIND },
-	{ "no-hugepages", no_argument, NULL, OPT_NO_HUGEPAGES },
-	{ "map-sinograms", no_argument, NULL, OPT_MAP_SINOGRAMS },
 	{ "json", no_argument, NULL, OPT_JSON },
-	{ "raw", required_argument, NULL, OPT_RAW },
-	{ "cache", required_argument, NULL, OPT_CACHE },
-	{ "dataset", required_argument, NULL, OPT_DATASET },
-	{ "frames", required_argument, NULL, OPT_FRAMES },
-	{ "darks", required_argument, NULL, OPT_DARKS },
-	{ "flats", required_argument, NULL, OPT_FLATS },
-	{ "reduce", required_argument, NULL, OPT_REDUCE },
-	{ "minus-log", no_argument, NULL, OPT_MINUS_LOG },
-	{ "bin", required_argument, NULL, OPT_BIN },
+	KEY("threads", required_argument),
+	KEY("views", required_argument),
+	KEY("rows", required_argument),
+	KEY("cols", required_argument),
+	KEY("layout", required_argument),
+	KEY("verify", no_argument),
+	KEY("keep-going", no_argument),
+	KEY("verify-seed", required_argument),
+	KEY("allow-truncated", no_argument),
+	KEY("no-bind", no_argument),
+	KEY("no-hugepages", no_argument),
+	KEY("map-sinograms", no_argument),
+	KEY("max-read", required_argument),
+	KEY("raw", required_argument),
+	KEY("cache", required_argument),
+	KEY("dataset", required_argument),
+	KEY("frames", required_argument),
+	KEY("confine", no_argument),
+	KEY("darks", required_argument),
+	KEY("flats", required_argument),
+	KEY("reduce", required_argument),
+	KEY("minus-log", no_argument),
+	KEY("bin", required_argument),
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
 };
 
-/* What the options ask for. */
-struct cfg {
-	parload_mpi_options opts;
-	parload_desc desc; /* --raw SPEC: opts.desc points here */
-	parload_mpi_split split;
-	bool json;
-	/* --darks, --flats, --reduce, --minus-log, --bin: opts.correct
-	 * points at corr when one is given. */
-	parload_refs darks, flats;
-	parload_correction corr;
-};
-
-/* --frames F */
-static int frames_option(struct cfg *g, const char *arg)
+/* A name from one of libparload-mpi's tables: the first count values of
+ * name_of.  -1 to go on, else the exit status after the library's
+ * message. */
+static int mpi_name_option(const char *what, const char *(*name_of)(int),
+			   int count, const char *arg, int *out)
 {
-	static const char *const frames[] = { "projections", "flats", "darks" };
-
-	for (int i = 0; i < 3; i++)
-		if (strcmp(arg, frames[i]) == 0) {
-			g->opts.frames = (parload_frames)i;
-			return -1;
-		}
-	return usage_error("--frames takes projections, flats or darks, not "
-			   "'%s'", arg);
-}
-
-/* The correction options. */
-static int correct_option(struct cfg *g, int c, const char *arg)
-{
-	uint64_t v;
-
-	g->opts.correct = &g->corr;
-	switch (c) {
-	case OPT_DARKS:
-	case OPT_FLATS: {
-		parload_refs *r = c == OPT_DARKS ? &g->darks : &g->flats;
-
-		r->source.path = arg;
-		*(c == OPT_DARKS ? &g->corr.darks : &g->corr.flats) = r;
-		return -1;
-	}
-	case OPT_REDUCE:
-		if (parload_reduce_from_name(arg) < 0)
-			return usage_error("--reduce takes mean or median, not "
-					   "'%s'", arg);
-		g->corr.reduce = (parload_reduce)parload_reduce_from_name(arg);
-		return -1;
-	case OPT_MINUS_LOG:
-		g->corr.flags |= PARLOAD_CORR_MINUS_LOG;
-		return -1;
-	default: /* OPT_BIN */
-		if (!parse_u64(arg, UINT32_MAX, &v) || v == 0)
-			return usage_error("--bin takes a factor of 1 or more, "
-					   "not '%s'", arg);
-		g->corr.bin = (unsigned)v;
-		return -1;
-	}
-}
-
-/* The options that take a name. */
-static int parse_name(struct cfg *g, int c, const char *arg)
-{
+	const char *names[4];
+	parload_error err;
 	int v;
 
-	switch (c) {
-	case OPT_SPLIT:
-		v = parload_mpi_split_from_name(arg);
-		if (v != PARLOAD_MPI_SPLIT_VIEWS && v != PARLOAD_MPI_SPLIT_ROWS)
-			return usage_error("--split takes views or rows, not '%s'",
-					   arg);
-		g->split.kind = (parload_mpi_split_kind)v;
-		return EXIT_OK;
-	case OPT_IO:
-		v = parload_mpi_io_from_name(arg);
-		if (v < 0)
-			return usage_error("--io takes pool or mpiio, not '%s'",
-					   arg);
-		g->opts.io = (parload_mpi_io)v;
-		return EXIT_OK;
-	case OPT_CACHE:
-		v = parload_cache_from_name(arg);
-		if (v < 0)
-			return usage_error("--cache takes keep, drop, direct or "
-					   "auto, not '%s'", arg);
-		g->opts.cache = (parload_cache)v;
-		return EXIT_OK;
-	default: /* OPT_LAYOUT */
-		v = parload_layout_from_name(arg);
-		if (v < 0)
-			return usage_error("--layout takes views or sinograms, "
-					   "not '%s'", arg);
-		g->opts.load.selection.layout = (parload_layout)v;
-		return EXIT_OK;
-	}
-}
-
-/* --raw SPEC: parsed by libparload, whose message a bad SPEC gets. */
-static int raw_option(struct cfg *g, const char *spec)
-{
-	parload_error err;
-	int rc;
-
-	if (g->opts.desc)
-		return usage_error("%s", "--raw given twice");
-	memset(&err, 0, sizeof(err));
-	rc = parload_desc_parse(spec, &g->desc, &err);
-	if (rc < 0)
-		return usage_error("--raw: %s", err.message[0] ? err.message :
-				   parload_strerror(rc));
-	g->opts.desc = &g->desc;
+	for (int i = 0; i < count; i++)
+		names[i] = name_of(i);
+	v = parload_name_find(what, names, count, arg, &err);
+	if (v < 0)
+		return usage_error("%s", err.message);
+	*out = v;
 	return -1;
 }
 
-/* One option; -1 to go on, else the exit status to end with. */
-static int parse_option(struct cfg *g, int c, char **argv)
+/* A key of the library's settings: -1 to go on, else the exit status. */
+static int key_option(struct cfg *g, const char *key, const char *arg)
 {
-	uint64_t t;
+	parload_error err;
+
+	memset(&err, 0, sizeof(err));
+	if (parload_settings_set(&g->set, key, arg, &err) < 0)
+		return usage_error("%s", err.message);
+	return -1;
+}
+
+/* One option (longopts[idx] for a long one); -1 to go on, else the exit
+ * status to end with. */
+static int parse_option(struct cfg *g, int c, int idx, char **argv)
+{
+	int v = 0, rc;
 
 	switch (c) {
 	case 't':
-		if (!parse_u64(optarg, 4096, &t))
-			return usage_error("--threads takes a number from 0 to "
-					   "4096, not '%s'", optarg);
-		g->opts.load.threads = (unsigned)t;
-		return -1;
-	case OPT_SPLIT:
+		return key_option(g, "threads", optarg);
+	case OPT_KEY:
+		return key_option(g, longopts[idx].name, optarg);
+	case OPT_SPLIT: /* views or rows: explicit is the API's alone */
+		rc = mpi_name_option("split", parload_mpi_split_name,
+				     PARLOAD_MPI_SPLIT_ROWS + 1, optarg, &v);
+		g->split.kind = (parload_mpi_split_kind)v;
+		return rc;
 	case OPT_IO:
-	case OPT_CACHE:
-	case OPT_LAYOUT: {
-		int rc = parse_name(g, c, optarg);
-
-		return rc == EXIT_OK ? -1 : rc;
-	}
-	case OPT_VIEWS:
-	case OPT_ROWS:
-	case OPT_COLS:
-		return slice_option(c, optarg, &g->opts.load.selection) ?
-			       EXIT_USAGE : -1;
+		rc = mpi_name_option("MPI I/O", parload_mpi_io_name,
+				     PARLOAD_MPI_IO_MPIIO + 1, optarg, &v);
+		g->opts.io = (parload_mpi_io)v;
+		return rc;
 	case OPT_JSON:
 		g->json = true;
 		return -1;
-	case OPT_RAW:
-		return raw_option(g, optarg);
-	case OPT_DATASET:
-		g->opts.dataset = optarg;
-		return -1;
-	case OPT_FRAMES:
-		return frames_option(g, optarg);
-	case OPT_DARKS:
-	case OPT_FLATS:
-	case OPT_REDUCE:
-	case OPT_MINUS_LOG:
-	case OPT_BIN:
-		return correct_option(g, c, optarg);
 	case 'h':
 		if (rank == 0)
 			fputs(usage_text, stdout);
@@ -542,38 +442,28 @@ static int parse_option(struct cfg *g, int c, char **argv)
 			printf(PROG " %s\n", parload_version());
 		return EXIT_OK;
 	default:
-		if (!set_flag(c, &g->opts.load.flags))
-			return usage_error("unknown option or missing argument: "
-					   "'%s'", argv[optind - 1]);
-		return -1;
+		return usage_error("unknown option or missing argument: '%s'",
+				   argv[optind - 1]);
 	}
 }
 
 static int run(int argc, char **argv)
 {
 	struct cfg g;
-	int c, rc, status = EXIT_OK;
+	int c, idx = 0, rc, status = EXIT_OK;
 
+	memset(&g, 0, sizeof(g));
+	parload_settings_init(&g.set);
 	parload_mpi_options_init(&g.opts);
-	memset(&g.corr, 0, sizeof(g.corr));
-	memset(&g.darks, 0, sizeof(g.darks));
-	memset(&g.flats, 0, sizeof(g.flats));
-	parload_source_init(&g.darks.source);
-	parload_source_init(&g.flats.source);
-	memset(&g.split, 0, sizeof(g.split));
 	g.split.kind = PARLOAD_MPI_SPLIT_VIEWS;
-	g.json = false;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "t:hV", longopts, NULL)) != -1)
-		if ((rc = parse_option(&g, c, argv)) >= 0)
+	while ((c = getopt_long(argc, argv, "t:hV", longopts, &idx)) != -1)
+		if ((rc = parse_option(&g, c, idx, argv)) >= 0)
 			return rc;
 	if (optind >= argc)
 		return usage_error("%s", "no FILE given");
-	/* References in --raw's layout, as the scan (a .nhdr states its
-	 * own). */
-	g.darks.source.desc = g.flats.source.desc = g.opts.desc;
 	for (int i = optind; i < argc; i++)
-		if (load_one(argv[i], &g.opts, &g.split, g.json) != EXIT_OK)
+		if (load_one(argv[i], &g) != EXIT_OK)
 			status = EXIT_FAIL;
 	return status;
 }

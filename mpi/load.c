@@ -37,35 +37,35 @@ struct owned {
 	parload_buffers buffers;
 };
 
-static const char *const split_names[] = { "views", "rows", "explicit" };
-static const char *const io_names[] = { "pool", "mpiio" };
-
-static int name_index(const char *const *names, int n, const char *name)
-{
-	for (int i = 0; name && i < n; i++)
-		if (strcmp(names[i], name) == 0)
-			return i;
-	return -1;
-}
+#define NAME_AT(name, value, text) [value] = text,
+static const char *const split_names[] = { PARLOAD_MPI_SPLIT_MAP(NAME_AT) };
+static const char *const io_names[] = { PARLOAD_MPI_IO_MAP(NAME_AT) };
+#undef NAME_AT
+#define COUNT_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define PARLOAD_MPI_SPLIT_WHAT "split"
+#define PARLOAD_MPI_IO_WHAT "MPI I/O"
 
 const char *parload_mpi_split_name(int kind)
 {
-	return kind >= 0 && kind < 3 ? split_names[kind] : NULL;
+	return kind >= 0 && kind < COUNT_OF(split_names) ? split_names[kind] :
+							   NULL;
 }
 
 int parload_mpi_split_from_name(const char *name)
 {
-	return name_index(split_names, 3, name);
+	return parload_name_find(PARLOAD_MPI_SPLIT_WHAT, split_names,
+				 COUNT_OF(split_names), name, NULL);
 }
 
 const char *parload_mpi_io_name(int io)
 {
-	return io >= 0 && io < 2 ? io_names[io] : NULL;
+	return io >= 0 && io < COUNT_OF(io_names) ? io_names[io] : NULL;
 }
 
 int parload_mpi_io_from_name(const char *name)
 {
-	return name_index(io_names, 2, name);
+	return parload_name_find(PARLOAD_MPI_IO_WHAT, io_names,
+				 COUNT_OF(io_names), name, NULL);
 }
 
 void parload_mpi_options_init(parload_mpi_options *opts)
@@ -114,23 +114,22 @@ static bool is_container(const parload_desc *d)
 	       d->format == PARLOAD_FORMAT_HDF5;
 }
 
-/* The source of path as opts name it: its layout, or a container's
- * dataset and frames. */
-static void source_of(parload_source *src, const char *path,
-		      const parload_mpi_options *o, const parload_desc *d)
+/* The request's source laid out as d (a container's: as it is). */
+static void source_of(parload_source *src, const parload_request *req,
+		      const parload_desc *d)
 {
-	parload_source_init(src);
-	src->path = path;
+	*src = req->source;
 	src->desc = d && !is_container(d) ? d : NULL;
-	src->dataset = o->dataset;
-	src->frames = o->frames;
 }
 
 /* Rank 0: the layout (that of a file that describes itself, parload's
  * own header, or the given one fitted to the file) and the file's size. */
-static int read_meta(const char *path, const parload_mpi_options *o,
-		     struct meta *m, parload_error *err)
+static int read_meta(const parload_request *req,
+		     const parload_mpi_options *o, struct meta *m,
+		     parload_error *err)
 {
+	const char *path = req->source.path;
+	const parload_desc *given = req->source.desc;
 	const unsigned flags = o->load.flags;
 	parload_file_header h;
 	parload_source src;
@@ -138,8 +137,8 @@ static int read_meta(const char *path, const parload_mpi_options *o,
 	int rc;
 
 	memset(m, 0, sizeof(*m));
-	source_of(&src, path, o, o->desc);
-	if (!o->desc &&
+	source_of(&src, req, given);
+	if (!given &&
 	    parload_describe(&src, (flags & PARLOAD_OPT_ALLOW_TRUNCATED) != 0,
 			     &m->desc, NULL) == 0 &&
 	    m->desc.format != PARLOAD_FORMAT_PARLOAD) {
@@ -148,7 +147,7 @@ static int read_meta(const char *path, const parload_mpi_options *o,
 		m->described = true;
 		m->size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 		return 0;
-	} else if (!o->desc) {
+	} else if (!given) {
 		rc = read_header(path, flags, &h, &m->size, err);
 		if (rc == 0)
 			parload_desc_from_header(&m->desc, &h);
@@ -166,15 +165,15 @@ static int read_meta(const char *path, const parload_mpi_options *o,
 }
 
 /* Phase 4 with libparload's pool. */
-static int load_pool(const char *path, const parload_mpi_options *opts,
-		     const parload_desc *d,
+static int load_pool(const parload_request *whole,
+		     const parload_mpi_options *opts, const parload_desc *d,
 		     const parload_selection *sel, unsigned threads,
 		     unsigned core_offset, parload_dataset *ds,
 		     parload_error *err)
 {
 	parload_options o = opts->load;
 	parload_loader *loader = NULL;
-	parload_request req;
+	parload_request req = *whole;
 	int rc;
 
 	o.threads = threads;
@@ -183,11 +182,8 @@ static int load_pool(const char *path, const parload_mpi_options *opts,
 	rc = parload_loader_new(&loader, &o, err);
 	if (rc)
 		return rc;
-	parload_request_init(&req);
-	source_of(&req.source, path, opts, d);
+	source_of(&req.source, whole, d);
 	req.selection = sel;
-	req.cache = opts->cache;
-	req.correct = opts->correct;
 	rc = parload_loader_run(loader, &req, ds, err);
 	parload_loader_free(loader);
 	return rc;
@@ -197,6 +193,7 @@ static int load_pool(const char *path, const parload_mpi_options *opts,
 struct job {
 	MPI_Comm c;
 	const char *path;
+	const parload_request *req;
 	const parload_mpi_options *opts;
 	const parload_mpi_split *split;
 	parload_mpi_part *out;
@@ -207,6 +204,33 @@ struct job {
 	int has_part;
 	struct owned *owned;
 };
+
+/* What a request asks that a load across ranks does not do: 0, or the
+ * failure. */
+static int check_request(const struct job *j)
+{
+	const parload_request *r = j->req;
+
+	if (!r->source.path || r->source.paths || r->source.fd >= 0)
+		return parload_mpi__fail(j->err, PARLOAD_EINVAL, j->path,
+					 "a load across ranks reads one file "
+					 "named by source.path");
+	if (r->into || r->on_batch || r->window_bytes || r->flags ||
+	    r->on_wait || r->progress || r->cancel)
+		return parload_mpi__fail(j->err, PARLOAD_ENOTSUP, j->path,
+					 "a load across ranks takes no caller's "
+					 "memory, batches, window, flags, "
+					 "waits, progress or cancel");
+	if (!parload_cache_name(r->cache))
+		return parload_mpi__fail(j->err, PARLOAD_EINVAL, j->path,
+					 "unknown page-cache mode %d",
+					 (int)r->cache);
+	if (r->correct && j->opts->io == PARLOAD_MPI_IO_MPIIO)
+		return parload_mpi__fail(j->err, PARLOAD_ENOTSUP, j->path,
+					 "a corrected load reads with the pool "
+					 "(io pool), not MPI-IO");
+	return 0;
+}
 
 /* 1.  The arguments, and the node's cores divided between its ranks. */
 static int check_and_place(struct job *j)
@@ -221,14 +245,8 @@ static int check_and_place(struct job *j)
 		rc = parload_mpi__fail(j->err, PARLOAD_EINVAL, j->path,
 				       "unknown split (%d) or io (%d)",
 				       (int)j->split->kind, (int)o->io);
-	else if (!parload_cache_name(o->cache))
-		rc = parload_mpi__fail(j->err, PARLOAD_EINVAL, j->path,
-				       "unknown page-cache mode %d",
-				       (int)o->cache);
-	else if (o->correct && o->io == PARLOAD_MPI_IO_MPIIO)
-		rc = parload_mpi__fail(j->err, PARLOAD_ENOTSUP, j->path,
-				       "a corrected load reads with the pool "
-				       "(io pool), not MPI-IO");
+	else
+		rc = check_request(j);
 	rc = parload_mpi__agree(j->c, rc, j->err);
 	if (rc)
 		return rc;
@@ -255,7 +273,7 @@ static int share_meta(struct job *j)
 	int rc, mrc;
 
 	rc = j->out->rank == 0 ?
-		     read_meta(j->path, j->opts, &j->meta, j->err) :
+		     read_meta(j->req, j->opts, &j->meta, j->err) :
 		     0;
 	rc = parload_mpi__agree(j->c, rc, j->err);
 	if (rc)
@@ -274,7 +292,7 @@ static int share_meta(struct job *j)
  * column), so that the ranks share out whole bins. */
 static unsigned bin_of(const struct job *j)
 {
-	const parload_correction *k = j->opts->correct;
+	const parload_correction *k = j->req->correct;
 
 	return k && k->bin > 1 ? k->bin : 1;
 }
@@ -336,7 +354,9 @@ static int choose_part(struct job *j)
 		j->has_part = 1;
 	} else {
 		rc = parload_selection_resolve(&j->complete,
-					       &j->opts->load.selection,
+					       j->req->selection ?
+						       j->req->selection :
+						       &j->opts->load.selection,
 					       &out->global, err);
 		if (rc == 0)
 			rc = bin_global(j);
@@ -350,7 +370,7 @@ static int choose_part(struct job *j)
 			unbin_part(j);
 	}
 	/* A corrected load delivers float32 (of bins, when binned). */
-	if (rc == 0 && j->opts->correct) {
+	if (rc == 0 && j->req->correct) {
 		out->global.pixel_type = PARLOAD_PIXEL_F32;
 		out->global.bytes_per_pixel = 4;
 		out->global.view_bytes = (uint64_t)out->global.rows *
@@ -394,7 +414,7 @@ static int read_part(struct job *j)
 		if (rc == 0 && j->has_part)
 			out->dataset.desc.count = j->complete.count;
 	} else if (j->has_part) {
-		rc = load_pool(j->path, o,
+		rc = load_pool(j->req, o,
 			       j->meta.described ? NULL : &j->meta.desc,
 			       &j->sel,
 			       out->threads, out->core_offset, &out->dataset,
@@ -403,10 +423,24 @@ static int read_part(struct job *j)
 	return parload_mpi__agree(j->c, rc, j->err);
 }
 
-int parload_mpi_load(MPI_Comm comm, const char *path,
+/* A failed load: what it holds released, *out zeroed; rc. */
+static int undo(struct job *j, int rc)
+{
+	/* An MPI-IO part's dataset owns its list of bad views only:
+	 * parload_dataset_free leaves the buffers' arrays alone. */
+	if (j->owned)
+		parload_buffers_free(&j->owned->buffers);
+	parload_dataset_free(&j->out->dataset);
+	free(j->owned);
+	memset(j->out, 0, sizeof(*j->out));
+	return rc;
+}
+
+int parload_mpi_load(MPI_Comm comm, const parload_request *req,
 		     const parload_mpi_options *opts,
 		     const parload_mpi_split *split, parload_mpi_part *out)
 {
+	const char *path = req ? req->source.path : NULL;
 	parload_mpi_options defaults;
 	parload_mpi_split by_views;
 	parload_error local;
@@ -424,19 +458,23 @@ int parload_mpi_load(MPI_Comm comm, const char *path,
 		split = &by_views;
 	}
 	memset(&j, 0, sizeof(j));
-	j.path = path;
+	j.path = path ? path : "(no path)";
+	j.req = req;
 	j.opts = opts;
 	j.split = split;
 	j.out = out;
 	j.err = opts->error ? opts->error : &local;
 	memset(j.err, 0, sizeof(*j.err));
 	memset(out, 0, sizeof(*out));
+	if (!req)
+		return parload_mpi__fail(j.err, PARLOAD_EINVAL, j.path,
+					 "no request");
 	/* A communicator of our own, which returns errors instead of
 	 * aborting the job, and whose collectives cannot mix with the
 	 * caller's. */
 	mrc = MPI_Comm_dup(comm, &j.c);
 	if (mrc != MPI_SUCCESS)
-		return parload_mpi__mpi_fail(j.err, path, "MPI_Comm_dup", mrc);
+		return parload_mpi__mpi_fail(j.err, j.path, "MPI_Comm_dup", mrc);
 	MPI_Comm_set_errhandler(j.c, MPI_ERRORS_RETURN);
 	MPI_Comm_rank(j.c, &out->rank);
 	MPI_Comm_size(j.c, &out->ranks);
@@ -449,16 +487,8 @@ int parload_mpi_load(MPI_Comm comm, const char *path,
 	if (rc == 0)
 		rc = read_part(&j);
 	MPI_Comm_free(&j.c);
-	if (rc) {
-		/* An MPI-IO part's dataset owns its list of bad views only:
-		 * parload_dataset_free leaves the buffers' arrays alone. */
-		if (j.owned)
-			parload_buffers_free(&j.owned->buffers);
-		parload_dataset_free(&out->dataset);
-		free(j.owned);
-		memset(out, 0, sizeof(*out));
-		return rc;
-	}
+	if (rc)
+		return undo(&j, rc);
 	out->internal_ = j.owned;
 	out->seconds = MPI_Wtime() - t0;
 	return 0;

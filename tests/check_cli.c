@@ -873,7 +873,7 @@ static const cli_case cases[] = {
 	  .argv = { "extract", "--reduce", "bogus", "-o", "@/x.npy",
 		    "@/a.raw" },
 	  .status = 2, .out = { "^$" }, .absent = "x.npy",
-	  .err = { "^parload: invalid --reduce 'bogus' \\(mean or median\\)\n"
+	  .err = { "^parload: unknown reduction 'bogus' \\(mean or median\\)\n"
 		   "Try " } },
 	{ .name = "bin zero", .files = { { "a.raw" } },
 	  .argv = { "--bin", "0", "@/a.raw" }, .status = 2, .out = { "^$" },
@@ -1277,9 +1277,11 @@ static const struct {
 	{ { "--json=yes" }, "parload: option '--json' takes no argument\n" },
 	{ { "--threads" }, "parload: option '--threads' requires an argument\n" },
 	{ { "-t" }, "parload: option '-t' requires an argument\n" },
-	{ { "--strategy", "x" }, "parload: unknown strategy 'x'\n" },
-	{ { "--strategy", "" }, "parload: unknown strategy ''\n" },
-	{ { "--io", "mmap" }, "parload: unknown I/O API 'mmap'\n" },
+	{ { "--strategy", "x" }, "parload: unknown strategy 'x' (parallel, bulk, "
+	  "sequential, two-pass or mmap)\n" },
+	{ { "--strategy", "" }, "parload: unknown strategy '' (parallel" },
+	{ { "--io", "mmap" }, "parload: unknown I/O API 'mmap' (posix or "
+	  "stdio)\n" },
 	{ { "--cache", "" }, "parload: unknown page-cache mode ''" },
 	{ { "--cache", "DROP" }, "parload: unknown page-cache mode 'DROP'" },
 	{ { "--verify-seed", "-1" }, "parload: invalid seed '-1'\n" },
@@ -1528,7 +1530,7 @@ static const struct {
 	const char *args[6];
 	const char *message;
 } gen_errors[] = {
-	{ { "--type", "u64" }, "parload: unknown pixel type 'u64'\n" },
+	{ { "--type", "u64" }, "parload: unknown pixel type 'u64' (u8, u16, " },
 	{ { "--width", "0" }, "parload: invalid width '0'" },
 	{ { "--height", "0" }, "parload: invalid height '0'" },
 	{ { "--width", "4294967296" }, "invalid width" },
@@ -1969,7 +1971,8 @@ static const struct {
 	{ "--views", "a:b", "parload: invalid --views 'a:b'" },
 	{ "--rows", "::2", "parload: invalid --rows '::2'" },
 	{ "--cols", "1:2:3", "parload: invalid --cols '1:2:3'" },
-	{ "--layout", "rows", "parload: invalid --layout 'rows'" },
+	{ "--layout", "rows", "parload: unknown layout 'rows' (views or "
+	  "sinograms)" },
 };
 
 START_TEST(test_select_usage)

@@ -165,7 +165,7 @@ START_TEST(test_pixel_types)
 	ck_assert_uint_eq(parload_pixel_size(0), 0);
 	ck_assert_uint_eq(parload_pixel_size(8), 0);
 	ck_assert_ptr_null(parload_pixel_name(8));
-	ck_assert_int_eq(parload_pixel_from_name("u12"), 0);
+	ck_assert_int_eq(parload_pixel_from_name("u12"), PARLOAD_EINVAL);
 }
 END_TEST
 

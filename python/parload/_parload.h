@@ -86,6 +86,11 @@ int py_source_container(source *s, PyObject *dataset, const char *frames,
 			int confine);
 /* to: a second reference to what from holds; -1 with an exception. */
 int py_source_copy(const source *from, source *to);
+/* A keyword's name in the library's table kind (PARLOAD_NAMES_*) into
+ * *out (NULL: dflt); -1 with ValueError, the library's message after
+ * "what: ". */
+int py_name_from(int kind, const char *what, const char *name, int dflt,
+		 int *out);
 /* frames= (NULL: projections) into *out; -1 with ValueError. */
 int py_frames_from(const char *name, parload_frames *out);
 int py_raw_parse(PyObject *raw, parload_desc *d);
@@ -135,6 +140,9 @@ void *py_correction_new(PyObject *path, PyObject *const kw[3],
 			const parload_correction **out);
 void py_correction_free(void *h);
 void py_correction_clear(py_correction *c);
+
+/* settings.c: parload._settings */
+PyObject *py_mod_settings(PyObject *mod, PyObject *pairs);
 
 /* save.c: parload._save */
 PyObject *py_mod_save(PyObject *mod, PyObject *args, PyObject *kw);

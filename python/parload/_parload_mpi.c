@@ -286,19 +286,21 @@ static PyTypeObject PartType = {
 static int split_io(const char *split_name, const char *io_name, int *kind,
 		    int *io)
 {
-	*kind = parload_mpi_split_from_name(split_name);
-	if (*kind != PARLOAD_MPI_SPLIT_VIEWS &&
-	    *kind != PARLOAD_MPI_SPLIT_ROWS) {
-		PyErr_Format(PyExc_ValueError,
-			     "split: \"%s\" is not \"views\" or \"rows\"",
-			     split_name);
-		return -1;
-	}
-	*io = parload_mpi_io_from_name(io_name);
-	if (*io < 0) {
-		PyErr_Format(PyExc_ValueError,
-			     "io: \"%s\" is not \"pool\" or \"mpiio\"",
-			     io_name);
+	/* views or rows: explicit is the C API's alone. */
+	const char *splits[] = {
+		parload_mpi_split_name(PARLOAD_MPI_SPLIT_VIEWS),
+		parload_mpi_split_name(PARLOAD_MPI_SPLIT_ROWS),
+	};
+	const char *ios[] = { parload_mpi_io_name(PARLOAD_MPI_IO_POOL),
+			      parload_mpi_io_name(PARLOAD_MPI_IO_MPIIO) };
+	parload_error err;
+
+	*kind = parload_name_find("split", splits, 2, split_name, &err);
+	if (*kind >= 0)
+		*io = parload_name_find("MPI I/O", ios, 2, io_name, &err);
+	if (*kind < 0 || *io < 0) {
+		PyErr_Format(PyExc_ValueError, "%s: %s",
+			     *kind < 0 ? "split" : "io", err.message);
 		return -1;
 	}
 	return 0;
@@ -328,9 +330,11 @@ static int raw_agree(MPI_Comm comm, PyObject *raw, parload_desc *d)
 }
 
 /* The collective load of path_obj, laid out as raw (None: parload's own
- * format), into a new Part (opts->error set). */
+ * format), as req asks for the rest, into a new Part (opts->error
+ * set). */
 static PyObject *part_load(MPI_Comm comm, PyObject *path_obj, PyObject *raw,
-			   parload_mpi_options *opts,
+			   parload_request *req,
+			   const parload_mpi_options *opts,
 			   const parload_mpi_split *split)
 {
 	PyObject *path = NULL;
@@ -353,11 +357,11 @@ static PyObject *part_load(MPI_Comm comm, PyObject *path_obj, PyObject *raw,
 			Py_DECREF(self);
 			return NULL;
 		}
-		opts->desc = &self->desc;
+		req->source.desc = &self->desc;
 	}
+	req->source.path = PyBytes_AS_STRING(path);
 	Py_BEGIN_ALLOW_THREADS
-	rc = parload_mpi_load(comm, PyBytes_AS_STRING(path), opts, split,
-			      &self->part);
+	rc = parload_mpi_load(comm, req, opts, split, &self->part);
 	Py_END_ALLOW_THREADS
 	Py_DECREF(path);
 	if (rc) {
@@ -372,6 +376,55 @@ static PyObject *part_load(MPI_Comm comm, PyObject *path_obj, PyObject *raw,
 	return (PyObject *)self;
 }
 
+/* load()'s arguments. */
+struct load_args {
+	PyObject *comm, *path, *threads, *raw, *views, *rows, *cols, *dataset;
+	PyObject *refs[3]; /* flats darks bin */
+	const char *split, *io, *cache, *frames, *reduce;
+	int verify, keep_going, truncated, bind, huge, node_split, map_sino;
+	int minus_log;
+};
+
+/* The options and the request (but its path, layout and correction) of
+ * a's load; -1 with an exception.  *dataset_bytes: the dataset's name, a
+ * reference the caller drops. */
+static int options_of(const struct load_args *a, parload_mpi_options *opts,
+		      parload_request *req, parload_mpi_split *split,
+		      PyObject **dataset_bytes)
+{
+	size_t threads = 0;
+	int kind, io;
+
+	parload_mpi_options_init(opts);
+	parload_request_init(req);
+	if (split_io(a->split, a->io, &kind, &io) ||
+	    (a->threads && api->size_arg(a->threads, &threads, "threads")))
+		return -1;
+	if (threads > UINT_MAX) {
+		PyErr_SetString(PyExc_OverflowError, "threads is too large");
+		return -1;
+	}
+	if (api->selection_from(a->views, a->rows, a->cols, NULL,
+				&opts->load.selection) ||
+	    api->cache_from(a->cache, &req->cache) ||
+	    api->frames_from(a->frames, &req->source.frames))
+		return -1;
+	if (a->dataset != Py_None) {
+		if (!PyUnicode_FSConverter(a->dataset, dataset_bytes))
+			return -1;
+		req->source.dataset = PyBytes_AS_STRING(*dataset_bytes);
+	}
+	opts->load.threads = (unsigned)threads;
+	opts->load.flags = api->option_flags(a->verify, a->keep_going,
+					     a->truncated, a->bind, a->huge,
+					     a->map_sino);
+	opts->io = (parload_mpi_io)io;
+	opts->flags = a->node_split ? 0 : PARLOAD_MPI_OPT_NO_NODE_SPLIT;
+	memset(split, 0, sizeof(*split));
+	split->kind = (parload_mpi_split_kind)kind;
+	return 0;
+}
+
 static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {"comm", "path", "split", "raw", "threads", "io",
@@ -380,66 +433,41 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 				 "views", "rows", "cols", "cache", "dataset",
 				 "frames", "flats", "darks", "reduce",
 				 "minus_log", "bin", "map_sinograms", NULL};
-	PyObject *comm_obj, *path_obj, *threads_obj = NULL, *raw = Py_None;
-	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
-	PyObject *dataset = Py_None, *dataset_bytes = NULL, *result;
-	PyObject *refs[3] = { Py_None, Py_None, Py_None }; /* flats darks bin */
-	const char *split_name = "views", *io_name = "pool", *cache = NULL;
-	const char *frames = NULL, *reduce = NULL;
-	int minus_log = 0;
+	struct load_args a = {
+		.raw = Py_None, .views = Py_None, .rows = Py_None,
+		.cols = Py_None, .dataset = Py_None,
+		.refs = { Py_None, Py_None, Py_None }, .split = "views",
+		.io = "pool", .bind = 1, .huge = 1, .node_split = 1,
+	};
+	PyObject *dataset_bytes = NULL, *result = NULL;
 	void *corr = NULL;
-	int verify = 0, keep_going = 0, truncated = 0, bind = 1, huge = 1;
-	int node_split = 1, map_sino = 0, kind, io;
 	parload_mpi_options opts;
 	parload_mpi_split split;
+	parload_request req;
 	parload_error err;
 	MPI_Comm *comm;
-	size_t threads = 0;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw,
-					 "OO|s$OOsppppppOOOzOzOOzpOp:load",
-					 kwlist, &comm_obj, &path_obj,
-					 &split_name, &raw, &threads_obj,
-					 &io_name,
-					 &verify, &keep_going, &truncated,
-					 &bind, &huge, &node_split, &views,
-					 &rows, &cols, &cache, &dataset,
-					 &frames, &refs[0], &refs[1], &reduce,
-					 &minus_log, &refs[2], &map_sino))
+	if (!PyArg_ParseTupleAndKeywords(
+		    args, kw, "OO|s$OOsppppppOOOzOzOOzpOp:load", kwlist,
+		    &a.comm, &a.path, &a.split, &a.raw, &a.threads, &a.io,
+		    &a.verify, &a.keep_going, &a.truncated, &a.bind, &a.huge,
+		    &a.node_split, &a.views, &a.rows, &a.cols, &a.cache,
+		    &a.dataset, &a.frames, &a.refs[0], &a.refs[1], &a.reduce,
+		    &a.minus_log, &a.refs[2], &a.map_sino))
 		return NULL;
-	comm = PyMPIComm_Get(comm_obj);
-	if (!comm)
+	comm = PyMPIComm_Get(a.comm);
+	if (!comm || options_of(&a, &opts, &req, &split, &dataset_bytes)) {
+		Py_XDECREF(dataset_bytes);
 		return NULL;
-	if (split_io(split_name, io_name, &kind, &io))
-		return NULL;
-	parload_mpi_options_init(&opts);
-	if (threads_obj && api->size_arg(threads_obj, &threads, "threads"))
-		return NULL;
-	if (threads > UINT_MAX)
-		return PyErr_Format(PyExc_OverflowError, "threads is too large");
-	if (api->selection_from(views, rows, cols, NULL, &opts.load.selection) ||
-	    api->cache_from(cache, &opts.cache) ||
-	    api->frames_from(frames, &opts.frames))
-		return NULL;
-	if (dataset != Py_None) {
-		if (!PyUnicode_FSConverter(dataset, &dataset_bytes))
-			return NULL;
-		opts.dataset = PyBytes_AS_STRING(dataset_bytes);
 	}
-	opts.load.threads = (unsigned)threads;
-	opts.load.flags = api->option_flags(verify, keep_going, truncated, bind,
-					    huge, map_sino);
-	opts.io = (parload_mpi_io)io;
-	opts.flags = node_split ? 0 : PARLOAD_MPI_OPT_NO_NODE_SPLIT;
 	memset(&err, 0, sizeof(err));
 	opts.error = &err;
-	memset(&split, 0, sizeof(split));
-	split.kind = (parload_mpi_split_kind)kind;
 	/* The references, checked against the scan as parload.load does;
 	 * each rank reads and reduces them over its own rows. */
-	corr = api->correction_new(path_obj, refs, reduce, minus_log, raw,
-				   dataset, frames, &opts.correct);
-	result = corr ? part_load(*comm, path_obj, raw, &opts, &split) : NULL;
+	corr = api->correction_new(a.path, a.refs, a.reduce, a.minus_log,
+				   a.raw, a.dataset, a.frames, &req.correct);
+	if (corr)
+		result = part_load(*comm, a.path, a.raw, &req, &opts, &split);
 	api->correction_free(corr);
 	Py_XDECREF(dataset_bytes);
 	return result;

@@ -158,21 +158,29 @@ int py_source_copy(const source *from, source *to)
 	return 0;
 }
 
+int py_name_from(int kind, const char *what, const char *name, int dflt,
+		 int *out)
+{
+	parload_error err;
+	int v = name ? parload_name_parse(kind, name, &err) : dflt;
+
+	if (v < 0) {
+		PyErr_Format(PyExc_ValueError, "%s: %s", what, err.message);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 int py_frames_from(const char *name, parload_frames *out)
 {
-	static const char *const names[] = { "projections", "flats", "darks" };
+	int v;
 
-	*out = PARLOAD_FRAMES_PROJECTIONS;
-	for (int i = 0; name && i < 3; i++)
-		if (strcmp(name, names[i]) == 0) {
-			*out = (parload_frames)i;
-			return 0;
-		}
-	if (!name)
-		return 0;
-	PyErr_Format(PyExc_ValueError, "frames must be 'projections', 'flats' "
-		     "or 'darks', not '%s'", name);
-	return -1;
+	if (py_name_from(PARLOAD_NAMES_FRAMES, "frames", name,
+			 PARLOAD_FRAMES_PROJECTIONS, &v))
+		return -1;
+	*out = (parload_frames)v;
+	return 0;
 }
 
 int py_source_container(source *s, PyObject *dataset, const char *frames,
@@ -459,33 +467,21 @@ int py_selection_from(PyObject *views, PyObject *rows, PyObject *cols,
 	    slice_from(rows, &sel->rows, "rows") ||
 	    slice_from(cols, &sel->cols, "cols"))
 		return -1;
-	if (layout) {
-		l = parload_layout_from_name(layout);
-		if (l < 0) {
-			PyErr_Format(PyExc_ValueError,
-				     "layout: \"%s\" is not a layout (views "
-				     "or sinograms)",
-				     layout);
-			return -1;
-		}
-		sel->layout = (parload_layout)l;
-	}
+	if (py_name_from(PARLOAD_NAMES_LAYOUT, "layout", layout,
+			 PARLOAD_LAYOUT_VIEWS, &l))
+		return -1;
+	sel->layout = (parload_layout)l;
 	return 0;
 }
 
 /* cache= ("keep", "drop", "direct" or "auto"; NULL: keep) into *out. */
 int py_cache_from(const char *name, parload_cache *out)
 {
-	const int m = name ? parload_cache_from_name(name) :
-			     PARLOAD_CACHE_KEEP;
+	int m;
 
-	if (m < 0) {
-		PyErr_Format(PyExc_ValueError,
-			     "cache: \"%s\" is not a page-cache mode (keep, "
-			     "drop, direct or auto)",
-			     name);
+	if (py_name_from(PARLOAD_NAMES_CACHE, "cache", name,
+			 PARLOAD_CACHE_KEEP, &m))
 		return -1;
-	}
 	*out = (parload_cache)m;
 	return 0;
 }

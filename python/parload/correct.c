@@ -91,14 +91,11 @@ static int refs_of(PyObject *obj, PyObject *raw, const source *scan,
 
 static int reduce_of(const char *name, parload_reduce *out)
 {
-	const int r = name ? parload_reduce_from_name(name) :
-			     PARLOAD_REDUCE_MEAN;
+	int r;
 
-	if (r < 0) {
-		PyErr_Format(PyExc_ValueError, "reduce must be 'mean' or "
-			     "'median', not '%s'", name);
+	if (py_name_from(PARLOAD_NAMES_REDUCE, "reduce", name,
+			 PARLOAD_REDUCE_MEAN, &r))
 		return -1;
-	}
 	*out = (parload_reduce)r;
 	return 0;
 }

@@ -21,6 +21,7 @@ from dask.array.core import normalize_chunks
 from dask.base import tokenize
 
 import parload
+from parload._parload import _settings
 
 __all__ = ["from_file"]
 
@@ -98,10 +99,8 @@ def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
     file's frames, and confine=True keeps the files a .nhdr or an HDF5
     file names in its directory, as in parload.load().
     """
-    if cache is not None and cache not in ("keep", "drop", "direct",
-                                           "auto"):
-        raise ValueError(f"cache: {cache!r} is not a page-cache mode "
-                         f"(keep, drop, direct or auto)")
+    if cache is not None:
+        _settings([("cache", cache)])  # the library's names and message
     options = {"threads": threads, "max_read": max_read, "verify": verify,
                "numa_bind": numa_bind, "hugepages": hugepages,
                "map_sinograms": map_sinograms}

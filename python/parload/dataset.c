@@ -4,6 +4,8 @@
  */
 #include "_parload.h"
 
+#include "gen.h"
+
 typedef struct {
 	PyObject_HEAD
 	parload_dataset ds;
@@ -276,6 +278,38 @@ static PyGetSetDef Dataset_getset[] = {
 	{NULL},
 };
 
+/* _verify_seed(seed): None when the dataset holds what 'parload gen
+ * --seed seed' wrote (its selection of it), else where it does not, as
+ * the parload command says it. */
+static PyObject *Dataset_verify_seed(DatasetObject *self, PyObject *arg)
+{
+	unsigned long long seed = PyLong_AsUnsignedLongLong(arg);
+	uint64_t bad = PARLOAD_NONE;
+	bool header = false, ok;
+
+	if (seed == (unsigned long long)-1 && PyErr_Occurred())
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	ok = pgen_verify_shape(&self->ds, &self->ds.shape, seed, &bad,
+			       &header);
+	Py_END_ALLOW_THREADS
+	if (ok)
+		Py_RETURN_NONE;
+	if (bad == PARLOAD_NONE)
+		return PyUnicode_FromString("out of memory while verifying");
+	return PyUnicode_FromFormat("view %llu: %s differs from the stream of "
+				    "seed %llu", (unsigned long long)bad,
+				    header ? "header" : "payload", seed);
+}
+
+static PyMethodDef Dataset_methods[] = {
+	{"_verify_seed", (PyCFunction)Dataset_verify_seed, METH_O,
+	 "_verify_seed(seed)\n--\n\nNone when the pixels and headers are "
+	 "what 'parload gen --seed seed' wrote, else where they differ "
+	 "(python -m parload --verify-seed)."},
+	{NULL},
+};
+
 static PySequenceMethods Dataset_as_sequence = {
 	.sq_length = (lenfunc)Dataset_len,
 };
@@ -293,4 +327,5 @@ PyTypeObject DatasetType = {
 		  "views.",
 	.tp_weaklistoffset = offsetof(DatasetObject, weakrefs),
 	.tp_getset = Dataset_getset,
+	.tp_methods = Dataset_methods,
 };

@@ -4,45 +4,17 @@
  */
 #include "_parload.h"
 
-static int name_arg(const char *name, int (*from_name)(const char *),
-		    const char *(*to_name)(int), const char *what)
-{
-	int v = from_name(name);
-
-	if (v < 0) {
-		PyObject *names = PyList_New(0);
-
-		for (int i = 0; names && to_name(i); i++) {
-			PyObject *s = PyUnicode_FromString(to_name(i));
-
-			if (!s || PyList_Append(names, s) < 0) {
-				Py_XDECREF(s);
-				Py_CLEAR(names);
-				break;
-			}
-			Py_DECREF(s);
-		}
-		if (names) {
-			PyErr_Format(PyExc_ValueError,
-				     "%s: \"%s\" is unknown; one of %R", what,
-				     name, names);
-			Py_DECREF(names);
-		}
-	}
-	return v;
-}
-
 /* strategy= and io= into *opts. */
 static int loader_names(parload_options *opts, const char *strategy,
 			const char *io)
 {
 	int v;
 
-	if ((v = name_arg(strategy, parload_strategy_from_name,
-			  parload_strategy_name, "strategy")) < 0)
+	if (py_name_from(PARLOAD_NAMES_STRATEGY, "strategy", strategy,
+			 PARLOAD_STRATEGY_PARALLEL, &v))
 		return -1;
 	opts->strategy = (parload_strategy)v;
-	if ((v = name_arg(io, parload_io_from_name, parload_io_name, "io")) < 0)
+	if (py_name_from(PARLOAD_NAMES_IO, "io", io, PARLOAD_IO_POSIX, &v))
 		return -1;
 	opts->io = (parload_io)v;
 	return 0;

@@ -102,6 +102,11 @@ static PyMethodDef module_methods[] = {
 	 "datasets: one mapping, the pixels on a 2 MiB boundary, advised for\n"
 	 "transparent huge pages unless hugepages is false.  Reuse them for\n"
 	 "files of the same shape."},
+	{"_settings", (PyCFunction)py_mod_settings, METH_O,
+	 "_settings(pairs)\n--\n\n(Loader keywords, load keywords, seed or "
+	 "None) of (key, value) pairs of the library's settings "
+	 "(parload_settings_set: the parload command's options); ValueError "
+	 "with the library's message."},
 	{"strategies", (PyCFunction)mod_strategies, METH_NOARGS,
 	 "strategies()\n--\n\nThe names of the loading strategies, the "
 	 "default first."},

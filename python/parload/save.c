@@ -10,6 +10,7 @@
 static int stack_of(PyArrayObject *arr, const char *layout, parload_stack *st)
 {
 	const int nd = PyArray_NDIM(arr);
+	int l;
 	const npy_intp *dims = PyArray_DIMS(arr);
 
 	memset(st, 0, sizeof(*st));
@@ -26,15 +27,10 @@ static int stack_of(PyArrayObject *arr, const char *layout, parload_stack *st)
 	st->pixel_type = py_dtype_pixel_type(PyArray_DESCR(arr), "save");
 	if (!st->pixel_type)
 		return -1;
-	if (strcmp(layout, "views") == 0) {
-		st->layout = PARLOAD_LAYOUT_VIEWS;
-	} else if (strcmp(layout, "sinograms") == 0) {
-		st->layout = PARLOAD_LAYOUT_SINOGRAMS;
-	} else {
-		PyErr_Format(PyExc_ValueError, "save: unknown layout '%s' "
-			     "(views or sinograms)", layout);
+	if (py_name_from(PARLOAD_NAMES_LAYOUT, "save", layout,
+			 PARLOAD_LAYOUT_VIEWS, &l))
 		return -1;
-	}
+	st->layout = (parload_layout)l;
 	st->pixels = PyArray_DATA(arr);
 	st->n = nd == 3 ? (uint64_t)dims[0] : 1;
 	st->rows = (uint32_t)dims[nd - 2];

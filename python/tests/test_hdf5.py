@@ -467,7 +467,8 @@ def test_compound_and_4d_refused(bad):
 def test_frames_of_a_file_without_them(bad, dxchange):
     raises(bad, "PARLOAD_EINVAL", "no image_key beside it",
            dataset="/one", frames="flats")
-    with pytest.raises(ValueError, match="frames must be"):
+    with pytest.raises(ValueError, match="frames: unknown frames 'whites' "
+                       r"\(projections, flats or darks\)"):
         parload.load(dxchange[0], frames="whites")
 
 

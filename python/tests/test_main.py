@@ -103,10 +103,17 @@ def test_failures_and_usage(stream, tmp_path):
     assert res.stdout.startswith(f"{path}: 23 views 13x9 u16, ")
     res = run_main("--allow-truncated", short)
     assert res.returncode == 0 and "(truncated: 3 of 23 views)" in res.stdout
-    for bad in (["--views", "1:2:3:4", path], ["--rows", "1:2:3", path],
-                ["-t", "x", path], ["--layout", "rows", path], []):
+    # A value the library refuses: its message, as the command says it.
+    for bad, said in ((["--views", "1:2:3:4", path], "invalid --views "),
+                      (["--rows", "1:2:3", path], "invalid --rows "),
+                      (["-t", "x", path], "invalid thread count 'x' "),
+                      (["--layout", "rows", path], "unknown layout 'rows' ")):
         res = run_main(*bad)
-        assert res.returncode == 2 and "usage:" in res.stderr, bad
+        assert res.returncode == 2, bad
+        assert res.stderr.startswith("parload: " + said), res.stderr
+        assert res.stderr.endswith("Try 'python -m parload --help'.\n")
+    res = run_main()
+    assert res.returncode == 2 and "usage:" in res.stderr
     res = run_main("--views", "9:9", path)
     assert res.returncode == 1 and "PARLOAD" not in res.stderr
     assert "invalid selection" in res.stderr

@@ -24,23 +24,6 @@ static inline float clamp(float x)
 	return x < EPS ? EPS : x;
 }
 
-static const char *const reduce_names[] = { "mean", "median" };
-
-const char *parload_reduce_name(int reduce)
-{
-	return reduce == PARLOAD_REDUCE_MEAN || reduce == PARLOAD_REDUCE_MEDIAN ?
-		       reduce_names[reduce == PARLOAD_REDUCE_MEDIAN] :
-		       NULL;
-}
-
-int parload_reduce_from_name(const char *name)
-{
-	for (int i = 0; name && i < 2; i++)
-		if (strcmp(name, reduce_names[i]) == 0)
-			return i ? PARLOAD_REDUCE_MEDIAN : PARLOAD_REDUCE_MEAN;
-	return -1;
-}
-
 /* ---- pixels to float ---- */
 
 static float pixel_at(const unsigned char *p, int type, size_t i)

@@ -69,28 +69,6 @@
 #define AUTO_SAMPLES 64
 #define AUTO_FIRST 8
 
-static const char *const cache_names[] = {
-	[PARLOAD_CACHE_KEEP] = "keep",
-	[PARLOAD_CACHE_DROP] = "drop",
-	[PARLOAD_CACHE_DIRECT] = "direct",
-	[PARLOAD_CACHE_AUTO] = "auto",
-};
-
-const char *parload_cache_name(int cache)
-{
-	if (cache < PARLOAD_CACHE_KEEP || cache > PARLOAD_CACHE_AUTO)
-		return NULL;
-	return cache_names[cache];
-}
-
-int parload_cache_from_name(const char *name)
-{
-	for (int i = PARLOAD_CACHE_KEEP; name && i <= PARLOAD_CACHE_AUTO; i++)
-		if (strcmp(name, cache_names[i]) == 0)
-			return i;
-	return -1;
-}
-
 /* ---- auto ---- */
 
 /* Whether sample i of n of the pages of f (mapped at map) is in the page

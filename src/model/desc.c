@@ -47,16 +47,18 @@ unsigned parload__packed_bits(int encoding)
 
 const char *parload_type_name(int pixel_type, int encoding)
 {
+	/* The big-endian names: the pixel types' names, "be" after them. */
 	static const char *const be[] = {
-		[PARLOAD_PIXEL_U8] = "u8",     [PARLOAD_PIXEL_U16] = "u16be",
-		[PARLOAD_PIXEL_I16] = "i16be", [PARLOAD_PIXEL_U32] = "u32be",
-		[PARLOAD_PIXEL_I32] = "i32be", [PARLOAD_PIXEL_F32] = "f32be",
-		[PARLOAD_PIXEL_F64] = "f64be",
+#define BE_NAME(name, value, text, size) [value] = text "be",
+		PARLOAD_PIXEL_MAP(BE_NAME)
+#undef BE_NAME
 	};
 
 	if (!parload_pixel_size(pixel_type))
 		return NULL;
-	if (encoding == PARLOAD_ENC_LE)
+	/* One byte has no order: u8 either way. */
+	if (encoding == PARLOAD_ENC_LE ||
+	    (encoding == PARLOAD_ENC_BE && pixel_type == PARLOAD_PIXEL_U8))
 		return parload_pixel_name(pixel_type);
 	if (encoding == PARLOAD_ENC_BE)
 		return be[pixel_type];
@@ -94,7 +96,7 @@ int parload_type_from_name(const char *name, int *pixel_type, int *encoding)
 	/* One byte has no order: u8be is u8. */
 	if (*pixel_type == PARLOAD_PIXEL_U8)
 		*encoding = PARLOAD_ENC_LE;
-	return *pixel_type ? 0 : PARLOAD_EINVAL;
+	return *pixel_type > 0 ? 0 : PARLOAD_EINVAL;
 }
 
 /* ---- a description: defaults, checks, derived sizes ---- */
@@ -418,13 +420,6 @@ int parload_desc_parse(const char *text, parload_desc *out,
 	if (rc == 0)
 		*out = d;
 	return rc;
-}
-
-const char *parload_format_name(int format)
-{
-	static const char *const names[] = { "parload", "raw", "tiff", "hdf5" };
-
-	return format >= 0 && format < 4 ? names[format] : NULL;
 }
 
 int parload_desc_format(const parload_desc *d, char *buf, size_t size)

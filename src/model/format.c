@@ -14,37 +14,19 @@
 
 /* ---- pixel types ---- */
 
-static const struct {
-	const char *name;
-	unsigned size;
-} pixel_types[] = {
-	[PARLOAD_PIXEL_U8] = { "u8", 1 },   [PARLOAD_PIXEL_U16] = { "u16", 2 },
-	[PARLOAD_PIXEL_I16] = { "i16", 2 }, [PARLOAD_PIXEL_U32] = { "u32", 4 },
-	[PARLOAD_PIXEL_I32] = { "i32", 4 }, [PARLOAD_PIXEL_F32] = { "f32", 4 },
-	[PARLOAD_PIXEL_F64] = { "f64", 8 },
+static const unsigned pixel_sizes[] = {
+#define PIXEL_SIZE_AT(name, value, text, size) [value] = size,
+	PARLOAD_PIXEL_MAP(PIXEL_SIZE_AT)
+#undef PIXEL_SIZE_AT
 };
-
-static bool pixel_known(int t)
-{
-	return t >= PARLOAD_PIXEL_U8 && t <= PARLOAD_PIXEL_F64;
-}
 
 unsigned parload_pixel_size(int pixel_type)
 {
-	return pixel_known(pixel_type) ? pixel_types[pixel_type].size : 0;
-}
-
-const char *parload_pixel_name(int pixel_type)
-{
-	return pixel_known(pixel_type) ? pixel_types[pixel_type].name : NULL;
-}
-
-int parload_pixel_from_name(const char *name)
-{
-	for (int t = PARLOAD_PIXEL_U8; name && t <= PARLOAD_PIXEL_F64; t++)
-		if (strcmp(name, pixel_types[t].name) == 0)
-			return t;
-	return 0;
+	return pixel_type >= 0 &&
+			       pixel_type < (int)(sizeof(pixel_sizes) /
+						  sizeof(pixel_sizes[0])) ?
+		       pixel_sizes[pixel_type] :
+		       0;
 }
 
 /* ---- the file header ---- */

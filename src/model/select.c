@@ -17,26 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const layout_names[] = {
-	[PARLOAD_LAYOUT_VIEWS] = "views",
-	[PARLOAD_LAYOUT_SINOGRAMS] = "sinograms",
-};
-
-const char *parload_layout_name(int layout)
-{
-	if (layout < 0 || layout > PARLOAD_LAYOUT_SINOGRAMS)
-		return NULL;
-	return layout_names[layout];
-}
-
-int parload_layout_from_name(const char *name)
-{
-	for (int i = 0; name && i <= PARLOAD_LAYOUT_SINOGRAMS; i++)
-		if (strcmp(name, layout_names[i]) == 0)
-			return i;
-	return -1;
-}
-
 static parload_slice all(void)
 {
 	parload_slice s = { PARLOAD_OMIT, PARLOAD_OMIT, PARLOAD_OMIT };

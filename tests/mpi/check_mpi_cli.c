@@ -173,12 +173,13 @@ int main(void)
 	CHECK(rc == 0 && count(out, "cache") == 0,
 	      "--cache drop --io mpiio: exit %d", rc);
 	rc = run(2, "--cache sometimes x.raw");
-	CHECK(rc == 2 && count(err, "--cache takes keep, drop, direct or "
-			       "auto, not 'sometimes'") == 1,
+	CHECK(rc == 2 && count(err, "unknown page-cache mode 'sometimes' "
+			       "(keep, drop, direct or auto)") == 1,
 	      "--cache usage error: exit %d", rc);
 
 	rc = run(2, "--split diagonal x.raw");
-	CHECK(rc == 2 && count(err, "--split takes views or rows") == 1,
+	CHECK(rc == 2 && count(err, "unknown split 'diagonal' (views or "
+			       "rows)") == 1,
 	      "usage error: exit %d", rc);
 
 	/* A damaged payload in view 4, rank 1's part. */

@@ -85,13 +85,15 @@ static void one(const char *path, const parload_dataset *ref, bool angles)
 		split.kind = (parload_mpi_split_kind)kind;
 		snprintf(what, sizeof(what), "%s, %s split", path,
 			 parload_mpi_split_name(kind));
-		rc = parload_mpi_load(MPI_COMM_WORLD, path, &o, &split, &p);
+		rc = parload_mpi_load(MPI_COMM_WORLD, mt_request(path, NULL),
+				      &o, &split, &p);
 		MT_CHECK(rc == 0, "%s: %s", what, err.message);
 		check_part(what, &p, ref, angles);
 		parload_mpi_part_free(&p);
 	}
 	o.io = PARLOAD_MPI_IO_MPIIO;
-	rc = parload_mpi_load(MPI_COMM_WORLD, path, &o, NULL, &p);
+	rc = parload_mpi_load(MPI_COMM_WORLD, mt_request(path, NULL),
+			      &o, NULL, &p);
 	MT_CHECK(rc == PARLOAD_ENOTSUP && strstr(err.message, "MPI-IO"),
 		 "%s with MPI-IO: %d %s", path, rc, err.message);
 }

@@ -133,11 +133,11 @@ static void body(const char *dir)
 			 parload_mpi_split_name(kind), corr.bin);
 		parload_mpi_options_init(&o);
 		o.load.flags = PARLOAD_OPT_NO_BIND;
-		o.correct = &corr;
 		o.error = &err;
 		memset(&split, 0, sizeof(split));
 		split.kind = (parload_mpi_split_kind)kind;
-		rc = parload_mpi_load(MPI_COMM_WORLD, scan_path, &o, &split, &p);
+		rc = parload_mpi_load(MPI_COMM_WORLD, mt_request(scan_path, &corr),
+				      &o, &split, &p);
 		MT_CHECK(rc == 0, "%s: %s", what, err.message);
 		MT_CHECK(p.global.rows == H / corr.bin &&
 			 p.global.cols == W / corr.bin,
@@ -148,7 +148,8 @@ static void body(const char *dir)
 	}
 	/* MPI-IO reads no corrections: every rank says so. */
 	o.io = PARLOAD_MPI_IO_MPIIO;
-	rc = parload_mpi_load(MPI_COMM_WORLD, scan_path, &o, NULL, &p);
+	rc = parload_mpi_load(MPI_COMM_WORLD, mt_request(scan_path, &corr),
+			      &o, NULL, &p);
 	MT_CHECK(rc == PARLOAD_ENOTSUP && strstr(err.message, "MPI-IO"),
 		 "MPI-IO with a correction: %d %s", rc, err.message);
 	parload_dataset_free(&scan);

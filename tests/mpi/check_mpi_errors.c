@@ -30,7 +30,8 @@ static void expect(const char *what, const char *path,
 
 	opts.error = &err;
 	memset(&p, 0xab, sizeof(p));
-	rc = parload_mpi_load(MPI_COMM_WORLD, path, &opts, split, &p);
+	rc = parload_mpi_load(MPI_COMM_WORLD, mt_request(path, NULL),
+			      &opts, split, &p);
 	snprintf(head, sizeof(head), "rank %d: ", failing_rank);
 	MT_CHECK(rc == code && err.code == code,
 		 "%s: returned %d (%s), want %d (%s): %s", what, rc,
@@ -109,7 +110,8 @@ static void body(const char *dir)
 		/* --keep-going: every rank loads, the last lists the view. */
 		o.load.flags |= PARLOAD_OPT_KEEP_GOING;
 		o.error = &err;
-		rc = parload_mpi_load(MPI_COMM_WORLD, path, &o, &split, &p);
+		rc = parload_mpi_load(MPI_COMM_WORLD, mt_request(path, NULL),
+				      &o, &split, &p);
 		MT_CHECK(rc == 0, "%s, keep going: %s", what, err.message);
 		if (mt_rank == last)
 			MT_CHECK(p.dataset.bad_view_count == 1 &&
@@ -182,7 +184,8 @@ static void body(const char *dir)
 		o.io = (parload_mpi_io)io;
 		o.load.flags = PARLOAD_OPT_NO_BIND | PARLOAD_OPT_ALLOW_TRUNCATED;
 		o.error = &err;
-		rc = parload_mpi_load(MPI_COMM_WORLD, path, &o, &split, &p);
+		rc = parload_mpi_load(MPI_COMM_WORLD, mt_request(path, NULL),
+				      &o, &split, &p);
 		MT_CHECK(rc == 0 && p.global.views == 4,
 			 "truncated, allowed (%s): %d, %" PRIu64 " views: %s",
 			 parload_mpi_io_name(io), rc, p.global.views,

@@ -122,7 +122,8 @@ static void load(const char *path, const char *what,
 	opts.error = &err;
 	snprintf(label, sizeof(label), "%s, %s split, %s", what,
 		 parload_mpi_split_name(kind), parload_mpi_io_name(o->io));
-	rc = parload_mpi_load(MPI_COMM_WORLD, path, &opts, &split, &p);
+	rc = parload_mpi_load(MPI_COMM_WORLD, mt_request(path, NULL),
+			      &opts, &split, &p);
 	MT_CHECK(rc == 0, "%s: %s", label, err.message);
 	MT_CHECK(p.rank == mt_rank && p.ranks == mt_size && p.split == kind,
 		 "%s: rank %d of %d", label, p.rank, p.ranks);
@@ -176,7 +177,8 @@ static void load_explicit(const char *path, const parload_mpi_options *o,
 	split.selection.layout = mt_rank % 2 ? PARLOAD_LAYOUT_SINOGRAMS :
 		PARLOAD_LAYOUT_VIEWS;
 	opts.error = &err;
-	rc = parload_mpi_load(MPI_COMM_WORLD, path, &opts, &split, &p);
+	rc = parload_mpi_load(MPI_COMM_WORLD, mt_request(path, NULL),
+			      &opts, &split, &p);
 	MT_CHECK(rc == 0, "explicit split: %s", err.message);
 	MT_CHECK(p.dataset.shape.layout == split.selection.layout &&
 		 parload_shape_view(&p.dataset.shape, 0) ==

@@ -255,3 +255,14 @@ uint64_t mt_at(const parload_shape *s, uint64_t k, uint64_t r, uint64_t c)
 		       s->cols +
 	       c;
 }
+
+const parload_request *mt_request(const char *path,
+				  const parload_correction *corr)
+{
+	static parload_request req;
+
+	parload_request_init(&req);
+	req.source.path = path;
+	req.correct = corr;
+	return &req;
+}

@@ -41,6 +41,11 @@ void mt_fail(const char *file, int line, const char *fmt, ...)
 /* Write a stream of n views of w x h pixels of type, with CRCs when crc,
  * whose bytes follow from seed; rank 0 writes, every rank returns once it
  * is there. */
+/* The request of a load of path, corrected by corr (NULL: not), in
+ * storage of its own, valid until the next call. */
+const parload_request *mt_request(const char *path,
+				  const parload_correction *corr);
+
 void mt_write(const char *path, uint64_t n, uint32_t w, uint32_t h,
 	      int type, int crc, uint64_t seed);
 /* The index of pixel (output view k, row r, column c) of a dataset of

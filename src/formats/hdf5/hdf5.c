@@ -284,11 +284,19 @@ static bool find_nxtomo(h5r *r)
 			  r) > 0;
 }
 
+/* The frames' name, from parload.h's table (a module calls no public
+ * function but through its host table). */
 static const char *frames_name(parload_frames fr)
 {
-	return fr == PARLOAD_FRAMES_FLATS ? "flats" :
-	       fr == PARLOAD_FRAMES_DARKS ? "darks" :
-					    "projections";
+	static const char *const names[] = {
+#define FRAMES_NAME_AT(name, value, text) [value] = text,
+		PARLOAD_FRAMES_MAP(FRAMES_NAME_AT)
+#undef FRAMES_NAME_AT
+	};
+
+	return (unsigned)fr < sizeof(names) / sizeof(names[0]) ?
+		       names[fr] :
+		       names[PARLOAD_FRAMES_PROJECTIONS];
 }
 
 /* DXchange: the frames' dataset of the three. */
