@@ -1,5 +1,6 @@
 /*
- * engine.h - what the files of a pass of the workers share.
+ * engine.h - what the engine's files share: the workers a loader keeps
+ * (engine.c), and a pass of them.
  *
  * A pass (pass.c) is one start of the workers over a range of output
  * views: the extent plan (plan.c) split into one share per worker.  Each
@@ -9,7 +10,8 @@
  * I/O as whole blocks, a batch ahead (read_ahead.c); what a bounce buffer
  * holds goes to its places converted, corrected or stored far
  * (scatter.c).  The calls go that way only: pass -> share -> read_batch
- * -> read_ahead -> scatter.  The strategy (parallel.c) and batches
+ * -> read_ahead -> scatter, each of them down to engine.c, which runs a
+ * job on the pool (pool.c).  The strategy (parallel.c) and batches
  * (batch.c) use a pass through parload__pass_* (internal.h) alone.
  */
 #ifndef PARLOAD_ENGINE_H
@@ -230,6 +232,12 @@ static inline uint64_t parload__iov_bytes(const struct iovec *iov, int cnt)
 		n += iov[k].iov_len;
 	return n;
 }
+
+/* engine.c: the loader's workers, counted and placed by the options (the
+ * pool starts with the first load that needs it), and freed. */
+int parload__engine_init(parload__engine *e, const parload_options *o,
+			 parload_error *err);
+void parload__engine_free(parload__engine *e);
 
 /* share.c: worker w's part of the pass (parload__job_fn). */
 void parload__share_work(void *arg, unsigned w);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -202,6 +203,59 @@ int parload__preadv_full(int fd, struct iovec *iov, int iovcnt, uint64_t off,
 		st->bytes += (uint64_t)n;
 		off += (uint64_t)n;
 		parload__iov_advance(&iov, &iovcnt, (size_t)n);
+	}
+	return 0;
+}
+
+/* ---- a stream: a pipe, socket or character device, read once ---- */
+
+/* Wait until a descriptor opened non-blocking has data (or its end). */
+static int wait_readable(parload__ctx *c, uint64_t off)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLIN };
+
+	while (parload__sys_poll(&p, 1, -1) < 0) {
+		if (errno != EINTR)
+			return parload__fail(c->err, PARLOAD_EIO, errno,
+					     c->path,
+					     parload__view_at(&c->d, &c->one, off), off,
+					     "cannot wait for data");
+	}
+	return 0;
+}
+
+int parload__pipe_fill(parload__ctx *c, void *buf, size_t len, size_t *got,
+			 uint64_t *off)
+{
+	const size_t max_read = parload__max_read(c->opts);
+	unsigned char *p = buf;
+	int rc;
+
+	*got = 0;
+	while (*got < len) {
+		ssize_t n = parload__sys_read(
+			c->fd, p + *got, PARLOAD__MIN(len - *got, max_read));
+
+		c->io.calls++;
+		if (n > 0) {
+			*got += (size_t)n;
+			*off += (uint64_t)n;
+			c->io.bytes += (uint64_t)n;
+			continue;
+		}
+		if (n == 0)
+			break; /* the end of the stream */
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			rc = wait_readable(c, *off);
+			if (rc)
+				return rc;
+			continue;
+		}
+		return parload__fail(c->err, PARLOAD_EIO, errno, c->path,
+				     parload__view_at(&c->d, &c->one, *off), *off,
+				     "read failed");
 	}
 	return 0;
 }

@@ -4,7 +4,7 @@
  *
  * It has no size and no offsets, so it is read as the records arrive from
  * the hardware: the load has read and validated the file header (with
- * parload__pipe_fill below) and laid out the arrays for its view_count;
+ * parload__pipe_fill, io.c) and laid out the arrays for its view_count;
  * each view header and payload is then read with read() loops straight
  * into its place and checked while it is still in cache.  The stream must
  * then end: a byte after the last view is PARLOAD_ETRAILING, an end before
@@ -17,60 +17,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Wait until a descriptor opened non-blocking has data (or its end). */
-static int wait_readable(parload__ctx *c, uint64_t off)
-{
-	struct pollfd p = { .fd = c->fd, .events = POLLIN };
-
-	while (parload__sys_poll(&p, 1, -1) < 0) {
-		if (errno != EINTR)
-			return parload__fail(c->err, PARLOAD_EIO, errno,
-					     c->path,
-					     parload__view_at(&c->d, &c->one, off), off,
-					     "cannot wait for data");
-	}
-	return 0;
-}
-
-int parload__pipe_fill(parload__ctx *c, void *buf, size_t len, size_t *got,
-			 uint64_t *off)
-{
-	const size_t max_read = parload__max_read(c->opts);
-	unsigned char *p = buf;
-	int rc;
-
-	*got = 0;
-	while (*got < len) {
-		ssize_t n = parload__sys_read(
-			c->fd, p + *got, PARLOAD__MIN(len - *got, max_read));
-
-		c->io.calls++;
-		if (n > 0) {
-			*got += (size_t)n;
-			*off += (uint64_t)n;
-			c->io.bytes += (uint64_t)n;
-			continue;
-		}
-		if (n == 0)
-			break; /* the end of the stream */
-		if (errno == EINTR)
-			continue;
-		if (errno == EAGAIN || errno == EWOULDBLOCK) {
-			rc = wait_readable(c, *off);
-			if (rc)
-				return rc;
-			continue;
-		}
-		return parload__fail(c->err, PARLOAD_EIO, errno, c->path,
-				     parload__view_at(&c->d, &c->one, *off), *off,
-				     "read failed");
-	}
-	return 0;
-}
 
 /* Read and drop n bytes; *got says how many came. */
 static int skip(parload__ctx *c, uint64_t n, uint64_t *got, uint64_t *off)
