@@ -1088,24 +1088,25 @@ typedef struct parload__ctx {
 	parload__waiter wait;  /* its cancel and on_wait (wait.c) */
 } parload__ctx;
 
-/* ---- correct.c, load.c: a corrected load ---- */
+/* ---- correct.c: a corrected load ---- */
 
 struct parload__strategy;
-/* The request's correction, if any: checked, its references reduced,
- * and c->shape made float32. */
-int parload__correct_prepare(parload__ctx *c,
-			     const struct parload__strategy *st);
+/* The request's correction, if any, checked against the load (its
+ * strategy, selection and CRCs), and its bins made of c->shape's rows
+ * and columns; nothing without one. */
+int parload__correct_check(parload__ctx *c,
+			   const struct parload__strategy *st);
+/* References r (what: "dark" or "flat") reduced to one frame of c->shape's
+ * rows x cols floats (*out, malloc'd): r's frames in memory, or the
+ * dataset loaded from its source (loaded: the scan's rows and columns
+ * before binning, at least one view), binned first. */
+int parload__correct_reduce(parload__ctx *c, const parload_refs *r,
+			    const parload_dataset *loaded, const char *what,
+			    float **out);
+/* The references reduced (c->corr.dark, .scale, each or none): the flat
+ * made the scale each pixel is multiplied by, c->shape made float32. */
+void parload__correct_ready(parload__ctx *c);
 void parload__correct_free(parload__ctx *c);
-/* What names source s in messages: its path, its first file, the
- * descriptor's name, or "fd N" written into label (size bytes; label
- * NULL: the name, NULL if none). */
-const char *parload__source_label(const parload_source *s, char *label,
-				  size_t size);
-/* Load reference frames (req: their source and the scan's rows and
- * columns) on the scan's loader; what names them in messages, which name
- * their source. */
-int parload__load_refs(parload__ctx *c, const parload_request *req,
-		       const char *what, parload_dataset *ds);
 
 /* ---- source.c: where a load reads from ---- */
 

@@ -173,8 +173,11 @@ static int finish(parload__ctx *c)
 	return parload__source_recheck(c, last);
 }
 
-const char *parload__source_label(const parload_source *s, char *label,
-				  size_t size)
+/* What names source s in messages: its path, its first file, the
+ * descriptor's name, or "fd N" written into label (size bytes; label
+ * NULL: the name, NULL if none). */
+static const char *source_label(const parload_source *s, char *label,
+				size_t size)
 {
 	if (s->path || s->path_count)
 		return s->path ? s->path : s->paths[0];
@@ -191,10 +194,100 @@ static void ctx_init(parload__ctx *c, const parload_request *req,
 {
 	memset(c, 0, sizeof(*c));
 	c->req = req;
-	c->path = parload__source_label(&req->source, NULL, 0);
+	c->path = source_label(&req->source, NULL, 0);
 	c->opts = o;
 	c->err = err;
 	parload__waiter_init(&c->wait, req);
+}
+
+/* ---- a corrected load's references ---- */
+
+static bool names_file(const parload_source *s)
+{
+	return s->path || s->path_count || s->fd >= 0;
+}
+
+/* References r's source loaded over the scan's rows and columns (before
+ * binning) on the scan's loader, stopped as the scan's load is; what
+ * names them in messages, which name their source. */
+static int load_refs(parload__ctx *c, const parload_refs *r, const char *what,
+		     parload_dataset *ds)
+{
+	const parload_shape *s = &c->shape;
+	const uint32_t bin = s->bin > 1 ? s->bin : 1;
+	char label[32];
+	parload_selection sel;
+	parload_request req;
+	parload_desc d;
+	int rc;
+
+	parload_selection_init(&sel);
+	sel.rows.start = s->row_start;
+	sel.rows.stop = (int64_t)s->row_start + s->rows * bin;
+	sel.cols.start = s->col_start;
+	sel.cols.stop = (int64_t)s->col_start + s->cols * bin;
+	parload_request_init(&req);
+	req.source = r->source;
+	req.selection = &sel;
+	req.cancel = c->req->cancel;
+	req.on_wait = c->req->on_wait;
+	req.wait_arg = c->req->wait_arg;
+	req.wait_interval = c->req->wait_interval;
+	rc = parload_describe(&req.source, 0, &d, c->err);
+	if (rc == 0 && (d.width != c->d.width || d.height != c->d.height))
+		return parload__fail_path(
+			c->err, PARLOAD_EINVAL, 0,
+			source_label(&r->source, label, sizeof(label)),
+			"the %s frames are %" PRIu32 " x %" PRIu32 " pixels, "
+			"the scan's views %" PRIu32 " x %" PRIu32,
+			what, d.width, d.height, c->d.width, c->d.height);
+	if (rc == 0)
+		rc = parload_loader_run(c->loader, &req, ds, c->err);
+	if (rc == 0 && !ds->shape.views)
+		return parload__fail_path(
+			c->err, PARLOAD_EINVAL, 0,
+			source_label(&r->source, label, sizeof(label)),
+			"the %s source holds no frames", what);
+	return rc;
+}
+
+/* References r, loaded if they name a source, reduced by the correction
+ * into *out. */
+static int reference(parload__ctx *c, const parload_refs *r,
+		     const char *what, float **out)
+{
+	const bool load = names_file(&r->source);
+	parload_dataset ds;
+	int rc = 0;
+
+	memset(&ds, 0, sizeof(ds));
+	if (load)
+		rc = load_refs(c, r, what, &ds);
+	if (rc == 0)
+		rc = parload__correct_reduce(c, r, load ? &ds : NULL, what,
+					     out);
+	parload_dataset_free(&ds);
+	return rc;
+}
+
+/* Step 3b: the request's correction checked, then its references loaded
+ * and reduced, here, before the scan is read: each a load of its own on
+ * this loader, made before the scan's pass, and handed to the
+ * correction. */
+static int prepare_correction(parload__ctx *c, const parload__strategy *st)
+{
+	const parload_correction *k = c->req->correct;
+	int rc = parload__correct_check(c, st);
+
+	if (rc || !k)
+		return rc;
+	if (k->darks)
+		rc = reference(c, k->darks, "dark", &c->corr.dark);
+	if (rc == 0 && k->flats)
+		rc = reference(c, k->flats, "flat", &c->corr.scale);
+	if (rc == 0)
+		parload__correct_ready(c);
+	return rc;
 }
 
 /* The request's progress totals, from the load's shape; done: the load
@@ -245,7 +338,7 @@ static int run(parload_loader *loader, const parload_request *req,
 	if (rc == 0)
 		rc = check_support(&c, st);
 	if (rc == 0)
-		rc = parload__correct_prepare(&c, st);
+		rc = prepare_correction(&c, st);
 	if (rc == 0)
 		rc = parload__cache_prepare(&c,
 					    st->caps & PARLOAD_CAP_DIRECT);
@@ -358,33 +451,9 @@ int parload_loader_run(parload_loader *loader, const parload_request *req,
 		return rc;
 	r = *req;
 	if (!r.source.path && !r.source.path_count)
-		r.source.name = parload__source_label(&r.source, label,
+		r.source.name = source_label(&r.source, label,
 						      sizeof(label));
 	return run(loader, &r, out, err);
-}
-
-int parload__load_refs(parload__ctx *c, const parload_request *req,
-		       const char *what, parload_dataset *ds)
-{
-	char label[32];
-	parload_desc d;
-	int rc;
-
-	memset(ds, 0, sizeof(*ds));
-	rc = parload_describe(&req->source, 0, &d, c->err);
-	if (rc)
-		return rc;
-	if (d.width != c->d.width || d.height != c->d.height)
-		return parload__fail_path(c->err, PARLOAD_EINVAL, 0,
-					  parload__source_label(&req->source,
-								label,
-								sizeof(label)),
-					  "the %s frames are %" PRIu32 " x %"
-					  PRIu32 " pixels, the scan's views %"
-					  PRIu32 " x %" PRIu32,
-					  what, d.width, d.height, c->d.width,
-					  c->d.height);
-	return parload_loader_run(c->loader, req, ds, c->err);
 }
 
 /* A described source's container as a raw stream: its views one strip
