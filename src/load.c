@@ -490,30 +490,27 @@ static int raw_place(const parload__ctx *c, parload_desc *raw, char *file,
 	return 0;
 }
 
-/* parload_describe, and with raw parload_describe_raw. */
-static int describe_source(const parload_source *src, int allow_truncated,
+/* parload_describe_request, and with raw parload_describe_raw. */
+static int describe_source(const parload_request *req, int allow_truncated,
 			   parload_desc *out, parload_desc *raw, char *file,
 			   size_t size, parload_error *err)
 {
 	parload_options o;
-	parload_request r;
 	parload__ctx c;
 	int rc;
 
-	if (!src || !out)
+	if (!req || !out)
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
 					  "no source or no description");
 	memset(out, 0, sizeof(*out));
 	parload_options_init(&o);
 	if (allow_truncated)
 		o.flags |= PARLOAD_OPT_ALLOW_TRUNCATED;
-	parload_request_init(&r);
-	r.source = *src;
-	rc = check_request(&r, err);
+	rc = check_request(req, err);
 	if (rc)
 		return rc;
-	ctx_init(&c, &r, &o, err);
-	rc = parload__source_open(&c, &r, false);
+	ctx_init(&c, req, &o, err);
+	rc = parload__source_open(&c, req, false);
 	if (rc == 0 && c.stream)
 		rc = parload__fail_path(err, PARLOAD_ENOTREG, 0, c.path,
 					"a stream is described as it is read: "
@@ -530,22 +527,44 @@ static int describe_source(const parload_source *src, int allow_truncated,
 	return rc;
 }
 
+/* A request for src alone (NULL: none). */
+static const parload_request *request_of(const parload_source *src,
+					 parload_request *r)
+{
+	if (!src)
+		return NULL;
+	parload_request_init(r);
+	r->source = *src;
+	return r;
+}
+
 int parload_describe(const parload_source *src, int allow_truncated,
 		     parload_desc *out, parload_error *err)
 {
-	return describe_source(src, allow_truncated, out, NULL, NULL, 0, err);
+	parload_request r;
+
+	return describe_source(request_of(src, &r), allow_truncated, out, NULL,
+			       NULL, 0, err);
+}
+
+int parload_describe_request(const parload_request *req, int allow_truncated,
+			     parload_desc *out, parload_error *err)
+{
+	return describe_source(req, allow_truncated, out, NULL, NULL, 0, err);
 }
 
 int parload_describe_raw(const parload_source *src, parload_desc *raw,
 			 char *file, size_t size, parload_error *err)
 {
+	parload_request r;
 	parload_desc d;
 
 	if (!raw)
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
 					  "no description");
 	memset(raw, 0, sizeof(*raw));
-	return describe_source(src, 0, &d, raw, file, size, err);
+	return describe_source(request_of(src, &r), 0, &d, raw, file, size,
+			       err);
 }
 
 int parload_load(const char *path, const parload_options *opts,

@@ -203,6 +203,14 @@ static int wait_check_signals(void *arg)
 	return signals_raised();
 }
 
+void py_request_signals(parload_request *req)
+{
+	if (PyThread_get_thread_ident() != py_main_thread)
+		return;
+	req->on_wait = wait_check_signals;
+	req->wait_interval = LOOK_SECONDS;
+}
+
 /* Whether src is a stream (a pipe, socket or device, read as it comes);
  * a source the load cannot stat is not: the load says what is wrong. */
 static bool is_stream(const source *src)
@@ -240,10 +248,8 @@ static int loader_run(LoaderObject *self, const source *src,
 		const bool stream = is_stream(src);
 
 		if (stream || (parload_strategy_caps(self->strategy) &
-			       PARLOAD_CAP_BATCHES)) {
-			req.on_wait = wait_check_signals;
-			req.wait_interval = LOOK_SECONDS;
-		}
+			       PARLOAD_CAP_BATCHES))
+			py_request_signals(&req);
 		if (stream && sel->layout == PARLOAD_LAYOUT_VIEWS &&
 		    (parload_strategy_caps(self->strategy) &
 		     PARLOAD_CAP_BATCHES)) {

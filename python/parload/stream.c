@@ -69,118 +69,34 @@ PyStructSequence_Desc py_batch_desc = {
 	11,
 };
 
-/* Seconds to sleep between looks at a followed file still too short for
- * its header, as batch.c does for views. */
-static void nap_ms(double ms)
-{
-	struct timespec ts = { 0, (long)(ms * 1e6) };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-/* The file header of a stream's file, before the load: the declared
- * views, for the buffers and the shape.  Following, a file still shorter
- * than its header is waited for (until timeout seconds pass without
- * growth; Ctrl-C stops the wait).  The header is validated; the file's
- * size is the load's business. */
-static int stream_header(const char *path, PyObject *name, int follow,
-			 double timeout, parload_file_header *h)
-{
-	unsigned char buf[PARLOAD_FILE_HEADER_SIZE];
-	double quiet = 0, pause = 1;
-	off_t seen = -1;
-	parload_error err;
-	struct stat st;
-	ssize_t n = 0;
-	int fd, rc = 0, e = 0;
-
-	memset(&err, 0, sizeof(err));
-	Py_BEGIN_ALLOW_THREADS
-	/* O_NONBLOCK: a FIFO's open would wait for its writer; what is not
-	 * a regular file is the library's to refuse, at once. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	e = errno;
-	while (fd >= 0 && (rc = fstat(fd, &st)) == 0 && S_ISREG(st.st_mode) &&
-	       st.st_size < PARLOAD_FILE_HEADER_SIZE && follow &&
-	       quiet < timeout) {
-		if (st.st_size != seen) {
-			seen = st.st_size;
-			quiet = 0;
-			pause = 1;
-		}
-		nap_ms(pause);
-		quiet += pause / 1e3;
-		pause = pause < 10 ? pause * 2 : 10;
-		Py_BLOCK_THREADS
-		rc = PyErr_CheckSignals();
-		Py_UNBLOCK_THREADS
-		if (rc < 0)
-			break;
-	}
-	if (fd >= 0 && rc == 0 && S_ISREG(st.st_mode) &&
-	    st.st_size >= PARLOAD_FILE_HEADER_SIZE) {
-		n = pread(fd, buf, sizeof(buf), 0);
-		e = errno;
-	}
-	if (fd >= 0)
-		close(fd);
-	if (rc == 0 && n == (ssize_t)sizeof(buf))
-		rc = parload_parse_file_header(buf, sizeof(buf), path, h, &err);
-	else if (rc == 0)
-		/* Missing, unreadable or short: the library says which. */
-		rc = parload_read_header(path, h, &err);
-	Py_END_ALLOW_THREADS
-	(void)e;
-	if (PyErr_Occurred())
-		return -1;
-	if (rc) {
-		py_raise_error(rc, &err, name);
-		return -1;
-	}
-	return 0;
-}
-
-static int ends_with_nhdr(const char *path)
-{
-	size_t n = strlen(path);
-
-	return n >= 5 && strcmp(path + n - 5, ".nhdr") == 0;
-}
-
 /* What the stream reads, before the load: its description, for the
- * buffers and the shape.  Following parload's own format, the header is
- * waited for (stream_header); following a raw layout, the layout's count
- * is the views to come, which the library requires of one file. */
+ * buffers and the shape, as the load will describe it
+ * (parload_describe_request).  Following, a file still shorter than its
+ * header is waited for as the load waits for its views (until timeout
+ * seconds pass without growth; Ctrl-C stops the wait), and a followed
+ * file describes the views it promises: its header's view_count, a raw
+ * layout's count. */
 static int stream_desc(StreamObject *self, int follow, double timeout,
 		       parload_desc *d)
 {
-	const source *src = &self->src;
-	parload_file_header h;
+	const int truncated = follow || (self->loader->flags &
+					 PARLOAD_OPT_ALLOW_TRUNCATED);
+	parload_request req;
 	parload_error err;
 	int rc;
 
-	if (follow && !src->has_desc && src->path &&
-	    !ends_with_nhdr(py_source_path(src))) {
-		if (stream_header(py_source_path(src), src->name, 1, timeout,
-				  &h))
-			return -1;
-		parload_desc_from_header(d, &h);
-		return 0;
-	}
-	if (follow && src->has_desc && src->desc.format == PARLOAD_FORMAT_RAW &&
-	    src->desc.count && src->path) {
-		*d = src->desc;
-		memset(&err, 0, sizeof(err));
-		rc = parload_desc_check(d, &err);
-		if (rc)
-			py_raise_error(rc, &err, src->name);
-		return rc ? -1 : 0;
-	}
-	/* Anything else is described as it is now (a raw layout followed
-	 * without a count, or as a list, is the library's error at open). */
-	return py_describe(src, follow || (self->loader->flags &
-					   PARLOAD_OPT_ALLOW_TRUNCATED), d);
+	parload_request_init(&req);
+	py_source_request(&self->src, &req.source);
+	req.flags = follow ? PARLOAD_REQ_FOLLOW : 0;
+	req.timeout = timeout;
+	py_request_signals(&req);
+	memset(&err, 0, sizeof(err));
+	Py_BEGIN_ALLOW_THREADS
+	rc = parload_describe_request(&req, truncated, d, &err);
+	Py_END_ALLOW_THREADS
+	if (rc && !PyErr_Occurred())
+		py_raise_error(rc, &err, self->src.name);
+	return rc ? -1 : 0;
 }
 
 static int stream_end(StreamObject *self, parload_dataset *out)
