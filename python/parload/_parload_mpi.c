@@ -372,7 +372,16 @@ static PyObject *part_load(MPI_Comm comm, PyObject *path_obj, PyObject *raw,
 	return (PyObject *)self;
 }
 
-static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
+/* load()'s arguments, as given. */
+typedef struct load_args {
+	PyObject *comm, *path, *threads, *raw, *views, *rows, *cols, *dataset;
+	PyObject *refs[3]; /* flats darks bin */
+	const char *split, *io, *cache, *frames, *reduce;
+	int verify, keep_going, truncated, bind, huge, node_split, map_sino;
+	int minus_log;
+} load_args;
+
+static int load_parse(PyObject *args, PyObject *kw, load_args *a)
 {
 	static char *kwlist[] = {"comm", "path", "split", "raw", "threads", "io",
 				 "verify", "keep_going", "allow_truncated",
@@ -380,66 +389,87 @@ static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
 				 "views", "rows", "cols", "cache", "dataset",
 				 "frames", "flats", "darks", "reduce",
 				 "minus_log", "bin", "map_sinograms", NULL};
-	PyObject *comm_obj, *path_obj, *threads_obj = NULL, *raw = Py_None;
-	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
-	PyObject *dataset = Py_None, *dataset_bytes = NULL, *result;
-	PyObject *refs[3] = { Py_None, Py_None, Py_None }; /* flats darks bin */
-	const char *split_name = "views", *io_name = "pool", *cache = NULL;
-	const char *frames = NULL, *reduce = NULL;
-	int minus_log = 0;
-	void *corr = NULL;
-	int verify = 0, keep_going = 0, truncated = 0, bind = 1, huge = 1;
-	int node_split = 1, map_sino = 0, kind, io;
+
+	memset(a, 0, sizeof(*a));
+	a->raw = a->views = a->rows = a->cols = a->dataset = Py_None;
+	a->refs[0] = a->refs[1] = a->refs[2] = Py_None;
+	a->split = "views";
+	a->io = "pool";
+	a->bind = a->huge = a->node_split = 1;
+	return PyArg_ParseTupleAndKeywords(
+		       args, kw, "OO|s$OOsppppppOOOzOzOOzpOp:load", kwlist,
+		       &a->comm, &a->path, &a->split, &a->raw, &a->threads,
+		       &a->io, &a->verify, &a->keep_going, &a->truncated,
+		       &a->bind, &a->huge, &a->node_split, &a->views, &a->rows,
+		       &a->cols, &a->cache, &a->dataset, &a->frames,
+		       &a->refs[0], &a->refs[1], &a->reduce, &a->minus_log,
+		       &a->refs[2], &a->map_sino) ?
+		       0 :
+		       -1;
+}
+
+/* The load's options and split from a's; opts->dataset points into
+ * *dataset_bytes (a new reference, or NULL). */
+static int load_options(const load_args *a, parload_mpi_options *opts,
+			parload_mpi_split *split, PyObject **dataset_bytes)
+{
+	size_t threads = 0;
+	int kind, io;
+
+	if (split_io(a->split, a->io, &kind, &io))
+		return -1;
+	parload_mpi_options_init(opts);
+	if (a->threads && api->size_arg(a->threads, &threads, "threads"))
+		return -1;
+	if (threads > UINT_MAX) {
+		PyErr_Format(PyExc_OverflowError, "threads is too large");
+		return -1;
+	}
+	if (api->selection_from(a->views, a->rows, a->cols, NULL,
+				&opts->load.selection) ||
+	    api->cache_from(a->cache, &opts->cache) ||
+	    api->frames_from(a->frames, &opts->frames))
+		return -1;
+	if (a->dataset != Py_None) {
+		if (!PyUnicode_FSConverter(a->dataset, dataset_bytes))
+			return -1;
+		opts->dataset = PyBytes_AS_STRING(*dataset_bytes);
+	}
+	opts->load.threads = (unsigned)threads;
+	opts->load.flags = api->option_flags(a->verify, a->keep_going,
+					     a->truncated, a->bind, a->huge,
+					     a->map_sino);
+	opts->io = (parload_mpi_io)io;
+	opts->flags = a->node_split ? 0 : PARLOAD_MPI_OPT_NO_NODE_SPLIT;
+	memset(split, 0, sizeof(*split));
+	split->kind = (parload_mpi_split_kind)kind;
+	return 0;
+}
+
+static PyObject *mod_load(PyObject *mod, PyObject *args, PyObject *kw)
+{
+	PyObject *dataset_bytes = NULL, *result = NULL;
 	parload_mpi_options opts;
 	parload_mpi_split split;
 	parload_error err;
 	MPI_Comm *comm;
-	size_t threads = 0;
+	load_args a;
+	void *corr;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw,
-					 "OO|s$OOsppppppOOOzOzOOzpOp:load",
-					 kwlist, &comm_obj, &path_obj,
-					 &split_name, &raw, &threads_obj,
-					 &io_name,
-					 &verify, &keep_going, &truncated,
-					 &bind, &huge, &node_split, &views,
-					 &rows, &cols, &cache, &dataset,
-					 &frames, &refs[0], &refs[1], &reduce,
-					 &minus_log, &refs[2], &map_sino))
+	if (load_parse(args, kw, &a) || !(comm = PyMPIComm_Get(a.comm)))
 		return NULL;
-	comm = PyMPIComm_Get(comm_obj);
-	if (!comm)
+	if (load_options(&a, &opts, &split, &dataset_bytes)) {
+		Py_XDECREF(dataset_bytes);
 		return NULL;
-	if (split_io(split_name, io_name, &kind, &io))
-		return NULL;
-	parload_mpi_options_init(&opts);
-	if (threads_obj && api->size_arg(threads_obj, &threads, "threads"))
-		return NULL;
-	if (threads > UINT_MAX)
-		return PyErr_Format(PyExc_OverflowError, "threads is too large");
-	if (api->selection_from(views, rows, cols, NULL, &opts.load.selection) ||
-	    api->cache_from(cache, &opts.cache) ||
-	    api->frames_from(frames, &opts.frames))
-		return NULL;
-	if (dataset != Py_None) {
-		if (!PyUnicode_FSConverter(dataset, &dataset_bytes))
-			return NULL;
-		opts.dataset = PyBytes_AS_STRING(dataset_bytes);
 	}
-	opts.load.threads = (unsigned)threads;
-	opts.load.flags = api->option_flags(verify, keep_going, truncated, bind,
-					    huge, map_sino);
-	opts.io = (parload_mpi_io)io;
-	opts.flags = node_split ? 0 : PARLOAD_MPI_OPT_NO_NODE_SPLIT;
 	memset(&err, 0, sizeof(err));
 	opts.error = &err;
-	memset(&split, 0, sizeof(split));
-	split.kind = (parload_mpi_split_kind)kind;
 	/* The references, checked against the scan as parload.load does;
 	 * each rank reads and reduces them over its own rows. */
-	corr = api->correction_new(path_obj, refs, reduce, minus_log, raw,
-				   dataset, frames, &opts.correct);
-	result = corr ? part_load(*comm, path_obj, raw, &opts, &split) : NULL;
+	corr = api->correction_new(a.path, a.refs, a.reduce, a.minus_log, a.raw,
+				   a.dataset, a.frames, &opts.correct);
+	if (corr)
+		result = part_load(*comm, a.path, a.raw, &opts, &split);
 	api->correction_free(corr);
 	Py_XDECREF(dataset_bytes);
 	return result;
