@@ -306,6 +306,59 @@ static void progress_totals(parload__ctx *c, bool done)
 		__atomic_store_n(&p->bytes_done, bytes, __ATOMIC_RELAXED);
 }
 
+/* Steps 3a to 4, the source described and the selection resolved: what
+ * the strategy cannot do refused, a correction's references loaded and
+ * reduced, the page-cache mode settled, the dataset laid out. */
+static int lay_out(parload__ctx *c, const parload__strategy *st)
+{
+	int rc = check_support(c, st);
+
+	if (rc == 0)
+		rc = prepare_correction(c, st);
+	if (rc == 0)
+		rc = parload__cache_prepare(c, st->caps & PARLOAD_CAP_DIRECT);
+	if (rc == 0)
+		rc = parload__dataset_alloc(c);
+	if (rc == 0)
+		progress_totals(c, false);
+	return rc;
+}
+
+/* Steps 5 to 7: the strategy's read, then the checks. */
+static int read_and_check(parload__ctx *c, const parload__strategy *st)
+{
+	int rc = st->read(c);
+
+	/* on_wait's answer stands, even if every byte was in already. */
+	if (rc == 0 && __atomic_load_n(&c->wait.stop, __ATOMIC_RELAXED))
+		rc = parload__fail_path(c->err, PARLOAD_ECANCELED, 0, c->path,
+					"load canceled by on_wait after its "
+					"last read");
+	if (rc == 0)
+		rc = finish(c);
+	if (rc == 0)
+		progress_totals(c, true);
+	if (rc == 0)
+		parload__cache_after(c);
+	return rc;
+}
+
+/* Step 8's undoing: what the strategy and the source hold let go of, a
+ * caller's file offset put back (pos, or -1). */
+static void close_load(parload__ctx *c, const parload__strategy *st,
+		       off_t pos)
+{
+	if (st->release)
+		st->release(c);
+	if (pos >= 0)
+		(void)parload__sys_lseek(c->fd, pos, SEEK_SET);
+	/* A static string, which outlives the container's table. */
+	c->serial = c->strips ? c->strips->serial : NULL;
+	parload__source_close(c);
+	parload__correct_free(c);
+	parload__badlist_free(&c->bad);
+}
+
 static int run(parload_loader *loader, const parload_request *req,
 	       parload_dataset *out, parload_error *err)
 {
@@ -336,38 +389,10 @@ static int run(parload_loader *loader, const parload_request *req,
 		rc = resolve(&c, sel);
 	parload__verify_init(&c.verify, &c);
 	if (rc == 0)
-		rc = check_support(&c, st);
+		rc = lay_out(&c, st);
 	if (rc == 0)
-		rc = prepare_correction(&c, st);
-	if (rc == 0)
-		rc = parload__cache_prepare(&c,
-					    st->caps & PARLOAD_CAP_DIRECT);
-	if (rc == 0)
-		rc = parload__dataset_alloc(&c);
-	if (rc == 0)
-		progress_totals(&c, false);
-	if (rc == 0)
-		rc = st->read(&c);
-	/* on_wait's answer stands, even if every byte was in already. */
-	if (rc == 0 && __atomic_load_n(&c.wait.stop, __ATOMIC_RELAXED))
-		rc = parload__fail_path(err, PARLOAD_ECANCELED, 0, c.path,
-					"load canceled by on_wait after its "
-					"last read");
-	if (rc == 0)
-		rc = finish(&c);
-	if (rc == 0)
-		progress_totals(&c, true);
-	if (rc == 0)
-		parload__cache_after(&c);
-	if (st->release)
-		st->release(&c);
-	if (pos >= 0)
-		(void)parload__sys_lseek(c.fd, pos, SEEK_SET);
-	/* A static string, which outlives the container's table. */
-	c.serial = c.strips ? c.strips->serial : NULL;
-	parload__source_close(&c);
-	parload__correct_free(&c);
-	parload__badlist_free(&c.bad);
+		rc = read_and_check(&c, st);
+	close_load(&c, st, pos);
 	if (rc) {
 		parload_dataset_free(out);
 		return rc;
