@@ -4,7 +4,7 @@
  * sees it, the next batch already being read while the caller works on
  * this one.
  *
- * A batch is one pass of the workers (parallel.c) over a range of views,
+ * A batch is one pass of the workers (pass.c) over a range of views,
  * so every batch is read by all the workers and placed by first touch as a
  * whole load is.  The caller's thread starts the pass for batch b + 1,
  * then hands batch b to the callback, then waits for b + 1: reading and the

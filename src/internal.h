@@ -1334,7 +1334,7 @@ typedef struct parload__cursor {
 	 * its view's pixels), found with no division (cursor_next). */
 	bool plain;
 	uint64_t hdr, band, pix_off, pix_dst;
-	/* Set by a reader that compacts whole records in place (parallel.c's
+	/* Set by a reader that compacts whole records in place (read_batch.c's
 	 * read_records; false after cursor_init).  Then a range of plain records
 	 * whose views are whole (their header and all their pixels) comes
 	 * as one buffer: the records' bytes as they lie in the file, to be
@@ -1374,7 +1374,7 @@ void parload__piece_convert(const parload__plan *p, const struct iovec *piece,
 /* ---- topology.c: the machine, and where workers run (hwloc is loaded
  * only where workers are placed: several NUMA nodes, a core_offset, or a
  * topology given in the environment; else the affinity mask counts the
- * cores, loader.c) ---- */
+ * cores, engine.c) ---- */
 
 typedef struct parload__topology parload__topology;
 
@@ -1431,7 +1431,7 @@ void parload__pool_start(parload__pool *p, parload__job_fn fn, void *arg);
 void parload__pool_wait(parload__pool *p, parload__waiter *w);
 void parload__pool_free(parload__pool *p);
 
-/* ---- loader.c: the loader's parallel machinery ---- */
+/* ---- engine.c: the loader's parallel machinery ---- */
 
 typedef struct parload__engine {
 	parload__topology *topo;
@@ -1507,7 +1507,7 @@ int parload__reader_read(parload__reader *r, void *dst, size_t n);
 int parload__reader_seek(parload__reader *r, uint64_t off);
 void parload__reader_close(parload__reader *r, parload__ctx *c);
 
-/* parallel.c: one pass of the workers over output views [k_begin, k_end)
+/* pass.c: one pass of the workers over output views [k_begin, k_end)
  * of the load's plan, into arrays that hold view k_begin at index 0 (view
  * layout; a sinogram pass covers every view).  Start returns at once; wait
  * returns the pass's result, its bad views added to c->bad (without
