@@ -223,6 +223,31 @@ out:
 	return rc;
 }
 
+/* The headers this rank sends: its views', or with a split by rows,
+ * rank 0's alone (every rank with rows holds every selected view's
+ * header; rank 0 always has rows, the larger slabs coming first). */
+static uint64_t headers_sent(const parload_mpi_part *part)
+{
+	const uint64_t n = part->dataset.headers ? part->dataset.shape.views :
+						   0;
+
+	if (part->split == PARLOAD_MPI_SPLIT_ROWS && part->rank != 0)
+		return 0;
+	return n;
+}
+
+/* One view header as one MPI element (committed). */
+static int header_type(MPI_Datatype *unit, parload_error *err)
+{
+	int mrc = MPI_Type_contiguous((int)sizeof(parload_view_header),
+				      MPI_BYTE, unit);
+
+	if (mrc == MPI_SUCCESS)
+		mrc = MPI_Type_commit(unit);
+	return mrc == MPI_SUCCESS ? 0 :
+		parload_mpi__mpi_fail(err, NULL, "MPI_Type_contiguous", mrc);
+}
+
 int parload_mpi_gather_headers(MPI_Comm comm, const parload_mpi_part *part,
 			       parload_view_header **out, uint64_t *count,
 			       parload_error *err)
@@ -231,7 +256,6 @@ int parload_mpi_gather_headers(MPI_Comm comm, const parload_mpi_part *part,
 	MPI_Datatype unit;
 	MPI_Comm c;
 	void *all = NULL;
-	uint64_t n = part->dataset.headers ? part->dataset.shape.views : 0;
 	int rc, mrc;
 
 	if (!err)
@@ -242,20 +266,10 @@ int parload_mpi_gather_headers(MPI_Comm comm, const parload_mpi_part *part,
 	if (mrc != MPI_SUCCESS)
 		return parload_mpi__mpi_fail(err, NULL, "MPI_Comm_dup", mrc);
 	MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-	if (part->split == PARLOAD_MPI_SPLIT_ROWS) {
-		/* Every rank with rows holds every selected view's header;
-		 * rank 0 always has rows (the larger slabs come first). */
-		n = part->rank == 0 ? n : 0;
-	}
-	mrc = MPI_Type_contiguous((int)sizeof(parload_view_header), MPI_BYTE,
-				  &unit);
-	if (mrc == MPI_SUCCESS)
-		mrc = MPI_Type_commit(&unit);
-	rc = mrc == MPI_SUCCESS ? 0 :
-		parload_mpi__mpi_fail(err, NULL, "MPI_Type_contiguous", mrc);
-	rc = parload_mpi__agree(c, rc, err);
+	rc = parload_mpi__agree(c, header_type(&unit, err), err);
 	if (rc == 0) {
-		rc = parload_mpi__allgather(c, part->dataset.headers, n, unit,
+		rc = parload_mpi__allgather(c, part->dataset.headers,
+					    headers_sent(part), unit,
 					    sizeof(parload_view_header),
 					    INT_MAX, &all, count, err);
 		MPI_Type_free(&unit);
