@@ -534,15 +534,14 @@ static bool ends_between_views(const parload__cursor *c, int cnt,
 }
 
 /* How much of the piece at the cursor (len bytes of it, a row to convert
- * or not) the batch takes, with room bytes left in it, no further than
- * the share's end: 0 when it waits for the next batch.  A row to convert
- * is never cut: it goes whole or waits (a bounce buffer holds at least
- * one).  A piece converted in place is cut between two units. */
+ * or not, whole: the plan's whole_rows) the batch takes, with room bytes
+ * left in it, no further than the share's end: 0 when it waits for the
+ * next batch.  A row to convert is never cut: it goes whole or waits (a
+ * bounce buffer holds at least one).  A piece converted in place is cut
+ * between two units. */
 static uint64_t piece_fits(const parload__cursor *c, uint64_t len, bool row,
-			   int cnt, uint64_t room, uint64_t end)
+			   bool whole, int cnt, uint64_t room, uint64_t end)
 {
-	const bool whole = c->p->whole_rows;
-
 	len = PARLOAD__MIN(len, end - c->pos);
 	if (row && whole && cnt > 0 && len > room)
 		return 0;
@@ -555,9 +554,10 @@ static uint64_t piece_fits(const parload__cursor *c, uint64_t len, bool row,
  * past it: a packed piece's bytes go to the tail of its place, and a
  * piece ends at its view's end at the most. */
 static void take_piece(parload__cursor *c, struct iovec *iov, bool *rows,
-		       int cnt, unsigned char *dst, uint64_t len, bool row)
+		       int cnt, unsigned char *dst, uint64_t len, bool row,
+		       bool whole)
 {
-	if (row && !c->p->whole_rows && c->p->unit_in != c->p->unit_out)
+	if (row && !whole && c->p->unit_in != c->p->unit_out)
 		dst += len / c->p->unit_in * c->p->unit_out - len;
 	iov[cnt].iov_base = dst;
 	iov[cnt].iov_len = (size_t)len;
@@ -576,6 +576,7 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 			 const parload__file **file)
 {
 	const uint64_t end = c->sh->end;
+	const bool whole = c->p->whole_rows;
 	uint64_t next_off = 0, in_strip = UINT64_MAX;
 	size_t total = 0, in_file = 0;
 	int cnt = 0;
@@ -614,10 +615,11 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 			   (c->p->decoded && c->strip != in_strip)) {
 			break; /* a gap in the file: the next read starts here */
 		}
-		len = piece_fits(c, len, row, cnt, max_bytes - total, end);
+		len = piece_fits(c, len, row, whole, cnt, max_bytes - total,
+				 end);
 		if (len == 0)
 			break;
-		take_piece(c, iov, rows, cnt++, dst, len, row);
+		take_piece(c, iov, rows, cnt++, dst, len, row, whole);
 		total += (size_t)len;
 		next_off = o + len;
 	}
