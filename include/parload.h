@@ -1044,6 +1044,18 @@ typedef struct parload_request {
 /* Defaults: an empty source, the loader's selection, own memory, no
  * batches, 10 s follow timeout. */
 PARLOAD_API void parload_request_init(parload_request *req);
+/* parload_describe of req->source as parload_loader_run would describe
+ * it for req: with PARLOAD_REQ_FOLLOW a file still shorter than its
+ * header is waited for as the load waits for it (sleeping from 1 ms up
+ * to 10 ms between looks at its size, until req->timeout seconds pass
+ * without growth; req->cancel and req->on_wait stop the wait, which is
+ * then PARLOAD_ECANCELED), and a followed file describes the views it
+ * promises (its header's view_count, a raw layout's count).  The rest of
+ * req (selection, batches, correction) is not looked at. */
+PARLOAD_API int parload_describe_request(const parload_request *req,
+					 int allow_truncated,
+					 parload_desc *out,
+					 parload_error *err);
 /* Run one load.  A regular file is read by the loader's strategy with
  * pread where it can (a caller's descriptor keeps its file offset).  A
  * pipe, socket or character device (standard input, say) is read

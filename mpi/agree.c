@@ -67,31 +67,49 @@ static void prefix(parload_error *e, int rank, const char *text)
 	e->message[n + len] = '\0';
 }
 
+/* The lowest rank of comm whose rc failed (*lowest; *size: none), this
+ * rank *rank. */
+static int lowest_failing(MPI_Comm comm, int rc, int *rank, int *size,
+			  int *lowest, parload_error *err)
+{
+	int mine, mrc;
+
+	if (MPI_Comm_rank(comm, rank) != MPI_SUCCESS ||
+	    MPI_Comm_size(comm, size) != MPI_SUCCESS)
+		return parload_mpi__fail(err, PARLOAD_EMPI, NULL,
+					 "the communicator is not usable");
+	mine = rc < 0 ? *rank : *size;
+	mrc = MPI_Allreduce(&mine, lowest, 1, MPI_INT, MPI_MIN, comm);
+	return mrc == MPI_SUCCESS ? 0 :
+		parload_mpi__mpi_fail(err, NULL, "MPI_Allreduce", mrc);
+}
+
+/* The failing rank's error rc as every rank will report it: err's,
+ * prefixed with the rank. */
+static void rank_error(parload_error *e, int rank, int rc,
+		       const parload_error *err)
+{
+	clear(e, rc);
+	e->sys_errno = err->sys_errno;
+	e->view = err->view;
+	e->offset = err->offset;
+	/* The failing call may have left no message: its code's text then
+	 * says what failed. */
+	prefix(e, rank, err->message[0] ? err->message : parload_strerror(rc));
+}
+
 int parload_mpi__agree(MPI_Comm comm, int rc, parload_error *err)
 {
 	parload_error e;
-	int rank, size, mine, lowest, mrc;
+	int rank, size, lowest, mrc;
 
-	if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS ||
-	    MPI_Comm_size(comm, &size) != MPI_SUCCESS)
-		return parload_mpi__fail(err, PARLOAD_EMPI, NULL,
-					 "the communicator is not usable");
-	mine = rc < 0 ? rank : size;
-	mrc = MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm);
-	if (mrc != MPI_SUCCESS)
-		return parload_mpi__mpi_fail(err, NULL, "MPI_Allreduce", mrc);
+	mrc = lowest_failing(comm, rc, &rank, &size, &lowest, err);
+	if (mrc)
+		return mrc;
 	if (lowest == size)
 		return 0;
-	if (rank == lowest) {
-		clear(&e, rc);
-		e.sys_errno = err->sys_errno;
-		e.view = err->view;
-		e.offset = err->offset;
-		/* The failing call may have left no message: its code's text
-		 * then says what failed. */
-		prefix(&e, rank, err->message[0] ? err->message :
-		       parload_strerror(rc));
-	}
+	if (rank == lowest)
+		rank_error(&e, rank, rc, err);
 	/* parload_error is plain data, the same on every rank of one
 	 * program: bytes travel as they are. */
 	mrc = MPI_Bcast(&e, (int)sizeof(e), MPI_BYTE, lowest, comm);

@@ -332,9 +332,55 @@ static void unbin_part(struct job *j)
 
 /* 3.  This rank's part.  Selections are resolved against the complete
  * views: a part past them would fail on one rank only. */
-static int choose_part(struct job *j)
+/* An explicit split: this rank's selection, as given, of the whole
+ * scan. */
+static int explicit_part(struct job *j, parload_shape *mine)
+{
+	int rc = parload_selection_resolve(&j->complete, NULL, &j->out->global,
+					   j->err);
+
+	if (rc == 0)
+		rc = parload_selection_resolve(&j->complete,
+					       &j->split->selection, mine,
+					       j->err);
+	j->sel = j->split->selection;
+	j->has_part = 1;
+	return rc;
+}
+
+/* A split by views or rows: this rank's part of the load's selection
+ * (binned, of whole bins). */
+static int split_part(struct job *j)
 {
 	parload_mpi_part *out = j->out;
+	int rc = parload_selection_resolve(&j->complete,
+					   j->req->selection ?
+						   j->req->selection :
+						   &j->opts->load.selection,
+					   &out->global, j->err);
+
+	if (rc == 0)
+		rc = bin_global(j);
+	if (rc == 0)
+		j->has_part = parload_mpi__part_selection(
+			&out->global, j->split->kind, out->ranks, out->rank,
+			&j->sel, &out->view_begin, &out->view_end,
+			&out->row_begin, &out->row_end);
+	if (rc == 0 && j->has_part)
+		unbin_part(j);
+	return rc;
+}
+
+/* A corrected load delivers float32 (of bins, when binned). */
+static void corrected_shape(parload_shape *global)
+{
+	global->pixel_type = PARLOAD_PIXEL_F32;
+	global->bytes_per_pixel = 4;
+	global->view_bytes = (uint64_t)global->rows * global->cols * 4;
+}
+
+static int choose_part(struct job *j)
+{
 	parload_error *err = j->err;
 	parload_shape mine;
 	int rc;
@@ -344,38 +390,11 @@ static int choose_part(struct job *j)
 	if (!j->meta.described)
 		j->complete.count = parload_mpi__complete_views(&j->meta.desc,
 								j->meta.size);
-	if (j->split->kind == PARLOAD_MPI_SPLIT_EXPLICIT) {
-		rc = parload_selection_resolve(&j->complete, NULL,
-					       &out->global, err);
-		if (rc == 0)
-			rc = parload_selection_resolve(
-				&j->complete, &j->split->selection, &mine, err);
-		j->sel = j->split->selection;
-		j->has_part = 1;
-	} else {
-		rc = parload_selection_resolve(&j->complete,
-					       j->req->selection ?
-						       j->req->selection :
-						       &j->opts->load.selection,
-					       &out->global, err);
-		if (rc == 0)
-			rc = bin_global(j);
-		if (rc == 0)
-			j->has_part = parload_mpi__part_selection(
-				&out->global, j->split->kind, out->ranks,
-				out->rank, &j->sel, &out->view_begin,
-				&out->view_end, &out->row_begin,
-				&out->row_end);
-		if (rc == 0 && j->has_part)
-			unbin_part(j);
-	}
-	/* A corrected load delivers float32 (of bins, when binned). */
-	if (rc == 0 && j->req->correct) {
-		out->global.pixel_type = PARLOAD_PIXEL_F32;
-		out->global.bytes_per_pixel = 4;
-		out->global.view_bytes = (uint64_t)out->global.rows *
-					 out->global.cols * 4;
-	}
+	rc = j->split->kind == PARLOAD_MPI_SPLIT_EXPLICIT ?
+		     explicit_part(j, &mine) :
+		     split_part(j);
+	if (rc == 0 && j->req->correct)
+		corrected_shape(&j->out->global);
 	if (rc) {
 		/* A selection knows no file: name it. */
 		char text[sizeof(err->message)];

@@ -18,6 +18,41 @@
 
 #include <hwloc.h>
 
+/* The CPUs this process may run on: those allowed, narrowed to those it
+ * is bound to where the two meet (NULL: no memory). */
+static hwloc_bitmap_t usable_cpus(hwloc_topology_t topo)
+{
+	hwloc_bitmap_t set, bound;
+
+	set = hwloc_bitmap_dup(hwloc_topology_get_allowed_cpuset(topo));
+	if (!set)
+		return NULL;
+	bound = hwloc_bitmap_alloc();
+	if (bound &&
+	    hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_PROCESS) == 0 &&
+	    hwloc_bitmap_intersects(set, bound))
+		hwloc_bitmap_and(set, set, bound);
+	hwloc_bitmap_free(bound);
+	return set;
+}
+
+/* The cores (PUs where the topology has none) that intersect set. */
+static int cores_in(hwloc_topology_t topo, hwloc_const_bitmap_t set)
+{
+	hwloc_obj_type_t type = HWLOC_OBJ_CORE;
+	int n = hwloc_get_nbobjs_by_type(topo, type), count = 0;
+
+	if (n <= 0)
+		n = hwloc_get_nbobjs_by_type(topo, type = HWLOC_OBJ_PU);
+	for (int i = 0; i < n; i++) {
+		hwloc_obj_t o = hwloc_get_obj_by_type(topo, type, (unsigned)i);
+
+		if (o && o->cpuset && hwloc_bitmap_intersects(o->cpuset, set))
+			count++;
+	}
+	return count;
+}
+
 /* The cores this process may run on, counted as libparload counts them:
  * cores (PUs where the topology has none) that intersect the CPUs both
  * allowed and bound to. */
@@ -25,8 +60,7 @@ static int count_units_once(unsigned *units, parload_error *err)
 {
 	hwloc_topology_t topo;
 	hwloc_bitmap_t set;
-	hwloc_obj_type_t type;
-	int n, count = 0;
+	int count;
 
 	if (hwloc_topology_init(&topo) != 0)
 		return parload_mpi__fail(err, PARLOAD_ETOPOLOGY, NULL,
@@ -36,30 +70,13 @@ static int count_units_once(unsigned *units, parload_error *err)
 		return parload_mpi__fail(err, PARLOAD_ETOPOLOGY, NULL,
 					 "hwloc_topology_load failed");
 	}
-	set = hwloc_bitmap_dup(hwloc_topology_get_allowed_cpuset(topo));
+	set = usable_cpus(topo);
 	if (!set) {
 		hwloc_topology_destroy(topo);
 		return parload_mpi__fail(err, PARLOAD_ENOMEM, NULL,
 					 "no memory for a cpuset");
 	}
-	{
-		hwloc_bitmap_t bound = hwloc_bitmap_alloc();
-
-		if (bound && hwloc_get_cpubind(topo, bound,
-					       HWLOC_CPUBIND_PROCESS) == 0 &&
-		    hwloc_bitmap_intersects(set, bound))
-			hwloc_bitmap_and(set, set, bound);
-		hwloc_bitmap_free(bound);
-	}
-	type = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0 ?
-		HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
-	n = hwloc_get_nbobjs_by_type(topo, type);
-	for (int i = 0; i < n; i++) {
-		hwloc_obj_t o = hwloc_get_obj_by_type(topo, type, (unsigned)i);
-
-		if (o && o->cpuset && hwloc_bitmap_intersects(o->cpuset, set))
-			count++;
-	}
+	count = cores_in(topo, set);
 	hwloc_bitmap_free(set);
 	hwloc_topology_destroy(topo);
 	*units = count > 0 ? (unsigned)count : 1;
@@ -90,6 +107,56 @@ static int count_units(unsigned *units, parload_error *err)
 	return 0;
 }
 
+/* The ranks of comm that share this node (*node), this rank among them
+ * (*lr of *ln). */
+static int node_comm(MPI_Comm comm, MPI_Comm *node, int *lr, int *ln,
+		     parload_error *err)
+{
+	int mrc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0,
+				      MPI_INFO_NULL, node);
+
+	if (mrc != MPI_SUCCESS)
+		return parload_mpi__mpi_fail(err, NULL, "MPI_Comm_split_type",
+					     mrc);
+	MPI_Comm_set_errhandler(*node, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(*node, lr);
+	MPI_Comm_size(*node, ln);
+	return 0;
+}
+
+/* This process's affinity mask and the cores it may run on, and room
+ * for the masks of the node's ln ranks (*masks, malloc'd). */
+static int own_mask(cpu_set_t *mask, unsigned *units, int ln,
+		    cpu_set_t **masks, parload_error *err)
+{
+	int rc;
+
+	CPU_ZERO(mask);
+	rc = sched_getaffinity(0, sizeof(*mask), mask) == 0 ? 0 :
+		parload_mpi__fail(err, PARLOAD_ETOPOLOGY, NULL,
+				  "sched_getaffinity failed");
+	if (rc == 0)
+		rc = count_units(units, err);
+	if (rc == 0 && !(*masks = calloc((size_t)ln, sizeof(**masks))))
+		rc = parload_mpi__fail(err, PARLOAD_ENOMEM, NULL,
+				       "no memory for %d masks", ln);
+	return rc;
+}
+
+/* Of the node's ln ranks, those whose mask is mask (*group), and how
+ * many of them come before rank lr (*index). */
+static void same_cores(const cpu_set_t *masks, int ln, const cpu_set_t *mask,
+		       int lr, unsigned *group, unsigned *index)
+{
+	for (int i = 0; i < ln; i++) {
+		if (!CPU_EQUAL(&masks[i], mask))
+			continue;
+		if (i < lr)
+			(*index)++;
+		(*group)++;
+	}
+}
+
 int parload_mpi_node_threads(MPI_Comm comm, unsigned requested,
 			     unsigned *threads, unsigned *core_offset,
 			     int *local_rank, int *local_ranks,
@@ -103,59 +170,36 @@ int parload_mpi_node_threads(MPI_Comm comm, unsigned requested,
 
 	if (!err)
 		err = &local;
-	mrc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0,
-				  MPI_INFO_NULL, &node);
-	if (mrc != MPI_SUCCESS)
-		return parload_mpi__mpi_fail(err, NULL, "MPI_Comm_split_type",
-					     mrc);
-	MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
-	MPI_Comm_rank(node, &lr);
-	MPI_Comm_size(node, &ln);
+	rc = node_comm(comm, &node, &lr, &ln, err);
+	if (rc)
+		return rc;
 	/* The affinity mask tells which ranks may run on the same cores:
 	 * all of them when the launcher binds nothing, none when it bound
 	 * each rank to cores of its own. */
-	CPU_ZERO(&mask);
-	rc = sched_getaffinity(0, sizeof(mask), &mask) == 0 ? 0 :
-		parload_mpi__fail(err, PARLOAD_ETOPOLOGY, NULL,
-				  "sched_getaffinity failed");
-	if (rc == 0)
-		rc = count_units(&units, err);
+	rc = parload_mpi__agree(comm, own_mask(&mask, &units, ln, &masks, err),
+				err);
 	if (rc == 0) {
-		masks = calloc((size_t)ln, sizeof(*masks));
-		if (!masks)
-			rc = parload_mpi__fail(err, PARLOAD_ENOMEM, NULL,
-					       "no memory for %d masks", ln);
+		mrc = MPI_Allgather(&mask, (int)sizeof(mask), MPI_BYTE, masks,
+				    (int)sizeof(mask), MPI_BYTE, node);
+		rc = mrc == MPI_SUCCESS ? 0 :
+			parload_mpi__mpi_fail(err, NULL, "MPI_Allgather", mrc);
+		rc = parload_mpi__agree(comm, rc, err);
 	}
-	rc = parload_mpi__agree(comm, rc, err);
-	if (rc)
-		goto out;
-	mrc = MPI_Allgather(&mask, (int)sizeof(mask), MPI_BYTE, masks,
-			    (int)sizeof(mask), MPI_BYTE, node);
-	rc = mrc == MPI_SUCCESS ? 0 :
-		parload_mpi__mpi_fail(err, NULL, "MPI_Allgather", mrc);
-	rc = parload_mpi__agree(comm, rc, err);
-	if (rc)
-		goto out;
-	for (int i = 0; i < ln; i++) {
-		if (!CPU_EQUAL(&masks[i], &mask))
-			continue;
-		if (i < lr)
-			index++;
-		group++;
+	if (rc == 0) {
+		same_cores(masks, ln, &mask, lr, &group, &index);
+		parload_mpi__divide(units, group, index, requested, &t, &off);
 	}
-	parload_mpi__divide(units, group, index, requested, &t, &off);
-out:
 	free(masks);
 	MPI_Comm_free(&node);
-	if (rc == 0) {
-		if (threads)
-			*threads = t;
-		if (core_offset)
-			*core_offset = off;
-		if (local_rank)
-			*local_rank = lr;
-		if (local_ranks)
-			*local_ranks = ln;
-	}
-	return rc;
+	if (rc)
+		return rc;
+	if (threads)
+		*threads = t;
+	if (core_offset)
+		*core_offset = off;
+	if (local_rank)
+		*local_rank = lr;
+	if (local_ranks)
+		*local_ranks = ln;
+	return 0;
 }

@@ -227,7 +227,7 @@ END_TEST
 /* A view header that names the wrong view, among tiny views: their
  * records are read in whole batches straight into the pixels and
  * compacted there, and their headers checked while they are in the cache
- * (src/engine/parallel.c); the last batch of a share, which would reach past it,
+ * (src/engine/read_batch.c); the last batch of a share, which would reach past it,
  * goes through a bounce buffer and the check at the share's end.  Either
  * way the load fails naming the view and its header's offset, wherever in
  * a worker's share the view lies. */

@@ -491,7 +491,7 @@ END_TEST
 
 /* A big-endian layout of type t wide enough to be read straight into the
  * dataset (rows of over 1 KiB, views of over 4 KiB: the bounce buffer's
- * thresholds in parallel.c) and over 64 KiB in all, and the same layout
+ * thresholds in pass.c) and over 64 KiB in all, and the same layout
  * little-endian.  odd: an odd offset, header and gap, and views of 17
  * rows; else no header and no gap, so that records touch. */
 static void wide_pair(lt_stream *be, lt_stream *le, int t, bool odd)

@@ -169,6 +169,11 @@ typedef struct {
 
 extern PyTypeObject LoaderType;
 extern unsigned long py_main_thread;
+/* Ctrl-C while the library waits on this thread, when it is the main one:
+ * req's on_wait runs the signal handlers, and one that raises
+ * (KeyboardInterrupt) stops the wait (PARLOAD_ECANCELED, the exception
+ * set). */
+void py_request_signals(parload_request *req);
 int py_set_main_thread(void);
 int py_loader_enter(LoaderObject *self);
 int py_resolve_shape(const parload_desc *h,

@@ -175,6 +175,14 @@ static int wait_check_signals(void *arg)
 	return signals_raised();
 }
 
+void py_request_signals(parload_request *req)
+{
+	if (PyThread_get_thread_ident() != py_main_thread)
+		return;
+	req->on_wait = wait_check_signals;
+	req->wait_interval = LOOK_SECONDS;
+}
+
 /* Whether src is a stream (a pipe, socket or device, read as it comes);
  * a source the load cannot stat is not: the load says what is wrong. */
 static bool is_stream(const source *src)
@@ -212,10 +220,8 @@ static int loader_run(LoaderObject *self, const source *src,
 		const bool stream = is_stream(src);
 
 		if (stream || (parload_strategy_caps(self->strategy) &
-			       PARLOAD_CAP_BATCHES)) {
-			req.on_wait = wait_check_signals;
-			req.wait_interval = LOOK_SECONDS;
-		}
+			       PARLOAD_CAP_BATCHES))
+			py_request_signals(&req);
 		if (stream && sel->layout == PARLOAD_LAYOUT_VIEWS &&
 		    (parload_strategy_caps(self->strategy) &
 		     PARLOAD_CAP_BATCHES)) {
@@ -450,6 +456,50 @@ static PyObject *into_raw_headers(PyObject *given, const parload_desc *d,
 	return r;
 }
 
+/* The caller's arrays for a load of h's pixels in shape: pixels checked,
+ * headers and raw headers made or checked (*headers, *rh: new
+ * references, *rh Py_None for none). */
+static int into_arrays(PyObject *pixels, PyObject *headers_in,
+		       PyObject *raw_headers, const parload_desc *h,
+		       const parload_shape *shape, PyObject **headers,
+		       PyObject **rh)
+{
+	PyArray_Descr *px =
+		PyArray_DescrFromType(py_pixel_typenum(h->pixel_type));
+	npy_intp dims[3], n = (npy_intp)shape->views;
+	int bad;
+
+	py_shape_dims(shape, dims);
+	bad = check_into(pixels, px, 3, dims, "pixels");
+	Py_XDECREF(px);
+	if (bad)
+		return -1;
+	*headers = into_array(headers_in, py_header_descr, 1, &n, "headers");
+	if (!*headers)
+		return -1;
+	*rh = into_raw_headers(raw_headers, h, shape);
+	if (!*rh) {
+		Py_CLEAR(*headers);
+		return -1;
+	}
+	return 0;
+}
+
+/* The memory of the caller's arrays (rh Py_None: no raw headers). */
+static void into_buffers(PyObject *pixels, PyObject *headers, PyObject *rh,
+			 parload_buffers *into)
+{
+	memset(into, 0, sizeof(*into));
+	into->pixels = PyArray_DATA((PyArrayObject *)pixels);
+	into->pixels_size = PyArray_NBYTES((PyArrayObject *)pixels);
+	into->headers = PyArray_DATA((PyArrayObject *)headers);
+	into->headers_size = PyArray_NBYTES((PyArrayObject *)headers);
+	if (rh != Py_None) {
+		into->raw_headers = PyArray_DATA((PyArrayObject *)rh);
+		into->raw_headers_size = PyArray_NBYTES((PyArrayObject *)rh);
+	}
+}
+
 static PyObject *Loader_load_into(LoaderObject *self, PyObject *args,
 				  PyObject *kw)
 {
@@ -464,13 +514,11 @@ static PyObject *Loader_load_into(LoaderObject *self, PyObject *args,
 	const char *layout = NULL, *cache_name = NULL;
 	int confine = 0;
 	parload_cache cache;
-	PyArray_Descr *px = NULL;
 	parload_selection sel;
 	parload_desc h;
 	parload_shape shape;
 	parload_buffers into;
 	parload_dataset ds;
-	npy_intp dims[3], n;
 	source src;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOOOzzOzp:load_into",
@@ -485,30 +533,11 @@ static PyObject *Loader_load_into(LoaderObject *self, PyObject *args,
 	    py_source_container(&src, dataset, frames, confine))
 		return NULL;
 	if (source_shape(&src, self->flags & PARLOAD_OPT_ALLOW_TRUNCATED, &sel,
-			 &h, &shape))
+			 &h, &shape) ||
+	    into_arrays(pixels, headers, raw_headers, &h, &shape, &headers,
+			&rh))
 		goto out;
-	py_shape_dims(&shape, dims);
-	n = (npy_intp)shape.views;
-	px = PyArray_DescrFromType(py_pixel_typenum(h.pixel_type));
-	if (check_into(pixels, px, 3, dims, "pixels"))
-		goto out;
-	headers = into_array(headers, py_header_descr, 1, &n, "headers");
-	if (!headers)
-		goto out;
-	rh = into_raw_headers(raw_headers, &h, &shape);
-	if (!rh) {
-		Py_DECREF(headers);
-		goto out;
-	}
-	memset(&into, 0, sizeof(into));
-	into.pixels = PyArray_DATA((PyArrayObject *)pixels);
-	into.pixels_size = PyArray_NBYTES((PyArrayObject *)pixels);
-	into.headers = PyArray_DATA((PyArrayObject *)headers);
-	into.headers_size = PyArray_NBYTES((PyArrayObject *)headers);
-	if (rh != Py_None) {
-		into.raw_headers = PyArray_DATA((PyArrayObject *)rh);
-		into.raw_headers_size = PyArray_NBYTES((PyArrayObject *)rh);
-	}
+	into_buffers(pixels, headers, rh, &into);
 	memset(&ds, 0, sizeof(ds));
 	if (loader_run(self, &src, &sel, &into, cache, NULL, &ds) == 0)
 		result = py_dataset_wrap(&ds, src.name, pixels, headers,
@@ -516,7 +545,6 @@ static PyObject *Loader_load_into(LoaderObject *self, PyObject *args,
 	Py_DECREF(headers);
 	Py_DECREF(rh);
 out:
-	Py_XDECREF(px);
 	py_source_clear(&src);
 	return result;
 }

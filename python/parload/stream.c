@@ -69,112 +69,34 @@ PyStructSequence_Desc py_batch_desc = {
 	11,
 };
 
-/* Seconds to sleep between looks at a followed file still too short for
- * its header, as batch.c does for views. */
-static void nap_ms(double ms)
-{
-	struct timespec ts = { 0, (long)(ms * 1e6) };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-/* The file header of a stream's file, before the load: the declared
- * views, for the buffers and the shape.  Following, a file still shorter
- * than its header is waited for (until timeout seconds pass without
- * growth; Ctrl-C stops the wait).  The header is validated; the file's
- * size is the load's business. */
-static int stream_header(const char *path, PyObject *name, int follow,
-			 double timeout, parload_file_header *h)
-{
-	unsigned char buf[PARLOAD_FILE_HEADER_SIZE];
-	double quiet = 0, pause = 1;
-	off_t seen = -1;
-	parload_error err;
-	struct stat st;
-	ssize_t n = 0;
-	int fd, rc = 0, e = 0;
-
-	memset(&err, 0, sizeof(err));
-	Py_BEGIN_ALLOW_THREADS
-	/* O_NONBLOCK: a FIFO's open would wait for its writer; what is not
-	 * a regular file is the library's to refuse, at once. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	e = errno;
-	while (fd >= 0 && (rc = fstat(fd, &st)) == 0 && S_ISREG(st.st_mode) &&
-	       st.st_size < PARLOAD_FILE_HEADER_SIZE && follow &&
-	       quiet < timeout) {
-		if (st.st_size != seen) {
-			seen = st.st_size;
-			quiet = 0;
-			pause = 1;
-		}
-		nap_ms(pause);
-		quiet += pause / 1e3;
-		pause = pause < 10 ? pause * 2 : 10;
-		Py_BLOCK_THREADS
-		rc = PyErr_CheckSignals();
-		Py_UNBLOCK_THREADS
-		if (rc < 0)
-			break;
-	}
-	if (fd >= 0 && rc == 0 && S_ISREG(st.st_mode) &&
-	    st.st_size >= PARLOAD_FILE_HEADER_SIZE) {
-		n = pread(fd, buf, sizeof(buf), 0);
-		e = errno;
-	}
-	if (fd >= 0)
-		close(fd);
-	if (rc == 0 && n == (ssize_t)sizeof(buf))
-		rc = parload_parse_file_header(buf, sizeof(buf), path, h, &err);
-	else if (rc == 0)
-		/* Missing, unreadable or short: the library says which. */
-		rc = parload_read_header(path, h, &err);
-	Py_END_ALLOW_THREADS
-	(void)e;
-	if (PyErr_Occurred())
-		return -1;
-	if (rc) {
-		py_raise_error(rc, &err, name);
-		return -1;
-	}
-	return 0;
-}
-
 /* What the stream reads, before the load: its description, for the
- * buffers and the shape.  Following parload's own format (a file no
- * format names: parload_format_named), the header is
- * waited for (stream_header); following a raw layout, the layout's count
- * is the views to come, which the library requires of one file. */
+ * buffers and the shape, as the load will describe it
+ * (parload_describe_request).  Following, a file still shorter than its
+ * header is waited for as the load waits for its views (until timeout
+ * seconds pass without growth; Ctrl-C stops the wait), and a followed
+ * file describes the views it promises: its header's view_count, a raw
+ * layout's count. */
 static int stream_desc(StreamObject *self, int follow, double timeout,
 		       parload_desc *d)
 {
-	const source *src = &self->src;
-	parload_file_header h;
+	const int truncated = follow || (self->loader->flags &
+					 PARLOAD_OPT_ALLOW_TRUNCATED);
+	parload_request req;
 	parload_error err;
 	int rc;
 
-	if (follow && !src->has_desc && src->path &&
-	    !parload_format_named(py_source_path(src))) {
-		if (stream_header(py_source_path(src), src->name, 1, timeout,
-				  &h))
-			return -1;
-		parload_desc_from_header(d, &h);
-		return 0;
-	}
-	if (follow && src->has_desc && src->desc.format == PARLOAD_FORMAT_RAW &&
-	    src->desc.count && src->path) {
-		*d = src->desc;
-		memset(&err, 0, sizeof(err));
-		rc = parload_desc_check(d, &err);
-		if (rc)
-			py_raise_error(rc, &err, src->name);
-		return rc ? -1 : 0;
-	}
-	/* Anything else is described as it is now (a raw layout followed
-	 * without a count, or as a list, is the library's error at open). */
-	return py_describe(src, follow || (self->loader->flags &
-					   PARLOAD_OPT_ALLOW_TRUNCATED), d);
+	parload_request_init(&req);
+	py_source_request(&self->src, &req.source);
+	req.flags = follow ? PARLOAD_REQ_FOLLOW : 0;
+	req.timeout = timeout;
+	py_request_signals(&req);
+	memset(&err, 0, sizeof(err));
+	Py_BEGIN_ALLOW_THREADS
+	rc = parload_describe_request(&req, truncated, d, &err);
+	Py_END_ALLOW_THREADS
+	if (rc && !PyErr_Occurred())
+		py_raise_error(rc, &err, self->src.name);
+	return rc ? -1 : 0;
 }
 
 static int stream_end(StreamObject *self, parload_dataset *out)
@@ -298,72 +220,106 @@ static int stream_open(StreamObject *self, parload_request *req)
 	return 0;
 }
 
-static PyObject *Stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+/* Stream()'s arguments, as given. */
+typedef struct stream_args {
+	PyObject *loader, *obj, *raw, *bv, *bb, *win, *dataset;
+	PyObject *views, *rows, *cols;
+	PyObject *refs[3]; /* flats darks bin */
+	const char *cache, *reduce, *frames;
+	int follow, copy, minus_log, confine;
+	double timeout;
+} stream_args;
+
+static int stream_parse(PyObject *args, PyObject *kw, stream_args *a)
 {
 	static char *kwlist[] = {"loader", "path", "raw", "batch_views",
 				 "batch_bytes", "window", "follow", "timeout",
 				 "views", "rows", "cols", "copy", "cache", "flats",
 				 "darks", "reduce", "minus_log", "bin",
 				 "dataset", "frames", "confine", NULL};
-	PyObject *loader, *obj, *bv = Py_None, *bb = Py_None, *win = Py_None;
-	PyObject *raw = Py_None, *dataset = Py_None;
-	PyObject *views = Py_None, *rows = Py_None, *cols = Py_None;
-	PyObject *refs[3] = { Py_None, Py_None, Py_None }; /* flats darks bin */
-	const char *cache_name = NULL, *reduce = NULL, *frames = NULL;
-	int follow = 0, copy = 0, minus_log = 0, confine = 0;
-	double timeout = 10.0;
-	parload_selection sel;
-	parload_desc d;
-	parload_request req;
-	StreamObject *self;
-	source src;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw,
-					 "O!O|$OOOOpdOOOpzOOzpOOzp:Stream",
-					 kwlist, &LoaderType, &loader, &obj,
-					 &raw, &bv, &bb, &win, &follow,
-					 &timeout, &views, &rows, &cols, &copy,
-					 &cache_name, &refs[0], &refs[1],
-					 &reduce, &minus_log, &refs[2],
-					 &dataset, &frames, &confine))
-		return NULL;
-	if (!(timeout >= 0)) {
+	memset(a, 0, sizeof(*a));
+	a->raw = a->bv = a->bb = a->win = a->dataset = Py_None;
+	a->views = a->rows = a->cols = Py_None;
+	a->refs[0] = a->refs[1] = a->refs[2] = Py_None;
+	a->timeout = 10.0;
+	if (!PyArg_ParseTupleAndKeywords(
+		    args, kw, "O!O|$OOOOpdOOOpzOOzpOOzp:Stream", kwlist,
+		    &LoaderType, &a->loader, &a->obj, &a->raw, &a->bv, &a->bb,
+		    &a->win, &a->follow, &a->timeout, &a->views, &a->rows,
+		    &a->cols, &a->copy, &a->cache, &a->refs[0], &a->refs[1],
+		    &a->reduce, &a->minus_log, &a->refs[2], &a->dataset,
+		    &a->frames, &a->confine))
+		return -1;
+	if (!(a->timeout >= 0)) {
 		PyErr_Format(PyExc_ValueError,
 			     "timeout must be a number of seconds >= 0");
-		return NULL;
+		return -1;
 	}
-	parload_request_init(&req);
-	if (u64_arg(bv, &req.batch_views, "batch_views") ||
-	    u64_arg(bb, &req.batch_bytes, "batch_bytes") ||
-	    u64_arg(win, &req.window_bytes, "window") ||
-	    py_selection_from(views, rows, cols, NULL, &sel) ||
-	    py_cache_from(cache_name, &req.cache) ||
-	    stream_source(obj, raw, &src) ||
-	    py_source_container(&src, dataset, frames, confine))
-		return NULL;
-	self = stream_alloc(type, loader, &src, copy);
-	if (!self)
-		return NULL;
-	if (stream_desc(self, follow, timeout, &d) ||
-	    py_resolve_shape(&d, &sel, PyBytes_AS_STRING(self->src.name_bytes),
-			     self->src.name, &self->shape))
-		goto fail;
-	if (py_correction_for(&self->src, 1, refs, reduce, minus_log, raw,
-			      &self->corr))
-		goto fail;
-	req.correct = py_correction_of(&self->corr);
-	if (req.correct) { /* the load delivers float32: buffers of it */
+	return 0;
+}
+
+/* The request's sizes, selection and cache mode, and its source. */
+static int stream_request(const stream_args *a, parload_request *req,
+			  parload_selection *sel, source *src)
+{
+	parload_request_init(req);
+	req->flags = a->follow ? PARLOAD_REQ_FOLLOW : 0;
+	req->timeout = a->timeout;
+	if (u64_arg(a->bv, &req->batch_views, "batch_views") ||
+	    u64_arg(a->bb, &req->batch_bytes, "batch_bytes") ||
+	    u64_arg(a->win, &req->window_bytes, "window") ||
+	    py_selection_from(a->views, a->rows, a->cols, NULL, sel) ||
+	    py_cache_from(a->cache, &req->cache) ||
+	    stream_source(a->obj, a->raw, src) ||
+	    py_source_container(src, a->dataset, a->frames, a->confine))
+		return -1;
+	return 0;
+}
+
+/* What the stream delivers, before the load: its shape, its dtype (a
+ * corrected load's float32), and without a window the buffers the load
+ * goes into. */
+static int stream_prepare(StreamObject *self, const stream_args *a,
+			  const parload_selection *sel, parload_request *req)
+{
+	parload_desc d;
+
+	if (stream_desc(self, a->follow, a->timeout, &d) ||
+	    py_resolve_shape(&d, sel, PyBytes_AS_STRING(self->src.name_bytes),
+			     self->src.name, &self->shape) ||
+	    py_correction_for(&self->src, 1, a->refs, a->reduce, a->minus_log,
+			      a->raw, &self->corr))
+		return -1;
+	req->correct = py_correction_of(&self->corr);
+	if (req->correct) { /* the load delivers float32: buffers of it */
 		d.pixel_type = PARLOAD_PIXEL_F32;
 		d.encoding = PARLOAD_ENC_LE;
 	}
 	self->typenum = py_pixel_typenum(d.pixel_type);
-	if (!req.window_bytes && stream_alloc_buffers(self, &d, &sel, &req))
+	if (!req->window_bytes && stream_alloc_buffers(self, &d, sel, req))
+		return -1;
+	return 0;
+}
+
+static PyObject *Stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+	parload_selection sel;
+	parload_request req;
+	StreamObject *self;
+	stream_args a;
+	source src;
+
+	if (stream_parse(args, kw, &a) || stream_request(&a, &req, &sel, &src))
+		return NULL;
+	self = stream_alloc(type, a.loader, &src, a.copy);
+	if (!self)
+		return NULL;
+	if (stream_prepare(self, &a, &sel, &req))
 		goto fail;
 	py_source_request(&self->src, &req.source);
 	self->sel = sel;
 	req.selection = &self->sel;
-	req.flags = follow ? PARLOAD_REQ_FOLLOW : 0;
-	req.timeout = timeout;
 	if (stream_open(self, &req))
 		goto fail;
 	return (PyObject *)self;

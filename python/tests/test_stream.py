@@ -191,6 +191,71 @@ def test_follow_a_stalled_writer(tmp_path, rng):
         wr.close()
 
 
+def dribble(path, data, pieces, pause):
+    """A thread that appends data to path (existing, empty) in pieces
+    (their ends), pause seconds apart, flushing each."""
+    def feed():
+        with open(path, "ab") as f:
+            at = 0
+            for end in pieces + [len(data)]:
+                time.sleep(pause)
+                f.write(data[at:end])
+                f.flush()
+                at = end
+    t = threading.Thread(target=feed)
+    t.start()
+    return t
+
+
+def test_follow_waits_for_the_header(tmp_path, rng):
+    """A followed file that is still shorter than its header when the
+    stream begins: the stream waits for the header, as the load waits for
+    its views, then delivers every view."""
+    px = random_pixels(rng, (6, 5, 7), np.uint16)
+    write_raw(tmp_path / "whole.raw", px)
+    data = (tmp_path / "whole.raw").read_bytes()
+    path = tmp_path / "late.raw"
+    path.write_bytes(b"")
+    t = dribble(path, data, [10, 40, 64 + 100], 0.05)
+    got, hd = collect(parload.stream(path, follow=True, batch_views=2,
+                                     timeout=10), 6)
+    t.join()
+    assert np.array_equal(got, px)
+    assert np.array_equal(hd["view_index"], np.arange(6))
+
+
+def test_follow_a_header_that_never_comes(tmp_path):
+    """A followed file that stays shorter than its header: after timeout
+    seconds without growth, the error of a file shorter than its header."""
+    path = tmp_path / "short.raw"
+    path.write_bytes(b"PARLOAD")
+    t0 = time.monotonic()
+    with pytest.raises(parload.Error) as e:
+        parload.stream(path, follow=True, timeout=0.3)
+    took = time.monotonic() - t0
+    assert e.value.code == "PARLOAD_ETRUNCATED"
+    assert "7 bytes, shorter than the 64-byte file header" in str(e.value)
+    assert 0.3 <= took < 5
+
+
+def test_keyboard_interrupt_while_waiting_for_the_header(tmp_path):
+    """SIGINT while the stream waits for a followed file's header:
+    KeyboardInterrupt, long before the timeout."""
+    path = tmp_path / "empty.raw"
+    path.write_bytes(b"")
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+    try:
+        t0 = time.monotonic()
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            parload.stream(path, follow=True, timeout=60)
+        assert time.monotonic() - t0 < 30
+    finally:
+        timer.join()
+        signal.signal(signal.SIGINT, old)
+
+
 def test_bad_crc_mid_stream(stream):
     """A damaged view: the batches before it, then parload.Error naming
     it and its payload's byte offset."""

@@ -4,7 +4,7 @@
  * sees it, the next batch already being read while the caller works on
  * this one.
  *
- * A batch is one pass of the workers (parallel.c) over a range of views,
+ * A batch is one pass of the workers (pass.c) over a range of views,
  * so every batch is read by all the workers and placed by first touch as a
  * whole load is.  The caller's thread starts the pass for batch b + 1,
  * then hands batch b to the callback, then waits for b + 1: reading and the
@@ -220,6 +220,37 @@ static uint64_t batch_end(batches *bs, uint64_t k)
 	return end;
 }
 
+/* The batch from output view k started, into window i, unless the
+ * caller asked to stop (cancel or on_wait); following, once the file
+ * holds view k (*stop: it stopped growing first).  *end: its end. */
+static int begin(batches *bs, int i, uint64_t k, uint64_t *end, bool *stop)
+{
+	parload__ctx *c = bs->c;
+	int rc = 0;
+
+	if (parload__waiter_stopped(&c->wait))
+		return fail_canceled(c, k);
+	if ((c->req->flags & PARLOAD_REQ_FOLLOW) && bs->avail <= k)
+		rc = wait_for_views(bs, k, stop);
+	if (rc || *stop)
+		return rc;
+	*end = batch_end(bs, k);
+	start(bs, i, k, *end);
+	return 0;
+}
+
+/* Read ahead: the batch after end (*next_end), into the other window,
+ * while the caller works on the one before; false when the file holds
+ * no view after end yet, or there is none. */
+static bool read_ahead(batches *bs, int i, uint64_t end, uint64_t *next_end)
+{
+	if (end >= bs->c->shape.views || bs->avail <= end)
+		return false;
+	*next_end = batch_end(bs, end);
+	start(bs, bs->windowed ? i ^ 1 : i, end, *next_end);
+	return true;
+}
+
 static int run_batches(batches *bs)
 {
 	parload__ctx *c = bs->c;
@@ -232,19 +263,8 @@ static int run_batches(batches *bs)
 	while (rc == 0 && k < c->shape.views) {
 		parload_buffers to;
 
-		/* The caller asked to stop (cancel or on_wait). */
-		if (!pending && parload__waiter_stopped(&c->wait)) {
-			rc = fail_canceled(c, k);
+		if (!pending && ((rc = begin(bs, i, k, &end, &stop)) || stop))
 			break;
-		}
-		if (!pending) {
-			if (follow && bs->avail <= k)
-				rc = wait_for_views(bs, k, &stop);
-			if (rc || stop)
-				break;
-			end = batch_end(bs, k);
-			start(bs, i, k, end);
-		}
 		rc = parload__pass_wait(bs->pass);
 		if (rc)
 			break;
@@ -252,12 +272,8 @@ static int run_batches(batches *bs)
 		pending = false;
 		if (end < c->shape.views && follow)
 			rc = look(bs);
-		/* Read ahead: the next batch, into the other window. */
-		if (rc == 0 && end < c->shape.views && bs->avail > end) {
-			next_end = batch_end(bs, end);
-			start(bs, bs->windowed ? i ^ 1 : i, end, next_end);
-			pending = true;
-		}
+		if (rc == 0)
+			pending = read_ahead(bs, i, end, &next_end);
 		/* The callback runs while the next pass reads.  Its stop is
 		 * the load's error, written once that pass has joined: the
 		 * pass's workers write theirs to c->err as they fail. */
@@ -272,12 +288,10 @@ static int run_batches(batches *bs)
 			(void)parload__pass_wait(bs->pass);
 		if (halted && c->err)
 			*c->err = stopped;
+		k = end;
 		if (pending) {
 			i = bs->windowed ? i ^ 1 : i;
-			k = end;
 			end = next_end;
-		} else {
-			k = end;
 		}
 	}
 	return rc == 0 && stop ? stalled(bs, k) : rc;

@@ -3,8 +3,9 @@
  *
  * Before the scan is read, each set of reference frames is reduced to one
  * frame (mean or median per pixel) over the rows and columns the scan's
- * selection reads: frames in memory are sliced, a source is loaded with
- * that selection.  The load then delivers float32: each row a worker has
+ * selection reads: frames in memory are sliced; a source is loaded with
+ * that selection by the load itself (load.c), before its pass, and
+ * handed over here.  The load then delivers float32: each row a worker has
  * read is converted to the layout's pixel type as usual, then to float
  * and corrected (parload.h gives the formulas) while it is still in the
  * worker's cache, straight into its place in the dataset.
@@ -293,91 +294,64 @@ static int reduce(const float *frames, uint64_t n, size_t count,
 	return 0;
 }
 
-static bool given(const parload_source *s)
-{
-	return s->path || s->path_count || s->fd >= 0;
-}
-
-/* The frames of r over the selected rows and columns of c's shape, as
- * float: n frames of rows x cols (*out, malloc'd). */
-static int gather(parload__ctx *c, const parload_refs *r, const char *what,
-		  float **out, uint64_t *n)
+/* The frames of r in memory over the selected rows and columns of c's
+ * shape (before binning), as float: n frames of rows x cols (*out,
+ * malloc'd). */
+static int slice_frames(parload__ctx *c, const parload_refs *r,
+			const char *what, float **out, uint64_t *n)
 {
 	const parload_shape *s = &c->shape;
 	const uint32_t bin = s->bin > 1 ? s->bin : 1;
 	const uint32_t rows = s->rows * bin, cols = s->cols * bin;
 	const size_t px = (size_t)rows * cols;
-	parload_selection sel;
-	parload_request req;
-	parload_dataset ds;
 	float *f;
-	int rc;
 
-	*out = NULL;
-	if (!given(&r->source)) {
-		if (!r->frames || !r->count)
-			return parload__fail_path(c->err, PARLOAD_EINVAL, 0,
-						  c->path, "no %s frames", what);
-		*n = r->count;
-		if (!(f = parload__sys_malloc(*n * px * sizeof(*f))))
-			return parload__fail_nomem(c->err, c->path);
-		for (uint64_t j = 0; j < *n; j++)
-			for (uint32_t y = 0; y < rows; y++)
-				memcpy(f + (j * rows + y) * cols,
-				       r->frames + (j * c->d.height + s->row_start +
-						    y) * c->d.width +
-					       s->col_start,
-				       cols * sizeof(*f));
-		*out = f;
-		return 0;
-	}
-	parload_selection_init(&sel);
-	sel.rows.start = s->row_start;
-	sel.rows.stop = (int64_t)s->row_start + rows;
-	sel.cols.start = s->col_start;
-	sel.cols.stop = (int64_t)s->col_start + cols;
-	parload_request_init(&req);
-	req.source = r->source;
-	req.selection = &sel;
-	/* Stopped as the scan's load is. */
-	req.cancel = c->req->cancel;
-	req.on_wait = c->req->on_wait;
-	req.wait_arg = c->req->wait_arg;
-	req.wait_interval = c->req->wait_interval;
-	rc = parload__load_refs(c, &req, what, &ds);
-	if (rc)
-		return rc;
-	*n = ds.shape.views;
-	f = *n ? parload__sys_malloc(*n * px * sizeof(*f)) : NULL;
-	if (*n && f)
-		for (uint64_t j = 0; j < *n; j++)
-			to_float(f + j * px,
-				 (const unsigned char *)ds.pixels +
-					 j * ds.shape.view_bytes,
-				 ds.shape.pixel_type, px);
-	parload_dataset_free(&ds);
-	if (!*n) {
-		char label[32];
-
-		return parload__fail_path(c->err, PARLOAD_EINVAL, 0,
-					  parload__source_label(&r->source,
-								label,
-								sizeof(label)),
-					  "the %s source holds no frames", what);
-	}
-	if (!f)
+	if (!r->frames || !r->count)
+		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
+					  "no %s frames", what);
+	*n = r->count;
+	if (!(f = parload__sys_malloc(*n * px * sizeof(*f))))
 		return parload__fail_nomem(c->err, c->path);
+	for (uint64_t j = 0; j < *n; j++)
+		for (uint32_t y = 0; y < rows; y++)
+			memcpy(f + (j * rows + y) * cols,
+			       r->frames + (j * c->d.height + s->row_start + y) *
+						   c->d.width +
+				       s->col_start,
+			       cols * sizeof(*f));
 	*out = f;
 	return 0;
 }
 
-static int reduce_refs(parload__ctx *c, const parload_refs *r,
-		       const char *what, float **out)
+/* The frames of a loaded reference source (its views those rows and
+ * columns already) as float, the same way. */
+static int float_frames(parload__ctx *c, const parload_dataset *ds,
+			float **out, uint64_t *n)
+{
+	const size_t px = (size_t)ds->shape.rows * ds->shape.cols;
+	float *f;
+
+	*n = ds->shape.views;
+	if (!(f = parload__sys_malloc(*n * px * sizeof(*f))))
+		return parload__fail_nomem(c->err, c->path);
+	for (uint64_t j = 0; j < *n; j++)
+		to_float(f + j * px,
+			 (const unsigned char *)ds->pixels +
+				 j * ds->shape.view_bytes,
+			 ds->shape.pixel_type, px);
+	*out = f;
+	return 0;
+}
+
+int parload__correct_reduce(parload__ctx *c, const parload_refs *r,
+			    const parload_dataset *loaded, const char *what,
+			    float **out)
 {
 	const size_t px = (size_t)c->shape.rows * c->shape.cols;
 	float *frames = NULL;
 	uint64_t n = 0;
-	int rc = gather(c, r, what, &frames, &n);
+	int rc = loaded ? float_frames(c, loaded, &frames, &n) :
+			  slice_frames(c, r, what, &frames, &n);
 
 	/* Binned first: the reduction is of the binned frames. */
 	if (rc == 0 && c->shape.bin > 1)
@@ -428,7 +402,7 @@ static int check(const parload__ctx *c, const parload_correction *k,
 	return 0;
 }
 
-int parload__correct_prepare(parload__ctx *c, const parload__strategy *st)
+int parload__correct_check(parload__ctx *c, const parload__strategy *st)
 {
 	const parload_correction *k = c->req->correct;
 	parload_shape *s = &c->shape;
@@ -444,12 +418,14 @@ int parload__correct_prepare(parload__ctx *c, const parload__strategy *st)
 		s->rows /= k->bin;
 		s->cols /= k->bin;
 	}
-	if (rc == 0 && k->darks)
-		rc = reduce_refs(c, k->darks, "dark", &c->corr.dark);
-	if (rc == 0 && k->flats)
-		rc = reduce_refs(c, k->flats, "flat", &c->corr.scale);
-	if (rc)
-		return rc;
+	return rc;
+}
+
+void parload__correct_ready(parload__ctx *c)
+{
+	const parload_correction *k = c->req->correct;
+	parload_shape *s = &c->shape;
+
 	/* The flat becomes the scale each pixel is multiplied by, computed
 	 * once: 1 / max(F - D, EPS) (NaN stays NaN, 1 / inf is 0). */
 	for (size_t i = 0; c->corr.scale &&
@@ -470,7 +446,6 @@ int parload__correct_prepare(parload__ctx *c, const parload__strategy *st)
 	s->bytes_per_pixel = sizeof(float);
 	s->view_bytes = (uint64_t)s->rows * s->cols * sizeof(float);
 	c->whole = false;
-	return 0;
 }
 
 void parload__correct_free(parload__ctx *c)

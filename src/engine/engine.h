@@ -25,30 +25,31 @@ void parload__correct_binned(const parload__correct *k, float *dst,
 			     const float *acc, uint64_t rr);
 
 
-/* ---- correct.c, load.c: a corrected load ---- */
+/* ---- correct.c: a corrected load ---- */
 
 struct parload__strategy;
-/* The request's correction, if any: checked, its references reduced,
- * and c->shape made float32. */
-int parload__correct_prepare(parload__ctx *c,
-			     const struct parload__strategy *st);
+/* The request's correction, if any, checked against the load (its
+ * strategy, selection and CRCs), and its bins made of c->shape's rows
+ * and columns; nothing without one. */
+int parload__correct_check(parload__ctx *c,
+			   const struct parload__strategy *st);
+/* References r (what: "dark" or "flat") reduced to one frame of c->shape's
+ * rows x cols floats (*out, malloc'd): r's frames in memory, or the
+ * dataset loaded from its source (loaded: the scan's rows and columns
+ * before binning, at least one view), binned first. */
+int parload__correct_reduce(parload__ctx *c, const parload_refs *r,
+			    const parload_dataset *loaded, const char *what,
+			    float **out);
+/* The references reduced (c->corr.dark, .scale, each or none): the flat
+ * made the scale each pixel is multiplied by, c->shape made float32. */
+void parload__correct_ready(parload__ctx *c);
 void parload__correct_free(parload__ctx *c);
-/* What names source s in messages: its path, its first file, the
- * descriptor's name, or "fd N" written into label (size bytes; label
- * NULL: the name, NULL if none). */
-const char *parload__source_label(const parload_source *s, char *label,
-				  size_t size);
-/* Load reference frames (req: their source and the scan's rows and
- * columns) on the scan's loader; what names them in messages, which name
- * their source. */
-int parload__load_refs(parload__ctx *c, const parload_request *req,
-		       const char *what, parload_dataset *ds);
 
 
 /* ---- topology.c: the machine, and where workers run (hwloc is loaded
  * only where workers are placed: several NUMA nodes, a core_offset, or a
  * topology given in the environment; else the affinity mask counts the
- * cores, loader.c) ---- */
+ * cores, engine.c) ---- */
 
 typedef struct parload__topology parload__topology;
 
@@ -105,7 +106,7 @@ void parload__pool_start(parload__pool *p, parload__job_fn fn, void *arg);
 void parload__pool_wait(parload__pool *p, parload__waiter *w);
 void parload__pool_free(parload__pool *p);
 
-/* ---- loader.c: the loader's parallel machinery ---- */
+/* ---- engine.c: the loader's parallel machinery ---- */
 
 typedef struct parload__engine {
 	parload__topology *topo;
@@ -146,6 +147,12 @@ parload__aio *parload__engine_aio(parload__engine *e, unsigned w);
 const parload_options *parload__loader_options(const parload_loader *l);
 parload__engine *parload__loader_engine(parload_loader *l);
 
+/* engine.c: the loader's workers, counted and placed by the options (the
+ * pool starts with the first load that needs it), and freed. */
+int parload__engine_init(parload__engine *e, const parload_options *o,
+			 parload_error *err);
+void parload__engine_free(parload__engine *e);
+
 /* ---- the strategies: one read step each (strategy.c has the table) ---- */
 
 /* A strategy reads the views of c->shape from c->fd into c->out's arrays
@@ -170,7 +177,7 @@ typedef struct parload__strategy {
 PARLOAD_STRATEGY_MAP(PARLOAD__STRATEGY_DECL_)
 #undef PARLOAD__STRATEGY_DECL_
 
-/* parallel.c: one pass of the workers over output views [k_begin, k_end)
+/* pass.c: one pass of the workers over output views [k_begin, k_end)
  * of the load's plan, into arrays that hold view k_begin at index 0 (view
  * layout; a sinogram pass covers every view).  Start returns at once; wait
  * returns the pass's result, its bad views added to c->bad (without

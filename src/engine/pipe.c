@@ -4,7 +4,7 @@
  *
  * It has no size and no offsets, so it is read as the records arrive from
  * the hardware: the load has read and validated the file header (with
- * parload__pipe_fill below) and laid out the arrays for its view_count;
+ * parload__pipe_fill, files.c) and laid out the arrays for its view_count;
  * each view header and payload is then read with read() loops straight
  * into its place and checked while it is still in cache.  The stream must
  * then end: a byte after the last view is PARLOAD_ETRAILING, an end before
@@ -17,7 +17,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 

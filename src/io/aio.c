@@ -1,7 +1,7 @@
 /*
  * aio.c - reads in flight: a worker's O_DIRECT reads handed to the kernel
  * so that the device works while the worker copies what an earlier read
- * brought in (parallel.c, the direct reads).
+ * brought in (read_ahead.c, the direct reads).
  *
  * Through an io_uring ring where the kernel gives one, else through Linux
  * AIO; both by their system calls, with no library.  The two read a
@@ -24,10 +24,11 @@
  * read synchronously, as it did before the queue: no load fails for want
  * of one.
  *
- * A queue lives as long as its loader (loader.c), not one load: an AIO
+ * A queue lives as long as its loader (engine.c), not one load: an AIO
  * context's io_destroy cost every direct load its wait once per pass
  * until the queues were kept (229 MB, cold, 2 threads: 188-208 ms, a pass
- * that freed its queues; see parallel.c for the figures with them kept).
+ * that freed its queues; see engine.h's PARLOAD__AIO_DEPTH for the
+ * figures with them kept).
  * Between loads a queue holds nothing in flight (parload__aio_settle).
  */
 #include "io/io.h"

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -205,3 +206,4 @@ int parload__preadv_full(int fd, struct iovec *iov, int iovcnt, uint64_t off,
 	}
 	return 0;
 }
+

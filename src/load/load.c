@@ -173,8 +173,11 @@ static int finish(parload__ctx *c)
 	return parload__source_recheck(c, last);
 }
 
-const char *parload__source_label(const parload_source *s, char *label,
-				  size_t size)
+/* What names source s in messages: its path, its first file, the
+ * descriptor's name, or "fd N" written into label (size bytes; label
+ * NULL: the name, NULL if none). */
+static const char *source_label(const parload_source *s, char *label,
+				size_t size)
 {
 	if (s->path || s->path_count)
 		return s->path ? s->path : s->paths[0];
@@ -191,10 +194,100 @@ static void ctx_init(parload__ctx *c, const parload_request *req,
 {
 	memset(c, 0, sizeof(*c));
 	c->req = req;
-	c->path = parload__source_label(&req->source, NULL, 0);
+	c->path = source_label(&req->source, NULL, 0);
 	c->opts = o;
 	c->err = err;
 	parload__waiter_init(&c->wait, req);
+}
+
+/* ---- a corrected load's references ---- */
+
+static bool names_file(const parload_source *s)
+{
+	return s->path || s->path_count || s->fd >= 0;
+}
+
+/* References r's source loaded over the scan's rows and columns (before
+ * binning) on the scan's loader, stopped as the scan's load is; what
+ * names them in messages, which name their source. */
+static int load_refs(parload__ctx *c, const parload_refs *r, const char *what,
+		     parload_dataset *ds)
+{
+	const parload_shape *s = &c->shape;
+	const uint32_t bin = s->bin > 1 ? s->bin : 1;
+	char label[32];
+	parload_selection sel;
+	parload_request req;
+	parload_desc d;
+	int rc;
+
+	parload_selection_init(&sel);
+	sel.rows.start = s->row_start;
+	sel.rows.stop = (int64_t)s->row_start + s->rows * bin;
+	sel.cols.start = s->col_start;
+	sel.cols.stop = (int64_t)s->col_start + s->cols * bin;
+	parload_request_init(&req);
+	req.source = r->source;
+	req.selection = &sel;
+	req.cancel = c->req->cancel;
+	req.on_wait = c->req->on_wait;
+	req.wait_arg = c->req->wait_arg;
+	req.wait_interval = c->req->wait_interval;
+	rc = parload_describe(&req.source, 0, &d, c->err);
+	if (rc == 0 && (d.width != c->d.width || d.height != c->d.height))
+		return parload__fail_path(
+			c->err, PARLOAD_EINVAL, 0,
+			source_label(&r->source, label, sizeof(label)),
+			"the %s frames are %" PRIu32 " x %" PRIu32 " pixels, "
+			"the scan's views %" PRIu32 " x %" PRIu32,
+			what, d.width, d.height, c->d.width, c->d.height);
+	if (rc == 0)
+		rc = parload_loader_run(c->loader, &req, ds, c->err);
+	if (rc == 0 && !ds->shape.views)
+		return parload__fail_path(
+			c->err, PARLOAD_EINVAL, 0,
+			source_label(&r->source, label, sizeof(label)),
+			"the %s source holds no frames", what);
+	return rc;
+}
+
+/* References r, loaded if they name a source, reduced by the correction
+ * into *out. */
+static int reference(parload__ctx *c, const parload_refs *r,
+		     const char *what, float **out)
+{
+	const bool load = names_file(&r->source);
+	parload_dataset ds;
+	int rc = 0;
+
+	memset(&ds, 0, sizeof(ds));
+	if (load)
+		rc = load_refs(c, r, what, &ds);
+	if (rc == 0)
+		rc = parload__correct_reduce(c, r, load ? &ds : NULL, what,
+					     out);
+	parload_dataset_free(&ds);
+	return rc;
+}
+
+/* Step 3b: the request's correction checked, then its references loaded
+ * and reduced, here, before the scan is read: each a load of its own on
+ * this loader, made before the scan's pass, and handed to the
+ * correction. */
+static int prepare_correction(parload__ctx *c, const parload__strategy *st)
+{
+	const parload_correction *k = c->req->correct;
+	int rc = parload__correct_check(c, st);
+
+	if (rc || !k)
+		return rc;
+	if (k->darks)
+		rc = reference(c, k->darks, "dark", &c->corr.dark);
+	if (rc == 0 && k->flats)
+		rc = reference(c, k->flats, "flat", &c->corr.scale);
+	if (rc == 0)
+		parload__correct_ready(c);
+	return rc;
 }
 
 /* The request's progress totals, from the load's shape; done: the load
@@ -211,6 +304,59 @@ static void progress_totals(parload__ctx *c, bool done)
 	__atomic_store_n(&p->bytes_total, bytes, __ATOMIC_RELAXED);
 	if (done)
 		__atomic_store_n(&p->bytes_done, bytes, __ATOMIC_RELAXED);
+}
+
+/* Steps 3a to 4, the source described and the selection resolved: what
+ * the strategy cannot do refused, a correction's references loaded and
+ * reduced, the page-cache mode settled, the dataset laid out. */
+static int lay_out(parload__ctx *c, const parload__strategy *st)
+{
+	int rc = check_support(c, st);
+
+	if (rc == 0)
+		rc = prepare_correction(c, st);
+	if (rc == 0)
+		rc = parload__cache_prepare(c, st->caps & PARLOAD_CAP_DIRECT);
+	if (rc == 0)
+		rc = parload__dataset_alloc(c);
+	if (rc == 0)
+		progress_totals(c, false);
+	return rc;
+}
+
+/* Steps 5 to 7: the strategy's read, then the checks. */
+static int read_and_check(parload__ctx *c, const parload__strategy *st)
+{
+	int rc = st->read(c);
+
+	/* on_wait's answer stands, even if every byte was in already. */
+	if (rc == 0 && __atomic_load_n(&c->wait.stop, __ATOMIC_RELAXED))
+		rc = parload__fail_path(c->err, PARLOAD_ECANCELED, 0, c->path,
+					"load canceled by on_wait after its "
+					"last read");
+	if (rc == 0)
+		rc = finish(c);
+	if (rc == 0)
+		progress_totals(c, true);
+	if (rc == 0)
+		parload__cache_after(c);
+	return rc;
+}
+
+/* Step 8's undoing: what the strategy and the source hold let go of, a
+ * caller's file offset put back (pos, or -1). */
+static void close_load(parload__ctx *c, const parload__strategy *st,
+		       off_t pos)
+{
+	if (st->release)
+		st->release(c);
+	if (pos >= 0)
+		(void)parload__sys_lseek(c->fd, pos, SEEK_SET);
+	/* A static string, which outlives the container's table. */
+	c->serial = c->strips ? c->strips->serial : NULL;
+	parload__source_close(c);
+	parload__correct_free(c);
+	parload__badlist_free(&c->bad);
 }
 
 static int run(parload_loader *loader, const parload_request *req,
@@ -243,38 +389,10 @@ static int run(parload_loader *loader, const parload_request *req,
 		rc = resolve(&c, sel);
 	parload__verify_init(&c.verify, &c);
 	if (rc == 0)
-		rc = check_support(&c, st);
+		rc = lay_out(&c, st);
 	if (rc == 0)
-		rc = parload__correct_prepare(&c, st);
-	if (rc == 0)
-		rc = parload__cache_prepare(&c,
-					    st->caps & PARLOAD_CAP_DIRECT);
-	if (rc == 0)
-		rc = parload__dataset_alloc(&c);
-	if (rc == 0)
-		progress_totals(&c, false);
-	if (rc == 0)
-		rc = st->read(&c);
-	/* on_wait's answer stands, even if every byte was in already. */
-	if (rc == 0 && __atomic_load_n(&c.wait.stop, __ATOMIC_RELAXED))
-		rc = parload__fail_path(err, PARLOAD_ECANCELED, 0, c.path,
-					"load canceled by on_wait after its "
-					"last read");
-	if (rc == 0)
-		rc = finish(&c);
-	if (rc == 0)
-		progress_totals(&c, true);
-	if (rc == 0)
-		parload__cache_after(&c);
-	if (st->release)
-		st->release(&c);
-	if (pos >= 0)
-		(void)parload__sys_lseek(c.fd, pos, SEEK_SET);
-	/* A static string, which outlives the container's table. */
-	c.serial = c.strips ? c.strips->serial : NULL;
-	parload__source_close(&c);
-	parload__correct_free(&c);
-	parload__badlist_free(&c.bad);
+		rc = read_and_check(&c, st);
+	close_load(&c, st, pos);
 	if (rc) {
 		parload_dataset_free(out);
 		return rc;
@@ -358,33 +476,9 @@ int parload_loader_run(parload_loader *loader, const parload_request *req,
 		return rc;
 	r = *req;
 	if (!r.source.path && !r.source.path_count)
-		r.source.name = parload__source_label(&r.source, label,
+		r.source.name = source_label(&r.source, label,
 						      sizeof(label));
 	return run(loader, &r, out, err);
-}
-
-int parload__load_refs(parload__ctx *c, const parload_request *req,
-		       const char *what, parload_dataset *ds)
-{
-	char label[32];
-	parload_desc d;
-	int rc;
-
-	memset(ds, 0, sizeof(*ds));
-	rc = parload_describe(&req->source, 0, &d, c->err);
-	if (rc)
-		return rc;
-	if (d.width != c->d.width || d.height != c->d.height)
-		return parload__fail_path(c->err, PARLOAD_EINVAL, 0,
-					  parload__source_label(&req->source,
-								label,
-								sizeof(label)),
-					  "the %s frames are %" PRIu32 " x %"
-					  PRIu32 " pixels, the scan's views %"
-					  PRIu32 " x %" PRIu32,
-					  what, d.width, d.height, c->d.width,
-					  c->d.height);
-	return parload_loader_run(c->loader, req, ds, c->err);
 }
 
 /* A described source's container as a raw stream: its views one strip
@@ -421,30 +515,27 @@ static int raw_place(const parload__ctx *c, parload_desc *raw, char *file,
 	return 0;
 }
 
-/* parload_describe, and with raw parload_describe_raw. */
-static int describe_source(const parload_source *src, int allow_truncated,
+/* parload_describe_request, and with raw parload_describe_raw. */
+static int describe_source(const parload_request *req, int allow_truncated,
 			   parload_desc *out, parload_desc *raw, char *file,
 			   size_t size, parload_error *err)
 {
 	parload_options o;
-	parload_request r;
 	parload__ctx c;
 	int rc;
 
-	if (!src || !out)
+	if (!req || !out)
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
 					  "no source or no description");
 	memset(out, 0, sizeof(*out));
 	parload_options_init(&o);
 	if (allow_truncated)
 		o.flags |= PARLOAD_OPT_ALLOW_TRUNCATED;
-	parload_request_init(&r);
-	r.source = *src;
-	rc = check_request(&r, err);
+	rc = check_request(req, err);
 	if (rc)
 		return rc;
-	ctx_init(&c, &r, &o, err);
-	rc = parload__source_open(&c, &r, false);
+	ctx_init(&c, req, &o, err);
+	rc = parload__source_open(&c, req, false);
 	if (rc == 0 && c.stream)
 		rc = parload__fail_path(err, PARLOAD_ENOTREG, 0, c.path,
 					"a stream is described as it is read: "
@@ -461,22 +552,44 @@ static int describe_source(const parload_source *src, int allow_truncated,
 	return rc;
 }
 
+/* A request for src alone (NULL: none). */
+static const parload_request *request_of(const parload_source *src,
+					 parload_request *r)
+{
+	if (!src)
+		return NULL;
+	parload_request_init(r);
+	r->source = *src;
+	return r;
+}
+
 int parload_describe(const parload_source *src, int allow_truncated,
 		     parload_desc *out, parload_error *err)
 {
-	return describe_source(src, allow_truncated, out, NULL, NULL, 0, err);
+	parload_request r;
+
+	return describe_source(request_of(src, &r), allow_truncated, out, NULL,
+			       NULL, 0, err);
+}
+
+int parload_describe_request(const parload_request *req, int allow_truncated,
+			     parload_desc *out, parload_error *err)
+{
+	return describe_source(req, allow_truncated, out, NULL, NULL, 0, err);
 }
 
 int parload_describe_raw(const parload_source *src, parload_desc *raw,
 			 char *file, size_t size, parload_error *err)
 {
+	parload_request r;
 	parload_desc d;
 
 	if (!raw)
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
 					  "no description");
 	memset(raw, 0, sizeof(*raw));
-	return describe_source(src, 0, &d, raw, file, size, err);
+	return describe_source(request_of(src, &r), 0, &d, raw, file, size,
+			       err);
 }
 
 int parload_load(const char *path, const parload_options *opts,

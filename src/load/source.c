@@ -697,7 +697,8 @@ int parload__source_recheck(parload__ctx *c, uint64_t last)
 static int peek(const char *path, void *out, unsigned char *b,
 		uint64_t *size, parload_error *err)
 {
-	parload_options o;
+	/* No flags, the default max_read: all a header's read looks at. */
+	static const parload_options o;
 	parload__ctx c;
 	struct stat st;
 	int rc;
@@ -706,7 +707,6 @@ static int peek(const char *path, void *out, unsigned char *b,
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
 					  path ? NULL : "no file given");
 	memset(&c, 0, sizeof(c));
-	parload_options_init(&o);
 	c.opts = &o;
 	c.err = err;
 	c.path = path;

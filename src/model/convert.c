@@ -3,7 +3,7 @@
  * the other byte order, and 12- and 10-bit integers packed into a bit
  * stream.  A worker converts each row right after reading it into its
  * bounce buffer, while the row is in the core's cache, writing only the
- * selected columns to their place in the dataset (plan.c, parallel.c).
+ * selected columns to their place in the dataset (plan.c, scatter.c).
  * Whole rows of the other byte order and nothing else to do are read
  * into their place and swapped there (parload__swap_in_place).
  *

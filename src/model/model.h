@@ -601,7 +601,7 @@ typedef struct parload__cursor {
 	 * its view's pixels), found with no division (cursor_next). */
 	bool plain;
 	uint64_t hdr, band, pix_off, pix_dst;
-	/* Set by a reader that compacts whole records in place (parallel.c's
+	/* Set by a reader that compacts whole records in place (read_batch.c's
 	 * read_records; false after cursor_init).  Then a range of plain records
 	 * whose views are whole (their header and all their pixels) comes
 	 * as one buffer: the records' bytes as they lie in the file, to be

@@ -519,6 +519,58 @@ static int plain_views(parload__cursor *c, struct iovec *iov, bool *rows,
 	return cnt;
 }
 
+/* Whether a batch of views far smaller than itself (cnt pieces, total
+ * bytes, at most max_bytes) ends here, between two views, the next not
+ * fitting whole: the next batch starts with a whole view (tiny views are
+ * then read in whole records, see read_batch.c's read_records), at the
+ * cost of less than a sixteenth of the batch, and every load of the same
+ * views cuts its reads alike, whatever it converts.  Larger views keep
+ * batches of max_bytes: a cold load wants its requests whole. */
+static bool ends_between_views(const parload__cursor *c, int cnt,
+			       size_t total, size_t max_bytes, uint64_t end)
+{
+	return cnt > 0 && c->q == 0 && c->stride <= max_bytes / 16 &&
+	       total + c->stride > max_bytes && c->pos + c->stride <= end;
+}
+
+/* How much of the piece at the cursor (len bytes of it, a row to convert
+ * or not, whole: the plan's whole_rows) the batch takes, with room bytes
+ * left in it, no further than the share's end: 0 when it waits for the
+ * next batch.  A row to convert is never cut: it goes whole or waits (a
+ * bounce buffer holds at least one).  A piece converted in place is cut
+ * between two units. */
+static uint64_t piece_fits(const parload__cursor *c, uint64_t len, bool row,
+			   bool whole, int cnt, uint64_t room, uint64_t end)
+{
+	len = PARLOAD__MIN(len, end - c->pos);
+	if (row && whole && cnt > 0 && len > room)
+		return 0;
+	if (!row || !whole)
+		len = PARLOAD__MIN(len, cut_at(c, room, row, cnt));
+	return len;
+}
+
+/* The piece, len bytes for dst, as the batch's iov[cnt], and the cursor
+ * past it: a packed piece's bytes go to the tail of its place, and a
+ * piece ends at its view's end at the most. */
+static void take_piece(parload__cursor *c, struct iovec *iov, bool *rows,
+		       int cnt, unsigned char *dst, uint64_t len, bool row,
+		       bool whole)
+{
+	if (row && !whole && c->p->unit_in != c->p->unit_out)
+		dst += len / c->p->unit_in * c->p->unit_out - len;
+	iov[cnt].iov_base = dst;
+	iov[cnt].iov_len = (size_t)len;
+	if (rows)
+		rows[cnt] = row;
+	c->pos += len;
+	c->q += len;
+	if (c->q >= c->stride) {
+		c->k++;
+		c->q -= c->stride;
+	}
+}
+
 int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 			 int max_iov, size_t max_bytes, uint64_t *off,
 			 const parload__file **file)
@@ -552,19 +604,9 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 			    c->pos + c->stride <= end)
 				break;
 		}
-		/* A batch of views far smaller than itself ends between two
-		 * views when the next does not fit whole: the next batch
-		 * starts with a whole view (tiny views are then read in
-		 * whole records, see parallel.c's read_records), at the cost of
-		 * less than a sixteenth of the batch, and every load of the
-		 * same views cuts its reads alike, whatever it converts.
-		 * Larger views keep batches of max_bytes: a cold load wants
-		 * its requests whole. */
-		if (cnt > 0 && c->q == 0 && c->stride <= max_bytes / 16 &&
-		    total + c->stride > max_bytes && c->pos + c->stride <= end)
+		if (ends_between_views(c, cnt, total, max_bytes, end))
 			break;
 		dst = locate(c, &o, &len, &row);
-
 		if (cnt == 0) {
 			*off = o;
 			in_file = c->file;
@@ -573,33 +615,12 @@ int parload__cursor_next(parload__cursor *c, struct iovec *iov, bool *rows,
 			   (c->p->decoded && c->strip != in_strip)) {
 			break; /* a gap in the file: the next read starts here */
 		}
-		len = PARLOAD__MIN(len, end - c->pos);
-		/* A row to convert is never cut: it goes whole or waits for
-		 * the next batch (a bounce buffer holds at least one).  A
-		 * piece converted in place is cut between two units. */
-		if (row && whole && cnt > 0 && len > max_bytes - total)
-			break;
-		if (!row || !whole)
-			len = PARLOAD__MIN(len, cut_at(c, max_bytes - total,
-						       row, cnt));
+		len = piece_fits(c, len, row, whole, cnt, max_bytes - total,
+				 end);
 		if (len == 0)
 			break;
-		/* A packed piece's bytes go to the tail of its place. */
-		if (row && !whole && c->p->unit_in != c->p->unit_out)
-			dst += len / c->p->unit_in * c->p->unit_out - len;
-		iov[cnt].iov_base = dst;
-		iov[cnt].iov_len = (size_t)len;
-		if (rows)
-			rows[cnt] = row;
-		cnt++;
+		take_piece(c, iov, rows, cnt++, dst, len, row, whole);
 		total += (size_t)len;
-		c->pos += len;
-		/* A piece ends at its view's end at the most. */
-		c->q += len;
-		if (c->q >= c->stride) {
-			c->k++;
-			c->q -= c->stride;
-		}
 		next_off = o + len;
 	}
 	if (cnt) {
