@@ -644,6 +644,9 @@ typedef struct parload__container {
 	char **paths;           /* n files, in stream order (owned) */
 	size_t n;
 	parload__strips strips;
+	/* Files whose metadata the library's reader (libtiff, libhdf5) read
+	 * where parload's own could not (parload_stats.fallback_files). */
+	uint64_t fallback_files;
 } parload__container;
 
 /* Which container a source is, by its path (extension, a directory, a
@@ -888,12 +891,6 @@ bool parload__h5_header(const parload__h5file *f, uint64_t addr,
  * (direct; 1 when it falls back) or by libhdf5's calls. */
 int parload__hdf5_chunks(const char *file, const char *dataset, bool direct,
 			 parload__h5index *out, parload_error *err);
-/* tiff.c, for tests: the source's description and table as tiff_walk.c's
- * own walk makes it (direct 1, or 2: every directory read entry by entry,
- * no runs; 1 where it falls back, nothing held, *err the error a build
- * without libtiff gives), or as libtiff's walk does (direct 0). */
-int parload__tiff_walk(const parload_source *src, parload__container *out,
-		       int direct, parload_error *err);
 /* hdf5.c, for the fuzzer: what libhdf5 says of dataset in file. */
 int parload__hdf5_where(const char *file, const char *dataset,
 			parload__h5where *w, parload_error *err);
@@ -1079,6 +1076,7 @@ typedef struct parload__ctx {
 	parload__io_stats io;  /* reads, the file header's included */
 	uint64_t decoded;      /* a container's strips decoded */
 	const char *serial;    /* its strips' serial reason, kept past close */
+	uint64_t fallbacks;    /* the container's fallback_files, the same */
 	unsigned threads;      /* threads that read */
 	bool checked;          /* it checked every view itself (below) */
 	parload__badlist bad;  /* with ->checked: bad CRCs, output indices */

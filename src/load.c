@@ -154,6 +154,7 @@ static void fill_stats(parload__ctx *c, int strategy)
 	st->cache = c->cache;
 	st->strips_decoded = c->decoded;
 	st->serial = c->serial;
+	st->fallback_files = c->fallbacks;
 }
 
 /* Steps 6 and 7. */
@@ -272,6 +273,7 @@ static int run(parload_loader *loader, const parload_request *req,
 		(void)parload__sys_lseek(c.fd, pos, SEEK_SET);
 	/* A static string, which outlives the container's table. */
 	c.serial = c.strips ? c.strips->serial : NULL;
+	c.fallbacks = c.cont.fallback_files;
 	parload__source_close(&c);
 	parload__correct_free(&c);
 	parload__badlist_free(&c.bad);

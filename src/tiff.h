@@ -81,9 +81,6 @@ typedef struct parload__tiff_pages {
 	uint32_t width, height;
 	int type;
 	parload__tiff_slab *slab; /* the newest block (owned) */
-	bool one_by_one;     /* the direct walk reads every directory entry
-			      * by entry (the tests' and fuzzer's reference
-			      * for its runs) */
 } parload__tiff_pages;
 
 /* ---- tiff.c, for the walks ---- */

@@ -587,7 +587,7 @@ static int run(tin *in, const dir *d, uint64_t at, uint64_t *off,
 
 	/* Only directories that hold their strips' offsets in the entry:
 	 * otherwise each points to its own array. */
-	if (w->one_by_one || s < len || s > RUN_STRIDE ||
+	if (s < len || s > RUN_STRIDE ||
 	    (uint64_t)t.units * ts > inl)
 		return 0;
 	if (!(b = view(in, at, len, &rc)))
