@@ -12,7 +12,7 @@
  */
 #include "config.h"
 
-#include "internal.h"
+#include "hdf5_core.h"
 
 #ifdef HAVE_HDF5
 #include <errno.h>
@@ -72,6 +72,7 @@ static const char *h5_why(char buf[200])
 typedef struct h5r {
 	const char *file;
 	parload_error *err;
+	bool parser;           /* hdf5_index.c may read a chunk index */
 	hid_t f, d, type, space, dcpl;
 	/* The file that holds the dataset: the one named, or an external
 	 * link's; its name (one of the container's paths) and index there. */
@@ -322,9 +323,7 @@ static int named_kind(h5r *r, const char *const *dx, parload_frames fr)
 /* Which dataset: named, else DXchange, NXtomo, the only 3-D one. */
 static int choose(h5r *r, const char *named, parload_frames fr)
 {
-	static const char *const dx[] = { "/exchange/data",
-					  "/exchange/data_white",
-					  "/exchange/data_dark" };
+	static const char *const dx[] = PARLOAD__H5_DXCHANGE;
 	found3 fd;
 
 	if (named) {
@@ -377,29 +376,19 @@ static int pixel_type(h5r *r, parload_desc *d)
 	const H5T_order_t order = H5Tget_order(r->type);
 	int t = 0;
 
-	if (k == H5T_INTEGER) {
-		const bool sgn = H5Tget_sign(r->type) == H5T_SGN_2;
-
-		t = size == 1 && !sgn ? PARLOAD_PIXEL_U8 :
-		    size == 2	      ? (sgn ? PARLOAD_PIXEL_I16 :
-					       PARLOAD_PIXEL_U16) :
-		    size == 4	      ? (sgn ? PARLOAD_PIXEL_I32 :
-					       PARLOAD_PIXEL_U32) :
-					0;
-	} else if (k == H5T_FLOAT) {
-		t = size == 4 ? PARLOAD_PIXEL_F32 :
-		    size == 8 ? PARLOAD_PIXEL_F64 :
-				0;
-	} else {
+	if (k == H5T_INTEGER || k == H5T_FLOAT)
+		t = parload__h5_pixel_type(k == H5T_FLOAT,
+					   H5Tget_sign(r->type) == H5T_SGN_2,
+					   size);
+	else
 		return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
 					  "%s: a %s type (parload reads "
 					  "integers and floats)",
 					  r->name, class_name(k));
-	}
 	if (!t)
 		return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
 					  "%s: %s%s of %zu bytes (parload "
-					  "reads u8 u16 i16 u32 i32 f32 f64)",
+					  "reads " PARLOAD__H5_TYPES ")",
 					  r->name,
 					  k == H5T_FLOAT ? "a " :
 					  H5Tget_sign(r->type) == H5T_SGN_2 ?
@@ -608,6 +597,7 @@ static int frames(h5r *r, parload_frames fr)
  * (read as doubles, scaled as their units say, kept as floats). */
 static int angles(h5r *r)
 {
+	static const char *const dx[] = PARLOAD__H5_DXCHANGE;
 	const uint64_t all = r->dims[0];
 	char name[1200];
 	double *v, deg = 1.0;
@@ -616,8 +606,8 @@ static int angles(h5r *r)
 
 	if (!(v = table(r, all, sizeof(*v))))
 		return PARLOAD_ENOMEM;
-	if (strcmp(r->name, "/exchange/data") == 0) {
-		rc = read_1d(r, "/exchange/theta", H5T_NATIVE_DOUBLE, v, all,
+	if (strcmp(r->name, dx[0]) == 0) {
+		rc = read_1d(r, PARLOAD__H5_THETA, H5T_NATIVE_DOUBLE, v, all,
 			     ANGLES, &deg);
 	} else if (r->nxtomo || !r->dxchange) {
 		snprintf(name, sizeof(name), "%s/rotation_angle", r->dir);
@@ -1306,8 +1296,9 @@ static int lib_chunks(const char *file, const char *name, hid_t f, hid_t d,
 static int chunk_table(h5r *r, parload__h5strips *p)
 {
 	parload__strips *t = &r->c->strips;
-	int rc = direct_chunks(r->dfile, r->name, r->df, r->d,
-			       parload__h5strips_put, p, r->err);
+	int rc = r->parser ? direct_chunks(r->dfile, r->name, r->df, r->d,
+					   parload__h5strips_put, p, r->err) :
+			     1;
 
 	if (rc == 1) {
 		/* What the parser gave before it gave up is given again. */
@@ -1317,56 +1308,6 @@ static int chunk_table(h5r *r, parload__h5strips *p)
 		rc = lib_chunks(r->dfile, r->name, r->df, r->d,
 				parload__h5strips_put, p, r->err);
 	}
-	return rc;
-}
-
-/* file and its dataset, for the two functions below (under h5_lock). */
-static int open_named(const char *file, const char *dataset, hid_t *f,
-		      hid_t *d, parload_error *err)
-{
-	*f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
-	*d = *f < 0 ? -1 : H5Dopen2(*f, dataset, H5P_DEFAULT);
-	return *d >= 0 ? 0 : parload__fail_path(err, PARLOAD_EOPEN, 0, file,
-						"%s cannot be opened", dataset);
-}
-
-int parload__hdf5_chunks(const char *file, const char *dataset, bool direct,
-			 parload__h5index *out, parload_error *err)
-{
-	hid_t f, d;
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	h5_enter();
-	rc = open_named(file, dataset, &f, &d, err);
-	if (rc == 0)
-		rc = direct ? direct_chunks(file, dataset, f, d,
-					    parload__h5index_append, out, err) :
-			      lib_chunks(file, dataset, f, d,
-					 parload__h5index_append, out, err);
-	if (rc)
-		parload__h5index_free(out);
-	h5_close(&d, H5Dclose);
-	h5_close(&f, H5Fclose);
-	h5_leave();
-	return rc;
-}
-
-int parload__hdf5_where(const char *file, const char *dataset,
-			parload__h5where *w, parload_error *err)
-{
-	hid_t f, d;
-	int rc;
-
-	h5_enter();
-	rc = open_named(file, dataset, &f, &d, err);
-	if (rc == 0 && !where(f, d, w))
-		rc = parload__fail_path(err, PARLOAD_ENOTSUP, 0, file,
-					"%s: not a chunked dataset of a file "
-					"libhdf5 locates for parload", dataset);
-	h5_close(&d, H5Dclose);
-	h5_close(&f, H5Fclose);
-	h5_leave();
 	return rc;
 }
 
@@ -1505,12 +1446,10 @@ static int read_meta(h5r *r, const char *named, parload_frames fr)
 	    (rc = tables_fit(r)) || (rc = frames(r, fr)) || (rc = angles(r)))
 		return rc;
 	/* The sizes are derived as for a raw stream of the same rows. */
-	d->format = PARLOAD_FORMAT_RAW;
-	d->width = (uint32_t)r->dims[2];
-	d->height = (uint32_t)r->dims[1];
-	d->count = r->n;
-	rc = parload_desc_check(d, r->err);
-	d->format = PARLOAD_FORMAT_HDF5;
+	rc = parload__h5_describe(d, d->pixel_type,
+				  d->encoding == PARLOAD_ENC_BE,
+				  (uint32_t)r->dims[2], (uint32_t)r->dims[1],
+				  r->n, r->err);
 	if (rc) {
 		parload__error_prefix(r->err, r->file);
 		return rc;
@@ -1521,29 +1460,25 @@ static int read_meta(h5r *r, const char *named, parload_frames fr)
 	return rc;
 }
 
-int parload__hdf5_read(const parload_source *src, parload__container *out,
-		       parload_error *err)
+/* The module's read (hdf5_core.h's parload__h5_reader). */
+static int lib_read(const char *file, const char *named, parload_frames fr,
+		    bool parser, parload__container *out, parload_error *err)
 {
-	h5r r = { .err = err, .f = -1, .d = -1, .type = -1, .space = -1,
-		  .dcpl = -1, .df = -1, .c = out };
-	char *file;
-	const char *named;
+	h5r r = { .err = err, .parser = parser, .f = -1, .d = -1, .type = -1,
+		  .space = -1, .dcpl = -1, .df = -1, .c = out };
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = parload__hdf5_names(src, &file, &named, err);
-	if (rc)
-		return rc;
-	r.file = file;
 	out->paths = parload__sys_malloc(sizeof(*out->paths));
-	if (!out->paths) {
-		parload__sys_free(file);
-		return parload__fail_nomem(err, src->path);
+	if (!out->paths || !(out->paths[0] = parload__sys_strdup(file))) {
+		parload__sys_free(out->paths);
+		out->paths = NULL;
+		return parload__fail_nomem(err, file);
 	}
-	out->paths[0] = file;
 	out->n = 1;
+	r.file = out->paths[0];
 	h5_enter();
-	rc = read_meta(&r, named, src->frames);
+	rc = read_meta(&r, named, fr);
 	h5_close(&r.dcpl, H5Pclose);
 	h5_close(&r.space, H5Sclose);
 	h5_close(&r.type, H5Tclose);
@@ -1807,7 +1742,7 @@ static void h5_ready(void)
 /* This file's reader and writer, as a module (module.c). */
 PARLOAD__MODULE_EXPORT const parload__module parload__hdf5_module = {
 	.abi = PARLOAD__MODULE_ABI,
-	.read = parload__hdf5_read,
+	.read = lib_read,
 	.write = parload__hdf5_write,
 	.ready = h5_ready,
 };

@@ -8,8 +8,7 @@
  * coordinates, stored size, filter mask and address, each given to the
  * caller's put as the walk meets it (hdf5.c adds it to the strips table,
  * whose runs it joins: no table of chunks between, and no 24 bytes a
- * chunk; parload__h5index_read makes such a table still, for tests and
- * the fuzzer).  Every read is
+ * chunk).  Every read is
  * bounded by the file; anything else (other versions, other index types,
  * loops, counts past the dataset's chunks) makes it answer "fall back",
  * and hdf5.c asks libhdf5 instead.  The reads, the superblock and the
@@ -694,43 +693,3 @@ int parload__h5index_walk(int fd, const parload__h5where *w,
 	return in.rc ? in.rc : FALL_BACK;
 }
 
-int parload__h5index_append(void *ctx, const parload__h5chunk *c)
-{
-	parload__h5index *x = ctx;
-
-	if (x->n >= 64 && (x->n & (x->n - 1)) == 0) {
-		parload__h5chunk *p = parload__sys_malloc(2 * x->n * sizeof(*p));
-
-		if (!p)
-			return PARLOAD_ENOMEM;
-		memcpy(p, x->c, x->n * sizeof(*p));
-		parload__sys_free(x->c);
-		x->c = p;
-	} else if (x->n == 0 &&
-		   !(x->c = parload__sys_malloc(64 * sizeof(*x->c)))) {
-		return PARLOAD_ENOMEM;
-	}
-	x->c[x->n++] = *c;
-	return 0;
-}
-
-int parload__h5index_read(int fd, const parload__h5where *w,
-			  parload__h5index *out)
-{
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	rc = parload__h5index_walk(fd, w, parload__h5index_append, out, NULL,
-				   NULL, NULL);
-	if (rc == 0)
-		return 0;
-	parload__h5index_free(out);
-	return rc == PARLOAD_ECONTAINER ? rc : FALL_BACK;
-}
-
-void parload__h5index_free(parload__h5index *x)
-{
-	parload__sys_free(x->c);
-	x->c = NULL;
-	x->n = 0;
-}

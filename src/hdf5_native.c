@@ -17,7 +17,7 @@
  * as before.
  * Every read is bounded by the file, every count and walk by a limit.
  */
-#include "internal.h"
+#include "hdf5_core.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -35,27 +35,6 @@
 
 /* A lookup's answer: the object, none of that name, or "fall back". */
 enum { FOUND, ABSENT, UNSURE };
-
-int parload__hdf5_names(const parload_source *src, char **file,
-			const char **dataset, parload_error *err)
-{
-	const char *p = src->path ? src->path : src->paths[0];
-	const char *colon = strstr(p, ":/");
-	struct stat sb;
-
-	*dataset = src->dataset;
-	if (colon && !src->dataset && parload__sys_stat(p, &sb) != 0) {
-		*file = parload__sys_malloc((size_t)(colon - p) + 1);
-		if (*file) {
-			memcpy(*file, p, (size_t)(colon - p));
-			(*file)[colon - p] = '\0';
-		}
-		*dataset = colon + 1;
-	} else {
-		*file = parload__sys_strdup(p);
-	}
-	return *file ? 0 : parload__fail_nomem(err, p);
-}
 
 /* ---- a group's link of one name ---- */
 
@@ -407,8 +386,9 @@ static bool ieee(const unsigned char *m, size_t len, unsigned size)
 	       parload__h5_le(m + 16, 4) == (1u << (exp - 1)) - 1;
 }
 
-/* Datatype, versions 1-3: fixed point of 1 (unsigned), 2 or 4 bytes,
- * all bits used; floating point of 4 or 8. */
+/* Datatype, versions 1-3: fixed point of 1, 2 or 4 bytes, all bits
+ * used; floating point of 4 or 8 (what parload reads of them:
+ * parload__h5_pixel_type, in describe()). */
 static bool datatype(dset *d, const unsigned char *m, size_t len)
 {
 	const unsigned cls = len ? m[0] & 0x0f : 99, ver = len ? m[0] >> 4 : 0;
@@ -423,7 +403,7 @@ static bool datatype(dset *d, const unsigned char *m, size_t len)
 	}
 	d->sgn = m[1] & 0x08;
 	return cls == 0 && (m[1] & ~0x09u) == 0 && m[2] == 0 && m[3] == 0 &&
-	       (d->size == 2 || d->size == 4 || (d->size == 1 && !d->sgn)) &&
+	       (d->size == 1 || d->size == 2 || d->size == 4) &&
 	       parload__h5_le(m + 8, 2) == 0 &&
 	       parload__h5_le(m + 10, 2) == 8 * d->size;
 }
@@ -554,13 +534,12 @@ static bool find_superblock(parload__h5file *f)
 	return false;
 }
 
-/* Which dataset, as hdf5.c's choose() for what this file reads: false
- * for what it leaves to libhdf5 (NXtomo, angles, the only 3-D one). */
+/* Which dataset, as libhdf5's reader (hdf5.c) chooses it for what this
+ * file reads: false for what it leaves to libhdf5 (NXtomo, angles, the
+ * only 3-D one). */
 static bool choose(nat *n, const char *named, parload_frames fr)
 {
-	static const char *const dx[] = { "/exchange/data",
-					  "/exchange/data_white",
-					  "/exchange/data_dark" };
+	static const char *const dx[] = PARLOAD__H5_DXCHANGE;
 	char path[MAX_NAME + 32];
 	const char *slash;
 	uint64_t addr;
@@ -757,12 +736,12 @@ static bool theta(nat *n, uint64_t count)
 	dset t;
 	uint64_t addr;
 	unsigned char *b;
-	const int there = lookup(&n->f, "/exchange/theta", &addr);
+	const int there = lookup(&n->f, PARLOAD__H5_THETA, &addr);
 	units u = { .f = &n->f, .deg = 1.0, .sure = true };
 
 	if (there == ABSENT)
 		return true;
-	if (there != FOUND || !dataset(&n->f, "/exchange/theta", &t) ||
+	if (there != FOUND || !dataset(&n->f, PARLOAD__H5_THETA, &t) ||
 	    t.chunked || t.rank != 1 || t.dims[0] != count || !t.is_float ||
 	    !parload__h5_header(&n->f, t.header, angle_message, &u) ||
 	    !u.sure || !(b = parload__h5_fetch(&n->f, t.addr, t.bytes)))
@@ -779,29 +758,19 @@ static bool theta(nat *n, uint64_t count)
 	return n->angles != NULL;
 }
 
-/* desc as hdf5.c's read_meta() makes it: a raw stream's sizes. */
+/* desc as libhdf5's reader makes it (parload__h5_describe); false for a
+ * type parload does not read, which libhdf5's reader names. */
 static bool describe(const nat *n, parload_desc *d, uint64_t views)
 {
 	const dset *s = &n->d;
+	const int type = parload__h5_pixel_type(s->is_float, s->sgn, s->size);
 	parload_error scratch;
 
-	d->pixel_type = s->is_float ? (s->size == 4 ? PARLOAD_PIXEL_F32 :
-						      PARLOAD_PIXEL_F64) :
-			s->size == 1 ? PARLOAD_PIXEL_U8 :
-			s->size == 2 ? (s->sgn ? PARLOAD_PIXEL_I16 :
-						 PARLOAD_PIXEL_U16) :
-				       (s->sgn ? PARLOAD_PIXEL_I32 :
-						 PARLOAD_PIXEL_U32);
-	d->encoding = s->be ? PARLOAD_ENC_BE : PARLOAD_ENC_LE;
-	d->format = PARLOAD_FORMAT_RAW;
-	d->width = (uint32_t)s->dims[s->rank - 1];
-	d->height = (uint32_t)s->dims[s->rank - 2];
-	d->count = views;
 	memset(&scratch, 0, sizeof(scratch));
-	if (parload_desc_check(d, &scratch) != 0)
-		return false;
-	d->format = PARLOAD_FORMAT_HDF5;
-	return true;
+	return type && parload__h5_describe(d, type, s->be,
+					    (uint32_t)s->dims[s->rank - 1],
+					    (uint32_t)s->dims[s->rank - 2],
+					    views, &scratch) == 0;
 }
 
 /* A chunked dataset's strips, a chunk of rows each, from the chunk

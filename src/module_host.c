@@ -51,11 +51,6 @@ int parload__h5index_walk(int fd, const parload__h5where *w,
 	return host->h5index_walk(fd, w, put, ctx, file, name, err);
 }
 
-int parload__h5index_append(void *ctx, const parload__h5chunk *c)
-{
-	return host->h5index_append(ctx, c);
-}
-
 int parload__h5strips_put(void *ctx, const parload__h5chunk *c)
 {
 	return host->h5strips_put(ctx, c);
@@ -81,21 +76,10 @@ uint64_t parload__strips_find(const parload__strips *t, uint64_t i)
 	return host->strips_find(t, i);
 }
 
-void parload__h5index_free(parload__h5index *x)
-{
-	host->h5index_free(x);
-}
-
 int parload__memory_check(parload_error *err, const char *path,
 			  uint64_t count, const char *things, uint64_t each)
 {
 	return host->memory_check(err, path, count, things, each);
-}
-
-int parload__hdf5_names(const parload_source *src, char **file,
-			const char **dataset, parload_error *err)
-{
-	return host->hdf5_names(src, file, dataset, err);
 }
 
 void parload_desc_init(parload_desc *d)

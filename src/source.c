@@ -436,24 +436,18 @@ int parload__confined(const char *namer, const char *named,
 				  "names)", namer, dir);
 }
 
-/* A container's metadata: TIFF's by tiff.c (which opens libtiff's module
- * only where it needs it), HDF5's by hdf5_native.c where it can, else by
- * the module.  An HDF5 file's other files (an external link's, external
- * storage's: its paths after the first), when the source confines
- * them, in its directory. */
+/* A container's metadata: TIFF's by tiff.c, HDF5's by hdf5_core.c (each
+ * opens its library's module only for a file that needs it).  An HDF5
+ * file's other files (an external link's, external storage's: its paths
+ * after the first), when the source confines them, in its directory. */
 static int read_container(parload__ctx *c, const parload_source *src,
 			  int kind)
 {
-	const parload__module *m;
 	int rc;
 
 	if (kind == PARLOAD_FORMAT_TIFF)
 		return parload__tiff_read(src, &c->cont, c->err);
-	rc = parload__hdf5_native(src, &c->cont, c->err);
-	if (rc == 1) {
-		m = parload__module_get(kind, c->path, c->err);
-		rc = m ? m->read(src, &c->cont, c->err) : PARLOAD_ENOTSUP;
-	}
+	rc = parload__hdf5_read(src, &c->cont, c->err);
 	for (size_t k = 1; rc == 0 && (src->flags & PARLOAD_SRC_CONFINE) &&
 			   k < c->cont.n; k++)
 		rc = parload__confined(c->cont.paths[0], c->cont.paths[k],

@@ -1,0 +1,113 @@
+/*
+ * hdf5_core.h - what an HDF5 source means, written once for both of its
+ * back-ends: parload's own reader (hdf5_native.c over hdf5_index.c),
+ * which needs no libhdf5, and libhdf5's (hdf5.c, in its module).
+ *
+ * hdf5_core.c is the one entry the library calls (parload__hdf5_read):
+ * it names the file and the dataset, asks the back-end PARLOAD_HDF5
+ * picks (backend.h), and falls back from parload's own reader to
+ * libhdf5's for the file it cannot take.  The rules both back-ends apply
+ * are here as inline functions, compiled into the module too (it calls
+ * nothing of the library for them): the DXchange datasets, the pixel
+ * types parload reads (the one refusal of the types it does not),
+ * angles' units.
+ */
+#ifndef PARLOAD_HDF5_CORE_H
+#define PARLOAD_HDF5_CORE_H
+#include "internal.h"
+
+/* DXchange's datasets of projections, flats and darks, by
+ * parload_frames. */
+#define PARLOAD__H5_DXCHANGE                                              \
+	{ "/exchange/data", "/exchange/data_white", "/exchange/data_dark" }
+/* DXchange's angles of /exchange/data. */
+#define PARLOAD__H5_THETA "/exchange/theta"
+
+/* parload's pixel type of an HDF5 integer (signed or not) or float of
+ * size bytes; 0 for one parload does not read (a signed 8-bit integer,
+ * 64-bit integers, half and quad floats).  hdf5.c names the refusal; the
+ * native reader leaves those to it. */
+static inline int parload__h5_pixel_type(bool is_float, bool sgn,
+					 size_t size)
+{
+	if (is_float)
+		return size == 4 ? PARLOAD_PIXEL_F32 :
+		       size == 8 ? PARLOAD_PIXEL_F64 :
+				   0;
+	return size == 1 && !sgn ? PARLOAD_PIXEL_U8 :
+	       size == 2	 ? (sgn ? PARLOAD_PIXEL_I16 : PARLOAD_PIXEL_U16) :
+	       size == 4	 ? (sgn ? PARLOAD_PIXEL_I32 : PARLOAD_PIXEL_U32) :
+				   0;
+}
+
+/* What parload__h5_pixel_type reads, in its refusal. */
+#define PARLOAD__H5_TYPES "u8 u16 i16 u32 i32 f32 f64"
+
+/* d as both back-ends make it for views of height x width pixels of
+ * type, count of them: a raw stream's sizes (parload_desc_check), then
+ * format HDF5.  0, or desc_check's error (EINVAL). */
+static inline int parload__h5_describe(parload_desc *d, int type, bool be,
+				       uint32_t width, uint32_t height,
+				       uint64_t count, parload_error *err)
+{
+	int rc;
+
+	d->pixel_type = type;
+	d->encoding = be ? PARLOAD_ENC_BE : PARLOAD_ENC_LE;
+	d->format = PARLOAD_FORMAT_RAW;
+	d->width = width;
+	d->height = height;
+	d->count = count;
+	rc = parload_desc_check(d, err);
+	d->format = PARLOAD_FORMAT_HDF5;
+	return rc;
+}
+
+/* The units an HDF5 file's angles (DXchange theta, NXtomo
+ * rotation_angle) may have, by their units attribute; absent, they are
+ * degrees. */
+#define PARLOAD__ANGLE_UNITS "deg, degree, degrees, rad, radian, radians"
+
+/* Degrees per unit of angles in units (a units attribute's text, any
+ * case) into *deg: true for a unit of PARLOAD__ANGLE_UNITS, false for any
+ * other.  parload's angles are degrees (angle_deg). */
+static inline bool parload__angle_units(const char *units, double *deg)
+{
+	static const char *const names[] = { "deg", "degree", "degrees",
+					     "rad", "radian", "radians" };
+
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		size_t i = 0;
+
+		while (units[i] && names[k][i] &&
+		       (units[i] | 0x20) == names[k][i])
+			i++;
+		if (!units[i] && !names[k][i]) {
+			*deg = k < 3 ? 1.0 : 180.0 / 3.14159265358979323846;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* hdf5.c's reader (the module's read): the container of dataset (NULL:
+ * the one it chooses) of file, frames fr; parser: it may read a chunk
+ * index with parload's parser (hdf5_index.c) where libhdf5 says where
+ * the dataset is, instead of a libhdf5 call per chunk (not with
+ * PARLOAD_HDF5=libhdf5). */
+typedef int (*parload__h5_reader)(const char *file, const char *dataset,
+				  parload_frames fr, bool parser,
+				  parload__container *out, parload_error *err);
+
+/* hdf5_native.c: a dataset of a plainly written file read without
+ * libhdf5.  0: *out filled exactly as libhdf5's reader fills it; 1: fall
+ * back to it (nothing held, *err untouched); never another result. */
+int parload__hdf5_native(const parload_source *src, parload__container *out,
+			 parload_error *err);
+/* The file a source names (*file, to free) and its dataset (NULL,
+ * src->dataset, or the "/path" of "FILE.h5:/path" where no such file
+ * exists); 0 or ENOMEM. */
+int parload__hdf5_names(const parload_source *src, char **file,
+			const char **dataset, parload_error *err);
+
+#endif
