@@ -158,6 +158,28 @@ void *parload__h5_fetch(const parload__h5file *f, uint64_t a, uint64_t n)
 	return b;
 }
 
+/* The K's of superblock b, version v (f->so set). */
+static void superblock_ks(parload__h5file *f, unsigned v,
+			  const unsigned char *b)
+{
+	const unsigned so = f->so;
+
+	/* Version 1 states the chunk B-tree's K, version 0 has the default;
+	 * versions 2 and 3 have it unless their extension says otherwise. */
+	f->istore_k = v == 1 ? (uint32_t)parload__h5_le(b + 24, 2) :
+		      v == 0 || parload__h5_undefined(
+					parload__h5_le(b + 12 + so, so), so) ?
+				     32u :
+				     0u;
+	/* Symbol table nodes hold 2K entries, group B-tree nodes 2K
+	 * children: the superblock's K's, or the defaults (4, 16) unless an
+	 * extension says otherwise. */
+	f->sym_k = v <= 1 ? (uint32_t)parload__h5_le(b + 16, 2) :
+		   f->istore_k ? 4u : 0u;
+	f->group_k = v <= 1 ? (uint32_t)parload__h5_le(b + 18, 2) :
+		     f->istore_k ? 16u : 0u;
+}
+
 int parload__h5_superblock(parload__h5file *f, uint64_t at)
 {
 	static const unsigned char sig[8] = { 0x89, 'H', 'D', 'F', '\r', '\n',
@@ -206,20 +228,7 @@ int parload__h5_superblock(parload__h5file *f, uint64_t at)
 	    eof - at < fields + (v <= 1 ? 6u * so + 24 : 4u * so + 4))
 		return -1;
 	f->size = eof;
-	/* Version 1 states the chunk B-tree's K, version 0 has the default;
-	 * versions 2 and 3 have it unless their extension says otherwise. */
-	f->istore_k = v == 1 ? (uint32_t)parload__h5_le(b + 24, 2) :
-		      v == 0 || parload__h5_undefined(
-					parload__h5_le(b + 12 + so, so), so) ?
-				     32u :
-				     0u;
-	/* Symbol table nodes hold 2K entries, group B-tree nodes 2K
-	 * children: the superblock's K's, or the defaults (4, 16) unless an
-	 * extension says otherwise. */
-	f->sym_k = v <= 1 ? (uint32_t)parload__h5_le(b + 16, 2) :
-		   f->istore_k ? 4u : 0u;
-	f->group_k = v <= 1 ? (uint32_t)parload__h5_le(b + 18, 2) :
-		     f->istore_k ? 16u : 0u;
+	superblock_ks(f, v, b);
 	return 1;
 }
 

@@ -352,6 +352,49 @@ static int segment_name(h5r *r, const char *prefix, const char *name,
 
 /* The dataset's segments that hold its bytes (total), each file in the
  * container's files: *segs (to free), *count. */
+/* External file k of the dataset into *s: bytes [at, at + its size) of
+ * the dataset's total (len 0: it holds none of them), its file one of
+ * the container's files. */
+static int segment_at(h5r *r, const char *prefix, int k, uint64_t at,
+		      uint64_t total, segment *s)
+{
+	char name[4096], path[4096];
+	off_t off = 0;
+	hsize_t size = 0;
+	struct stat sb;
+	int rc;
+
+	name[sizeof(name) - 1] = '\0';
+	if (H5Pget_external(r->dcpl, (unsigned)k, sizeof(name), name, &off,
+			    &size) < 0 || off < 0 || name[sizeof(name) - 1])
+		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
+					  r->file, "%s: external file %d "
+					  "unreadable", r->name, k);
+	s->at = at;
+	s->off = (uint64_t)off;
+	s->len = PARLOAD__MIN((uint64_t)size, total - at);
+	if (s->len == 0)
+		return 0;
+	if ((rc = segment_name(r, prefix, name, path, sizeof(path))))
+		return rc;
+	if (parload__sys_stat(path, &sb) != 0)
+		return parload__fail_path(r->err, PARLOAD_EOPEN, errno, path,
+					  "external storage of %s in %s "
+					  "(\"%s\"%s)", r->name, r->file, name,
+					  name[0] == '/' ? "" :
+					  prefix[0] ? ", after libhdf5's "
+					  "prefix" : ", from the current "
+					  "directory, as libhdf5 finds it");
+	if ((rc = add_file(r, path, &s->file)))
+		return rc;
+	if (s->off > UINT64_MAX - s->len)
+		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, path,
+					  "%s: external storage of %" PRIu64
+					  " bytes at %" PRIu64 " past 64 bits",
+					  r->name, s->len, s->off);
+	return 0;
+}
+
 static int segments(h5r *r, uint64_t total, segment **segs, uint64_t *count)
 {
 	const int n = H5Pget_external_count(r->dcpl);
@@ -359,8 +402,6 @@ static int segments(h5r *r, uint64_t total, segment **segs, uint64_t *count)
 	const ssize_t plen = dapl < 0 ? -1 :
 					H5Pget_efile_prefix(dapl, NULL, 0);
 	char *prefix = plen < 0 ? NULL : parload__sys_malloc((size_t)plen + 1);
-	char name[4096], path[4096];
-	struct stat sb;
 	uint64_t at = 0;
 	int rc = 0;
 
@@ -378,46 +419,13 @@ static int segments(h5r *r, uint64_t total, segment **segs, uint64_t *count)
 	if (rc == 0 && H5Pget_efile_prefix(dapl, prefix, (size_t)plen + 1) < 0)
 		prefix[0] = '\0';
 	for (int k = 0; rc == 0 && k < n && at < total; k++) {
-		off_t off = 0;
-		hsize_t size = 0;
 		segment *s = &(*segs)[*count];
 
-		name[sizeof(name) - 1] = '\0';
-		if (H5Pget_external(r->dcpl, (unsigned)k, sizeof(name), name,
-				    &off, &size) < 0 || off < 0 ||
-		    name[sizeof(name) - 1])
-			rc = parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
-						r->file, "%s: external file %d "
-						"unreadable", r->name, k);
-		s->at = at;
-		s->off = (uint64_t)off;
-		s->len = PARLOAD__MIN((uint64_t)size, total - at);
-		if (rc || s->len == 0)
-			continue;
-		if ((rc = segment_name(r, prefix, name, path, sizeof(path))))
-			break;
-		if (parload__sys_stat(path, &sb) != 0) {
-			rc = parload__fail_path(r->err, PARLOAD_EOPEN, errno,
-						path, "external storage of %s "
-						"in %s (\"%s\"%s)",
-						r->name, r->file, name,
-						name[0] == '/' ? "" :
-						prefix[0] ? ", after libhdf5's "
-						"prefix" : ", from the current "
-						"directory, as libhdf5 finds "
-						"it");
-			break;
+		rc = segment_at(r, prefix, k, at, total, s);
+		if (rc == 0 && s->len) {
+			at += s->len;
+			++*count;
 		}
-		if ((rc = add_file(r, path, &s->file)))
-			break;
-		if (s->off > UINT64_MAX - s->len)
-			rc = parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
-						path, "%s: external storage of "
-						"%" PRIu64 " bytes at %" PRIu64
-						" past 64 bits", r->name,
-						s->len, s->off);
-		at += s->len;
-		++*count;
 	}
 	if (rc == 0 && at < total)
 		rc = parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, r->file,
@@ -697,6 +705,21 @@ static int chunk_table(h5r *r, parload__h5strips *p)
 	return rc;
 }
 
+/* Some frames read (NXtomo's image_key): each frame's view, UINT64_MAX
+ * for one not read, into *view (to free); all of them: NULL. */
+static int frame_views(h5r *r, uint64_t **view)
+{
+	*view = NULL;
+	if (r->n == r->dims[0])
+		return 0;
+	if (!(*view = table(r, r->dims[0], sizeof(**view))))
+		return PARLOAD_ENOMEM;
+	memset(*view, 0xff, r->dims[0] * sizeof(**view));
+	for (uint64_t v = 0; v < r->n; v++)
+		(*view)[r->frame[v]] = v;
+	return 0;
+}
+
 static int chunked(h5r *r, uint64_t elem)
 {
 	parload__strips *t = &r->c->strips;
@@ -741,15 +764,9 @@ static int chunked(h5r *r, uint64_t elem)
 					  "overflow 64 bits", r->name, t->rows,
 					  (uint64_t)r->dims[2], elem);
 	p.plain = codec == PARLOAD__CODEC_NONE;
-	/* Some frames (NXtomo's image_key): each frame's view, or none. */
-	if (r->n < r->dims[0]) {
-		if (!(view = table(r, r->dims[0], sizeof(*view))))
-			return PARLOAD_ENOMEM;
-		memset(view, 0xff, r->dims[0] * sizeof(*view));
-		for (uint64_t v = 0; v < r->n; v++)
-			view[r->frame[v]] = v;
-		p.view = view;
-	}
+	if ((rc = frame_views(r, &view)))
+		return rc;
+	p.view = view;
 	rc = chunk_table(r, &p);
 	parload__sys_free(view);
 	t->codec = codec;
