@@ -841,11 +841,11 @@ bool parload__h5_header(const parload__h5file *f, uint64_t addr,
 
 #define PARLOAD__MODULE_ABI 10u
 
-struct parload__tiff_page;
-struct parload__tiff_pages;
+struct parload__tiff_dir;
 
 /* What a module may call of the library (module_host.c gives a module
- * these under their usual names; tiff.h says what the tiff_ ones do). */
+ * these under their usual names): failures, and the strips table and
+ * chunk index parser libhdf5's reader fills. */
 typedef struct parload__host {
 	unsigned abi;
 	int (*vfail)(parload_error *err, int code, int sys_errno,
@@ -869,18 +869,6 @@ typedef struct parload__host {
 	int (*desc_check)(parload_desc *d, parload_error *err);
 	unsigned (*pixel_size)(int type);
 	const char *(*pixel_name)(int type);
-	int (*tiff_sample)(const char *path, uint64_t v, uint32_t k,
-			   unsigned spp, unsigned bits, unsigned fmt, int *type,
-			   parload_error *err);
-	int (*tiff_add)(struct parload__tiff_pages *w, uint32_t f, uint32_t k,
-			uint32_t width, uint32_t height, int type,
-			struct parload__tiff_page **out, parload_error *err);
-	int (*tiff_fits)(const struct parload__tiff_page *p, uint32_t height,
-			 uint64_t row_size, uint64_t size, const char *path,
-			 uint64_t v, parload_error *err);
-	int (*tiff_imagej)(struct parload__tiff_pages *w,
-			   struct parload__tiff_page *p, const char *desc,
-			   uint64_t len, uint64_t size, parload_error *err);
 } parload__host;
 
 /* A module's table: parload__tiff_module (tiff_libtiff.c) and
@@ -896,10 +884,18 @@ typedef struct parload__module {
 	int (*write)(const char *tmp, const char *path,
 		     const parload_stack *st, const parload_save_options *o,
 		     parload_error *err);
-	/* TIFF: the pages of file f walked by libtiff, where tiff_walk.c
-	 * cannot, and the decoder of compressed or tiled pages. */
-	int (*tiff_walk)(struct parload__tiff_pages *w, uint32_t f,
-			 parload_error *err);
+	/* TIFF: libtiff's answers of a file tiff_walk.c does not take
+	 * (tiff.h's parload__tiff_lib, which tiff.c's walk gives their
+	 * meaning), and the decoder of compressed or tiled pages. */
+	struct parload__tiff_lib {
+		int (*open)(const char *path, void **h, parload_error *err);
+		void (*dir)(void *h, struct parload__tiff_dir *d);
+		int (*array)(void *h, int which, uint32_t n, uint64_t **out,
+			     const char *path, uint64_t v, parload_error *err);
+		int (*next)(void *h, uint32_t k, uint64_t v, const char *path,
+			    parload_error *err);
+		void (*close)(void *h);
+	} tiff;
 	const parload__decoder *tiff_decoder;
 	/* Called once, when the module is first asked for (module.c): the
 	 * library it wraps made ready, so that the first file read or

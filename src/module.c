@@ -74,10 +74,6 @@ static const parload__host host = {
 	.desc_check = parload_desc_check,
 	.pixel_size = parload_pixel_size,
 	.pixel_name = parload_pixel_name,
-	.tiff_sample = parload__tiff_sample,
-	.tiff_add = parload__tiff_add,
-	.tiff_fits = parload__tiff_fits,
-	.tiff_imagej = parload__tiff_imagej,
 };
 #endif
 

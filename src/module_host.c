@@ -101,31 +101,3 @@ const char *parload_pixel_name(int type)
 {
 	return host->pixel_name(type);
 }
-
-int parload__tiff_sample(const char *path, uint64_t v, uint32_t k,
-			 unsigned spp, unsigned bits, unsigned fmt, int *type,
-			 parload_error *err)
-{
-	return host->tiff_sample(path, v, k, spp, bits, fmt, type, err);
-}
-
-int parload__tiff_add(parload__tiff_pages *w, uint32_t f, uint32_t k,
-		      uint32_t width, uint32_t height, int type,
-		      parload__tiff_page **out, parload_error *err)
-{
-	return host->tiff_add(w, f, k, width, height, type, out, err);
-}
-
-int parload__tiff_fits(const parload__tiff_page *p, uint32_t height,
-		       uint64_t row_size, uint64_t size, const char *path,
-		       uint64_t v, parload_error *err)
-{
-	return host->tiff_fits(p, height, row_size, size, path, v, err);
-}
-
-int parload__tiff_imagej(parload__tiff_pages *w, parload__tiff_page *p,
-			 const char *desc, uint64_t len, uint64_t size,
-			 parload_error *err)
-{
-	return host->tiff_imagej(w, p, desc, len, size, err);
-}

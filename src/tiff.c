@@ -489,6 +489,119 @@ static int mixed(const walk *w, const page *p, parload_error *why)
 			     PARLOAD__TIFF_NEEDS);
 }
 
+/* ---------------------------------------------------------------------
+ * libtiff's walk: its answers (the TIFF module) given their meaning
+ * ------------------------------------------------------------------- */
+
+/* Tiles no larger than the page (rounded up to 16, the tiles' own
+ * multiple) or 1024 pixels a side, whichever is more: a decoder holds a
+ * whole tile, and a damaged tag would have it allocate gigabytes. */
+static int tile_fits(const parload__tiff_dir *d, const page *p,
+		     const char *path, uint64_t v, parload_error *err)
+{
+	if ((d->tile_w <= ((d->width + 15u) & ~15u) || d->tile_w <= 1024u) &&
+	    (d->tile_l <= ((d->height + 15u) & ~15u) || d->tile_l <= 1024u))
+		return 0;
+	return parload__fail(err, PARLOAD_ECONTAINER, 0, path, v,
+			     PARLOAD_NONE, "page %" PRIu32 ": tiles of %" PRIu32
+			     " x %" PRIu32 " for a page of %" PRIu32 " x %"
+			     PRIu32, p->index, d->tile_w, d->tile_l, d->width,
+			     d->height);
+}
+
+/* The geometry of page p (its strips or tiles), from directory d, its
+ * arrays copied from the module's handle h. */
+static int lib_units(const struct parload__tiff_lib *m, void *h,
+		     const parload__tiff_dir *d, page *p, const char *path,
+		     uint64_t v, parload_error *err)
+{
+	int rc;
+
+	p->be = d->be;
+	if (d->tiled) {
+		if (!d->tile_w || !d->tile_l)
+			return parload__fail(err, PARLOAD_ECONTAINER, 0, path,
+					     v, PARLOAD_NONE, "page %" PRIu32
+					     ": tiles of no size", p->index);
+		if ((rc = tile_fits(d, p, path, v, err)))
+			return rc;
+		p->unit = d->tile_l;
+		p->plain = false;
+		p->units = d->units;
+		p->across = p->units / ((d->height + d->tile_l - 1) /
+					d->tile_l);
+	} else {
+		p->unit = d->rows_per_strip == 0 ||
+					  d->rows_per_strip > d->height ?
+				  d->height :
+				  d->rows_per_strip;
+		p->plain = d->comp == 1; /* COMPRESSION_NONE */
+		p->across = 1;
+		p->units = d->units;
+	}
+	rc = m->array(h, 0, p->units, &p->off, path, v, err);
+	return rc ? rc : m->array(h, 1, p->units, &p->bytes, path, v, err);
+}
+
+/* The current directory of libtiff's handle h: page k of file f, stream
+ * view w->views, checked as tiff_walk.c checks its own. */
+static int lib_page(walk *w, const struct parload__tiff_lib *m, void *h,
+		    uint32_t f, uint32_t k, uint64_t size, parload_error *err)
+{
+	const char *path = w->files->p[f];
+	const uint64_t v = w->views;
+	parload__tiff_dir d;
+	page *p;
+	int type, rc;
+
+	m->dir(h, &d);
+	if ((rc = parload__tiff_sample(path, v, k, d.spp, d.bits, d.fmt, &type,
+				       err)))
+		return rc;
+	if (!d.width || !d.height)
+		return parload__fail(err, PARLOAD_ECONTAINER, 0, path, v,
+				     PARLOAD_NONE, "page %" PRIu32 " has no "
+				     "width or height", k);
+	if ((rc = parload__tiff_add(w, f, k, d.width, d.height, type, &p,
+				    err)))
+		return rc;
+	p->ifd = d.ifd;
+	rc = lib_units(m, h, &d, p, path, v, err);
+	if (!rc)
+		rc = parload__tiff_fits(p, d.height,
+					(uint64_t)d.width *
+						parload_pixel_size(type),
+					size, path, v, err);
+	/* The file's only directory: ImageJ's stack in one, perhaps. */
+	if (!rc && k == 0 && d.last && d.desc)
+		rc = parload__tiff_imagej(w, p, d.desc, strlen(d.desc), size,
+					  err);
+	return rc;
+}
+
+/* Every page of file f by libtiff's answers (module m), following its
+ * directory chain once. */
+static int lib_walk(walk *w, const parload__module *m, uint32_t f,
+		    parload_error *err)
+{
+	const char *path = w->files->p[f];
+	struct stat sb;
+	void *h;
+	uint32_t k = 0;
+	int rc;
+
+	if (parload__sys_stat(path, &sb) != 0)
+		return parload__fail_open(err, errno, path);
+	if ((rc = m->tiff.open(path, &h, err)))
+		return rc;
+	do
+		rc = lib_page(w, &m->tiff, h, f, k++, (uint64_t)sb.st_size,
+			      err);
+	while (!rc && (rc = m->tiff.next(h, k, w->views, path, err)) == 1);
+	m->tiff.close(h);
+	return rc;
+}
+
 /* Forget the records of w from record r0 on (a file's, that a walk
  * gave up), its views from v0 on. */
 static void walk_drop(walk *w, uint64_t r0, uint64_t v0)
@@ -527,7 +640,7 @@ static int walk_file(walk *w, uint32_t f, parload__backend how,
 	    (m = parload__module_get(PARLOAD_FORMAT_TIFF, w->files->p[0],
 				     err))) {
 		++*fallbacks;
-		return m->tiff_walk(w, f, err);
+		return lib_walk(w, m, f, err);
 	}
 #ifdef HAVE_TIFF
 	if (how != PARLOAD__BACKEND_NATIVE)
