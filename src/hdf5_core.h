@@ -9,8 +9,9 @@
  * libhdf5's for the file it cannot take.  The rules both back-ends apply
  * are here as inline functions, compiled into the module too (it calls
  * nothing of the library for them): the DXchange datasets, the pixel
- * types parload reads (the one refusal of the types it does not),
- * angles' units.
+ * types parload reads (the one refusal of the types it does not), the
+ * description, a contiguous dataset's strips table (a chunked one's is
+ * hdf5_index.c's parload__h5strips_put, for both), angles' units.
  */
 #ifndef PARLOAD_HDF5_CORE_H
 #define PARLOAD_HDF5_CORE_H
@@ -61,6 +62,30 @@ static inline int parload__h5_describe(parload_desc *d, int type, bool be,
 	rc = parload_desc_check(d, err);
 	d->format = PARLOAD_FORMAT_HDF5;
 	return rc;
+}
+
+/* A contiguous dataset's strips table, as both back-ends make it: n
+ * views of one strip each (t's views and per_view set), rows rows of
+ * view_bytes bytes, frame k's at base + k * view_bytes of the
+ * container's file `file`, the frames read frame[0 .. n) (NULL: 0 to n
+ * - 1).  0, or -1 out of memory. */
+static inline int parload__h5_contiguous(parload__strips *t, uint64_t base,
+					 uint64_t view_bytes, uint32_t rows,
+					 const uint64_t *frame, uint64_t n,
+					 uint32_t file)
+{
+	t->rows = rows;
+	t->codec = PARLOAD__CODEC_NONE;
+	for (uint64_t v = 0; v < n; v++) {
+		const uint64_t k = frame ? frame[v] : v;
+
+		if (parload__strips_add(t, v, &(parload__strip){
+				.off = base + k * view_bytes,
+				.bytes = view_bytes, .file = file,
+				.page = (uint32_t)k }))
+			return -1;
+	}
+	return 0;
 }
 
 /* The units an HDF5 file's angles (DXchange theta, NXtomo

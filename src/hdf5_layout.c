@@ -300,15 +300,10 @@ static int contiguous(h5r *r, uint64_t view_bytes)
 				     "the file its superblock states",
 				     r->name, (uint64_t)r->dims[0],
 				     view_bytes, (uint64_t)base);
-	t->rows = (uint32_t)r->dims[1];
-	t->codec = PARLOAD__CODEC_NONE;
-	for (uint64_t v = 0; v < r->n; v++)
-		if (parload__strips_add(t, v, &(parload__strip){
-				.off = base + r->frame[v] * view_bytes,
-				.bytes = view_bytes, .file = r->dfi,
-				.page = (uint32_t)r->frame[v] }))
-			return parload__fail_nomem(r->err, r->file);
-	return 0;
+	return parload__h5_contiguous(t, base, view_bytes, (uint32_t)r->dims[1],
+				      r->frame, r->n, r->dfi) ?
+		       parload__fail_nomem(r->err, r->file) :
+		       0;
 }
 
 /* One segment of external storage: bytes [at, at + len) of the dataset

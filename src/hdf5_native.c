@@ -830,15 +830,9 @@ static bool fill(nat *n, parload__container *out)
 	n->angles = NULL;
 	if (s->chunked)
 		return chunks(n, t, views, &out->desc);
-	t->rows = out->desc.height;
 	t->per_view = 1;
-	for (uint64_t v = 0; v < views; v++)
-		if (parload__strips_add(t, v, &(parload__strip){
-				.off = at + v * out->desc.payload_size,
-				.bytes = out->desc.payload_size,
-				.page = (uint32_t)v }))
-			return false;
-	return true;
+	return parload__h5_contiguous(t, at, out->desc.payload_size,
+				      out->desc.height, NULL, views, 0) == 0;
 }
 
 /* The file open as n->f.fd: its dataset's container. */

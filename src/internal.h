@@ -865,10 +865,8 @@ typedef struct parload__host {
 	uint64_t (*strips_find)(const parload__strips *t, uint64_t i);
 	int (*memory_check)(parload_error *err, const char *path,
 			    uint64_t count, const char *things, uint64_t each);
-	void (*desc_init)(parload_desc *d);
 	int (*desc_check)(parload_desc *d, parload_error *err);
 	unsigned (*pixel_size)(int type);
-	const char *(*pixel_name)(int type);
 } parload__host;
 
 /* A module's table: parload__tiff_module (tiff_libtiff.c) and

@@ -70,10 +70,8 @@ static const parload__host host = {
 	.strips_clear = parload__strips_clear,
 	.strips_find = parload__strips_find,
 	.memory_check = parload__memory_check,
-	.desc_init = parload_desc_init,
 	.desc_check = parload_desc_check,
 	.pixel_size = parload_pixel_size,
-	.pixel_name = parload_pixel_name,
 };
 #endif
 

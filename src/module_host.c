@@ -11,7 +11,6 @@
 #include "config.h"
 
 #include "internal.h"
-#include "tiff.h"
 
 static const parload__host *host;
 
@@ -82,11 +81,6 @@ int parload__memory_check(parload_error *err, const char *path,
 	return host->memory_check(err, path, count, things, each);
 }
 
-void parload_desc_init(parload_desc *d)
-{
-	host->desc_init(d);
-}
-
 int parload_desc_check(parload_desc *d, parload_error *err)
 {
 	return host->desc_check(d, err);
@@ -95,9 +89,4 @@ int parload_desc_check(parload_desc *d, parload_error *err)
 unsigned parload_pixel_size(int type)
 {
 	return host->pixel_size(type);
-}
-
-const char *parload_pixel_name(int type)
-{
-	return host->pixel_name(type);
 }
