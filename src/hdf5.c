@@ -58,17 +58,10 @@ static bool is_dataset(hid_t f, const char *name)
 	       info.type == H5O_TYPE_DATASET;
 }
 
-/* The file's 3-D datasets, listed ", /a, /b" into list. */
-typedef struct found3 {
-	size_t count;
-	char first[1024];
-	char list[1024];
-} found3;
-
 static herr_t visit3(hid_t o, const char *name, const H5O_info_t *info,
 		     void *data)
 {
-	found3 *fd = data;
+	parload__h5found3 *fd = data;
 	hid_t d, s;
 	int rank = -1;
 	size_t at;
@@ -93,7 +86,7 @@ static herr_t visit3(hid_t o, const char *name, const H5O_info_t *info,
 	return 0;
 }
 
-static void find3(hid_t f, found3 *fd)
+static void find3(hid_t f, parload__h5found3 *fd)
 {
 	memset(fd, 0, sizeof(*fd));
 	H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_NATIVE, visit3, fd, H5O_INFO_BASIC);
@@ -105,7 +98,7 @@ static int no_such(h5r *r, const char *name)
 	char val[2048], why[200];
 	const char *file, *obj;
 	unsigned flags;
-	found3 fd;
+	parload__h5found3 fd;
 
 	/* An external link libhdf5 cannot follow. */
 	if (H5Lget_info(r->f, name, &li, H5P_DEFAULT) >= 0 &&
@@ -198,7 +191,7 @@ static bool nx_data_in(h5r *r, const char *group)
 	snprintf(key, sizeof(key), "%s/image_key", group);
 	if (!is_dataset(r->f, data) || !is_dataset(r->f, key))
 		return false;
-	snprintf(r->name, sizeof(r->name), "%s", data);
+	snprintf(r->p.name, sizeof(r->p.name), "%s", data);
 	return true;
 }
 
@@ -224,80 +217,32 @@ static herr_t visit_nx(hid_t o, const char *name, const H5L_info_t *li,
 	return 0;
 }
 
-static bool find_nxtomo(h5r *r)
+/* The back-end's answers (hdf5_core.h's parload__h5be). */
+static int be_nxtomo(void *ctx)
 {
+	h5r *r = ctx;
+
 	if (nx_data_in(r, "/entry/data") ||
 	    nx_data_in(r, "/entry/instrument/detector"))
-		return true;
+		return 1;
 	return H5Literate(r->f, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, visit_nx,
 			  r) > 0;
 }
 
-static const char *frames_name(parload_frames fr)
+static int be_is_dataset(void *ctx, const char *path)
 {
-	return fr == PARLOAD_FRAMES_FLATS ? "flats" :
-	       fr == PARLOAD_FRAMES_DARKS ? "darks" :
-					    "projections";
+	return is_dataset(((h5r *)ctx)->f, path);
 }
 
-/* DXchange: the frames' dataset of the three. */
-static int dxchange(h5r *r, const char *const *dx, parload_frames fr)
+static int be_no_such(void *ctx, const char *path)
 {
-	r->dxchange = true;
-	snprintf(r->name, sizeof(r->name), "%s", dx[fr]);
-	if (is_dataset(r->f, r->name))
-		return 0;
-	return parload__fail_path(r->err, PARLOAD_EINVAL, 0, r->file,
-				  "no %s: a DXchange file without %s",
-				  frames_name(fr), dx[fr]);
+	return no_such(ctx, path);
 }
 
-/* A dataset named: DXchange's /exchange/data takes its flats and darks
- * from data_white and data_dark, as unnamed; one with an image_key beside
- * it is NXtomo's (its frames picked by the key, its angles the entry's). */
-static int named_kind(h5r *r, const char *const *dx, parload_frames fr)
+static int be_find3(void *ctx, parload__h5found3 *fd)
 {
-	char key[1200];
-	const char *slash = strrchr(r->name, '/');
-
-	if (strcmp(r->name, dx[0]) == 0)
-		return dxchange(r, dx, fr);
-	snprintf(key, sizeof(key), "%.*s/image_key",
-		 (int)(slash - r->name), r->name);
-	r->nxtomo = is_dataset(r->f, key);
+	find3(((h5r *)ctx)->f, fd);
 	return 0;
-}
-
-/* Which dataset: named, else DXchange, NXtomo, the only 3-D one. */
-static int choose(h5r *r, const char *named, parload_frames fr)
-{
-	static const char *const dx[] = PARLOAD__H5_DXCHANGE;
-	found3 fd;
-
-	if (named) {
-		snprintf(r->name, sizeof(r->name), "%s%s",
-			 named[0] == '/' ? "" : "/", named);
-		if (!is_dataset(r->f, r->name))
-			return no_such(r, r->name);
-		return named_kind(r, dx, fr);
-	}
-	if (is_dataset(r->f, dx[0]))
-		return dxchange(r, dx, fr);
-	if (find_nxtomo(r))
-		return r->nxtomo = true, 0;
-	find3(r->f, &fd);
-	if (fd.count == 1 && fr == PARLOAD_FRAMES_PROJECTIONS) {
-		snprintf(r->name, sizeof(r->name), "%s", fd.first);
-		return 0;
-	}
-	if (fd.count == 1)
-		return parload__fail_path(r->err, PARLOAD_EINVAL, 0, r->file,
-					  "no %s: neither DXchange nor NXtomo "
-					  "(an image_key)", frames_name(fr));
-	return parload__fail_path(r->err, PARLOAD_EINVAL, 0, r->file,
-				  "has no dataset given and %zu 3-D datasets%s%s",
-				  fd.count, fd.count ? ": " : "",
-				  fd.count ? fd.list + 2 : "");
 }
 
 static const char *class_name(H5T_class_t k)
@@ -332,12 +277,12 @@ static int pixel_type(h5r *r, parload_desc *d)
 		return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
 					  "%s: a %s type (parload reads "
 					  "integers and floats)",
-					  r->name, class_name(k));
+					  r->p.name, class_name(k));
 	if (!t)
 		return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
 					  "%s: %s%s of %zu bytes (parload "
 					  "reads " PARLOAD__H5_TYPES ")",
-					  r->name,
+					  r->p.name,
 					  k == H5T_FLOAT ? "a " :
 					  H5Tget_sign(r->type) == H5T_SGN_2 ?
 							   "a signed " :
@@ -356,12 +301,12 @@ static int shape(h5r *r)
 
 	if (rank < 0 || H5Sget_simple_extent_dims(r->space, dims, NULL) < 0)
 		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, r->file,
-					  "%s: unreadable dataspace", r->name);
+					  "%s: unreadable dataspace", r->p.name);
 	if (rank != 2 && rank != 3)
 		return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
 					  "%s: a %d-D dataset (parload reads "
 					  "3-D (views, rows, columns) and 2-D)",
-					  r->name, rank);
+					  r->p.name, rank);
 	r->rank = rank;
 	r->dims[0] = rank == 3 ? dims[0] : 1;
 	r->dims[1] = dims[rank - 2];
@@ -371,7 +316,7 @@ static int shape(h5r *r)
 		return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
 					  "%s: %" PRIu64 " x %" PRIu64 " x %"
 					  PRIu64 " (empty, or rows past 32 "
-					  "bits)", r->name,
+					  "bits)", r->p.name,
 					  (uint64_t)r->dims[0],
 					  (uint64_t)r->dims[1],
 					  (uint64_t)r->dims[2]);
@@ -471,102 +416,20 @@ static int read_1d(h5r *r, const char *name, hid_t mem_type, void *buf,
 					  "%s: %s%" PRIu64 " entries for %" PRIu64
 					  " frames of %s", name,
 					  rank == 1 ? "" : "not 1-D: ",
-					  (uint64_t)n, want, r->name);
+					  (uint64_t)n, want, r->p.name);
 	if (ok < 0)
 		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, r->file,
 					  "%s cannot be read", name);
 	return 0;
 }
 
-
-/* The most a frame of the file costs in this reader's tables: its place
- * among the frames read (8), its image_key (4), its angle (8 read, 4
- * kept) and, chunked, its view (8). */
-#define FRAME_TABLES 32
-
-/* The tables of the dataset's frames can be had: none is made for a
- * count the memory cannot hold (an 11 KB file may claim 2^62 frames). */
-static int tables_fit(h5r *r)
+static int be_read_1d(void *ctx, const char *path, bool angles, void *buf,
+		      uint64_t want, double *deg)
 {
-	char things[1200];
-
-	snprintf(things, sizeof(things), "table entries (the frames of %s)",
-		 r->name);
-	return parload__memory_check(r->err, r->file, r->dims[0], things,
-				     FRAME_TABLES);
+	return read_1d(ctx, path, angles ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT32,
+		       buf, want, angles ? ANGLES : KEYS, angles ? deg : NULL);
 }
 
-/* Which frames: NXtomo's image_key picks them, else all. */
-static int frames(h5r *r, parload_frames fr)
-{
-	const uint64_t all = r->dims[0];
-	char key[1200];
-	int32_t *k;
-	int rc;
-
-	snprintf(key, sizeof(key), "%s/image_key", r->dir);
-	if (!(r->frame = table(r, all, sizeof(*r->frame))) ||
-	    !(k = table(r, all, sizeof(*k))))
-		return PARLOAD_ENOMEM;
-	rc = r->dxchange ? 1 : read_1d(r, key, H5T_NATIVE_INT32, k, all, KEYS,
-				       NULL);
-	for (uint64_t i = 0; rc == 0 && i < all; i++)
-		if (k[i] == (int32_t)fr)
-			r->frame[r->n++] = i;
-	for (uint64_t i = 0; rc == 1 && i < all; i++)
-		r->frame[r->n++] = i;
-	parload__sys_free(k);
-	if (rc == 1 && fr != PARLOAD_FRAMES_PROJECTIONS && !r->dxchange)
-		return parload__fail_path(r->err, PARLOAD_EINVAL, 0, r->file,
-					  "%s: no %s: no image_key beside it",
-					  r->name, frames_name(fr));
-	if (rc <= 0 && r->n == 0)
-		return rc ? rc : parload__fail_path(r->err, PARLOAD_EINVAL, 0,
-						    r->file,
-						    "%s: no %s (image_key %d)",
-						    r->name, frames_name(fr),
-						    (int)fr);
-	return rc < 0 ? rc : 0;
-}
-
-/* DXchange theta of /exchange/data; NXtomo rotation_angle: in degrees
- * (read as doubles, scaled as their units say, kept as floats). */
-static int angles(h5r *r)
-{
-	static const char *const dx[] = PARLOAD__H5_DXCHANGE;
-	const uint64_t all = r->dims[0];
-	char name[1200];
-	double *v, deg = 1.0;
-	float *a;
-	int rc = 1;
-
-	if (!(v = table(r, all, sizeof(*v))))
-		return PARLOAD_ENOMEM;
-	if (strcmp(r->name, dx[0]) == 0) {
-		rc = read_1d(r, PARLOAD__H5_THETA, H5T_NATIVE_DOUBLE, v, all,
-			     ANGLES, &deg);
-	} else if (r->nxtomo || !r->dxchange) {
-		snprintf(name, sizeof(name), "%s/rotation_angle", r->dir);
-		rc = read_1d(r, name, H5T_NATIVE_DOUBLE, v, all, ANGLES, &deg);
-		if (rc == 1 && r->nxtomo) {
-			const char *slash = strchr(r->name + 1, '/');
-
-			snprintf(name, sizeof(name),
-				 "%.*s/sample/rotation_angle",
-				 (int)(slash - r->name), r->name);
-			rc = read_1d(r, name, H5T_NATIVE_DOUBLE, v, all, ANGLES,
-				     &deg);
-		}
-	}
-	a = rc == 0 ? table(r, r->n, sizeof(*a)) : NULL;
-	for (uint64_t i = 0; a && i < r->n; i++)
-		a[i] = (float)(v[r->frame[i]] * deg);
-	parload__sys_free(v);
-	if (rc == 0 && !a)
-		return PARLOAD_ENOMEM;
-	r->c->strips.angles = a;
-	return rc < 0 ? rc : 0;
-}
 
 static int open_file(h5r *r)
 {
@@ -590,44 +453,42 @@ static int open_file(h5r *r)
 
 static int open_dataset(h5r *r)
 {
-	char *slash;
-
-	r->d = H5Dopen2(r->f, r->name, H5P_DEFAULT);
+	r->d = H5Dopen2(r->f, r->p.name, H5P_DEFAULT);
 	if (r->d < 0 || (r->type = H5Dget_type(r->d)) < 0 ||
 	    (r->space = H5Dget_space(r->d)) < 0 ||
 	    (r->dcpl = H5Dget_create_plist(r->d)) < 0)
 		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
 					  r->file, "%s cannot be opened",
-					  r->name);
-	snprintf(r->dir, sizeof(r->dir), "%s", r->name);
-	slash = strrchr(r->dir, '/');
-	*(slash == r->dir ? slash + 1 : slash) = '\0';
-	if (strcmp(r->dir, "/") == 0)
-		r->dir[0] = '\0';
+					  r->p.name);
 	return 0;
 }
 
 static int read_meta(h5r *r, const char *named, parload_frames fr)
 {
+	const parload__h5be be = { r, be_is_dataset, be_no_such, be_nxtomo,
+				   be_find3, be_read_1d };
 	parload_desc *d = &r->c->desc;
 	int rc;
 
-	if ((rc = open_file(r)) || (rc = choose(r, named, fr)) ||
+	if ((rc = open_file(r)) ||
+	    (rc = parload__h5_choose(&be, &r->p, named, fr)) ||
 	    (rc = open_dataset(r)) || (rc = parload__h5lib_data_file(r)) ||
 	    (rc = pixel_type(r, d)) || (rc = shape(r)) ||
-	    (rc = tables_fit(r)) || (rc = frames(r, fr)) || (rc = angles(r)))
+	    (rc = parload__h5_frames(&be, &r->p, fr, r->dims[0])) ||
+	    (rc = parload__h5_angles(&be, &r->p, r->dims[0],
+				     &r->c->strips.angles)))
 		return rc;
 	/* The sizes are derived as for a raw stream of the same rows. */
 	rc = parload__h5_describe(d, d->pixel_type,
 				  d->encoding == PARLOAD_ENC_BE,
 				  (uint32_t)r->dims[2], (uint32_t)r->dims[1],
-				  r->n, r->err);
+				  r->p.n, r->err);
 	if (rc) {
 		parload__error_prefix(r->err, r->file);
 		return rc;
 	}
 	rc = parload__h5lib_layout(r, d);
-	r->c->strips.views = r->n;
+	r->c->strips.views = r->p.n;
 	r->c->strips.path = r->c->paths[0];
 	return rc;
 }
@@ -648,7 +509,8 @@ static int lib_read(const char *file, const char *named, parload_frames fr,
 		return parload__fail_nomem(err, file);
 	}
 	out->n = 1;
-	r.file = out->paths[0];
+	r.file = r.p.file = out->paths[0];
+	r.p.err = err;
 	h5_enter();
 	rc = read_meta(&r, named, fr);
 	h5_close(&r.dcpl, H5Pclose);
@@ -658,7 +520,7 @@ static int lib_read(const char *file, const char *named, parload_frames fr,
 	h5_close(&r.df, H5Fclose);
 	h5_close(&r.f, H5Fclose);
 	h5_leave();
-	parload__sys_free(r.frame);
+	parload__sys_free(r.p.frame);
 	if (rc)
 		parload__container_free(out);
 	return rc;

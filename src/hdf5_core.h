@@ -115,6 +115,71 @@ static inline bool parload__angle_units(const char *units, double *deg)
 	return false;
 }
 
+/* ---- hdf5_choose.c: which dataset, which frames, which angles ---- */
+
+/* A back-end's answer where it cannot tell: parload's own reader falls
+ * back to libhdf5's (which never answers so). */
+#define PARLOAD__H5_UNSURE 2
+
+/* The file's 3-D datasets: how many, the first, and ", /a, /b, ..." (10
+ * at most). */
+typedef struct parload__h5found3 {
+	size_t count;
+	char first[1024];
+	char list[1024];
+} parload__h5found3;
+
+/* The questions the core asks a back-end of its open file; each answers
+ * PARLOAD__H5_UNSURE where it cannot tell. */
+typedef struct parload__h5be {
+	void *ctx;
+	/* path is a dataset: 1; not (absent, or another object): 0. */
+	int (*is_dataset)(void *ctx, const char *path);
+	/* The error for no dataset path (negative). */
+	int (*no_such)(void *ctx, const char *path);
+	/* An NXtomo entry's data (a group's data with its image_key): 1,
+	 * its path written into the pick's name; 0: none. */
+	int (*nxtomo)(void *ctx);
+	/* The file's 3-D datasets into *fd: 0. */
+	int (*find3)(void *ctx, parload__h5found3 *fd);
+	/* The 1-D dataset path, of want entries, into buf: as doubles
+	 * (angles: *deg the degrees per unit its units say) or as int32
+	 * (image_key): 0, 1 when there is no such dataset, or an error
+	 * naming it (another count, type or unit). */
+	int (*read_1d)(void *ctx, const char *path, bool angles, void *buf,
+		       uint64_t want, double *deg);
+} parload__h5be;
+
+/* What the core chose of a file (file, err: the caller's). */
+typedef struct parload__h5pick {
+	const char *file;
+	parload_error *err;
+	char name[1024];       /* the dataset */
+	char dir[1024];        /* its group ("" for the root) */
+	bool nxtomo, dxchange;
+	uint64_t *frame;       /* the frames read, in order (owned) */
+	uint64_t n;            /* how many */
+} parload__h5pick;
+
+/* Which dataset of the file, frames fr: named (NULL: none), else
+ * DXchange's /exchange/data (its flats data_white, its darks data_dark),
+ * else the NXtomo entry's data, else the file's only 3-D dataset;
+ * EINVAL naming the file where there is none, saying why.  0, an error,
+ * or the back-end's PARLOAD__H5_UNSURE. */
+int parload__h5_choose(const parload__h5be *be, parload__h5pick *p,
+		       const char *named, parload_frames fr);
+/* The frames of the dataset of all frames that fr reads: NXtomo's
+ * image_key picks them, else all; the tables of all frames let through
+ * the memory check first.  0, an error, or UNSURE. */
+int parload__h5_frames(const parload__h5be *be, parload__h5pick *p,
+		       parload_frames fr, uint64_t all);
+/* The angles of the frames read, in degrees (*angles, NULL when the file
+ * has none): DXchange's theta of /exchange/data, NXtomo's
+ * rotation_angle beside the data or in the entry's sample.  0, an
+ * error, or UNSURE. */
+int parload__h5_angles(const parload__h5be *be, parload__h5pick *p,
+		       uint64_t all, float **angles);
+
 /* hdf5.c's reader (the module's read): the container of dataset (NULL:
  * the one it chooses) of file, frames fr; parser: it may read a chunk
  * index with parload's parser (hdf5_index.c) where libhdf5 says where

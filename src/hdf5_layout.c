@@ -158,7 +158,7 @@ static int custom(h5r *r, uint32_t rows, const char *why)
 	h5arg *a = parload__sys_calloc(1, sizeof(*a));
 
 	if (!a || !(a->file = parload__sys_strdup(r->file)) ||
-	    !(a->name = parload__sys_strdup(r->name))) {
+	    !(a->name = parload__sys_strdup(r->p.name))) {
 		if (a)
 			arg_free(a);
 		return parload__fail_nomem(r->err, r->file);
@@ -174,11 +174,11 @@ static int custom(h5r *r, uint32_t rows, const char *why)
 	t->rows = rows;
 	t->per_view = (uint32_t)((r->dims[1] + rows - 1) / rows);
 	parload__strips_clear(t);
-	for (uint64_t v = 0; v < r->n; v++)
+	for (uint64_t v = 0; v < r->p.n; v++)
 		for (uint32_t j = 0; j < t->per_view; j++)
 			if (parload__strips_add(t, v * t->per_view + j,
 						&(parload__strip){
-						.page = (uint32_t)r->frame[v] }))
+						.page = (uint32_t)r->p.frame[v] }))
 				return parload__fail_nomem(r->err, r->file);
 	return 0;
 }
@@ -186,7 +186,7 @@ static int custom(h5r *r, uint32_t rows, const char *why)
 /* The table's shape: its views, and strips a view. */
 static void table_shape(h5r *r, uint32_t per_view)
 {
-	r->c->strips.views = r->n;
+	r->c->strips.views = r->p.n;
 	r->c->strips.per_view = per_view;
 }
 
@@ -229,7 +229,7 @@ int parload__h5lib_data_file(h5r *r)
 	if (n <= 0 || r->df < 0)
 		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
 					  r->file, "%s: its file is unknown "
-					  "to libhdf5", r->name);
+					  "to libhdf5", r->p.name);
 	if (!(name = parload__sys_malloc((size_t)n + 1)))
 		return parload__fail_nomem(r->err, r->file);
 	H5Fget_name(r->d, name, (size_t)n + 1);
@@ -273,7 +273,7 @@ static int contiguous(h5r *r, uint64_t view_bytes)
 		return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
 					  "%s: no storage allocated (the "
 					  "dataset was never written)",
-					  r->name);
+					  r->p.name);
 	/* Every frame's bytes in the file that holds them (their sum past
 	 * 64 bits too). */
 	if (parload__sys_stat(r->dfile, &sb) == 0 &&
@@ -287,7 +287,7 @@ static int contiguous(h5r *r, uint64_t view_bytes)
 				     (uint64_t)sb.st_size,
 				     "%s: %" PRIu64 " frames of %" PRIu64
 				     " bytes at %" PRIu64 " past the file's "
-				     "end", r->name, (uint64_t)r->dims[0],
+				     "end", r->p.name, (uint64_t)r->dims[0],
 				     view_bytes, (uint64_t)base);
 	/* libhdf5 reads none of them past its end of allocation. */
 	end = read_end(r->df);
@@ -298,10 +298,10 @@ static int contiguous(h5r *r, uint64_t view_bytes)
 				     "%s: %" PRIu64 " frames of %" PRIu64
 				     " bytes at %" PRIu64 " past the end of "
 				     "the file its superblock states",
-				     r->name, (uint64_t)r->dims[0],
+				     r->p.name, (uint64_t)r->dims[0],
 				     view_bytes, (uint64_t)base);
 	return parload__h5_contiguous(t, base, view_bytes, (uint32_t)r->dims[1],
-				      r->frame, r->n, r->dfi) ?
+				      r->p.frame, r->p.n, r->dfi) ?
 		       parload__fail_nomem(r->err, r->file) :
 		       0;
 }
@@ -340,7 +340,7 @@ static int segment_name(h5r *r, const char *prefix, const char *name,
 			  prefix[n - 1] == '/' ? "" : "/", name) >= (int)size)
 		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
 					  r->file, "%s: an external file's "
-					  "name past %zu bytes", r->name,
+					  "name past %zu bytes", r->p.name,
 					  size - 1);
 	return 0;
 }
@@ -364,7 +364,7 @@ static int segment_at(h5r *r, const char *prefix, int k, uint64_t at,
 			    &size) < 0 || off < 0 || name[sizeof(name) - 1])
 		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
 					  r->file, "%s: external file %d "
-					  "unreadable", r->name, k);
+					  "unreadable", r->p.name, k);
 	s->at = at;
 	s->off = (uint64_t)off;
 	s->len = PARLOAD__MIN((uint64_t)size, total - at);
@@ -375,7 +375,7 @@ static int segment_at(h5r *r, const char *prefix, int k, uint64_t at,
 	if (parload__sys_stat(path, &sb) != 0)
 		return parload__fail_path(r->err, PARLOAD_EOPEN, errno, path,
 					  "external storage of %s in %s "
-					  "(\"%s\"%s)", r->name, r->file, name,
+					  "(\"%s\"%s)", r->p.name, r->file, name,
 					  name[0] == '/' ? "" :
 					  prefix[0] ? ", after libhdf5's "
 					  "prefix" : ", from the current "
@@ -386,7 +386,7 @@ static int segment_at(h5r *r, const char *prefix, int k, uint64_t at,
 		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, path,
 					  "%s: external storage of %" PRIu64
 					  " bytes at %" PRIu64 " past 64 bits",
-					  r->name, s->len, s->off);
+					  r->p.name, s->len, s->off);
 	return 0;
 }
 
@@ -406,7 +406,7 @@ static int segments(h5r *r, uint64_t total, segment **segs, uint64_t *count)
 		rc = plen < 0 || n <= 0 ?
 			     parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
 						r->file, "%s: unreadable "
-						"external storage", r->name) :
+						"external storage", r->p.name) :
 			     parload__fail_nomem(r->err, r->file);
 	/* No prefix set: none written. */
 	if (prefix)
@@ -425,7 +425,7 @@ static int segments(h5r *r, uint64_t total, segment **segs, uint64_t *count)
 	if (rc == 0 && at < total)
 		rc = parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, r->file,
 					"%s: external storage of %" PRIu64
-					" bytes for %" PRIu64, r->name, at,
+					" bytes for %" PRIu64, r->p.name, at,
 					total);
 	parload__sys_free(prefix);
 	h5_close(&dapl, H5Pclose);
@@ -458,9 +458,9 @@ static int external(h5r *r, uint64_t view_bytes)
 		t->codec = PARLOAD__CODEC_NONE;
 	}
 	for (uint64_t v = 0; rc == 0 && t->codec == PARLOAD__CODEC_NONE &&
-			     v < r->n; v++)
+			     v < r->p.n; v++)
 		for (uint32_t j = 0; rc == 0 && j < t->per_view; j++) {
-			const uint64_t at = r->frame[v] * view_bytes +
+			const uint64_t at = r->p.frame[v] * view_bytes +
 					    j * g * row;
 			parload__strip p;
 
@@ -469,7 +469,7 @@ static int external(h5r *r, uint64_t view_bytes)
 			p = (parload__strip){ .off = seg[k].off + at - seg[k].at,
 					      .bytes = g * row,
 					      .file = seg[k].file,
-					      .page = (uint32_t)r->frame[v] };
+					      .page = (uint32_t)r->p.frame[v] };
 			if (parload__strips_add(t, v * t->per_view + j, &p))
 				rc = parload__fail_nomem(r->err, r->file);
 		}
@@ -499,7 +499,7 @@ static int pipeline(h5r *r, parload__codec *codec, char *why, size_t size)
 						  r->file,
 						  "%s: HDF5 filter %d (%s) is "
 						  "not available (its plugin "
-						  "is not installed)", r->name,
+						  "is not installed)", r->p.name,
 						  (int)id,
 						  name[0] ? name : "unnamed");
 		if (k < 2)
@@ -685,7 +685,7 @@ static int lib_chunks(const char *file, const char *name, hid_t f, hid_t d,
 static int chunk_table(h5r *r, parload__h5strips *p)
 {
 	parload__strips *t = &r->c->strips;
-	int rc = r->parser ? direct_chunks(r->dfile, r->name, r->df, r->d,
+	int rc = r->parser ? direct_chunks(r->dfile, r->p.name, r->df, r->d,
 					   parload__h5strips_put, p, r->err) :
 			     1;
 
@@ -694,7 +694,7 @@ static int chunk_table(h5r *r, parload__h5strips *p)
 		parload__strips_clear(t);
 		p->seen = 0;
 		p->masked = false;
-		rc = lib_chunks(r->dfile, r->name, r->df, r->d,
+		rc = lib_chunks(r->dfile, r->p.name, r->df, r->d,
 				parload__h5strips_put, p, r->err);
 	}
 	return rc;
@@ -705,13 +705,13 @@ static int chunk_table(h5r *r, parload__h5strips *p)
 static int frame_views(h5r *r, uint64_t **view)
 {
 	*view = NULL;
-	if (r->n == r->dims[0])
+	if (r->p.n == r->dims[0])
 		return 0;
 	if (!(*view = table(r, r->dims[0], sizeof(**view))))
 		return PARLOAD_ENOMEM;
 	memset(*view, 0xff, r->dims[0] * sizeof(**view));
-	for (uint64_t v = 0; v < r->n; v++)
-		(*view)[r->frame[v]] = v;
+	for (uint64_t v = 0; v < r->p.n; v++)
+		(*view)[r->p.frame[v]] = v;
 	return 0;
 }
 
@@ -725,16 +725,16 @@ static int chunked(h5r *r, uint64_t elem)
 	parload__codec codec;
 	parload__h5strips p = { .t = t,
 				.dims = { r->dims[0], r->dims[1], r->dims[2] },
-				.views = r->n,
+				.views = r->p.n,
 				.file = r->dfile, .index = r->dfi,
-				.name = r->name,
+				.name = r->p.name,
 				.err = r->err };
 	uint64_t *view = NULL;
 	int rc;
 
 	if (crank != r->rank)
 		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, r->file,
-					  "%s: unreadable chunk shape", r->name);
+					  "%s: unreadable chunk shape", r->p.name);
 	rc = pipeline(r, &codec, why, sizeof(why));
 	if (rc)
 		return rc;
@@ -756,7 +756,7 @@ static int chunked(h5r *r, uint64_t elem)
 		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, r->file,
 					  "%s: chunks of %" PRIu32 " x %" PRIu64
 					  " elements of %" PRIu64 " bytes "
-					  "overflow 64 bits", r->name, t->rows,
+					  "overflow 64 bits", r->p.name, t->rows,
 					  (uint64_t)r->dims[2], elem);
 	p.plain = codec == PARLOAD__CODEC_NONE;
 	if ((rc = frame_views(r, &view)))
@@ -791,6 +791,6 @@ int parload__h5lib_layout(h5r *r, const parload_desc *d)
 	}
 	return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
 				  "%s: an HDF5 layout parload does not read "
-				  "(virtual or unknown)", r->name);
+				  "(virtual or unknown)", r->p.name);
 }
 #endif /* HAVE_HDF5 */

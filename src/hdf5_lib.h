@@ -64,13 +64,9 @@ typedef struct h5r {
 	hid_t df;
 	const char *dfile;
 	uint32_t dfi;
-	char name[1024];       /* the dataset */
-	char dir[1024];        /* its group, for image_key and angles */
-	bool nxtomo, dxchange;
+	parload__h5pick p;     /* the dataset, its frames (hdf5_choose.c) */
 	int rank;
 	hsize_t dims[3];       /* (frames, rows, columns) */
-	uint64_t *frame;       /* the frames read, in order */
-	uint64_t n;            /* how many */
 	parload__container *c;
 } h5r;
 
