@@ -6,7 +6,9 @@
  * hdf5_core.c is the one entry the library calls (parload__hdf5_read):
  * it names the file and the dataset, asks the back-end PARLOAD_HDF5
  * picks (backend.h), and falls back from parload's own reader to
- * libhdf5's for the file it cannot take.  The rules both back-ends apply
+ * libhdf5's for the file it cannot take.  hdf5_choose.c says which
+ * dataset, frames and angles a file holds, from what either back-end
+ * answers of it (parload__h5be).  The rules both back-ends apply
  * are here as inline functions, compiled into the module too (it calls
  * nothing of the library for them): the DXchange datasets, the pixel
  * types parload reads (the one refusal of the types it does not), the
