@@ -795,6 +795,12 @@ typedef struct parload_stats {
 	 * through libhdf5, one thread at a time"); NULL otherwise. */
 	uint64_t strips_decoded;
 	const char *serial;
+	/* Files of a TIFF or HDF5 source whose metadata the library's reader
+	 * (libtiff, libhdf5) read because parload's own could not take them
+	 * (a compressed or tiled TIFF, an HDF5 layout or filter it does not
+	 * know); the others were read without it.  PARLOAD_TIFF and
+	 * PARLOAD_HDF5 pick one reader for all (libparload(3)). */
+	uint64_t fallback_files;
 } parload_stats;
 
 typedef struct parload_dataset {

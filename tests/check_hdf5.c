@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "formats/hdf5/hdf5_core.h"
 
 #include "testutil.h"
 
@@ -211,14 +212,29 @@ static void none_open(void)
 	ck_assert_int_eq(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
 }
 
-static int h5read(const char *path, const char *dataset, parload_frames fr,
-		  parload__container *c, parload_error *err)
+/* dataset of path read by the back-end PARLOAD_HDF5 names ("native",
+ * "libhdf5"; NULL: auto, the default), the public choice between
+ * parload's own reader and libhdf5's. */
+static int h5read_by(const char *backend, const char *path,
+		     const char *dataset, parload_frames fr,
+		     parload__container *c, parload_error *err)
 {
 	parload_source src = { .path = path, .fd = -1, .dataset = dataset,
 			       .frames = fr };
+	int rc;
 
+	if (backend)
+		ck_assert_int_eq(setenv("PARLOAD_HDF5", backend, 1), 0);
 	memset(err, 0, sizeof(*err));
-	return parload__hdf5_read(&src, c, err);
+	rc = parload__hdf5_read(&src, c, err);
+	ck_assert_int_eq(unsetenv("PARLOAD_HDF5"), 0);
+	return rc;
+}
+
+static int h5read(const char *path, const char *dataset, parload_frames fr,
+		  parload__container *c, parload_error *err)
+{
+	return h5read_by(NULL, path, dataset, fr, c, err);
 }
 
 static void read_ok(const char *path, const char *dataset, parload_frames fr,
@@ -234,13 +250,15 @@ static void read_ok(const char *path, const char *dataset, parload_frames fr,
 	ck_assert_uint_eq(c->strips.views, c->desc.count);
 }
 
-static void read_fails(const char *path, const char *dataset, int code,
-		       const char *says)
+/* dataset of path fails to be read by the back-end backend picks
+ * (h5read_by), with code and a message holding says, nothing held. */
+static void fails_by(const char *backend, const char *path,
+		     const char *dataset, int code, const char *says)
 {
 	parload__container c;
 	parload_error err;
-	const int rc = h5read(path, dataset, PARLOAD_FRAMES_PROJECTIONS, &c,
-			      &err);
+	const int rc = h5read_by(backend, path, dataset,
+				 PARLOAD_FRAMES_PROJECTIONS, &c, &err);
 
 	ck_assert_msg(rc == code, "%s: %d, not %d: %s", path, rc, code,
 		      err.message);
@@ -249,6 +267,18 @@ static void read_fails(const char *path, const char *dataset, int code,
 	none_open();
 	ck_assert_ptr_null(c.paths);
 	ck_assert_ptr_null(c.strips.run);
+}
+
+static void read_fails(const char *path, const char *dataset, int code,
+		       const char *says)
+{
+	fails_by(NULL, path, dataset, code, says);
+}
+
+/* The same failure with PARLOAD_HDF5=libhdf5: libhdf5's calls alone. */
+static void lib_fails(const char *path, int code, const char *says)
+{
+	fails_by("libhdf5", path, NULL, code, says);
 }
 
 /* ---- the chunk index: parload's own parser against libhdf5's calls ---- */
@@ -264,51 +294,60 @@ static uint64_t fx_chunks(const fx *f)
 	return n;
 }
 
-/* The direct table of dataset in path is libhdf5's, chunk by chunk, and
- * has count chunks. */
-static void same_index(const char *path, const char *dataset, uint64_t count)
+/* Two containers' tables of one dataset, strip by strip alike: the same
+ * shape, codec, files, and each strip's place, size and frame. */
+static void same_strips(const char *path, const parload__container *a,
+			const parload__container *b)
 {
-	parload__h5index mine, lib;
-	parload_error err;
+	const parload__strips *x = &a->strips, *y = &b->strips;
 
-	ck_assert_int_eq(parload__hdf5_chunks(path, dataset, true, &mine, &err),
-			 0);
-	ck_assert_msg(parload__hdf5_chunks(path, dataset, false, &lib, &err) ==
-			      0, "%s", err.message);
-	ck_assert_uint_eq(lib.n, count);
-	ck_assert_uint_eq(mine.n, count);
-	for (uint64_t i = 0; i < count; i++) {
-		const parload__h5chunk *a = &mine.c[i], *b = &lib.c[i];
+	ck_assert_mem_eq(&a->desc, &b->desc, sizeof(a->desc));
+	ck_assert_uint_eq(a->n, b->n);
+	for (size_t k = 0; k < a->n; k++)
+		ck_assert_str_eq(a->paths[k], b->paths[k]);
+	ck_assert_uint_eq(x->rows, y->rows);
+	ck_assert_uint_eq(x->per_view, y->per_view);
+	ck_assert_uint_eq(x->views, y->views);
+	ck_assert_int_eq(x->codec, y->codec);
+	ck_assert_uint_eq(x->added, y->added);
+	for (uint64_t i = 0; i < x->views * x->per_view; i++) {
+		const parload__strip p = parload__strip_of(x, i, NULL);
+		const parload__strip q = parload__strip_of(y, i, NULL);
 
-		ck_assert_msg(memcmp(a->at, b->at, sizeof(a->at)) == 0 &&
-				      a->addr == b->addr &&
-				      a->bytes == b->bytes &&
-				      a->mask == b->mask,
-			      "%s: chunk %" PRIu64 ": (%" PRIu64 ", %" PRIu64
-			      ") at %" PRIu64 ", %" PRIu64 " bytes, mask %u; "
-			      "libhdf5: (%" PRIu64 ", %" PRIu64 ") at %" PRIu64
-			      ", %" PRIu64 " bytes, mask %u", path, i, a->at[0],
-			      a->at[1], a->addr, a->bytes, a->mask, b->at[0],
-			      b->at[1], b->addr, b->bytes, b->mask);
+		ck_assert_msg(p.off == q.off && p.bytes == q.bytes &&
+				      p.file == q.file && p.page == q.page,
+			      "%s: strip %" PRIu64 " at %" PRIu64 ", %" PRIu64
+			      " bytes, file %u, frame %u; other: at %" PRIu64
+			      ", %" PRIu64 " bytes, file %u, frame %u", path,
+			      i, p.off, p.bytes, p.file, p.page, q.off,
+			      q.bytes, q.file, q.page);
 	}
-	parload__h5index_free(&mine);
-	parload__h5index_free(&lib);
-	none_open();
+	ck_assert_int_eq(x->angles != NULL, y->angles != NULL);
+	for (uint64_t v = 0; x->angles && v < x->views; v++)
+		ck_assert_float_eq(x->angles[v], y->angles[v]);
 }
 
-/* The parser leaves dataset in path to libhdf5, which reads its index. */
-static void falls_back(const char *path, const char *dataset)
+/* The table of dataset in path by default (parload's parser of the chunk
+ * index, where libhdf5 says where the dataset is) is the one libhdf5's
+ * calls make (PARLOAD_HDF5=libhdf5), strip by strip; plain or deflated,
+ * it has a strip for each of count chunks. */
+static void same_index(const char *path, const char *dataset, uint64_t count)
 {
-	parload__h5index x;
+	parload__container mine, lib;
 	parload_error err;
 
-	ck_assert_int_eq(parload__hdf5_chunks(path, dataset, true, &x, &err),
-			 1);
-	ck_assert_ptr_null(x.c);
-	ck_assert_int_eq(parload__hdf5_chunks(path, dataset, false, &x, &err),
-			 0);
-	ck_assert_uint_gt(x.n, 0);
-	parload__h5index_free(&x);
+	ck_assert_msg(h5read_by(NULL, path, dataset,
+				PARLOAD_FRAMES_PROJECTIONS, &mine, &err) == 0,
+		      "%s", err.message);
+	ck_assert_msg(h5read_by("libhdf5", path, dataset,
+				PARLOAD_FRAMES_PROJECTIONS, &lib, &err) == 0,
+		      "%s", err.message);
+	same_strips(path, &mine, &lib);
+	if (lib.strips.codec != PARLOAD__CODEC_CUSTOM)
+		ck_assert_uint_eq(lib.strips.added, count);
+	ck_assert_uint_eq(lib.fallback_files, 1);
+	parload__container_free(&mine);
+	parload__container_free(&lib);
 	none_open();
 }
 
@@ -413,9 +452,7 @@ static void one_at(const char *path, const fx *f, const void *pix,
 	/* A 2-D dataset is never found without its name. */
 	read_ok(path, f->rank == 2 ? f->name : NULL,
 		PARLOAD_FRAMES_PROJECTIONS, &c);
-	if (f->chunk[0] && f->file && f->file->high == H5F_LIBVER_LATEST)
-		falls_back(path, f->name);
-	else if (f->chunk[0])
+	if (f->chunk[0])
 		same_index(path, f->name, fx_chunks(f));
 	ck_assert_int_eq(c.desc.pixel_type, type);
 	ck_assert_int_eq(c.desc.encoding, enc);
@@ -701,6 +738,27 @@ static uint64_t v1_message(const unsigned char *b, uint64_t h, unsigned want)
 	return 0;
 }
 
+/* The address of object name's header in path (a file without a user
+ * block), as libhdf5 says it. */
+static uint64_t header_at(const char *path, const char *name)
+{
+	hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+#if H5_VERSION_GE(1, 12, 0)
+	H5O_info1_t info;
+
+	ck_assert_int_ge(f, 0);
+	ck_assert_int_ge(H5Oget_info_by_name1(f, name, &info, H5P_DEFAULT), 0);
+#else
+	H5O_info_t info;
+
+	ck_assert_int_ge(f, 0);
+	ck_assert_int_ge(H5Oget_info_by_name2(f, name, &info, H5O_INFO_BASIC,
+					      H5P_DEFAULT), 0);
+#endif
+	H5Fclose(f);
+	return (uint64_t)info.addr;
+}
+
 /* The layout message moved to a continuation block at the file's end:
  * in its place a continuation message and a null message; the header
  * counts 2 messages more and the superblock's end of file moves. */
@@ -711,16 +769,13 @@ START_TEST(index_continuation)
 	size_t elem, len;
 	void *pix = fx_file(path, &f, &elem);
 	unsigned char *b = tu_read_all(path, &len);
-	parload__h5where w;
-	parload_error err;
+	const uint64_t header = header_at(path, f.name);
 	uint64_t at, eof = len, block[2] = { len, 0 };
 	/* A continuation message (8 + 16 bytes), a null message's header. */
 	unsigned char cont[32] = { 0x10, 0, 16, 0 };
 	uint16_t size, n;
 
-	ck_assert_int_eq(parload__hdf5_where(path, f.name, &w, &err), 0);
-	ck_assert_uint_eq(w.super, 0);
-	at = v1_message(b, w.header, 8);
+	at = v1_message(b, header, 8);
 	memcpy(&size, b + at + 2, 2);
 	ck_assert_uint_ge(size, 24);
 	block[1] = 8 + size;
@@ -729,9 +784,9 @@ START_TEST(index_continuation)
 	size -= 24;
 	memcpy(cont + 26, &size, 2); /* the null message: what is left */
 	tu_patch(path, at, cont, sizeof(cont));
-	memcpy(&n, b + w.header + 2, 2);
+	memcpy(&n, b + header + 2, 2);
 	n += 2;
-	tu_patch(path, w.header + 2, &n, 2);
+	tu_patch(path, header + 2, &n, 2);
 	eof += block[1];
 	tu_patch(path, 40, &eof, 8); /* superblock 0: its end of file */
 	one_at(path, &f, pix, elem, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 3,
@@ -764,20 +819,18 @@ static unsigned char *tree_file(const char *path, size_t *len,
 }
 
 /* A B-tree node whose signature is broken: the parser falls back, and
- * libhdf5 cannot read the index either. */
+ * libhdf5 cannot read the index either (by default, and with
+ * PARLOAD_HDF5=libhdf5). */
 START_TEST(index_broken)
 {
 	char *path = tu_path("broken.h5");
 	size_t len;
 	uint64_t tree;
-	parload__h5index x;
-	parload_error err;
 
 	free(tree_file(path, &len, &tree));
 	tu_patch(path, tree + 2, "X", 1);
-	ck_assert_int_eq(parload__hdf5_chunks(path, "/scan", true, &x, &err),
-			 1);
 	read_fails(path, NULL, PARLOAD_ECONTAINER, "chunk");
+	lib_fails(path, PARLOAD_ECONTAINER, "chunk");
 	free(path);
 }
 END_TEST
@@ -794,17 +847,14 @@ START_TEST(index_keys_out_of_order)
 	const unsigned char zero[32] = { 0 };
 	size_t len;
 	uint64_t tree;
-	parload__h5index x;
-	parload_error err;
 	unsigned char *b = tree_file(path, &len, &tree);
 
 	/* 3 entries: keys of 40 bytes (size, mask, 4 coordinates) and
 	 * children of 8, after 24 bytes of header. */
 	ck_assert_uint_eq(b[tree + 6], 3);
 	tu_patch(path, tree + 24 + 3 * 48 + 8, zero, sizeof(zero));
-	ck_assert_int_eq(parload__hdf5_chunks(path, "/scan", true, &x, &err),
-			 1);
 	read_fails(path, NULL, PARLOAD_ECONTAINER, "corrupt chunk index");
+	lib_fails(path, PARLOAD_ECONTAINER, "corrupt chunk index");
 	free(b);
 	free(path);
 }
@@ -952,21 +1002,23 @@ static parload_source source(const char *path, const char *dataset,
 				 .frames = fr };
 }
 
-/* The native reader's container of dataset in path is libhdf5's reader's,
+/* The native reader's container of dataset in path
+ * (PARLOAD_HDF5=native) is libhdf5's reader's (PARLOAD_HDF5=libhdf5),
  * field by field, every strip and angle. */
 static void same_native(const char *path, const char *dataset,
 			parload_frames fr)
 {
-	const parload_source src = source(path, dataset, fr);
 	parload__container a, b;
 	parload_error err;
 
-	memset(&err, 0, sizeof(err));
-	ck_assert_msg(parload__hdf5_native(&src, &a, &err) == 0,
-		      "%s %s frames %d: the native reader fell back", path,
-		      dataset ? dataset : "(unnamed)", (int)fr);
-	ck_assert_msg(parload__hdf5_read(&src, &b, &err) == 0, "%s",
+	ck_assert_msg(h5read_by("native", path, dataset, fr, &a, &err) == 0,
+		      "%s %s frames %d: the native reader fell back: %s",
+		      path, dataset ? dataset : "(unnamed)", (int)fr,
 		      err.message);
+	ck_assert_uint_eq(a.fallback_files, 0);
+	ck_assert_msg(h5read_by("libhdf5", path, dataset, fr, &b, &err) == 0,
+		      "%s", err.message);
+	ck_assert_uint_eq(b.fallback_files, 1);
 	none_open();
 	ck_assert_mem_eq(&a.desc, &b.desc, sizeof(a.desc));
 	ck_assert_uint_eq(a.n, b.n);
@@ -995,20 +1047,20 @@ static void same_native(const char *path, const char *dataset,
 	parload__container_free(&b);
 }
 
-/* The native reader leaves dataset of path to libhdf5: 1, nothing held,
- * the error untouched. */
+/* The native reader leaves dataset of path to libhdf5: alone
+ * (PARLOAD_HDF5=native) it refuses it, saying so, nothing held. */
 static void native_falls_back(const char *path, const char *dataset,
 			      parload_frames fr)
 {
-	const parload_source src = source(path, dataset, fr);
 	parload__container c;
-	parload_error err, before;
+	parload_error err;
 
-	memset(&err, 0x5a, sizeof(err));
-	before = err;
-	ck_assert_msg(parload__hdf5_native(&src, &c, &err) == 1,
+	ck_assert_msg(h5read_by("native", path, dataset, fr, &c, &err) ==
+			      PARLOAD_ENOTSUP,
 		      "%s %s: read natively", path, dataset ? dataset : "");
-	ck_assert_mem_eq(&err, &before, sizeof(err));
+	ck_assert_msg(strstr(err.message, "PARLOAD_HDF5=native") &&
+			      strstr(err.message, path),
+		      "%s", err.message);
 	ck_assert_ptr_null(c.paths);
 	ck_assert_ptr_null(c.strips.run);
 	ck_assert_ptr_null(c.strips.angles);
@@ -1122,7 +1174,8 @@ START_TEST(native_pixels)
 	parload_error err;
 
 	at.path = path;
-	ck_assert_int_eq(parload__hdf5_native(&at, &c, &err), 0);
+	ck_assert_int_eq(h5read_by("native", at.path, at.dataset, at.frames,
+				   &c, &err), 0);
 	ck_assert_int_eq(c.desc.pixel_type, PARLOAD_PIXEL_I16);
 	ck_assert_int_eq(c.desc.encoding, PARLOAD_ENC_BE);
 	ck_assert_ptr_null(c.strips.angles);
@@ -1902,6 +1955,59 @@ static void load_fails(const char *path, int code, const char *says)
 	tu_assert_empty(&ds, path);
 }
 
+/* Which reader read an HDF5 file, as a load reports it
+ * (stats.fallback_files): a contiguous /exchange/data parload's own (0),
+ * deflated chunks libhdf5's (1), every file libhdf5's with
+ * PARLOAD_HDF5=libhdf5 (1), the same pixels each way;
+ * PARLOAD_HDF5=native refuses the deflated one, saying so; another value
+ * of PARLOAD_HDF5 is refused, naming the ones there are. */
+START_TEST(backend_choice)
+{
+	const fx plain = { "/exchange/data", H5T_STD_U16LE, 3, { 4, 5, 6 } };
+	const fx gz = { "/exchange/data", H5T_STD_U16LE, 3, { 4, 5, 6 },
+			{ 1, 5, 6 }, .gzip = 4 };
+	const struct {
+		const fx *f;
+		const char *how;
+		uint64_t fallbacks;
+	} cases[] = { { &plain, NULL, 0 }, { &plain, "libhdf5", 1 },
+		      { &plain, "native", 0 }, { &gz, NULL, 1 },
+		      { &gz, "libhdf5", 1 } };
+	char *path = tu_path("choice.h5");
+
+	for (size_t i = 0; i < TU_COUNT(cases); i++) {
+		size_t elem;
+		void *pix = fx_file(path, cases[i].f, &elem);
+		parload_options o;
+		parload_dataset ds;
+		parload_error err;
+
+		parload_options_init(&o);
+		o.error = &err;
+		if (cases[i].how)
+			ck_assert_int_eq(setenv("PARLOAD_HDF5", cases[i].how, 1),
+					 0);
+		ck_assert_msg(parload_load(path, &o, &ds) == 0, "%s",
+			      err.message);
+		ck_assert_uint_eq(ds.stats.fallback_files,
+				  cases[i].fallbacks);
+		ck_assert_mem_eq(ds.pixels, pix, 4 * 5 * 6 * elem);
+		parload_dataset_free(&ds);
+		if (cases[i].f == &gz) {
+			ck_assert_int_eq(setenv("PARLOAD_HDF5", "native", 1),
+					 0);
+			load_fails(path, PARLOAD_ENOTSUP, "PARLOAD_HDF5=native");
+		}
+		ck_assert_int_eq(setenv("PARLOAD_HDF5", "h5py", 1), 0);
+		load_fails(path, PARLOAD_EINVAL,
+			   "PARLOAD_HDF5=h5py: auto, native or libhdf5");
+		ck_assert_int_eq(unsetenv("PARLOAD_HDF5"), 0);
+		free(pix);
+	}
+	free(path);
+}
+END_TEST
+
 /* A file of libhdf5's latest format (superblock version 3, "OHDR"
  * headers) whose checksums no longer match: the superblock's (its
  * extension's address set), the dataset's header's (its dimensions and
@@ -2099,7 +2205,7 @@ START_TEST(index_corrupt_keys)
 		size_t len;
 		uint64_t tree, key;
 		unsigned char *b = tree_file(path, &len, &tree);
-		parload__h5index x;
+		parload__container c;
 		parload_error err;
 		char at[64], says[200];
 
@@ -2118,21 +2224,18 @@ START_TEST(index_corrupt_keys)
 			ck_assert_mem_eq(px, zero, sizeof(zero));
 			/* libhdf5's own table lists the chunk, at frame 0;
 			 * parload asks its reads where that is. */
-			ck_assert_int_eq(parload__hdf5_chunks(path, "/scan",
-							      false, &x, &err),
-					 PARLOAD_ECONTAINER);
-			ck_assert_msg(strstr(err.message, "/scan: a corrupt "
-					     "chunk index: chunk 0, listed at "
-					     "(0, 0, 0), is not what libhdf5 "
-					     "reads there"), "%s", err.message);
+			lib_fails(path, PARLOAD_ECONTAINER,
+				  "/scan: a corrupt chunk index: chunk 0, "
+				  "listed at (0, 0, 0), is not what libhdf5 "
+				  "reads there");
 		}
 		snprintf(at, sizeof(at), "(byte offset %" PRIu64 ")", key);
 		snprintf(says, sizeof(says), "/scan: a corrupt chunk index: a "
 			 "key's %s", keys[i].says);
-		ck_assert_int_eq(parload__hdf5_chunks(path, "/scan", true, &x,
-						      &err),
+		ck_assert_int_eq(h5read(path, NULL, PARLOAD_FRAMES_PROJECTIONS,
+					&c, &err),
 				 PARLOAD_ECONTAINER);
-		ck_assert_ptr_null(x.c);
+		ck_assert_ptr_null(c.paths);
 		ck_assert_msg(strstr(err.message, says) &&
 				      strstr(err.message, at) &&
 				      strstr(err.message, path),
@@ -2379,6 +2482,7 @@ static Suite *suite(void)
 	t = tu_tcase(s, "native", 60);
 	tcase_add_test(t, native_matrix);
 	tcase_add_test(t, native_pixels);
+	tcase_add_test(t, backend_choice);
 	tcase_add_test(t, native_layouts);
 	tcase_add_test(t, native_dense);
 	tcase_add_test(t, native_leaves);

@@ -190,7 +190,8 @@ static void fails(const char *path, const char *dataset, unsigned flags,
 		      "\"%s\" lacks \"%s\"", err.message, says_too);
 }
 
-/* hdf5_native.c leaves path's dataset to libhdf5's reader. */
+/* hdf5_native.c leaves path's dataset to libhdf5's reader: alone
+ * (PARLOAD_HDF5=native) it refuses it, nothing held. */
 static void native_falls_back(const char *path, const char *dataset)
 {
 	const parload_source src = { .path = path, .fd = -1,
@@ -198,7 +199,9 @@ static void native_falls_back(const char *path, const char *dataset)
 	parload__container c;
 	parload_error err;
 
-	ck_assert_int_eq(parload__hdf5_native(&src, &c, &err), 1);
+	ck_assert_int_eq(setenv("PARLOAD_HDF5", "native", 1), 0);
+	ck_assert_int_eq(parload__hdf5_read(&src, &c, &err), PARLOAD_ENOTSUP);
+	ck_assert_int_eq(unsetenv("PARLOAD_HDF5"), 0);
 	ck_assert_ptr_null(c.paths);
 }
 

@@ -113,8 +113,25 @@ static int read_path(const char *path, parload__container *c,
 	return parload__tiff_read(&src, c, err);
 }
 
-/* The direct walk falls back on path (nothing held), saying why as a
- * build without libtiff would: code and a message holding want. */
+/* src read by the back-end PARLOAD_TIFF names ("native", "libtiff";
+ * NULL: auto), the public choice between tiff_walk.c's walk and
+ * libtiff's. */
+static int read_by(const parload_source *src, const char *backend,
+		   parload__container *c, parload_error *err)
+{
+	int rc;
+
+	if (backend)
+		ck_assert_int_eq(setenv("PARLOAD_TIFF", backend, 1), 0);
+	memset(err, 0, sizeof(*err));
+	rc = parload__tiff_read(src, c, err);
+	ck_assert_int_eq(unsetenv("PARLOAD_TIFF"), 0);
+	return rc;
+}
+
+/* The direct walk alone (PARLOAD_TIFF=native) cannot take path (nothing
+ * held), saying why as a build without libtiff would: code and a message
+ * holding want. */
 static void falls_back(const char *path, int code, const char *want)
 {
 	parload_source src;
@@ -123,7 +140,8 @@ static void falls_back(const char *path, int code, const char *want)
 
 	parload_source_init(&src);
 	src.path = path;
-	ck_assert_int_eq(parload__tiff_walk(&src, &c, true, &err), 1);
+	ck_assert_int_eq(read_by(&src, "native", &c, &err), code);
+	ck_assert_ptr_null(c.paths);
 	ck_assert_int_eq(err.code, code);
 	ck_assert_msg(strstr(err.message, path) && strstr(err.message, want),
 		      "%s", err.message);
@@ -163,32 +181,23 @@ static void same_containers(parload__container *a, parload__container *b)
 	parload__container_free(b);
 }
 
-/* The direct walk of path (tiff_walk.c, with its runs of directories)
- * against the same walk reading every directory entry by entry: the same
- * answer, the same table or the same error (code, message, view and
- * offset); returns the answer, *err its error. */
+/* The direct walk of path alone (PARLOAD_TIFF=native): its answer, *err
+ * its error; its table, where it makes one, a plain one of the views
+ * libtiff's walk finds too (same_tables). */
 static int same_walks(const char *path, parload_error *err)
 {
 	parload_source src;
-	parload__container a, b;
-	parload_error e1, e2;
-	int r1, r2;
+	parload__container a;
+	int rc;
 
 	parload_source_init(&src);
 	src.path = path;
-	r1 = parload__tiff_walk(&src, &a, 1, &e1);
-	r2 = parload__tiff_walk(&src, &b, 2, &e2);
-	ck_assert_int_eq(r1, r2);
-	if (r1 == 0) {
-		same_containers(&a, &b);
-		return 0;
+	rc = read_by(&src, "native", &a, err);
+	if (rc == 0) {
+		ck_assert_int_eq(a.strips.codec, PARLOAD__CODEC_NONE);
+		parload__container_free(&a);
 	}
-	ck_assert_int_eq(e1.code, e2.code);
-	ck_assert_str_eq(e1.message, e2.message);
-	ck_assert_uint_eq(e1.view, e2.view);
-	ck_assert_uint_eq(e1.offset, e2.offset);
-	*err = e1;
-	return r1;
+	return rc;
 }
 
 #ifdef HAVE_TIFF
@@ -198,9 +207,9 @@ static void same_tables(const parload_source *src)
 	parload__container a, b;
 	parload_error err;
 
-	ck_assert_msg(parload__tiff_walk(src, &a, true, &err) == 0, "%s",
+	ck_assert_msg(read_by(src, "native", &a, &err) == 0, "%s",
 		      err.message);
-	ck_assert_msg(parload__tiff_walk(src, &b, false, &err) == 0, "%s",
+	ck_assert_msg(read_by(src, "libtiff", &b, &err) == 0, "%s",
 		      err.message);
 	same_containers(&a, &b);
 }
@@ -734,9 +743,10 @@ static const struct run_case {
 	{ "one entry fewer (what follows read as its next)", 1, NULL },
 };
 
-/* Each kind of run_file with each run_case: the walk with runs gives
- * what it gives reading every directory entry by entry (same table, same
- * error), and, with libtiff, the table libtiff's walk makes. */
+/* Each kind of run_file with each run_case: the direct walk, with its
+ * runs of directories, alone (PARLOAD_TIFF=native) gives the table
+ * libtiff's walk makes (PARLOAD_TIFF=libtiff, with libtiff), or the
+ * error the case names, at the page it names. */
 START_TEST(test_runs)
 {
 	const struct run_case *rc = &run_cases[_i % TU_COUNT(run_cases)];
@@ -822,14 +832,14 @@ START_TEST(test_runs)
 		ck_assert_msg(got == 0, "%s: %s", rc->what, err.message);
 		parload_source_init(&src);
 		src.path = path;
-		ck_assert_int_eq(parload__tiff_walk(&src, &c, 1, &err), 0);
+		ck_assert_int_eq(read_by(&src, "native", &c, &err), 0);
 		ck_assert_uint_eq(c.desc.count, want_pages);
 		parload__container_free(&c);
 #ifdef HAVE_TIFF
 		same_tables_path(path);
 #endif
 	} else if (rc->code < 0) {
-		ck_assert_msg(got == 1, "%s: %d", rc->what, got);
+		ck_assert_msg(got == rc->code, "%s: %d", rc->what, got);
 		ck_assert_int_eq(err.code, rc->code);
 		ck_assert_msg(strstr(err.message, rc->want), "%s: %s",
 			      rc->what, err.message);
@@ -1238,7 +1248,7 @@ START_TEST(test_list_differing_strips)
 	parload_source_init(&src);
 	src.paths = (const char *const *)paths;
 	src.path_count = 2;
-	ck_assert_int_eq(parload__tiff_walk(&src, &c, true, &err), 1);
+	ck_assert_int_eq(read_by(&src, "native", &c, &err), PARLOAD_ENOTSUP);
 	ck_assert_msg(err.code == PARLOAD_ENOTSUP &&
 			      strstr(err.message, "strips of 5 rows"),
 		      "%s", err.message);
@@ -1603,6 +1613,91 @@ START_TEST(test_cut_while_read)
 }
 END_TEST
 
+/* A folder of 12 one-page files, one of them LZW-compressed: libtiff's
+ * walk reads that file alone and the direct walk the 11 others
+ * (stats.fallback_files 1; before, one compressed page sent the whole
+ * folder through libtiff's walk, 12); every page's pixels as written.
+ * PARLOAD_TIFF=libtiff walks all 12 with libtiff, PARLOAD_TIFF=native
+ * none, and fails naming the compressed file. */
+START_TEST(test_folder_one_compressed)
+{
+	const fx f = { .type = PARLOAD_PIXEL_U16, .w = 12, .h = 5,
+		       .pages = 12, .rps = 2, .seed = 15 };
+	static const char *const how[] = { NULL, "libtiff", "native" };
+	fx lzw = f;
+	char *dir = tu_path("mixed"), *paths[12];
+	unsigned char *px;
+	parload_loader *l = tu_loader(2, PARLOAD_STRATEGY_PARALLEL, 0);
+	parload_request req;
+	parload_dataset ds;
+	parload_error err;
+
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	for (int k = 0; k < 12; k++) {
+		paths[k] = malloc(strlen(dir) + 32);
+		sprintf(paths[k], "%s/p_%02d.tif", dir, k);
+	}
+	px = write_files(&f, paths);
+	lzw.pages = 1;
+	lzw.comp = COMPRESSION_LZW;
+	fx_write(paths[5], &lzw, px + 5 * fx_page(&f));
+	for (int b = 0; b < 3; b++) {
+		int rc;
+
+		if (how[b])
+			ck_assert_int_eq(setenv("PARLOAD_TIFF", how[b], 1), 0);
+		parload_request_init(&req);
+		req.source.path = dir;
+		rc = parload_loader_run(l, &req, &ds, &err);
+		ck_assert_int_eq(unsetenv("PARLOAD_TIFF"), 0);
+		if (b == 2) {
+			ck_assert_int_eq(rc, PARLOAD_ENOTSUP);
+			ck_assert_msg(strstr(err.message, paths[5]) &&
+					      strstr(err.message, "LZW"),
+				      "%s", err.message);
+			continue;
+		}
+		ck_assert_msg(rc == 0, "%s", err.message);
+		ck_assert_uint_eq(ds.stats.fallback_files, b ? 12 : 1);
+		ck_assert_uint_eq(ds.shape.views, 12);
+		ck_assert(memcmp(ds.pixels, px, 12 * fx_page(&f)) == 0);
+		parload_dataset_free(&ds);
+	}
+	parload_loader_free(l);
+	for (int k = 0; k < 12; k++)
+		free(paths[k]);
+	free(px);
+	free(dir);
+}
+END_TEST
+
+/* PARLOAD_TIFF other than auto, native or libtiff: the load fails
+ * saying which it takes. */
+START_TEST(test_backend_unknown)
+{
+	char *path = tu_path("one.tif");
+	const fx f = { .type = PARLOAD_PIXEL_U8, .w = 4, .h = 3, .pages = 1,
+		       .seed = 16 };
+	unsigned char *px = fx_pixels(&f);
+	parload_source src;
+	parload__container c;
+	parload_error err;
+
+	fx_write(path, &f, px);
+	parload_source_init(&src);
+	src.path = path;
+	ck_assert_int_eq(read_by(&src, "tifffile", &c, &err), PARLOAD_EINVAL);
+	ck_assert_msg(strstr(err.message, "PARLOAD_TIFF=tifffile: auto, "
+					  "native or libtiff"),
+		      "%s", err.message);
+	ck_assert_int_eq(read_by(&src, "auto", &c, &err), 0);
+	ck_assert_uint_eq(c.fallback_files, 0);
+	parload__container_free(&c);
+	free(px);
+	free(path);
+}
+END_TEST
+
 /* ---- the writer ---- */
 
 /* parload_save of pages written by fx to a .tif: read back by the reader
@@ -1785,6 +1880,8 @@ static void libtiff_tests(Suite *s)
 	t = tu_tcase(s, "engine", 60);
 	tcase_add_loop_test(t, test_engine_loads, 0, 2 * TU_COUNT(loaded));
 	tcase_add_loop_test(t, test_cut_while_read, 0, 2);
+	tcase_add_test(t, test_folder_one_compressed);
+	tcase_add_test(t, test_backend_unknown);
 	t = tu_tcase(s, "write", 60);
 	tcase_add_loop_test(t, test_save_read_back, 0, 3);
 	tcase_add_test(t, test_save_tiny_pages);

@@ -500,17 +500,10 @@ static int hdf5_describe(const parload_source *src, parload__described *out,
 			 parload_error *err)
 {
 	parload__container *c = &out->got;
-	const parload__module *m;
 	int rc;
 
 	out->strips = true;
-	rc = parload__hdf5_native(src, c, err);
-	if (rc == 1) {
-		m = parload__module_get(PARLOAD_FORMAT_HDF5,
-					parload__source_path(src),
-					err);
-		rc = m ? m->read(src, c, err) : PARLOAD_ENOTSUP;
-	}
+	rc = parload__hdf5_read(src, c, err);
 	for (size_t k = 1; rc == 0 && (src->flags & PARLOAD_SRC_CONFINE) &&
 			   k < c->n; k++)
 		rc = parload__confined(c->paths[0], c->paths[k], err);

@@ -51,26 +51,17 @@ int parload__nrrd_opened(const parload__nrrd *n, size_t i,
 			 const struct stat *st, parload_error *err);
 
 
-/* Read the container's metadata (tiff.c; hdf5.c, only in a build with
- * libhdf5 and reached through its module): ECONTAINER, EINVAL,
- * ETRUNCATED, EOPEN naming the file and what is wrong, PARLOAD_ENOTSUP
- * where a TIFF needs libtiff or its module; nothing held on failure. */
+/* Read the container's metadata, one entry per container: tiff.c
+ * (each file by tiff_walk.c, or by libtiff's module where it cannot take
+ * it), hdf5_core.c (parload's own reader, or libhdf5's module where it
+ * cannot take the file); PARLOAD_TIFF and PARLOAD_HDF5 pick one reader
+ * (backend.h).  ECONTAINER, EINVAL, ETRUNCATED, EOPEN naming the file and
+ * what is wrong, PARLOAD_ENOTSUP where the file needs a library or its
+ * module; nothing held on failure. */
 int parload__tiff_read(const parload_source *src, parload__container *out,
 		       parload_error *err);
 int parload__hdf5_read(const parload_source *src, parload__container *out,
 		       parload_error *err);
-/* hdf5_native.c: a contiguous dataset of a plainly written file read
- * without libhdf5.  0: *out filled exactly as parload__hdf5_read fills
- * it; 1: fall back to libhdf5's reader (nothing held, *err untouched);
- * never another result. */
-int parload__hdf5_native(const parload_source *src, parload__container *out,
-			 parload_error *err);
-/* hdf5_native.c, for both readers: the file a source names (*file, to
- * free) and its dataset (NULL, src->dataset, or the "/path" of
- * "FILE.h5:/path" where no such file exists); 0 or ENOMEM. */
-int parload__hdf5_names(const parload_source *src, char **file,
-			const char **dataset, parload_error *err);
-
 /* Free what a reader filled (takes a zeroed container). */
 void parload__container_free(parload__container *c);
 /* Writers behind parload_save, to tmp (an empty file parload_temp_create
@@ -86,33 +77,6 @@ int parload__tiff_save_as(const char *tmp, const char *path,
 int parload__hdf5_write(const char *tmp, const char *path,
 			const parload_stack *st, const parload_save_options *o,
 			parload_error *err);
-
-/* hdf5.c and hdf5_native.c: the units an HDF5 file's angles (DXchange
- * theta, NXtomo rotation_angle) may have, by their units attribute;
- * absent, they are degrees. */
-#define PARLOAD__ANGLE_UNITS "deg, degree, degrees, rad, radian, radians"
-
-/* Degrees per unit of angles in units (a units attribute's text, any
- * case) into *deg: true for a unit of PARLOAD__ANGLE_UNITS, false for any
- * other.  parload's angles are degrees (angle_deg). */
-static inline bool parload__angle_units(const char *units, double *deg)
-{
-	static const char *const names[] = { "deg", "degree", "degrees",
-					     "rad", "radian", "radians" };
-
-	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
-		size_t i = 0;
-
-		while (units[i] && names[k][i] &&
-		       (units[i] | 0x20) == names[k][i])
-			i++;
-		if (!units[i] && !names[k][i]) {
-			*deg = k < 3 ? 1.0 : 180.0 / 3.14159265358979323846;
-			return true;
-		}
-	}
-	return false;
-}
 
 /* hdf5_index.c: the chunk index of a chunked HDF5 dataset (its layout
  * message's version 1 B-tree) read from the file with pread, without
@@ -181,22 +145,6 @@ int parload__h5strips_put(void *ctx, const parload__h5chunk *c);
 /* After the walk: every strip filled and none masked. */
 bool parload__h5strips_whole(const parload__h5strips *p);
 
-/* A table of chunks, in the index's order. */
-typedef struct parload__h5index {
-	parload__h5chunk *c; /* owned */
-	uint64_t n;
-} parload__h5index;
-
-/* A put that adds the chunk at the table's end (ctx: the table, zeroed
- * at first; PARLOAD_ENOMEM when it cannot grow). */
-int parload__h5index_append(void *ctx, const parload__h5chunk *c);
-/* The chunks of the dataset w describes in the HDF5 file open as fd: 0
- * with *out filled (every chunk written, once), 1 to fall back (nothing
- * held; out of memory falls back too), or PARLOAD_ECONTAINER for a
- * corrupt key (nothing held). */
-int parload__h5index_read(int fd, const parload__h5where *w,
-			  parload__h5index *out);
-void parload__h5index_free(parload__h5index *x);
 /* hdf5_index.c, for itself and hdf5_native.c: an HDF5 file read with
  * pread, every read inside it. */
 typedef struct parload__h5file {
@@ -272,30 +220,16 @@ typedef int (*parload__h5msg_fn)(void *ctx, unsigned type, unsigned flags,
  * -1. */
 bool parload__h5_header(const parload__h5file *f, uint64_t addr,
 			parload__h5msg_fn fn, void *ctx);
-/* hdf5.c, for tests: the chunks of dataset in file, by the parser
- * (direct; 1 when it falls back) or by libhdf5's calls. */
-int parload__hdf5_chunks(const char *file, const char *dataset, bool direct,
-			 parload__h5index *out, parload_error *err);
-/* tiff.c, for tests: the source's description and table as tiff_walk.c's
- * own walk makes it (direct 1, or 2: every directory read entry by entry,
- * no runs; 1 where it falls back, nothing held, *err the error a build
- * without libtiff gives), or as libtiff's walk does (direct 0). */
-int parload__tiff_walk(const parload_source *src, parload__container *out,
-		       int direct, parload_error *err);
-/* hdf5.c, for the fuzzer: what libhdf5 says of dataset in file. */
-int parload__hdf5_where(const char *file, const char *dataset,
-			parload__h5where *w, parload_error *err);
-
 /* ---- module.c, module_host.c: what needs libtiff or libhdf5, in a
  * module opened on first use ---- */
 
-#define PARLOAD__MODULE_ABI 9u
+#define PARLOAD__MODULE_ABI 10u
 
-struct parload__tiff_page;
-struct parload__tiff_pages;
+struct parload__tiff_dir;
 
 /* What a module may call of the library (module_host.c gives a module
- * these under their usual names; tiff.h says what the tiff_ ones do). */
+ * these under their usual names): failures, and the strips table and
+ * chunk index parser libhdf5's reader fills. */
 typedef struct parload__host {
 	unsigned abi;
 	int (*vfail)(parload_error *err, int code, int sys_errno,
@@ -307,51 +241,43 @@ typedef struct parload__host {
 	int (*h5index_walk)(int fd, const parload__h5where *w,
 			    parload__h5put put, void *ctx, const char *file,
 			    const char *name, parload_error *err);
-	int (*h5index_append)(void *ctx, const parload__h5chunk *c);
 	int (*h5strips_put)(void *ctx, const parload__h5chunk *c);
 	bool (*h5strips_whole)(const parload__h5strips *p);
 	int (*strips_add)(parload__strips *t, uint64_t i,
 			  const parload__strip *s);
 	void (*strips_clear)(parload__strips *t);
 	uint64_t (*strips_find)(const parload__strips *t, uint64_t i);
-	void (*h5index_free)(parload__h5index *x);
 	int (*memory_check)(parload_error *err, const char *path,
 			    uint64_t count, const char *things, uint64_t each);
-	int (*hdf5_names)(const parload_source *src, char **file,
-			  const char **dataset, parload_error *err);
-	void (*desc_init)(parload_desc *d);
 	int (*desc_check)(parload_desc *d, parload_error *err);
 	unsigned (*pixel_size)(int type);
-	const char *(*pixel_name)(int type);
-	int (*tiff_sample)(const char *path, uint64_t v, uint32_t k,
-			   unsigned spp, unsigned bits, unsigned fmt, int *type,
-			   parload_error *err);
-	int (*tiff_add)(struct parload__tiff_pages *w, uint32_t f, uint32_t k,
-			uint32_t width, uint32_t height, int type,
-			struct parload__tiff_page **out, parload_error *err);
-	int (*tiff_fits)(const struct parload__tiff_page *p, uint32_t height,
-			 uint64_t row_size, uint64_t size, const char *path,
-			 uint64_t v, parload_error *err);
-	int (*tiff_imagej)(struct parload__tiff_pages *w,
-			   struct parload__tiff_page *p, const char *desc,
-			   uint64_t len, uint64_t size, parload_error *err);
 } parload__host;
 
 /* A module's table: parload__tiff_module (tiff_libtiff.c) and
  * parload__hdf5_module (hdf5.c). */
 typedef struct parload__module {
 	unsigned abi;
-	/* HDF5: the source's container (tiff.c reads TIFF's itself). */
-	int (*read)(const parload_source *src, parload__container *out,
-		    parload_error *err);
+	/* HDF5: the container of dataset (NULL: the one it chooses) of file,
+	 * frames fr, as hdf5_core.h's parload__h5_reader says (tiff.c reads
+	 * TIFF's itself). */
+	int (*read)(const char *file, const char *dataset, parload_frames fr,
+		    bool parser, parload__container *out, parload_error *err);
 	/* HDF5: parload_save's writer (tiff_write.c writes TIFF). */
 	int (*write)(const char *tmp, const char *path,
 		     const parload_stack *st, const parload_save_options *o,
 		     parload_error *err);
-	/* TIFF: the pages of file f walked by libtiff, where tiff_walk.c
-	 * cannot, and the decoder of compressed or tiled pages. */
-	int (*tiff_walk)(struct parload__tiff_pages *w, uint32_t f,
-			 parload_error *err);
+	/* TIFF: libtiff's answers of a file tiff_walk.c does not take
+	 * (tiff.h's parload__tiff_lib, which tiff.c's walk gives their
+	 * meaning), and the decoder of compressed or tiled pages. */
+	struct parload__tiff_lib {
+		int (*open)(const char *path, void **h, parload_error *err);
+		void (*dir)(void *h, struct parload__tiff_dir *d);
+		int (*array)(void *h, int which, uint32_t n, uint64_t **out,
+			     const char *path, uint64_t v, parload_error *err);
+		int (*next)(void *h, uint32_t k, uint64_t v, const char *path,
+			    parload_error *err);
+		void (*close)(void *h);
+	} tiff;
 	const parload__decoder *tiff_decoder;
 	/* Called once, when the module is first asked for (module.c): the
 	 * library it wraps made ready, so that the first file read or
@@ -367,7 +293,6 @@ typedef struct parload__module {
  * PARLOAD_ENOTSUP naming path (built without it, not installed). */
 const parload__module *parload__module_get(int format, const char *path,
 					   parload_error *err);
-
 
 #include "formats/driver.h"
 

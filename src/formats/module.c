@@ -64,23 +64,14 @@ static const parload__host host = {
 	.fail_open = parload__fail_open,
 	.container_free = parload__container_free,
 	.h5index_walk = parload__h5index_walk,
-	.h5index_append = parload__h5index_append,
 	.h5strips_put = parload__h5strips_put,
 	.h5strips_whole = parload__h5strips_whole,
 	.strips_add = parload__strips_add,
 	.strips_clear = parload__strips_clear,
 	.strips_find = parload__strips_find,
-	.h5index_free = parload__h5index_free,
 	.memory_check = parload__memory_check,
-	.hdf5_names = parload__hdf5_names,
-	.desc_init = parload_desc_init,
 	.desc_check = parload_desc_check,
 	.pixel_size = parload_pixel_size,
-	.pixel_name = parload_pixel_name,
-	.tiff_sample = parload__tiff_sample,
-	.tiff_add = parload__tiff_add,
-	.tiff_fits = parload__tiff_fits,
-	.tiff_imagej = parload__tiff_imagej,
 };
 #endif
 

@@ -51,11 +51,6 @@ int parload__h5index_walk(int fd, const parload__h5where *w,
 	return host->h5index_walk(fd, w, put, ctx, file, name, err);
 }
 
-int parload__h5index_append(void *ctx, const parload__h5chunk *c)
-{
-	return host->h5index_append(ctx, c);
-}
-
 int parload__h5strips_put(void *ctx, const parload__h5chunk *c)
 {
 	return host->h5strips_put(ctx, c);
@@ -81,26 +76,10 @@ uint64_t parload__strips_find(const parload__strips *t, uint64_t i)
 	return host->strips_find(t, i);
 }
 
-void parload__h5index_free(parload__h5index *x)
-{
-	host->h5index_free(x);
-}
-
 int parload__memory_check(parload_error *err, const char *path,
 			  uint64_t count, const char *things, uint64_t each)
 {
 	return host->memory_check(err, path, count, things, each);
-}
-
-int parload__hdf5_names(const parload_source *src, char **file,
-			const char **dataset, parload_error *err)
-{
-	return host->hdf5_names(src, file, dataset, err);
-}
-
-void parload_desc_init(parload_desc *d)
-{
-	host->desc_init(d);
 }
 
 int parload_desc_check(parload_desc *d, parload_error *err)
@@ -111,37 +90,4 @@ int parload_desc_check(parload_desc *d, parload_error *err)
 unsigned parload_pixel_size(int type)
 {
 	return host->pixel_size(type);
-}
-
-const char *parload_pixel_name(int type)
-{
-	return host->pixel_name(type);
-}
-
-int parload__tiff_sample(const char *path, uint64_t v, uint32_t k,
-			 unsigned spp, unsigned bits, unsigned fmt, int *type,
-			 parload_error *err)
-{
-	return host->tiff_sample(path, v, k, spp, bits, fmt, type, err);
-}
-
-int parload__tiff_add(parload__tiff_pages *w, uint32_t f, uint32_t k,
-		      uint32_t width, uint32_t height, int type,
-		      parload__tiff_page **out, parload_error *err)
-{
-	return host->tiff_add(w, f, k, width, height, type, out, err);
-}
-
-int parload__tiff_fits(const parload__tiff_page *p, uint32_t height,
-		       uint64_t row_size, uint64_t size, const char *path,
-		       uint64_t v, parload_error *err)
-{
-	return host->tiff_fits(p, height, row_size, size, path, v, err);
-}
-
-int parload__tiff_imagej(parload__tiff_pages *w, parload__tiff_page *p,
-			 const char *desc, uint64_t len, uint64_t size,
-			 parload_error *err)
-{
-	return host->tiff_imagej(w, p, desc, len, size, err);
 }

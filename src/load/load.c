@@ -154,6 +154,7 @@ static void fill_stats(parload__ctx *c, int strategy)
 	st->cache = c->cache;
 	st->strips_decoded = c->decoded;
 	st->serial = c->serial;
+	st->fallback_files = c->fallbacks;
 }
 
 /* Steps 6 and 7. */
@@ -354,6 +355,7 @@ static void close_load(parload__ctx *c, const parload__strategy *st,
 		(void)parload__sys_lseek(c->fd, pos, SEEK_SET);
 	/* A static string, which outlives the container's table. */
 	c->serial = c->strips ? c->strips->serial : NULL;
+	c->fallbacks = c->described ? c->described->got.fallback_files : 0;
 	parload__source_close(c);
 	parload__correct_free(c);
 	parload__badlist_free(&c->bad);

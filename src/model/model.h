@@ -346,6 +346,9 @@ typedef struct parload__container {
 	char **paths;           /* n files, in stream order (owned) */
 	size_t n;
 	parload__strips strips;
+	/* Files whose metadata the library's reader (libtiff, libhdf5) read
+	 * where parload's own could not (parload_stats.fallback_files). */
+	uint64_t fallback_files;
 } parload__container;
 
 
@@ -409,6 +412,7 @@ typedef struct parload__ctx {
 	parload__io_stats io;  /* reads, the file header's included */
 	uint64_t decoded;      /* a container's strips decoded */
 	const char *serial;    /* its strips' serial reason, kept past close */
+	uint64_t fallbacks;    /* the container's fallback_files, the same */
 	unsigned threads;      /* threads that read */
 	bool checked;          /* it checked every view itself (below) */
 	parload__badlist bad;  /* with ->checked: bad CRCs, output indices */

@@ -13,15 +13,16 @@
  *   has a directory of its own (an ImageJ stack in one directory: its
  *   first image).
  * - HDF5, for each dataset the seeds name: the native reader
- *   (hdf5_native.c: superblock, object headers, its own chunk index)
- *   against the reader through libhdf5 (hdf5.c): where the native one
- *   takes the file, the libhdf5 one must too, with the same description
- *   and angles and the same pixels; the pixels of the libhdf5 one's table
- *   (whose chunks come from parload's index parser where it can) against
- *   what libhdf5 itself reads (H5Dread), frame by frame; and the chunk
- *   index as hdf5_index.c reads it (the version 1 B-tree) against
- *   libhdf5's H5Dget_chunk_info, chunk by chunk, where the parser does
- *   not fall back.
+ *   (hdf5_native.c: superblock, object headers, its own chunk index;
+ *   PARLOAD_HDF5=native) against the reader through libhdf5 alone
+ *   (hdf5.c, H5Dget_chunk_info for each chunk; PARLOAD_HDF5=libhdf5):
+ *   where the native one takes the file, the libhdf5 one must too, with
+ *   the same description and angles and the same pixels; the pixels of
+ *   the libhdf5 one's table against what libhdf5 itself reads (H5Dread),
+ *   frame by frame; and the default reader's (the native one, else
+ *   libhdf5's with the chunk index as hdf5_index.c reads it, the version
+ *   1 B-tree, where it can) against the libhdf5 one's: the same
+ *   description, angles and pixels.
  *
  * An HDF5 input libhdf5 crashes on by itself is skipped, saying so
  * (fuzz_files.h).  Pixels are compared where the views take at most 1 MiB (PIXELS_CAP).
@@ -83,6 +84,22 @@ static void same_pixels(const parload__container *a,
 	*keep_len = pa ? la : 0;
 }
 
+/* src read by fn with the back-end backend picked (var: PARLOAD_TIFF or
+ * PARLOAD_HDF5), the choice every program has. */
+static int read_by(const char *var, const char *backend,
+		   int (*fn)(const parload_source *, parload__container *,
+			     parload_error *),
+		   const parload_source *src, parload__container *c,
+		   parload_error *err)
+{
+	int rc;
+
+	REQUIRE(setenv(var, backend, 1) == 0);
+	rc = fn(src, c, err);
+	REQUIRE(unsetenv(var) == 0);
+	return rc;
+}
+
 /* ---- TIFF ---- */
 
 /* Whether libtiff's own decoding of every page of path is what px holds
@@ -139,10 +156,12 @@ static void tiff_differ(const char *path)
 
 	parload_source_init(&src);
 	src.path = path;
-	ra = parload__tiff_walk(&src, &a, 1, &ea);
+	ra = read_by("PARLOAD_TIFF", "native", parload__tiff_read, &src, &a,
+		     &ea);
 	if (ra != 0)
 		return; /* libtiff's alone (or a system error) */
-	rb = parload__tiff_walk(&src, &b, 0, &eb);
+	rb = read_by("PARLOAD_TIFF", "libtiff", parload__tiff_read, &src, &b,
+		     &eb);
 	if (rb != 0)
 		DISAGREE("TIFF: the direct walk reads %" PRIu64 " views, "
 			 "libtiff's walk fails: %s", a.desc.count, eb.message);
@@ -158,53 +177,32 @@ static void tiff_differ(const char *path)
 
 /* ---- HDF5 ---- */
 
-static int chunk_cmp(const void *x, const void *y)
+/* The default reader's table of dataset name (the native reader's, else
+ * libhdf5's reader with the chunks parload's parser reads, where it
+ * can), c, against the table of libhdf5's calls alone, b: the same
+ * description, angles and pixels. */
+static void same_chunks(const parload_source *src, const char *name,
+			const parload__container *b)
 {
-	const parload__h5chunk *a = x, *b = y;
-
-	for (int k = 0; k < 3; k++)
-		if (a->at[k] != b->at[k])
-			return a->at[k] < b->at[k] ? -1 : 1;
-	return 0;
-}
-
-/* The chunk index of dataset name: the parser's, where it does not fall
- * back, against libhdf5's. */
-static void same_chunks(const char *path, const char *name)
-{
-	parload__h5index x, y;
-	parload_error ex, ey;
-	int rx = parload__hdf5_chunks(path, name, true, &x, &ex), ry;
+	parload__container c;
+	parload_error ec;
+	unsigned char *px;
+	size_t len;
+	const int rc = parload__hdf5_read(src, &c, &ec);
 
 	fuzz_closed();
-	if (rx != 0)
+	if (rc != 0)
 		return;
-	ry = parload__hdf5_chunks(path, name, false, &y, &ey);
-	fuzz_closed();
-	if (ry != 0)
-		DISAGREE("HDF5 %s: the parser reads %" PRIu64 " chunks, "
-			 "libhdf5 fails: %s", name, x.n, ey.message);
-	if (x.n != y.n)
-		DISAGREE("HDF5 %s: the parser reads %" PRIu64 " chunks, "
-			 "libhdf5 %" PRIu64, name, x.n, y.n);
-	qsort(x.c, x.n, sizeof(*x.c), chunk_cmp);
-	qsort(y.c, y.n, sizeof(*y.c), chunk_cmp);
-	for (uint64_t i = 0; i < x.n; i++) {
-		const parload__h5chunk *p = &x.c[i], *q = &y.c[i];
-
-		if (chunk_cmp(p, q) != 0 || p->addr != q->addr ||
-		    p->bytes != q->bytes || p->mask != q->mask)
-			DISAGREE("HDF5 %s: chunk (%" PRIu64 ", %" PRIu64 ", %"
-				 PRIu64 ") at %" PRIu64 ", %" PRIu64 " bytes, "
-				 "mask %" PRIu32 "; libhdf5: (%" PRIu64 ", %"
-				 PRIu64 ", %" PRIu64 ") at %" PRIu64 ", %"
-				 PRIu64 " bytes, mask %" PRIu32, name,
-				 p->at[0], p->at[1], p->at[2], p->addr,
-				 p->bytes, p->mask, q->at[0], q->at[1],
-				 q->at[2], q->addr, q->bytes, q->mask);
-	}
-	parload__h5index_free(&x);
-	parload__h5index_free(&y);
+	same_desc(&c.desc, &b->desc, "HDF5: default, libhdf5's calls");
+	if (!c.strips.angles != !b->strips.angles ||
+	    (c.strips.angles &&
+	     memcmp(c.strips.angles, b->strips.angles,
+		    c.desc.count * sizeof(*c.strips.angles)) != 0))
+		DISAGREE("HDF5 %s: default, libhdf5's calls: the angles "
+			 "differ", name);
+	same_pixels(&c, b, "HDF5: default, libhdf5's calls", &px, &len);
+	free(px);
+	parload__container_free(&c);
 }
 
 /* What libhdf5 itself reads of dataset name (H5Dread, in the host's
@@ -313,8 +311,10 @@ static void h5_dataset(const char *path, const char *name)
 	parload_source_init(&src);
 	src.path = path;
 	src.dataset = name;
-	ra = parload__hdf5_native(&src, &a, &ea);
-	rb = parload__hdf5_read(&src, &b, &eb);
+	ra = read_by("PARLOAD_HDF5", "native", parload__hdf5_read, &src, &a,
+		     &ea);
+	rb = read_by("PARLOAD_HDF5", "libhdf5", parload__hdf5_read, &src, &b,
+		     &eb);
 	fuzz_closed();
 	if (ra == 0 && rb != 0)
 		DISAGREE("HDF5 %s: the native reader reads %" PRIu64 " views, "
@@ -334,9 +334,9 @@ static void h5_dataset(const char *path, const char *name)
 	}
 	if (rb == 0) {
 		libhdf5_pixels(path, name, &b);
+		same_chunks(&src, name, &b);
 		parload__container_free(&b);
 	}
-	same_chunks(path, name);
 }
 
 /* The datasets the seeds hold. */

@@ -8,8 +8,7 @@
  * coordinates, stored size, filter mask and address, each given to the
  * caller's put as the walk meets it (hdf5.c adds it to the strips table,
  * whose runs it joins: no table of chunks between, and no 24 bytes a
- * chunk; parload__h5index_read makes such a table still, for tests and
- * the fuzzer).  Every read is
+ * chunk).  Every read is
  * bounded by the file; anything else (other versions, other index types,
  * loops, counts past the dataset's chunks) makes it answer "fall back",
  * and hdf5.c asks libhdf5 instead.  The reads, the superblock and the
@@ -159,6 +158,28 @@ void *parload__h5_fetch(const parload__h5file *f, uint64_t a, uint64_t n)
 	return b;
 }
 
+/* The K's of superblock b, version v (f->so set). */
+static void superblock_ks(parload__h5file *f, unsigned v,
+			  const unsigned char *b)
+{
+	const unsigned so = f->so;
+
+	/* Version 1 states the chunk B-tree's K, version 0 has the default;
+	 * versions 2 and 3 have it unless their extension says otherwise. */
+	f->istore_k = v == 1 ? (uint32_t)parload__h5_le(b + 24, 2) :
+		      v == 0 || parload__h5_undefined(
+					parload__h5_le(b + 12 + so, so), so) ?
+				     32u :
+				     0u;
+	/* Symbol table nodes hold 2K entries, group B-tree nodes 2K
+	 * children: the superblock's K's, or the defaults (4, 16) unless an
+	 * extension says otherwise. */
+	f->sym_k = v <= 1 ? (uint32_t)parload__h5_le(b + 16, 2) :
+		   f->istore_k ? 4u : 0u;
+	f->group_k = v <= 1 ? (uint32_t)parload__h5_le(b + 18, 2) :
+		     f->istore_k ? 16u : 0u;
+}
+
 int parload__h5_superblock(parload__h5file *f, uint64_t at)
 {
 	static const unsigned char sig[8] = { 0x89, 'H', 'D', 'F', '\r', '\n',
@@ -207,20 +228,7 @@ int parload__h5_superblock(parload__h5file *f, uint64_t at)
 	    eof - at < fields + (v <= 1 ? 6u * so + 24 : 4u * so + 4))
 		return -1;
 	f->size = eof;
-	/* Version 1 states the chunk B-tree's K, version 0 has the default;
-	 * versions 2 and 3 have it unless their extension says otherwise. */
-	f->istore_k = v == 1 ? (uint32_t)parload__h5_le(b + 24, 2) :
-		      v == 0 || parload__h5_undefined(
-					parload__h5_le(b + 12 + so, so), so) ?
-				     32u :
-				     0u;
-	/* Symbol table nodes hold 2K entries, group B-tree nodes 2K
-	 * children: the superblock's K's, or the defaults (4, 16) unless an
-	 * extension says otherwise. */
-	f->sym_k = v <= 1 ? (uint32_t)parload__h5_le(b + 16, 2) :
-		   f->istore_k ? 4u : 0u;
-	f->group_k = v <= 1 ? (uint32_t)parload__h5_le(b + 18, 2) :
-		     f->istore_k ? 16u : 0u;
+	superblock_ks(f, v, b);
 	return 1;
 }
 
@@ -694,43 +702,3 @@ int parload__h5index_walk(int fd, const parload__h5where *w,
 	return in.rc ? in.rc : FALL_BACK;
 }
 
-int parload__h5index_append(void *ctx, const parload__h5chunk *c)
-{
-	parload__h5index *x = ctx;
-
-	if (x->n >= 64 && (x->n & (x->n - 1)) == 0) {
-		parload__h5chunk *p = parload__sys_malloc(2 * x->n * sizeof(*p));
-
-		if (!p)
-			return PARLOAD_ENOMEM;
-		memcpy(p, x->c, x->n * sizeof(*p));
-		parload__sys_free(x->c);
-		x->c = p;
-	} else if (x->n == 0 &&
-		   !(x->c = parload__sys_malloc(64 * sizeof(*x->c)))) {
-		return PARLOAD_ENOMEM;
-	}
-	x->c[x->n++] = *c;
-	return 0;
-}
-
-int parload__h5index_read(int fd, const parload__h5where *w,
-			  parload__h5index *out)
-{
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	rc = parload__h5index_walk(fd, w, parload__h5index_append, out, NULL,
-				   NULL, NULL);
-	if (rc == 0)
-		return 0;
-	parload__h5index_free(out);
-	return rc == PARLOAD_ECONTAINER ? rc : FALL_BACK;
-}
-
-void parload__h5index_free(parload__h5index *x)
-{
-	parload__sys_free(x->c);
-	x->c = NULL;
-	x->n = 0;
-}

@@ -9,15 +9,17 @@
  * of its group: a compact Link message (hard links) or an old-style
  * symbol table (a version 1 B-tree of group nodes over symbol table
  * nodes, the names in a local heap).  The dataset's header gives its
- * dataspace, datatype and layout.  The dataset is chosen as hdf5.c
- * chooses it, for DXchange's /exchange/data (its flats, darks and theta)
- * and a dataset named with no image_key or rotation_angle beside it; the
- * container is the one hdf5.c would make.  Anything else, or anything
- * inconsistent, answers "fall back", and hdf5.c's reader (libhdf5) runs
- * as before.
+ * dataspace, datatype and layout.  The dataset, its frames and angles
+ * are hdf5_choose.c's choice, from this reader's answers (a dataset,
+ * absent, DXchange's theta; "unsure" for NXtomo, an image_key, the
+ * file's 3-D datasets): DXchange's /exchange/data (its flats, darks and
+ * theta) and a dataset named with no image_key or rotation_angle beside
+ * it; the container is the one hdf5.c would make.  Anything else, or
+ * anything inconsistent, answers "fall back", and hdf5.c's reader
+ * (libhdf5) runs as before.
  * Every read is bounded by the file, every count and walk by a limit.
  */
-#include "formats/formats.h"
+#include "formats/hdf5/hdf5_core.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -35,27 +37,6 @@
 
 /* A lookup's answer: the object, none of that name, or "fall back". */
 enum { FOUND, ABSENT, UNSURE };
-
-int parload__hdf5_names(const parload_source *src, char **file,
-			const char **dataset, parload_error *err)
-{
-	const char *p = src->path ? src->path : src->paths[0];
-	const char *colon = strstr(p, ":/");
-	struct stat sb;
-
-	*dataset = src->dataset;
-	if (colon && !src->dataset && parload__sys_stat(p, &sb) != 0) {
-		*file = parload__sys_malloc((size_t)(colon - p) + 1);
-		if (*file) {
-			memcpy(*file, p, (size_t)(colon - p));
-			(*file)[colon - p] = '\0';
-		}
-		*dataset = colon + 1;
-	} else {
-		*file = parload__sys_strdup(p);
-	}
-	return *file ? 0 : parload__fail_nomem(err, p);
-}
 
 /* ---- a group's link of one name ---- */
 
@@ -407,8 +388,9 @@ static bool ieee(const unsigned char *m, size_t len, unsigned size)
 	       parload__h5_le(m + 16, 4) == (1u << (exp - 1)) - 1;
 }
 
-/* Datatype, versions 1-3: fixed point of 1 (unsigned), 2 or 4 bytes,
- * all bits used; floating point of 4 or 8. */
+/* Datatype, versions 1-3: fixed point of 1, 2 or 4 bytes, all bits
+ * used; floating point of 4 or 8 (what parload reads of them:
+ * parload__h5_pixel_type, in describe()). */
 static bool datatype(dset *d, const unsigned char *m, size_t len)
 {
 	const unsigned cls = len ? m[0] & 0x0f : 99, ver = len ? m[0] >> 4 : 0;
@@ -423,7 +405,7 @@ static bool datatype(dset *d, const unsigned char *m, size_t len)
 	}
 	d->sgn = m[1] & 0x08;
 	return cls == 0 && (m[1] & ~0x09u) == 0 && m[2] == 0 && m[3] == 0 &&
-	       (d->size == 2 || d->size == 4 || (d->size == 1 && !d->sgn)) &&
+	       (d->size == 1 || d->size == 2 || d->size == 4) &&
 	       parload__h5_le(m + 8, 2) == 0 &&
 	       parload__h5_le(m + 10, 2) == 8 * d->size;
 }
@@ -533,11 +515,9 @@ static bool dataset(const parload__h5file *f, const char *path, dset *d)
 typedef struct nat {
 	parload__h5file f;
 	const char *path;   /* the file */
-	const char *name;   /* the dataset */
-	char named[MAX_NAME]; /* a name given, with its leading '/' */
-	bool theta;         /* DXchange's /exchange/data: its angles */
+	parload__h5pick p;  /* the dataset, its frames (hdf5_choose.c) */
 	dset d;
-	float *angles;
+	parload_error scratch; /* a fall back says nothing */
 } nat;
 
 /* The first signature at 0, 512, 1024, ... (where libhdf5 stops too):
@@ -552,45 +532,6 @@ static bool find_superblock(parload__h5file *f)
 			       f->base == at;
 	}
 	return false;
-}
-
-/* Which dataset, as hdf5.c's choose() for what this file reads: false
- * for what it leaves to libhdf5 (NXtomo, angles, the only 3-D one). */
-static bool choose(nat *n, const char *named, parload_frames fr)
-{
-	static const char *const dx[] = { "/exchange/data",
-					  "/exchange/data_white",
-					  "/exchange/data_dark" };
-	char path[MAX_NAME + 32];
-	const char *slash;
-	uint64_t addr;
-	dset d;
-
-	if (named && strlen(named) >= MAX_NAME - 1)
-		return false;
-	if (named)
-		snprintf(n->named, sizeof(n->named), "%s%s",
-			 named[0] == '/' ? "" : "/", named);
-	if (!named || strcmp(n->named, dx[0]) == 0) {
-		/* /exchange/data a dataset, then its frames' one. */
-		n->name = dx[fr];
-		n->theta = fr == PARLOAD_FRAMES_PROJECTIONS;
-		return fr == PARLOAD_FRAMES_PROJECTIONS ?
-			       lookup(&n->f, dx[0], &addr) == FOUND :
-			       dataset(&n->f, dx[0], &d);
-	}
-	if (fr != PARLOAD_FRAMES_PROJECTIONS)
-		return false;
-	n->name = n->named;
-	slash = strrchr(n->named, '/');
-	for (int k = 0; k < 2; k++) {
-		snprintf(path, sizeof(path), "%.*s/%s",
-			 (int)(slash - n->named), n->named,
-			 k ? "rotation_angle" : "image_key");
-		if (lookup(&n->f, path, &addr) != ABSENT)
-			return false;
-	}
-	return true;
 }
 
 /* An IEEE float of size bytes (4 or 8) at p, as a double. */
@@ -750,58 +691,111 @@ static int angle_message(void *ctx, unsigned type, unsigned flags,
 	return 0;
 }
 
-/* /exchange/theta: absent, or 1-D of count float entries (angles), in
- * degrees or radians by its units attribute. */
-static bool theta(nat *n, uint64_t count)
+/* /exchange/theta, 1-D of count float entries (angles), into v as
+ * doubles, *deg degrees per unit by its units attribute; false where it
+ * is anything else (libhdf5's reader says what). */
+static bool theta(nat *n, uint64_t count, double *v, double *deg)
 {
 	dset t;
-	uint64_t addr;
 	unsigned char *b;
-	const int there = lookup(&n->f, "/exchange/theta", &addr);
 	units u = { .f = &n->f, .deg = 1.0, .sure = true };
 
-	if (there == ABSENT)
-		return true;
-	if (there != FOUND || !dataset(&n->f, "/exchange/theta", &t) ||
-	    t.chunked || t.rank != 1 || t.dims[0] != count || !t.is_float ||
+	if (!dataset(&n->f, PARLOAD__H5_THETA, &t) || t.chunked ||
+	    t.rank != 1 || t.dims[0] != count || !t.is_float ||
 	    !parload__h5_header(&n->f, t.header, angle_message, &u) ||
 	    !u.sure || !(b = parload__h5_fetch(&n->f, t.addr, t.bytes)))
 		return false;
-	n->angles = parload__sys_calloc(count, sizeof(float));
-	if (n->angles)
-		for (uint64_t i = 0; i < count; i++)
-			n->angles[i] = (float)(to_double(b + i * t.size, t.size,
-							 t.be) *
-					       u.deg);
-	else
-		parload__sys_free(n->angles), n->angles = NULL;
+	for (uint64_t i = 0; i < count; i++)
+		v[i] = to_double(b + i * t.size, t.size, t.be);
+	*deg = u.deg;
 	parload__sys_free(b);
-	return n->angles != NULL;
+	return true;
 }
 
-/* desc as hdf5.c's read_meta() makes it: a raw stream's sizes. */
+/* ---- the back-end's answers (hdf5_core.h's parload__h5be) ---- */
+
+/* A dataset whose header this reader reads; absent; or unsure. */
+static int be_is_dataset(void *ctx, const char *path)
+{
+	nat *n = ctx;
+	uint64_t addr;
+	dset d;
+	const int rc = lookup(&n->f, path, &addr);
+
+	if (rc == ABSENT)
+		return 0;
+	return rc == FOUND && dataset(&n->f, path, &d) ? 1 :
+							 PARLOAD__H5_UNSURE;
+}
+
+/* What only libhdf5's reader answers: a missing dataset's error (it
+ * lists the file's datasets), NXtomo's entries, the file's 3-D
+ * datasets. */
+static int be_no_such(void *ctx, const char *path)
+{
+	(void)ctx, (void)path;
+	return PARLOAD__H5_UNSURE;
+}
+
+static int be_nxtomo(void *ctx)
+{
+	(void)ctx;
+	return PARLOAD__H5_UNSURE;
+}
+
+static int be_find3(void *ctx, parload__h5found3 *fd)
+{
+	(void)ctx, (void)fd;
+	return PARLOAD__H5_UNSURE;
+}
+
+/* A 1-D dataset: absent, or DXchange's theta as theta() reads it; any
+ * other (an image_key, NXtomo's angles) is libhdf5's. */
+static int be_read_1d(void *ctx, const char *path, bool angles, void *buf,
+		      uint64_t want, double *deg)
+{
+	nat *n = ctx;
+	uint64_t addr;
+	const int rc = lookup(&n->f, path, &addr);
+
+	if (rc == ABSENT)
+		return 1;
+	return rc == FOUND && angles && strcmp(path, PARLOAD__H5_THETA) == 0 &&
+			       theta(n, want, buf, deg) ?
+		       0 :
+		       PARLOAD__H5_UNSURE;
+}
+
+/* desc as libhdf5's reader makes it (parload__h5_describe); false for a
+ * type parload does not read, which libhdf5's reader names. */
 static bool describe(const nat *n, parload_desc *d, uint64_t views)
 {
 	const dset *s = &n->d;
+	const int type = parload__h5_pixel_type(s->is_float, s->sgn, s->size);
 	parload_error scratch;
 
-	d->pixel_type = s->is_float ? (s->size == 4 ? PARLOAD_PIXEL_F32 :
-						      PARLOAD_PIXEL_F64) :
-			s->size == 1 ? PARLOAD_PIXEL_U8 :
-			s->size == 2 ? (s->sgn ? PARLOAD_PIXEL_I16 :
-						 PARLOAD_PIXEL_U16) :
-				       (s->sgn ? PARLOAD_PIXEL_I32 :
-						 PARLOAD_PIXEL_U32);
-	d->encoding = s->be ? PARLOAD_ENC_BE : PARLOAD_ENC_LE;
-	d->format = PARLOAD_FORMAT_RAW;
-	d->width = (uint32_t)s->dims[s->rank - 1];
-	d->height = (uint32_t)s->dims[s->rank - 2];
-	d->count = views;
 	memset(&scratch, 0, sizeof(scratch));
-	if (parload_desc_check(d, &scratch) != 0)
-		return false;
-	d->format = PARLOAD_FORMAT_HDF5;
-	return true;
+	return type && parload__h5_describe(d, type, s->be,
+					    (uint32_t)s->dims[s->rank - 1],
+					    (uint32_t)s->dims[s->rank - 2],
+					    views, &scratch) == 0;
+}
+
+/* As many views as the file has room for: each view's bytes, or, chunked,
+ * its chunks stored whole (checked before any table of views is made: a
+ * damaged header may claim 2^62 frames). */
+static bool room_for(const nat *n, uint64_t views, const parload_desc *desc)
+{
+	const dset *s = &n->d;
+	const uint64_t rows = s->chunk[s->rank - 2];
+	const uint64_t want = rows * desc->row_size;
+
+	if (!s->chunked)
+		return desc->payload_size * views == s->bytes;
+	return want != 0 && n->f.base <= n->f.size &&
+	       views <= (n->f.size - n->f.base) / want /
+				parload__strips_per_view(desc->height,
+							 (uint32_t)rows);
 }
 
 /* A chunked dataset's strips, a chunk of rows each, from the chunk
@@ -818,7 +812,7 @@ static bool chunks(nat *n, parload__strips *t, uint64_t views,
 	parload__h5strips p = { .t = t,
 				.dims = { views, desc->height, desc->width },
 				.views = views, .plain = true,
-				.file = n->path, .name = n->name,
+				.file = n->path, .name = n->p.name,
 				.err = &scratch };
 
 	for (int k = 0; k < s->rank; k++) {
@@ -829,18 +823,17 @@ static bool chunks(nat *n, parload__strips *t, uint64_t views,
 	t->per_view = parload__strips_per_view(desc->height, t->rows);
 	t->elem = s->size;
 	p.want = (uint64_t)t->rows * desc->row_size;
-	/* Every chunk stored whole: as many as the file has room for. */
-	if (p.want == 0 || n->f.base > n->f.size ||
-	    views > (n->f.size - n->f.base) / p.want / t->per_view)
-		return false;
 	return parload__h5index_walk(n->f.fd, &w, parload__h5strips_put,
-				     &p, n->path, n->name, &scratch) == 0 &&
+				     &p, n->path, n->p.name, &scratch) == 0 &&
 	       parload__h5strips_whole(&p);
 }
 
 /* The container of the dataset chosen: its views, one strip each (a
- * chunk of rows each when chunked). */
-static bool fill(nat *n, parload__container *out)
+ * chunk of rows each when chunked), its frames and angles as
+ * hdf5_choose.c reads them (every frame: this reader reads no
+ * image_key). */
+static bool fill(nat *n, const parload__h5be *be, parload_frames fr,
+		 parload__container *out)
 {
 	const dset *s = &n->d;
 	const uint64_t views = s->rank == 3 ? s->dims[0] : 1;
@@ -852,38 +845,36 @@ static bool fill(nat *n, parload__container *out)
 	    s->dims[s->rank - 2] > UINT32_MAX ||
 	    s->chunk[s->rank - 2] > UINT32_MAX ||
 	    !describe(n, &out->desc, views) ||
-	    (!s->chunked && out->desc.payload_size * views != s->bytes) ||
-	    (n->theta && !theta(n, views)))
+	    !room_for(n, views, &out->desc) ||
+	    parload__h5_frames(be, &n->p, fr, views) != 0 ||
+	    n->p.n != views ||
+	    parload__h5_angles(be, &n->p, views, &t->angles) != 0)
 		return false;
 	t->views = views;
 	t->codec = PARLOAD__CODEC_NONE;
-	t->angles = n->angles;
-	n->angles = NULL;
 	if (s->chunked)
 		return chunks(n, t, views, &out->desc);
-	t->rows = out->desc.height;
 	t->per_view = 1;
-	for (uint64_t v = 0; v < views; v++)
-		if (parload__strips_add(t, v, &(parload__strip){
-				.off = at + v * out->desc.payload_size,
-				.bytes = out->desc.payload_size,
-				.page = (uint32_t)v }))
-			return false;
-	return true;
+	return parload__h5_contiguous(t, at, out->desc.payload_size,
+				      out->desc.height, NULL, views, 0) == 0;
 }
 
 /* The file open as n->f.fd: its dataset's container. */
 static bool read_file(nat *n, const char *named, parload_frames fr,
 		      parload__container *out)
 {
+	const parload__h5be be = { n, be_is_dataset, be_no_such, be_nxtomo,
+				   be_find3, be_read_1d };
 	struct stat sb;
 
 	if (parload__sys_fstat(n->f.fd, &sb) != 0 || !S_ISREG(sb.st_mode))
 		return false;
 	n->f.size = (uint64_t)sb.st_size;
-	return (unsigned)fr <= PARLOAD_FRAMES_DARKS && find_superblock(&n->f) &&
-	       choose(n, named, fr) && dataset(&n->f, n->name, &n->d) &&
-	       fill(n, out);
+	return (unsigned)fr <= PARLOAD_FRAMES_DARKS &&
+	       (!named || strlen(named) < MAX_NAME - 1) &&
+	       find_superblock(&n->f) &&
+	       parload__h5_choose(&be, &n->p, named, fr) == 0 &&
+	       dataset(&n->f, n->p.name, &n->d) && fill(n, &be, fr, out);
 }
 
 int parload__hdf5_native(const parload_source *src, parload__container *out,
@@ -905,12 +896,13 @@ int parload__hdf5_native(const parload_source *src, parload__container *out,
 	}
 	out->paths[0] = file;
 	out->n = 1;
-	n.path = file;
+	n.path = n.p.file = file;
+	n.p.err = &n.scratch;
 	n.f.fd = parload__sys_open(file, O_RDONLY | O_CLOEXEC);
 	ok = n.f.fd >= 0 && read_file(&n, named, src->frames, out);
 	if (n.f.fd >= 0)
 		parload__sys_close(n.f.fd);
-	parload__sys_free(n.angles);
+	parload__sys_free(n.p.frame);
 	if (!ok) {
 		parload__container_free(out);
 		return FALL_BACK;

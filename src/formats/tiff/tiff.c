@@ -6,13 +6,14 @@
  * metadata only, and makes the strips table: uncompressed striped pages
  * are read in place (CODEC_NONE, the file's byte order), anything else
  * (compressed, tiled, pages of differing strips or byte orders) through
- * libtiff's decoder (tiff_libtiff.c, CODEC_CUSTOM).  The walk is
- * tiff_walk.c's own, with pread, for the whole source, unless it cannot
- * take a file: then libtiff's walk (tiff_libtiff.c) reads the whole
- * source instead, or, in a build without libtiff, the reader says why the
- * page needs it.
+ * libtiff's decoder (tiff_libtiff.c, CODEC_CUSTOM).  Each file is walked
+ * by tiff_walk.c's own walk, with pread, unless it cannot take that file:
+ * then libtiff's walk (tiff_libtiff.c) reads that file alone, or, in a
+ * build without libtiff, the reader says why the page needs it.
+ * PARLOAD_TIFF picks one walk for every file (backend.h).
  */
 #include "formats/tiff/tiff.h"
+#include "formats/backend.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -481,78 +482,212 @@ static int mixed(const walk *w, const page *p, parload_error *why)
 			     PARLOAD__TIFF_NEEDS);
 }
 
-/* Empty w again, for another walk. */
-static void walk_reset(walk *w)
-{
-	const flist *files = w->files;
+/* ---------------------------------------------------------------------
+ * libtiff's walk: its answers (the TIFF module) given their meaning
+ * ------------------------------------------------------------------- */
 
-	walk_free(w);
-	memset(w, 0, sizeof(*w));
-	w->files = files;
+/* Tiles no larger than the page (rounded up to 16, the tiles' own
+ * multiple) or 1024 pixels a side, whichever is more: a decoder holds a
+ * whole tile, and a damaged tag would have it allocate gigabytes. */
+static int tile_fits(const parload__tiff_dir *d, const page *p,
+		     const char *path, uint64_t v, parload_error *err)
+{
+	if ((d->tile_w <= ((d->width + 15u) & ~15u) || d->tile_w <= 1024u) &&
+	    (d->tile_l <= ((d->height + 15u) & ~15u) || d->tile_l <= 1024u))
+		return 0;
+	return parload__fail(err, PARLOAD_ECONTAINER, 0, path, v,
+			     PARLOAD_NONE, "page %" PRIu32 ": tiles of %" PRIu32
+			     " x %" PRIu32 " for a page of %" PRIu32 " x %"
+			     PRIu32, p->index, d->tile_w, d->tile_l, d->width,
+			     d->height);
 }
 
-enum { WALK_AUTO, WALK_DIRECT, WALK_LIBTIFF, WALK_ONE_BY_ONE };
-
-/* The pages of every file into w: the direct walk (WALK_DIRECT: 1 where
- * it cannot take the source, *err saying why; WALK_ONE_BY_ONE the same
- * without its runs, every directory read entry by entry, which the tests
- * and the fuzzer compare it with), libtiff's (WALK_LIBTIFF,
- * from the TIFF module), or the direct walk unless it cannot take one of
- * the files or its pages are not all read in place, then libtiff's over
- * again (WALK_AUTO).  Without libtiff, the error that says why; without
- * its module, PARLOAD_ENOTSUP saying so. */
-static int walk_all(walk *w, int how, parload_error *err)
+/* The geometry of page p (its strips or tiles), from directory d, its
+ * arrays copied from the module's handle h. */
+static int lib_units(const struct parload__tiff_lib *m, void *h,
+		     const parload__tiff_dir *d, page *p, const char *path,
+		     uint64_t v, parload_error *err)
 {
-	const parload__module *m;
-	parload_error why;
-	int rc = how == WALK_LIBTIFF ? 1 : 0;
+	int rc;
 
-	if (how == WALK_ONE_BY_ONE) {
-		w->one_by_one = true;
-		how = WALK_DIRECT;
+	p->be = d->be;
+	if (d->tiled) {
+		if (!d->tile_w || !d->tile_l)
+			return parload__fail(err, PARLOAD_ECONTAINER, 0, path,
+					     v, PARLOAD_NONE, "page %" PRIu32
+					     ": tiles of no size", p->index);
+		if ((rc = tile_fits(d, p, path, v, err)))
+			return rc;
+		p->unit = d->tile_l;
+		p->plain = false;
+		p->units = d->units;
+		p->across = p->units / ((d->height + d->tile_l - 1) /
+					d->tile_l);
+	} else {
+		p->unit = d->rows_per_strip == 0 ||
+					  d->rows_per_strip > d->height ?
+				  d->height :
+				  d->rows_per_strip;
+		p->plain = d->comp == 1; /* COMPRESSION_NONE */
+		p->across = 1;
+		p->units = d->units;
 	}
-	for (uint32_t f = 0; !rc && f < w->files->n; f++)
-		rc = parload__tiff_walk_direct(w, f, &why, err);
-	for (uint64_t r = 0; !rc && r < w->records; r++)
-		if (w->p[r].unit != w->p[0].unit || w->p[r].be != w->p[0].be)
-			rc = mixed(w, &w->p[r], &why) ? 1 : 0;
-	if (rc == 1 && how == WALK_DIRECT)
-		*err = why;
-	if (rc != 1 || how == WALK_DIRECT)
+	rc = m->array(h, 0, p->units, &p->off, path, v, err);
+	return rc ? rc : m->array(h, 1, p->units, &p->bytes, path, v, err);
+}
+
+/* The current directory of libtiff's handle h: page k of file f, stream
+ * view w->views, checked as tiff_walk.c checks its own. */
+static int lib_page(walk *w, const struct parload__tiff_lib *m, void *h,
+		    uint32_t f, uint32_t k, uint64_t size, parload_error *err)
+{
+	const char *path = w->files->p[f];
+	const uint64_t v = w->views;
+	parload__tiff_dir d;
+	page *p;
+	int type, rc;
+
+	m->dir(h, &d);
+	if ((rc = parload__tiff_sample(path, v, k, d.spp, d.bits, d.fmt, &type,
+				       err)))
 		return rc;
-	walk_reset(w);
-	if (!(m = parload__module_get(PARLOAD_FORMAT_TIFF, w->files->p[0],
-				      err))) {
-#ifndef HAVE_TIFF
-		/* Built without libtiff: what the direct walk could not take
-		 * says why. */
-		if (how != WALK_LIBTIFF) {
-			if (err)
-				*err = why;
-			return why.code;
-		}
-#endif
-		return PARLOAD_ENOTSUP;
-	}
-	rc = 0;
-	for (uint32_t f = 0; !rc && f < w->files->n; f++)
-		rc = m->tiff_walk(w, f, err);
+	if (!d.width || !d.height)
+		return parload__fail(err, PARLOAD_ECONTAINER, 0, path, v,
+				     PARLOAD_NONE, "page %" PRIu32 " has no "
+				     "width or height", k);
+	if ((rc = parload__tiff_add(w, f, k, d.width, d.height, type, &p,
+				    err)))
+		return rc;
+	p->ifd = d.ifd;
+	rc = lib_units(m, h, &d, p, path, v, err);
+	if (!rc)
+		rc = parload__tiff_fits(p, d.height,
+					(uint64_t)d.width *
+						parload_pixel_size(type),
+					size, path, v, err);
+	/* The file's only directory: ImageJ's stack in one, perhaps. */
+	if (!rc && k == 0 && d.last && d.desc)
+		rc = parload__tiff_imagej(w, p, d.desc, strlen(d.desc), size,
+					  err);
 	return rc;
 }
 
-/* The source's description and strips table, by the walk how says. */
-static int read_source(const parload_source *src, parload__container *out,
-		       int how, parload_error *err)
+/* Every page of file f by libtiff's answers (module m), following its
+ * directory chain once. */
+static int lib_walk(walk *w, const parload__module *m, uint32_t f,
+		    parload_error *err)
+{
+	const char *path = w->files->p[f];
+	struct stat sb;
+	void *h;
+	uint32_t k = 0;
+	int rc;
+
+	if (parload__sys_stat(path, &sb) != 0)
+		return parload__fail_open(err, errno, path);
+	if ((rc = m->tiff.open(path, &h, err)))
+		return rc;
+	do
+		rc = lib_page(w, &m->tiff, h, f, k++, (uint64_t)sb.st_size,
+			      err);
+	while (!rc && (rc = m->tiff.next(h, k, w->views, path, err)) == 1);
+	m->tiff.close(h);
+	return rc;
+}
+
+/* Forget the records of w from record r0 on (a file's, that a walk
+ * gave up), its views from v0 on. */
+static void walk_drop(walk *w, uint64_t r0, uint64_t v0)
+{
+	for (uint64_t r = r0; r < w->records; r++) {
+		if (w->p[r].pooled)
+			continue;
+		parload__sys_free(w->p[r].off);
+		parload__sys_free(w->p[r].bytes);
+	}
+	w->records = r0;
+	w->views = v0;
+}
+
+/* File f's pages into w: by the direct walk where it takes the file (not
+ * with PARLOAD_TIFF=libtiff), else by libtiff's walk (the TIFF module),
+ * which reads that file alone, what the direct walk gave of it
+ * forgotten; *fallbacks counts the files libtiff walked.  Native alone,
+ * or built without libtiff, a file the direct walk cannot take fails
+ * with the error that says why; without the module, PARLOAD_ENOTSUP
+ * saying so. */
+static int walk_file(walk *w, uint32_t f, parload__backend how,
+		     uint64_t *fallbacks, parload_error *err)
+{
+	const uint64_t r0 = w->records, v0 = w->views;
+	const parload__module *m;
+	parload_error why;
+	int rc = how == PARLOAD__BACKEND_LIBRARY ?
+			 1 :
+			 parload__tiff_walk_direct(w, f, &why, err);
+
+	if (rc != 1)
+		return rc;
+	walk_drop(w, r0, v0);
+	if (how != PARLOAD__BACKEND_NATIVE &&
+	    (m = parload__module_get(PARLOAD_FORMAT_TIFF, w->files->p[0],
+				     err))) {
+		++*fallbacks;
+		return lib_walk(w, m, f, err);
+	}
+#ifdef HAVE_TIFF
+	if (how != PARLOAD__BACKEND_NATIVE)
+		return PARLOAD_ENOTSUP;
+#endif
+	if (how == PARLOAD__BACKEND_LIBRARY)
+		return PARLOAD_ENOTSUP;
+	if (err)
+		*err = why;
+	return why.code;
+}
+
+/* The pages of every file into w, each file by the walk walk_file
+ * chooses.  Pages of other strips or byte orders than page 0's are read
+ * through libtiff's decoder (make_table), which native alone, or a build
+ * without libtiff, has not: the error that says so. */
+static int walk_all(walk *w, parload__backend how, uint64_t *fallbacks,
+		    parload_error *err)
+{
+	parload_error why;
+	int rc = 0;
+
+	for (uint32_t f = 0; !rc && f < w->files->n; f++)
+		rc = walk_file(w, f, how, fallbacks, err);
+#ifdef HAVE_TIFF
+	if (how != PARLOAD__BACKEND_NATIVE)
+		return rc;
+#endif
+	for (uint64_t r = 0; !rc && r < w->records; r++)
+		if (w->p[r].unit != w->p[0].unit || w->p[r].be != w->p[0].be) {
+			rc = mixed(w, &w->p[r], &why);
+			if (err)
+				*err = why;
+		}
+	return rc;
+}
+
+/* The source's description and strips table, each file walked by the
+ * back-end PARLOAD_TIFF asks for. */
+int parload__tiff_read(const parload_source *src, parload__container *out,
+		       parload_error *err)
 {
 	const char *name = src->path ? src->path : src->paths[0];
+	parload__backend how;
 	flist files = { 0 };
 	walk w = { 0 };
-	int rc = list_files(src, &files, err);
+	int rc = parload__backend_get(PARLOAD_FORMAT_TIFF, name, &how, err);
 
 	memset(out, 0, sizeof(*out));
+	if (!rc)
+		rc = list_files(src, &files, err);
 	w.files = &files;
 	if (!rc)
-		rc = walk_all(&w, how, err);
+		rc = walk_all(&w, how, &out->fallback_files, err);
 	if (!rc) {
 		out->paths = files.p;
 		out->n = files.n;
@@ -569,18 +704,3 @@ static int read_source(const parload_source *src, parload__container *out,
 		parload__container_free(out);
 	return rc;
 }
-
-int parload__tiff_read(const parload_source *src, parload__container *out,
-		       parload_error *err)
-{
-	return read_source(src, out, WALK_AUTO, err);
-}
-
-int parload__tiff_walk(const parload_source *src, parload__container *out,
-		       int direct, parload_error *err)
-{
-	return read_source(src, out, direct == 2 ? WALK_ONE_BY_ONE :
-				     direct ? WALK_DIRECT : WALK_LIBTIFF,
-			   err);
-}
-

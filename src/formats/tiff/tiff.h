@@ -2,12 +2,13 @@
  * tiff.h - what the TIFF reader's parts share: the files of a source, the
  * walk's records of its pages, and the calls between them.
  *
- * tiff.c (always built, no libtiff) lists the files, runs the walk and
- * makes the table; tiff_walk.c walks the directories itself with pread;
- * tiff_libtiff.c (a build with libtiff) walks them with libtiff where the
- * direct walk cannot and decodes compressed or tiled pages; tiff_write.c
- * writes TIFF itself.  tiff.c calls into tiff_libtiff.c only through
- * parload__tiff_walk_libtiff and parload__tiff_decoder.
+ * tiff.c (always built, no libtiff) lists the files, runs the walk of
+ * each (tiff_walk.c's, or libtiff's answers where it cannot take the
+ * file) and makes the table; tiff_walk.c walks the directories itself
+ * with pread; tiff_libtiff.c (a build with libtiff, the TIFF module)
+ * answers what libtiff reads of a directory and decodes compressed or
+ * tiled pages; tiff_write.c writes TIFF itself.  tiff.c reaches
+ * tiff_libtiff.c only through the module's table (tiff, tiff_decoder).
  */
 #ifndef PARLOAD_TIFF_H
 #define PARLOAD_TIFF_H
@@ -81,9 +82,6 @@ typedef struct parload__tiff_pages {
 	uint32_t width, height;
 	int type;
 	parload__tiff_slab *slab; /* the newest block (owned) */
-	bool one_by_one;     /* the direct walk reads every directory entry
-			      * by entry (the tests' and fuzzer's reference
-			      * for its runs) */
 } parload__tiff_pages;
 
 /* ---- tiff.c, for the walks ---- */
@@ -143,11 +141,26 @@ int parload__tiff_imagej(parload__tiff_pages *w, parload__tiff_page *p,
 int parload__tiff_walk_direct(parload__tiff_pages *w, uint32_t f,
 			      parload_error *why, parload_error *err);
 
-/* ---- tiff_libtiff.c (HAVE_TIFF only) ---- */
+/* ---- tiff_libtiff.c (HAVE_TIFF only): libtiff's answers ---- */
 
-/* Every page of file f into w, with libtiff's directory reads. */
-int parload__tiff_walk_libtiff(parload__tiff_pages *w, uint32_t f,
-			       parload_error *err);
+/* One directory as libtiff reads it: its tags' values (libtiff's
+ * defaults where absent; 0 for an absent size), no meaning.  tiff.c's
+ * libtiff walk checks them as tiff_walk.c checks its own, through the
+ * same functions above, in the order of its checks; the module's
+ * parload__tiff_lib (internal.h) answers open, dir, array (a copy of the
+ * strip or tile offsets, which 0, or byte counts, 1), next (1, 0 at the
+ * chain's end, or the error libtiff reported on the way) and close. */
+typedef struct parload__tiff_dir {
+	uint64_t ifd;         /* its offset */
+	uint32_t width, height;
+	uint32_t tile_w, tile_l; /* tiled */
+	uint32_t rows_per_strip; /* striped */
+	uint32_t units;       /* strips or tiles */
+	uint16_t spp, bits, fmt, comp;
+	bool be, tiled;
+	bool last;            /* the chain's last directory */
+	const char *desc;     /* ImageDescription (the handle's), or NULL */
+} parload__tiff_dir;
 
 /* What the libtiff decoder needs of a container (its table's arg,
  * parload__sys_malloc'ed; the decoder's free_arg frees it). */

@@ -88,51 +88,44 @@ static int ij_counts(const walk *w, const page *p, const char *desc,
 	return 0;
 }
 
-int parload__tiff_imagej(walk *w, page *p, const char *desc, uint64_t len,
-			 uint64_t size, parload_error *err)
+/* The images ImageJ's counts v declare, into *n: images=, and channels x
+ * slices x frames (tifffile's count, one sample a pixel) where given,
+ * both where both are; ECONTAINER naming page p where they disagree or
+ * pass 2^32 - 1. */
+static int ij_images(const walk *w, const page *p, const uint64_t *v,
+		     uint64_t *n, parload_error *err)
 {
 	const char *path = w->files->p[p->file];
-	const uint64_t row_size = (uint64_t)w->width *
-				  parload_pixel_size(w->type);
-	const uint64_t frame = row_size * w->height;
-	uint64_t v[IJ_KEYS], n, product = 1, fit;
-	int rc;
+	uint64_t product = 1;
 
-	if (len < 7 || (memcmp(desc, "ImageJ=", 7) != 0 &&
-			memcmp(desc, "SCIFIO=", 7) != 0))
-		return 0;
-	if (len > PARLOAD__TIFF_DESC_MAX)
-		return parload__fail(err, PARLOAD_ENOTSUP, 0, path, p->view,
-				     PARLOAD_NONE, "page %" PRIu32 ": an "
-				     "ImageJ description of more than %zu "
-				     "bytes is not read (the images it "
-				     "declares are not known)", p->index,
-				     PARLOAD__TIFF_DESC_MAX);
-	if ((rc = ij_counts(w, p, desc, (size_t)len, v, err)))
-		return rc;
-	/* images=, and channels x slices x frames (tifffile's count, one
-	 * sample a pixel) where given: both where both are. */
 	for (int k = IJ_CHANNELS; k < IJ_KEYS; k++)
 		if (v[k] && (product *= v[k]) > UINT32_MAX)
 			break;
-	n = v[IJ_IMAGES] ? v[IJ_IMAGES] : product;
-	if (n != product && (v[IJ_CHANNELS] || v[IJ_SLICES] || v[IJ_FRAMES]))
+	*n = v[IJ_IMAGES] ? v[IJ_IMAGES] : product;
+	if (*n != product && (v[IJ_CHANNELS] || v[IJ_SLICES] || v[IJ_FRAMES]))
 		return parload__fail(err, PARLOAD_ECONTAINER, 0, path, p->view,
 				     PARLOAD_NONE, "page %" PRIu32 ": its "
 				     "ImageJ description says images=%" PRIu64
 				     ", channels x slices x frames %s%" PRIu64,
-				     p->index, n,
+				     p->index, *n,
 				     product > UINT32_MAX ? "more than " : "",
 				     PARLOAD__MIN(product, UINT32_MAX));
-	if (n <= 1)
-		return 0;
-	if (n > UINT32_MAX)
+	if (*n > UINT32_MAX)
 		return parload__fail(err, PARLOAD_ECONTAINER, 0, path, p->view,
 				     PARLOAD_NONE, "page %" PRIu32 ": its "
 				     "ImageJ description declares more than %"
 				     PRIu32 " images", p->index, UINT32_MAX);
-	/* The images after the first lie past the directory's strips, back
-	 * to back: only uncompressed strips that are themselves. */
+	return 0;
+}
+
+/* The n images after page p's first lie past its strips, back to back:
+ * only uncompressed strips, themselves back to back (rows of row_size
+ * bytes); ENOTSUP naming page p otherwise. */
+static int ij_layout(const walk *w, const page *p, uint64_t n,
+		     uint64_t row_size, parload_error *err)
+{
+	const char *path = w->files->p[p->file];
+
 	if (!p->plain || p->across != 1)
 		return parload__fail(err, PARLOAD_ENOTSUP, 0, path, p->view,
 				     PARLOAD_NONE, "page %" PRIu32 " holds "
@@ -158,6 +151,36 @@ int parload__tiff_imagej(walk *w, page *p, const char *desc, uint64_t len,
 					     "after the first are not where "
 					     "they lie", p->index, n, u);
 	}
+	return 0;
+}
+
+int parload__tiff_imagej(walk *w, page *p, const char *desc, uint64_t len,
+			 uint64_t size, parload_error *err)
+{
+	const char *path = w->files->p[p->file];
+	const uint64_t row_size = (uint64_t)w->width *
+				  parload_pixel_size(w->type);
+	const uint64_t frame = row_size * w->height;
+	uint64_t v[IJ_KEYS], n, fit;
+	int rc;
+
+	if (len < 7 || (memcmp(desc, "ImageJ=", 7) != 0 &&
+			memcmp(desc, "SCIFIO=", 7) != 0))
+		return 0;
+	if (len > PARLOAD__TIFF_DESC_MAX)
+		return parload__fail(err, PARLOAD_ENOTSUP, 0, path, p->view,
+				     PARLOAD_NONE, "page %" PRIu32 ": an "
+				     "ImageJ description of more than %zu "
+				     "bytes is not read (the images it "
+				     "declares are not known)", p->index,
+				     PARLOAD__TIFF_DESC_MAX);
+	if ((rc = ij_counts(w, p, desc, (size_t)len, v, err)) ||
+	    (rc = ij_images(w, p, v, &n, err)))
+		return rc;
+	if (n <= 1)
+		return 0;
+	if ((rc = ij_layout(w, p, n, row_size, err)))
+		return rc;
 	/* (parload__tiff_fits held the first image inside the file.) */
 	fit = (size - p->off[0]) / frame;
 	if (fit < n)

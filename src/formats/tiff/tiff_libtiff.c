@@ -1,8 +1,9 @@
 /*
  * tiff_libtiff.c - what of the TIFF reader needs libtiff (a build with
- * it only): the directory walk for the files tiff_walk.c's own walk does
- * not take (compressed, tiled, multi-sample or damaged pages: libtiff
- * reads them, or says what is wrong); the decoder that each worker opens
+ * it only), the TIFF module: libtiff's answers for the files tiff_walk.c's
+ * own walk does not take (compressed, tiled, multi-sample or damaged
+ * pages), raw facts of each directory, which tiff.c's walk gives their
+ * meaning (tiff.h: parload__tiff_lib); the decoder that each worker opens
  * for itself for compressed or tiled pages (CODEC_CUSTOM, rows in the
  * host's byte order).  TIFF is written without libtiff (tiff_write.c).
  */
@@ -103,145 +104,108 @@ static int copy_tag(TIFF *tif, uint32_t tag, uint32_t n, uint64_t **out,
 	return 0;
 }
 
-/* Page k of the file: its pixel type, and one sample per pixel. */
-static int page_type(TIFF *tif, const char *path, uint64_t v, uint32_t k,
-		     int *type, parload_error *err)
-{
-	uint16_t spp = 1, bits = 1, fmt = SAMPLEFORMAT_UINT;
+/* An open file: libtiff's handle and its messages. */
+typedef struct thandle {
+	TIFF *tif;
+	tmsg m;
+} thandle;
 
+static int lib_open(const char *path, void **h, parload_error *err)
+{
+	thandle *t = parload__sys_calloc(1, sizeof(*t));
+
+	*h = NULL;
+	if (!t)
+		return parload__fail_nomem(err, path);
+	if (!(t->tif = topen(path, "rmc", &t->m))) {
+		const int rc = parload__fail_path(err, PARLOAD_ECONTAINER, 0,
+						  path, "not a TIFF that libtiff "
+						  "opens: %s", said(&t->m));
+
+		parload__sys_free(t);
+		return rc;
+	}
+	*h = t;
+	return 0;
+}
+
+/* The current directory's tags, as libtiff gives them (its defaults
+ * where a tag is absent; 0 for an absent size). */
+static void lib_dir(void *h, parload__tiff_dir *d)
+{
+	TIFF *tif = ((thandle *)h)->tif;
+	uint16_t spp = 1, bits = 1, fmt = SAMPLEFORMAT_UINT;
+	uint16_t comp = COMPRESSION_NONE;
+
+	memset(d, 0, sizeof(*d));
 	TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
 	TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &bits);
 	TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLEFORMAT, &fmt);
-	return parload__tiff_sample(path, v, k, spp, bits, fmt, type, err);
-}
-
-/* Tiles no larger than the page (rounded up to 16, the tiles' own
- * multiple) or 1024 pixels a side, whichever is more: a decoder holds a
- * whole tile, and a damaged tag would have it allocate gigabytes. */
-static int tile_fits(TIFF *tif, uint32_t tw, uint32_t tl, uint32_t height,
-		     const page *p, const char *path, uint64_t v,
-		     parload_error *err)
-{
-	uint32_t width = 0;
-
-	TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &width);
-	if (tw <= ((width + 15u) & ~15u) || tw <= 1024u) {
-		if (tl <= ((height + 15u) & ~15u) || tl <= 1024u)
-			return 0;
-	}
-	return parload__fail(err, PARLOAD_ECONTAINER, 0, path, v,
-			     PARLOAD_NONE, "page %" PRIu32 ": tiles of %" PRIu32
-			     " x %" PRIu32 " for a page of %" PRIu32 " x %"
-			     PRIu32, p->index, tw, tl, width, height);
-}
-
-/* The geometry of page p (its strips or tiles), copied from the tags. */
-static int page_units(TIFF *tif, page *p, uint32_t height, const char *path,
-		      uint64_t v, parload_error *err)
-{
-	uint32_t tw = 0, tl = 0, rps = 0;
-	uint16_t comp = COMPRESSION_NONE;
-	int rc;
-
 	TIFFGetFieldDefaulted(tif, TIFFTAG_COMPRESSION, &comp);
-	p->be = TIFFIsBigEndian(tif) != 0;
-	if (TIFFIsTiled(tif)) {
-		if (!TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw) ||
-		    !TIFFGetField(tif, TIFFTAG_TILELENGTH, &tl) || !tw || !tl)
-			return parload__fail(err, PARLOAD_ECONTAINER, 0, path,
-					     v, PARLOAD_NONE, "page %" PRIu32
-					     ": tiles of no size", p->index);
-		rc = tile_fits(tif, tw, tl, height, p, path, v, err);
-		if (rc)
-			return rc;
-		p->unit = tl;
-		p->plain = false;
-		p->units = TIFFNumberOfTiles(tif);
-		p->across = p->units / ((height + tl - 1) / tl);
-		rc = copy_tag(tif, TIFFTAG_TILEOFFSETS, p->units, &p->off,
-			      path, v, err);
-		return rc ? rc : copy_tag(tif, TIFFTAG_TILEBYTECOUNTS,
-					  p->units, &p->bytes, path, v, err);
-	}
-	TIFFGetFieldDefaulted(tif, TIFFTAG_ROWSPERSTRIP, &rps);
-	p->unit = rps == 0 || rps > height ? height : rps;
-	p->plain = comp == COMPRESSION_NONE;
-	p->across = 1;
-	p->units = TIFFNumberOfStrips(tif);
-	rc = copy_tag(tif, TIFFTAG_STRIPOFFSETS, p->units, &p->off, path, v,
-		      err);
-	return rc ? rc : copy_tag(tif, TIFFTAG_STRIPBYTECOUNTS, p->units,
-				  &p->bytes, path, v, err);
+	d->spp = spp, d->bits = bits, d->fmt = fmt, d->comp = comp;
+	if (!TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &d->width))
+		d->width = 0;
+	if (!TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &d->height))
+		d->height = 0;
+	d->ifd = TIFFCurrentDirOffset(tif);
+	d->be = TIFFIsBigEndian(tif) != 0;
+	d->tiled = TIFFIsTiled(tif) != 0;
+	if (d->tiled && (!TIFFGetField(tif, TIFFTAG_TILEWIDTH, &d->tile_w) ||
+			 !TIFFGetField(tif, TIFFTAG_TILELENGTH, &d->tile_l)))
+		d->tile_w = d->tile_l = 0;
+	if (!d->tiled)
+		TIFFGetFieldDefaulted(tif, TIFFTAG_ROWSPERSTRIP,
+				      &d->rows_per_strip);
+	d->units = d->tiled ? TIFFNumberOfTiles(tif) : TIFFNumberOfStrips(tif);
+	d->last = TIFFLastDirectory(tif) != 0;
+	if (!TIFFGetField(tif, TIFFTAG_IMAGEDESCRIPTION, &d->desc))
+		d->desc = NULL;
 }
 
-/* The current directory of tif: page k of file f, stream view
- * w->views. */
-static int add_page(walk *w, TIFF *tif, uint32_t f, uint32_t k,
-		    uint64_t size, parload_error *err)
+/* A copy of the current directory's strip or tile offsets (which 0) or
+ * byte counts (1), n of them (page v for the error). */
+static int lib_array(void *h, int which, uint32_t n, uint64_t **out,
+		     const char *path, uint64_t v, parload_error *err)
 {
-	const char *path = w->files->p[f];
-	const uint64_t v = w->views;
-	uint32_t width = 0, height = 0;
-	page *p;
-	int type, rc;
+	TIFF *tif = ((thandle *)h)->tif;
+	const bool tiled = TIFFIsTiled(tif) != 0;
+	const uint32_t tag = tiled ? (which ? TIFFTAG_TILEBYTECOUNTS :
+					      TIFFTAG_TILEOFFSETS) :
+				     (which ? TIFFTAG_STRIPBYTECOUNTS :
+					      TIFFTAG_STRIPOFFSETS);
 
-	if ((rc = page_type(tif, path, v, k, &type, err)))
-		return rc;
-	if (!TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &width) ||
-	    !TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &height) || !width ||
-	    !height)
-		return parload__fail(err, PARLOAD_ECONTAINER, 0, path, v,
-				     PARLOAD_NONE, "page %" PRIu32 " has no "
-				     "width or height", k);
-	if ((rc = parload__tiff_add(w, f, k, width, height, type, &p, err)))
-		return rc;
-	p->ifd = TIFFCurrentDirOffset(tif);
-	rc = page_units(tif, p, height, path, v, err);
-	if (!rc)
-		rc = parload__tiff_fits(p, height,
-					(uint64_t)width *
-						parload_pixel_size(type),
-					size, path, v, err);
-	/* The file's only directory: ImageJ's stack in one, perhaps. */
-	if (!rc && k == 0 && TIFFLastDirectory(tif)) {
-		const char *desc = NULL;
-
-		if (TIFFGetField(tif, TIFFTAG_IMAGEDESCRIPTION, &desc) && desc)
-			rc = parload__tiff_imagej(w, p, desc, strlen(desc),
-						  size, err);
-	}
-	return rc;
+	return copy_tag(tif, tag, n, out, path, v, err);
 }
 
-/* Every page of file f, following its directory chain once. */
-int parload__tiff_walk_libtiff(walk *w, uint32_t f, parload_error *err)
+/* The next directory: 1; 0 at the chain's end; the error libtiff
+ * reported since the last directory (a chain that loops among them),
+ * naming page k, stream view v. */
+static int lib_next(void *h, uint32_t k, uint64_t v, const char *path,
+		    parload_error *err)
 {
-	const char *path = w->files->p[f];
-	struct stat sb;
-	tmsg m;
-	TIFF *tif;
-	uint32_t k = 0;
-	int rc;
+	thandle *t = h;
 
-	if (parload__sys_stat(path, &sb) != 0)
-		return parload__fail_open(err, errno, path);
-	if (!(tif = topen(path, "rmc", &m)))
-		return parload__fail_path(err, PARLOAD_ECONTAINER, 0, path,
-					  "not a TIFF that libtiff opens: %s",
-					  said(&m));
-	do {
-		rc = add_page(w, tif, f, k++, (uint64_t)sb.st_size, err);
-		m.text[0] = m.warn[0] = '\0';
-	} while (!rc && TIFFReadDirectory(tif));
+	t->m.text[0] = t->m.warn[0] = '\0';
+	if (TIFFReadDirectory(t->tif))
+		return 1;
 	/* libtiff warns of a chain that loops, and stops there. */
-	if (!rc && !m.text[0] && strstr(m.warn, "looping"))
-		memcpy(m.text, m.warn, sizeof(m.text));
-	if (!rc && m.text[0])
-		rc = parload__fail(err, PARLOAD_ECONTAINER, 0, path, w->views,
-				   PARLOAD_NONE, "page %" PRIu32 ": %s", k,
-				   m.text);
-	TIFFClose(tif);
-	return rc;
+	if (!t->m.text[0] && strstr(t->m.warn, "looping"))
+		memcpy(t->m.text, t->m.warn, sizeof(t->m.text));
+	if (t->m.text[0])
+		return parload__fail(err, PARLOAD_ECONTAINER, 0, path, v,
+				     PARLOAD_NONE, "page %" PRIu32 ": %s", k,
+				     t->m.text);
+	return 0;
+}
+
+static void lib_close(void *h)
+{
+	thandle *t = h;
+
+	if (!t)
+		return;
+	TIFFClose(t->tif);
+	parload__sys_free(t);
 }
 
 /* ---------------------------------------------------------------------
@@ -453,10 +417,11 @@ const parload__decoder parload__tiff_decoder = {
 	.free_arg = targ_free,
 };
 
-/* This file's walk and decoder, as a module (module.c). */
+/* This file's answers and decoder, as a module (module.c). */
 PARLOAD__MODULE_EXPORT const parload__module parload__tiff_module = {
 	.abi = PARLOAD__MODULE_ABI,
-	.tiff_walk = parload__tiff_walk_libtiff,
+	.tiff = { .open = lib_open, .dir = lib_dir, .array = lib_array,
+		  .next = lib_next, .close = lib_close },
 	.tiff_decoder = &parload__tiff_decoder,
 };
 #endif /* HAVE_TIFF */

@@ -550,6 +550,62 @@ static bool strips_fit(const tin *in, const page *t, const uint64_t *off)
 	return true;
 }
 
+/* Whether directory b (next + inl bytes) is the run's (in->tmpl) but for
+ * its strips' offsets (inl bytes at value) and its next directory's
+ * offset (at next), which is want. */
+static bool repeats(const tin *in, const unsigned char *b, size_t value,
+		    size_t next, unsigned inl, uint64_t want)
+{
+	return memcmp(b, in->tmpl, value) == 0 &&
+	       memcmp(b + value + inl, in->tmpl + value + inl,
+		      next - value - inl) == 0 &&
+	       num(in, b + next, inl) == want;
+}
+
+/* A new record of a run at the walk's end: page t's (a copy of the
+ * directory the run repeats) at o, directories step s apart, its first
+ * page k, the strips of that page at got; stepped until a page's strips
+ * are not where the last page's and one step put them. */
+static int run_record(tin *in, const page *t, uint64_t o, uint64_t s,
+		      uint32_t k, const uint64_t *got, page **out)
+{
+	walk *w = in->w;
+	page *r;
+	int rc = parload__tiff_reserve(w, w->records + 1, in->f, in->err);
+
+	if (rc)
+		return rc;
+	r = &w->p[w->records++];
+	*r = *t;
+	r->ifd = o;
+	r->view = w->views;
+	r->step = s;
+	r->pages = 0;
+	r->index = k;
+	r->stepped = true;
+	if (!(r->off = slab_take(w, t->units)))
+		return parload__fail_nomem(in->err, in->path);
+	memcpy(r->off, got, t->units * sizeof(*got));
+	*out = r;
+	return 0;
+}
+
+/* Run r, stepped until now, made to hold every page's strip offsets, for
+ * room pages. */
+static int unstep(tin *in, page *r, uint64_t room)
+{
+	uint64_t *all = slab_take(in->w, (size_t)(room * r->units));
+
+	if (!all)
+		return parload__fail_nomem(in->err, in->path);
+	for (uint32_t i = 0; i < r->pages; i++)
+		for (uint32_t u = 0; u < r->units; u++)
+			all[(size_t)i * r->units + u] = parload__tiff_off(r, i, u);
+	r->off = all;
+	r->stepped = false;
+	return 0;
+}
+
 /* A run: directories back to back, s bytes apart (tifffile's layout and
  * parload's own: every page's pixels, then all the directories after
  * them), each the same bytes as the one before it but for its strips'
@@ -587,8 +643,7 @@ static int run(tin *in, const dir *d, uint64_t at, uint64_t *off,
 
 	/* Only directories that hold their strips' offsets in the entry:
 	 * otherwise each points to its own array. */
-	if (w->one_by_one || s < len || s > RUN_STRIDE ||
-	    (uint64_t)t.units * ts > inl)
+	if (s < len || s > RUN_STRIDE || (uint64_t)t.units * ts > inl)
 		return 0;
 	if (!(b = view(in, at, len, &rc)))
 		return rc < 0 ? rc : 0;
@@ -596,51 +651,24 @@ static int run(tin *in, const dir *d, uint64_t at, uint64_t *off,
 	for (;; o += s) {
 		if (*k == UINT32_MAX || !(b = view(in, o, len, &rc)))
 			break;
-		if (memcmp(b, in->tmpl, value) != 0 ||
-		    memcmp(b + value + inl, in->tmpl + value + inl,
-			   next - value - inl) != 0 ||
-		    num(in, b + next, inl) != o + s)
+		if (!repeats(in, b, value, next, inl, o + s))
 			break;
 		for (uint32_t u = 0; u < t.units; u++)
 			got[u] = num(in, b + value + (size_t)u * ts, ts);
 		if (!strips_fit(in, &t, got))
 			break;
 		if (!r || r->pages == room) {
-			/* Room for RUN_FIRST pages, then twice the last
-			 * record's, each a record of its own, never more
-			 * than the file could hold from here: few records
-			 * for a long run, and little taken for nothing by
-			 * short ones (what a run leaves goes back). */
+			/* Records of RUN_FIRST pages, then twice the last's,
+			 * no more than the file holds from here (what a run
+			 * leaves goes back). */
 			room = PARLOAD__MIN(PARLOAD__MAX(RUN_FIRST, 2 * room),
 					    PARLOAD__MIN((in->size - o) / s + 1,
 							 RUN_PAGES));
-			if ((rc = parload__tiff_reserve(w, w->records + 1,
-							in->f, in->err)))
+			if ((rc = run_record(in, &t, o, s, *k, got, &r)))
 				return rc;
-			r = &w->p[w->records++];
-			*r = t;
-			r->ifd = o;
-			r->view = w->views;
-			r->step = s;
-			r->pages = 0;
-			r->index = *k;
-			/* Stepped until a page's strips are not where the
-			 * last page's and one step put them. */
-			r->stepped = true;
-			if (!(r->off = slab_take(w, t.units)))
-				return parload__fail_nomem(in->err, in->path);
-			memcpy(r->off, got, t.units * sizeof(*got));
-		} else if (r->stepped && !stepped(r, got)) {
-			uint64_t *all = slab_take(w, (size_t)(room * t.units));
-
-			if (!all)
-				return parload__fail_nomem(in->err, in->path);
-			for (uint32_t i = 0; i < r->pages; i++)
-				for (uint32_t u = 0; u < t.units; u++)
-					all[(size_t)i * t.units + u] =
-						parload__tiff_off(r, i, u);
-			r->off = all;
-			r->stepped = false;
+		} else if (r->stepped && !stepped(r, got) &&
+			   (rc = unstep(in, r, room))) {
+			return rc;
 		}
 		if (!r->stepped)
 			memcpy(r->off + (size_t)r->pages * t.units, got,

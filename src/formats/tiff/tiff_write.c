@@ -166,19 +166,59 @@ int parload__tiff_save(const char *tmp, const char *path,
 	return parload__tiff_save_as(tmp, path, st, big, err);
 }
 
+/* The file's parts in its order, so that it is written front to back:
+ * first (pixels bytes: the header, the first directory, the
+ * description), the pixels, then the other pages' directories (dirs,
+ * one bytes each). */
+static int write_parts(int fd, const unsigned char *first, uint64_t pixels,
+		       const unsigned char *dirs, size_t one,
+		       const parload_stack *st, const char *path,
+		       parload_error *err)
+{
+	int e, rc;
+
+	if ((e = write_all(fd, first, (size_t)pixels)) != 0)
+		return fail_write(err, e, path, PARLOAD_NONE, "the header");
+	rc = write_pixels(fd, st, page_bytes(st), path, err);
+	if (rc == 0 && st->n > 1 &&
+	    (e = write_all(fd, dirs, (size_t)(st->n - 1) * one)) != 0)
+		rc = fail_write(err, e, path, PARLOAD_NONE,
+				"the pages' directories");
+	return rc;
+}
+
+/* TIFF's SampleFormat of a pixel type: IEEE float, signed, unsigned. */
+static uint16_t sample_format(int type)
+{
+	return type == PARLOAD_PIXEL_F32 || type == PARLOAD_PIXEL_F64 ? 3 :
+	       type == PARLOAD_PIXEL_I16 || type == PARLOAD_PIXEL_I32 ? 2 :
+									 1;
+}
+
+/* The file's header: little-endian ("II"), classic (42) or BigTIFF (43),
+ * the first directory right after it. */
+static void put_header(tw *w)
+{
+	if (w->big) {
+		put(w, 0x002B4949, 4);
+		put(w, 8, 2);
+		put(w, 0, 2);
+		put(w, 16, 8);
+	} else {
+		put(w, 0x002A4949, 4);
+		put(w, 8, 4);
+	}
+}
+
 int parload__tiff_save_as(const char *tmp, const char *path,
 			  const parload_stack *st, bool big,
 			  parload_error *err)
 {
 	const unsigned bpp = parload_pixel_size(st->pixel_type);
 	const uint64_t page = page_bytes(st);
-	const bool f = st->pixel_type == PARLOAD_PIXEL_F32 ||
-		       st->pixel_type == PARLOAD_PIXEL_F64;
-	const bool s = st->pixel_type == PARLOAD_PIXEL_I16 ||
-		       st->pixel_type == PARLOAD_PIXEL_I32;
 	char desc[96];
 	page_tags t = { st->cols, st->rows, (uint16_t)(8 * bpp),
-			(uint16_t)(f ? 3 : s ? 2 : 1), page, 0, 0 };
+			sample_format(st->pixel_type), page, 0, 0 };
 	const size_t len = (size_t)snprintf(desc, sizeof(desc),
 					    "{\"shape\": [%" PRIu64 ", %" PRIu32
 					    ", %" PRIu32 "]}",
@@ -191,7 +231,7 @@ int parload__tiff_save_as(const char *tmp, const char *path,
 	const size_t one = dir_bytes(big, TAGS);
 	unsigned char *first, *dirs = NULL;
 	tw w = { big, NULL };
-	int fd, e = 0, rc;
+	int fd, rc;
 
 	/* tmp is the empty file parload_save made: not opened with O_TRUNC,
 	 * since on ext4 the close of a file truncated at its opening sends
@@ -207,37 +247,18 @@ int parload__tiff_save_as(const char *tmp, const char *path,
 		goto out;
 	}
 	w.p = first;
-	if (big) {
-		put(&w, 0x002B4949, 4); /* "II", 43 */
-		put(&w, 8, 2);
-		put(&w, 0, 2);
-		put(&w, 16, 8);
-	} else {
-		put(&w, 0x002A4949, 4); /* "II", 42 */
-		put(&w, 8, 4);
-	}
+	put_header(&w);
 	t.desc_at = head;
 	t.desc_len = len;
 	directory(&w, &t, pixels, st->n > 1 ? rest : 0);
 	memcpy(first + head, desc, len);
 	t.desc_at = 0;
 	for (uint64_t k = 1; k < st->n; k++) {
-		const uint64_t at = rest + (k - 1) * one;
-
 		w.p = dirs + (k - 1) * one;
 		directory(&w, &t, pixels + k * page,
-			  k + 1 < st->n ? at + one : 0);
+			  k + 1 < st->n ? rest + k * one : 0);
 	}
-	/* In the file's order, so that it is written front to back. */
-	if ((e = write_all(fd, first, (size_t)pixels)) != 0) {
-		rc = fail_write(err, e, path, PARLOAD_NONE, "the header");
-		goto out;
-	}
-	rc = write_pixels(fd, st, page, path, err);
-	if (rc == 0 && st->n > 1 &&
-	    (e = write_all(fd, dirs, (size_t)(st->n - 1) * one)) != 0)
-		rc = fail_write(err, e, path, PARLOAD_NONE,
-				"the pages' directories");
+	rc = write_parts(fd, first, pixels, dirs, one, st, path, err);
 out:
 	if (parload__sys_close(fd) != 0 && rc == 0)
 		rc = fail_write(err, errno, path, PARLOAD_NONE, "the file");
