@@ -1,10 +1,11 @@
 /*
  * driver.c - the table of format drivers (driver.h) and the one place
  * that says which of them reads a source, or writes a file: first bytes,
- * then names, case-insensitively.  Also the rows of the formats whose
- * readers live elsewhere: parload's own stream (format.c, source.c), a
- * raw layout or a list of files as given (source.c), TIFF (tiff.c) and
- * HDF5 (hdf5_native.c, else the module's reader).
+ * then names, case-insensitively.  Also the rows of the formats the
+ * engine reads as they are given: parload's own stream (format.c,
+ * source.c), a raw layout or a list of files (source.c).  Every other
+ * format's row lives with its reader: nrrd/nrrd.c, tiff/tiff.c,
+ * hdf5/hdf5_core.c, npy.c.
  */
 #include "formats/formats.h"
 
@@ -359,13 +360,37 @@ static int which_format(const char *path, parload_error *err)
 				  "which format? (an extension: %s)", names);
 }
 
+/* d's writer to a temporary file beside path, then put in place; an
+ * existing path refused without PARLOAD_SAVE_FORCE. */
+static int save_placed(const parload__driver *d, const char *path,
+		       const parload_stack *st, const parload_save_options *o,
+		       parload_error *err)
+{
+	char tmp[PATH_MAX];
+	struct stat sb;
+	int rc;
+
+	/* Refused before writing; parload_temp_place refuses it again,
+	 * atomically, should path appear meanwhile. */
+	if (!(o->flags & PARLOAD_SAVE_FORCE) && parload__sys_lstat(path, &sb) == 0)
+		return parload__fail_path(err, PARLOAD_EEXIST, 0, path,
+					  "exists (replace it with force)");
+	rc = parload_temp_create(path, tmp, sizeof(tmp), err);
+	if (rc)
+		return rc;
+	rc = d->write(tmp, path, st, o, err);
+	if (rc == 0)
+		rc = parload_temp_place(tmp, path, o->flags, err);
+	if (rc)
+		(void)unlink(tmp);
+	return rc;
+}
+
 int parload_save(const char *path, const parload_stack *st,
 		 const parload_save_options *o, parload_error *err)
 {
 	parload_save_options dflt;
 	const parload__driver *d;
-	char tmp[PATH_MAX];
-	struct stat sb;
 	int rc;
 
 	if (!o) {
@@ -385,20 +410,7 @@ int parload_save(const char *path, const parload_stack *st,
 	/* The caller's temporary file: written, and left to the caller. */
 	if (o->tmp)
 		return d->write(o->tmp, path, st, o, err);
-	/* Refused before writing; parload_temp_place refuses it again,
-	 * atomically, should path appear meanwhile. */
-	if (!(o->flags & PARLOAD_SAVE_FORCE) && parload__sys_lstat(path, &sb) == 0)
-		return parload__fail_path(err, PARLOAD_EEXIST, 0, path,
-					  "exists (replace it with force)");
-	rc = parload_temp_create(path, tmp, sizeof(tmp), err);
-	if (rc)
-		return rc;
-	rc = d->write(tmp, path, st, o, err);
-	if (rc == 0)
-		rc = parload_temp_place(tmp, path, o->flags, err);
-	if (rc)
-		(void)unlink(tmp);
-	return rc;
+	return save_placed(d, path, st, o, err);
 }
 
 /* ---- public: the table as names ---- */
@@ -445,96 +457,4 @@ const parload__driver parload__driver_list = {
 	.name = "list",
 	.title = "list",
 	.format = PARLOAD_FORMAT_RAW,
-};
-
-static bool tiff_magic(const unsigned char *b, size_t n)
-{
-	return n >= 4 && ((b[0] == 'I' && b[1] == 'I' &&
-			   (b[2] == 42 || b[2] == 43) && b[3] == 0) ||
-			  (b[0] == 'M' && b[1] == 'M' && b[2] == 0 &&
-			   (b[3] == 42 || b[3] == 43)));
-}
-
-static int tiff_describe(const parload_source *src, parload__described *out,
-			 parload_error *err)
-{
-	out->strips = true;
-	return parload__tiff_read(src, &out->got, err);
-}
-
-static int tiff_write(const char *tmp, const char *path,
-		      const parload_stack *st, const parload_save_options *o,
-		      parload_error *err)
-{
-	(void)o;
-	return parload__tiff_save(tmp, path, st, err);
-}
-
-static const char *const tiff_exts[] = { PARLOAD__TIFF_EXTS, NULL };
-
-const parload__driver parload__driver_tiff = {
-	.name = "tiff",
-	.title = "TIFF",
-	.format = PARLOAD_FORMAT_TIFF,
-	.magic = tiff_magic,
-	.exts = tiff_exts,
-	.describe = tiff_describe,
-	.save = PARLOAD_SAVE_TIFF,
-	.write = tiff_write,
-	.codecs = 1u << PARLOAD__CODEC_NONE | 1u << PARLOAD__CODEC_DEFLATE |
-		  1u << PARLOAD__CODEC_CUSTOM,
-};
-
-static bool hdf5_magic(const unsigned char *b, size_t n)
-{
-	static const unsigned char sig[8] = { 0x89, 'H', 'D', 'F',
-					      '\r', '\n', 0x1a, '\n' };
-
-	return n >= 8 && memcmp(b, sig, 8) == 0;
-}
-
-/* hdf5_native.c where it can, else the module.  The file's other files
- * (an external link's, external storage's: its paths after the first),
- * when the source confines them, in its directory. */
-static int hdf5_describe(const parload_source *src, parload__described *out,
-			 parload_error *err)
-{
-	parload__container *c = &out->got;
-	int rc;
-
-	out->strips = true;
-	rc = parload__hdf5_read(src, c, err);
-	for (size_t k = 1; rc == 0 && (src->flags & PARLOAD_SRC_CONFINE) &&
-			   k < c->n; k++)
-		rc = parload__confined(c->paths[0], c->paths[k], err);
-	if (rc)
-		parload__container_free(c);
-	return rc;
-}
-
-static int hdf5_write(const char *tmp, const char *path,
-		      const parload_stack *st, const parload_save_options *o,
-		      parload_error *err)
-{
-	const parload__module *m = parload__module_get(PARLOAD_FORMAT_HDF5,
-						       path, err);
-
-	return m ? m->write(tmp, path, st, o, err) : PARLOAD_ENOTSUP;
-}
-
-static const char *const hdf5_exts[] = { ".h5", ".hdf5", ".hdf", ".nxs",
-					 ".cxi", NULL };
-
-const parload__driver parload__driver_hdf5 = {
-	.name = "hdf5",
-	.title = "HDF5",
-	.format = PARLOAD_FORMAT_HDF5,
-	.magic = hdf5_magic,
-	.exts = hdf5_exts,
-	.describe = hdf5_describe,
-	.save = PARLOAD_SAVE_HDF5,
-	.write = hdf5_write,
-	.codecs = 1u << PARLOAD__CODEC_NONE | 1u << PARLOAD__CODEC_DEFLATE |
-		  1u << PARLOAD__CODEC_SHUFFLE_DEFLATE |
-		  1u << PARLOAD__CODEC_CUSTOM,
 };

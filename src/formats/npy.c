@@ -249,6 +249,16 @@ static int dict(npy *h)
 
 /* The preamble: magic, version, the header's length; *off where the
  * header begins, *len its bytes. */
+/* The header's length after the preamble of b: 2 bytes little-endian in
+ * version 1.0, 4 in 2.0 and 3.0. */
+static uint64_t header_len(const unsigned char *b)
+{
+	uint64_t len = (uint64_t)b[8] | (uint64_t)b[9] << 8;
+
+	return b[6] == 1 ? len :
+			   len | (uint64_t)b[10] << 16 | (uint64_t)b[11] << 24;
+}
+
 static int preamble(npy *h, uint64_t size, size_t *off, uint64_t *len)
 {
 	const unsigned char *b = h->b;
@@ -266,9 +276,7 @@ static int preamble(npy *h, uint64_t size, size_t *off, uint64_t *len)
 		return bad(h, PARLOAD_ETRUNCATED, "a .npy file ends inside "
 			   "its preamble");
 	}
-	*len = b[6] == 1 ? (uint64_t)b[8] | (uint64_t)b[9] << 8 :
-		 (uint64_t)b[8] | (uint64_t)b[9] << 8 |
-		 (uint64_t)b[10] << 16 | (uint64_t)b[11] << 24;
+	*len = header_len(b);
 	h->at = *off;
 	if (*len > MAX_HEADER)
 		return bad(h, PARLOAD_ECONTAINER, "a .npy header of %" PRIu64
@@ -279,6 +287,30 @@ static int preamble(npy *h, uint64_t size, size_t *off, uint64_t *len)
 			   " bytes, but the file ends %" PRIu64 " bytes "
 			   "after its preamble", *len, size - *off);
 	return 0;
+}
+
+/* The array h's dictionary describes, its data at byte at, as a raw
+ * layout: views of its last two dimensions. */
+static int as_layout(npy *h, uint64_t at, parload_desc *d)
+{
+	const uint64_t rows = h->shape[h->dims - 2], cols = h->shape[h->dims - 1];
+	int rc;
+
+	if (rows > UINT32_MAX || cols > UINT32_MAX)
+		return bad(h, PARLOAD_ENOTSUP, "a .npy view of %" PRIu64
+			   " x %" PRIu64 ": parload's rows and columns are "
+			   "32-bit", rows, cols);
+	parload_desc_init(d);
+	d->format = PARLOAD_FORMAT_RAW;
+	d->pixel_type = h->type;
+	d->encoding = (parload_encoding)h->enc;
+	d->offset = at;
+	d->count = h->dims == 3 ? h->shape[0] : 1;
+	d->height = (uint32_t)rows;
+	d->width = (uint32_t)cols;
+	if ((rc = parload_desc_check(d, h->err)) != 0)
+		parload__error_prefix(h->err, h->path);
+	return rc;
 }
 
 int parload__npy_parse(const unsigned char *b, size_t n, uint64_t size,
@@ -297,24 +329,7 @@ int parload__npy_parse(const unsigned char *b, size_t n, uint64_t size,
 			   " bytes ends past the %zu bytes read", len, n);
 	}
 	h.n = off + (size_t)len;
-	if ((rc = dict(&h)) != 0)
-		return rc;
-	parload_desc_init(d);
-	d->format = PARLOAD_FORMAT_RAW;
-	d->pixel_type = h.type;
-	d->encoding = (parload_encoding)h.enc;
-	d->offset = off + len;
-	d->count = h.dims == 3 ? h.shape[0] : 1;
-	if (h.shape[h.dims - 1] > UINT32_MAX || h.shape[h.dims - 2] > UINT32_MAX)
-		return bad(&h, PARLOAD_ENOTSUP, "a .npy view of %" PRIu64
-			   " x %" PRIu64 ": parload's rows and columns are "
-			   "32-bit", h.shape[h.dims - 2], h.shape[h.dims - 1]);
-	d->height = (uint32_t)h.shape[h.dims - 2];
-	d->width = (uint32_t)h.shape[h.dims - 1];
-	rc = parload_desc_check(d, err);
-	if (rc)
-		parload__error_prefix(err, path);
-	return rc;
+	return (rc = dict(&h)) != 0 ? rc : as_layout(&h, off + len, d);
 }
 
 /* ---- the driver ---- */
@@ -349,6 +364,17 @@ static int read_head(int fd, const char *path, uint64_t size,
 	return rc;
 }
 
+/* c's files: path alone. */
+static int one_file(parload__container *c, const char *path,
+		    parload_error *err)
+{
+	c->paths = parload__sys_calloc(1, sizeof(char *));
+	if (!c->paths || !(c->paths[0] = parload__sys_strdup(path)))
+		return parload__fail_nomem(err, path);
+	c->n = 1;
+	return 0;
+}
+
 static int npy_describe(const parload_source *src, parload__described *out,
 			parload_error *err)
 {
@@ -374,12 +400,7 @@ static int npy_describe(const parload_source *src, parload__described *out,
 		rc = parload__npy_parse(b, n, (uint64_t)st.st_size, path,
 					&out->got.desc, err);
 	parload__sys_free(b);
-	out->got.paths = rc ? NULL : parload__sys_calloc(1, sizeof(char *));
-	if (rc == 0 && (!out->got.paths ||
-			!(out->got.paths[0] = parload__sys_strdup(path))))
-		rc = parload__fail_nomem(err, path);
-	out->got.n = rc ? 0 : 1;
-	return rc;
+	return rc ? rc : one_file(&out->got, path, err);
 }
 
 /* ---- writing: format 1.0, its data on a multiple of 64 bytes ---- */

@@ -79,36 +79,29 @@ static int put(parload_writer *w, const void *data, size_t len,
 	return rc;
 }
 
-int parload_writer_open(parload_writer **out, const char *path,
-			const parload_file_header *h, parload_error *err)
+/* Only what a reader accepts may be written: h as a reader parses it,
+ * into *check, its views small enough to be written from memory. */
+static int check_header(const char *path, const parload_file_header *h,
+			parload_file_header *check, parload_error *err)
 {
-	parload_file_header check;
-	parload_writer *w;
+	int rc = parload_parse_file_header(h, sizeof(*h), path, check, err);
+
+	if (rc == 0 && h->payload_size > SIZE_MAX)
+		rc = parload__fail(err, PARLOAD_EOVERFLOW, 0, path,
+				   PARLOAD_NONE, PARLOAD_NONE,
+				   "views of %" PRIu64 " bytes do not fit in "
+				   "this address space", h->payload_size);
+	return rc;
+}
+
+/* A writer of path, its file created (or emptied); nothing held on
+ * failure. */
+static int create(const char *path, parload_writer **out, parload_error *err)
+{
+	parload_writer *w = parload__sys_malloc(sizeof(*w));
 	int rc;
 
-	if (!out)
-		return parload__fail(err, PARLOAD_EINVAL, 0, path, PARLOAD_NONE,
-				     PARLOAD_NONE, NULL);
-	*out = NULL;
-	if (!path || !h)
-		return parload__fail(err, PARLOAD_EINVAL, 0, path, PARLOAD_NONE,
-				     PARLOAD_NONE,
-				     "no file or no header given");
-	/* Only what a reader accepts may be written. */
-	rc = parload_parse_file_header(h, sizeof(*h), path, &check, err);
-	if (rc)
-		return rc;
-	if (h->payload_size > SIZE_MAX)
-		return parload__fail(err, PARLOAD_EOVERFLOW, 0, path,
-				     PARLOAD_NONE, PARLOAD_NONE,
-				     "views of %" PRIu64 " bytes do not fit in "
-				     "this address space", h->payload_size);
-	w = parload__sys_malloc(sizeof(*w));
-	if (!w)
-		return parload__fail(err, PARLOAD_ENOMEM, 0, path, PARLOAD_NONE,
-				     PARLOAD_NONE, NULL);
-	w->path = parload__sys_strdup(path);
-	if (!w->path) {
+	if (!w || !(w->path = parload__sys_strdup(path))) {
 		parload__sys_free(w);
 		return parload__fail(err, PARLOAD_ENOMEM, 0, path, PARLOAD_NONE,
 				     PARLOAD_NONE, NULL);
@@ -125,11 +118,32 @@ int parload_writer_open(parload_writer **out, const char *path,
 		parload__sys_free(w);
 		return rc;
 	}
+	*out = w;
+	return 0;
+}
+
+int parload_writer_open(parload_writer **out, const char *path,
+			const parload_file_header *h, parload_error *err)
+{
+	parload_file_header check;
+	parload_writer *w = NULL;
+	int rc;
+
+	if (!out)
+		return parload__fail(err, PARLOAD_EINVAL, 0, path, PARLOAD_NONE,
+				     PARLOAD_NONE, NULL);
+	*out = NULL;
+	if (!path || !h)
+		return parload__fail(err, PARLOAD_EINVAL, 0, path, PARLOAD_NONE,
+				     PARLOAD_NONE,
+				     "no file or no header given");
+	if ((rc = check_header(path, h, &check, err)) != 0 ||
+	    (rc = create(path, &w, err)) != 0)
+		return rc;
 	w->h = check;
 	memset(w->h.reserved, 0, sizeof(w->h.reserved));
 	w->added = 0;
 	w->offset = 0;
-	w->used = 0;
 	/* On a little-endian host the struct is the on-disk header. */
 	memcpy(w->buf, &w->h, sizeof(w->h));
 	w->used = sizeof(w->h);

@@ -74,3 +74,59 @@ int parload__hdf5_read(const parload_source *src, parload__container *out,
 					  "reads it, or says why not)");
 	return by_libhdf5(src, path, how == PARLOAD__BACKEND_AUTO, out, err);
 }
+
+/* ---- the HDF5 driver's row (driver.h) ---- */
+
+static bool hdf5_magic(const unsigned char *b, size_t n)
+{
+	static const unsigned char sig[8] = { 0x89, 'H', 'D', 'F',
+					      '\r', '\n', 0x1a, '\n' };
+
+	return n >= 8 && memcmp(b, sig, 8) == 0;
+}
+
+/* hdf5_native.c where it can, else the module.  The file's other files
+ * (an external link's, external storage's: its paths after the first),
+ * when the source confines them, in its directory. */
+static int hdf5_describe(const parload_source *src, parload__described *out,
+			 parload_error *err)
+{
+	parload__container *c = &out->got;
+	int rc;
+
+	out->strips = true;
+	rc = parload__hdf5_read(src, c, err);
+	for (size_t k = 1; rc == 0 && (src->flags & PARLOAD_SRC_CONFINE) &&
+			   k < c->n; k++)
+		rc = parload__confined(c->paths[0], c->paths[k], err);
+	if (rc)
+		parload__container_free(c);
+	return rc;
+}
+
+static int hdf5_write(const char *tmp, const char *path,
+		      const parload_stack *st, const parload_save_options *o,
+		      parload_error *err)
+{
+	const parload__module *m = parload__module_get(PARLOAD_FORMAT_HDF5,
+						       path, err);
+
+	return m ? m->write(tmp, path, st, o, err) : PARLOAD_ENOTSUP;
+}
+
+static const char *const hdf5_exts[] = { ".h5", ".hdf5", ".hdf", ".nxs",
+					 ".cxi", NULL };
+
+const parload__driver parload__driver_hdf5 = {
+	.name = "hdf5",
+	.title = "HDF5",
+	.format = PARLOAD_FORMAT_HDF5,
+	.magic = hdf5_magic,
+	.exts = hdf5_exts,
+	.describe = hdf5_describe,
+	.save = PARLOAD_SAVE_HDF5,
+	.write = hdf5_write,
+	.codecs = 1u << PARLOAD__CODEC_NONE | 1u << PARLOAD__CODEC_DEFLATE |
+		  1u << PARLOAD__CODEC_SHUFFLE_DEFLATE |
+		  1u << PARLOAD__CODEC_CUSTOM,
+};

@@ -14,7 +14,7 @@
  * header in the same file (an attached header).  docs/libparload.3 lists
  * what is read and what is refused.
  */
-#include "formats/formats.h"
+#include "formats/nrrd/nrrd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,37 +27,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAX_HEADER ((size_t)16 << 20) /* bytes of header text read */
-#define MAX_FILES ((uint64_t)1 << 20) /* data files one header may name */
-
-enum form { DF_NONE, DF_ONE, DF_LIST, DF_PATTERN };
-
-/* One header being read. */
-typedef struct hdr {
-	const char *path;
-	parload_error *err;
-	unsigned line;        /* the line being read, from 1 */
-	uint64_t seen;        /* fields given: bits of their ids */
-	const char *field;    /* the field being read, for messages */
-	int dim;
-	uint64_t sizes[3];
-	int type;             /* PARLOAD_PIXEL_*, 0 until given */
-	int endian;           /* PARLOAD_ENC_LE or _BE, -1 until given */
-	bool raw;             /* encoding: raw given */
-	int64_t byte_skip;
-	uint64_t line_skip;
-	enum form form;
-	int subdim;           /* 0: not given */
-	unsigned df_line;     /* the line of "data file" */
-	const char *name;     /* DF_ONE: the file; DF_PATTERN: the format */
-	int64_t first, last, step;
-	size_t end;           /* bytes of the header: attached data from here */
-	size_t dirlen;        /* path's directory, its '/' included */
-	char **paths;         /* the data files, joined to the directory */
-	size_t n, cap;
-	unsigned flags;       /* the source's PARLOAD_SRC_* */
-	struct parload__file_id *ids; /* PARLOAD_SRC_CONFINE: as checked */
-} hdr;
 
 static int vfail(hdr *h, int code, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
@@ -75,10 +44,7 @@ static int vfail(hdr *h, int code, const char *fmt, va_list ap)
 				  h->line, what);
 }
 
-static int fail(hdr *h, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(hdr *h, int code, const char *fmt, ...)
+int parload__nrrd_fail(hdr *h, int code, const char *fmt, ...)
 {
 	va_list ap;
 	int rc;
@@ -91,7 +57,7 @@ static int fail(hdr *h, int code, const char *fmt, ...)
 
 /* The line that names data file i: the "data file" line, or the list's
  * line of it. */
-static unsigned file_line(unsigned line, bool list, size_t i)
+unsigned parload__nrrd_file_line(unsigned line, bool list, size_t i)
 {
 	return list ? line + 1 + (unsigned)i : line;
 }
@@ -119,11 +85,7 @@ static int vfail_file(parload_error *err, const char *header, unsigned line,
 }
 
 /* The same for data file i of the header being read. */
-static int fail_file(hdr *h, size_t i, int code, int sys_errno,
-		     const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static int fail_file(hdr *h, size_t i, int code, int sys_errno,
+int parload__nrrd_fail_file(hdr *h, size_t i, int code, int sys_errno,
 		     const char *fmt, ...)
 {
 	va_list ap;
@@ -132,7 +94,7 @@ static int fail_file(hdr *h, size_t i, int code, int sys_errno,
 	va_start(ap, fmt);
 	rc = vfail_file(h->err, h->path,
 			h->form == DF_NONE ? 0 :
-			file_line(h->df_line, h->form == DF_LIST, i),
+			parload__nrrd_file_line(h->df_line, h->form == DF_LIST, i),
 			h->paths[i], code, sys_errno, fmt, ap);
 	va_end(ap);
 	return rc;
@@ -141,7 +103,7 @@ static int fail_file(hdr *h, size_t i, int code, int sys_errno,
 int parload__nrrd_vfail(const parload__nrrd *n, size_t i, parload_error *err,
 			int code, int sys_errno, const char *fmt, va_list ap)
 {
-	return vfail_file(err, n->header, file_line(n->line, n->list, i),
+	return vfail_file(err, n->header, parload__nrrd_file_line(n->line, n->list, i),
 			  n->paths[i], code, sys_errno, fmt, ap);
 }
 
@@ -231,10 +193,10 @@ static int f_dimension(hdr *h, char *v)
 	int64_t d;
 
 	if (!parse_count(v, &d) || d < 1)
-		return fail(h, PARLOAD_EINVAL, "'%s' is not a dimension "
+		return parload__nrrd_fail(h, PARLOAD_EINVAL, "'%s' is not a dimension "
 			    "(a number, at least 1)", PARLOAD__Q(v));
 	if (d != 2 && d != 3)
-		return fail(h, PARLOAD_ENOTSUP, "dimension %" PRId64 " is not "
+		return parload__nrrd_fail(h, PARLOAD_ENOTSUP, "dimension %" PRId64 " is not "
 			    "supported: parload reads 2 (one view) or 3 "
 			    "(views along the slowest axis)", d);
 	h->dim = (int)d;
@@ -247,17 +209,17 @@ static int f_sizes(hdr *h, char *v)
 	int k = split(v, t, 3);
 
 	if (!h->dim)
-		return fail(h, PARLOAD_EINVAL, "sizes before dimension: the "
+		return parload__nrrd_fail(h, PARLOAD_EINVAL, "sizes before dimension: the "
 			    "dimension field comes first");
 	if (k != h->dim)
-		return fail(h, PARLOAD_EINVAL, "'%s' is not %d sizes",
+		return parload__nrrd_fail(h, PARLOAD_EINVAL, "'%s' is not %d sizes",
 			    PARLOAD__Q(v), h->dim);
 	for (int i = 0; i < k; i++) {
 		int64_t s;
 
 		if (!parse_int(t[i].s, t[i].n, false, &s) || s < 1 ||
 		    (i < 2 && s > UINT32_MAX))
-			return fail(h, PARLOAD_EINVAL, "size %d of '%s' is not "
+			return parload__nrrd_fail(h, PARLOAD_EINVAL, "size %d of '%s' is not "
 				    "a number between 1 and %s", i + 1,
 				    PARLOAD__Q(v),
 				    i < 2 ? "4294967295" : "2^63");
@@ -303,14 +265,14 @@ static int f_type(hdr *h, char *v)
 			if (strcmp(name, type_names[i].name) != 0)
 				continue;
 			if (!type_names[i].type)
-				return fail(h, PARLOAD_ENOTSUP, "type %s is not "
+				return parload__nrrd_fail(h, PARLOAD_ENOTSUP, "type %s is not "
 					    "supported: parload reads u8, "
 					    "i16, u16, i32, u32, float and "
 					    "double", PARLOAD__Q(v));
 			h->type = type_names[i].type;
 			return 0;
 		}
-	return fail(h, PARLOAD_EINVAL, "'%s' is not a NRRD type",
+	return parload__nrrd_fail(h, PARLOAD_EINVAL, "'%s' is not a NRRD type",
 		    PARLOAD__Q(v));
 }
 
@@ -321,7 +283,7 @@ static int f_endian(hdr *h, char *v)
 	else if (strcasecmp(v, "big") == 0)
 		h->endian = PARLOAD_ENC_BE;
 	else
-		return fail(h, PARLOAD_EINVAL, "'%s' is neither little nor "
+		return parload__nrrd_fail(h, PARLOAD_EINVAL, "'%s' is neither little nor "
 			    "big", PARLOAD__Q(v));
 	return 0;
 }
@@ -339,17 +301,17 @@ static int f_encoding(hdr *h, char *v)
 	}
 	for (size_t i = 0; i < sizeof(others) / sizeof(*others); i++)
 		if (strcasecmp(v, others[i]) == 0)
-			return fail(h, PARLOAD_ENOTSUP, "encoding %s is not "
+			return parload__nrrd_fail(h, PARLOAD_ENOTSUP, "encoding %s is not "
 				    "supported: parload reads raw",
 				    PARLOAD__Q(v));
-	return fail(h, PARLOAD_EINVAL, "'%s' is not a NRRD encoding",
+	return parload__nrrd_fail(h, PARLOAD_EINVAL, "'%s' is not a NRRD encoding",
 		    PARLOAD__Q(v));
 }
 
 static int f_byte_skip(hdr *h, char *v)
 {
 	if (!parse_int(v, strlen(v), true, &h->byte_skip) || h->byte_skip < -1)
-		return fail(h, PARLOAD_EINVAL, "'%s' is not a byte count "
+		return parload__nrrd_fail(h, PARLOAD_EINVAL, "'%s' is not a byte count "
 			    "(or -1: the data ends the file)", PARLOAD__Q(v));
 	return 0;
 }
@@ -359,7 +321,7 @@ static int f_line_skip(hdr *h, char *v)
 	int64_t n;
 
 	if (!parse_count(v, &n))
-		return fail(h, PARLOAD_EINVAL, "'%s' is not a line count",
+		return parload__nrrd_fail(h, PARLOAD_EINVAL, "'%s' is not a line count",
 			    PARLOAD__Q(v));
 	h->line_skip = (uint64_t)n;
 	return 0;
@@ -368,7 +330,7 @@ static int f_line_skip(hdr *h, char *v)
 /* A format with exactly one integer conversion (%d %i %u %o %x %X, with
  * flags, a width and a precision of at most 3 digits each) and '%%' for a
  * percent sign; *is_signed tells %d and %i. */
-static bool one_conversion(const char *f, bool *is_signed)
+bool parload__nrrd_one_conversion(const char *f, bool *is_signed)
 {
 	int convs = 0;
 
@@ -403,26 +365,26 @@ static int pattern_numbers(hdr *h, const tok *t, int k, char *v)
 	for (int i = 1; i < k; i++)
 		if (!parse_int(t[i].s, t[i].n, true, &n[i - 1]) ||
 		    n[i - 1] < INT_MIN || n[i - 1] > INT_MAX)
-			return fail(h, PARLOAD_EINVAL, "'%s' of '%s' is not "
+			return parload__nrrd_fail(h, PARLOAD_EINVAL, "'%s' of '%s' is not "
 				    "an int", PARLOAD__QN(t[i].s, t[i].n),
 				    PARLOAD__Q(v));
 	((char *)t[0].s)[t[0].n] = '\0';
-	if (!one_conversion(t[0].s, &is_signed))
-		return fail(h, PARLOAD_EINVAL, "'%s' is not a file name "
+	if (!parload__nrrd_one_conversion(t[0].s, &is_signed))
+		return parload__nrrd_fail(h, PARLOAD_EINVAL, "'%s' is not a file name "
 			    "format with one integer conversion (%%d)",
 			    PARLOAD__Q(t[0].s));
 	if (n[2] == 0)
-		return fail(h, PARLOAD_EINVAL, "the pattern '%s' has step 0",
+		return parload__nrrd_fail(h, PARLOAD_EINVAL, "the pattern '%s' has step 0",
 			    PARLOAD__Q(t[0].s));
 	if ((n[2] > 0 && n[0] > n[1]) || (n[2] < 0 && n[0] < n[1]))
-		return fail(h, PARLOAD_EINVAL, "'%s' names no files: step %"
+		return parload__nrrd_fail(h, PARLOAD_EINVAL, "'%s' names no files: step %"
 			    PRId64 " does not lead from %" PRId64 " to %"
 			    PRId64, PARLOAD__Q(v), n[2], n[0], n[1]);
 	if (k == 5 && (n[3] < 1 || n[3] > 3))
-		return fail(h, PARLOAD_EINVAL, "subdim %" PRId64 " of '%s' is "
+		return parload__nrrd_fail(h, PARLOAD_EINVAL, "subdim %" PRId64 " of '%s' is "
 			    "not a dimension", n[3], PARLOAD__Q(v));
 	if (!is_signed && (n[0] < 0 || n[1] < 0))
-		return fail(h, PARLOAD_EINVAL, "'%s': an unsigned conversion "
+		return parload__nrrd_fail(h, PARLOAD_EINVAL, "'%s': an unsigned conversion "
 			    "of a negative number", PARLOAD__Q(v));
 	h->name = t[0].s;
 	h->first = n[0], h->last = n[1], h->step = n[2];
@@ -453,7 +415,7 @@ static int f_data_file(hdr *h, char *v)
 	if (k >= 1 && k <= 2 && t[0].n == 4 && memcmp(t[0].s, "LIST", 4) == 0) {
 		if (k == 2 && (!parse_int(t[1].s, t[1].n, false, &sub) ||
 			       sub < 1 || sub > 3))
-			return fail(h, PARLOAD_EINVAL, "'%s' is not a "
+			return parload__nrrd_fail(h, PARLOAD_EINVAL, "'%s' is not a "
 				    "dimension", PARLOAD__QN(t[1].s, t[1].n));
 		h->subdim = (int)sub;
 		h->form = DF_LIST;
@@ -462,7 +424,7 @@ static int f_data_file(hdr *h, char *v)
 	if ((k == 4 || k == 5) && all_numbers(t, 1, k))
 		return pattern_numbers(h, t, k, v);
 	if (!*v)
-		return fail(h, PARLOAD_EINVAL, "no file named");
+		return parload__nrrd_fail(h, PARLOAD_EINVAL, "no file named");
 	h->name = v;
 	h->form = DF_ONE;
 	return 0;
@@ -529,329 +491,11 @@ static int parse_field(hdr *h, char *line, char *colon)
 		    strncasecmp(line, fields[i].name, len) != 0)
 			continue;
 		if (h->seen & ((uint64_t)1 << fields[i].id))
-			return fail(h, PARLOAD_EINVAL, "given twice");
+			return parload__nrrd_fail(h, PARLOAD_EINVAL, "given twice");
 		h->seen |= (uint64_t)1 << fields[i].id;
 		return fields[i].fn(h, v);
 	}
-	return fail(h, PARLOAD_ENOTSUP, "not a field parload knows");
-}
-
-/* ---- the data files ---- */
-
-static int nomem(hdr *h)
-{
-	return parload__fail_nomem(h->err, h->path);
-}
-
-/* Append the directory of the header and name (unless absolute). */
-static int add_path(hdr *h, const char *name)
-{
-	const size_t dir = name[0] == '/' ? 0 : h->dirlen;
-	char *p;
-
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? 2 * h->cap : 8;
-		char **grown = parload__sys_malloc(cap * sizeof(*grown));
-
-		if (!grown)
-			return nomem(h);
-		if (h->n)
-			memcpy(grown, h->paths, h->n * sizeof(*grown));
-		parload__sys_free(h->paths);
-		h->paths = grown;
-		h->cap = cap;
-	}
-	p = parload__sys_malloc(dir + strlen(name) + 1);
-	if (!p)
-		return nomem(h);
-	memcpy(p, h->path, dir);
-	strcpy(p + dir, name);
-	h->paths[h->n++] = p;
-	return 0;
-}
-
-/* The pattern's files, from first to last by step. */
-static int add_pattern(hdr *h, uint64_t n)
-{
-	char name[PATH_MAX];
-	int64_t i = h->first;
-	bool is_signed = true;
-	int rc = 0;
-
-	(void)one_conversion(h->name, &is_signed);
-	for (uint64_t k = 0; rc == 0 && k < n; k++, i += h->step) {
-		int len;
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-		/* The format has one checked integer conversion. */
-		if (is_signed)
-			len = snprintf(name, sizeof(name), h->name, (int)i);
-		else
-			len = snprintf(name, sizeof(name), h->name,
-				       (unsigned)i);
-#pragma GCC diagnostic pop
-		if (len < 0 || (size_t)len >= sizeof(name))
-			return fail(h, PARLOAD_EINVAL, "'%s' with %" PRId64
-				    " is not a file name", PARLOAD__Q(h->name),
-				    i);
-		rc = add_path(h, name);
-	}
-	return rc;
-}
-
-/* How many files the pattern names. */
-static uint64_t pattern_files(const hdr *h)
-{
-	const int64_t span = h->step > 0 ? h->last - h->first :
-					   h->first - h->last;
-
-	return (uint64_t)span / (uint64_t)(h->step > 0 ? h->step : -h->step)
-	       + 1;
-}
-
-/* n files for the views: whole views in each, the same number. */
-static int check_split(hdr *h, uint64_t n, uint64_t views)
-{
-	const int sub = h->subdim ? h->subdim : h->dim - 1;
-	uint64_t pieces = 1;
-
-	if (h->form == DF_ONE || h->form == DF_NONE)
-		return 0;
-	if (sub < 1 || sub > h->dim)
-		return fail(h, PARLOAD_EINVAL, "subdim %d is not between 1 "
-			    "and the dimension, %d", sub, h->dim);
-	for (int i = sub; i < h->dim; i++)
-		if (__builtin_mul_overflow(pieces, h->sizes[i], &pieces))
-			pieces = UINT64_MAX; /* more than MAX_FILES */
-	if (sub < h->dim && n != pieces)
-		return fail(h, PARLOAD_EINVAL, "%" PRIu64 " files of %d-D "
-			    "pieces, but the sizes make %" PRIu64 " of them",
-			    n, sub, pieces);
-	if (n > 1 && (sub < 2 || h->dim == 2))
-		return fail(h, PARLOAD_ENOTSUP, "each of the %" PRIu64
-			    " files holds part of a view: parload reads whole "
-			    "views from each file", n);
-	if (views % n)
-		return fail(h, PARLOAD_ENOTSUP, "%" PRIu64 " slices do not "
-			    "split evenly over %" PRIu64 " files", views, n);
-	return 0;
-}
-
-/* The data files of the header: its own path (attached), one name, the
- * pattern's or the list's (already added). */
-static int data_files(hdr *h, uint64_t views)
-{
-	uint64_t n = h->form == DF_PATTERN ? pattern_files(h) :
-		     h->form == DF_LIST    ? h->n :
-					     1;
-	int rc;
-
-	if (h->form != DF_NONE) {
-		h->field = "data file";
-		h->line = h->df_line;
-	}
-	if (h->form == DF_LIST && n == 0)
-		return fail(h, PARLOAD_EINVAL, "LIST names no files");
-	if (n > MAX_FILES)
-		return fail(h, PARLOAD_ENOTSUP, "%" PRIu64 " files: parload "
-			    "reads at most %" PRIu64, n, MAX_FILES);
-	rc = check_split(h, n, views);
-	if (rc || h->form == DF_LIST)
-		return rc;
-	if (h->form == DF_PATTERN)
-		return add_pattern(h, n);
-	if (h->form == DF_ONE)
-		return add_path(h, h->name);
-	/* Attached: the header's own file, by its path as given. */
-	h->dirlen = 0;
-	return add_path(h, h->path);
-}
-
-/* ---- where the data files lie ---- */
-
-/* PARLOAD_SRC_CONFINE: every data file, its links resolved, in the
- * header's directory or below it, before any is opened.  (The data of an
- * attached header is the header itself, which the caller named.) */
-static int confine(hdr *h)
-{
-	char dir[PATH_MAX], real[PATH_MAX];
-	struct stat st;
-	int rc;
-
-	if (h->form == DF_NONE)
-		return 0;
-	rc = parload__dir_of(h->path, dir, h->err);
-	if (rc == 0 && !(h->ids = parload__sys_malloc(h->n * sizeof(*h->ids))))
-		return nomem(h);
-	for (size_t i = 0; rc == 0 && i < h->n; i++) {
-		/* What the open finds must be the file resolved here (the
-		 * device and inode): not one swapped in meanwhile. */
-		if (!realpath(h->paths[i], real) ||
-		    parload__sys_stat(real, &st) != 0) {
-			const int e = errno;
-			char why[128];
-
-			return fail_file(h, i, PARLOAD_EOPEN, e, "%s",
-					 parload__open_why(e, h->paths[i], why,
-							   sizeof(why)));
-		}
-		if (!parload__path_below(dir, real))
-			return fail_file(h, i, PARLOAD_EOPEN, 0,
-					 "the file is '%s', outside '%s', the "
-					 "header's directory, to which the "
-					 "source is confined "
-					 "(PARLOAD_SRC_CONFINE)",
-					 PARLOAD__Q(real), PARLOAD__Q(dir));
-		h->ids[i].dev = st.st_dev;
-		h->ids[i].ino = st.st_ino;
-	}
-	return rc;
-}
-
-static int opened(parload_error *err, const struct parload__file_id *ids,
-		  size_t i, const struct stat *st, const char *header,
-		  unsigned line, const char *file)
-{
-	if (!ids || (ids[i].dev == st->st_dev && ids[i].ino == st->st_ino))
-		return 0;
-	return parload__fail_path(err, PARLOAD_EOPEN, 0, header,
-				  "line %u: data file '%s': not the file "
-				  "checked under the header's directory: it "
-				  "was replaced before it was opened "
-				  "(PARLOAD_SRC_CONFINE)",
-				  line, PARLOAD__Q(file));
-}
-
-int parload__nrrd_opened(const parload__nrrd *n, size_t i,
-			 const struct stat *st, parload_error *err)
-{
-	return opened(err, n->ids, i, st, n->header,
-		      file_line(n->line, n->list, i), n->paths[i]);
-}
-
-/* ---- where the data starts ---- */
-
-/* The offset after n lines from base in the open file fd. */
-static int skip_lines(hdr *h, int fd, const char *file, uint64_t base,
-		      uint64_t *off)
-{
-	char buf[4096];
-	uint64_t lines = 0, at = base;
-
-	while (lines < h->line_skip) {
-		ssize_t got = parload__sys_pread(fd, buf, sizeof(buf),
-						 (off_t)at);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return parload__fail(h->err, PARLOAD_EIO, errno, file,
-					     PARLOAD_NONE, at, NULL);
-		if (got == 0)
-			return parload__fail(h->err, PARLOAD_ETRUNCATED, 0,
-					     file, PARLOAD_NONE, at,
-					     "file ends after %" PRIu64 " of "
-					     "the %" PRIu64 " lines that %s "
-					     "skips", lines, h->line_skip,
-					     h->path);
-		for (ssize_t i = 0; i < got && lines < h->line_skip; i++, at++)
-			lines += buf[i] == '\n';
-	}
-	*off = at;
-	return 0;
-}
-
-/* File i's data: its offset (after line skip and byte skip, or the last
- * bytes of the file for byte skip -1), and, for all but the last of
- * several, its size checked: exactly its share of the views. */
-static int place(hdr *h, size_t i, uint64_t base, uint64_t bytes,
-		 uint64_t *off)
-{
-	const char *file = h->paths[i];
-	const bool sized = h->n > 1 && i + 1 < h->n;
-	struct stat st;
-	int fd, rc = 0;
-
-	if (!sized && h->line_skip == 0 && h->byte_skip >= 0) {
-		*off = base + (uint64_t)h->byte_skip;
-		return 0;
-	}
-	/* O_NONBLOCK: a FIFO, which would wait here for a writer, is
-	 * refused below instead (a data file is a regular file). */
-	fd = parload__sys_open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY |
-					     O_NONBLOCK);
-	if (fd < 0) {
-		const int e = errno;
-		char why[128];
-
-		return fail_file(h, i, PARLOAD_EOPEN, e, "%s",
-				 parload__open_why(e, file, why, sizeof(why)));
-	}
-	if (parload__sys_fstat(fd, &st) != 0)
-		rc = parload__fail_path(h->err, PARLOAD_EIO, errno, file, NULL);
-	else if (!S_ISREG(st.st_mode))
-		rc = fail_file(h, i, PARLOAD_ENOTREG, 0,
-			       "not a regular file (a %s)",
-			       parload__file_kind(st.st_mode));
-	else
-		rc = opened(h->err, h->ids, i, &st, h->path,
-			    file_line(h->df_line, h->form == DF_LIST, i),
-			    file);
-	if (rc == 0 && h->byte_skip == -1) {
-		if ((uint64_t)st.st_size < base + bytes)
-			rc = parload__fail(h->err, PARLOAD_ETRUNCATED, 0, file,
-					   PARLOAD_NONE, (uint64_t)st.st_size,
-					   "file is shorter than the %" PRIu64
-					   " data bytes %s gives it", bytes,
-					   h->path);
-		*off = (uint64_t)st.st_size - bytes;
-	} else if (rc == 0 && (rc = skip_lines(h, fd, file, base, off)) == 0) {
-		*off += (uint64_t)h->byte_skip;
-	}
-	parload__sys_close(fd);
-	if (rc == 0 && sized && (uint64_t)st.st_size != *off + bytes)
-		rc = parload__fail(h->err,
-				   (uint64_t)st.st_size < *off + bytes ?
-					   PARLOAD_ETRUNCATED :
-					   PARLOAD_ENOTSUP,
-				   0, file, PARLOAD_NONE, (uint64_t)st.st_size,
-				   "file is %" PRIu64 " bytes, not the %"
-				   PRIu64 " its share of the views of %s "
-				   "ends at: parload reads each file's views "
-				   "back to back", (uint64_t)st.st_size,
-				   *off + bytes, h->path);
-	return rc;
-}
-
-/* The offset of every file's data, which must be one. */
-static int offsets(hdr *h, parload_desc *d)
-{
-	const uint64_t base = h->form == DF_NONE ? h->end : 0;
-	uint64_t bytes, off = 0;
-
-	if (__builtin_mul_overflow(d->payload_size, d->count / h->n, &bytes))
-		return parload__fail_path(h->err, PARLOAD_EOVERFLOW, 0,
-					  h->path, "data sizes overflow");
-	for (size_t i = 0; i < h->n; i++) {
-		uint64_t o = 0;
-		int rc = place(h, i, base, bytes, &o);
-
-		if (rc)
-			return rc;
-		if (i && o != off)
-			return parload__fail_path(h->err, PARLOAD_ENOTSUP, 0,
-						  h->path,
-						  "the data of '%s' starts at "
-						  "byte %" PRIu64 ", that of "
-						  "'%s' at %" PRIu64 ": "
-						  "parload reads every file "
-						  "from one offset",
-						  PARLOAD__Q(h->paths[0]), off,
-						  PARLOAD__Q(h->paths[i]), o);
-		off = o;
-	}
-	d->offset = off;
-	return 0;
+	return parload__nrrd_fail(h, PARLOAD_ENOTSUP, "not a field parload knows");
 }
 
 /* ---- the header ---- */
@@ -869,11 +513,11 @@ static int finish(hdr *h, parload_desc *d)
 	h->field = NULL;
 	for (size_t i = 0; i < sizeof(required) / sizeof(*required); i++)
 		if (!(h->seen & ((uint64_t)1 << required[i].id)))
-			return fail(h, PARLOAD_EINVAL, "the header ends without "
+			return parload__nrrd_fail(h, PARLOAD_EINVAL, "the header ends without "
 				    "the field '%s', which NRRD requires",
 				    required[i].name);
 	if (parload_pixel_size(h->type) > 1 && h->endian < 0)
-		return fail(h, PARLOAD_EINVAL, "the header ends without the "
+		return parload__nrrd_fail(h, PARLOAD_EINVAL, "the header ends without the "
 			    "field 'endian', which NRRD requires for a type "
 			    "wider than one byte");
 	parload_desc_init(d);
@@ -889,10 +533,44 @@ static int finish(hdr *h, parload_desc *d)
 		parload__error_prefix(h->err, h->path);
 		return rc;
 	}
-	rc = data_files(h, d->count);
+	rc = parload__nrrd_data_files(h, d->count);
 	if (rc == 0 && (h->flags & PARLOAD_SRC_CONFINE))
-		rc = confine(h);
-	return rc ? rc : offsets(h, d);
+		rc = parload__nrrd_confine(h);
+	return rc ? rc : parload__nrrd_offsets(h, d);
+}
+
+/* The first line, n bytes: NRRD0001 to NRRD0005. */
+static int magic_line(hdr *h, const char *line, size_t n)
+{
+	if (strncmp(line, "NRRD", 4) != 0)
+		return parload__nrrd_fail(h, PARLOAD_EMAGIC, "not a NRRD header: "
+					  "the first line is not NRRD0001 ... "
+					  "NRRD0005");
+	if (n != 8 || strncmp(line, "NRRD000", 7) != 0 || line[7] < '1' ||
+	    line[7] > '5')
+		return parload__nrrd_fail(h, PARLOAD_ENOTSUP, "NRRD format "
+					  "version '%s' is not supported "
+					  "(NRRD0001 ... NRRD0005)",
+					  PARLOAD__Q(line));
+	return 0;
+}
+
+/* A line after the first: a comment, "key:=value" (ignored) or a field. */
+static int parse_line(hdr *h, char *line)
+{
+	char *colon = strchr(line, ':');
+
+	if (line[0] == '#' || (colon && colon[1] == '='))
+		return 0;
+	if (!colon)
+		return parload__nrrd_fail(h, PARLOAD_EINVAL, "'%s' is not a "
+					  "'field: value' line",
+					  PARLOAD__Q(line));
+	if (colon[1] != ' ' && colon[1] != '\0')
+		return parload__nrrd_fail(h, PARLOAD_EINVAL, "'%s': no ': ' "
+					  "after the field name",
+					  PARLOAD__Q(line));
+	return parse_field(h, line, colon);
 }
 
 /* The lines of the header text buf (len bytes, NUL-terminated at len). */
@@ -904,7 +582,6 @@ static int parse_lines(hdr *h, char *buf, size_t len)
 	for (h->line = 1; rc == 0 && pos < len; h->line++) {
 		char *line = buf + pos, *nl = memchr(line, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - line) : len - pos;
-		char *colon;
 
 		pos += n + (nl != NULL);
 		if (n && line[n - 1] == '\r')
@@ -912,39 +589,19 @@ static int parse_lines(hdr *h, char *buf, size_t len)
 		line[n] = '\0';
 		h->field = NULL;
 		if (strlen(line) != n)
-			return fail(h, PARLOAD_EINVAL, "a NUL byte in the "
+			return parload__nrrd_fail(h, PARLOAD_EINVAL, "a NUL byte in the "
 				    "header text");
 		if (h->line == 1) {
-			if (strncmp(line, "NRRD", 4) != 0)
-				return fail(h, PARLOAD_EMAGIC, "not a NRRD "
-					    "header: the first line is not "
-					    "NRRD0001 ... NRRD0005");
-			if (n != 8 || strncmp(line, "NRRD000", 7) != 0 ||
-			    line[7] < '1' || line[7] > '5')
-				return fail(h, PARLOAD_ENOTSUP, "NRRD format "
-					    "version '%s' is not supported "
-					    "(NRRD0001 ... NRRD0005)",
-					    PARLOAD__Q(line));
+			if ((rc = magic_line(h, line, n)) != 0)
+				return rc;
 			continue;
 		}
 		if (n == 0) {
 			h->end = pos;
 			return 0;
 		}
-		if (h->form == DF_LIST)
-			rc = add_path(h, line);
-		else if (line[0] == '#')
-			continue;
-		else if ((colon = strchr(line, ':')) == NULL)
-			rc = fail(h, PARLOAD_EINVAL, "'%s' is not a 'field: "
-				  "value' line", PARLOAD__Q(line));
-		else if (colon[1] == '=')
-			continue; /* key:=value */
-		else if (colon[1] != ' ' && colon[1] != '\0')
-			rc = fail(h, PARLOAD_EINVAL, "'%s': no ': ' after the "
-				  "field name", PARLOAD__Q(line));
-		else
-			rc = parse_field(h, line, colon);
+		rc = h->form == DF_LIST ? parload__nrrd_add_path(h, line) :
+					  parse_line(h, line);
 	}
 	h->end = len;
 	h->line--; /* the last line */
@@ -972,7 +629,7 @@ static int read_text(hdr *h, char **buf, size_t *len)
 					"a %s", parload__file_kind(st.st_mode));
 	*len = rc ? 0 : PARLOAD__MIN((uint64_t)st.st_size, MAX_HEADER);
 	if (rc == 0 && !(*buf = parload__sys_malloc(*len + 1)))
-		rc = nomem(h);
+		rc = parload__nrrd_nomem(h);
 	if (rc == 0)
 		rc = parload__pread_full(fd, *buf, *len, 0,
 					 PARLOAD__DEFAULT_MAX_READ, &io,

@@ -704,3 +704,43 @@ int parload__tiff_read(const parload_source *src, parload__container *out,
 		parload__container_free(out);
 	return rc;
 }
+
+/* ---- the TIFF driver's row (driver.h) ---- */
+
+static bool tiff_magic(const unsigned char *b, size_t n)
+{
+	return n >= 4 && ((b[0] == 'I' && b[1] == 'I' &&
+			   (b[2] == 42 || b[2] == 43) && b[3] == 0) ||
+			  (b[0] == 'M' && b[1] == 'M' && b[2] == 0 &&
+			   (b[3] == 42 || b[3] == 43)));
+}
+
+static int tiff_describe(const parload_source *src, parload__described *out,
+			 parload_error *err)
+{
+	out->strips = true;
+	return parload__tiff_read(src, &out->got, err);
+}
+
+static int tiff_write(const char *tmp, const char *path,
+		      const parload_stack *st, const parload_save_options *o,
+		      parload_error *err)
+{
+	(void)o;
+	return parload__tiff_save(tmp, path, st, err);
+}
+
+static const char *const tiff_exts[] = { PARLOAD__TIFF_EXTS, NULL };
+
+const parload__driver parload__driver_tiff = {
+	.name = "tiff",
+	.title = "TIFF",
+	.format = PARLOAD_FORMAT_TIFF,
+	.magic = tiff_magic,
+	.exts = tiff_exts,
+	.describe = tiff_describe,
+	.save = PARLOAD_SAVE_TIFF,
+	.write = tiff_write,
+	.codecs = 1u << PARLOAD__CODEC_NONE | 1u << PARLOAD__CODEC_DEFLATE |
+		  1u << PARLOAD__CODEC_CUSTOM,
+};
