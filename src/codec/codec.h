@@ -9,6 +9,26 @@
 
 #include "io/io.h"
 
+/* codecs.c: one row per codec.  decode turns a strip's stored bytes
+ * (in, stored of them; with scratch, size more bytes of room after them)
+ * into its rows (out, size bytes): NULL, or what is wrong with the strip
+ * (*got: the bytes it made).  A row without decode is read as it is
+ * (NONE), by the container's decoder (CUSTOM), or needs what this build
+ * lacks (needs). */
+typedef struct parload__codec_row {
+	const char *name;
+	const char *needs;
+	void *(*open)(void);          /* a worker's state; NULL: no memory */
+	void (*close)(void *state);
+	const char *(*decode)(void *state, unsigned char *in, size_t stored,
+			      unsigned char *out, size_t size, uint32_t elem,
+			      size_t *got);
+	bool scratch;
+} parload__codec_row;
+
+/* The row of codec c. */
+const parload__codec_row *parload__codec_get(parload__codec c);
+
 /* decode.c: one worker's strip decoder; it keeps the last strip it
  * decoded, so that a share that reads a strip's rows one batch at a time
  * decodes it once. */
@@ -16,7 +36,8 @@ typedef struct parload__strip_reader {
 	const parload__strips *t;
 	const parload_desc *d;
 	const parload__file *files;
-	void *state;            /* the custom decoder's */
+	const parload__codec_row *codec; /* the table's codec */
+	void *state;            /* its state, or the custom decoder's */
 	unsigned char *in;      /* stored bytes */
 	size_t in_cap;
 	unsigned char *out;     /* the decoded strip */

@@ -6,9 +6,11 @@
  * The plan (plan.c) asks for a decoded strip's rows as it asks a file for
  * its bytes: (strip, byte of its rows, length).  The reader keeps the last
  * strip it decoded, so a strip whose rows come in several batches is
- * decoded once.  Deflate (zlib streams, HDF5's shuffle filter undone after
- * it) is libdeflate's; anything else is the container's own decoder
- * (CODEC_CUSTOM), one state per worker.
+ * decoded once.  How a strip's stored bytes become rows is its codec's
+ * row of the table (codecs.c): deflate (zlib streams, libdeflate's),
+ * deflate with HDF5's shuffle filter undone after it, or the container's
+ * own decoder (CODEC_CUSTOM: libtiff's or libhdf5's, which reads the
+ * strip itself), each with one state per worker.
  */
 #include "codec/codec.h"
 
@@ -16,9 +18,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-#ifdef HAVE_HDF5
-#include <libdeflate.h>
-#endif
 
 int parload__strip_reader_open(parload__strip_reader *r,
 			       const parload__strips *t, const parload_desc *d,
@@ -34,19 +33,17 @@ int parload__strip_reader_open(parload__strip_reader *r,
 	r->out = parload__sys_malloc(size);
 	if (!r->out)
 		return parload__fail_nomem(err, t->path);
+	r->codec = parload__codec_get(t->codec);
 	if (t->codec == PARLOAD__CODEC_CUSTOM)
 		return t->decoder->open(t, &r->state, err);
-#ifdef HAVE_HDF5
-	r->state = libdeflate_alloc_decompressor();
-	if (!r->state)
+	if (!r->codec->decode)
+		return parload__fail_path(err, PARLOAD_ENOTSUP, 0, t->path,
+					  "%s strips need a libparload built "
+					  "with %s", r->codec->name,
+					  r->codec->needs);
+	if (r->codec->open && !(r->state = r->codec->open()))
 		return parload__fail_nomem(err, t->path);
 	return 0;
-#else
-	return parload__fail_path(err, PARLOAD_ENOTSUP, 0, t->path,
-				  "deflate-compressed strips need a "
-				  "libparload built with HDF5 and libdeflate "
-				  "(configure --with-hdf5)");
-#endif
 }
 
 void parload__strip_reader_close(parload__strip_reader *r)
@@ -55,10 +52,8 @@ void parload__strip_reader_close(parload__strip_reader *r)
 		return;
 	if (r->state && r->t->codec == PARLOAD__CODEC_CUSTOM)
 		r->t->decoder->close(r->state);
-#ifdef HAVE_HDF5
-	else if (r->state)
-		libdeflate_free_decompressor(r->state);
-#endif
+	else if (r->state && r->codec->close)
+		r->codec->close(r->state);
 	parload__sys_free(r->in);
 	parload__sys_free(r->out);
 	memset(r, 0, sizeof(*r));
@@ -81,19 +76,6 @@ static int reserve(parload__strip_reader *r, size_t n, parload_error *err)
 	return 0;
 }
 
-/* HDF5's shuffle undone: byte b of element e is at in[b * n + e]. */
-static void unshuffle(unsigned char *out, const unsigned char *in,
-		      size_t len, uint32_t elem)
-{
-	const size_t n = len / elem;
-
-	for (uint32_t b = 0; b < elem; b++)
-		for (size_t e = 0; e < n; e++)
-			out[e * elem + b] = in[(size_t)b * n + e];
-	/* Bytes past the last whole element are stored as they are. */
-	memcpy(out + n * elem, in + n * elem, len - n * elem);
-}
-
 static int bad_strip(parload__strip_reader *r, uint64_t i, const char *what,
 		     size_t got)
 {
@@ -108,33 +90,6 @@ static int bad_strip(parload__strip_reader *r, uint64_t i, const char *what,
 			     got, parload__strip_size(t, r->d));
 }
 
-#ifdef HAVE_HDF5
-/* Inflate strip i's stored bytes (in) into its rows. */
-static int inflate_strip(parload__strip_reader *r, uint64_t i)
-{
-	const parload__strips *t = r->t;
-	const size_t size = parload__strip_size(t, r->d);
-	const size_t stored = (size_t)parload__strip_of(t, i, &r->run).bytes;
-	unsigned char *to = t->codec == PARLOAD__CODEC_SHUFFLE_DEFLATE ?
-				    r->in + stored :
-				    r->out;
-	size_t got = 0;
-	enum libdeflate_result res;
-
-	res = libdeflate_zlib_decompress(r->state, r->in, stored, to, size,
-					 &got);
-	if (res == LIBDEFLATE_BAD_DATA)
-		return bad_strip(r, i, "is not a valid deflate stream", 0);
-	if (res != LIBDEFLATE_SUCCESS || got != size)
-		return bad_strip(r, i, res == LIBDEFLATE_INSUFFICIENT_SPACE ?
-				 "inflates to more bytes than its rows" :
-				 "inflates to fewer bytes than its rows",
-				 got);
-	if (t->codec == PARLOAD__CODEC_SHUFFLE_DEFLATE)
-		unshuffle(r->out, to, size, t->elem);
-	return 0;
-}
-#endif
 
 /* Strip i into r->out. */
 static int decode(parload__strip_reader *r, uint64_t i,
@@ -144,24 +99,23 @@ static int decode(parload__strip_reader *r, uint64_t i,
 	const parload__strip s = parload__strip_of(t, i, &r->run);
 	const size_t size = parload__strip_size(t, r->d);
 	const parload__file *f = &r->files[s.file];
+	size_t got = 0;
+	const char *why;
 	int rc;
 
 	if (t->codec == PARLOAD__CODEC_CUSTOM)
 		return t->decoder->decode(r->state, t, i, r->out, size,
 					  r->err);
-	rc = reserve(r, (size_t)s.bytes +
-				(t->codec == PARLOAD__CODEC_SHUFFLE_DEFLATE ?
-					 size :
-					 0),
+	rc = reserve(r, (size_t)s.bytes + (r->codec->scratch ? size : 0),
 		     r->err);
 	if (rc == 0)
 		rc = parload__pread_full(f->fd, r->in, (size_t)s.bytes, s.off,
 					 r->max_read, st, f->path,
 					 i / t->per_view, r->err);
-#ifdef HAVE_HDF5
-	if (rc == 0)
-		rc = inflate_strip(r, i);
-#endif
+	if (rc == 0 && (why = r->codec->decode(r->state, r->in,
+					       (size_t)s.bytes, r->out, size,
+					       t->elem, &got)))
+		rc = bad_strip(r, i, why, got);
 	return rc;
 }
 
