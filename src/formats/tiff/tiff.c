@@ -233,6 +233,13 @@ int parload__tiff_sample(const char *path, uint64_t v, uint32_t k,
 	return 0;
 }
 
+uint64_t parload__tiff_unit_rows(uint64_t height, uint64_t unit, uint64_t k)
+{
+	const uint64_t y = k * unit;
+
+	return height - y < unit ? height - y : unit;
+}
+
 int parload__tiff_fits(const page *p, uint32_t height, uint64_t row_size,
 		       uint64_t size, const char *path, uint64_t v,
 		       parload_error *err)
@@ -248,9 +255,8 @@ int parload__tiff_fits(const page *p, uint32_t height, uint64_t row_size,
 				     PRIu64 " its size makes", p->index,
 				     p->units, makes);
 	for (uint32_t u = 0; u < p->units; u++) {
-		const uint64_t y = (uint64_t)(u / p->across) * p->unit;
-		const uint64_t rows = height - y < p->unit ? height - y :
-							     p->unit;
+		const uint64_t rows = parload__tiff_unit_rows(height, p->unit,
+							      u / p->across);
 		const uint64_t need = p->plain ? rows * row_size : p->bytes[u];
 
 		if (p->plain && p->bytes[u] < need)
