@@ -170,6 +170,17 @@ static int list_files(const parload_source *src, flist *l, parload_error *err)
  * The walk's records
  * ------------------------------------------------------------------- */
 
+/* The slab's blocks, where the pooled records' offsets and sizes lie. */
+static void slab_free(walk *w)
+{
+	while (w->slab) {
+		parload__tiff_slab *next = w->slab->next;
+
+		parload__sys_free(w->slab);
+		w->slab = next;
+	}
+}
+
 static void walk_free(walk *w)
 {
 	for (uint64_t i = 0; i < w->records; i++) {
@@ -179,12 +190,7 @@ static void walk_free(walk *w)
 		parload__sys_free(w->p[i].bytes);
 	}
 	parload__sys_free(w->p);
-	while (w->slab) {
-		parload__tiff_slab *next = w->slab->next;
-
-		parload__sys_free(w->slab);
-		w->slab = next;
-	}
+	slab_free(w);
 }
 
 int parload__tiff_type(unsigned bits, unsigned fmt)
