@@ -388,6 +388,17 @@ static bool ieee(const unsigned char *m, size_t len, unsigned size)
 	       parload__h5_le(m + 16, 4) == (1u << (exp - 1)) - 1;
 }
 
+/* Fixed point of size bytes as parload reads it: either byte order,
+ * signed or not, no padding bits, of 1, 2 or 4 bytes, all of them used
+ * (bit offset 0, precision 8 * size). */
+static bool fixed_point(const unsigned char *m, unsigned size)
+{
+	return (m[1] & ~0x09u) == 0 && m[2] == 0 && m[3] == 0 &&
+	       (size == 1 || size == 2 || size == 4) &&
+	       parload__h5_le(m + 8, 2) == 0 &&
+	       parload__h5_le(m + 10, 2) == 8 * size;
+}
+
 /* Datatype, versions 1-3: fixed point of 1, 2 or 4 bytes, all bits
  * used; floating point of 4 or 8 (what parload reads of them:
  * parload__h5_pixel_type, in describe()). */
@@ -404,10 +415,21 @@ static bool datatype(dset *d, const unsigned char *m, size_t len)
 		return (d->size == 4 || d->size == 8) && ieee(m, len, d->size);
 	}
 	d->sgn = m[1] & 0x08;
-	return cls == 0 && (m[1] & ~0x09u) == 0 && m[2] == 0 && m[3] == 0 &&
-	       (d->size == 1 || d->size == 2 || d->size == 4) &&
-	       parload__h5_le(m + 8, 2) == 0 &&
-	       parload__h5_le(m + 10, 2) == 8 * d->size;
+	return cls == 0 && fixed_point(m, d->size);
+}
+
+/* A chunked data layout (version 3, class 2): the chunk's shape, its
+ * last dimension the element's size (2 to 4 dimensions in all). */
+static bool chunked_layout(dset *d, const unsigned char *m, size_t len)
+{
+	d->cdims = m[2];
+	if (d->cdims < 2 || d->cdims > 4 ||
+	    len < 3 + 8 + 4 * (size_t)d->cdims)
+		return false;
+	d->chunked = true;
+	for (unsigned k = 0; k < d->cdims; k++)
+		d->chunk[k] = parload__h5_le(m + 11 + 4 * k, 4);
+	return true;
 }
 
 /* Data layout, versions 3 and 4 (the same for this class): contiguous,
@@ -416,16 +438,8 @@ static bool datatype(dset *d, const unsigned char *m, size_t len)
  * message): the chunk's shape and the element's size. */
 static bool layout(dset *d, const unsigned char *m, size_t len)
 {
-	if (len >= 3 && m[0] == 3 && m[1] == 2) {
-		d->cdims = m[2];
-		if (d->cdims < 2 || d->cdims > 4 ||
-		    len < 3 + 8 + 4 * (size_t)d->cdims)
-			return false;
-		d->chunked = true;
-		for (unsigned k = 0; k < d->cdims; k++)
-			d->chunk[k] = parload__h5_le(m + 11 + 4 * k, 4);
-		return true;
-	}
+	if (len >= 3 && m[0] == 3 && m[1] == 2)
+		return chunked_layout(d, m, len);
 	if (len < 2 + 8 + 8 || (m[0] != 3 && m[0] != 4) || m[1] != 1)
 		return false;
 	d->addr = parload__h5_le(m + 2, 8);
