@@ -618,6 +618,51 @@ static bool heap_object(const parload__h5file *f, uint64_t addr,
 	return ok;
 }
 
+/* An attribute's datatype at t, a string: class 3 (fixed length, its
+ * bytes into *n); or class 9, type 1 (*vlen, a variable-length string:
+ * *n the bytes of its length, then its global heap ID). */
+static bool string_type(const unsigned char *t, size_t so, bool *vlen,
+			size_t *n)
+{
+	*vlen = (t[0] & 0x0f) == 9 && (t[1] & 0x0f) == 1;
+	if ((t[0] & 0x0f) != 3 && !*vlen)
+		return false;
+	*n = *vlen ? 4 + so + 4 : (size_t)parload__h5_le(t + 4, 4);
+	return true;
+}
+
+/* An attribute's dataspace at s (ds bytes), of one value: a scalar, or
+ * one dimension of 1 (its sizes 8). */
+static bool one_value(const unsigned char *s, size_t ds)
+{
+	const size_t rank = s[1];
+
+	if ((s[0] != 1 && s[0] != 2) || rank > 1 ||
+	    (s[0] == 2 && s[3] != (rank ? 1 : 0)) ||
+	    (rank && (ds < (s[0] == 1 ? 8u : 4u) + 8 ||
+		      parload__h5_le(s + (s[0] == 1 ? 8 : 4), 8) != 1)))
+		return false;
+	return true;
+}
+
+/* A string attribute's value at s into text (cap bytes), its padding
+ * cut: its n bytes, or (vlen) the global heap object its ID there names;
+ * false when that object is not there or does not fit. */
+static bool string_value(const parload__h5file *f, const unsigned char *s,
+			 size_t n, bool vlen, char *text, size_t cap)
+{
+	if (vlen && !heap_object(f, parload__h5_le(s + 4, f->so),
+				 (uint32_t)parload__h5_le(s + 4 + f->so, 4),
+				 text, cap))
+		return false;
+	if (vlen)
+		n = strlen(text);
+	else
+		memcpy(text, s, n);
+	parload__h5_unpad(text, n);
+	return true;
+}
+
 /* An Attribute message (versions 1-3): "units", one string, fixed-length
  * or variable-length (its bytes in the global heap; its datatype and
  * dataspace not shared), of a unit hdf5.c reads alike
@@ -627,7 +672,7 @@ static int units_message(units *u, const unsigned char *m, size_t len)
 {
 	const unsigned v = len ? m[0] : 0;
 	const size_t head = v == 3 ? 9 : 8, so = u->f->so;
-	size_t name, dt, ds, at, n, rank;
+	size_t name, dt, ds, at, n;
 	bool vlen;
 	char text[64];
 
@@ -650,34 +695,13 @@ static int units_message(units *u, const unsigned char *m, size_t len)
 	if ((v > 1 && m[1] & 3) || dt < 8 || ds < 4 || dt > len - at ||
 	    ds > len - at - dt)
 		return 1;
-	/* A string: class 3; or class 9, type 1 (a variable-length
-	 * string): its length, then its global heap ID. */
-	vlen = (m[at] & 0x0f) == 9 && (m[at + 1] & 0x0f) == 1;
-	if ((m[at] & 0x0f) != 3 && !vlen)
-		return 1;
-	n = vlen ? 4 + so + 4 : (size_t)parload__h5_le(m + at + 4, 4);
-	/* The dataspace: a scalar, or one dimension of 1 (its sizes 8). */
-	rank = m[at + dt + 1];
-	if ((m[at + dt] != 1 && m[at + dt] != 2) || rank > 1 ||
-	    (m[at + dt] == 2 && m[at + dt + 3] != (rank ? 1 : 0)) ||
-	    (rank && (ds < (m[at + dt] == 1 ? 8u : 4u) + 8 ||
-		      parload__h5_le(m + at + dt + (m[at + dt] == 1 ? 8 : 4),
-				     8) != 1)))
+	if (!string_type(m + at, so, &vlen, &n) || !one_value(m + at + dt, ds))
 		return 1;
 	at += dt + ds;
 	if (n >= sizeof(text) || n > len - at)
 		return 1;
-	if (vlen && !heap_object(u->f, parload__h5_le(m + at + 4, so),
-				 (uint32_t)parload__h5_le(m + at + 4 + so, 4),
-				 text, sizeof(text)))
+	if (!string_value(u->f, m + at, n, vlen, text, sizeof(text)))
 		return 1;
-	if (vlen)
-		n = strlen(text);
-	else
-		memcpy(text, m + at, n);
-	text[n] = '\0';
-	while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\0'))
-		text[--n] = '\0';
 	u->sure = parload__angle_units(text, &u->deg);
 	return 1;
 }
