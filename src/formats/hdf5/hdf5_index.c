@@ -275,22 +275,29 @@ static bool flags_ok(unsigned type, unsigned flags)
 	       (type <= 0x18 || !(flags & 0x80));
 }
 
+/* A continuation message: the block it names (address, length) queued
+ * to read after this one. */
+static bool continuation(ohdr *h, const unsigned char *m, size_t len)
+{
+	const unsigned so = h->f->so, sl = h->f->sl;
+
+	if (len < so + sl || h->n == MAX_BLOCKS)
+		return false;
+	h->todo[h->n++] = (block){ parload__h5_le(m, so),
+				   parload__h5_le(m + so, sl) };
+	return true;
+}
+
 /* One message: a continuation to queue, else the caller's. */
 static bool message(ohdr *h, unsigned type, unsigned flags,
 		    const unsigned char *m, size_t len)
 {
-	const unsigned so = h->f->so, sl = h->f->sl;
 	int rc;
 
 	if (!flags_ok(type, flags))
 		return false;
-	if (type == 0x0010) {
-		if (len < so + sl || h->n == MAX_BLOCKS)
-			return false;
-		h->todo[h->n++] = (block){ parload__h5_le(m, so),
-					   parload__h5_le(m + so, sl) };
-		return true;
-	}
+	if (type == 0x0010)
+		return continuation(h, m, len);
 	if (h->stop)
 		return true;
 	rc = h->fn(h->ctx, type, flags, m, len);
@@ -407,6 +414,20 @@ bool parload__h5_header(const parload__h5file *f, uint64_t addr,
 
 /* ---- the chunk index ---- */
 
+/* The chunk's shape at s (dims sizes of 4 bytes, the element's last) is
+ * the dataset's. */
+static bool same_chunk(const parload__h5where *w, const unsigned char *s,
+		       unsigned dims)
+{
+	for (unsigned k = 0; k < dims; k++) {
+		const uint64_t want = k < dims - 1 ? w->chunk[k] : w->elem;
+
+		if (parload__h5_le(s + 4 * k, 4) != want)
+			return false;
+	}
+	return true;
+}
+
 /* The data layout message (version 3, chunked): the B-tree's address and
  * the chunk's shape, which must be the dataset's. */
 static bool layout(h5in *in, const unsigned char *m, size_t len)
@@ -418,13 +439,7 @@ static bool layout(h5in *in, const unsigned char *m, size_t len)
 	    len < 3 + so + 4 * (size_t)dims)
 		return false;
 	in->btree = parload__h5_le(m + 3, so);
-	for (unsigned k = 0; k < dims; k++) {
-		const uint64_t want = k < dims - 1 ? w->chunk[k] : w->elem;
-
-		if (parload__h5_le(m + 3 + so + 4 * k, 4) != want)
-			return false;
-	}
-	return true;
+	return same_chunk(w, m + 3 + so, dims);
 }
 
 /* The data layout message stops the walk. */
