@@ -654,6 +654,39 @@ static bool walk(h5in *in)
 	       node(in, in->btree, -1, NULL, NULL);
 }
 
+/* Chunk i, strip j of its frame: a place of the dataset's strips (a
+ * frame it has, whole rows of one strip, all columns); ECONTAINER
+ * otherwise. */
+static int chunk_place(const parload__h5strips *p, const parload__h5chunk *ch,
+		       uint64_t i, uint64_t j)
+{
+	const parload__strips *t = p->t;
+
+	if (ch->at[0] >= p->dims[0] || j * t->rows != ch->at[1] ||
+	    ch->at[2] || j >= t->per_view)
+		return parload__fail_path(p->err, PARLOAD_ECONTAINER, 0,
+					  p->file, "%s: chunk %" PRIu64
+					  " at an impossible place", p->name,
+					  i);
+	return 0;
+}
+
+/* The recorded size of the chunk (strip j of view v's frame): some bytes,
+ * a plain chunk's exactly want; ECONTAINER naming the chunk otherwise. */
+static int chunk_size(const parload__h5strips *p, const parload__h5chunk *ch,
+		      uint64_t v, uint64_t j)
+{
+	if (ch->bytes == 0 || (p->plain && ch->bytes != p->want))
+		return parload__fail(p->err, PARLOAD_ECONTAINER, 0, p->file, v,
+				     ch->addr, "%s: chunk %" PRIu64
+				     ": recorded size %" PRIu64 "%s%" PRIu64,
+				     p->name, ch->at[0] * p->t->per_view + j,
+				     ch->bytes,
+				     p->plain ? ", expected " : ", expected > ",
+				     p->plain ? p->want : 0);
+	return 0;
+}
+
 int parload__h5strips_put(void *ctx, const parload__h5chunk *ch)
 {
 	parload__h5strips *p = ctx;
@@ -663,23 +696,13 @@ int parload__h5strips_put(void *ctx, const parload__h5chunk *ch)
 	uint64_t v;
 	int rc;
 
-	if (ch->at[0] >= p->dims[0] || j * t->rows != ch->at[1] ||
-	    ch->at[2] || j >= t->per_view)
-		return parload__fail_path(p->err, PARLOAD_ECONTAINER, 0,
-					  p->file, "%s: chunk %" PRIu64
-					  " at an impossible place", p->name,
-					  i);
+	if ((rc = chunk_place(p, ch, i, j)) != 0)
+		return rc;
 	v = p->view ? p->view[ch->at[0]] : ch->at[0];
 	if (v == UINT64_MAX)
 		return 0;
-	if (ch->bytes == 0 || (p->plain && ch->bytes != p->want))
-		return parload__fail(p->err, PARLOAD_ECONTAINER, 0, p->file, v,
-				     ch->addr, "%s: chunk %" PRIu64
-				     ": recorded size %" PRIu64 "%s%" PRIu64,
-				     p->name, ch->at[0] * t->per_view + j,
-				     ch->bytes,
-				     p->plain ? ", expected " : ", expected > ",
-				     p->plain ? p->want : 0);
+	if ((rc = chunk_size(p, ch, v, j)) != 0)
+		return rc;
 	/* The index gives the chunks in the order of their coordinates: a
 	 * chunk at or before one given is a second of its place. */
 	rc = parload__strips_add(t, v * t->per_view + j,
