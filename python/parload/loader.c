@@ -20,6 +20,21 @@ static int loader_names(parload_options *opts, const char *strategy,
 	return 0;
 }
 
+/* threads= (absent: 0, the default) into opts->threads, an unsigned. */
+static int loader_threads(parload_options *opts, PyObject *obj)
+{
+	size_t threads = 0;
+
+	if (obj && py_size_arg(obj, &threads, "threads"))
+		return -1;
+	if (threads > UINT_MAX) {
+		PyErr_SetString(PyExc_OverflowError, "threads is too large");
+		return -1;
+	}
+	opts->threads = (unsigned)threads;
+	return 0;
+}
+
 static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {"threads", "strategy", "io", "buffer_size",
@@ -33,7 +48,6 @@ static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 	parload_options opts;
 	parload_error err;
 	parload_loader *loader = NULL;
-	size_t threads = 0;
 	int rc;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OssOOpppppp:Loader",
@@ -48,13 +62,8 @@ static int Loader_init(LoaderObject *self, PyObject *args, PyObject *kw)
 		return -1;
 	}
 	parload_options_init(&opts);
-	if (threads_obj && py_size_arg(threads_obj, &threads, "threads"))
+	if (loader_threads(&opts, threads_obj))
 		return -1;
-	if (threads > UINT_MAX) {
-		PyErr_SetString(PyExc_OverflowError, "threads is too large");
-		return -1;
-	}
-	opts.threads = (unsigned)threads;
 	if (loader_names(&opts, strategy, io))
 		return -1;
 	if (buffer != Py_None && py_size_arg(buffer, &opts.buffer_size,

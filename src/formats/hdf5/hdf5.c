@@ -160,9 +160,7 @@ static int text_attr(hid_t loc, const char *obj, const char *attr, char *buf,
 		H5Tclose(m);
 	} else if ((n = H5Tget_size(t)) < cap && H5Aread(a, t, buf) >= 0) {
 		/* Null- or space-padded, maybe without a terminator. */
-		buf[n] = '\0';
-		while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\0'))
-			buf[--n] = '\0';
+		parload__h5_unpad(buf, n);
 		rc = 0;
 	}
 	if (s >= 0)

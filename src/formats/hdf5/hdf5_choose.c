@@ -225,3 +225,10 @@ int parload__h5_angles(const parload__h5be *be, parload__h5pick *p,
 	*angles = a;
 	return rc == 1 ? 0 : rc;
 }
+
+void parload__h5_unpad(char *text, size_t n)
+{
+	text[n] = '\0';
+	while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\0'))
+		text[--n] = '\0';
+}

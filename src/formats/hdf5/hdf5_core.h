@@ -119,6 +119,11 @@ static inline bool parload__angle_units(const char *units, double *deg)
 
 /* ---- hdf5_choose.c: which dataset, which frames, which angles ---- */
 
+/* A fixed-length string's n bytes in text (of n + 1 at least), as both
+ * readers take an attribute's: terminated, its padding (NULs or spaces,
+ * a terminator maybe among them) cut. */
+void parload__h5_unpad(char *text, size_t n);
+
 /* A back-end's answer where it cannot tell: parload's own reader falls
  * back to libhdf5's (which never answers so). */
 #define PARLOAD__H5_UNSURE 2

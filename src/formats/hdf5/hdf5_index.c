@@ -275,22 +275,29 @@ static bool flags_ok(unsigned type, unsigned flags)
 	       (type <= 0x18 || !(flags & 0x80));
 }
 
+/* A continuation message: the block it names (address, length) queued
+ * to read after this one. */
+static bool continuation(ohdr *h, const unsigned char *m, size_t len)
+{
+	const unsigned so = h->f->so, sl = h->f->sl;
+
+	if (len < so + sl || h->n == MAX_BLOCKS)
+		return false;
+	h->todo[h->n++] = (block){ parload__h5_le(m, so),
+				   parload__h5_le(m + so, sl) };
+	return true;
+}
+
 /* One message: a continuation to queue, else the caller's. */
 static bool message(ohdr *h, unsigned type, unsigned flags,
 		    const unsigned char *m, size_t len)
 {
-	const unsigned so = h->f->so, sl = h->f->sl;
 	int rc;
 
 	if (!flags_ok(type, flags))
 		return false;
-	if (type == 0x0010) {
-		if (len < so + sl || h->n == MAX_BLOCKS)
-			return false;
-		h->todo[h->n++] = (block){ parload__h5_le(m, so),
-					   parload__h5_le(m + so, sl) };
-		return true;
-	}
+	if (type == 0x0010)
+		return continuation(h, m, len);
 	if (h->stop)
 		return true;
 	rc = h->fn(h->ctx, type, flags, m, len);
@@ -407,6 +414,20 @@ bool parload__h5_header(const parload__h5file *f, uint64_t addr,
 
 /* ---- the chunk index ---- */
 
+/* The chunk's shape at s (dims sizes of 4 bytes, the element's last) is
+ * the dataset's. */
+static bool same_chunk(const parload__h5where *w, const unsigned char *s,
+		       unsigned dims)
+{
+	for (unsigned k = 0; k < dims; k++) {
+		const uint64_t want = k < dims - 1 ? w->chunk[k] : w->elem;
+
+		if (parload__h5_le(s + 4 * k, 4) != want)
+			return false;
+	}
+	return true;
+}
+
 /* The data layout message (version 3, chunked): the B-tree's address and
  * the chunk's shape, which must be the dataset's. */
 static bool layout(h5in *in, const unsigned char *m, size_t len)
@@ -418,13 +439,7 @@ static bool layout(h5in *in, const unsigned char *m, size_t len)
 	    len < 3 + so + 4 * (size_t)dims)
 		return false;
 	in->btree = parload__h5_le(m + 3, so);
-	for (unsigned k = 0; k < dims; k++) {
-		const uint64_t want = k < dims - 1 ? w->chunk[k] : w->elem;
-
-		if (parload__h5_le(m + 3 + so + 4 * k, 4) != want)
-			return false;
-	}
-	return true;
+	return same_chunk(w, m + 3 + so, dims);
 }
 
 /* The data layout message stops the walk. */
@@ -639,6 +654,39 @@ static bool walk(h5in *in)
 	       node(in, in->btree, -1, NULL, NULL);
 }
 
+/* Chunk i, strip j of its frame: a place of the dataset's strips (a
+ * frame it has, whole rows of one strip, all columns); ECONTAINER
+ * otherwise. */
+static int chunk_place(const parload__h5strips *p, const parload__h5chunk *ch,
+		       uint64_t i, uint64_t j)
+{
+	const parload__strips *t = p->t;
+
+	if (ch->at[0] >= p->dims[0] || j * t->rows != ch->at[1] ||
+	    ch->at[2] || j >= t->per_view)
+		return parload__fail_path(p->err, PARLOAD_ECONTAINER, 0,
+					  p->file, "%s: chunk %" PRIu64
+					  " at an impossible place", p->name,
+					  i);
+	return 0;
+}
+
+/* The recorded size of the chunk (strip j of view v's frame): some bytes,
+ * a plain chunk's exactly want; ECONTAINER naming the chunk otherwise. */
+static int chunk_size(const parload__h5strips *p, const parload__h5chunk *ch,
+		      uint64_t v, uint64_t j)
+{
+	if (ch->bytes == 0 || (p->plain && ch->bytes != p->want))
+		return parload__fail(p->err, PARLOAD_ECONTAINER, 0, p->file, v,
+				     ch->addr, "%s: chunk %" PRIu64
+				     ": recorded size %" PRIu64 "%s%" PRIu64,
+				     p->name, ch->at[0] * p->t->per_view + j,
+				     ch->bytes,
+				     p->plain ? ", expected " : ", expected > ",
+				     p->plain ? p->want : 0);
+	return 0;
+}
+
 int parload__h5strips_put(void *ctx, const parload__h5chunk *ch)
 {
 	parload__h5strips *p = ctx;
@@ -648,23 +696,13 @@ int parload__h5strips_put(void *ctx, const parload__h5chunk *ch)
 	uint64_t v;
 	int rc;
 
-	if (ch->at[0] >= p->dims[0] || j * t->rows != ch->at[1] ||
-	    ch->at[2] || j >= t->per_view)
-		return parload__fail_path(p->err, PARLOAD_ECONTAINER, 0,
-					  p->file, "%s: chunk %" PRIu64
-					  " at an impossible place", p->name,
-					  i);
+	if ((rc = chunk_place(p, ch, i, j)) != 0)
+		return rc;
 	v = p->view ? p->view[ch->at[0]] : ch->at[0];
 	if (v == UINT64_MAX)
 		return 0;
-	if (ch->bytes == 0 || (p->plain && ch->bytes != p->want))
-		return parload__fail(p->err, PARLOAD_ECONTAINER, 0, p->file, v,
-				     ch->addr, "%s: chunk %" PRIu64
-				     ": recorded size %" PRIu64 "%s%" PRIu64,
-				     p->name, ch->at[0] * t->per_view + j,
-				     ch->bytes,
-				     p->plain ? ", expected " : ", expected > ",
-				     p->plain ? p->want : 0);
+	if ((rc = chunk_size(p, ch, v, j)) != 0)
+		return rc;
 	/* The index gives the chunks in the order of their coordinates: a
 	 * chunk at or before one given is a second of its place. */
 	rc = parload__strips_add(t, v * t->per_view + j,

@@ -715,6 +715,46 @@ static int frame_views(h5r *r, uint64_t **view)
 	return 0;
 }
 
+/* Chunks other than whole rows of a frame (its every column; fewer than
+ * 2^32 of them) are read through libhdf5: *codec custom, why saying so
+ * (cap bytes). */
+static void other_chunks(const hsize_t cd[3], hsize_t width,
+			 parload__codec *codec, char *why, size_t cap)
+{
+	if (cd[0] != 1 || cd[2] != width || cd[1] > UINT32_MAX) {
+		snprintf(why, cap, "HDF5 chunks of %" PRIu64 " x %" PRIu64
+			 " x %" PRIu64 " are read through libhdf5, one thread "
+			 "at a time", (uint64_t)cd[0], (uint64_t)cd[1],
+			 (uint64_t)cd[2]);
+		*codec = PARLOAD__CODEC_CUSTOM;
+	}
+}
+
+/* The chunks of the frames read into the table, of codec (plain: stored
+ * as they are): each chunk a strip, or through libhdf5 where they are not
+ * all written or one skipped a filter. */
+static int chunk_strips(h5r *r, parload__h5strips *p, parload__codec codec,
+			uint64_t elem)
+{
+	parload__strips *t = &r->c->strips;
+	uint64_t *view = NULL;
+	int rc;
+
+	p->plain = codec == PARLOAD__CODEC_NONE;
+	if ((rc = frame_views(r, &view)))
+		return rc;
+	p->view = view;
+	rc = chunk_table(r, p);
+	parload__sys_free(view);
+	t->codec = codec;
+	t->elem = (uint32_t)elem;
+	if (rc == 0 && !parload__h5strips_whole(p))
+		rc = custom(r, t->rows, "HDF5 chunks that are not all written "
+			    "or skipped a filter are read through libhdf5, "
+			    "one thread at a time");
+	return rc;
+}
+
 static int chunked(h5r *r, uint64_t elem)
 {
 	parload__strips *t = &r->c->strips;
@@ -729,7 +769,6 @@ static int chunked(h5r *r, uint64_t elem)
 				.file = r->dfile, .index = r->dfi,
 				.name = r->p.name,
 				.err = r->err };
-	uint64_t *view = NULL;
 	int rc;
 
 	if (crank != r->rank)
@@ -738,13 +777,7 @@ static int chunked(h5r *r, uint64_t elem)
 	rc = pipeline(r, &codec, why, sizeof(why));
 	if (rc)
 		return rc;
-	if (cd[0] != 1 || cd[2] != r->dims[2] || cd[1] > UINT32_MAX) {
-		snprintf(why, sizeof(why), "HDF5 chunks of %" PRIu64 " x %"
-			 PRIu64 " x %" PRIu64 " are read through libhdf5, "
-			 "one thread at a time", (uint64_t)cd[0],
-			 (uint64_t)cd[1], (uint64_t)cd[2]);
-		codec = PARLOAD__CODEC_CUSTOM;
-	}
+	other_chunks(cd, r->dims[2], &codec, why, sizeof(why));
 	/* A chunk's rows, whole: the last strip may reach past the view. */
 	t->rows = (uint32_t)(codec != PARLOAD__CODEC_CUSTOM ? cd[1] :
 			     cd[1] < r->dims[1] ? cd[1] : r->dims[1]);
@@ -758,19 +791,7 @@ static int chunked(h5r *r, uint64_t elem)
 					  " elements of %" PRIu64 " bytes "
 					  "overflow 64 bits", r->p.name, t->rows,
 					  (uint64_t)r->dims[2], elem);
-	p.plain = codec == PARLOAD__CODEC_NONE;
-	if ((rc = frame_views(r, &view)))
-		return rc;
-	p.view = view;
-	rc = chunk_table(r, &p);
-	parload__sys_free(view);
-	t->codec = codec;
-	t->elem = (uint32_t)elem;
-	if (rc == 0 && !parload__h5strips_whole(&p))
-		rc = custom(r, t->rows, "HDF5 chunks that are not all written "
-			    "or skipped a filter are read through libhdf5, "
-			    "one thread at a time");
-	return rc;
+	return chunk_strips(r, &p, codec, elem);
 }
 
 int parload__h5lib_layout(h5r *r, const parload_desc *d)

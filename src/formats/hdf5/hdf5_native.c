@@ -388,6 +388,17 @@ static bool ieee(const unsigned char *m, size_t len, unsigned size)
 	       parload__h5_le(m + 16, 4) == (1u << (exp - 1)) - 1;
 }
 
+/* Fixed point of size bytes as parload reads it: either byte order,
+ * signed or not, no padding bits, of 1, 2 or 4 bytes, all of them used
+ * (bit offset 0, precision 8 * size). */
+static bool fixed_point(const unsigned char *m, unsigned size)
+{
+	return (m[1] & ~0x09u) == 0 && m[2] == 0 && m[3] == 0 &&
+	       (size == 1 || size == 2 || size == 4) &&
+	       parload__h5_le(m + 8, 2) == 0 &&
+	       parload__h5_le(m + 10, 2) == 8 * size;
+}
+
 /* Datatype, versions 1-3: fixed point of 1, 2 or 4 bytes, all bits
  * used; floating point of 4 or 8 (what parload reads of them:
  * parload__h5_pixel_type, in describe()). */
@@ -404,10 +415,21 @@ static bool datatype(dset *d, const unsigned char *m, size_t len)
 		return (d->size == 4 || d->size == 8) && ieee(m, len, d->size);
 	}
 	d->sgn = m[1] & 0x08;
-	return cls == 0 && (m[1] & ~0x09u) == 0 && m[2] == 0 && m[3] == 0 &&
-	       (d->size == 1 || d->size == 2 || d->size == 4) &&
-	       parload__h5_le(m + 8, 2) == 0 &&
-	       parload__h5_le(m + 10, 2) == 8 * d->size;
+	return cls == 0 && fixed_point(m, d->size);
+}
+
+/* A chunked data layout (version 3, class 2): the chunk's shape, its
+ * last dimension the element's size (2 to 4 dimensions in all). */
+static bool chunked_layout(dset *d, const unsigned char *m, size_t len)
+{
+	d->cdims = m[2];
+	if (d->cdims < 2 || d->cdims > 4 ||
+	    len < 3 + 8 + 4 * (size_t)d->cdims)
+		return false;
+	d->chunked = true;
+	for (unsigned k = 0; k < d->cdims; k++)
+		d->chunk[k] = parload__h5_le(m + 11 + 4 * k, 4);
+	return true;
 }
 
 /* Data layout, versions 3 and 4 (the same for this class): contiguous,
@@ -416,16 +438,8 @@ static bool datatype(dset *d, const unsigned char *m, size_t len)
  * message): the chunk's shape and the element's size. */
 static bool layout(dset *d, const unsigned char *m, size_t len)
 {
-	if (len >= 3 && m[0] == 3 && m[1] == 2) {
-		d->cdims = m[2];
-		if (d->cdims < 2 || d->cdims > 4 ||
-		    len < 3 + 8 + 4 * (size_t)d->cdims)
-			return false;
-		d->chunked = true;
-		for (unsigned k = 0; k < d->cdims; k++)
-			d->chunk[k] = parload__h5_le(m + 11 + 4 * k, 4);
-		return true;
-	}
+	if (len >= 3 && m[0] == 3 && m[1] == 2)
+		return chunked_layout(d, m, len);
 	if (len < 2 + 8 + 8 || (m[0] != 3 && m[0] != 4) || m[1] != 1)
 		return false;
 	d->addr = parload__h5_le(m + 2, 8);
@@ -604,6 +618,51 @@ static bool heap_object(const parload__h5file *f, uint64_t addr,
 	return ok;
 }
 
+/* An attribute's datatype at t, a string: class 3 (fixed length, its
+ * bytes into *n); or class 9, type 1 (*vlen, a variable-length string:
+ * *n the bytes of its length, then its global heap ID). */
+static bool string_type(const unsigned char *t, size_t so, bool *vlen,
+			size_t *n)
+{
+	*vlen = (t[0] & 0x0f) == 9 && (t[1] & 0x0f) == 1;
+	if ((t[0] & 0x0f) != 3 && !*vlen)
+		return false;
+	*n = *vlen ? 4 + so + 4 : (size_t)parload__h5_le(t + 4, 4);
+	return true;
+}
+
+/* An attribute's dataspace at s (ds bytes), of one value: a scalar, or
+ * one dimension of 1 (its sizes 8). */
+static bool one_value(const unsigned char *s, size_t ds)
+{
+	const size_t rank = s[1];
+
+	if ((s[0] != 1 && s[0] != 2) || rank > 1 ||
+	    (s[0] == 2 && s[3] != (rank ? 1 : 0)) ||
+	    (rank && (ds < (s[0] == 1 ? 8u : 4u) + 8 ||
+		      parload__h5_le(s + (s[0] == 1 ? 8 : 4), 8) != 1)))
+		return false;
+	return true;
+}
+
+/* A string attribute's value at s into text (cap bytes), its padding
+ * cut: its n bytes, or (vlen) the global heap object its ID there names;
+ * false when that object is not there or does not fit. */
+static bool string_value(const parload__h5file *f, const unsigned char *s,
+			 size_t n, bool vlen, char *text, size_t cap)
+{
+	if (vlen && !heap_object(f, parload__h5_le(s + 4, f->so),
+				 (uint32_t)parload__h5_le(s + 4 + f->so, 4),
+				 text, cap))
+		return false;
+	if (vlen)
+		n = strlen(text);
+	else
+		memcpy(text, s, n);
+	parload__h5_unpad(text, n);
+	return true;
+}
+
 /* An Attribute message (versions 1-3): "units", one string, fixed-length
  * or variable-length (its bytes in the global heap; its datatype and
  * dataspace not shared), of a unit hdf5.c reads alike
@@ -613,7 +672,7 @@ static int units_message(units *u, const unsigned char *m, size_t len)
 {
 	const unsigned v = len ? m[0] : 0;
 	const size_t head = v == 3 ? 9 : 8, so = u->f->so;
-	size_t name, dt, ds, at, n, rank;
+	size_t name, dt, ds, at, n;
 	bool vlen;
 	char text[64];
 
@@ -636,34 +695,13 @@ static int units_message(units *u, const unsigned char *m, size_t len)
 	if ((v > 1 && m[1] & 3) || dt < 8 || ds < 4 || dt > len - at ||
 	    ds > len - at - dt)
 		return 1;
-	/* A string: class 3; or class 9, type 1 (a variable-length
-	 * string): its length, then its global heap ID. */
-	vlen = (m[at] & 0x0f) == 9 && (m[at + 1] & 0x0f) == 1;
-	if ((m[at] & 0x0f) != 3 && !vlen)
-		return 1;
-	n = vlen ? 4 + so + 4 : (size_t)parload__h5_le(m + at + 4, 4);
-	/* The dataspace: a scalar, or one dimension of 1 (its sizes 8). */
-	rank = m[at + dt + 1];
-	if ((m[at + dt] != 1 && m[at + dt] != 2) || rank > 1 ||
-	    (m[at + dt] == 2 && m[at + dt + 3] != (rank ? 1 : 0)) ||
-	    (rank && (ds < (m[at + dt] == 1 ? 8u : 4u) + 8 ||
-		      parload__h5_le(m + at + dt + (m[at + dt] == 1 ? 8 : 4),
-				     8) != 1)))
+	if (!string_type(m + at, so, &vlen, &n) || !one_value(m + at + dt, ds))
 		return 1;
 	at += dt + ds;
 	if (n >= sizeof(text) || n > len - at)
 		return 1;
-	if (vlen && !heap_object(u->f, parload__h5_le(m + at + 4, so),
-				 (uint32_t)parload__h5_le(m + at + 4 + so, 4),
-				 text, sizeof(text)))
+	if (!string_value(u->f, m + at, n, vlen, text, sizeof(text)))
 		return 1;
-	if (vlen)
-		n = strlen(text);
-	else
-		memcpy(text, m + at, n);
-	text[n] = '\0';
-	while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\0'))
-		text[--n] = '\0';
 	u->sure = parload__angle_units(text, &u->deg);
 	return 1;
 }

@@ -170,6 +170,17 @@ static int list_files(const parload_source *src, flist *l, parload_error *err)
  * The walk's records
  * ------------------------------------------------------------------- */
 
+/* The slab's blocks, where the pooled records' offsets and sizes lie. */
+static void slab_free(walk *w)
+{
+	while (w->slab) {
+		parload__tiff_slab *next = w->slab->next;
+
+		parload__sys_free(w->slab);
+		w->slab = next;
+	}
+}
+
 static void walk_free(walk *w)
 {
 	for (uint64_t i = 0; i < w->records; i++) {
@@ -179,12 +190,7 @@ static void walk_free(walk *w)
 		parload__sys_free(w->p[i].bytes);
 	}
 	parload__sys_free(w->p);
-	while (w->slab) {
-		parload__tiff_slab *next = w->slab->next;
-
-		parload__sys_free(w->slab);
-		w->slab = next;
-	}
+	slab_free(w);
 }
 
 int parload__tiff_type(unsigned bits, unsigned fmt)
@@ -233,6 +239,13 @@ int parload__tiff_sample(const char *path, uint64_t v, uint32_t k,
 	return 0;
 }
 
+uint64_t parload__tiff_unit_rows(uint64_t height, uint64_t unit, uint64_t k)
+{
+	const uint64_t y = k * unit;
+
+	return height - y < unit ? height - y : unit;
+}
+
 int parload__tiff_fits(const page *p, uint32_t height, uint64_t row_size,
 		       uint64_t size, const char *path, uint64_t v,
 		       parload_error *err)
@@ -248,9 +261,8 @@ int parload__tiff_fits(const page *p, uint32_t height, uint64_t row_size,
 				     PRIu64 " its size makes", p->index,
 				     p->units, makes);
 	for (uint32_t u = 0; u < p->units; u++) {
-		const uint64_t y = (uint64_t)(u / p->across) * p->unit;
-		const uint64_t rows = height - y < p->unit ? height - y :
-							     p->unit;
+		const uint64_t rows = parload__tiff_unit_rows(height, p->unit,
+							      u / p->across);
 		const uint64_t need = p->plain ? rows * row_size : p->bytes[u];
 
 		if (p->plain && p->bytes[u] < need)
@@ -396,6 +408,50 @@ static int add_failed(int rc, const char *name, parload_error *err)
 					   "its pages are out of order");
 }
 
+/* Record p, a run of pages of one strip each, at one step, into t at
+ * once: parload__strips_add_stepped's rc. */
+static int add_run(parload__strips *t, const page *p)
+{
+	const parload__strip s = { .off = p->off[0],
+				   .bytes = p->bytes[0],
+				   .file = p->file,
+				   .page = p->index };
+
+	return parload__strips_add_stepped(t, p->view * t->per_view, p->pages,
+					   &s, p->ostep);
+}
+
+/* The strip (or first tile of the row) of page p that holds strip j of a
+ * view in t's strips of rows rows.  (Plain pages all have strips of
+ * rows: no division for each of 20,000 small pages.) */
+static uint32_t unit_of(const page *p, uint32_t j, uint32_t rows, bool plain)
+{
+	return plain ? j : (uint32_t)((uint64_t)j * rows / p->unit) * p->across;
+}
+
+/* Each strip of record p's pages into t, page by page: the first
+ * parload__strips_add rc that is not 0, else 0. */
+static int add_pages(parload__strips *t, const page *p, bool plain)
+{
+	uint64_t x = p->view * t->per_view;
+
+	for (uint32_t i = 0; i < p->pages; i++) {
+		for (uint32_t j = 0; j < t->per_view; j++, x++) {
+			const uint32_t u = unit_of(p, j, t->rows, plain);
+			const parload__strip s = {
+				.off = parload__tiff_off(p, i, u),
+				.bytes = p->bytes[u],
+				.file = p->file, .page = p->index + i
+			};
+			const int rc = parload__strips_add(t, x, &s);
+
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
 static int make_table(const walk *w, const char *name, parload__container *c,
 		      parload_error *err)
 {
@@ -409,42 +465,13 @@ static int make_table(const walk *w, const char *name, parload__container *c,
 	t->path = name;
 	for (uint64_t r = 0; r < w->records; r++) {
 		const page *p = &w->p[r];
-		uint64_t x = p->view * t->per_view;
-
 		/* A run of pages of one strip each, at one step: at once. */
-		if (p->stepped && t->per_view == 1 && plain) {
-			const parload__strip s = { .off = p->off[0],
-						   .bytes = p->bytes[0],
-						   .file = p->file,
-						   .page = p->index };
-			const int rc = parload__strips_add_stepped(
-				t, x, p->pages, &s, p->ostep);
+		const int rc = p->stepped && t->per_view == 1 && plain ?
+				       add_run(t, p) :
+				       add_pages(t, p, plain);
 
-			if (rc)
-				return add_failed(rc, name, err);
-			continue;
-		}
-		for (uint32_t i = 0; i < p->pages; i++) {
-			for (uint32_t j = 0; j < t->per_view; j++, x++) {
-				/* (Plain pages all have strips of t->rows:
-				 * no division for each of 20,000 small
-				 * pages.) */
-				const uint32_t u =
-					plain ? j :
-					(uint32_t)((uint64_t)j * t->rows /
-						   p->unit) *
-						p->across;
-				const parload__strip s = {
-					.off = parload__tiff_off(p, i, u),
-					.bytes = p->bytes[u],
-					.file = p->file, .page = p->index + i
-				};
-				const int rc = parload__strips_add(t, x, &s);
-
-				if (rc)
-					return add_failed(rc, name, err);
-			}
-		}
+		if (rc)
+			return add_failed(rc, name, err);
 	}
 	c->desc.encoding = (plain ? w->p[0].be : parload__host_be()) ?
 				   PARLOAD_ENC_BE :

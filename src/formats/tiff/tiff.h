@@ -105,6 +105,9 @@ int parload__tiff_reserve(parload__tiff_pages *w, uint64_t n, uint32_t f,
 int parload__tiff_add(parload__tiff_pages *w, uint32_t f, uint32_t k,
 		      uint32_t width, uint32_t height, int type,
 		      parload__tiff_page **out, parload_error *err);
+/* The rows of strip (or row of tiles) k of a page height rows tall, in
+ * strips of unit rows: unit, but for the last, which may be short. */
+uint64_t parload__tiff_unit_rows(uint64_t height, uint64_t unit, uint64_t k);
 /* Each strip or tile of p within the file's size bytes (a plain strip:
  * the rows it holds, at least), and as many as its size makes:
  * ECONTAINER or ETRUNCATED naming page and strip otherwise. */

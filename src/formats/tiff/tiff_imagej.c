@@ -135,10 +135,9 @@ static int ij_layout(const walk *w, const page *p, uint64_t n,
 				     "strips", p->index, n,
 				     p->plain ? "tiled" : "compressed");
 	for (uint32_t u = 0; p->units > 1 && u < p->units; u++) {
-		const uint64_t y = (uint64_t)u * p->unit;
-		const uint64_t need = (w->height - y < p->unit ?
-					       w->height - y : p->unit) *
-				      row_size;
+		const uint64_t need =
+			parload__tiff_unit_rows(w->height, p->unit, u) *
+			row_size;
 
 		if (p->bytes[u] != need ||
 		    (u + 1 < p->units && p->off[u + 1] != p->off[u] + need))

@@ -539,10 +539,8 @@ static bool strips_fit(const tin *in, const page *t, const uint64_t *off)
 	const uint32_t height = in->w->height;
 
 	for (uint32_t u = 0; u < t->units; u++) {
-		const uint64_t y = (uint64_t)u * t->unit;
-		const uint64_t need = (height - y < t->unit ? height - y :
-							      t->unit) *
-				      row_size;
+		const uint64_t need =
+			parload__tiff_unit_rows(height, t->unit, u) * row_size;
 
 		if (off[u] > in->size || need > in->size - off[u])
 			return false;

@@ -210,6 +210,38 @@ static void put_header(tw *w)
 	}
 }
 
+/* The file's first bytes, at w->p: the header, then page 0's directory
+ * (its pixels at pixels, the next page's directory at next, 0: none)
+ * with the description desc (len bytes, its NUL too) at head. */
+static void first_part(tw *w, const page_tags *t, uint64_t head,
+		       const char *desc, size_t len, uint64_t pixels,
+		       uint64_t next)
+{
+	unsigned char *const start = w->p; /* (put moves w->p on) */
+	page_tags first = *t;
+
+	put_header(w);
+	first.desc_at = head;
+	first.desc_len = len;
+	directory(w, &first, pixels, next);
+	memcpy(start + head, desc, len);
+}
+
+/* The directories of pages 1 to n - 1 into dirs, one bytes each, which
+ * the file holds after the pixels (n pages from pixels): each links to
+ * the next, the last to none. */
+static void other_dirs(tw *w, const page_tags *t, unsigned char *dirs,
+		       size_t one, uint64_t n, uint64_t pixels)
+{
+	const uint64_t rest = pixels + n * t->bytes;
+
+	for (uint64_t k = 1; k < n; k++) {
+		w->p = dirs + (k - 1) * one;
+		directory(w, t, pixels + k * t->bytes,
+			  k + 1 < n ? rest + k * one : 0);
+	}
+}
+
 int parload__tiff_save_as(const char *tmp, const char *path,
 			  const parload_stack *st, bool big,
 			  parload_error *err)
@@ -247,17 +279,8 @@ int parload__tiff_save_as(const char *tmp, const char *path,
 		goto out;
 	}
 	w.p = first;
-	put_header(&w);
-	t.desc_at = head;
-	t.desc_len = len;
-	directory(&w, &t, pixels, st->n > 1 ? rest : 0);
-	memcpy(first + head, desc, len);
-	t.desc_at = 0;
-	for (uint64_t k = 1; k < st->n; k++) {
-		w.p = dirs + (k - 1) * one;
-		directory(&w, &t, pixels + k * page,
-			  k + 1 < st->n ? rest + k * one : 0);
-	}
+	first_part(&w, &t, head, desc, len, pixels, st->n > 1 ? rest : 0);
+	other_dirs(&w, &t, dirs, one, st->n, pixels);
 	rc = write_parts(fd, first, pixels, dirs, one, st, path, err);
 out:
 	if (parload__sys_close(fd) != 0 && rc == 0)
