@@ -27,6 +27,25 @@ yes*) programs="$programs python" ;;
 *) echo "SKIP python -m parload: the Python module is not built" \
 	"(${PARLOAD_PYTHON_MODULE:-not run by make check})" ;;
 esac
+# Sanitizer builds, as the MPI and Python suites run them: neither Open
+# MPI nor the interpreter is built for ThreadSanitizer; under
+# AddressSanitizer the interpreter needs the runtime preloaded (its own
+# memory is not ours to leak-check), and Open MPI's allocations that live
+# as long as the process are suppressed by library.
+mpi_asan= py_asan=
+case ${PARLOAD_SANITIZER_FLAGS:-${PARLOAD_SANITIZERS:-}} in
+*thread*)
+	echo "SKIP parload-mpi and python -m parload: not built for" \
+		"ThreadSanitizer"
+	programs=parload
+	;;
+*address*)
+	mpi_asan="ASAN_OPTIONS=fast_unwind_on_malloc=0"
+	mpi_asan="$mpi_asan LSAN_OPTIONS=suppressions=${srcdir:-.}/tests/mpi/lsan.supp"
+	py_asan="LD_PRELOAD=$(${PARLOAD_CC:-cc} -print-file-name=libasan.so)"
+	py_asan="$py_asan ASAN_OPTIONS=detect_leaks=0"
+	;;
+esac
 if [ "$programs" = parload ]; then
 	echo "SKIP: neither parload-mpi nor the Python module is built"
 	exit 77
@@ -40,13 +59,17 @@ run() {
 	case $p in
 	parload) "$bin" "$@" "$file" >/dev/null 2>"$dir/err" ;;
 	parload-mpi)
-		OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+		# shellcheck disable=SC2086 # a list of NAME=VALUE words
+		env $mpi_asan OMPI_ALLOW_RUN_AS_ROOT=1 \
+			OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
 		timeout 120 ${PARLOAD_MPIEXEC:-mpirun} -n 1 \
 			${PARLOAD_MPIEXEC_FLAGS:---oversubscribe} \
 			"$PARLOAD_MPI_BIN" "$@" "$file" >/dev/null 2>"$dir/err"
 		;;
-	python) timeout 120 "$PARLOAD_PYTHON" -m parload "$@" "$file" \
-			>/dev/null 2>"$dir/err" ;;
+	python)
+		# shellcheck disable=SC2086 # a list of NAME=VALUE words
+		env $py_asan timeout 120 "$PARLOAD_PYTHON" -m parload "$@" \
+			"$file" >/dev/null 2>"$dir/err" ;;
 	esac
 	status=$?
 }
