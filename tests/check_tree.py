@@ -23,7 +23,7 @@ import statistics
 import sys
 
 TOP = os.environ.get("srcdir", os.path.join(os.path.dirname(__file__), ".."))
-ARCH = os.path.join(TOP, "docs", "ARCHITECTURE.md")
+ARCH = "docs/ARCHITECTURE.md"  # relative to TOP, as every path here
 
 # System calls made without the seam, and why each may be.  A call listed
 # here that the code no longer makes is an error too (the list stays true).
