@@ -404,9 +404,12 @@ END_TEST
 /* on_wait while the load waits for a file that has stopped growing: the
  * caller takes its turns between its looks at the file, on its own
  * thread, and the third turn's stop ends the load long before the
- * timeout, after the three views it had. */
+ * timeout, after the three views it had.  Turns taken while those three
+ * are still being read (a slow machine gives some) do not count: the
+ * stop must come while the load follows the file. */
 typedef struct turns {
 	pthread_t caller;
+	const uint64_t *got; /* views delivered (on the caller's thread) */
 	unsigned calls, foreign;
 } turns;
 
@@ -416,7 +419,7 @@ static int third_turn_stops(void *arg)
 
 	if (!pthread_equal(pthread_self(), t->caller))
 		t->foreign++;
-	return ++t->calls == 3;
+	return *t->got == 3 && ++t->calls == 3;
 }
 
 START_TEST(test_on_wait_while_following)
@@ -426,8 +429,8 @@ START_TEST(test_on_wait_while_following)
 	parload_loader *l;
 	parload_dataset ds;
 	parload_error err;
-	turns t = { pthread_self(), 0, 0 };
 	uint64_t got = 0;
+	turns t = { pthread_self(), &got, 0, 0 };
 
 	l = stalled_file(path, &req, &got);
 	req.on_wait = third_turn_stops;
