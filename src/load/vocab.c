@@ -328,7 +328,7 @@ static bool is_same(const char *path)
 
 /* A NRRD header states its own layout: raw= is not its (the name rule
  * of the command's and Python's references, parload_format_named). */
-static bool is_nhdr(const char *path)
+static bool states_own_layout(const char *path)
 {
 	const char *f = parload_format_named(path);
 
@@ -348,7 +348,7 @@ static void refs_source(parload_settings *s, int i, const parload_source *scan)
 	parload_source_init(out);
 	out->path = s->refs[i];
 	out->flags = s->source_flags;
-	if (s->raw && !is_nhdr(s->refs[i]))
+	if (s->raw && !states_own_layout(s->refs[i]))
 		out->desc = &s->desc;
 }
 

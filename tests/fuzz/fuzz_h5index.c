@@ -211,14 +211,12 @@ static void check_table(const index_t *x, const parload__h5where *w,
 static int native(const struct base *b, uint64_t len, size_t size)
 {
 	char path[64];
-	parload_source src = { .path = path, .fd = -1,
-			       .dataset = b->chunk[0] ? "/scan" : NULL };
 	parload__container c;
-	parload_error err;
 	int rc;
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	rc = parload__hdf5_native(&src, &c, &err);
+	rc = parload__hdf5_native(path, b->chunk[0] ? "/scan" : NULL,
+				  PARLOAD_FRAMES_PROJECTIONS, &c);
 	REQUIRE(rc == 0 || (rc == 1 && !c.paths && !c.strips.run));
 	if (rc == 1)
 		return 1;

@@ -10,61 +10,58 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int parload__hdf5_names(const parload_source *src, char **file,
-			const char **dataset, parload_error *err)
+/* The file src names (*file, to free) and its dataset (NULL,
+ * src->dataset, or the "/path" of "FILE.h5:/path" where no such file
+ * exists); 0 or ENOMEM. */
+static int names(const parload_source *src, const char *path, char **file,
+		 const char **dataset, parload_error *err)
 {
-	const char *p = src->path ? src->path : src->paths[0];
-	const char *colon = strstr(p, ":/");
+	const char *colon = strstr(path, ":/");
 	struct stat sb;
 
 	*dataset = src->dataset;
-	if (colon && !src->dataset && parload__sys_stat(p, &sb) != 0) {
-		*file = parload__sys_malloc((size_t)(colon - p) + 1);
+	if (colon && !src->dataset && parload__sys_stat(path, &sb) != 0) {
+		*file = parload__sys_malloc((size_t)(colon - path) + 1);
 		if (*file) {
-			memcpy(*file, p, (size_t)(colon - p));
-			(*file)[colon - p] = '\0';
+			memcpy(*file, path, (size_t)(colon - path));
+			(*file)[colon - path] = '\0';
 		}
 		*dataset = colon + 1;
 	} else {
-		*file = parload__sys_strdup(p);
+		*file = parload__sys_strdup(path);
 	}
-	return *file ? 0 : parload__fail_nomem(err, p);
+	return *file ? 0 : parload__fail_nomem(err, path);
 }
 
 /* libhdf5's reader (the module) over file; parser as hdf5_core.h says. */
-static int by_libhdf5(const parload_source *src, const char *path,
-		      bool parser, parload__container *out,
-		      parload_error *err)
+static int by_libhdf5(const char *file, const char *dataset,
+		      parload_frames fr, const char *path, bool parser,
+		      parload__container *out, parload_error *err)
 {
 	const parload__module *m =
 		parload__module_get(PARLOAD_FORMAT_HDF5, path, err);
-	const char *dataset;
-	char *file;
 	int rc;
 
 	if (!m)
 		return PARLOAD_ENOTSUP;
-	if ((rc = parload__hdf5_names(src, &file, &dataset, err)))
-		return rc;
-	rc = m->read(file, dataset, src->frames, parser, out, err);
-	parload__sys_free(file);
+	rc = m->read(file, dataset, fr, parser, out, err);
 	if (rc == 0)
 		out->fallback_files = 1;
 	return rc;
 }
 
-int parload__hdf5_read(const parload_source *src, parload__container *out,
-		       parload_error *err)
+/* file and dataset (named once for both readers) read by the back-end
+ * how asks for: parload's own, falling back to libhdf5's (auto). */
+static int by_backend(parload__backend how, const char *file,
+		      const char *dataset, parload_frames fr,
+		      const char *path, parload__container *out,
+		      parload_error *err)
 {
-	const char *path = src->path ? src->path : src->paths[0];
-	parload__backend how;
-	int rc = parload__backend_get(PARLOAD_FORMAT_HDF5, path, &how, err);
+	const int rc = how == PARLOAD__BACKEND_LIBRARY ?
+			       1 :
+			       parload__hdf5_native(file, dataset, fr, out);
 
-	memset(out, 0, sizeof(*out));
-	if (rc)
-		return rc;
-	if (how != PARLOAD__BACKEND_LIBRARY &&
-	    (rc = parload__hdf5_native(src, out, err)) != 1)
+	if (rc != 1)
 		return rc;
 	if (how == PARLOAD__BACKEND_NATIVE)
 		return parload__fail_path(err, PARLOAD_ENOTSUP, 0, path,
@@ -72,7 +69,25 @@ int parload__hdf5_read(const parload_source *src, parload__container *out,
 					  "not take this file or dataset "
 					  "(PARLOAD_HDF5=native; libhdf5's "
 					  "reads it, or says why not)");
-	return by_libhdf5(src, path, how == PARLOAD__BACKEND_AUTO, out, err);
+	return by_libhdf5(file, dataset, fr, path,
+			  how == PARLOAD__BACKEND_AUTO, out, err);
+}
+
+int parload__hdf5_read(const parload_source *src, parload__container *out,
+		       parload_error *err)
+{
+	const char *path = src->path ? src->path : src->paths[0];
+	const char *dataset;
+	parload__backend how;
+	char *file;
+	int rc = parload__backend_get(PARLOAD_FORMAT_HDF5, path, &how, err);
+
+	memset(out, 0, sizeof(*out));
+	if (rc || (rc = names(src, path, &file, &dataset, err)) != 0)
+		return rc;
+	rc = by_backend(how, file, dataset, src->frames, path, out, err);
+	parload__sys_free(file);
+	return rc;
 }
 
 /* ---- the HDF5 driver's row (driver.h) ---- */

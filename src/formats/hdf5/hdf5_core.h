@@ -199,12 +199,7 @@ typedef int (*parload__h5_reader)(const char *file, const char *dataset,
 /* hdf5_native.c: a dataset of a plainly written file read without
  * libhdf5.  0: *out filled exactly as libhdf5's reader fills it; 1: fall
  * back to it (nothing held, *err untouched); never another result. */
-int parload__hdf5_native(const parload_source *src, parload__container *out,
-			 parload_error *err);
-/* The file a source names (*file, to free) and its dataset (NULL,
- * src->dataset, or the "/path" of "FILE.h5:/path" where no such file
- * exists); 0 or ENOMEM. */
-int parload__hdf5_names(const parload_source *src, char **file,
-			const char **dataset, parload_error *err);
+int parload__hdf5_native(const char *file, const char *dataset,
+			 parload_frames fr, parload__container *out);
 
 #endif

@@ -915,29 +915,23 @@ static bool read_file(nat *n, const char *named, parload_frames fr,
 	       dataset(&n->f, n->p.name, &n->d) && fill(n, &be, fr, out);
 }
 
-int parload__hdf5_native(const parload_source *src, parload__container *out,
-			 parload_error *err)
+int parload__hdf5_native(const char *file, const char *dataset,
+			 parload_frames fr, parload__container *out)
 {
 	nat n = { .f = { .fd = -1 } };
-	parload_error scratch;
-	const char *named;
-	char *file;
 	bool ok;
 
-	(void)err; /* a fall back leaves it to libhdf5's reader */
 	memset(out, 0, sizeof(*out));
-	if (parload__hdf5_names(src, &file, &named, &scratch) != 0)
-		return FALL_BACK;
-	if (!(out->paths = parload__sys_malloc(sizeof(*out->paths)))) {
-		parload__sys_free(file);
+	if (!(out->paths = parload__sys_calloc(1, sizeof(*out->paths))) ||
+	    !(out->paths[0] = parload__sys_strdup(file))) {
+		parload__container_free(out);
 		return FALL_BACK;
 	}
-	out->paths[0] = file;
 	out->n = 1;
-	n.path = n.p.file = file;
+	n.path = n.p.file = out->paths[0];
 	n.p.err = &n.scratch;
 	n.f.fd = parload__sys_open(file, O_RDONLY | O_CLOEXEC);
-	ok = n.f.fd >= 0 && read_file(&n, named, src->frames, out);
+	ok = n.f.fd >= 0 && read_file(&n, dataset, fr, out);
 	if (n.f.fd >= 0)
 		parload__sys_close(n.f.fd);
 	parload__sys_free(n.p.frame);

@@ -28,85 +28,6 @@
 #include <unistd.h>
 
 
-static int vfail(hdr *h, int code, const char *fmt, va_list ap)
-	__attribute__((format(printf, 3, 0)));
-
-static int vfail(hdr *h, int code, const char *fmt, va_list ap)
-{
-	char what[1024];
-
-	vsnprintf(what, sizeof(what), fmt, ap);
-	if (h->field)
-		return parload__fail_path(h->err, code, 0, h->path,
-					  "line %u: field '%s': %s", h->line,
-					  PARLOAD__Q(h->field), what);
-	return parload__fail_path(h->err, code, 0, h->path, "line %u: %s",
-				  h->line, what);
-}
-
-int parload__nrrd_fail(hdr *h, int code, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = vfail(h, code, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-/* The line that names data file i: the "data file" line, or the list's
- * line of it. */
-unsigned parload__nrrd_file_line(unsigned line, bool list, size_t i)
-{
-	return list ? line + 1 + (unsigned)i : line;
-}
-
-/* "HEADER: line L: data file 'FILE': TEXT"; without a line (the data
- * follows the header), the file's own failure. */
-static int vfail_file(parload_error *err, const char *header, unsigned line,
-		      const char *file, int code, int sys_errno,
-		      const char *fmt, va_list ap)
-	__attribute__((format(printf, 7, 0)));
-
-static int vfail_file(parload_error *err, const char *header, unsigned line,
-		      const char *file, int code, int sys_errno,
-		      const char *fmt, va_list ap)
-{
-	char what[1024];
-
-	if (!line)
-		return parload__vfail(err, code, sys_errno, file, PARLOAD_NONE,
-				      PARLOAD_NONE, fmt, ap);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	return parload__fail_path(err, code, sys_errno, header,
-				  "line %u: data file '%s': %s", line,
-				  PARLOAD__Q(file), what);
-}
-
-/* The same for data file i of the header being read. */
-int parload__nrrd_fail_file(hdr *h, size_t i, int code, int sys_errno,
-		     const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = vfail_file(h->err, h->path,
-			h->form == DF_NONE ? 0 :
-			parload__nrrd_file_line(h->df_line, h->form == DF_LIST, i),
-			h->paths[i], code, sys_errno, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-int parload__nrrd_vfail(const parload__nrrd *n, size_t i, parload_error *err,
-			int code, int sys_errno, const char *fmt, va_list ap)
-{
-	return vfail_file(err, n->header, parload__nrrd_file_line(n->line, n->list, i),
-			  n->paths[i], code, sys_errno, fmt, ap);
-}
-
 /* ---- values ---- */
 
 /* s[0..n) as a decimal number with an optional '-': false if it is not
@@ -325,35 +246,6 @@ static int f_line_skip(hdr *h, char *v)
 			    PARLOAD__Q(v));
 	h->line_skip = (uint64_t)n;
 	return 0;
-}
-
-/* A format with exactly one integer conversion (%d %i %u %o %x %X, with
- * flags, a width and a precision of at most 3 digits each) and '%%' for a
- * percent sign; *is_signed tells %d and %i. */
-bool parload__nrrd_one_conversion(const char *f, bool *is_signed)
-{
-	int convs = 0;
-
-	for (; *f; f++) {
-		int digits = 0;
-
-		if (*f != '%')
-			continue;
-		if (*++f == '%')
-			continue;
-		while (*f && strchr("-+ 0#", *f))
-			f++;
-		for (; *f >= '0' && *f <= '9'; f++)
-			digits++;
-		if (*f == '.')
-			for (f++; *f >= '0' && *f <= '9'; f++)
-				digits++;
-		if (!*f || !strchr("diuoxX", *f) || digits > 6)
-			return false;
-		*is_signed = *f == 'd' || *f == 'i';
-		convs++;
-	}
-	return convs == 1;
 }
 
 /* "FORMAT MIN MAX STEP [SUBDIM]": the pattern's numbers, checked. */

@@ -1,7 +1,8 @@
 /*
  * nrrd.h - what the NRRD files share: one header being read (nrrd.c
  * parses its lines, nrrd_files.c turns its "data file" field into the
- * files and their offsets), and the messages both give.
+ * files and their offsets, and gives the messages both say).  nrrd.c
+ * calls nrrd_files.c, never the other way.
  */
 #ifndef PARLOAD_FORMATS_NRRD_H
 #define PARLOAD_FORMATS_NRRD_H
@@ -40,8 +41,8 @@ typedef struct hdr {
 	struct parload__file_id *ids; /* PARLOAD_SRC_CONFINE: as checked */
 } hdr;
 
-/* A failure of the header's line being read (its field named): "PATH:
- * line L: field 'F': TEXT". */
+/* nrrd_files.c, the messages.  A failure of the header's line being
+ * read (its field named): "PATH: line L: field 'F': TEXT". */
 int parload__nrrd_fail(hdr *h, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* A failure of data file i of the header being read, naming the line

@@ -1,10 +1,12 @@
 /*
- * nrrd_files.c - the data files a NRRD header names: one file, a LIST of
- * them or a pattern (a printf format and its range), each joined to the
- * header's directory; their number against the views; with
- * PARLOAD_SRC_CONFINE each resolved below that directory before any is
- * opened, and checked again once opened; and where the data starts in
- * each (byte skip, line skip, the end of an attached header).
+ * nrrd_files.c - what the NRRD header's parser (nrrd.c) leans on: the
+ * messages of a header's lines and data files, and the data files it
+ * names: one file, a LIST of them or a pattern (a printf format and its
+ * range), each joined to the header's directory; their number against
+ * the views; with PARLOAD_SRC_CONFINE each resolved below that directory
+ * before any is opened, and checked again once opened; and where the data
+ * starts in each (byte skip, line skip, the end of an attached header).
+ * It calls nothing of nrrd.c.
  */
 #include "formats/nrrd/nrrd.h"
 
@@ -17,6 +19,118 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* ---- messages ---- */
+
+static int vfail(hdr *h, int code, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+static int vfail(hdr *h, int code, const char *fmt, va_list ap)
+{
+	char what[1024];
+
+	vsnprintf(what, sizeof(what), fmt, ap);
+	if (h->field)
+		return parload__fail_path(h->err, code, 0, h->path,
+					  "line %u: field '%s': %s", h->line,
+					  PARLOAD__Q(h->field), what);
+	return parload__fail_path(h->err, code, 0, h->path, "line %u: %s",
+				  h->line, what);
+}
+
+int parload__nrrd_fail(hdr *h, int code, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vfail(h, code, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* The line that names data file i: the "data file" line, or the list's
+ * line of it. */
+unsigned parload__nrrd_file_line(unsigned line, bool list, size_t i)
+{
+	return list ? line + 1 + (unsigned)i : line;
+}
+
+/* "HEADER: line L: data file 'FILE': TEXT"; without a line (the data
+ * follows the header), the file's own failure. */
+static int vfail_file(parload_error *err, const char *header, unsigned line,
+		      const char *file, int code, int sys_errno,
+		      const char *fmt, va_list ap)
+	__attribute__((format(printf, 7, 0)));
+
+static int vfail_file(parload_error *err, const char *header, unsigned line,
+		      const char *file, int code, int sys_errno,
+		      const char *fmt, va_list ap)
+{
+	char what[1024];
+
+	if (!line)
+		return parload__vfail(err, code, sys_errno, file, PARLOAD_NONE,
+				      PARLOAD_NONE, fmt, ap);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	return parload__fail_path(err, code, sys_errno, header,
+				  "line %u: data file '%s': %s", line,
+				  PARLOAD__Q(file), what);
+}
+
+/* The same for data file i of the header being read. */
+int parload__nrrd_fail_file(hdr *h, size_t i, int code, int sys_errno,
+		     const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vfail_file(h->err, h->path,
+			h->form == DF_NONE ? 0 :
+			parload__nrrd_file_line(h->df_line, h->form == DF_LIST, i),
+			h->paths[i], code, sys_errno, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int parload__nrrd_vfail(const parload__nrrd *n, size_t i, parload_error *err,
+			int code, int sys_errno, const char *fmt, va_list ap)
+{
+	return vfail_file(err, n->header, parload__nrrd_file_line(n->line, n->list, i),
+			  n->paths[i], code, sys_errno, fmt, ap);
+}
+
+/* A format with exactly one integer conversion (%d %i %u %o %x %X, with
+ * flags, a width and a precision of at most 3 digits each) and '%%' for a
+ * percent sign; *is_signed tells %d and %i. */
+bool parload__nrrd_one_conversion(const char *f, bool *is_signed)
+{
+	int convs = 0;
+
+	for (; *f; f++) {
+		int digits = 0;
+
+		if (*f != '%')
+			continue;
+		if (*++f == '%')
+			continue;
+		while (*f && strchr("-+ 0#", *f))
+			f++;
+		for (; *f >= '0' && *f <= '9'; f++)
+			digits++;
+		if (*f == '.')
+			for (f++; *f >= '0' && *f <= '9'; f++)
+				digits++;
+		if (!*f || !strchr("diuoxX", *f) || digits > 6)
+			return false;
+		*is_signed = *f == 'd' || *f == 'i';
+		convs++;
+	}
+	return convs == 1;
+}
+
+/* ---- the data files ---- */
 
 int parload__nrrd_nomem(hdr *h)
 {

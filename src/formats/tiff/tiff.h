@@ -84,7 +84,7 @@ typedef struct parload__tiff_pages {
 	parload__tiff_slab *slab; /* the newest block (owned) */
 } parload__tiff_pages;
 
-/* ---- tiff.c, for the walks ---- */
+/* ---- tiff_pages.c: the walks' records, below both walks ---- */
 
 /* The parload type of BitsPerSample bits of SampleFormat fmt, or 0. */
 int parload__tiff_type(unsigned bits, unsigned fmt);
@@ -114,6 +114,8 @@ uint64_t parload__tiff_unit_rows(uint64_t height, uint64_t unit, uint64_t k);
 int parload__tiff_fits(const parload__tiff_page *p, uint32_t height,
 		       uint64_t row_size, uint64_t size, const char *path,
 		       uint64_t v, parload_error *err);
+/* Free w's records and their slabs. */
+void parload__tiff_walk_free(parload__tiff_pages *w);
 
 /* The bytes of an ImageDescription either walk hands to
  * parload__tiff_imagej, at most (ImageJ's are a few lines). */
