@@ -64,6 +64,13 @@ int parload__hdf5_read(const parload_source *src, parload__container *out,
 		       parload_error *err);
 /* Free what a reader filled (takes a zeroed container). */
 void parload__container_free(parload__container *c);
+/* Names in order, digit runs compared as numbers (proj_2 before
+ * proj_10), for qsort of char *. */
+int parload__natural_qcmp(const void *a, const void *b);
+/* The files pattern (a glob) matches, in that order: *paths (n of them,
+ * each and the table to free; none for no match).  0 or ENOMEM. */
+int parload__glob_files(const char *pattern, char ***paths, size_t *n,
+			parload_error *err);
 /* Writers behind parload_save, to tmp (an empty file parload_temp_create
  * made), which the caller puts in place; errors name path, never tmp:
  * TIFF by tiff_write.c (no libtiff), HDF5 by hdf5.c (its module). */
