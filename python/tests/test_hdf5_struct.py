@@ -86,6 +86,29 @@ def test_master_file_is_its_links_in_order(master, sel, threads):
     assert ds.stats["serial"] is None
 
 
+@pytest.mark.parametrize("chunks,gzip", [((5, H, W), True),
+                                         ((4, 5, 4), True),
+                                         ((3, 6, W), False), (None, False)])
+@pytest.mark.parametrize("threads", [1, 3])
+def test_master_of_any_storage(tmp_path, chunks, gzip, threads):
+    """Data files chunked several frames deep, in tiles, or contiguous:
+    one table, read by the pool."""
+    want = []
+    with h5py.File(tmp_path / "m.h5", "w") as m:
+        for k in range(3):
+            a = pixels((11, H, W), 60 + k)
+            want.append(a)
+            with h5py.File(tmp_path / f"d{k}.h5", "w") as f:
+                f.create_dataset("data", data=a, chunks=chunks,
+                                 compression="gzip" if gzip else None)
+            m[f"/entry/data/data_{k + 1:06d}"] = h5py.ExternalLink(
+                f"d{k}.h5", "/data")
+    ds = parload.load(tmp_path / "m.h5", threads=threads,
+                      views=slice(1, 33, 2), rows=(1, 11))
+    assert np.array_equal(ds.pixels, np.concatenate(want)[1:33:2, 1:11])
+    assert ds.stats["serial"] is None
+
+
 def test_master_file_angles(master):
     """NXmx's omega (degrees) are the frames' angles."""
     ds = parload.load(master, views=slice(5, 100, 10))

@@ -20,6 +20,7 @@
 #include "formats/formats.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* DXchange's datasets of projections, flats and darks, by
  * parload_frames. */
@@ -82,7 +83,6 @@ static inline int parload__h5_contiguous(parload__strips *t, uint64_t base,
 					 uint32_t file)
 {
 	t->rows = rows;
-	t->codec = PARLOAD__CODEC_NONE;
 	for (uint64_t v = 0; v < n; v++) {
 		const uint64_t k = frame ? frame[v] : v;
 
@@ -95,19 +95,20 @@ static inline int parload__h5_contiguous(parload__strips *t, uint64_t base,
 	return 0;
 }
 
-/* Strip entries of the views before view v of table t: where a table of
- * views from v on (one dataset's, after the datasets before it in one
- * stream) puts its first. */
+/* Entries of the views before view v of table t: where a table of views
+ * from v on (one dataset's, after the datasets before it in one stream)
+ * puts its first. */
 static inline uint64_t parload__h5_entries_before(const parload__strips *t,
 						  uint64_t v)
 {
-	return v * t->per_view;
+	return v * parload__strips_step(t);
 }
 
 /* Table `from`, one dataset's (its views the stream's from view0 on),
- * appended to `to` (which holds the views before view0): each strip as
- * it is, its file file_of[its file] (NULL: the same index; both tables
- * index one container's files).  0, or -1 out of memory. */
+ * appended to `to` (which holds the views before view0): each entry as
+ * it is (its page the dataset's own frame), its file file_of[its file]
+ * (NULL: the same index; both tables index one container's files).  0,
+ * or -1 out of memory. */
 static inline int parload__h5_append(parload__strips *to,
 				     const parload__strips *from,
 				     uint64_t view0, const uint32_t *file_of)
@@ -129,19 +130,34 @@ static inline int parload__h5_append(parload__strips *to,
 }
 
 /* Whether the tables of two datasets of one stream are alike (each
- * view's strips the same rows, decoded alike), as one table needs:
- * NULL, or what differs in b (a phrase, in why of cap bytes). */
+ * view's strips the same rows, chunks of one geometry decoded by one
+ * pipeline), as one table needs: NULL, or what differs in b (a phrase,
+ * in why of cap bytes). */
 static inline const char *parload__h5_unlike(const parload__strips *a,
 					     const parload__strips *b,
 					     char *why, size_t cap)
 {
+	bool filters = b->nfilters == a->nfilters;
+
+	for (uint32_t k = 0; filters && k < a->nfilters; k++)
+		filters = b->filter[k].codec == a->filter[k].codec &&
+			  b->filter[k].elem == a->filter[k].elem &&
+			  memcmp(b->filter[k].param, a->filter[k].param,
+				 sizeof(a->filter[k].param)) == 0;
 	if (b->rows != a->rows || b->per_view != a->per_view)
-		snprintf(why, cap, "strips of %u rows, %u a view, against %u "
+		snprintf(why, cap, "strips of %u rows, %u a frame, against %u "
 			 "and %u", b->rows, b->per_view, a->rows, a->per_view);
-	else if (b->codec != a->codec || b->elem != a->elem)
-		snprintf(why, cap, "another filter pipeline (codec %d of %u-"
-			 "byte elements against %d of %u)", (int)b->codec,
-			 b->elem, (int)a->codec, a->elem);
+	else if (parload__strips_depth(b) != parload__strips_depth(a) ||
+		 parload__strips_tiles(b) != parload__strips_tiles(a) ||
+		 (parload__strips_tiles(a) > 1 && b->tile_cols != a->tile_cols))
+		snprintf(why, cap, "chunks of %u frames, %u across a row, "
+			 "against %u and %u", parload__strips_depth(b),
+			 parload__strips_tiles(b), parload__strips_depth(a),
+			 parload__strips_tiles(a));
+	else if (!filters)
+		snprintf(why, cap, "another filter pipeline (%u filters "
+			 "against %u, or filters that differ)", b->nfilters,
+			 a->nfilters);
 	else if (b->decoder != a->decoder)
 		snprintf(why, cap, "read by another decoder");
 	else
