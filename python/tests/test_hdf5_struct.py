@@ -229,6 +229,22 @@ def test_mismatched_list(three, tmp_path):
         parload.load([three[0], odd])
 
 
+def test_list_confined_file_by_file(three, tmp_path):
+    """confine=True holds each file of a list to its own directory (the
+    list's files are the caller's, in any directories)."""
+    (tmp_path / "sub").mkdir()
+    other = tmp_path / "sub" / "x.h5"
+    other.write_bytes(three[1].read_bytes())
+    ds = parload.load([three[0], other], confine=True)
+    assert np.array_equal(ds.pixels, three_want(three)[:2 * FRAMES])
+    with h5py.File(tmp_path / "sub" / "m.h5", "w") as f:
+        f["/entry/data/data_000001"] = h5py.ExternalLink(str(three[0]),
+                                                         "/entry/data/data")
+    with pytest.raises(parload.Error) as e:
+        parload.load([other, tmp_path / "sub" / "m.h5"], confine=True)
+    assert e.value.code == "PARLOAD_EOPEN"
+
+
 # ---- virtual datasets ----
 
 @pytest.fixture(scope="module")
@@ -309,6 +325,19 @@ def test_vds_source_missing(tmp_path, strided):
 
 
 @pytest.mark.parametrize("strided", [False, True])
+def test_vds_sources_confined(vds, tmp_path, strided):
+    """A source outside the virtual dataset's directory, confined: an
+    error either way (before any is read)."""
+    (tmp_path / "in").mkdir()
+    one_source_vds(tmp_path / "in" / "v.h5", str(vds / "src0.h5"), strided)
+    with pytest.raises(parload.Error) as e:
+        parload.load(tmp_path / "in" / "v.h5", confine=True)
+    assert e.value.code == "PARLOAD_EOPEN"
+    assert parload.load(tmp_path / "in" / "v.h5").pixels.shape[0] == (
+        20 if strided else 10)
+
+
+@pytest.mark.parametrize("strided", [False, True])
 def test_vds_source_of_another_type(tmp_path, strided):
     """Either way refused (libhdf5 would convert it)."""
     with h5py.File(tmp_path / "s.h5", "w") as f:
@@ -344,12 +373,17 @@ def diamond(tmp_path_factory):
     return d / "tomo.nxs", a, key
 
 
-@pytest.mark.parametrize("threads", [1, 3])
-def test_diamond_nxtomo_frames(diamond, threads):
-    path, a, key = diamond
+def frames_by_key(path, a, key, threads):
+    """Each kind of frames is the frames of a whose image_key says so."""
     for frames, k in (("projections", 0), ("flats", 1), ("darks", 2)):
         ds = parload.load(path, frames=frames, threads=threads)
         assert np.array_equal(ds.pixels, a[key == k])
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_diamond_nxtomo_frames(diamond, threads):
+    frames_by_key(*diamond, threads)
+    path, a, key = diamond
     ds = parload.load(path)
     assert np.allclose(ds.angles, np.linspace(0, 180, len(key))[key == 0])
 
@@ -385,10 +419,8 @@ def tomo_master(master):
 
 @pytest.mark.parametrize("threads", [1, 3])
 def test_master_frames_by_image_key(tomo_master, threads):
+    frames_by_key(*tomo_master, threads)
     path, a, key = tomo_master
-    for frames, k in (("projections", 0), ("flats", 1), ("darks", 2)):
-        ds = parload.load(path, frames=frames, threads=threads)
-        assert np.array_equal(ds.pixels, a[key == k])
     ds = parload.load(path, views=slice(3, 80, 5), threads=threads)
     assert np.array_equal(ds.pixels, a[key == 0][3:80:5])
     assert np.array_equal(ds.angles, np.arange(100)[key == 0][3:80:5])

@@ -196,6 +196,14 @@ static int one_file(const parload_source *src, const char *path,
 		return rc;
 	rc = by_backend(how, file, dataset, src->frames, path, out, err);
 	parload__sys_free(file);
+	/* The files it names (an external link's, external storage's, a
+	 * virtual dataset's sources: its paths after the first), when the
+	 * source confines them, in its directory. */
+	for (size_t k = 1; rc == 0 && (src->flags & PARLOAD_SRC_CONFINE) &&
+			   k < out->n; k++)
+		rc = parload__confined(out->paths[0], out->paths[k], err);
+	if (rc)
+		parload__container_free(out);
 	return rc;
 }
 
@@ -262,9 +270,8 @@ static bool hdf5_magic(const unsigned char *b, size_t n)
 	return n >= 8 && memcmp(b, sig, 8) == 0;
 }
 
-/* hdf5_native.c where it can, else the module.  The file's other files
- * (an external link's, external storage's: its paths after the first),
- * when the source confines them, in its directory. */
+/* hdf5_native.c where it can, else the module (a list's files each, its
+ * files confined to each one's directory where the source says so). */
 static int hdf5_describe(const parload_source *src, parload__described *out,
 			 parload_error *err)
 {
@@ -273,9 +280,6 @@ static int hdf5_describe(const parload_source *src, parload__described *out,
 
 	out->strips = true;
 	rc = parload__hdf5_read(src, c, err);
-	for (size_t k = 1; rc == 0 && (src->flags & PARLOAD_SRC_CONFINE) &&
-			   k < c->n; k++)
-		rc = parload__confined(c->paths[0], c->paths[k], err);
 	if (rc)
 		parload__container_free(c);
 	return rc;
