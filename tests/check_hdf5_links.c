@@ -250,6 +250,58 @@ START_TEST(link_dangling)
 }
 END_TEST
 
+/* A master file of links data_000001, data_000003, data_000010 (to one
+ * dataset, chunked by frames) is one stream of their frames in the order
+ * of their numbers, with no dataset named; one link to a missing file
+ * fails naming it and the file, one to a dataset stored otherwise naming
+ * it and what differs.  Before: "has no dataset given and 0 3-D
+ * datasets". */
+START_TEST(master_stream)
+{
+	char *data = tu_path("data_000001.h5"), *m = tu_path("m.h5");
+	const char *const names[] = { "/entry/data/data_000010",
+				      "/entry/data/data_000001",
+				      "/entry/data/data_000003" };
+	const char *links[3 * 5 + 1] = { NULL };
+	parload_loader *l = tu_loader(2, PARLOAD_STRATEGY_PARALLEL, 0);
+	parload_request req;
+	parload_dataset ds;
+	parload_error err;
+	uint16_t want[PIXELS];
+
+	data_file(data);
+	pixels(want);
+	for (int k = 0; k < 3; k++) {
+		links[3 * k] = names[k];
+		links[3 * k + 1] = "data_000001.h5";
+		links[3 * k + 2] = "/k";
+	}
+	master(m, links);
+	parload_request_init(&req);
+	req.source.path = m;
+	ck_assert_int_eq(parload_loader_run(l, &req, &ds, &err), 0);
+	ck_assert_uint_eq(ds.shape.views, 3 * FRAMES);
+	for (int k = 0; k < 3; k++)
+		ck_assert_int_eq(memcmp((char *)ds.pixels + k * sizeof(want),
+					want, sizeof(want)), 0);
+	parload_dataset_free(&ds);
+	parload_loader_free(l);
+	links[9] = "/entry/data/data_000004";
+	links[10] = "absent.h5";
+	links[11] = "/k";
+	master(m, links);
+	fails(m, NULL, 0, PARLOAD_EOPEN, "/entry/data/data_000004: an "
+	      "external link to absent.h5:/k", "missing");
+	links[10] = "data_000001.h5";
+	links[11] = "/b";
+	master(m, links);
+	fails(m, NULL, 0, PARLOAD_ENOTSUP, "/entry/data/data_000004: stored "
+	      "otherwise than /entry/data/data_000001", NULL);
+	free(data);
+	free(m);
+}
+END_TEST
+
 /* ---- external storage ---- */
 
 /* raw's bytes at off of name, then the rest of the file. */
@@ -649,6 +701,7 @@ static Suite *suite(void)
 
 	tcase_add_test(t, linked);
 	tcase_add_test(t, link_dangling);
+	tcase_add_test(t, master_stream);
 	tcase_add_test(t, external_storage);
 	tcase_add_test(t, confine);
 	tcase_add_test(t, hdf5_list);

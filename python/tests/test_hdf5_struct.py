@@ -109,6 +109,36 @@ def test_master_of_any_storage(tmp_path, chunks, gzip, threads):
     assert ds.stats["serial"] is None
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+def test_master_of_filters_read_by_libhdf5(tmp_path, threads):
+    """Data files compressed by a plugin's filter (bitshuffle + LZ4, as
+    Eiger's; a compact dataset where this build decodes it): whichever
+    reads them, the pool or libhdf5's decoder over every dataset, the
+    stream is theirs."""
+    hdf5plugin = pytest.importorskip("hdf5plugin")
+    want = []
+    with h5py.File(tmp_path / "m.h5", "w") as m:
+        for k in range(3):
+            a = pixels((9, H, W), 70 + k)
+            want.append(a)
+            with h5py.File(tmp_path / f"d{k}.h5", "w") as f:
+                f.create_dataset("data", data=a, chunks=(1, H, W),
+                                 **hdf5plugin.Bitshuffle(cname="lz4"))
+            m[f"/entry/data/data_{k + 1:06d}"] = h5py.ExternalLink(
+                f"d{k}.h5", "/data")
+        m.create_dataset("/c/data_000001", data=want[0], chunks=None,
+                         compression=None)
+        m["/c/data_000002"] = h5py.ExternalLink("d1.h5", "/data")
+    ds = parload.load(tmp_path / "m.h5", threads=threads,
+                      views=slice(2, 27, 3))
+    assert np.array_equal(ds.pixels, np.concatenate(want)[2:27:3])
+    # A group named: its datasets are a master file's too; stored
+    # otherwise (contiguous, then compressed), an error naming the second.
+    with pytest.raises(parload.Error, match="/c/data_000002: stored "
+                       "otherwise than /c/data_000001"):
+        parload.load(tmp_path / "m.h5", dataset="/c")
+
+
 def test_master_file_angles(master):
     """NXmx's omega (degrees) are the frames' angles."""
     ds = parload.load(master, views=slice(5, 100, 10))
