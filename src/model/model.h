@@ -465,6 +465,7 @@ typedef struct parload__ctx {
 	parload__io_stats io;  /* reads, the file header's included */
 	uint64_t decoded;      /* a container's strips decoded */
 	const char *serial;    /* its strips' serial reason, kept past close */
+	char codec[PARLOAD_CODEC_NAME_MAX]; /* its strips' filters, the same */
 	uint64_t fallbacks;    /* the container's fallback_files, the same */
 	unsigned threads;      /* threads that read */
 	bool checked;          /* it checked every view itself (below) */
