@@ -84,6 +84,7 @@ def test_master_file_is_its_links_in_order(master, sel, threads):
     ds = parload.load(master, threads=threads, **kw)
     assert np.array_equal(ds.pixels, cut(concatenated(master)))
     assert ds.stats["serial"] is None
+    assert ds.stats["codec"] == "deflate"
 
 
 @pytest.mark.parametrize("chunks,gzip", [((5, H, W), True),
@@ -329,6 +330,8 @@ def test_vds_strided_through_libhdf5(vds, threads):
     ds = parload.load(vds / "strided.h5", threads=threads)
     assert np.array_equal(ds.pixels, h5py_read(vds / "strided.h5", "data"))
     assert "virtual dataset" in ds.stats["serial"]
+    assert ds.stats["codec"] == "libhdf5"
+
 
 
 def one_source_vds(path, source, strided):
