@@ -206,6 +206,16 @@ def test_link_that_loops(tmp_path):
     assert "loops" in str(e.value)
 
 
+def test_soft_link_that_loops(tmp_path):
+    with h5py.File(tmp_path / "a.h5", "w") as f:
+        f["/entry/data/data_000001"] = h5py.SoftLink("/x")
+        f["/x"] = h5py.SoftLink("/entry/data/data_000001")
+    with pytest.raises(parload.Error) as e:
+        parload.load(tmp_path / "a.h5")
+    assert e.value.code == "PARLOAD_EOPEN"
+    assert "/entry/data/data_000001: a link to /x" in str(e.value)
+
+
 # ---- lists of files ----
 
 @pytest.fixture(scope="module")

@@ -128,6 +128,26 @@ int parload__h5lib_no_such(h5r *r, const char *name)
 					  why[0] ? why : "no reason given",
 					  link_why(why));
 	}
+	/* A soft link libhdf5 cannot follow (one that loops). */
+	if (H5Lget_info(r->f, name, &li, H5P_DEFAULT) >= 0 &&
+	    li.type == H5L_TYPE_SOFT && li.u.val_size <= sizeof(val) &&
+	    H5Lget_val(r->f, name, val, sizeof(val), H5P_DEFAULT) >= 0) {
+		hid_t o = H5Oopen(r->f, name, H5P_DEFAULT);
+
+		h5_why(why);
+		if (o >= 0) {
+			h5_close(&o, H5Oclose);
+		} else {
+			val[sizeof(val) - 1] = '\0';
+			return parload__fail_path(r->err, PARLOAD_EOPEN, 0,
+						  r->file, "%s: a link to %s, "
+						  "which libhdf5 cannot follow "
+						  "(%s%s)", name, val,
+						  why[0] ? why :
+							   "no reason given",
+						  link_why(why));
+		}
+	}
 	find3(r->f, &fd);
 	return parload__fail_path(r->err, PARLOAD_EINVAL, 0, r->file,
 				  "no dataset %s; its 3-D datasets: %s", name,
