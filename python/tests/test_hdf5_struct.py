@@ -140,6 +140,25 @@ def test_master_of_filters_read_by_libhdf5(tmp_path, threads):
         parload.load(tmp_path / "m.h5", dataset="/c")
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+def test_list_of_files_read_by_libhdf5(tmp_path, threads):
+    """Files compressed by a plugin's filter (bitshuffle + LZ4): one
+    stream whichever reads them (before: refused, "read through libhdf5,
+    whose reads of one file each are not joined", where libhdf5 did)."""
+    hdf5plugin = pytest.importorskip("hdf5plugin")
+    want = []
+    for k in range(3):
+        want.append(pixels((7, H, W), 80 + k))
+        with h5py.File(tmp_path / f"f{k}.h5", "w") as f:
+            f.create_dataset("data", data=want[-1], chunks=(1, H, W),
+                             **hdf5plugin.Bitshuffle(cname="lz4"))
+    ds = parload.load(str(tmp_path / "f*.h5"), threads=threads,
+                      views=slice(1, 21, 2), rows=(2, 10),
+                      layout="sinograms")
+    cut = np.concatenate(want)[1:21:2, 2:10].transpose(1, 0, 2)
+    assert np.array_equal(ds.pixels, cut)
+
+
 def test_master_file_angles(master):
     """NXmx's omega (degrees) are the frames' angles."""
     ds = parload.load(master, views=slice(5, 100, 10))

@@ -236,7 +236,7 @@ bool parload__h5_header(const parload__h5file *f, uint64_t addr,
 /* ---- module.c, module_host.c: what needs libtiff or libhdf5, in a
  * module opened on first use ---- */
 
-#define PARLOAD__MODULE_ABI 11u
+#define PARLOAD__MODULE_ABI 12u
 
 struct parload__tiff_dir;
 
@@ -294,6 +294,11 @@ typedef struct parload__module {
 			    parload_error *err);
 		void (*close)(void *h);
 	} tiff;
+	/* HDF5: table from's datasets (read by the module's decoder, as
+	 * to's are) joined to to's, from's views the stream's from view0
+	 * on: 0, or ENOMEM naming path. */
+	int (*h5_join)(parload__strips *to, parload__strips *from,
+		       uint64_t view0, const char *path, parload_error *err);
 	const parload__decoder *tiff_decoder;
 	/* Called once, when the module is first asked for (module.c): the
 	 * library it wraps made ready, so that the first file read or

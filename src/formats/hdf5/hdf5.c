@@ -608,6 +608,7 @@ PARLOAD__MODULE_EXPORT const parload__module parload__hdf5_module = {
 	.abi = PARLOAD__MODULE_ABI,
 	.read = lib_read,
 	.write = parload__hdf5_write,
+	.h5_join = parload__h5lib_custom_join,
 	.ready = h5_ready,
 };
 #endif /* HAVE_HDF5 */

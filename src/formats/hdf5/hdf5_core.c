@@ -144,9 +144,22 @@ static int merge_angles(parload__strips *to, const parload__strips *from,
 	return 0;
 }
 
+/* c's table joined to out's (views from view0 on) by the module whose
+ * decoder reads both. */
+static int join_decoded(parload__container *out, parload__container *c,
+			uint64_t view0, const char *file, parload_error *err)
+{
+	const parload__module *m =
+		parload__module_get(PARLOAD_FORMAT_HDF5, file, err);
+
+	if (!m)
+		return PARLOAD_ENOTSUP;
+	return m->h5_join(&out->strips, &c->strips, view0, file, err);
+}
+
 /* c, file's container, after out's views: alike (its frames, how its
  * strips are stored), its files and strips joined to out's. */
-static int append(parload__container *out, const parload__container *c,
+static int append(parload__container *out, parload__container *c,
 		  const char *file, parload_error *err)
 {
 	char why[200];
@@ -155,9 +168,6 @@ static int append(parload__container *out, const parload__container *c,
 	uint32_t *file_of;
 	int rc;
 
-	if (!unlike && (out->strips.decoder || c->strips.decoder))
-		unlike = "read through libhdf5, whose reads of one file "
-			 "each are not joined";
 	if (!unlike)
 		unlike = parload__h5_unlike(&out->strips, &c->strips, why,
 					    sizeof(why));
@@ -174,6 +184,8 @@ static int append(parload__container *out, const parload__container *c,
 					  out->strips.views, file_of))
 		rc = parload__fail_nomem(err, file);
 	parload__sys_free(file_of);
+	if (rc == 0 && c->strips.decoder)
+		rc = join_decoded(out, c, out->strips.views, file, err);
 	if (rc == 0)
 		rc = merge_angles(&out->strips, &c->strips, err);
 	out->strips.views += c->strips.views;

@@ -293,14 +293,15 @@ static int custom(h5r *r, uint32_t rows, const char *why)
 	return 0;
 }
 
-int parload__h5lib_custom_join(h5r *r, parload__strips *to,
-			       parload__strips *from, uint64_t view0)
+int parload__h5lib_custom_join(parload__strips *to, parload__strips *from,
+			       uint64_t view0, const char *path,
+			       parload_error *err)
 {
 	h5arg *a = to->arg, *b = from->arg;
 	h5src *src;
 
 	if (!(src = parload__sys_malloc((a->n + b->n) * sizeof(*src))))
-		return parload__fail_nomem(r->err, r->file);
+		return parload__fail_nomem(err, path);
 	memcpy(src, a->src, a->n * sizeof(*src));
 	memcpy(src + a->n, b->src, b->n * sizeof(*src));
 	for (size_t k = 0; k < b->n; k++)

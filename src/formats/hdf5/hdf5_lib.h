@@ -127,9 +127,11 @@ int parload__h5lib_parts(h5r *r, uint64_t *all);
  * another (each part's by parload__h5lib_layout). */
 int parload__h5lib_parts_layout(h5r *r, const parload_desc *d);
 /* hdf5_layout.c: table from, of the libhdf5 decoder, joined to table to
- * (also the decoder's): its datasets after to's, from view0 on. */
-int parload__h5lib_custom_join(h5r *r, parload__strips *to,
-			       parload__strips *from, uint64_t view0);
+ * (also the decoder's): its datasets after to's, from view0 on (the
+ * module's h5_join). */
+int parload__h5lib_custom_join(parload__strips *to, parload__strips *from,
+			       uint64_t view0, const char *path,
+			       parload_error *err);
 
 /* hdf5_layout.c: where the rows of r's dataset (d its description) lie:
  * r's container's strips table, its files past the first. */

@@ -592,7 +592,8 @@ static int part_table(h5r *r, size_t k, const parload_desc *d, uint64_t v0,
 	if (rc == 0 && parload__h5_append(&r->c->strips, &mine, v0, NULL))
 		rc = parload__fail_nomem(r->err, r->file);
 	if (rc == 0 && mine.decoder)
-		rc = parload__h5lib_custom_join(r, &r->c->strips, &mine, v0);
+		rc = parload__h5lib_custom_join(&r->c->strips, &mine, v0,
+						r->file, r->err);
 	parload__sys_free(mine.run);
 	if (mine.decoder && mine.arg)
 		mine.decoder->free_arg(mine.arg);
