@@ -363,6 +363,25 @@ def test_vds_strided_through_libhdf5(vds, threads):
 
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+def test_vds_of_sources_stored_otherwise(tmp_path, threads):
+    """Sources of one table's geometry each, but not of one another's:
+    the virtual dataset read through libhdf5, saying so."""
+    want = [pixels((6, H, W), 90), pixels((5, H, W), 91)]
+    for k, kw in enumerate(({"chunks": (1, H, W), "compression": "gzip"},
+                            {})):
+        with h5py.File(tmp_path / f"s{k}.h5", "w") as f:
+            f.create_dataset("data", data=want[k], **kw)
+    lay = h5py.VirtualLayout(shape=(11, H, W), dtype="u2")
+    lay[0:6] = h5py.VirtualSource("s0.h5", "data", shape=(6, H, W))
+    lay[6:11] = h5py.VirtualSource("s1.h5", "data", shape=(5, H, W))
+    with h5py.File(tmp_path / "v.h5", "w") as f:
+        f.create_virtual_dataset("data", lay, fillvalue=0)
+    ds = parload.load(tmp_path / "v.h5", threads=threads, views=slice(1, 11))
+    assert np.array_equal(ds.pixels, np.concatenate(want)[1:11])
+    assert "sources are stored otherwise" in ds.stats["serial"]
+
+
 def one_source_vds(path, source, strided):
     """A virtual dataset of 10 frames from source's 10 (every other one
     of 20 frames, strided)."""

@@ -566,28 +566,32 @@ static void part_frames(const h5r *r, const h5part *p, const uint64_t *all,
 }
 
 /* Part k's table (swapped into the container while it is laid out)
- * appended to the stream's, t, the first one laid out taken as it is. */
+ * appended to the stream's, t, the first one laid out (part first) taken
+ * as it is.  1: a virtual dataset's sources stored otherwise than one
+ * another (libhdf5 reads it whole). */
 static int part_table(h5r *r, size_t k, const parload_desc *d, uint64_t v0,
-		      bool first)
+		      size_t first)
 {
 	parload__strips t = r->c->strips, mine;
 	char why[200];
 	const char *unlike;
 	int rc;
 
-	if (first)
+	if (k == first)
 		return parload__h5lib_layout(r, d);
 	memset(&r->c->strips, 0, sizeof(r->c->strips));
 	rc = parload__h5lib_layout(r, d);
 	mine = r->c->strips;
 	r->c->strips = t;
 	unlike = rc ? NULL : parload__h5_unlike(&t, &mine, why, sizeof(why));
-	if (unlike)
+	if (unlike && r->sources)
+		rc = 1;
+	else if (unlike)
 		rc = parload__fail_path(r->err, PARLOAD_ENOTSUP, 0, r->file,
 					"%s: stored otherwise than %s (%s): "
 					"the datasets of one stream are read "
 					"as one table; load each alone",
-					r->part[k].name, r->part[0].name,
+					r->part[k].name, r->part[first].name,
 					unlike);
 	if (rc == 0 && parload__h5_append(&r->c->strips, &mine, v0, NULL))
 		rc = parload__fail_nomem(r->err, r->file);
@@ -600,29 +604,54 @@ static int part_table(h5r *r, size_t k, const parload_desc *d, uint64_t v0,
 	return rc;
 }
 
+/* The virtual dataset vds itself, through libhdf5: its sources are
+ * stored otherwise than one another.  The table made of them dropped. */
+static int vds_whole(h5r *r, const parload_desc *d, const char *vds)
+{
+	parload__strips *t = &r->c->strips;
+	int rc;
+
+	if (t->decoder && t->arg)
+		t->decoder->free_arg(t->arg);
+	t->decoder = NULL;
+	t->arg = NULL;
+	parload__strips_clear(t);
+	r->vds_why = "a virtual dataset whose sources are stored otherwise "
+		     "than one another is read through libhdf5, one thread "
+		     "at a time";
+	parload__h5lib_close_dataset(r);
+	snprintf(r->p.name, sizeof(r->p.name), "%s", vds);
+	if ((rc = parload__h5lib_open_dataset(r, r->f)) ||
+	    (rc = parload__h5lib_shape(r)))
+		return rc;
+	return parload__h5lib_layout(r, d);
+}
+
 int parload__h5lib_parts_layout(h5r *r, const parload_desc *d)
 {
 	uint64_t *all = r->p.frame, all_n = r->p.n, v0, *frames;
-	bool first = true;
+	char vds[sizeof(r->p.name)];
+	size_t first = SIZE_MAX;
 	int rc = 0;
 
 	if (r->parts == 1 && !r->sources)
 		return parload__h5lib_layout(r, d);
 	if (!(frames = table(r, all_n, sizeof(*frames))))
 		return PARLOAD_ENOMEM;
+	snprintf(vds, sizeof(vds), "%s", r->p.name);
 	for (size_t k = 0; rc == 0 && k < r->parts; k++) {
 		part_frames(r, &r->part[k], all, all_n, &v0, frames, &r->p.n);
 		if (r->p.n == 0)
 			continue;
 		r->p.frame = frames;
+		first = first == SIZE_MAX ? k : first;
 		if ((rc = part_open(r, k)) == 0)
 			rc = part_table(r, k, d, v0, first);
-		first = false;
 	}
 	r->p.frame = all;
 	r->p.n = all_n;
 	r->file = r->c->paths[0];
 	parload__sys_free(frames);
-	return rc;
+	return rc == 1 ? vds_whole(r, d, vds) : rc;
 }
 #endif /* HAVE_HDF5 */
