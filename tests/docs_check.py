@@ -281,10 +281,15 @@ def run_sh(cmds, d, c_sources, have):
         if words[0] == "parload":
             line = shlex.quote(BIN) + line[len("parload"):]
         elif words[0] == "cc":
-            if not shutil.which("cc"):
+            # The build's compiler and sanitizer flags (make check's),
+            # which an instrumented libparload needs to link.
+            cc = os.environ.get("PARLOAD_CC") or "cc"
+            if not shutil.which(cc.split()[0]):
                 skip("%s: no C compiler" % cmd)
                 continue
-            line = cmd.replace(
+            line = cc + " " + os.environ.get("PARLOAD_SANITIZER_FLAGS", "") \
+                + cmd[len("cc"):]
+            line = line.replace(
                 "$(pkg-config --cflags --libs parload)",
                 "-I%s -L%s -lparload" % (
                     shlex.quote(os.path.join(TOP, "include")),
