@@ -271,6 +271,8 @@ static int encode(struct job *j)
 		return -1;
 	}
 	png_set_write_fn(png, j, on_write, on_flush);
+	/* zlib's fastest level: a quick look, not an archive. */
+	png_set_compression_level(png, 1);
 	png_set_IHDR(png, info, j->st->cols, j->st->rows, j->depth,
 		     PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
 		     PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
