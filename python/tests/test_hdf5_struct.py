@@ -87,6 +87,21 @@ def test_master_file_is_its_links_in_order(master, sel, threads):
     assert ds.stats["codec"] == "deflate"
 
 
+def linked_master(d, frames, seed, **kw):
+    """d/m.h5, a master file of links to 3 data files d/d0.h5 ... of
+    frames frames each, written with h5py's create_dataset keywords kw:
+    the frames, file by file."""
+    want = []
+    with h5py.File(d / "m.h5", "w") as m:
+        for k in range(3):
+            want.append(pixels((frames, H, W), seed + k))
+            with h5py.File(d / f"d{k}.h5", "w") as f:
+                f.create_dataset("data", data=want[-1], **kw)
+            m[f"/entry/data/data_{k + 1:06d}"] = h5py.ExternalLink(
+                f"d{k}.h5", "/data")
+    return want
+
+
 @pytest.mark.parametrize("chunks,gzip", [((5, H, W), True),
                                          ((4, 5, 4), True),
                                          ((3, 6, W), False), (None, False)])
@@ -94,16 +109,8 @@ def test_master_file_is_its_links_in_order(master, sel, threads):
 def test_master_of_any_storage(tmp_path, chunks, gzip, threads):
     """Data files chunked several frames deep, in tiles, or contiguous:
     one table, read by the pool."""
-    want = []
-    with h5py.File(tmp_path / "m.h5", "w") as m:
-        for k in range(3):
-            a = pixels((11, H, W), 60 + k)
-            want.append(a)
-            with h5py.File(tmp_path / f"d{k}.h5", "w") as f:
-                f.create_dataset("data", data=a, chunks=chunks,
-                                 compression="gzip" if gzip else None)
-            m[f"/entry/data/data_{k + 1:06d}"] = h5py.ExternalLink(
-                f"d{k}.h5", "/data")
+    want = linked_master(tmp_path, 11, 60, chunks=chunks,
+                         compression="gzip" if gzip else None)
     ds = parload.load(tmp_path / "m.h5", threads=threads,
                       views=slice(1, 33, 2), rows=(1, 11))
     assert np.array_equal(ds.pixels, np.concatenate(want)[1:33:2, 1:11])
@@ -117,16 +124,9 @@ def test_master_of_filters_read_by_libhdf5(tmp_path, threads):
     reads them, the pool or libhdf5's decoder over every dataset, the
     stream is theirs."""
     hdf5plugin = pytest.importorskip("hdf5plugin")
-    want = []
-    with h5py.File(tmp_path / "m.h5", "w") as m:
-        for k in range(3):
-            a = pixels((9, H, W), 70 + k)
-            want.append(a)
-            with h5py.File(tmp_path / f"d{k}.h5", "w") as f:
-                f.create_dataset("data", data=a, chunks=(1, H, W),
-                                 **hdf5plugin.Bitshuffle(cname="lz4"))
-            m[f"/entry/data/data_{k + 1:06d}"] = h5py.ExternalLink(
-                f"d{k}.h5", "/data")
+    want = linked_master(tmp_path, 9, 70, chunks=(1, H, W),
+                         **hdf5plugin.Bitshuffle(cname="lz4"))
+    with h5py.File(tmp_path / "m.h5", "a") as m:
         m.create_dataset("/c/data_000001", data=want[0], chunks=None,
                          compression=None)
         m["/c/data_000002"] = h5py.ExternalLink("d1.h5", "/data")
