@@ -685,6 +685,11 @@ START_TEST(any_chunks)
 			ck_assert_uint_eq(ds.stats.fallback_files, 1);
 			ck_assert_ptr_null(ds.stats.serial);
 			ck_assert_str_eq(ds.stats.codec, codec[i]);
+			/* One worker decodes each chunk once; nothing is
+			 * decoded where the chunks are read in place. */
+			if (threads == 1)
+				ck_assert_uint_eq(ds.stats.strips_decoded,
+						  codec[i][0] ? fx_chunks(f) : 0);
 			ck_assert_msg(memcmp(ds.pixels, pix,
 					     fx_count(f) * elem) == 0,
 				      "case %zu, %u threads", i, threads);

@@ -59,13 +59,18 @@ typedef struct parload__strip_reader {
 	unsigned char *mid[2];  /* between two filters */
 	size_t mid_cap;
 	unsigned char *tile;    /* one decoded tile (tiles > 1) */
-	unsigned char *out;     /* the decoded chunk: depth frames of the
-				 * strip's rows, whole width */
-	bool have;              /* out holds the chunk at have_off of
-				 * have_file */
-	uint64_t have_off;
-	uint32_t have_file;
-	uint64_t have_strip;    /* the container's decoder: its strip */
+	/* The decoded chunks kept: one for each strip of a view where a
+	 * chunk holds several frames (a share takes a view's strips in turn,
+	 * then the next view's, from the same chunks), else one. */
+	struct parload__slab {
+		unsigned char *out; /* depth frames of a strip's rows, whole
+				     * width */
+		bool have;          /* out holds the chunk at off of file */
+		uint64_t off;
+		uint32_t file;
+		uint64_t strip;     /* the container's decoder: its strip */
+	} *slab;
+	uint32_t slabs;
 	uint64_t decoded;       /* chunks decoded */
 	uint64_t run;           /* the table's run of the last entry asked */
 	size_t max_read;        /* bytes per read call (the load's) */

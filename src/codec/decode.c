@@ -35,6 +35,18 @@ static size_t tile_bytes(const parload__strips *t, const parload_desc *d)
 			      chunk_bytes(t, d);
 }
 
+/* Chunks kept: one for each strip of a view where chunks hold several
+ * frames and those of a whole view fit in MAX_KEPT; else one. */
+#define MAX_KEPT ((size_t)256 << 20)
+
+static uint32_t slabs(const parload__strips *t, const parload_desc *d)
+{
+	return parload__strips_depth(t) > 1 &&
+			       t->per_view <= MAX_KEPT / chunk_bytes(t, d) ?
+		       t->per_view :
+		       1;
+}
+
 /* Each filter's state; ENOTSUP naming what a filter this build has no
  * decode for needs. */
 static int open_filters(parload__strip_reader *r, parload_error *err)
@@ -69,8 +81,9 @@ int parload__strip_reader_open(parload__strip_reader *r,
 	r->t = t;
 	r->d = d;
 	r->files = files;
-	r->out = parload__sys_malloc(chunk_bytes(t, d));
-	if (!r->out)
+	r->slabs = slabs(t, d);
+	r->slab = parload__sys_calloc(r->slabs, sizeof(*r->slab));
+	if (!r->slab)
 		return parload__fail_nomem(err, t->path);
 	if (t->tile_cols &&
 	    !(r->tile = parload__sys_malloc(tile_bytes(t, d))))
@@ -96,7 +109,9 @@ void parload__strip_reader_close(parload__strip_reader *r)
 	parload__sys_free(r->mid[0]);
 	parload__sys_free(r->mid[1]);
 	parload__sys_free(r->tile);
-	parload__sys_free(r->out);
+	for (uint32_t k = 0; r->slab && k < r->slabs; k++)
+		parload__sys_free(r->slab[k].out);
+	parload__sys_free(r->slab);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -213,8 +228,10 @@ static int decode_entry(parload__strip_reader *r, uint64_t e,
 	return rc;
 }
 
-/* Tile x (decoded in r->tile) into its columns of the chunk's rows. */
-static void place_tile(parload__strip_reader *r, uint32_t x)
+/* Tile x (decoded in r->tile) into its columns of the chunk's rows
+ * (out). */
+static void place_tile(parload__strip_reader *r, unsigned char *out,
+		       uint32_t x)
 {
 	const parload__strips *t = r->t;
 	const size_t row = (size_t)r->d->row_size;
@@ -224,25 +241,39 @@ static void place_tile(parload__strip_reader *r, uint32_t x)
 	const size_t lines = (size_t)parload__strips_depth(t) * t->rows;
 
 	for (size_t y = 0; y < lines; y++)
-		memcpy(r->out + y * row + at, r->tile + y * tw, n);
+		memcpy(out + y * row + at, r->tile + y * tw, n);
 }
 
-/* The chunk strip i lies in, into r->out: its tiles in turn. */
+/* The chunk strip i lies in, into out: its tiles in turn, each counted
+ * in r->decoded. */
 static int decode_chunk(parload__strip_reader *r, uint64_t i,
-			parload__io_stats *st)
+			unsigned char *out, parload__io_stats *st)
 {
 	const parload__strips *t = r->t;
 	const uint32_t tiles = parload__strips_tiles(t);
 	int rc = 0;
 
 	if (!t->tile_cols)
-		return decode_entry(r, i, r->out, chunk_bytes(t, r->d), st);
-	for (uint32_t x = 0; rc == 0 && x < tiles; x++) {
+		rc = decode_entry(r, i, out, chunk_bytes(t, r->d), st);
+	for (uint32_t x = 0; t->tile_cols && rc == 0 && x < tiles; x++) {
 		rc = decode_entry(r, i * tiles + x, r->tile,
 				  tile_bytes(t, r->d), st);
 		if (rc == 0)
-			place_tile(r, x);
+			place_tile(r, out, x);
 	}
+	r->decoded += rc == 0 ? (t->tile_cols ? tiles : 1) : 0;
+	return rc;
+}
+
+/* Strip i of the container's decoder (one frame a strip) into out. */
+static int decode_custom(parload__strip_reader *r, uint64_t i,
+			 unsigned char *out, parload_error *err)
+{
+	const parload__strips *t = r->t;
+	const int rc = t->decoder->decode(r->custom, t, i, out,
+					  parload__strip_size(t, r->d), err);
+
+	r->decoded += rc == 0;
 	return rc;
 }
 
@@ -255,25 +286,23 @@ const unsigned char *parload__strip_get(parload__strip_reader *r, uint64_t i,
 	const parload__strip s = parload__strip_of(
 		t, i * parload__strips_tiles(t), &r->run);
 	const size_t frame = s.page % parload__strips_depth(t);
+	struct parload__slab *k = &r->slab[i % t->per_view % r->slabs];
 
 	(void)len; /* the cursor never asks past a strip's rows */
 	r->err = err;
-	if (t->decoder && !(r->have && r->have_strip == i)) {
-		r->have = false;
-		if (t->decoder->decode(r->custom, t, i, r->out,
-				       parload__strip_size(t, r->d), err))
-			return NULL;
-		r->decoded++;
-	} else if (!t->decoder && !(r->have && r->have_off == s.off &&
-				    r->have_file == s.file)) {
-		r->have = false;
-		if (decode_chunk(r, i, st) != 0)
-			return NULL;
-		r->decoded++;
+	if (!k->out && !(k->out = parload__sys_malloc(chunk_bytes(t, r->d)))) {
+		parload__fail_nomem(err, t->path);
+		return NULL;
 	}
-	r->have = true;
-	r->have_strip = i;
-	r->have_off = s.off;
-	r->have_file = s.file;
-	return r->out + frame * parload__strip_size(t, r->d) + at;
+	if (!(k->have && (t->decoder ? k->strip == i :
+			   k->off == s.off && k->file == s.file))) {
+		k->have = false;
+		if (t->decoder ? decode_custom(r, i, k->out, err) :
+				 decode_chunk(r, i, k->out, st))
+			return NULL;
+	}
+	*k = (struct parload__slab){ .out = k->out, .have = true,
+				     .strip = i, .off = s.off,
+				     .file = s.file };
+	return k->out + frame * parload__strip_size(t, r->d) + at;
 }
