@@ -496,7 +496,7 @@ static int raw_place(const parload__ctx *c, parload_desc *raw, char *file,
 		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
 					  "not a TIFF or HDF5 source: "
 					  "parload_describe describes it");
-	if (!u || t->codec != PARLOAD__CODEC_NONE || t->per_view != 1 ||
+	if (!u || !parload__strips_plain(t) || t->per_view != 1 ||
 	    u->n != t->views || (u->n > 1 && u->step < pay))
 		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
 					  "its views do not lie as a raw "
