@@ -2,8 +2,8 @@
  * check_codecs.c - the codec rows (src/codec/), each decoding chunks that
  * the reference implementations encoded, and refusing bad ones.
  *
- * Part 0 (check_codecs) runs everywhere: bitshuffle's plain and vector bit
- * transposes against each other and against a bit-by-bit transpose
+ * Part 0 (check_codecs) runs everywhere: bitshuffle's plain, SSE2 and (where
+ * the CPU has it) AVX2 bit transposes against a bit-by-bit transpose
  * written here, on every element size and on lengths that are not a
  * multiple of 16 columns; and bad input, one test each, every decode into
  * a buffer with a guard region after it that must come back untouched: a
@@ -19,7 +19,7 @@
  * data HDF5 keeps, through parload__codec_of_hdf5 and the row's
  * hdf5_params); 2, numcodecs' Blosc (every compressor and shuffle it
  * carries) and Zstd; 3, bitshuffle's Python module (its transpose against
- * both of parload's, compress_lz4 with its HDF5 framing).  Each chunk is
+ * each of parload's, compress_lz4 with its HDF5 framing).  Each chunk is
  * decoded into exactly its bytes, into more room, and into one byte less
  * (which must fail, the guard untouched).  A part whose reference is
  * missing, or whose rows this build lacks, is a skip saying which.
@@ -252,6 +252,11 @@ START_TEST(test_reference_transpose)
 	ck_assert_msg(memcmp(vec, data, bytes) == 0,
 		      "%s: the vector transpose disagrees with bitshuffle's",
 		      c->label);
+	memset(vec, 0, bytes);
+	if (parload__bitunshuffle_avx2(shuf, vec, n8, c->elem))
+		ck_assert_msg(memcmp(vec, data, bytes) == 0, "%s: the AVX2 "
+			      "transpose disagrees with bitshuffle's",
+			      c->label);
 	/* The last n % 8 elements are stored as they are. */
 	ck_assert(memcmp(shuf + bytes, data + bytes, dlen - bytes) == 0);
 	free(plain);
@@ -323,6 +328,11 @@ START_TEST(test_transposes_agree)
 			      "plain transpose: elem %zu n %zu", elem, n);
 		ck_assert_msg(memcmp(b, data, bytes) == 0,
 			      "vector transpose: elem %zu n %zu", elem, n);
+		memset(b, 0, bytes);
+		if (parload__bitunshuffle_avx2(shuf, b, n, elem))
+			ck_assert_msg(memcmp(b, data, bytes) == 0,
+				      "AVX2 transpose: elem %zu n %zu", elem,
+				      n);
 		parload__bitunshuffle(shuf, a, n, elem);
 		ck_assert(memcmp(a, data, bytes) == 0);
 		free(data);

@@ -94,93 +94,104 @@ static inline void gather8(const unsigned char *in, size_t nb, size_t row,
 	}
 }
 
-/* Byte j of the sixteen elements of columns c, c + 1 (v: their bytes of
- * bit rows j * 8 ..), where the element is one byte: sixteen bytes. */
-static inline void bytes_one(__m128i v, unsigned char *o)
+/* trans8x8 of each 64-bit half. */
+static inline __m128i trans8x8_x2(__m128i x)
 {
-	uint64_t lo = 0, hi = 0;
+	__m128i t;
 
-	for (int m = 7; m >= 0; m--) {
-		const unsigned w = (unsigned)_mm_movemask_epi8(v);
-
-		lo |= (uint64_t)(w & 0xff) << (8 * m);
-		hi |= (uint64_t)(w >> 8) << (8 * m);
-		v = _mm_add_epi8(v, v);
-	}
-	memcpy(o, &lo, 8);
-	memcpy(o + 8, &hi, 8);
+	t = _mm_and_si128(_mm_xor_si128(x, _mm_srli_epi64(x, 7)),
+			  _mm_set1_epi64x(0x00AA00AA00AA00AALL));
+	x = _mm_xor_si128(x, _mm_xor_si128(t, _mm_slli_epi64(t, 7)));
+	t = _mm_and_si128(_mm_xor_si128(x, _mm_srli_epi64(x, 14)),
+			  _mm_set1_epi64x(0x0000CCCC0000CCCCLL));
+	x = _mm_xor_si128(x, _mm_xor_si128(t, _mm_slli_epi64(t, 14)));
+	t = _mm_and_si128(_mm_xor_si128(x, _mm_srli_epi64(x, 28)),
+			  _mm_set1_epi64x(0x00000000F0F0F0F0LL));
+	return _mm_xor_si128(x, _mm_xor_si128(t, _mm_slli_epi64(t, 28)));
 }
 
-/* The same for a byte j of wider elements: one byte every elem. */
-static inline void bytes_strided(__m128i v, unsigned char *o, size_t elem)
+/* Byte j of elements 8c .. 8c + 127 (bit rows j * 8 .., columns c ..
+ * c + 15): d[i] holds it for elements 8c + 16i .. 8c + 16i + 15. */
+static inline void byte_of_128(const unsigned char *in, size_t nb, size_t j,
+			       size_t c, __m128i d[8])
 {
-	for (int m = 7; m >= 0; m--) {
-		const unsigned w = (unsigned)_mm_movemask_epi8(v);
-
-		o[m * elem] = (unsigned char)w;
-		o[(8 + m) * elem] = (unsigned char)(w >> 8);
-		v = _mm_add_epi8(v, v);
-	}
+	gather8(in, nb, j * 8, c, d);
+	for (unsigned i = 0; i < 8; i++)
+		d[i] = trans8x8_x2(d[i]);
 }
 
-/* Bytes j, j + 1 of the eight elements of one column (v: its bytes of
- * bit rows j * 8 .. j * 8 + 15): two bytes every elem. */
-static inline void bytes_pair(__m128i v, unsigned char *o, size_t elem)
+static inline void put(unsigned char *o, __m128i v)
 {
-	if (elem == 2) {
-		uint64_t lo = 0, hi = 0;
+	_mm_storeu_si128((__m128i *)o, v);
+}
 
-		for (int m = 7; m >= 0; m--) {
-			const uint64_t w = (unsigned)_mm_movemask_epi8(v);
+/* Sixteen elements of elem bytes (1, 2, 4 or 8) from their bytes b[j]
+ * (b[j]: byte j of the sixteen), in order at o. */
+static inline void interleave(const __m128i *b, size_t elem, unsigned char *o)
+{
+	__m128i p[8], q[8];
 
-			if (m >= 4)
-				hi |= w << (16 * (m - 4));
-			else
-				lo |= w << (16 * m);
-			v = _mm_add_epi8(v, v);
-		}
-		memcpy(o, &lo, 8);
-		memcpy(o + 8, &hi, 8);
+	if (elem == 1) {
+		put(o, b[0]);
 		return;
 	}
-	for (int m = 7; m >= 0; m--) {
-		const uint16_t w = (uint16_t)_mm_movemask_epi8(v);
-
-		memcpy(o + m * elem, &w, 2);
-		v = _mm_add_epi8(v, v);
+	for (size_t j = 0; j < elem; j += 2) {
+		p[j] = _mm_unpacklo_epi8(b[j], b[j + 1]);
+		p[j + 1] = _mm_unpackhi_epi8(b[j], b[j + 1]);
+	}
+	if (elem == 2) {
+		put(o, p[0]);
+		put(o + 16, p[1]);
+		return;
+	}
+	/* p[2k], p[2k + 1]: bytes 2k, 2k + 1 of elements 0-7 and 8-15. */
+	for (size_t k = 0; k < elem / 2; k += 2)
+		for (size_t h = 0; h < 2; h++) {
+			q[2 * k + 2 * h] = _mm_unpacklo_epi16(
+				p[2 * k + h], p[2 * k + 2 + h]);
+			q[2 * k + 2 * h + 1] = _mm_unpackhi_epi16(
+				p[2 * k + h], p[2 * k + 2 + h]);
+		}
+	if (elem == 4) {
+		for (unsigned r = 0; r < 4; r++)
+			put(o + 16 * r, q[r]);
+		return;
+	}
+	/* q[r] (r < 4): bytes 0-3 of elements 4r .. 4r + 3; q[4 + r]:
+	 * bytes 4-7. */
+	for (unsigned r = 0; r < 4; r++) {
+		put(o + 32 * r, _mm_unpacklo_epi32(q[r], q[4 + r]));
+		put(o + 32 * r + 16, _mm_unpackhi_epi32(q[r], q[4 + r]));
 	}
 }
 
-/* Bytes j, j + 1 of the elements of columns c .. c + 15. */
-static void vector_pair(const unsigned char *in, unsigned char *out,
-			size_t nb, size_t elem, size_t j, size_t c)
+/* Elements 8c .. 8c + 127, whole. */
+static void vector_columns(const unsigned char *in, unsigned char *out,
+			   size_t nb, size_t elem, size_t c)
 {
-	__m128i d[8], e[8];
+	__m128i d[8][8], b[8];
 
-	gather8(in, nb, j * 8, c, d);
-	gather8(in, nb, j * 8 + 8, c, e);
-	for (unsigned i = 0; i < 8; i++) {
-		unsigned char *o = out + 8 * (c + 2 * i) * elem + j;
-
-		bytes_pair(_mm_unpacklo_epi64(d[i], e[i]), o, elem);
-		bytes_pair(_mm_unpackhi_epi64(d[i], e[i]), o + 8 * elem, elem);
+	if (elem == 1 || elem == 2 || elem == 4 || elem == 8) {
+		for (size_t j = 0; j < elem; j++)
+			byte_of_128(in, nb, j, c, d[j]);
+		for (unsigned i = 0; i < 8; i++) {
+			for (size_t j = 0; j < elem; j++)
+				b[j] = d[j][i];
+			interleave(b, elem, out + (8 * c + 16 * i) * elem);
+		}
+		return;
 	}
-}
+	for (size_t j = 0; j < elem; j++) {
+		unsigned char bytes[16];
 
-/* Byte j alone of the elements of columns c .. c + 15. */
-static void vector_single(const unsigned char *in, unsigned char *out,
-			  size_t nb, size_t elem, size_t j, size_t c)
-{
-	__m128i d[8];
+		byte_of_128(in, nb, j, c, d[0]);
+		for (unsigned i = 0; i < 8; i++) {
+			unsigned char *o = out + (8 * c + 16 * i) * elem + j;
 
-	gather8(in, nb, j * 8, c, d);
-	for (unsigned i = 0; i < 8; i++) {
-		unsigned char *o = out + 8 * (c + 2 * i) * elem + j;
-
-		if (elem == 1)
-			bytes_one(d[i], o);
-		else
-			bytes_strided(d[i], o, elem);
+			put(bytes, d[0][i]);
+			for (unsigned m = 0; m < 16; m++)
+				o[m * elem] = bytes[m];
+		}
 	}
 }
 
@@ -189,19 +200,147 @@ void parload__bitunshuffle_vector(const unsigned char *in, unsigned char *out,
 {
 	const size_t nb = n / 8, whole = nb - nb % 16;
 
-	for (size_t c = 0; c < whole; c += 16) {
-		size_t j = 0;
-
-		for (; j + 1 < elem; j += 2)
-			vector_pair(in, out, nb, elem, j, c);
-		if (j < elem)
-			vector_single(in, out, nb, elem, j, c);
-	}
+	for (size_t c = 0; c < whole; c += 16)
+		vector_columns(in, out, nb, elem, c);
 	plain_columns(in, out, nb, elem, whole);
 }
 
 bool parload__bitunshuffle_has_vector(void)
 {
+	return true;
+}
+
+/* ---- the same 32 columns at a time where the CPU has AVX2: each
+ * 128-bit lane does what the SSE2 path does for 16 of them ---- */
+#include <immintrin.h>
+#define AVX2 __attribute__((target("avx2")))
+
+AVX2 static inline void gather8_avx2(const unsigned char *in, size_t nb,
+				     size_t row, size_t c, __m256i d[8])
+{
+	__m256i r[8], a[8], b[8];
+
+	for (unsigned k = 0; k < 8; k++)
+		r[k] = _mm256_loadu_si256(
+			(const __m256i *)(in + (row + k) * nb + c));
+	for (unsigned k = 0; k < 8; k += 2) {
+		a[k] = _mm256_unpacklo_epi8(r[k], r[k + 1]);
+		a[k + 1] = _mm256_unpackhi_epi8(r[k], r[k + 1]);
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		const unsigned s = i >> 1;
+
+		b[i] = i & 1 ? _mm256_unpackhi_epi16(a[s], a[s + 2]) :
+			       _mm256_unpacklo_epi16(a[s], a[s + 2]);
+		b[i + 4] = i & 1 ? _mm256_unpackhi_epi16(a[s + 4], a[s + 6]) :
+				   _mm256_unpacklo_epi16(a[s + 4], a[s + 6]);
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		d[2 * i] = _mm256_unpacklo_epi32(b[i], b[i + 4]);
+		d[2 * i + 1] = _mm256_unpackhi_epi32(b[i], b[i + 4]);
+	}
+}
+
+AVX2 static inline __m256i trans8x8_x4(__m256i x)
+{
+	static const long long mask[3] = { 0x00AA00AA00AA00AALL,
+					   0x0000CCCC0000CCCCLL,
+					   0x00000000F0F0F0F0LL };
+
+	for (int k = 0; k < 3; k++) {
+		const int sh = 7 << k;
+		__m256i t = _mm256_and_si256(
+			_mm256_xor_si256(x, _mm256_srli_epi64(x, sh)),
+			_mm256_set1_epi64x(mask[k]));
+
+		x = _mm256_xor_si256(x, _mm256_xor_si256(
+						t, _mm256_slli_epi64(t, sh)));
+	}
+	return x;
+}
+
+/* A lane's sixteen elements (b[j]: byte j of them) in order at o, as
+ * interleave() does. */
+AVX2 static inline void put2(unsigned char *o, unsigned char *o2, __m256i v)
+{
+	_mm_storeu_si128((__m128i *)o, _mm256_castsi256_si128(v));
+	_mm_storeu_si128((__m128i *)o2, _mm256_extracti128_si256(v, 1));
+}
+
+/* Lane 0's elements go to o, lane 1's to o2. */
+AVX2 static inline void interleave_avx2(const __m256i *b, size_t elem,
+					unsigned char *o, unsigned char *o2)
+{
+	__m256i p[8], q[8];
+
+	if (elem == 1) {
+		put2(o, o2, b[0]);
+		return;
+	}
+	for (size_t j = 0; j < elem; j += 2) {
+		p[j] = _mm256_unpacklo_epi8(b[j], b[j + 1]);
+		p[j + 1] = _mm256_unpackhi_epi8(b[j], b[j + 1]);
+	}
+	if (elem == 2) {
+		put2(o, o2, p[0]);
+		put2(o + 16, o2 + 16, p[1]);
+		return;
+	}
+	for (size_t k = 0; k < elem / 2; k += 2)
+		for (size_t h = 0; h < 2; h++) {
+			q[2 * k + 2 * h] = _mm256_unpacklo_epi16(
+				p[2 * k + h], p[2 * k + 2 + h]);
+			q[2 * k + 2 * h + 1] = _mm256_unpackhi_epi16(
+				p[2 * k + h], p[2 * k + 2 + h]);
+		}
+	if (elem == 4) {
+		for (unsigned r = 0; r < 4; r++)
+			put2(o + 16 * r, o2 + 16 * r, q[r]);
+		return;
+	}
+	for (unsigned r = 0; r < 4; r++) {
+		put2(o + 32 * r, o2 + 32 * r,
+		     _mm256_unpacklo_epi32(q[r], q[4 + r]));
+		put2(o + 32 * r + 16, o2 + 32 * r + 16,
+		     _mm256_unpackhi_epi32(q[r], q[4 + r]));
+	}
+}
+
+/* Elements 8c .. 8c + 255 (elem 1, 2, 4 or 8): lane 0 the first 128,
+ * lane 1 the next. */
+AVX2 static void avx2_columns(const unsigned char *in, unsigned char *out,
+			      size_t nb, size_t elem, size_t c)
+{
+	__m256i d[8][8], b[8];
+
+	for (size_t j = 0; j < elem; j++) {
+		gather8_avx2(in, nb, j * 8, c, d[j]);
+		for (unsigned i = 0; i < 8; i++)
+			d[j][i] = trans8x8_x4(d[j][i]);
+	}
+	for (unsigned i = 0; i < 8; i++) {
+		unsigned char *o = out + (8 * c + 16 * i) * elem;
+
+		for (size_t j = 0; j < elem; j++)
+			b[j] = d[j][i];
+		interleave_avx2(b, elem, o, o + 128 * elem);
+	}
+}
+
+bool parload__bitunshuffle_avx2(const unsigned char *in, unsigned char *out,
+				size_t n, size_t elem)
+{
+	const size_t nb = n / 8, whole = nb - nb % 32;
+
+	if (!__builtin_cpu_supports("avx2") ||
+	    (elem != 1 && elem != 2 && elem != 4 && elem != 8))
+		return false;
+	for (size_t c = 0; c < whole; c += 32)
+		avx2_columns(in, out, nb, elem, c);
+	/* The rest 16 columns at a time, then plain. */
+	for (size_t c = whole; c + 16 <= nb; c += 16)
+		vector_columns(in, out, nb, elem, c);
+	plain_columns(in, out, nb, elem, nb - nb % 16);
 	return true;
 }
 #else
@@ -215,16 +354,47 @@ bool parload__bitunshuffle_has_vector(void)
 {
 	return false;
 }
+
+bool parload__bitunshuffle_avx2(const unsigned char *in, unsigned char *out,
+				size_t n, size_t elem)
+{
+	(void)in, (void)out, (void)n, (void)elem;
+	return false;
+}
 #endif
+
+/* Which path runs: 0 not chosen yet, 1 plain, 2 SSE2, 3 AVX2 where the
+ * element size has it (else SSE2); chosen once, by the first call. */
+static int chosen;
+
+static int choose(void)
+{
+	int c = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
+
+	if (c == 0) {
+		unsigned char probe[8] = { 0 }, out[8];
+
+		c = !parload__bitunshuffle_has_vector() ? 1 :
+		    parload__bitunshuffle_avx2(probe, out, 8, 1) ? 3 : 2;
+		__atomic_store_n(&chosen, c, __ATOMIC_RELAXED);
+	}
+	return c;
+}
 
 void parload__bitunshuffle(const unsigned char *in, unsigned char *out,
 			   size_t n, size_t elem)
 {
-	/* SSE2 is every x86-64's: the choice is made when this is built. */
-	if (parload__bitunshuffle_has_vector())
+	switch (choose()) {
+	case 3:
+		if (parload__bitunshuffle_avx2(in, out, n, elem))
+			return;
+		/* fall through */
+	case 2:
 		parload__bitunshuffle_vector(in, out, n, elem);
-	else
+		return;
+	default:
 		parload__bitunshuffle_plain(in, out, n, elem);
+	}
 }
 
 size_t parload__bitshuffle_default_block(size_t elem)

@@ -43,12 +43,16 @@ static inline uint64_t parload__be64(const unsigned char *p)
 /* Undo bitshuffle's bit transpose of one block: n elements (a multiple of
  * 8) of elem bytes, in and out not overlapping.  _plain is portable C,
  * _vector 16 columns at a time with SSE2 where the CPU has it (the rest
- * plain; on other machines all plain); parload__bitunshuffle is the one
- * chosen for this machine, once. */
+ * plain; on other machines all plain); parload__bitunshuffle runs the
+ * one chosen for this machine, once (AVX2 where it has it). */
 void parload__bitunshuffle_plain(const unsigned char *in, unsigned char *out,
 				 size_t n, size_t elem);
 void parload__bitunshuffle_vector(const unsigned char *in, unsigned char *out,
 				  size_t n, size_t elem);
+/* The same 32 columns at a time with AVX2, for elements of 1, 2, 4 or 8
+ * bytes: false (nothing done) where the CPU or the element lacks it. */
+bool parload__bitunshuffle_avx2(const unsigned char *in, unsigned char *out,
+				size_t n, size_t elem);
 void parload__bitunshuffle(const unsigned char *in, unsigned char *out,
 			   size_t n, size_t elem);
 /* Whether this machine has the vector path (else it is the plain one). */

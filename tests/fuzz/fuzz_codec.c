@@ -7,7 +7,7 @@
  * elements), bytes 2-3 the room given (little-endian, bytes), the rest is
  * the chunk.  Chunk and room are each a buffer of exactly their size, so
  * that a read or write past either stops the run.  Invariants: a decode
- * that succeeds made at most its room; bitshuffle's plain and vector
+ * that succeeds made at most its room; bitshuffle's plain, SSE2 and AVX2
  * transposes agree on the chunk's bytes taken as one block.
  *
  * Seeds: `fuzz_codec -write_seeds=DIR` writes a valid chunk of each row
@@ -91,6 +91,8 @@ static void transposes_agree(const uint8_t *d, size_t len, size_t elem)
 	parload__bitunshuffle_plain(d, a, n, elem);
 	parload__bitunshuffle_vector(d, b, n, elem);
 	REQUIRE(memcmp(a, b, n * elem) == 0);
+	if (parload__bitunshuffle_avx2(d, b, n, elem))
+		REQUIRE(memcmp(a, b, n * elem) == 0);
 	free(a);
 	free(b);
 }
