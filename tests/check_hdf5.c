@@ -669,6 +669,9 @@ START_TEST(any_chunks)
 		{ "/scan", H5T_IEEE_F32LE, 3, { 3, 9, 5 }, { 2, 2, 2 }, 1, true },
 		{ "/scan", H5T_STD_U16BE, 3, { 3, 5, 7 }, { 1, 5, 4 }, 6 },
 	};
+	/* What decoded them (stats.codec): nothing where read in place. */
+	static const char *const codec[] = { "none", "", "deflate",
+					     "shuffle+deflate", "deflate" };
 	char *path = tu_path("anyc.h5");
 
 	for (size_t i = 0; i < TU_COUNT(cases); i++) {
@@ -699,6 +702,7 @@ START_TEST(any_chunks)
 				      err.message);
 			ck_assert_uint_eq(ds.stats.fallback_files, 1);
 			ck_assert_ptr_null(ds.stats.serial);
+			ck_assert_str_eq(ds.stats.codec, codec[i]);
 			ck_assert_msg(memcmp(ds.pixels, pix,
 					     fx_count(f) * elem) == 0,
 				      "case %zu, %u threads", i, threads);

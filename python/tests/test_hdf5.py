@@ -98,6 +98,7 @@ def test_chunks_that_cut_views_are_read_by_the_pool(layouts):
     ds = parload.load(layouts, dataset="chunks-444", threads=3)
     assert np.array_equal(ds.pixels, want)
     assert ds.stats["serial"] is None
+    assert ds.stats["codec"] == "none"  # stored as they are, in tiles
     assert 0 < ds.stats["strips_decoded"] <= 3 * chunks
 
 

@@ -39,8 +39,9 @@ typedef struct parload__codec_row {
  * none). */
 const parload__codec_row *parload__codec_get(parload__codec c);
 parload__codec parload__codec_of_hdf5(uint32_t id);
-/* The names of t's filters, first applied first ("shuffle+deflate"), or
- * "none", into buf (size bytes). */
+/* What decodes t's strips into buf (size bytes): its filters' names,
+ * first applied first ("shuffle+deflate"), its decoder's, "none" for
+ * tiles stored as they are; "" for a plain table or none (t NULL); buf. */
 const char *parload__codec_names(const parload__strips *t, char *buf,
 				 size_t size);
 

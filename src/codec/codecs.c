@@ -114,10 +114,11 @@ const char *parload__codec_names(const parload__strips *t, char *buf,
 {
 	size_t at = 0;
 
-	buf[0] = '\0';
-	if (t->decoder)
-		return t->decoder->name;
-	for (uint32_t k = 0; k < t->nfilters && at < size; k++) {
+	snprintf(buf, size, "%s", !t || parload__strips_plain(t) ? "" :
+				  t->decoder	      ? t->decoder->name :
+							"none");
+	for (uint32_t k = 0; t && !t->decoder && k < t->nfilters && at < size;
+	     k++) {
 		const int n = snprintf(buf + at, size - at, "%s%s",
 				       k ? "+" : "",
 				       parload__codec_get(t->filter[k].codec)
@@ -125,5 +126,5 @@ const char *parload__codec_names(const parload__strips *t, char *buf,
 
 		at += n > 0 ? (size_t)n : 0;
 	}
-	return t->nfilters ? buf : "none";
+	return buf;
 }
