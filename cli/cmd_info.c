@@ -33,7 +33,7 @@ const char cmd_info_help[] =
 "      --raw SPEC         the files' layout (see 'parload --help'); it\n"
 "                         overrides a parload header\n"
 "      --concat           all FILEs are one stream (needs --raw, but for\n"
-"                         TIFFs)\n"
+"                         TIFF and HDF5 files)\n"
 "      --dataset PATH     an HDF5 FILE's dataset (see 'parload --help')\n"
 "      --frames KIND      projections (default), flats or darks\n"
 "      --confine          the files a FILE names must lie in its directory\n"

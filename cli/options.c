@@ -152,12 +152,13 @@ int check_inputs(const struct layout_cfg *lc, int nfiles, char **files)
 {
 	const char *f = nfiles ? parload_format_named(files[0]) : NULL;
 
-	/* TIFFs state their layout: the library reads their pages as one
-	 * stream. */
-	if (lc->concat && !lc->raw && !(f && strcmp(f, "tiff") == 0))
-		return usage_error("--concat needs --raw SPEC (or TIFF "
-				   "files): the files of one stream share "
-				   "one layout");
+	/* TIFF and HDF5 files state their layout: the library reads their
+	 * pages or frames as one stream. */
+	if (lc->concat && !lc->raw &&
+	    !(f && (strcmp(f, "tiff") == 0 || strcmp(f, "hdf5") == 0)))
+		return usage_error("--concat needs --raw SPEC (or TIFF or "
+				   "HDF5 files): the files of one stream "
+				   "share one layout");
 	for (int i = 0; i < nfiles; i++) {
 		if (!is_nhdr(files[i]))
 			continue;

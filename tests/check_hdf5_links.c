@@ -250,6 +250,58 @@ START_TEST(link_dangling)
 }
 END_TEST
 
+/* A master file of links data_000001, data_000003, data_000010 (to one
+ * dataset, chunked by frames) is one stream of their frames in the order
+ * of their numbers, with no dataset named; one link to a missing file
+ * fails naming it and the file, one to a dataset stored otherwise naming
+ * it and what differs.  Before: "has no dataset given and 0 3-D
+ * datasets". */
+START_TEST(master_stream)
+{
+	char *data = tu_path("data_000001.h5"), *m = tu_path("m.h5");
+	const char *const names[] = { "/entry/data/data_000010",
+				      "/entry/data/data_000001",
+				      "/entry/data/data_000003" };
+	const char *links[3 * 5 + 1] = { NULL };
+	parload_loader *l = tu_loader(2, PARLOAD_STRATEGY_PARALLEL, 0);
+	parload_request req;
+	parload_dataset ds;
+	parload_error err;
+	uint16_t want[PIXELS];
+
+	data_file(data);
+	pixels(want);
+	for (int k = 0; k < 3; k++) {
+		links[3 * k] = names[k];
+		links[3 * k + 1] = "data_000001.h5";
+		links[3 * k + 2] = "/k";
+	}
+	master(m, links);
+	parload_request_init(&req);
+	req.source.path = m;
+	ck_assert_int_eq(parload_loader_run(l, &req, &ds, &err), 0);
+	ck_assert_uint_eq(ds.shape.views, 3 * FRAMES);
+	for (int k = 0; k < 3; k++)
+		ck_assert_int_eq(memcmp((char *)ds.pixels + k * sizeof(want),
+					want, sizeof(want)), 0);
+	parload_dataset_free(&ds);
+	parload_loader_free(l);
+	links[9] = "/entry/data/data_000004";
+	links[10] = "absent.h5";
+	links[11] = "/k";
+	master(m, links);
+	fails(m, NULL, 0, PARLOAD_EOPEN, "/entry/data/data_000004: an "
+	      "external link to absent.h5:/k", "missing");
+	links[10] = "data_000001.h5";
+	links[11] = "/b";
+	master(m, links);
+	fails(m, NULL, 0, PARLOAD_ENOTSUP, "/entry/data/data_000004: stored "
+	      "otherwise than /entry/data/data_000001", NULL);
+	free(data);
+	free(m);
+}
+END_TEST
+
 /* ---- external storage ---- */
 
 /* raw's bytes at off of name, then the rest of the file. */
@@ -399,15 +451,17 @@ END_TEST
 
 /* ---- lists ---- */
 
-/* A list of HDF5 files is not read yet: ENOTSUP naming the first, known
- * by its name or, first in the list, its first bytes (before: "bad
- * magic: not a raw image stream"); a list of one is that file. */
+/* A list of HDF5 files is one stream of their frames, known by the
+ * first file's name or, first in the list, its first bytes (before: "a
+ * list of HDF5 files is not read yet"); a file of the list that is no
+ * HDF5 file fails naming it. */
 START_TEST(hdf5_list)
 {
 	char *a = tu_path("a.h5"), *b = tu_path("b.frame");
-	const char *paths[2] = { b, a };
+	char *c = tu_path("c.raw");
+	const char *lists[3][2] = { { b, a }, { a, b }, { a, c } };
+	uint16_t want[PIXELS];
 	parload_error err;
-	parload_options o;
 	parload_dataset ds;
 	unsigned char *bytes;
 	size_t len;
@@ -415,46 +469,40 @@ START_TEST(hdf5_list)
 	data_file(a);
 	bytes = tu_read_all(a, &len);
 	tu_write_file(b, bytes, len);
-	parload_options_init(&o);
-	o.error = &err;
+	tu_write_file(c, bytes + 8, len - 8);
+	pixels(want);
 	for (int k = 0; k < 2; k++) {
-		parload_source src;
 		parload_loader *l = tu_loader(2, PARLOAD_STRATEGY_PARALLEL, 0);
 		parload_request req;
 
 		parload_request_init(&req);
-		parload_source_init(&src);
-		src.paths = paths + k;
-		src.path_count = 2 - (size_t)k;
-		req.source = src;
+		parload_source_init(&req.source);
+		req.source.paths = lists[k];
+		req.source.path_count = 2;
 		req.source.dataset = "/entry/data/data";
-		ck_assert_int_eq(parload_loader_run(l, &req, &ds, &err),
-				 k ? 0 : PARLOAD_ENOTSUP);
-		if (k)
-			parload_dataset_free(&ds);
-		else
-			ck_assert_msg(strstr(err.message, b) == err.message &&
-				      strstr(err.message, "a list of HDF5 "
-						"files is not read yet"),
-				      "%s", err.message);
+		ck_assert_int_eq(parload_loader_run(l, &req, &ds, &err), 0);
+		ck_assert_uint_eq(ds.shape.views, 2 * FRAMES);
+		ck_assert_int_eq(memcmp(ds.pixels, want, sizeof(want)), 0);
+		ck_assert_int_eq(memcmp((char *)ds.pixels + sizeof(want), want,
+					sizeof(want)), 0);
+		parload_dataset_free(&ds);
 		parload_loader_free(l);
 	}
-	paths[0] = a;
-	paths[1] = b;
 	{
 		parload_source src;
 
 		parload_source_init(&src);
-		src.paths = paths;
+		src.paths = lists[2];
 		src.path_count = 2;
-		ck_assert_int_eq(parload_describe(&src, 0, &ds.desc, &err),
-				 PARLOAD_ENOTSUP);
-		ck_assert_msg(strstr(err.message, a) == err.message, "%s",
+		src.dataset = "/entry/data/data";
+		ck_assert_int_ne(parload_describe(&src, 0, &ds.desc, &err), 0);
+		ck_assert_msg(strstr(err.message, c) == err.message, "%s",
 			      err.message);
 	}
 	free(bytes);
 	free(a);
 	free(b);
+	free(c);
 }
 END_TEST
 
@@ -653,6 +701,7 @@ static Suite *suite(void)
 
 	tcase_add_test(t, linked);
 	tcase_add_test(t, link_dangling);
+	tcase_add_test(t, master_stream);
 	tcase_add_test(t, external_storage);
 	tcase_add_test(t, confine);
 	tcase_add_test(t, hdf5_list);

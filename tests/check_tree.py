@@ -48,6 +48,7 @@ SEAM_ALLOWED = {
     ("src/formats/hdf5/hdf5.c", "H5Fopen"):
         "libhdf5's own opens, which the module wraps",
     ("src/formats/hdf5/hdf5_layout.c", "H5Fopen"): "as above",
+    ("src/formats/hdf5/hdf5_parts.c", "H5Fopen"): "as above",
     ("src/formats/tiff/tiff_libtiff.c", "TIFFOpen"):
         "libtiff's own open, which the module wraps",
     ("src/engine/topology.c", "sysconf"): "the number of CPUs online",
@@ -78,7 +79,8 @@ SEAM_ALLOWED = {
     ("src/formats/tiff/tiff.c", "opendir"): "listing a TIFF folder",
     ("src/formats/tiff/tiff.c", "readdir"): "as above",
     ("src/formats/tiff/tiff.c", "closedir"): "as above",
-    ("src/formats/tiff/tiff.c", "glob"): "a TIFF glob pattern",
+    ("src/formats/container.c", "glob"):
+        "a glob pattern of a list of files (TIFF, HDF5)",
     ("src/io/cache.c", "mmap"):
         "auto's mincore sample of a file: a failure means unknown",
     ("src/io/cache.c", "mincore"): "as above",

@@ -110,18 +110,29 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
     folder or a glob of TIFFs (name order, numbers compared as numbers),
     or a list of TIFFs is one stream; a .h5/.hdf5/.nxs path (or
     "FILE.h5:/name") is an HDF5 file, whose dataset= names the dataset
-    (default: /exchange/data, else an NXtomo entry's data, else the only
-    3-D dataset).  frames="projections" (the default), "flats" or
+    (default: /exchange/data, else an NXtomo entry's data, in an
+    NXentry or an NXsubentry such as Diamond's /entry1/tomo_entry, else
+    a master file's /entry/data/data_000001, data_000002, ... (DECTRIS
+    Eiger, NXmx: external links to data files) as one stream of all
+    their frames, else the only 3-D dataset; a link to a missing file or
+    one that loops raises parload.Error naming it).  A virtual dataset
+    stitched from its sources by whole frames is read from the sources;
+    mapped otherwise, through libhdf5 (Dataset.stats["serial"] says so).
+    A list of HDF5 files, or a glob such as "scan_*.h5", is one stream
+    of each file's dataset; every file's frames must share the first's
+    type and shape and be stored alike, else parload.Error names the
+    file and what differs.  frames="projections" (the default), "flats" or
     "darks" picks a tomography file's frames: DXchange's /exchange/data,
     /exchange/data_white or /exchange/data_dark, NXtomo's image_key 0, 1
-    or 2.  Dataset.angles holds DXchange's theta or NXtomo's
-    rotation_angle in degrees: stored in radians (a units attribute
+    or 2 (a master file's image_key counts all its links' frames).
+    Dataset.angles holds DXchange's theta, NXtomo's rotation_angle or a
+    master file's sample omega in degrees: stored in radians (a units attribute
     "rad", "radian" or "radians") they are converted; in units parload
     does not know, the load fails naming the dataset and the unit.
 
     confine=True keeps the files a file names in its directory: a .nhdr's
-    data files, and the files an HDF5 file's external links and external
-    storage name, must lie in the directory of the file that names them,
+    data files, and the files an HDF5 file's external links, virtual
+    datasets' sources and external storage name, must lie in the directory of the file that names them,
     or below it, once symbolic links are resolved; any other raises
     parload.Error naming both files (and a .nhdr's line) without being
     read.  Off by default, as NRRD and HDF5 let a file name any file

@@ -782,21 +782,19 @@ def test_external_storage_file_cut_short(tmp_path, monkeypatch):
     assert e.value.code == "PARLOAD_ETRUNCATED"
 
 
-def test_list_of_hdf5_files_refused(linked):
-    """Not read as one stream yet: ENOTSUP naming the first HDF5 file, by
-    its name or its first bytes (before: "bad magic").  A list of one is
-    that file."""
+def test_list_of_hdf5_files_is_one_stream(linked):
+    """One stream of their frames, the first file known by its name or
+    its first bytes (before: ENOTSUP "a list of HDF5 files is not read
+    yet").  A master file's frames are its one link's."""
     data = linked.parent / "data_000001.h5"
     other = linked.parent / "data.frame"
     other.write_bytes(data.read_bytes())
-    for paths, first in (([data, linked], data), ([other, data], other),
-                         ([other, other], other)):
-        with pytest.raises(parload.Error, match="a list of HDF5 files is "
-                           "not read yet") as e:
-            parload.load(paths)
-        assert e.value.code == "PARLOAD_ENOTSUP"
-        assert str(e.value).startswith(str(first) + ":")
     with h5py.File(data, "r") as f:
         want = f["/entry/data/data"][()]
+    for paths, name in (([other, data], "/entry/data/data"),
+                        ([other, other], "/entry/data/data"),
+                        ([linked, linked], None)):
+        got = parload.load(paths, dataset=name).pixels
+        assert np.array_equal(got, np.concatenate([want, want]))
     assert np.array_equal(parload.load([data], dataset="/entry/data/data")
                           .pixels, want)

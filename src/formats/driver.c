@@ -196,7 +196,9 @@ static int by_path(const char *p, const parload__driver **out,
 		if (hdf5_with_dataset(p))
 			*out = &parload__driver_hdf5;
 		else if (strpbrk(p, "*?[")) /* a glob the shell left */
-			*out = &parload__driver_tiff;
+			*out = has_name(&parload__driver_hdf5, p) ?
+				       &parload__driver_hdf5 :
+				       &parload__driver_tiff;
 		else
 			*out = parload__driver_named(p);
 	} else if (S_ISDIR(st.st_mode)) {
@@ -229,9 +231,10 @@ static int list_file(const parload_source *src, size_t i,
 	return 0;
 }
 
-/* A list: TIFFs (the first file's bytes or name say) are one source; a
- * file of a format read one file at a time is the source alone, and in a
- * list of several not read yet; else the files are one raw stream. */
+/* A list: TIFFs or HDF5 files (the first file's bytes or name say) are
+ * one source; a file of a format read one file at a time is the source
+ * alone, and in a list of several not read yet; else the files are one
+ * raw stream. */
 static int by_list(const parload_source *src, const parload__driver **out,
 		   parload_error *err)
 {
@@ -242,7 +245,8 @@ static int by_list(const parload_source *src, const parload__driver **out,
 	for (size_t i = 0; i < src->path_count; i++) {
 		if ((rc = list_file(src, i, &d, err)) != 0)
 			return rc;
-		if (d == &parload__driver_tiff && i == 0) {
+		if ((d == &parload__driver_tiff || d == &parload__driver_hdf5)
+		    && i == 0) {
 			*out = d;
 			return 0;
 		}

@@ -64,6 +64,13 @@ int parload__hdf5_read(const parload_source *src, parload__container *out,
 		       parload_error *err);
 /* Free what a reader filled (takes a zeroed container). */
 void parload__container_free(parload__container *c);
+/* Names in order, digit runs compared as numbers (proj_2 before
+ * proj_10), for qsort of char *. */
+int parload__natural_qcmp(const void *a, const void *b);
+/* The files pattern (a glob) matches, in that order: *paths (n of them,
+ * each and the table to free; none for no match).  0 or ENOMEM. */
+int parload__glob_files(const char *pattern, char ***paths, size_t *n,
+			parload_error *err);
 /* Writers behind parload_save, to tmp (an empty file parload_temp_create
  * made), which the caller puts in place; errors name path, never tmp:
  * TIFF by tiff_write.c (no libtiff), HDF5 by hdf5.c (its module). */
@@ -229,7 +236,7 @@ bool parload__h5_header(const parload__h5file *f, uint64_t addr,
 /* ---- module.c, module_host.c: what needs libtiff or libhdf5, in a
  * module opened on first use ---- */
 
-#define PARLOAD__MODULE_ABI 11u
+#define PARLOAD__MODULE_ABI 12u
 
 struct parload__tiff_dir;
 
@@ -287,6 +294,11 @@ typedef struct parload__module {
 			    parload_error *err);
 		void (*close)(void *h);
 	} tiff;
+	/* HDF5: table from's datasets (read by the module's decoder, as
+	 * to's are) joined to to's, from's views the stream's from view0
+	 * on: 0, or ENOMEM naming path. */
+	int (*h5_join)(parload__strips *to, parload__strips *from,
+		       uint64_t view0, const char *path, parload_error *err);
 	const parload__decoder *tiff_decoder;
 	/* Called once, when the module is first asked for (module.c): the
 	 * library it wraps made ready, so that the first file read or

@@ -92,7 +92,19 @@ static void find3(hid_t f, parload__h5found3 *fd)
 	H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_NATIVE, visit3, fd, H5O_INFO_BASIC);
 }
 
-static int no_such(h5r *r, const char *name)
+/* What libhdf5's reason for a link it cannot follow means. */
+static const char *link_why(const char *why)
+{
+	if (strstr(why, "too many links"))
+		return ": a link that loops, or a chain of more than libhdf5 "
+		       "follows";
+	if (strstr(why, "unable to open file") ||
+	    strstr(why, "unable to open external file"))
+		return ": its file is missing or unreadable";
+	return "";
+}
+
+int parload__h5lib_no_such(h5r *r, const char *name)
 {
 	H5L_info_t li;
 	char val[2048], why[200];
@@ -111,9 +123,30 @@ static int no_such(h5r *r, const char *name)
 		h5_close(&o, H5Oclose);
 		return parload__fail_path(r->err, PARLOAD_EOPEN, 0, r->file,
 					  "%s: an external link to %s:%s, "
-					  "which libhdf5 cannot follow (%s)",
+					  "which libhdf5 cannot follow (%s%s)",
 					  name, file, obj,
-					  why[0] ? why : "no reason given");
+					  why[0] ? why : "no reason given",
+					  link_why(why));
+	}
+	/* A soft link libhdf5 cannot follow (one that loops). */
+	if (H5Lget_info(r->f, name, &li, H5P_DEFAULT) >= 0 &&
+	    li.type == H5L_TYPE_SOFT && li.u.val_size <= sizeof(val) &&
+	    H5Lget_val(r->f, name, val, sizeof(val), H5P_DEFAULT) >= 0) {
+		hid_t o = H5Oopen(r->f, name, H5P_DEFAULT);
+
+		h5_why(why);
+		if (o >= 0) {
+			h5_close(&o, H5Oclose);
+		} else {
+			val[sizeof(val) - 1] = '\0';
+			return parload__fail_path(r->err, PARLOAD_EOPEN, 0,
+						  r->file, "%s: a link to %s, "
+						  "which libhdf5 cannot follow "
+						  "(%s%s)", name, val,
+						  why[0] ? why :
+							   "no reason given",
+						  link_why(why));
+		}
 	}
 	find3(r->f, &fd);
 	return parload__fail_path(r->err, PARLOAD_EINVAL, 0, r->file,
@@ -183,36 +216,50 @@ static bool nx_class(hid_t f, const char *name, const char *cls)
 /* group/data with group/image_key beside it. */
 static bool nx_data_in(h5r *r, const char *group)
 {
-	char data[1024], key[1024];
+	char data[1200], key[1200];
 
 	snprintf(data, sizeof(data), "%s/data", group);
 	snprintf(key, sizeof(key), "%s/image_key", group);
-	if (!is_dataset(r->f, data) || !is_dataset(r->f, key))
+	if (strlen(data) >= sizeof(r->p.name) || !is_dataset(r->f, data) ||
+	    !is_dataset(r->f, key))
 		return false;
-	snprintf(r->p.name, sizeof(r->p.name), "%s", data);
+	memcpy(r->p.name, data, strlen(data) + 1);
 	return true;
 }
 
-/* An NXentry's NXdata or NXdetector group holding data and image_key. */
-static herr_t visit_nx(hid_t o, const char *name, const H5L_info_t *li,
+/* An NXtomo group (entry): its data, or its detector's, with image_key
+ * beside it; the entry kept for its sample's angles. */
+static bool nx_entry(h5r *r, const char *entry)
+{
+	for (int k = 0; k < 2; k++) {
+		char g[1100];
+
+		snprintf(g, sizeof(g), "%s/%s", entry,
+			 k ? "instrument/detector" : "data");
+		if (nx_data_in(r, g)) {
+			snprintf(r->p.entry, sizeof(r->p.entry), "%s", entry);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* An NXentry at the root, or an NXsubentry in one (Diamond's
+ * /entry1/tomo_entry), holding NXtomo's data and image_key. */
+static herr_t visit_nx(hid_t o, const char *name, const H5O_info_t *info,
 		       void *data)
 {
 	h5r *r = data;
-	char path[512];
+	const char *slash = strchr(name, '/');
+	char path[1024];
 
-	(void)o, (void)li;
-	snprintf(path, sizeof(path), "/%s", name);
-	if (strchr(name, '/') || !nx_class(r->f, path, "NXentry"))
+	(void)o;
+	if (info->type != H5O_TYPE_GROUP || (slash && strchr(slash + 1, '/')))
 		return 0;
-	for (int k = 0; k < 2; k++) {
-		char g[600];
-
-		snprintf(g, sizeof(g), "%s/%s", path,
-			 k ? "instrument/detector" : "data");
-		if (nx_data_in(r, g))
-			return 1;
-	}
-	return 0;
+	snprintf(path, sizeof(path), "/%s", name);
+	if (!nx_class(r->f, path, slash ? "NXsubentry" : "NXentry"))
+		return 0;
+	return nx_entry(r, path) ? 1 : 0;
 }
 
 /* The back-end's answers (hdf5_core.h's parload__h5be). */
@@ -220,11 +267,10 @@ static int be_nxtomo(void *ctx)
 {
 	h5r *r = ctx;
 
-	if (nx_data_in(r, "/entry/data") ||
-	    nx_data_in(r, "/entry/instrument/detector"))
+	if (nx_entry(r, "/entry"))
 		return 1;
-	return H5Literate(r->f, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, visit_nx,
-			  r) > 0;
+	return H5Ovisit2(r->f, H5_INDEX_NAME, H5_ITER_NATIVE, visit_nx, r,
+			 H5O_INFO_BASIC) > 0;
 }
 
 static int be_is_dataset(void *ctx, const char *path)
@@ -234,7 +280,13 @@ static int be_is_dataset(void *ctx, const char *path)
 
 static int be_no_such(void *ctx, const char *path)
 {
-	return no_such(ctx, path);
+	return parload__h5lib_no_such(ctx, path);
+}
+
+static int be_members(void *ctx, const char *group, char ***names,
+		      size_t *n)
+{
+	return parload__h5lib_members(ctx, group, names, n);
 }
 
 static int be_find3(void *ctx, parload__h5found3 *fd)
@@ -260,7 +312,7 @@ static const char *class_name(H5T_class_t k)
 }
 
 /* parload's pixel type and encoding of the dataset's type. */
-static int pixel_type(h5r *r, parload_desc *d)
+int parload__h5lib_pixel_type(h5r *r, parload_desc *d)
 {
 	const H5T_class_t k = H5Tget_class(r->type);
 	const size_t size = H5Tget_size(r->type);
@@ -292,7 +344,7 @@ static int pixel_type(h5r *r, parload_desc *d)
 	return 0;
 }
 
-static int shape(h5r *r)
+int parload__h5lib_shape(h5r *r)
 {
 	hsize_t dims[H5S_MAX_RANK];
 	const int rank = H5Sget_simple_extent_ndims(r->space);
@@ -449,32 +501,46 @@ static int open_file(h5r *r)
 				  why[0] ? why : "no reason given");
 }
 
-static int open_dataset(h5r *r)
+int parload__h5lib_open_dataset(h5r *r, hid_t loc)
 {
-	r->d = H5Dopen2(r->f, r->p.name, H5P_DEFAULT);
+	r->d = H5Dopen2(loc, r->p.name, H5P_DEFAULT);
+	if (r->d < 0 && loc == r->f)
+		return parload__h5lib_no_such(r, r->p.name);
 	if (r->d < 0 || (r->type = H5Dget_type(r->d)) < 0 ||
 	    (r->space = H5Dget_space(r->d)) < 0 ||
 	    (r->dcpl = H5Dget_create_plist(r->d)) < 0)
 		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0,
 					  r->file, "%s cannot be opened",
 					  r->p.name);
-	return 0;
+	return parload__h5lib_data_file(r);
+}
+
+void parload__h5lib_close_dataset(h5r *r)
+{
+	h5_close(&r->dcpl, H5Pclose);
+	h5_close(&r->space, H5Sclose);
+	h5_close(&r->type, H5Tclose);
+	h5_close(&r->d, H5Dclose);
+	h5_close(&r->df, H5Fclose);
+	h5_close(&r->pf, H5Fclose);
 }
 
 static int read_meta(h5r *r, const char *named, parload_frames fr)
 {
 	const parload__h5be be = { r, be_is_dataset, be_no_such, be_nxtomo,
-				   be_find3, be_read_1d };
+				   be_find3, be_read_1d, be_members };
 	parload_desc *d = &r->c->desc;
+	uint64_t all = 0;
 	int rc;
 
 	if ((rc = open_file(r)) ||
 	    (rc = parload__h5_choose(&be, &r->p, named, fr)) ||
-	    (rc = open_dataset(r)) || (rc = parload__h5lib_data_file(r)) ||
-	    (rc = pixel_type(r, d)) || (rc = shape(r)) ||
-	    (rc = parload__h5_frames(&be, &r->p, fr, r->dims[0])) ||
-	    (rc = parload__h5_angles(&be, &r->p, r->dims[0],
-				     &r->c->strips.angles)))
+	    (rc = parload__h5lib_open_dataset(r, r->f)) ||
+	    (rc = parload__h5lib_pixel_type(r, d)) ||
+	    (rc = parload__h5lib_shape(r)) ||
+	    (rc = parload__h5lib_parts(r, &all)) ||
+	    (rc = parload__h5_frames(&be, &r->p, fr, all)) ||
+	    (rc = parload__h5_angles(&be, &r->p, all, &r->c->strips.angles)))
 		return rc;
 	/* The sizes are derived as for a raw stream of the same rows. */
 	rc = parload__h5_describe(d, d->pixel_type,
@@ -485,7 +551,7 @@ static int read_meta(h5r *r, const char *named, parload_frames fr)
 		parload__error_prefix(r->err, r->file);
 		return rc;
 	}
-	rc = parload__h5lib_layout(r, d);
+	rc = parload__h5lib_parts_layout(r, d);
 	r->c->strips.views = r->p.n;
 	r->c->strips.path = r->c->paths[0];
 	return rc;
@@ -496,7 +562,8 @@ static int lib_read(const char *file, const char *named, parload_frames fr,
 		    bool parser, parload__container *out, parload_error *err)
 {
 	h5r r = { .err = err, .parser = parser, .f = -1, .d = -1, .type = -1,
-		  .space = -1, .dcpl = -1, .df = -1, .c = out };
+		  .space = -1, .dcpl = -1, .df = -1, .pf = -1, .type0 = -1,
+		  .c = out };
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -511,14 +578,16 @@ static int lib_read(const char *file, const char *named, parload_frames fr,
 	r.p.err = err;
 	h5_enter();
 	rc = read_meta(&r, named, fr);
-	h5_close(&r.dcpl, H5Pclose);
-	h5_close(&r.space, H5Sclose);
-	h5_close(&r.type, H5Tclose);
-	h5_close(&r.d, H5Dclose);
-	h5_close(&r.df, H5Fclose);
+	parload__h5lib_close_dataset(&r);
+	h5_close(&r.type0, H5Tclose);
 	h5_close(&r.f, H5Fclose);
 	h5_leave();
-	parload__sys_free(r.p.frame);
+	parload__h5_pick_free(&r.p);
+	for (size_t k = 0; k < r.parts; k++) {
+		parload__sys_free(r.part[k].file);
+		parload__sys_free(r.part[k].name);
+	}
+	parload__sys_free(r.part);
 	if (rc)
 		parload__container_free(out);
 	return rc;
@@ -539,6 +608,7 @@ PARLOAD__MODULE_EXPORT const parload__module parload__hdf5_module = {
 	.abi = PARLOAD__MODULE_ABI,
 	.read = lib_read,
 	.write = parload__hdf5_write,
+	.h5_join = parload__h5lib_custom_join,
 	.ready = h5_ready,
 };
 #endif /* HAVE_HDF5 */

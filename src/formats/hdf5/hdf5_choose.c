@@ -76,7 +76,22 @@ static int named_kind(const parload__h5be *be, parload__h5pick *p,
 	return rc == UNSURE ? rc : 0;
 }
 
-/* No dataset named: DXchange, NXtomo, the only 3-D one. */
+/* A master file's group: its datasets data_000001, ... (links to data
+ * files, as DECTRIS's NXmx files hold them, or datasets) are one stream,
+ * the first its name: 1; 0 for none, or an error. */
+static int master(const parload__h5be *be, parload__h5pick *p,
+		  const char *group)
+{
+	int rc = be->members(be->ctx, group, &p->part, &p->parts);
+
+	if (rc || p->parts == 0)
+		return rc;
+	snprintf(p->name, sizeof(p->name), "%s", p->part[0]);
+	return 1;
+}
+
+/* No dataset named: DXchange, NXtomo, a master file's /entry/data, the
+ * only 3-D one. */
 static int unnamed(const parload__h5be *be, parload__h5pick *p,
 		   const char *const *dx, parload_frames fr)
 {
@@ -87,6 +102,8 @@ static int unnamed(const parload__h5be *be, parload__h5pick *p,
 		return rc == 1 ? dxchange(be, p, dx, fr) : rc;
 	if ((rc = be->nxtomo(be->ctx)) != 0)
 		return rc == 1 ? (p->nxtomo = true, 0) : rc;
+	if ((rc = master(be, p, PARLOAD__H5_MASTER)) != 0)
+		return rc == 1 ? 0 : rc;
 	if ((rc = be->find3(be->ctx, &fd)) != 0)
 		return rc;
 	if (fd.count == 1 && fr == PARLOAD_FRAMES_PROJECTIONS) {
@@ -103,6 +120,18 @@ static int unnamed(const parload__h5be *be, parload__h5pick *p,
 				  fd.count ? fd.list + 2 : "");
 }
 
+/* A name that is no dataset: a master file's group of data_000001, ...,
+ * else no such dataset. */
+static int named_group(const parload__h5be *be, parload__h5pick *p)
+{
+	char group[sizeof(p->name)];
+	int rc;
+
+	snprintf(group, sizeof(group), "%s", p->name);
+	rc = master(be, p, group);
+	return rc == 1 ? 0 : rc ? rc : be->no_such(be->ctx, group);
+}
+
 int parload__h5_choose(const parload__h5be *be, parload__h5pick *p,
 		       const char *named, parload_frames fr)
 {
@@ -114,7 +143,7 @@ int parload__h5_choose(const parload__h5be *be, parload__h5pick *p,
 			 named[0] == '/' ? "" : "/", named);
 		rc = be->is_dataset(be->ctx, p->name);
 		rc = rc == 1 ? named_kind(be, p, dx, fr) :
-		     rc == 0 ? be->no_such(be->ctx, p->name) :
+		     rc == 0 ? named_group(be, p) :
 			       rc;
 	} else {
 		rc = unnamed(be, p, dx, fr);
@@ -186,6 +215,9 @@ static int angles_of(const parload__h5be *be, const parload__h5pick *p,
 		     uint64_t all, double *v, double *deg)
 {
 	static const char *const dx[] = PARLOAD__H5_DXCHANGE;
+	static const char *const in_sample[] = { "rotation_angle",
+						 "goniometer/omega",
+						 "transformations/omega" };
 	char name[1200];
 	const char *slash;
 	int rc;
@@ -197,12 +229,17 @@ static int angles_of(const parload__h5be *be, const parload__h5pick *p,
 		return 1;
 	snprintf(name, sizeof(name), "%s/rotation_angle", p->dir);
 	rc = be->read_1d(be->ctx, name, true, v, all, deg);
-	if (rc != 1 || !p->nxtomo)
+	if (rc != 1 || (!p->nxtomo && !p->parts))
 		return rc;
-	slash = strchr(p->name + 1, '/');
-	snprintf(name, sizeof(name), "%.*s/sample/rotation_angle",
-		 (int)(slash - p->name), p->name);
-	return be->read_1d(be->ctx, name, true, v, all, deg);
+	/* The entry's sample: NXtomo's rotation_angle, NXmx's omega. */
+	slash = p->entry[0] ? p->name + strlen(p->entry) :
+			      strchr(p->name + 1, '/');
+	for (size_t k = 0; rc == 1 && slash && k < 3; k++) {
+		snprintf(name, sizeof(name), "%.*s/sample/%s",
+			 (int)(slash - p->name), p->name, in_sample[k]);
+		rc = be->read_1d(be->ctx, name, true, v, all, deg);
+	}
+	return rc;
 }
 
 int parload__h5_angles(const parload__h5be *be, parload__h5pick *p,
@@ -231,4 +268,20 @@ void parload__h5_unpad(char *text, size_t n)
 	text[n] = '\0';
 	while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\0'))
 		text[--n] = '\0';
+}
+
+void parload__h5_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; names && i < n; i++)
+		parload__sys_free(names[i]);
+	parload__sys_free(names);
+}
+
+void parload__h5_pick_free(parload__h5pick *p)
+{
+	parload__sys_free(p->frame);
+	parload__h5_names_free(p->part, p->parts);
+	p->frame = NULL;
+	p->part = NULL;
+	p->n = p->parts = 0;
 }

@@ -19,10 +19,16 @@
 #define PARLOAD_HDF5_CORE_H
 #include "formats/formats.h"
 
+#include <stdio.h>
+#include <string.h>
+
 /* DXchange's datasets of projections, flats and darks, by
  * parload_frames. */
 #define PARLOAD__H5_DXCHANGE                                              \
 	{ "/exchange/data", "/exchange/data_white", "/exchange/data_dark" }
+/* The group of a master file's datasets (NeXus NXmx, as DECTRIS writes
+ * it): data_000001, data_000002, ... */
+#define PARLOAD__H5_MASTER "/entry/data"
 /* DXchange's angles of /exchange/data. */
 #define PARLOAD__H5_THETA "/exchange/theta"
 
@@ -87,6 +93,76 @@ static inline int parload__h5_contiguous(parload__strips *t, uint64_t base,
 			return -1;
 	}
 	return 0;
+}
+
+/* Entries of the views before view v of table t: where a table of views
+ * from v on (one dataset's, after the datasets before it in one stream)
+ * puts its first. */
+static inline uint64_t parload__h5_entries_before(const parload__strips *t,
+						  uint64_t v)
+{
+	return v * parload__strips_step(t);
+}
+
+/* Table `from`, one dataset's (its views the stream's from view0 on),
+ * appended to `to` (which holds the views before view0): each entry as
+ * it is (its page the dataset's own frame), its file file_of[its file]
+ * (NULL: the same index; both tables index one container's files).  0,
+ * or -1 out of memory. */
+static inline int parload__h5_append(parload__strips *to,
+				     const parload__strips *from,
+				     uint64_t view0, const uint32_t *file_of)
+{
+	const uint64_t shift = parload__h5_entries_before(from, view0);
+	uint64_t hint = 0;
+
+	for (uint64_t r = 0; r < from->runs; r++)
+		for (uint64_t k = 0; k < from->run[r].n; k++) {
+			const uint64_t i = from->run[r].i0 + k;
+			parload__strip s = parload__strip_of(from, i, &hint);
+
+			if (file_of)
+				s.file = file_of[s.file];
+			if (parload__strips_add(to, i + shift, &s))
+				return -1;
+		}
+	return 0;
+}
+
+/* Whether the tables of two datasets of one stream are alike (each
+ * view's strips the same rows, chunks of one geometry decoded by one
+ * pipeline), as one table needs: NULL, or what differs in b (a phrase,
+ * in why of cap bytes). */
+static inline const char *parload__h5_unlike(const parload__strips *a,
+					     const parload__strips *b,
+					     char *why, size_t cap)
+{
+	bool filters = b->nfilters == a->nfilters;
+
+	for (uint32_t k = 0; filters && k < a->nfilters; k++)
+		filters = b->filter[k].codec == a->filter[k].codec &&
+			  b->filter[k].elem == a->filter[k].elem &&
+			  memcmp(b->filter[k].param, a->filter[k].param,
+				 sizeof(a->filter[k].param)) == 0;
+	if (b->rows != a->rows || b->per_view != a->per_view)
+		snprintf(why, cap, "strips of %u rows, %u a frame, against %u "
+			 "and %u", b->rows, b->per_view, a->rows, a->per_view);
+	else if (parload__strips_depth(b) != parload__strips_depth(a) ||
+		 parload__strips_tiles(b) != parload__strips_tiles(a) ||
+		 (parload__strips_tiles(a) > 1 && b->tile_cols != a->tile_cols))
+		snprintf(why, cap, "chunks of %u frames, %u across a row, "
+			 "against %u and %u", parload__strips_depth(b),
+			 parload__strips_tiles(b), parload__strips_depth(a),
+			 parload__strips_tiles(a));
+	else if (!filters)
+		snprintf(why, cap, "another filter pipeline (%u filters "
+			 "against %u, or filters that differ)", b->nfilters,
+			 a->nfilters);
+	else if (b->decoder != a->decoder)
+		snprintf(why, cap, "read by another decoder");
+	else
+		return NULL;
+	return why;
 }
 
 /* The units an HDF5 file's angles (DXchange theta, NXtomo
@@ -154,18 +230,34 @@ typedef struct parload__h5be {
 	 * naming it (another count, type or unit). */
 	int (*read_1d)(void *ctx, const char *path, bool angles, void *buf,
 		       uint64_t want, double *deg);
+	/* The links of group named data_ and digits, in the order of their
+	 * numbers, into *names (to free with parload__h5_names_free) and
+	 * *n: 0 (none, or no such group: *n 0), or an error. */
+	int (*members)(void *ctx, const char *group, char ***names, size_t *n);
 } parload__h5be;
+
 
 /* What the core chose of a file (file, err: the caller's). */
 typedef struct parload__h5pick {
 	const char *file;
 	parload_error *err;
-	char name[1024];       /* the dataset */
+	char name[1024];       /* the dataset (a master file's: its first) */
 	char dir[1024];        /* its group ("" for the root) */
+	char entry[1024];      /* its NXtomo group ("": the first group of
+				* its path) */
 	bool nxtomo, dxchange;
+	/* A master file's datasets (its group's links data_000001, ...,
+	 * in the order of their numbers), one stream (owned); 0: one. */
+	char **part;
+	size_t parts;
 	uint64_t *frame;       /* the frames read, in order (owned) */
 	uint64_t n;            /* how many */
 } parload__h5pick;
+
+/* The names parload__h5be's members gave, freed. */
+void parload__h5_names_free(char **names, size_t n);
+/* What a pick holds, freed (its frames, a master file's datasets). */
+void parload__h5_pick_free(parload__h5pick *p);
 
 /* Which dataset of the file, frames fr: named (NULL: none), else
  * DXchange's /exchange/data (its flats data_white, its darks data_dark),

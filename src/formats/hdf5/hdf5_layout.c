@@ -20,25 +20,39 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef struct h5arg {
+/* One dataset the decoder reads: stream views from view0 on. */
+typedef struct h5src {
 	char *file, *name;
 	int rank;
+	uint64_t view0;
+} h5src;
+
+typedef struct h5arg {
+	h5src *src;             /* n of them, in the order of their views */
+	size_t n;
 	uint32_t height, width;
 	size_t elem;            /* bytes per pixel */
 	size_t chunk;           /* bytes of a decoded chunk, 0: not chunked */
 	size_t tiles;           /* chunks across a row */
 } h5arg;
 
+/* A worker's handles, one set a dataset, each opened when first read. */
 typedef struct h5state {
-	hid_t f, d, type;
+	struct h5open {
+		hid_t f, d, type;
+	} *h;
+	size_t n;
 } h5state;
 
 static void arg_free(void *p)
 {
 	h5arg *a = p;
 
-	parload__sys_free(a->file);
-	parload__sys_free(a->name);
+	for (size_t k = 0; k < a->n; k++) {
+		parload__sys_free(a->src[k].file);
+		parload__sys_free(a->src[k].name);
+	}
+	parload__sys_free(a->src);
 	parload__sys_free(a);
 }
 
@@ -49,17 +63,20 @@ static void dec_close(void *p)
 	if (!s)
 		return;
 	h5_enter();
-	h5_close(&s->type, H5Tclose);
-	h5_close(&s->d, H5Dclose);
-	h5_close(&s->f, H5Fclose);
+	for (size_t k = 0; k < s->n; k++) {
+		h5_close(&s->h[k].type, H5Tclose);
+		h5_close(&s->h[k].d, H5Dclose);
+		h5_close(&s->h[k].f, H5Fclose);
+	}
 	h5_leave();
+	parload__sys_free(s->h);
 	parload__sys_free(s);
 }
 
 /* The dataset, with a chunk cache that holds a few of its chunks: the
  * strips of a chunk's frames, asked one after another, decode it once
  * (libhdf5's default cache holds 1 MiB). */
-static hid_t open_cached(hid_t f, const h5arg *a)
+static hid_t open_cached(hid_t f, const h5arg *a, const char *name)
 {
 	hid_t dapl = a->chunk ? H5Pcreate(H5P_DATASET_ACCESS) : H5P_DEFAULT;
 	hid_t d;
@@ -71,10 +88,31 @@ static hid_t open_cached(hid_t f, const h5arg *a)
 					 PARLOAD__MIN((a->tiles + 2) * a->chunk,
 						      (size_t)1 << 28),
 					 1.0);
-	d = H5Dopen2(f, a->name, dapl >= 0 ? dapl : H5P_DEFAULT);
+	d = H5Dopen2(f, name, dapl >= 0 ? dapl : H5P_DEFAULT);
 	if (a->chunk && dapl >= 0)
 		H5Pclose(dapl);
 	return d;
+}
+
+/* Dataset k of a open in s (held under h5_lock). */
+static int src_open(const h5arg *a, h5state *s, size_t k, parload_error *err)
+{
+	struct h5open *o = &s->h[k];
+	char why[200];
+
+	if (o->type >= 0)
+		return 0;
+	o->f = H5Fopen(a->src[k].file, H5F_ACC_RDONLY, H5P_DEFAULT);
+	o->d = o->f < 0 ? -1 : open_cached(o->f, a, a->src[k].name);
+	o->type = o->d < 0 ? -1 : H5Dget_type(o->d);
+	if (o->type >= 0)
+		return 0;
+	h5_why(why);
+	h5_close(&o->d, H5Dclose);
+	h5_close(&o->f, H5Fclose);
+	return parload__fail_path(err, PARLOAD_EOPEN, 0, a->src[k].file,
+				  "%s cannot be opened: %s", a->src[k].name,
+				  why);
 }
 
 static int dec_open(const parload__strips *t, void **state,
@@ -82,23 +120,41 @@ static int dec_open(const parload__strips *t, void **state,
 {
 	const h5arg *a = t->arg;
 	h5state *s = parload__sys_calloc(1, sizeof(*s));
-	char why[200];
+	int rc;
 
-	if (!s)
-		return parload__fail_nomem(err, a->file);
+	if (!s || !(s->h = parload__sys_malloc(a->n * sizeof(*s->h)))) {
+		parload__sys_free(s);
+		return parload__fail_nomem(err, a->src[0].file);
+	}
+	s->n = a->n;
+	for (size_t k = 0; k < a->n; k++)
+		s->h[k] = (struct h5open){ -1, -1, -1 };
 	h5_enter();
-	s->f = H5Fopen(a->file, H5F_ACC_RDONLY, H5P_DEFAULT);
-	s->d = s->f < 0 ? -1 : open_cached(s->f, a);
-	s->type = s->d < 0 ? -1 : H5Dget_type(s->d);
-	h5_why(why);
+	rc = src_open(a, s, 0, err);
 	h5_leave();
 	*state = s;
-	if (s->type >= 0)
+	if (rc == 0)
 		return 0;
 	dec_close(s);
 	*state = NULL;
-	return parload__fail_path(err, PARLOAD_EOPEN, 0, a->file,
-				  "%s cannot be opened: %s", a->name, why);
+	return rc;
+}
+
+/* The dataset of stream view v: the last whose first view is at or
+ * before it. */
+static size_t src_of(const h5arg *a, uint64_t v)
+{
+	size_t lo = 0, hi = a->n;
+
+	while (hi - lo > 1) {
+		const size_t mid = lo + (hi - lo) / 2;
+
+		if (a->src[mid].view0 <= v)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 /* Strip i's rows through H5Dread, in the stored type (no conversion). */
@@ -106,7 +162,9 @@ static int dec_strip(void *p, const parload__strips *t, uint64_t i,
 		     unsigned char *out, size_t out_len, parload_error *err)
 {
 	const h5arg *a = t->arg;
-	const h5state *s = p;
+	h5state *s = p;
+	const size_t k = src_of(a, i / t->per_view);
+	const h5src *src = &a->src[k];
 	const uint64_t j = i % t->per_view, r0 = j * t->rows;
 	const uint64_t rows = a->height - r0 < t->rows ? a->height - r0 :
 							 t->rows;
@@ -119,31 +177,37 @@ static int dec_strip(void *p, const parload__strips *t, uint64_t i,
 	char why[200] = "";
 
 	if ((size_t)n * a->elem > out_len)
-		return parload__fail(err, PARLOAD_EINVAL, 0, a->file,
+		return parload__fail(err, PARLOAD_EINVAL, 0, src->file,
 				     i / t->per_view, PARLOAD_NONE,
 				     "%s: a strip of %zu bytes into %zu",
-				     a->name, (size_t)n * a->elem, out_len);
+				     src->name, (size_t)n * a->elem, out_len);
 	h5_enter();
-	fs = H5Dget_space(s->d);
+	if (src_open(a, s, k, err)) {
+		h5_leave();
+		return PARLOAD_EOPEN;
+	}
+	fs = H5Dget_space(s->h[k].d);
 	/* In the selection's own shape: libhdf5 copies a (1, rows, width)
 	 * block row by row, where a flat one costs an element at a time. */
-	ms = H5Screate_simple(a->rank, a->rank == 3 ? count : count + 1, NULL);
+	ms = H5Screate_simple(src->rank, src->rank == 3 ? count : count + 1,
+			      NULL);
 	if (fs >= 0 && ms >= 0 &&
 	    H5Sselect_hyperslab(fs, H5S_SELECT_SET,
-				a->rank == 3 ? start : start + 1, NULL,
-				a->rank == 3 ? count : count + 1, NULL) >= 0)
-		ok = H5Dread(s->d, s->type, ms, fs, H5P_DEFAULT, out);
+				src->rank == 3 ? start : start + 1, NULL,
+				src->rank == 3 ? count : count + 1, NULL) >= 0)
+		ok = H5Dread(s->h[k].d, s->h[k].type, ms, fs, H5P_DEFAULT,
+			     out);
 	if (ok < 0)
 		h5_why(why);
 	h5_close(&ms, H5Sclose);
 	h5_close(&fs, H5Sclose);
 	h5_leave();
 	if (ok < 0)
-		return parload__fail(err, PARLOAD_EIO, 0, a->file,
+		return parload__fail(err, PARLOAD_EIO, 0, src->file,
 				     i / t->per_view, PARLOAD_NONE,
 				     "%s: frame %" PRIu64 " rows %" PRIu64
 				     "-%" PRIu64 " cannot be read: %s",
-				     a->name, (uint64_t)page, r0,
+				     src->name, (uint64_t)page, r0,
 				     r0 + rows - 1, why);
 	return 0;
 }
@@ -200,13 +264,14 @@ static int custom(h5r *r, uint32_t rows, const char *why)
 	parload__strips *t = &r->c->strips;
 	h5arg *a = parload__sys_calloc(1, sizeof(*a));
 
-	if (!a || !(a->file = parload__sys_strdup(r->file)) ||
-	    !(a->name = parload__sys_strdup(r->p.name))) {
+	if (!a || !(a->src = parload__sys_calloc(1, sizeof(*a->src))) ||
+	    (a->n = 1, !(a->src->file = parload__sys_strdup(r->file))) ||
+	    !(a->src->name = parload__sys_strdup(r->p.name))) {
 		if (a)
 			arg_free(a);
 		return parload__fail_nomem(r->err, r->file);
 	}
-	a->rank = r->rank;
+	a->src->rank = r->rank;
 	a->height = (uint32_t)r->dims[1];
 	a->width = (uint32_t)r->dims[2];
 	a->elem = r->c->desc.bytes_per_pixel;
@@ -228,6 +293,28 @@ static int custom(h5r *r, uint32_t rows, const char *why)
 	return 0;
 }
 
+int parload__h5lib_custom_join(parload__strips *to, parload__strips *from,
+			       uint64_t view0, const char *path,
+			       parload_error *err)
+{
+	h5arg *a = to->arg, *b = from->arg;
+	h5src *src;
+
+	if (!(src = parload__sys_malloc((a->n + b->n) * sizeof(*src))))
+		return parload__fail_nomem(err, path);
+	memcpy(src, a->src, a->n * sizeof(*src));
+	memcpy(src + a->n, b->src, b->n * sizeof(*src));
+	for (size_t k = 0; k < b->n; k++)
+		src[a->n + k].view0 += view0;
+	parload__sys_free(a->src);
+	parload__sys_free(b->src);
+	a->src = src;
+	a->n += b->n;
+	b->src = NULL;
+	b->n = 0;
+	return 0;
+}
+
 /* The table's shape: its views, and strips a view. */
 static void table_shape(h5r *r, uint32_t per_view)
 {
@@ -237,7 +324,7 @@ static void table_shape(h5r *r, uint32_t per_view)
 
 /* file, one of the container's paths: its index there, added when it
  * is not yet (an external link's file, external storage's). */
-static int add_file(h5r *r, const char *file, uint32_t *index)
+int parload__h5lib_add_file(h5r *r, const char *file, uint32_t *index)
 {
 	parload__container *c = r->c;
 	char **more;
@@ -278,7 +365,7 @@ int parload__h5lib_data_file(h5r *r)
 	if (!(name = parload__sys_malloc((size_t)n + 1)))
 		return parload__fail_nomem(r->err, r->file);
 	H5Fget_name(r->d, name, (size_t)n + 1);
-	rc = add_file(r, name, &r->dfi);
+	rc = parload__h5lib_add_file(r, name, &r->dfi);
 	parload__sys_free(name);
 	if (rc == 0)
 		r->dfile = r->c->paths[r->dfi];
@@ -425,7 +512,7 @@ static int segment_at(h5r *r, const char *prefix, int k, uint64_t at,
 					  prefix[0] ? ", after libhdf5's "
 					  "prefix" : ", from the current "
 					  "directory, as libhdf5 finds it");
-	if ((rc = add_file(r, path, &s->file)))
+	if ((rc = parload__h5lib_add_file(r, path, &s->file)))
 		return rc;
 	if (s->off > UINT64_MAX - s->len)
 		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, path,
@@ -837,6 +924,10 @@ int parload__h5lib_layout(h5r *r, const parload_desc *d)
 		return contiguous(r, d->payload_size);
 	if (l == H5D_CHUNKED)
 		return chunked(r, d->bytes_per_pixel);
+	if (l == H5D_VIRTUAL && r->vds_why) {
+		table_shape(r, 1);
+		return custom(r, (uint32_t)r->dims[1], r->vds_why);
+	}
 	if (l == H5D_COMPACT) {
 		table_shape(r, 1);
 		return custom(r, (uint32_t)r->dims[1],

@@ -804,6 +804,15 @@ static int be_read_1d(void *ctx, const char *path, bool angles, void *buf,
 		       PARLOAD__H5_UNSURE;
 }
 
+/* A master file's datasets: libhdf5's (its links to other files). */
+static int be_members(void *ctx, const char *group, char ***names, size_t *n)
+{
+	(void)ctx, (void)group;
+	*names = NULL;
+	*n = 0;
+	return PARLOAD__H5_UNSURE;
+}
+
 /* desc as libhdf5's reader makes it (parload__h5_describe); false for a
  * type parload does not read, which libhdf5's reader names. */
 static bool describe(const nat *n, parload_desc *d, uint64_t views)
@@ -906,7 +915,7 @@ static bool read_file(nat *n, const char *named, parload_frames fr,
 		      parload__container *out)
 {
 	const parload__h5be be = { n, be_is_dataset, be_no_such, be_nxtomo,
-				   be_find3, be_read_1d };
+				   be_find3, be_read_1d, be_members };
 	struct stat sb;
 
 	if (parload__sys_fstat(n->f.fd, &sb) != 0 || !S_ISREG(sb.st_mode))
@@ -938,7 +947,7 @@ int parload__hdf5_native(const char *file, const char *dataset,
 	ok = n.f.fd >= 0 && read_file(&n, dataset, fr, out);
 	if (n.f.fd >= 0)
 		parload__sys_close(n.f.fd);
-	parload__sys_free(n.p.frame);
+	parload__h5_pick_free(&n.p);
 	if (!ok) {
 		parload__container_free(out);
 		return FALL_BACK;

@@ -19,7 +19,6 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <glob.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,45 +71,6 @@ static int flist_add(flist *l, const char *dir, const char *name,
 	return 0;
 }
 
-/* Names in order, digit runs compared as numbers: proj_2 before proj_10. */
-static int natural_cmp(const char *a, const char *b)
-{
-	while (*a && *b) {
-		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
-			size_t la = 0, lb = 0;
-			int c;
-
-			while (*a == '0')
-				a++;
-			while (*b == '0')
-				b++;
-			while (isdigit((unsigned char)a[la]))
-				la++;
-			while (isdigit((unsigned char)b[lb]))
-				lb++;
-			if (la != lb)
-				return la < lb ? -1 : 1;
-			if ((c = memcmp(a, b, la)) != 0)
-				return c;
-			a += la;
-			b += lb;
-		} else if (*a != *b) {
-			break;
-		} else {
-			a++;
-			b++;
-		}
-	}
-	return (int)(unsigned char)*a - (int)(unsigned char)*b;
-}
-
-static int natural_qcmp(const void *a, const void *b)
-{
-	const int c = natural_cmp(*(char *const *)a, *(char *const *)b);
-
-	return c ? c : strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Every *.tif and *.tiff in dir. */
 static int list_folder(const char *dir, flist *l, parload_error *err)
 {
@@ -130,14 +90,16 @@ static int list_folder(const char *dir, flist *l, parload_error *err)
 
 static int list_glob(const char *pattern, flist *l, parload_error *err)
 {
-	glob_t g;
-	int rc = 0;
+	char **p;
+	size_t n;
+	int rc = parload__glob_files(pattern, &p, &n, err);
 
-	if (glob(pattern, 0, NULL, &g) != 0)
-		return 0; /* no match: the caller's "no TIFF files" */
-	for (size_t i = 0; !rc && i < g.gl_pathc; i++)
-		rc = flist_add(l, NULL, g.gl_pathv[i], err);
-	globfree(&g);
+	/* No match: the caller's "no TIFF files". */
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = flist_add(l, NULL, p[i], err);
+	for (size_t i = 0; i < n; i++)
+		parload__sys_free(p[i]);
+	parload__sys_free(p);
 	return rc;
 }
 
@@ -163,7 +125,7 @@ static int list_files(const parload_source *src, flist *l, parload_error *err)
 		rc = parload__fail_path(err, PARLOAD_EINVAL, 0, src->path,
 					"no TIFF files in %s", src->path);
 	if (!rc)
-		qsort(l->p, l->n, sizeof(*l->p), natural_qcmp);
+		qsort(l->p, l->n, sizeof(*l->p), parload__natural_qcmp);
 	return rc;
 }
 
