@@ -67,12 +67,18 @@ def pkg_config(*modules):
 
 def optional_libs():
     """(macros, include dirs, library dirs, libraries) of the optional
-    container libraries pkg-config finds: HAVE_TIFF with libtiff-4,
-    HAVE_HDF5 with hdf5 and libdeflate, HAVE_PNG with libpng."""
+    container and codec libraries pkg-config finds: HAVE_TIFF with
+    libtiff-4, HAVE_HDF5 with hdf5 and libdeflate, HAVE_PNG with libpng,
+    HAVE_LZ4, HAVE_ZSTD, HAVE_BLOSC and HAVE_LZF with liblz4, libzstd,
+    blosc and liblzf."""
     out = ([], [], [], [])
     for macro, modules in (("HAVE_TIFF", ("libtiff-4",)),
                            ("HAVE_HDF5", ("hdf5", "libdeflate")),
-                           ("HAVE_PNG", ("libpng",))):
+                           ("HAVE_PNG", ("libpng",)),
+                           ("HAVE_LZ4", ("liblz4",)),
+                           ("HAVE_ZSTD", ("libzstd",)),
+                           ("HAVE_BLOSC", ("blosc",)),
+                           ("HAVE_LZF", ("liblzf",))):
         try:
             res = subprocess.run(["pkg-config", "--cflags", "--libs",
                                   *modules], capture_output=True, text=True,

@@ -296,7 +296,8 @@ static uint64_t fx_chunks(const fx *f)
 
 /* A table's codec as these tests name it: its strips as they are, one
  * deflate filter, shuffle then deflate, or the container's decoder. */
-enum { K_NONE, K_DEFLATE, K_SHUFFLE_DEFLATE, K_CUSTOM, K_OTHER };
+enum { K_NONE, K_DEFLATE, K_SHUFFLE_DEFLATE, K_CUSTOM, K_OTHER,
+       K_FLETCHER32 };
 
 static int kind(const parload__strips *t)
 {
@@ -309,6 +310,8 @@ static int kind(const parload__strips *t)
 	if (t->nfilters == 2 && t->filter[0].codec == PARLOAD__CODEC_SHUFFLE &&
 	    t->filter[1].codec == PARLOAD__CODEC_DEFLATE)
 		return K_SHUFFLE_DEFLATE;
+	if (t->nfilters == 1 && t->filter[0].codec == PARLOAD__CODEC_FLETCHER32)
+		return K_FLETCHER32;
 	return K_OTHER;
 }
 
@@ -397,6 +400,10 @@ static void strip_rows(const parload__container *c, uint64_t i,
 	close(fd);
 	if (kind(t) == K_NONE) {
 		memcpy(out, in, len < s->bytes ? len : s->bytes);
+	} else if (kind(t) == K_FLETCHER32) {
+		/* The bytes, then their 4-byte checksum. */
+		ck_assert_uint_eq(s->bytes, len + 4);
+		memcpy(out, in, len);
 	} else {
 		struct libdeflate_decompressor *z =
 			libdeflate_alloc_decompressor();
@@ -631,9 +638,20 @@ static void through_libhdf5(const char *file, const fx *f, uint32_t rows,
 START_TEST(other_filter)
 {
 	const fx f = { "/scan", H5T_STD_U16LE, 3, { 3, 8, 6 }, { 1, 4, 6 }, 0,
+		       false, H5Z_FILTER_NBIT };
+
+	through_libhdf5("nbit.h5", &f, 4, "HDF5 filter 5 (");
+}
+END_TEST
+
+/* Fletcher32 is checked and taken off by the worker (src/codec/). */
+START_TEST(fletcher32_filter)
+{
+	const fx f = { "/scan", H5T_STD_U16LE, 3, { 3, 8, 6 }, { 1, 4, 6 }, 0,
 		       false, H5Z_FILTER_FLETCHER32 };
 
-	through_libhdf5("f32.h5", &f, 4, "HDF5 filter 3 (");
+	one("f32.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 4,
+	    K_FLETCHER32);
 }
 END_TEST
 
@@ -2551,6 +2569,7 @@ static Suite *suite(void)
 	tcase_add_test(t, gzip_alone);
 	tcase_add_test(t, two_d);
 	tcase_add_test(t, other_filter);
+	tcase_add_test(t, fletcher32_filter);
 	tcase_add_test(t, any_chunks);
 	tcase_add_test(t, unwritten_chunks);
 	tcase_add_test(t, dxchange);

@@ -504,19 +504,19 @@ def test_info_and_load_on_the_command_line(parload_bin, dxchange):
 
 
 def filter_named_badly(path, filter_id=None):
-    """A chunked gzip file with h5py's fletcher32 filter, whose name as
-    the file stores it starts with 0xff (not UTF-8), and whose id is
-    filter_id if given; its pixels."""
+    """A chunked gzip file with HDF5's scale-offset filter (which parload
+    leaves to libhdf5), whose name as the file stores it starts with 0xff
+    (not UTF-8), and whose id is filter_id if given; its pixels."""
     px = pixels((4, 8, 16), np.uint16, 7)
     with h5py.File(path, "w") as f:
         f.create_dataset("data", data=px, chunks=(1, 8, 16),
-                         compression="gzip", fletcher32=True)
+                         compression="gzip", scaleoffset=0)
     b = bytearray(path.read_bytes())
-    i = b.find(b"fletcher32")
-    assert i > 8 and b.count(b"fletcher32") == 1
+    i = b.find(b"scaleoffset")
+    assert i > 8 and b.count(b"scaleoffset") == 1
     # The filter's record in the pipeline message: id (2 bytes), name
     # length, flags, values, then the name.
-    assert b[i - 8:i - 6] == b"\x03\x00"
+    assert b[i - 8:i - 6] == b"\x06\x00"
     b[i] = 0xFF
     if filter_id is not None:
         b[i - 8:i - 6] = filter_id.to_bytes(2, "little")
@@ -533,7 +533,7 @@ def test_text_from_the_file_that_is_not_utf8(tmp_path):
     ds = parload.load(p, dataset="data")
     assert np.array_equal(ds.pixels, px)
     serial = ds.stats["serial"]
-    assert "filter 3 (\\xffletcher32)" in serial, serial
+    assert "filter 6 (\\xffcaleoffset)" in serial, serial
     with parload.stream(p, dataset="data", batch_views=2) as s:
         assert sum(len(b.pixels) for b in s) == 4
         assert s.stats["serial"] == serial
@@ -542,7 +542,7 @@ def test_text_from_the_file_that_is_not_utf8(tmp_path):
     with pytest.raises(parload.Error) as e:
         parload.load(q, dataset="data")
     msg = str(e.value)
-    assert "65000 (\\xffletcher32)" in msg, msg
+    assert "65000 (\\xffcaleoffset)" in msg, msg
     msg.encode("utf-8")  # prints on a UTF-8 terminal
     assert e.value.filename == str(q)
 

@@ -7,10 +7,11 @@
  * given when written out of the bytes it made, or what is wrong with
  * them.  decode.c reads the stored bytes and runs the stages; CUSTOM (a
  * container's own decoder, which reads the strip itself) has no decode
- * here.  Adding a codec is one value of parload__codec (model/model.h)
- * and one row of the table below.
+ * here.  The rows of HDF5's filter plugins and of Fletcher32 live in files
+ * of their own (rows.h names them).  Adding a codec is one value of
+ * parload__codec (model/model.h) and one row of the table below.
  */
-#include "codec/codec.h"
+#include "codec/rows.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -86,19 +87,12 @@ static const parload__codec_row rows[PARLOAD__CODEC_COUNT] = {
 	[PARLOAD__CODEC_SHUFFLE] = { .name = "shuffle", .hdf5_id = 2,
 				     .hdf5_params = no_params,
 				     .decode = shuffle_decode },
-	[PARLOAD__CODEC_FLETCHER32] = { .name = "fletcher32", .hdf5_id = 3,
-					.needs = "a later libparload" },
-	[PARLOAD__CODEC_LZF] = { .name = "lzf", .hdf5_id = 32000,
-				 .needs = "a later libparload" },
-	[PARLOAD__CODEC_BLOSC] = { .name = "blosc", .hdf5_id = 32001,
-				   .needs = "a later libparload" },
-	[PARLOAD__CODEC_LZ4] = { .name = "lz4", .hdf5_id = 32004,
-				 .needs = "a later libparload" },
-	[PARLOAD__CODEC_BITSHUFFLE] = { .name = "bitshuffle",
-					.hdf5_id = 32008,
-					.needs = "a later libparload" },
-	[PARLOAD__CODEC_ZSTD] = { .name = "zstd", .hdf5_id = 32015,
-				  .needs = "a later libparload" },
+	[PARLOAD__CODEC_FLETCHER32] = PARLOAD__FLETCHER32_ROW,
+	[PARLOAD__CODEC_LZF] = PARLOAD__LZF_ROW,
+	[PARLOAD__CODEC_BLOSC] = PARLOAD__BLOSC_ROW,
+	[PARLOAD__CODEC_LZ4] = PARLOAD__LZ4_ROW,
+	[PARLOAD__CODEC_BITSHUFFLE] = PARLOAD__BITSHUFFLE_ROW,
+	[PARLOAD__CODEC_ZSTD] = PARLOAD__ZSTD_ROW,
 	[PARLOAD__CODEC_CUSTOM] = { .name = "the container's decoder" },
 };
 
