@@ -215,7 +215,7 @@ static bool single(w4 *w)
 /* The next scaled coordinates of the grid after s (row-major). */
 static void next(uint64_t *s, const uint64_t *grid, unsigned rank)
 {
-	for (unsigned k = rank; k-- > 0;) {
+	for (int k = (int)rank - 1; k >= 0; k--) {
 		if (++s[k] < grid[k] || k == 0)
 			return;
 		s[k] = 0;
@@ -646,7 +646,7 @@ static bool steps(w4 *w)
 		if ((int)k != w->unlim || w->unlim <= 0)
 			order[n++] = k;
 	w->down[w->rank - 1] = 1;
-	for (unsigned k = w->rank - 1; k-- > 0;) {
+	for (int k = (int)w->rank - 2; k >= 0; k--) {
 		const uint64_t c = w->maxc[order[k + 1]];
 
 		if (!c || w->down[k + 1] > UINT64_MAX / c)
