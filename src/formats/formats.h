@@ -79,7 +79,8 @@ int parload__hdf5_write(const char *tmp, const char *path,
 			parload_error *err);
 
 /* hdf5_index.c: the chunk index of a chunked HDF5 dataset (its layout
- * message's version 1 B-tree) read from the file with pread, without
+ * message's version 1 B-tree, or with hdf5_index4.c the indexes of a
+ * version 4 layout) read from the file with pread, without
  * libhdf5, which costs a call per chunk.  hdf5.c says where the dataset
  * is; anything the parser does not know or finds inconsistent makes it
  * answer "fall back" (to libhdf5's calls), but a key that is not a

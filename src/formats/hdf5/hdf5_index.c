@@ -4,13 +4,15 @@
  * the index again).  From the superblock (versions 0-3: its base address,
  * sizes of offsets and lengths) and the dataset's object header (versions
  * 1 and 2, with continuation blocks) to the data layout message (version
- * 3, chunked) and its version 1 B-tree, whose leaves hold each chunk's
+ * 3, chunked; version 4's indexes are hdf5_index4.c's, which needs the
+ * dataspace's maximum and whether there are filters, from the same
+ * header) and its version 1 B-tree, whose leaves hold each chunk's
  * coordinates, stored size, filter mask and address, each given to the
  * caller's put as the walk meets it (hdf5.c adds it to the strips table,
  * whose runs it joins: no table of chunks between, and no 24 bytes a
  * chunk).  Every read is
- * bounded by the file; anything else (other versions, other index types,
- * loops, counts past the dataset's chunks) makes it answer "fall back",
+ * bounded by the file; anything else (other versions, loops, counts past
+ * the dataset's chunks) makes it answer "fall back",
  * and hdf5.c asks libhdf5 instead.  The reads, the superblock and the
  * object header's walk are shared with hdf5_native.c (internal.h).
  */
@@ -33,7 +35,8 @@ typedef struct h5in {
 	bool found;        /* the layout message */
 	bool v4;           /* of version 4: l4 (hdf5_index4.c) */
 	parload__h5layout4 l4;
-	bool space;        /* the dataspace message: maxdims */
+	bool space;        /* the dataspace message read: maxdims */
+	unsigned spaces;   /* dataspace messages met */
 	uint64_t maxdims[3];
 	bool filtered;     /* a filter pipeline message */
 	uint64_t most;     /* chunks the dataset can have */
@@ -467,19 +470,18 @@ static bool dataspace(h5in *in, const unsigned char *m, size_t len)
 	const size_t at = len && m[0] == 1 ? 8 : 4;
 
 	if (len < 4 || (m[0] != 1 && m[0] != 2) || m[1] != w->rank ||
-	    len < at + 2 * (size_t)w->rank * sl)
+	    len < at + (m[2] & 1 ? 2u : 1u) * (size_t)w->rank * sl)
 		return false;
 	for (int k = 0; k < w->rank; k++) {
-		const uint64_t max = parload__h5_le(m + at + (w->rank + k) * sl,
-						    sl);
+		const uint64_t max = m[2] & 1 ?
+			parload__h5_le(m + at + (w->rank + k) * sl, sl) :
+			w->dims[k];
 
 		if (parload__h5_le(m + at + k * sl, sl) != w->dims[k])
 			return false;
-		in->maxdims[k] = !(m[2] & 1) ? w->dims[k] :
-				 parload__h5_undefined(max, sl) ? UINT64_MAX :
+		in->maxdims[k] = parload__h5_undefined(max, sl) ? UINT64_MAX :
 								  max;
 	}
-	in->space = true;
 	return true;
 }
 
@@ -490,9 +492,13 @@ static int layout_message(void *ctx, unsigned type, unsigned flags,
 {
 	h5in *in = ctx;
 
-	(void)flags;
-	if (type == 0x0001)
-		return in->space || !dataspace(in, m, len) ? -1 : 0;
+	/* A dataspace the walk does not read (shared, or a second) leaves
+	 * the version 4 indexes to libhdf5. */
+	if (type == 0x0001) {
+		in->space = !in->spaces++ && !(flags & 0x02) &&
+			    dataspace(in, m, len);
+		return 0;
+	}
 	in->filtered |= type == 0x000b;
 	if (type != 0x0008)
 		return 0;

@@ -3,7 +3,7 @@
  * contiguous dataset, or one chunked by whole rows of one frame and
  * stored as it is (no filter), of a plainly written file, whose metadata
  * are a superblock, groups, one object header and, when chunked, the
- * chunk index (hdf5_index.c walks it).  The superblock (versions 0-3,
+ * chunk index of any kind (hdf5_index.c and hdf5_index4.c walk it).  The superblock (versions 0-3,
  * after a user block of 0, 512, 1024, ... bytes, offsets and lengths of 8
  * bytes) gives the root group; each name on the dataset's path is a link
  * of its group: a compact Link message (hard links) or an old-style
