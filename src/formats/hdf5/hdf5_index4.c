@@ -25,6 +25,8 @@
 #define MAX_PAGE_BITS 24   /* elements of a page or of a block: 2^24 */
 #define MAX_DEPTH 16       /* a version 2 B-tree's levels */
 #define MAX_NODE (1u << 20) /* a version 2 B-tree node's bytes */
+#define MAX_EA_BITS 40     /* an extensible array's entries: 2^40 (its
+			    * blocks' sizes and offsets then fit 64 bits) */
 
 typedef struct w4 {
 	const parload__h5ix *x;
@@ -474,8 +476,9 @@ static bool ea_header(const w4 *w, const unsigned char *b, ea *a)
 	a->min_ptrs = b[10];
 	a->page_bits = b[11];
 	a->set = parload__h5_le(b + 12 + 4 * sl, sl);
-	if (b[6] != w->esize || a->max_bits < 1 || a->max_bits > 64 ||
-	    !a->ib_elmts || !a->min_elmts || a->min_elmts & (a->min_elmts - 1) ||
+	if (b[6] != w->esize || a->max_bits < 1 ||
+	    a->max_bits > MAX_EA_BITS || !a->ib_elmts || !a->min_elmts ||
+	    a->min_elmts & (a->min_elmts - 1) ||
 	    !a->min_ptrs || a->min_ptrs & (a->min_ptrs - 1) ||
 	    a->page_bits < 1 || a->page_bits > MAX_PAGE_BITS ||
 	    log2_64(a->min_elmts) > a->max_bits)
@@ -484,10 +487,10 @@ static bool ea_header(const w4 *w, const unsigned char *b, ea *a)
 	a->ib_sblks = 2 * log2_64(a->min_ptrs);
 	a->aos = (a->max_bits + 7) / 8;
 	/* No entry set past the last chunk the dataset's grid may have. */
-	return a->ib_sblks <= a->nsblks && a->nsblks <= 64 &&
+	return a->ib_sblks <= a->nsblks &&
 	       a->set / w->down[0] + (a->set % w->down[0] != 0) <=
 		       w->grid[w->unlim] &&
-	       (a->max_bits == 64 || a->set <= (uint64_t)1 << a->max_bits);
+	       a->set <= (uint64_t)1 << a->max_bits;
 }
 
 static bool extensible_array(w4 *w)
@@ -622,8 +625,11 @@ static bool btree2(w4 *w)
 		t.depth = (unsigned)parload__h5_le(b + 12, 2);
 		total = parload__h5_le(b + 18 + so, sl);
 	}
-	ok = b && t.rrec == so + 8 * w->rank + (t.type == 11 ? w->csl + 4 : 0) &&
-	     bt2_sizes(&t, so) && total <= w->most;
+	/* Each record lies in the file. */
+	ok = b &&
+	     t.rrec == so + 8 * w->rank + (t.type == 11 ? w->csl + 4 : 0) &&
+	     bt2_sizes(&t, so) && total <= w->most &&
+	     total <= w->f->size / t.rrec;
 	t.nodes = 2 * total + MAX_DEPTH + 1;
 	if (ok && !parload__h5_undefined(parload__h5_le(b + 16, so), so))
 		ok = bt2_node(w, &t, parload__h5_le(b + 16, so),
