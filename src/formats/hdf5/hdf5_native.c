@@ -3,12 +3,12 @@
  * contiguous dataset, or one chunked by whole rows of one frame and
  * stored as it is (no filter), of a plainly written file, whose metadata
  * are a superblock, groups, one object header and, when chunked, the
- * chunk index of any kind (hdf5_index.c and hdf5_index4.c walk it).  The superblock (versions 0-3,
- * after a user block of 0, 512, 1024, ... bytes, offsets and lengths of 8
- * bytes) gives the root group; each name on the dataset's path is a link
- * of its group: a compact Link message (hard links) or an old-style
- * symbol table (a version 1 B-tree of group nodes over symbol table
- * nodes, the names in a local heap).  The dataset's header gives its
+ * chunk index of any kind (hdf5_index.c and hdf5_index4.c walk it).
+ * The superblock (versions 0-3, after a user block of 0, 512, 1024, ...
+ * bytes, offsets and lengths of 8 bytes) gives the root group; each name
+ * on the dataset's path is a link of its group: a compact Link message
+ * (hard links) or an old-style symbol table (a version 1 B-tree of group
+ * nodes over symbol table nodes, the names in a local heap).  The dataset's header gives its
  * dataspace, datatype and layout.  The dataset, its frames and angles
  * are hdf5_choose.c's choice, from this reader's answers (a dataset,
  * absent, DXchange's theta; "unsure" for NXtomo, an image_key, the
@@ -867,21 +867,26 @@ static bool chunks(nat *n, parload__strips *t, uint64_t views,
 	parload_error scratch;
 	parload__h5strips p = { .t = t,
 				.dims = { views, desc->height, desc->width },
+				.chunk = { 1, 1, 1 },
 				.views = views, .plain = true,
+				.elem = s->size,
 				.file = n->path, .name = n->p.name,
 				.err = &scratch };
+	int rc;
 
 	for (int k = 0; k < s->rank; k++) {
 		w.dims[k] = s->dims[k];
 		w.chunk[k] = s->chunk[k];
+		p.chunk[3 - s->rank + k] = s->chunk[k];
 	}
-	t->rows = (uint32_t)s->chunk[s->rank - 2];
-	t->per_view = parload__strips_per_view(desc->height, t->rows);
-	t->elem = s->size;
-	p.want = (uint64_t)t->rows * desc->row_size;
-	return parload__h5index_walk(n->f.fd, &w, parload__h5strips_put,
-				     &p, n->path, n->p.name, &scratch) == 0 &&
-	       parload__h5strips_whole(&p);
+	rc = parload__h5index_walk(n->f.fd, &w, parload__h5strips_put, &p,
+				   n->path, n->p.name, &scratch);
+	if (rc != 0) {
+		parload__h5strips_reset(&p);
+		parload__sys_free(p.got);
+		return false;
+	}
+	return parload__h5strips_finish(&p) == 0;
 }
 
 /* The container of the dataset chosen: its views, one strip each (a
@@ -907,7 +912,6 @@ static bool fill(nat *n, const parload__h5be *be, parload_frames fr,
 	    parload__h5_angles(be, &n->p, views, &t->angles) != 0)
 		return false;
 	t->views = views;
-	t->codec = PARLOAD__CODEC_NONE;
 	if (s->chunked)
 		return chunks(n, t, views, &out->desc);
 	t->per_view = 1;
