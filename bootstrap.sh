@@ -20,7 +20,8 @@ set -eu
 PACKAGES="build-essential autoconf automake libtool pkg-config \
 libhwloc-dev libisal-dev check python3 python3-dev python3-numpy \
 python3-pytest python3-dask openmpi-bin libopenmpi-dev \
-libtiff-dev libhdf5-dev libdeflate-dev python3-h5py python3-tifffile"
+libtiff-dev libhdf5-dev libdeflate-dev python3-h5py python3-tifffile \
+libpng-dev python3-pil"
 
 usage() {
 	sed -n '2,16s/^# \{0,1\}//p' "$0"

@@ -68,10 +68,11 @@ def pkg_config(*modules):
 def optional_libs():
     """(macros, include dirs, library dirs, libraries) of the optional
     container libraries pkg-config finds: HAVE_TIFF with libtiff-4,
-    HAVE_HDF5 with hdf5 and libdeflate."""
+    HAVE_HDF5 with hdf5 and libdeflate, HAVE_PNG with libpng."""
     out = ([], [], [], [])
     for macro, modules in (("HAVE_TIFF", ("libtiff-4",)),
-                           ("HAVE_HDF5", ("hdf5", "libdeflate"))):
+                           ("HAVE_HDF5", ("hdf5", "libdeflate")),
+                           ("HAVE_PNG", ("libpng",))):
         try:
             res = subprocess.run(["pkg-config", "--cflags", "--libs",
                                   *modules], capture_output=True, text=True,

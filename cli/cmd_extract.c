@@ -1,7 +1,8 @@
 /*
  * cmd_extract.c - parload extract [OPTIONS] -o OUT FILE: load a selection of
  * FILE and write it as a NumPy array, a raw image stream, bare pixels, a
- * TIFF or an HDF5 file (the last two through parload_save).
+ * TIFF, an HDF5 file or a PNG image (the last three through
+ * parload_save).
  *
  * OUT is written under a temporary name in its own directory (the
  * library's parload_temp_create, the command's to remove when a signal
@@ -13,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -46,17 +48,26 @@ const char cmd_extract_help[] =
 "        sinogram with --layout sinograms; BigTIFF from 4 GiB; tifffile\n"
 "        reads it as one (pages, rows, cols) array\n"
 "  h5    an HDF5 file (.h5, .hdf5, .hdf, .nxs): DXchange /exchange/data (or\n"
-"        /exchange/sinograms), the angles in /exchange/theta\n""With --darks, --flats, --minus-log (the correction options of 'parload')\n"
+"        /exchange/sinograms), the angles in /exchange/theta\n"
+"  png   a grey PNG image of one view (--views K:K+1) or one sinogram\n"
+"        (--rows R:R+1 --layout sinograms); a selection of several is\n"
+"        refused.  8-bit: value v is round(255 * (v - LO) / (HI - LO)),\n"
+"        clamped to 0..255, LO:HI being --window or by default the 0.5th\n"
+"        and 99.5th percentiles of the image's values; 16-bit\n"
+"        (--png-depth 16): the values unscaled, integer types only\n"
+"With --darks, --flats, --minus-log (the correction options of 'parload')\n"
 "the pixels are corrected float32: npy '<f4', raw a parload stream of f32\n"
 "pixels, bin float32.\n"
 "  -o, --output OUT       the file to write; - is standard output (npy and\n"
 "                         bin only, and --format is then required)\n"
-"      --format F         npy, raw, bin, tif or h5; default: OUT's\n"
-"                         extension (.npy, .raw, .bin, .tif, .h5, ...)\n"
+"      --format F         npy, raw, bin, tif, h5 or png; default: OUT's\n"
+"                         extension (.npy, .raw, .bin, .tif, .h5, .png, ...)\n"
 "      --compress gzip[=LEVEL]  h5: deflate (LEVEL 1-9, default 4) with\n"
 "                         shuffle\n"
 "      --output-dataset PATH  h5: the dataset to write (default\n"
 "                         /exchange/data; --dataset names the input's)\n"
+"      --window LO:HI     png: the values shown black (LO) to white (HI)\n"
+"      --png-depth 8|16   png: 8-bit windowed (default) or 16-bit unscaled\n"
 "      --force            replace OUT if it exists\n"
 "      --progress, --no-progress  as for a load\n"
 "  -h, --help             show this help and exit\n"
@@ -67,10 +78,11 @@ const char cmd_extract_help[] =
 /* A format: parload_save's (PARLOAD_SAVE_TIFF, _HDF5, _NPY: the
  * library's table of names and extensions), or the command's own. */
 enum { FMT_NONE = -1, FMT_TIF = PARLOAD_SAVE_TIFF, FMT_H5 = PARLOAD_SAVE_HDF5,
-       FMT_NPY = PARLOAD_SAVE_NPY, FMT_RAW = 100, FMT_BIN };
+       FMT_NPY = PARLOAD_SAVE_NPY, FMT_PNG = PARLOAD_SAVE_PNG, FMT_RAW = 100,
+       FMT_BIN };
 
 enum { OPT_OUTPUT = OPT_LOCAL, OPT_FORMAT, OPT_FORCE, OPT_COMPRESS,
-       OPT_OUTPUT_DATASET };
+       OPT_OUTPUT_DATASET, OPT_WINDOW, OPT_PNG_DEPTH };
 
 static const struct option extract_longopts[] = {
 	LOAD_LONGOPTS,
@@ -80,6 +92,8 @@ static const struct option extract_longopts[] = {
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "compress", required_argument, NULL, OPT_COMPRESS },
 	{ "output-dataset", required_argument, NULL, OPT_OUTPUT_DATASET },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "png-depth", required_argument, NULL, OPT_PNG_DEPTH },
 	HELP_LONGOPTS_END,
 };
 
@@ -91,6 +105,9 @@ struct extract_cfg {
 	bool force;
 	int gzip;            /* --compress gzip[=LEVEL]: the level, or 0 */
 	const char *dataset; /* --output-dataset */
+	bool window;         /* --window LO:HI */
+	double lo, hi;
+	int png_depth;       /* --png-depth: 8, 16, or 0 (not given) */
 };
 
 /* The format an extension or --format names (tif, TIFF, h5, npy, ...),
@@ -136,6 +153,27 @@ static int parse_compress(struct extract_cfg *x, const char *arg)
 			   "with LEVEL 1 to 9)", arg);
 }
 
+/* --window LO:HI, two finite numbers with LO < HI. */
+static int parse_window(struct extract_cfg *x, const char *arg)
+{
+	char *end = NULL;
+
+	errno = 0;
+	x->lo = strtod(arg, &end);
+	if (end != arg && *end == ':') {
+		const char *hi = end + 1;
+
+		x->hi = strtod(hi, &end);
+		if (end != hi && *end == '\0' && errno == 0 &&
+		    isfinite(x->lo) && isfinite(x->hi) && x->lo < x->hi) {
+			x->window = true;
+			return ARG_OK;
+		}
+	}
+	return usage_error("--window '%s': LO:HI, two numbers with LO below "
+			   "HI (e.g. 100:4000)", arg);
+}
+
 static int extract_option(void *ctx, int c, const char *arg)
 {
 	struct extract_cfg *x = ctx;
@@ -149,7 +187,7 @@ static int extract_option(void *ctx, int c, const char *arg)
 		x->format = format_from_name(arg);
 		if (x->format == FMT_NONE)
 			return usage_error("unknown format '%s' (npy, raw, "
-					   "bin, tif or h5)", arg);
+					   "bin, tif, h5 or png)", arg);
 		return ARG_OK;
 	case OPT_FORCE:
 		x->force = true;
@@ -159,10 +197,19 @@ static int extract_option(void *ctx, int c, const char *arg)
 	case OPT_OUTPUT_DATASET:
 		x->dataset = arg;
 		return ARG_OK;
+	case OPT_WINDOW:
+		return parse_window(x, arg);
+	case OPT_PNG_DEPTH:
+		if (strcmp(arg, "8") && strcmp(arg, "16"))
+			return usage_error("--png-depth '%s': 8 or 16", arg);
+		x->png_depth = atoi(arg);
+		return ARG_OK;
 	default:
 		return parse_load_option(&x->load, c, arg);
 	}
 }
+
+static int check_output_args(const struct extract_cfg *x);
 
 /* What the options say together: one input (one FILE, or --concat), an
  * OUT, a format that fits. */
@@ -190,12 +237,25 @@ static int check_args(struct extract_cfg *x, int nfiles, char **files)
 		x->format = format_from_path(x->out);
 	if (x->format == FMT_NONE)
 		return usage_error("extract: cannot tell the format of '%s' "
-				   "(.npy, .raw, .bin, .tif, .h5 or --format)",
-				   x->out);
-	if ((x->format == FMT_TIF || x->format == FMT_H5) &&
-	    strcmp(x->out, "-") == 0)
-		return usage_error("extract: a TIFF or HDF5 file is written to "
-				   "a file, not to standard output");
+				   "(.npy, .raw, .bin, .tif, .h5, .png or "
+				   "--format)", x->out);
+	if ((x->format == FMT_TIF || x->format == FMT_H5 ||
+	     x->format == FMT_PNG) && strcmp(x->out, "-") == 0)
+		return usage_error("extract: a TIFF, HDF5 or PNG file is "
+				   "written to a file, not to standard output");
+	return check_output_args(x);
+}
+
+/* The options of one output format given for its format only. */
+static int check_output_args(const struct extract_cfg *x)
+{
+	if (x->format != FMT_PNG && (x->window || x->png_depth))
+		return usage_error("extract: %s applies to PNG output only",
+				   x->window ? "--window" : "--png-depth");
+	if (x->window && x->png_depth == 16)
+		return usage_error("extract: --window applies to 8-bit PNG; "
+				   "--png-depth 16 writes the values "
+				   "unscaled");
 	if (x->format != FMT_H5 && (x->gzip || x->dataset))
 		return usage_error("extract: %s applies to HDF5 output only",
 				   x->gzip ? "--compress" :
@@ -359,6 +419,12 @@ static int write_container(const struct extract_cfg *x, const char *path,
 	o.format = (parload_save_format)x->format;
 	o.dataset = x->dataset;
 	o.gzip = x->gzip;
+	o.png_depth = x->png_depth;
+	if (x->window) {
+		o.flags |= PARLOAD_SAVE_WINDOW;
+		o.window_lo = x->lo;
+		o.window_hi = x->hi;
+	}
 	o.tmp = path;
 	memset(&err, 0, sizeof(err));
 	rc = parload_save(x->out, &st, &o, &err);

@@ -1266,24 +1266,30 @@ typedef enum parload_save_format {
 	PARLOAD_SAVE_HDF5 = 2, /* DXchange: the pages as a 3-D dataset chunked
 				* one page per chunk, /exchange/theta from the
 				* angles */
-	PARLOAD_SAVE_NPY = 3   /* NumPy's .npy 1.0: (pages, rows, cols), C
+	PARLOAD_SAVE_NPY = 3,  /* NumPy's .npy 1.0: (pages, rows, cols), C
 				* order, little-endian; no angles */
+	PARLOAD_SAVE_PNG = 4   /* one page as a grey image: 8-bit through a
+				* contrast window, or 16-bit unscaled
+				* (png_depth); a stack of several pages is
+				* refused; needs libpng */
 } parload_save_format;
 
 /* The format a file's name says, case-insensitively, by the extension
  * of its last element (which has a name before the dot): .tif .tiff
- * (TIFF), .h5 .hdf5 .hdf .nxs .cxi (HDF5), .npy; PARLOAD_SAVE_AUTO for
+ * (TIFF), .h5 .hdf5 .hdf .nxs .cxi (HDF5), .npy, .png; PARLOAD_SAVE_AUTO for
  * none.  The one table parload_save, `parload extract -o` and Python's
  * parload.save share. */
 PARLOAD_API parload_save_format parload_save_format_of(const char *path);
 /* The format that reads path by its name alone, case-insensitively:
  * "nhdr" (a NRRD detached header), "nrrd" (attached), "tiff", "hdf5",
- * "npy", or NULL for none (parload's own format, or a raw layout).  A
+ * "npy", "png" (written only: a load refuses it), or NULL for none
+ * (parload's own format, or a raw layout).  A
  * load looks at a regular file's first bytes before its name: this is
  * the rule it falls back to, for a file that does not exist yet. */
 PARLOAD_API const char *parload_format_named(const char *path);
 
 #define PARLOAD_SAVE_FORCE 0x1u /* replace an existing file */
+#define PARLOAD_SAVE_WINDOW 0x2u /* PNG: window_lo and window_hi are set */
 
 typedef struct parload_save_options {
 	parload_save_format format;
@@ -1304,6 +1310,15 @@ typedef struct parload_save_options {
 	 * time it exists.  flags' PARLOAD_SAVE_FORCE is then the caller's to
 	 * pass to parload_temp_place. */
 	const char *tmp;
+	/* PNG: 8 (or 0) for 8-bit grey, value v written as
+	 * round(255 * (v - lo) / (hi - lo)) clamped to 0..255 (NaN: 0), lo
+	 * and hi being window_lo and window_hi with PARLOAD_SAVE_WINDOW, else
+	 * the 0.5th and 99.5th percentiles of the page's values (NaN left
+	 * out; of the n sorted values, those at floor(p * (n - 1))); lo ==
+	 * hi writes 0 up to lo, 255 above.  16 for 16-bit grey with the
+	 * values unscaled: integer pixel types, every value 0 to 65535. */
+	int png_depth;
+	double window_lo, window_hi;
 } parload_save_options;
 
 PARLOAD_API void parload_save_options_init(parload_save_options *o);

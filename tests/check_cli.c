@@ -794,7 +794,7 @@ static const cli_case cases[] = {
 	{ .name = "extract tif to standard output", .files = { { "a.raw" } },
 	  .argv = { "extract", "--format", "tif", "-o", "-", "@/a.raw" },
 	  .status = 2,
-	  .err = { "^parload: extract: a TIFF or HDF5 file is written to a "
+	  .err = { "^parload: extract: a TIFF, HDF5 or PNG file is written to a "
 		   "file, not to standard output\n" } },
 
 	/* ---- corrections: --flats, --darks, --reduce, --minus-log ---- */

@@ -14,6 +14,7 @@ from . import HERE, BenchError, log
 from . import plan, report, targets
 from .tools import Tools, snapshot_programs
 from .plots import make_plots
+from .replot import replot
 from .sessions import experiments
 
 
@@ -69,6 +70,10 @@ def parse_args(argv=None):
                     help="where that python3 finds the parload module "
                     "(default: $PARLOAD_BENCH_PYTHONPATH, or python/stage "
                     "of the build tree)")
+    ap.add_argument("--replot", metavar="DIR",
+                    help="draw the plots of the run recorded in DIR again "
+                    "from its runs.csv, measuring nothing (give the run's "
+                    "--quick and --only)")
     ap.add_argument("--dry-run", action="store_true",
                     help="print the plan and exit")
     args = ap.parse_args(argv)
@@ -128,6 +133,8 @@ def run(args):
     n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
         else (os.cpu_count() or 1)
     tools = Tools(args)
+    if args.replot:
+        return replot(args, tools)
     sessions = experiments(args.quick, n, tools, args.only)
     if args.quick and tools.numpy:
         tools.missing.append("numpy's whole load (experiment 6; left out of "

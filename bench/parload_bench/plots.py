@@ -1,13 +1,16 @@
-"""Plots (gnuplot): bars with the middle 50% as whiskers (experiments 1,
-2 and 9 grouped by what is compared, one colour per method, both floors
-drawn), the view-size sweep and the thread scaling."""
+"""Plots (gnuplot): bars with the middle 50% as whiskers, grouped by
+what is compared, one colour per method with a legend, the group labels
+whole and level under their bars (experiments 1, 2, 5, 6, 7, 9 and 13;
+the floors drawn as lines where one floor holds for the whole chart, as
+bars beside the loads where they differ from group to group); the
+view-size sweep and the thread scaling as lines."""
 import os
 import subprocess
 
 from . import log
 from .sessions import EXPERIMENTS
 from .medians import median, summary, sweep_series
-from .points import EXTRA_TEXT, V, plural
+from .points import EXTRA_TEXT, SINOGRAMS, V, plural
 from .tables import table_rows
 
 
@@ -30,40 +33,6 @@ def choose_terminal(tools):
     r = subprocess.run([tools.gnuplot, "-e", "set terminal"],
                        capture_output=True, text=True)
     tools.term = "pngcairo" if "pngcairo" in r.stdout + r.stderr else "png"
-
-
-def plot_bars(tools, out, name, title, rows):
-    if not rows:
-        return None
-    dat = os.path.join(out, name + ".dat")
-    with open(dat, "w") as f:
-        for s, p, t in rows:
-            label = p.label()
-            if name in ("exp5", "exp6"):
-                label = "%s, %s" % (label, s.cache)
-            elif name == "exp7":
-                label = "%s: %s" % (s.stream.name, label)
-            f.write("%s %.6f %.6f %.6f\n" % (gp_quote(label), t["median"] * 1e3,
-                                             t["q1"] * 1e3, t["q3"] * 1e3))
-    width = max(900, 60 * len(rows) + 200)
-    script = """
-set terminal {term} size {w},650
-set output {png}
-set title {title}
-set style data histogram
-set style histogram errorbars gap 1 lw 1
-set style fill solid 0.7 border -1
-set boxwidth 0.8
-set ylabel "ms from open to complete (median; whiskers: middle 50%)"
-set yrange [0:*]
-set xtics rotate by -40 scale 0 font ",9"
-set grid ytics
-set bmargin 12
-plot {dat} using 2:3:4:xtic(1) notitle lc rgb "#3b6ea8"
-""".format(term=tools.term, w=width,
-           png=gp_quote(os.path.join(out, name + ".png")),
-           title=gp_quote(title), dat=gp_quote(dat))
-    return run_gnuplot(tools, out, name, script)
 
 
 def plot_sweep(tools, out, series):
@@ -89,8 +58,9 @@ set key outside right
 
     def lines(name, title, ylabel, logy, curves):
         plot = ", \\\n     ".join(
-            "%s using 1:%d with linespoints title %s" % (
-                gp_quote(dat), col, gp_quote(text)) for col, text in curves)
+            "%s using 1:%d with linespoints lw 2 lc rgb \"%s\" title %s" % (
+                gp_quote(dat), col, colour, gp_quote(text))
+            for col, text, colour in curves)
         return common + """
 set output {png}
 set title {title}
@@ -103,16 +73,25 @@ plot {plot}
 
     a = lines("exp3-buffering", "Unbuffered / buffered time (above 1: the "
               "buffer wins)", "time ratio unbuffered / buffered", 2,
-              [(2, "V2 posix (own 4 KiB)"), (3, "V2 stdio"),
-               (4, "V3 posix (own 4 KiB)"), (5, "V3 stdio")])
+              [(2, "V2 posix (own 4 KiB)", COLOURS["V2 sequential"]),
+               (3, "V2 stdio", "#fdae6b"),
+               (4, "V3 posix (own 4 KiB)", COLOURS["V3 two-pass"]),
+               (5, "V3 stdio", "#bcbddc")])
     a = a.rstrip("\n") + ', \\\n     1 with lines lc rgb "black" notitle\n'
     b = lines("exp3-parallel", "parload parallel against the best article "
               "strategy", "ms (median)", 10,
-              [(7, "parallel"), (6, "best article strategy"),
-               (9, "V2 posix"), (8, "copy floor"),
-               (10, "fresh-memory floor")])
+              [(7, "parload parallel", COLOURS["parload parallel"]),
+               (6, "best article strategy", "#e7298a"),
+               (9, "V2 posix", COLOURS["V2 sequential"]),
+               (8, "copy floor", COLOURS["copy floor"]),
+               (10, "fresh-memory floor", COLOURS["fresh-memory floor"])])
     return [x for x in (run_gnuplot(tools, out, "exp3-buffering", a),
                         run_gnuplot(tools, out, "exp3-parallel", b)) if x]
+
+
+# The lines of the thread scaling, by tool.
+THREAD_LINES = {"parload": "parload parallel", "copyfloor": "copy floor",
+                "freshfloor": "fresh-memory floor"}
 
 
 def plot_threads(tools, out, sessions):
@@ -136,9 +115,12 @@ def plot_threads(tools, out, sessions):
             for t, (med, q1, q3) in sorted(pts):
                 f.write("%d %.6f %.6f %.6f\n" % (t, med * 1e3, q1 * 1e3, q3 * 1e3))
             f.write("\n\n")
-            name = "parallel" if key[0] == "parload" else "copy floor"
-            plots.append("%s index %d using 1:2:3:4 with yerrorlines title %s" % (
-                gp_quote(dat), i, gp_quote("%s, %s cache" % (name, key[1]))))
+            name = THREAD_LINES.get(key[0], key[0])
+            plots.append("%s index %d using 1:2:3:4 with yerrorlines lw 2 "
+                         "dt %d lc rgb \"%s\" title %s" % (
+                             gp_quote(dat), i, 1 if key[1] == "warm" else 2,
+                             COLOURS.get(name, "#333333"),
+                             gp_quote("%s, %s cache" % (name, key[1]))))
     script = """
 set terminal {term} size 1000,600
 set output {png}
@@ -146,11 +128,14 @@ set title "Thread scaling on the reference stream"
 set xlabel "threads"
 set ylabel "ms (median; bars: middle 50%)"
 set yrange [0:*]
+set xrange [0.5:{xmax}]
 set xtics 1
 set grid
 set key outside right
 plot {plots}
 """.format(term=tools.term, png=gp_quote(os.path.join(out, "exp4.png")),
+           xmax="%.1f" % (max(t for pts in rows.values() for t, _ in pts)
+                          + 0.5),
            plots=", \\\n     ".join(plots))
     return run_gnuplot(tools, out, "exp4", script)
 
@@ -162,8 +147,13 @@ COLOURS = {"V1 bulk": "#1b9e77", "V2 sequential": "#d95f02",
            "V3 two-pass": "#7570b3", "parload parallel": "#3b6ea8",
            "copy floor": "#8c8c8c", "fresh-memory floor": "#a6761d",
            "numpy memmap+slice+copy": "#66a61e",
-           "parload full load + copy": "#e6ab02"}
-OTHER_COLOURS = ("#e7298a", "#17becf", "#bcbd22", "#9467bd")
+           "parload full load + copy": "#e6ab02",
+           "parload FILE (whole process)": "#9467bd", "numpy": "#bcbd22",
+           "numpy fromfile+copy": "#b2df8a",
+           "dd bs=1M": "#e7298a", "fio read bs=1M": "#17becf",
+           "sinogram floor": "#c7c7c7",
+           "sinogram floor (mapped file)": "#5f5f5f"}
+OTHER_COLOURS = ("#8dd3c7", "#fb8072", "#80b1d3", "#fdb462")
 # Pixels per bar, and about per character of a group's label.
 UNIT_PX, CHAR_PX, LINE_CHARS = 46, 7, 16
 
@@ -180,8 +170,12 @@ def method(p):
              "selcopy": "parload full load + copy"}
     if p.tool in names:
         return names[p.tool]
+    if p.tool == "npraw":
+        return "numpy"
     if p.tool != "parload":
         return p.base_label()
+    if p.strategy is None:
+        return "parload FILE (whole process)"
     if p.strategy in V:
         return "%s %s" % (V[p.strategy], p.strategy)
     return "parload parallel" if p.strategy == "parallel" else p.strategy
@@ -214,6 +208,29 @@ def group(s, p):
     return text + (" [%s]" % s.note if s.note else "")
 
 
+def group_by_cache(s, p):
+    """Experiment 6: the cache state and the thread count."""
+    return "%s cache, %s" % (s.cache, plural(p.threads, "thread"))
+
+
+def group_by_file(s, p, threads=False):
+    """Experiments 7 and 13: the file (its layout), the selection, the
+    flags, and (threads) the thread count."""
+    text = "file " + p.file(s).name
+    if p.select is not None:
+        text += ": " + p.select.name
+    # The sinogram floors beside the loads of the whole file as sinograms.
+    if p.tool in ("sinofloor", "sinofloor-map"):
+        text += ": " + SINOGRAMS
+    if p.tool == "sinofloor-map":
+        text += ", " + EXTRA_TEXT["--map-sinograms"]
+    for flag in p.extra:
+        text += ", " + EXTRA_TEXT.get(flag, flag)
+    if threads:
+        text += ", " + plural(p.threads, "thread")
+    return text
+
+
 def wrap(text):
     """text in lines of about LINE_CHARS, broken at spaces."""
     lines = [""]
@@ -225,13 +242,13 @@ def wrap(text):
     return lines
 
 
-def layout(rows):
+def layout(rows, group_of=group):
     """[(group, lines, [(x, method, stats)], centre)] and the x range: the
     bars of a group side by side, each group as wide as its label needs,
     a bar's width apart."""
     groups = []
     for s, p, t in rows:
-        g = group(s, p)
+        g = group_of(s, p)
         at = [x for x in groups if x[0] == g]
         if not at:
             groups.append((g, wrap(g), []))
@@ -258,6 +275,9 @@ def grouped_script(tools, png, dat, title, groups, xmax, methods, floors,
                                     centre)
                      for _, lines, _, centre in groups)
     lines = max(len(g[1]) for g in groups)
+    # The title, then the legend (up to 3 rows), above the chart.
+    keys = len(methods) + len(floors)
+    top = 3 + min(3, keys) * 1.3
     plots = []
     for i, (m, colour) in enumerate(methods):
         plots.append('%s index %d using 1:2:(0.8) with boxes fs solid 0.85 '
@@ -274,28 +294,31 @@ def grouped_script(tools, png, dat, title, groups, xmax, methods, floors,
     return """
 set terminal {term} size {w},{h}
 set output {png}
-set title {title}
+set label 1 {title} at screen 0.5, screen 0.985 center front font ",13"
 set ylabel "ms from open to complete (median; whiskers: middle 50%)"
 set xrange [0:{xmax}]
 {yscale}
 set xtics ({tics}) scale 0 font ",10"
 set grid ytics
-set key outside top center horizontal maxrows 3 font ",10"
+set key at screen 0.5, screen {keytop} center top horizontal maxrows 3 font ",10"
+set tmargin {top}
 set bmargin {bmargin}
 plot {plots}
 """.format(term=tools.term, w=max(900, int(xmax * UNIT_PX) + 200),
            h=650 + 14 * lines, png=gp_quote(png), title=gp_quote(title),
            xmax="%.2f" % xmax, yscale="set logscale y\nset yrange [*:*]" if logy
-           else "set yrange [0:*]", tics=tics, bmargin=2 + lines,
+           else "set yrange [0:*]\nset offsets 0, 0, graph 0.08, 0", tics=tics, bmargin=2 + lines,
+           top="%.1f" % top, keytop="%.3f" % (1 - 34.0 / (650 + 14 * lines)),
            plots=", \\\n     ".join(plots))
 
 
-def plot_grouped(tools, out, name, title, rows, floors):
-    """Bars grouped by what is compared, one colour per method with a
-    legend, the floors drawn as lines (floors: [(text, ms)])."""
+def plot_grouped(tools, out, name, title, rows, floors, group_of=group):
+    """Bars grouped by what is compared (group_of(session, point)), one
+    colour per method with a legend, the floors drawn as lines (floors:
+    [(text, ms)])."""
     if not rows:
         return None
-    groups, xmax = layout(rows)
+    groups, xmax = layout(rows, group_of)
     methods = []
     for _, _, bars, _ in groups:
         for _, m, _ in bars:
@@ -336,15 +359,27 @@ def session_floors(s, n):
     return out
 
 
+# What each experiment's bars are grouped by, and whether one floor (the
+# first session's with every core) holds for the whole chart: experiment
+# 6 compares the floors themselves, as bars, in both cache states; 7 and
+# 13 compare files of their own (13's sinogram floors are bars beside
+# its sinogram loads).
+GROUP_OF = {6: group_by_cache, 7: lambda s, p: group_by_file(s, p, True),
+            13: group_by_file}
+FLOOR_LINES = (1, 2, 5)
+
+
 def grouped_plots(tools, out, sessions, n, exp):
     """Experiment exp's grouped charts: one (experiment 9: one per file),
     the floors those of the first session that has them."""
     rows = table_rows(sessions, exp, n)
     title = "%d. %s" % (exp, EXPERIMENTS[exp])
     if exp != 9:
-        floors = next((session_floors(s, n) for s, _, _ in rows
-                       if session_floors(s, n)), [])
-        png = plot_grouped(tools, out, "exp%d" % exp, title, rows, floors)
+        floors = [] if exp not in FLOOR_LINES else next(
+            (session_floors(s, n) for s, _, _ in rows
+             if session_floors(s, n)), [])
+        png = plot_grouped(tools, out, "exp%d" % exp, title, rows, floors,
+                           GROUP_OF.get(exp, group))
         return [png] if png else []
     pngs = []
     for name in dict.fromkeys(s.stream.name for s, _, _ in rows):
@@ -356,9 +391,8 @@ def grouped_plots(tools, out, sessions, n, exp):
     return pngs
 
 
-# The experiments drawn as bars of their points: grouped, and plain.
-GROUPED = (1, 2, 9)
-BARS = (5, 6, 7, 13)
+# The experiments drawn as bars of their points.
+GROUPED = (1, 2, 5, 6, 7, 9, 13)
 
 
 def make_plots(tools, out, sessions, n):
@@ -368,11 +402,6 @@ def make_plots(tools, out, sessions, n):
     choose_terminal(tools)
     plots = {exp: grouped_plots(tools, out, sessions, n, exp)
              for exp in GROUPED}
-    for exp in BARS:
-        rows = table_rows(sessions, exp, n)
-        png = plot_bars(tools, out, "exp%d" % exp,
-                        "%d. %s" % (exp, EXPERIMENTS[exp]), rows)
-        plots[exp] = [png] if png else []
     plots[3] = plot_sweep(tools, out, sweep_series(sessions, n))
     png = plot_threads(tools, out, sessions)
     plots[4] = [png] if png else []

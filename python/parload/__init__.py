@@ -259,10 +259,11 @@ def _gzip_level(compress):
                      "LEVEL 1 to 9)" % (compress,))
 
 
-def save(path, data, dataset=None, compress=None, force=False, angles=None):
+def save(path, data, dataset=None, compress=None, force=False, angles=None,
+         window=None, png_depth=8):
     """Write data as a TIFF (.tif, .tiff), an HDF5 file (.h5, .hdf5,
-    .hdf, .nxs, .cxi) or a NumPy .npy, by path's extension in any case, as
-    `parload extract -o` does.
+    .hdf, .nxs, .cxi), a NumPy .npy or a PNG image (.png), by path's
+    extension in any case, as `parload extract -o` does.
 
     data is a Dataset (its pixels in its layout, and the angles of its
     view headers when any is not 0) or a NumPy array of 2 dimensions (one
@@ -275,6 +276,15 @@ def save(path, data, dataset=None, compress=None, force=False, angles=None):
     4), angles (degrees, one per view) go to /exchange/theta.  A .npy
     holds the array (pages, rows, cols) as numpy.save writes it, without
     angles.
+
+    A PNG is a grey image of one page (a 2-D array, or one view or one
+    sinogram: a stack of several pages raises parload.Error saying how to
+    pick one).  png_depth=8 (the default): value v is written as
+    round(255 * (v - lo) / (hi - lo)) clamped to 0..255 (NaN: 0), with
+    window=(lo, hi), by default the 0.5th and 99.5th percentiles of the
+    image's values (numpy.percentile(..., method="lower")).  png_depth=16:
+    the values unscaled, for integer types whose values are 0 to 65535;
+    window does not apply.  PNG needs libparload built with libpng.
 
     The file is written under a hidden temporary name beside path
     (.NAME.XXXXXX) and put in place: nothing is left behind on failure
@@ -293,5 +303,12 @@ def save(path, data, dataset=None, compress=None, force=False, angles=None):
         import numpy
         angles = numpy.ascontiguousarray(angles, dtype=numpy.float32)
     gzip = _gzip_level(compress)
+    if png_depth not in (8, 16):
+        raise ValueError("png_depth %r: 8 or 16" % (png_depth,))
+    if window is not None:
+        lo, hi = (float(w) for w in window)
+        if not lo < hi:
+            raise ValueError("window %r: lo must be below hi" % (window,))
+        window = (lo, hi)
     _save(path, data, layout=layout, angles=angles, dataset=dataset,
-          gzip=gzip, force=bool(force))
+          gzip=gzip, force=bool(force), window=window, png_depth=png_depth)

@@ -204,7 +204,9 @@ def read_header(source: Union[_Path, int, Any]) -> FileHeader: ...
 def save(path: _Path, data: Union[Dataset, npt.ArrayLike],
          dataset: Optional[str] = None, compress: Optional[str] = None,
          force: bool = False,
-         angles: Optional[npt.ArrayLike] = None) -> None: ...
+         angles: Optional[npt.ArrayLike] = None,
+         window: Optional[Tuple[float, float]] = None,
+         png_depth: int = 8) -> None: ...
 def describe(source: _Source, *, raw: _Raw = None,
              allow_truncated: bool = False, dataset: Optional[str] = None,
              frames: Optional[str] = None,

@@ -1,6 +1,6 @@
 /*
  * save.c - parload._save(), behind parload.save(): a C-contiguous NumPy
- * array of 2 or 3 dimensions written as TIFF, HDF5 or .npy by
+ * array of 2 or 3 dimensions written as TIFF, HDF5, .npy or PNG by
  * parload_save, the GIL released while it writes.
  */
 #include "_parload.h"
@@ -38,27 +38,62 @@ static int stack_of(PyArrayObject *arr, const char *layout, parload_stack *st)
 	return 0;
 }
 
+/* The options asked for path: a format's own only for that format (the
+ * library's table of names says which); -1 with an exception. */
+static int options_for(parload_save_options *o, const char *path,
+		       PyObject *window, int force)
+{
+	const parload_save_format f = parload_save_format_of(path);
+
+	o->flags = force ? PARLOAD_SAVE_FORCE : 0;
+	if (o->gzip && f != PARLOAD_SAVE_HDF5) {
+		PyErr_SetString(PyExc_ValueError,
+				"compress applies to HDF5 output only");
+		return -1;
+	}
+	if ((window != Py_None || o->png_depth != 8) &&
+	    f != PARLOAD_SAVE_PNG) {
+		PyErr_SetString(PyExc_ValueError,
+				"window and png_depth apply to PNG output only");
+		return -1;
+	}
+	if (window == Py_None)
+		return 0;
+	if (!PyArg_ParseTuple(window, "dd:window", &o->window_lo,
+			      &o->window_hi))
+		return -1;
+	o->flags |= PARLOAD_SAVE_WINDOW;
+	return 0;
+}
+
 PyObject *py_mod_save(PyObject *mod, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = {"path",    "data", "layout", "angles",
-				 "dataset", "gzip", "force",  NULL};
-	PyObject *path, *data, *angles = Py_None, *bytes = NULL, *r = NULL;
+	static char *kwlist[] = {"path",  "data",      "layout",
+				 "angles", "dataset",  "gzip",
+				 "force", "window",    "png_depth",
+				 NULL};
+	PyObject *path, *data, *angles = Py_None, *window = Py_None;
+	PyObject *bytes = NULL, *r = NULL;
 	PyArrayObject *arr = NULL, *ang = NULL;
-	const char *layout = "views", *dataset = NULL;
-	int gzip = 0, force = 0, rc;
+	const char *layout = "views";
+	int force = 0, rc;
 	parload_save_options o;
 	parload_stack st;
 	parload_error err;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$sOzip:_save", kwlist,
+	parload_save_options_init(&o);
+	o.png_depth = 8;
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$sOzipOi:_save", kwlist,
 					 &path, &data, &layout, &angles,
-					 &dataset, &gzip, &force) ||
+					 &o.dataset, &o.gzip, &force, &window,
+					 &o.png_depth) ||
 	    !PyUnicode_FSConverter(path, &bytes))
 		return NULL;
 	arr = (PyArrayObject *)PyArray_FromAny(
 		data, NULL, 0, 0, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_NOTSWAPPED,
 		NULL);
-	if (!arr || stack_of(arr, layout, &st))
+	if (!arr || stack_of(arr, layout, &st) ||
+	    options_for(&o, PyBytes_AS_STRING(bytes), window, force))
 		goto out;
 	if (angles != Py_None) {
 		ang = (PyArrayObject *)PyArray_FROMANY(angles, NPY_FLOAT32, 1,
@@ -68,17 +103,6 @@ PyObject *py_mod_save(PyObject *mod, PyObject *args, PyObject *kw)
 		st.angles = PyArray_DATA(ang);
 		st.angle_count = (uint64_t)PyArray_DIM(ang, 0);
 	}
-	/* The format the library reads in the name (its one table). */
-	if (gzip && parload_save_format_of(PyBytes_AS_STRING(bytes)) !=
-			    PARLOAD_SAVE_HDF5) {
-		PyErr_SetString(PyExc_ValueError,
-				"compress applies to HDF5 output only");
-		goto out;
-	}
-	parload_save_options_init(&o);
-	o.dataset = dataset;
-	o.gzip = gzip;
-	o.flags = force ? PARLOAD_SAVE_FORCE : 0;
 	memset(&err, 0, sizeof(err));
 	Py_BEGIN_ALLOW_THREADS
 	rc = parload_save(PyBytes_AS_STRING(bytes), &st, &o, &err);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # pip_check.sh - the Python package installed the way Python users install
-# packages (README "Python"), from a clean clone of the committed tree:
+# packages (docs/python.md), from a clean clone of the committed tree:
 #
 #   1. pip install --no-build-isolation . into a fresh virtual environment
 #      (--system-site-packages, for the system's NumPy and pytest); the

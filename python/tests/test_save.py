@@ -73,8 +73,8 @@ def test_bad_arguments(tmp_path):
         parload.save(tmp_path / "a.tif", np.zeros(5, np.uint16))
     with pytest.raises(TypeError, match="not a pixel type"):
         parload.save(tmp_path / "a.tif", np.zeros((2, 2), np.int64))
-    with pytest.raises(parload.Error, match="which format"):
-        parload.save(tmp_path / "a.png", stack((1, 4, 4)))
+    with pytest.raises(parload.Error, match="which format.*\\.npy \\.png"):
+        parload.save(tmp_path / "a.jpg", stack((1, 4, 4)))
 
 
 def h5_or_skip(path, data, **kw):

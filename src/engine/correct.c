@@ -27,17 +27,9 @@ static inline float clamp(float x)
 
 /* ---- pixels to float ---- */
 
-static float pixel_at(const unsigned char *p, int type, size_t i)
+static inline float pixel_at(const unsigned char *p, int type, size_t i)
 {
-	switch (type) {
-	case PARLOAD_PIXEL_U8: return p[i];
-	case PARLOAD_PIXEL_U16: { uint16_t v; memcpy(&v, p + 2 * i, 2); return v; }
-	case PARLOAD_PIXEL_I16: { int16_t v; memcpy(&v, p + 2 * i, 2); return v; }
-	case PARLOAD_PIXEL_U32: { uint32_t v; memcpy(&v, p + 4 * i, 4); return (float)v; }
-	case PARLOAD_PIXEL_I32: { int32_t v; memcpy(&v, p + 4 * i, 4); return (float)v; }
-	case PARLOAD_PIXEL_F32: { float v; memcpy(&v, p + 4 * i, 4); return v; }
-	default: { double v; memcpy(&v, p + 8 * i, 8); return (float)v; }
-	}
+	return (float)parload__pixel_value(p, type, i);
 }
 
 /* n pixels of type at p as float at out (the references, once). */

@@ -11,7 +11,7 @@
  * with EFAULT, a short copy, instead of a signal.  One call copies a whole
  * batch of records, up to max_read bytes, into up to IOV_MAX destinations,
  * and comes out faster than memcpy() from the mapping, which takes a page
- * fault for every few pages (README, "Reliability").  A copy that stops
+ * fault for every few pages (docs/reliability.md, "Sinograms from the mapped file").  A copy that stops
  * short is retried from where it stopped; if the file has become shorter
  * than the bytes asked for, the load fails with PARLOAD_ETRUNCATED.  Where
  * process_vm_readv() is not allowed (a seccomp filter, a kernel without

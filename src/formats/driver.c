@@ -5,7 +5,7 @@
  * engine reads as they are given: parload's own stream (format.c,
  * source.c), a raw layout or a list of files (source.c).  Every other
  * format's row lives with its reader: nrrd/nrrd.c, tiff/tiff.c,
- * hdf5/hdf5_core.c, npy.c.
+ * hdf5/hdf5_core.c, npy.c, png.c (written only).
  */
 #include "formats/formats.h"
 
@@ -27,7 +27,8 @@ static const parload__driver *const table[] = {
 	&parload__driver_parload, &parload__driver_nrrd,
 	&parload__driver_nhdr,	  &parload__driver_tiff,
 	&parload__driver_hdf5,	  &parload__driver_npy,
-	&parload__driver_raw,	  &parload__driver_list,
+	&parload__driver_png,	  &parload__driver_raw,
+	&parload__driver_list,
 };
 #define N_TABLE (sizeof(table) / sizeof(table[0]))
 #define MAX_EXTRA 4

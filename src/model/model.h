@@ -26,6 +26,22 @@ parload__convert_fn parload__convert_get(const parload_desc *d);
  * multiple of bpp), in place; one byte per pixel is left as it is. */
 void parload__swap_in_place(void *buf, size_t bytes, unsigned bpp);
 
+/* Pixel i of the pixels at p, of type (PARLOAD_PIXEL_*, the host's
+ * order), as a double: exact for every type but f64's NaN payloads. */
+static inline double parload__pixel_value(const unsigned char *p, int type,
+					  size_t i)
+{
+	switch (type) {
+	case PARLOAD_PIXEL_U8: return p[i];
+	case PARLOAD_PIXEL_U16: { uint16_t v; memcpy(&v, p + 2 * i, 2); return v; }
+	case PARLOAD_PIXEL_I16: { int16_t v; memcpy(&v, p + 2 * i, 2); return v; }
+	case PARLOAD_PIXEL_U32: { uint32_t v; memcpy(&v, p + 4 * i, 4); return v; }
+	case PARLOAD_PIXEL_I32: { int32_t v; memcpy(&v, p + 4 * i, 4); return v; }
+	case PARLOAD_PIXEL_F32: { float v; memcpy(&v, p + 4 * i, 4); return v; }
+	default: { double v; memcpy(&v, p + 8 * i, 8); return v; }
+	}
+}
+
 /* Bits of one stored pixel of a packed encoding; 0 if not packed. */
 unsigned parload__packed_bits(int encoding);
 

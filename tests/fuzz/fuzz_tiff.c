@@ -64,7 +64,7 @@ static void check_table(const parload__container *c, uint64_t size)
 	/* Tiles may be taller than the page: their rows past it are not
 	 * delivered. */
 	REQUIRE(t->rows >= 1 &&
-		(t->rows <= d->height || t->codec == PARLOAD__CODEC_CUSTOM));
+		(t->rows <= d->height || t->decoder != NULL));
 	REQUIRE(t->per_view == (d->height + t->rows - 1) / t->rows);
 	REQUIRE(d->row_size == (uint64_t)d->width * d->bytes_per_pixel);
 	REQUIRE(t->added == t->views * t->per_view);
@@ -76,15 +76,15 @@ static void check_table(const parload__container *c, uint64_t size)
 								t->rows;
 
 		REQUIRE(x->file == 0);
-		if (t->codec == PARLOAD__CODEC_NONE)
+		if (parload__strips_plain(t))
 			REQUIRE(x->off <= size &&
 				rows * d->row_size <= size - x->off &&
 				x->bytes >= rows * d->row_size);
 	}
-	if (t->codec == PARLOAD__CODEC_CUSTOM)
+	if (t->decoder != NULL)
 		decode_all(c);
 	else
-		REQUIRE(t->codec == PARLOAD__CODEC_NONE);
+		REQUIRE(parload__strips_plain(t));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -109,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = parload__tiff_read(&src, &c, &err);
 	REQUIRE(unsetenv("PARLOAD_TIFF") == 0);
 	if (rc == 0) {
-		REQUIRE(c.strips.codec == PARLOAD__CODEC_NONE);
+		REQUIRE(parload__strips_plain(&c.strips));
 		REQUIRE(c.fallback_files == 0);
 		check_table(&c, size);
 		parload__container_free(&c);
