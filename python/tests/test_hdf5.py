@@ -798,3 +798,116 @@ def test_list_of_hdf5_files_is_one_stream(linked):
         assert np.array_equal(got, np.concatenate([want, want]))
     assert np.array_equal(parload.load([data], dataset="/entry/data/data")
                           .pixels, want)
+
+
+# Files of libver='latest', and written in SWMR mode: the chunk index of a
+# version 4 layout (a fixed array, an extensible array, a version 2
+# B-tree, a single chunk, implicit chunks), which parload reads itself.
+# (name, shape, h5py.create_dataset keywords, whether parload's own reader
+# takes the file without libhdf5: chunks of whole rows, unfiltered.)
+LATEST = [
+    ("fixed-array", (V, H, W), {"chunks": (1, 6, W)}, True),
+    ("fixed-array-paged", (80, 16, 16), {"chunks": (1, 1, 16)}, True),
+    ("fixed-array-gzip", (V, H, W), {"chunks": (1, 6, W),
+                                     "compression": "gzip"}, False),
+    ("fixed-array-tiles", (V, H, W), {"chunks": (2, 5, 4),
+                                      "compression": "gzip"}, False),
+    ("fixed-array-max", (V, H, W), {"chunks": (1, H, W),
+                                    "maxshape": (20, H, W)}, True),
+    ("extensible-array", (V, H, W), {"chunks": (1, H, W),
+                                     "maxshape": (None, H, W)}, True),
+    ("extensible-array-super", (700, 4, 3),
+     {"chunks": (1, 2, 3), "maxshape": (None, 4, 3)}, True),
+    ("extensible-array-gzip", (V, H, W),
+     {"chunks": (1, 5, W), "maxshape": (None, H, W), "compression": "gzip",
+      "shuffle": True}, False),
+    # The unlimited dimension not the first: libhdf5 1.10's own list of
+    # the chunks is wrong (parload's table through it is refused).
+    ("extensible-array-rows", (V, H, W),
+     {"chunks": (1, 4, W), "maxshape": (V, None, W)}, True),
+    ("btree2", (V, H, W), {"chunks": (1, 6, W),
+                           "maxshape": (None, None, W)}, True),
+    ("btree2-deep", (2000, 4, 3), {"chunks": (1, 1, 3),
+                                   "maxshape": (None, None, None)}, True),
+    ("btree2-gzip", (V, H, W), {"chunks": (1, H, W), "maxshape": (None, H,
+                                                                   None),
+                                "compression": "gzip"}, False),
+    ("single", (1, H, W), {"chunks": (1, H, W)}, True),
+    ("single-gzip", (V, H, W), {"chunks": (V, H, W),
+                                "compression": "gzip"}, False),
+]
+
+
+def latest_file(path, shape, kw, seed):
+    a = pixels(shape, "u2", seed)
+    with h5py.File(path, "w", libver="latest") as f:
+        f.create_dataset("/exchange/data", data=a, **kw)
+    return a
+
+
+@pytest.mark.parametrize("name,shape,kw,native",
+                         LATEST, ids=[x[0] for x in LATEST])
+def test_latest_indexes_equal_h5py(tmp_path, monkeypatch, name, shape, kw,
+                                   native):
+    p = tmp_path / (name + ".h5")
+    a = latest_file(p, shape, kw, len(name))
+    for threads in (1, 3):
+        assert np.array_equal(parload.load(p, threads=threads).pixels, a)
+    sel = {"views": slice(0, shape[0], 3), "rows": (1, shape[1] - 1)}
+    want = a[::3, 1:shape[1] - 1]
+    assert np.array_equal(parload.load(p, threads=2, **sel).pixels, want)
+    monkeypatch.setenv("PARLOAD_HDF5", "native")
+    if native:
+        assert np.array_equal(parload.load(p, threads=2).pixels, a)
+    else:
+        with pytest.raises(parload.Error, match="does not take"):
+            parload.load(p)
+
+
+def test_implicit_chunks_equal_h5py(tmp_path, monkeypatch):
+    # Allocated when made, unfiltered: no index, the chunks in order.
+    p = tmp_path / "implicit.h5"
+    a = pixels((V, H, W), "u2", 5)
+    with h5py.File(p, "w", libver="latest") as f:
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_chunk((1, 6, W))
+        dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
+        g = f.create_group("exchange")
+        h5py.h5d.create(g.id, b"data", h5py.h5t.STD_U16LE,
+                        h5py.h5s.create_simple((V, H, W), (V + 4, H, W)),
+                        dcpl=dcpl)
+        f["/exchange/data"][...] = a
+        assert f["/exchange/data"].id.get_chunk_info(0).size == 6 * W * 2
+    assert np.array_equal(parload.load(p, threads=2).pixels, a)
+    monkeypatch.setenv("PARLOAD_HDF5", "native")
+    assert np.array_equal(parload.load(p, threads=2).pixels, a)
+
+
+@pytest.mark.parametrize("gzip", [False, True])
+def test_swmr_appends_equal_h5py(tmp_path, monkeypatch, gzip):
+    # Frames appended one by one in SWMR mode (an extensible array), then
+    # loaded, as a detector's file once its writer is done.
+    p = tmp_path / "swmr.h5"
+    a = pixels((300, H, W), "u2", 9)
+    with h5py.File(p, "w", libver="latest") as f:
+        d = f.create_dataset("/data", shape=(0, H, W), dtype="u2",
+                             maxshape=(None, H, W), chunks=(1, H, W),
+                             **({"compression": "gzip"} if gzip else {}))
+        f.swmr_mode = True
+        for i in range(len(a)):
+            d.resize(i + 1, axis=0)
+            d[i] = a[i]
+            if i % 40 == 0:
+                d.flush()
+    with h5py.File(p, "r") as f:
+        d = f["/data"]
+        assert d.id.get_num_chunks() == len(a)
+        assert np.array_equal(d[...], a)
+    assert np.array_equal(parload.load(p, threads=3).pixels, a)
+    monkeypatch.setenv("PARLOAD_HDF5", "native")
+    if gzip:
+        with pytest.raises(parload.Error, match="does not take"):
+            parload.load(p, dataset="/data")
+    else:
+        got = parload.load(p, dataset="/data", threads=3).pixels
+        assert np.array_equal(got, a)

@@ -86,7 +86,8 @@ int parload__hdf5_write(const char *tmp, const char *path,
 			parload_error *err);
 
 /* hdf5_index.c: the chunk index of a chunked HDF5 dataset (its layout
- * message's version 1 B-tree) read from the file with pread, without
+ * message's version 1 B-tree, or with hdf5_index4.c the indexes of a
+ * version 4 layout) read from the file with pread, without
  * libhdf5, which costs a call per chunk.  hdf5.c says where the dataset
  * is; anything the parser does not know or finds inconsistent makes it
  * answer "fall back" (to libhdf5's calls), but a key that is not a
@@ -211,8 +212,10 @@ bool parload__h5_get(const parload__h5file *f, uint64_t a, size_t n,
  * to lie in the file before it is allocated; NULL when they do not, or
  * a read fails, or memory does. */
 void *parload__h5_fetch(const parload__h5file *f, uint64_t a, uint64_t n);
-/* The last 4 of n bytes at b are the lookup3 checksum of the others, as
- * in HDF5's version 2 metadata (superblock, headers). */
+/* The lookup3 checksum of n bytes at b, as HDF5's version 2 metadata
+ * (superblock, headers, the newer chunk indexes) has them. */
+uint32_t parload__h5_checksum(const unsigned char *b, size_t n);
+/* The last 4 of n bytes at b are the lookup3 checksum of the others. */
 bool parload__h5_checksum_ok(const unsigned char *b, size_t n);
 /* n bytes at address a lie in the file (up to its end of file). */
 bool parload__h5_in_file(const parload__h5file *f, uint64_t a, uint64_t n);
@@ -233,6 +236,43 @@ typedef int (*parload__h5msg_fn)(void *ctx, unsigned type, unsigned flags,
  * -1. */
 bool parload__h5_header(const parload__h5file *f, uint64_t addr,
 			parload__h5msg_fn fn, void *ctx);
+
+/* hdf5_index4.c: a chunked data layout message of version 4 and the
+ * chunk indexes it names, for hdf5_index.c's walk and hdf5_native.c. */
+enum {
+	PARLOAD__H5_SINGLE = 1,   /* one chunk, the whole dataset */
+	PARLOAD__H5_IMPLICIT = 2, /* no index: chunk k at addr + k * bytes */
+	PARLOAD__H5_FARRAY = 3,   /* a fixed array */
+	PARLOAD__H5_EARRAY = 4,   /* an extensible array */
+	PARLOAD__H5_BTREE2 = 5    /* a version 2 B-tree */
+};
+typedef struct parload__h5layout4 {
+	unsigned index;         /* PARLOAD__H5_SINGLE ... BTREE2 */
+	unsigned flags;         /* bit 0: edge chunks unfiltered; bit 1: a
+				 * filtered single chunk (its size, mask) */
+	unsigned dims;          /* the chunk's dimensions: rank + 1 */
+	uint64_t chunk[4];      /* its shape, the element's size last */
+	uint64_t single_bytes;  /* a filtered single chunk's size */
+	uint32_t single_mask;   /* and its filter mask */
+	uint64_t addr;          /* the index's (single, implicit: chunks') */
+} parload__h5layout4;
+/* The chunked layout message m (len bytes, version 4) into *l; false
+ * for any other, or one libhdf5 would refuse. */
+bool parload__h5_layout4(const unsigned char *m, size_t len, unsigned so,
+			 unsigned sl, parload__h5layout4 *l);
+/* The chunks of a version 4 layout, to put in coordinates' order. */
+typedef struct parload__h5ix {
+	const parload__h5file *f;
+	const parload__h5where *w;    /* the dataset's shape */
+	const parload__h5layout4 *l;
+	uint64_t maxdims[3];          /* the dataspace's maximum; UINT64_MAX:
+				       * unlimited */
+	bool filtered;                /* the dataset has filters */
+	parload__h5put put;
+	void *ctx;
+} parload__h5ix;
+/* 0: every chunk given; 1: fall back; or put's code. */
+int parload__h5index4_walk(const parload__h5ix *x);
 /* ---- module.c, module_host.c: what needs libtiff or libhdf5, in a
  * module opened on first use ---- */
 

@@ -355,13 +355,16 @@ static void fuzz_seed_copy(const char *from, const char *dir,
 
 /* A dataset of type u16 (pixels i * 37 + k), its dims, contiguous or
  * in chunks (chunk[0] 0: contiguous), deflate (and shuffle). */
+/* The maximum shape of the next datasets made (NULL: their shape). */
+static const hsize_t *fuzz_h5_max;
+
 static void fuzz_h5_dataset(hid_t f, const char *name, int rank,
 			    const hsize_t *dims, const hsize_t *chunk,
 			    int deflate, bool shuffle)
 {
 	hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
 	hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-	hid_t s = H5Screate_simple(rank, dims, NULL), d;
+	hid_t s = H5Screate_simple(rank, dims, fuzz_h5_max), d;
 	uint16_t px[512];
 	hsize_t n = 1;
 
@@ -418,14 +421,17 @@ static void fuzz_h5_class(hid_t f, const char *obj, const char *cls)
 }
 
 /* HDF5 seed k (of FUZZ_H5_SEEDS) at path. */
-#define FUZZ_H5_SEEDS 5
+#define FUZZ_H5_SEEDS 8
 static void fuzz_h5_seed(const char *path, int k)
 {
+	const hsize_t ea[3] = { H5S_UNLIMITED, 3, 4 };
+	const hsize_t bt2[3] = { H5S_UNLIMITED, H5S_UNLIMITED, 4 };
 	hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
 	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), f;
 	const hsize_t d3[3] = { 4, 3, 5 }, c3[3] = { 1, 3, 5 };
 	const hsize_t half[3] = { 1, 2, 5 }, none[3] = { 0 };
 	const hsize_t d6[3] = { 6, 3, 4 }, c6[3] = { 1, 3, 4 };
+	const hsize_t half3[3] = { 1, 2, 4 };
 	const hsize_t d2[2] = { 3, 4 };
 	const float theta[6] = { 0, 30, 60, 90, 120, 150 };
 	const int32_t key[6] = { 2, 1, 0, 0, 0, 1 };
@@ -436,6 +442,11 @@ static void fuzz_h5_seed(const char *path, int k)
 					       H5F_LIBVER_V18) >= 0);
 	REQUIRE(k != 2 || H5Pset_userblock(fcpl, 512) >= 0);
 	REQUIRE(k != 3 || H5Pset_istore_k(fcpl, 2) >= 0);
+	/* 5-7: libver latest, whose chunk indexes are a fixed array, an
+	 * extensible array, a version 2 B-tree. */
+	REQUIRE(k < 5 || H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST,
+					      H5F_LIBVER_LATEST) >= 0);
+	fuzz_h5_max = k == 6 ? ea : k == 7 ? bt2 : NULL;
 	f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
 	REQUIRE(f >= 0);
 	switch (k) {
@@ -462,10 +473,17 @@ static void fuzz_h5_seed(const char *path, int k)
 	case 3: /* deflate, a deeper B-tree */
 		fuzz_h5_dataset(f, "/exchange/data", 3, d6, c6, 1, false);
 		break;
+	case 5: /* chunks of rows (libver latest's indexes) */
+	case 6:
+	case 7:
+		fuzz_h5_dataset(f, "/exchange/data", 3, d6, k == 6 ? c6 : half3,
+				0, false);
+		break;
 	default: /* one frame, 2-D, DXchange without angles */
 		fuzz_h5_dataset(f, "/exchange/data", 2, d2, none, 0, false);
 		break;
 	}
+	fuzz_h5_max = NULL;
 	H5Fclose(f);
 	H5Pclose(fapl);
 	H5Pclose(fcpl);

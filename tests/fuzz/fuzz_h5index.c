@@ -1,9 +1,12 @@
 /*
  * fuzz_h5index.c - libFuzzer harness for parload's own HDF5 chunk index
- * parser (src/formats/hdf5/hdf5_index.c).  At start it writes small HDF5 files with
- * libhdf5 (a version 1 object header over a B-tree of three levels, a
- * version 2 header, a user block) and asks libhdf5 once where each
- * dataset is.  Each input then corrupts one of them: byte 0 picks the
+ * parser (src/formats/hdf5/hdf5_index.c, hdf5_index4.c).  At start it
+ * writes small HDF5 files with libhdf5 (a version 1 object header over a
+ * B-tree of three levels, a version 2 header, a user block; libver latest:
+ * a fixed array, paged, filtered or not, an extensible array with super
+ * blocks, a version 2 B-tree with internal nodes, a single chunk, filtered
+ * or not, implicit chunks) and asks libhdf5 once where each dataset
+ * is.  Each input then corrupts one of them: byte 0 picks the
  * file, byte 1 (when not 0) cuts it to byte/256 of its length, and each
  * following 3 bytes XOR a byte (a 16-bit offset, modulo the length, then
  * the value).  Only parload__h5index_walk runs over the result, never
@@ -37,12 +40,19 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
+#define UNL H5S_UNLIMITED
+
 /* The files: how each is made, then what it holds. */
 static struct base {
 	unsigned istore_k;
 	hsize_t userblock;
 	bool v18;           /* libver 1.8: an "OHDR" header */
 	hsize_t dims[3], chunk[3]; /* chunk[0] == 0: contiguous */
+	bool latest;        /* libver latest: a version 4 layout */
+	hsize_t max[3];     /* its maximum (max[0] == 0: dims) */
+	int gzip;
+	bool early;         /* allocated when made: implicit chunks */
+	bool lib_only;      /* not one the native reader takes */
 	unsigned char *bytes;
 	size_t len;
 	parload__h5where w;
@@ -52,6 +62,23 @@ static struct base {
 	{ 0, 512, false, { 4, 2, 3 }, { 1, 2, 3 } },
 	{ 0, 0, false, { 5, 3, 4 }, { 0 } },
 	{ 0, 512, true, { 5, 3, 4 }, { 0 } },
+	/* A fixed array; paged, filtered. */
+	{ 0, 0, false, { 12, 4, 6 }, { 1, 2, 6 }, true },
+	{ 0, 0, false, { 40, 8, 4 }, { 1, 1, 1 }, true, .gzip = 1,
+	  .lib_only = true },
+	/* An extensible array; with super blocks. */
+	{ 0, 0, false, { 12, 4, 6 }, { 1, 2, 6 }, true, { UNL, 4, 6 } },
+	{ 0, 512, false, { 300, 2, 2 }, { 1, 2, 2 }, true, { UNL, 2, 2 } },
+	/* A version 2 B-tree; with internal nodes, filtered. */
+	{ 0, 0, false, { 12, 4, 6 }, { 1, 2, 6 }, true, { UNL, UNL, 6 } },
+	{ 0, 0, false, { 400, 4, 2 }, { 1, 1, 2 }, true, { UNL, UNL, UNL },
+	  .gzip = 1, .lib_only = true },
+	/* A single chunk, filtered or not; implicit chunks. */
+	{ 0, 0, false, { 1, 4, 6 }, { 1, 4, 6 }, true },
+	{ 0, 0, false, { 3, 4, 6 }, { 3, 4, 6 }, true, .gzip = 1,
+	  .lib_only = true },
+	{ 0, 0, false, { 6, 4, 6 }, { 1, 2, 6 }, true, { 9, 4, 6 },
+	  .early = true },
 };
 
 #define NBASES (sizeof(bases) / sizeof(bases[0]))
@@ -126,7 +153,7 @@ static void where(const char *path, struct base *b)
 
 /* The chunks a walk gives, in its order. */
 typedef struct index {
-	parload__h5chunk c[1024];
+	parload__h5chunk c[4096];
 	uint64_t n;
 } index_t;
 
@@ -145,17 +172,24 @@ static void make_base(struct base *b, const char *path)
 	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
 	hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
 	hid_t f, s, d;
-	unsigned char pix[12 * 4 * 6];
+	unsigned char *pix = malloc(b->dims[0] * b->dims[1] * b->dims[2]);
 	FILE *in;
 
-	memset(pix, 0x5a, sizeof(pix));
+	REQUIRE(pix);
+	for (size_t i = 0; i < b->dims[0] * b->dims[1] * b->dims[2]; i++)
+		pix[i] = (unsigned char)(0x5a + i * 7);
 	REQUIRE(!b->istore_k || H5Pset_istore_k(fcpl, b->istore_k) >= 0);
 	REQUIRE(!b->userblock || H5Pset_userblock(fcpl, b->userblock) >= 0);
 	REQUIRE(!b->v18 || H5Pset_libver_bounds(fapl, H5F_LIBVER_V18,
 						H5F_LIBVER_V18) >= 0);
+	REQUIRE(!b->latest || H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST,
+						   H5F_LIBVER_LATEST) >= 0);
 	REQUIRE(!b->chunk[0] || H5Pset_chunk(dcpl, 3, b->chunk) >= 0);
+	REQUIRE(!b->gzip || H5Pset_deflate(dcpl, (unsigned)b->gzip) >= 0);
+	REQUIRE(!b->early ||
+		H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) >= 0);
 	f = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
-	s = H5Screate_simple(3, b->dims, NULL);
+	s = H5Screate_simple(3, b->dims, b->max[0] ? b->max : NULL);
 	d = b->chunk[0] ? H5Dcreate2(f, "/scan", H5T_STD_U8LE, s, H5P_DEFAULT,
 				     dcpl, H5P_DEFAULT) :
 			  contiguous(f, s, b->dims[0]);
@@ -167,6 +201,7 @@ static void make_base(struct base *b, const char *path)
 	H5Pclose(dcpl);
 	H5Pclose(fapl);
 	H5Pclose(fcpl);
+	free(pix);
 	if (b->chunk[0])
 		where(path, b);
 	in = fopen(path, "rb");
@@ -277,7 +312,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size <= 2 && len == b->len)
 		REQUIRE(rc == 0 && x.n == grid(&b->w));
 	rc = native(b, len, size);
-	REQUIRE(rc == 0 || size > 2 || len != b->len);
+	REQUIRE(rc == 0 || b->lib_only || size > 2 || len != b->len);
 	return 0;
 }
 
@@ -297,6 +332,10 @@ static void write_seeds(const char *dir)
 		{ 0, 0, 0x20, 0x03, 0xff, 0x08, 0x04, 0x01 },
 		{ 1, 0, 0x10, 0x02, 0x80, 0x40, 0x05, 0x02 },
 		{ 1, 0xf9, 0x3f, 0x01, 0x80, 0xee, 0x00, 0x80, 0x01, 0x02 },
+		/* The version 4 layouts' indexes, whole and cut. */
+		{ 5, 0 }, { 6, 0 }, { 7, 0 }, { 8, 0 }, { 9, 0 }, { 10, 0 },
+		{ 11, 0 }, { 12, 0 }, { 13, 0 }, { 6, 240 }, { 8, 250 },
+		{ 10, 248 },
 	};
 	char path[4096];
 

@@ -4,13 +4,15 @@
  * the index again).  From the superblock (versions 0-3: its base address,
  * sizes of offsets and lengths) and the dataset's object header (versions
  * 1 and 2, with continuation blocks) to the data layout message (version
- * 3, chunked) and its version 1 B-tree, whose leaves hold each chunk's
+ * 3, chunked; version 4's indexes are hdf5_index4.c's, which needs the
+ * dataspace's maximum and whether there are filters, from the same
+ * header) and its version 1 B-tree, whose leaves hold each chunk's
  * coordinates, stored size, filter mask and address, each given to the
  * caller's put as the walk meets it (hdf5.c adds it to the strips table,
  * whose runs it joins: no table of chunks between, and no 24 bytes a
  * chunk).  Every read is
- * bounded by the file; anything else (other versions, other index types,
- * loops, counts past the dataset's chunks) makes it answer "fall back",
+ * bounded by the file; anything else (other versions, loops, counts past
+ * the dataset's chunks) makes it answer "fall back",
  * and hdf5.c asks libhdf5 instead.  The reads, the superblock and the
  * object header's walk are shared with hdf5_native.c (internal.h).
  */
@@ -31,6 +33,12 @@ typedef struct h5in {
 	const parload__h5where *w;
 	uint64_t btree;    /* the B-tree's address */
 	bool found;        /* the layout message */
+	bool v4;           /* of version 4: l4 (hdf5_index4.c) */
+	parload__h5layout4 l4;
+	bool space;        /* the dataspace message read: maxdims */
+	unsigned spaces;   /* dataspace messages met */
+	uint64_t maxdims[3];
+	bool filtered;     /* a filter pipeline message */
 	uint64_t most;     /* chunks the dataset can have */
 	uint64_t got;      /* chunks given to put */
 	uint64_t nodes;    /* B-tree nodes left to visit */
@@ -124,6 +132,11 @@ static uint32_t lookup3(const unsigned char *k, size_t n)
 		v[i / 4] = add32(v[i / 4], (uint32_t)k[i] << (8 * (i % 4)));
 	final(&v[0], &v[1], &v[2]);
 	return v[2];
+}
+
+uint32_t parload__h5_checksum(const unsigned char *b, size_t n)
+{
+	return lookup3(b, n);
 }
 
 bool parload__h5_checksum_ok(const unsigned char *b, size_t n)
@@ -428,13 +441,18 @@ static bool same_chunk(const parload__h5where *w, const unsigned char *s,
 	return true;
 }
 
-/* The data layout message (version 3, chunked): the B-tree's address and
- * the chunk's shape, which must be the dataset's. */
+/* The data layout message, chunked: version 3 (a version 1 B-tree: its
+ * address, the chunk's shape, which must be the dataset's), or version
+ * 4 (hdf5_index4.c reads it). */
 static bool layout(h5in *in, const unsigned char *m, size_t len)
 {
 	const parload__h5where *w = in->w;
 	const unsigned dims = (unsigned)w->rank + 1, so = in->f.so;
 
+	if (len >= 1 && m[0] == 4) {
+		in->v4 = true;
+		return parload__h5_layout4(m, len, so, in->f.sl, &in->l4);
+	}
 	if (len < 3 || m[0] != 3 || m[1] != 2 || m[2] != dims ||
 	    len < 3 + so + 4 * (size_t)dims)
 		return false;
@@ -442,19 +460,53 @@ static bool layout(h5in *in, const unsigned char *m, size_t len)
 	return same_chunk(w, m + 3 + so, dims);
 }
 
-/* The data layout message stops the walk. */
+/* The dataspace message (versions 1 and 2, simple): the dataset's
+ * shape, and its maximum (UINT64_MAX: unlimited), which the indexes of
+ * a version 4 layout need. */
+static bool dataspace(h5in *in, const unsigned char *m, size_t len)
+{
+	const parload__h5where *w = in->w;
+	const unsigned sl = in->f.sl;
+	const size_t at = len && m[0] == 1 ? 8 : 4;
+
+	if (len < 4 || (m[0] != 1 && m[0] != 2) || m[1] != w->rank ||
+	    len < at + (m[2] & 1 ? 2u : 1u) * (size_t)w->rank * sl)
+		return false;
+	for (int k = 0; k < w->rank; k++) {
+		const uint64_t max = m[2] & 1 ?
+			parload__h5_le(m + at + (w->rank + k) * sl, sl) :
+			w->dims[k];
+
+		if (parload__h5_le(m + at + k * sl, sl) != w->dims[k])
+			return false;
+		in->maxdims[k] = parload__h5_undefined(max, sl) ? UINT64_MAX :
+								  max;
+	}
+	return true;
+}
+
+/* The messages the walk needs: dataspace, filter pipeline, layout (the
+ * header is read whole in any case). */
 static int layout_message(void *ctx, unsigned type, unsigned flags,
 			  const unsigned char *m, size_t len)
 {
 	h5in *in = ctx;
 
-	(void)flags;
+	/* A dataspace the walk does not read (shared, or a second) leaves
+	 * the version 4 indexes to libhdf5. */
+	if (type == 0x0001) {
+		in->space = !in->spaces++ && !(flags & 0x02) &&
+			    dataspace(in, m, len);
+		return 0;
+	}
+	in->filtered |= type == 0x000b;
 	if (type != 0x0008)
 		return 0;
+	if (in->found)
+		return -1;
 	in->found = true;
-	return layout(in, m, len) ? 1 : -1;
+	return layout(in, m, len) ? 0 : -1;
 }
-
 
 static size_t key_size(const h5in *in)
 {
@@ -631,15 +683,30 @@ static uint64_t most_chunks(const parload__h5where *w)
 	return n;
 }
 
-static bool walk(h5in *in)
+/* The chunks of a version 4 layout (hdf5_index4.c): 0, 1 to fall
+ * back, or put's code. */
+static int walk4(h5in *in)
+{
+	parload__h5ix x = { .f = &in->f, .w = in->w, .l = &in->l4,
+			    .filtered = in->filtered, .put = in->put,
+			    .ctx = in->ctx };
+
+	if (!in->space)
+		return FALL_BACK;
+	memcpy(x.maxdims, in->maxdims, sizeof(x.maxdims));
+	return parload__h5index4_walk(&x);
+}
+
+/* The header's layout, then its index: 0, 1 to fall back, or the walk's
+ * code (in->rc). */
+static int walk(h5in *in)
 {
 	struct stat sb;
 
-	if (in->w->rank < 1 || in->w->rank > 3 || in->w->istore_k == 0 ||
-	    in->w->elem == 0 ||
-	    in->w->istore_k > 0xffff || !(in->most = most_chunks(in->w)) ||
+	if (in->w->rank < 1 || in->w->rank > 3 || in->w->elem == 0 ||
+	    !(in->most = most_chunks(in->w)) ||
 	    parload__sys_fstat(in->f.fd, &sb) != 0 || sb.st_size < 0)
-		return false;
+		return FALL_BACK;
 	/* Each node holds an entry at least, or is a root with none. */
 	in->nodes = in->most < UINT64_MAX / 2 - MAX_LEVELS ?
 			    2 * in->most + MAX_LEVELS :
@@ -648,10 +715,16 @@ static bool walk(h5in *in)
 	if (!superblock(in) ||
 	    !parload__h5_header(&in->f, in->w->header, layout_message, in) ||
 	    !in->found)
-		return false;
+		return FALL_BACK;
+	if (in->v4)
+		return walk4(in);
+	if (in->w->istore_k == 0 || in->w->istore_k > 0xffff)
+		return FALL_BACK;
 	/* No B-tree: no chunk was ever written. */
-	return parload__h5_undefined(in->btree, in->f.so) ||
-	       node(in, in->btree, -1, NULL, NULL);
+	if (parload__h5_undefined(in->btree, in->f.so) ||
+	    node(in, in->btree, -1, NULL, NULL))
+		return 0;
+	return in->rc ? in->rc : FALL_BACK;
 }
 
 int parload__h5index_walk(int fd, const parload__h5where *w,
@@ -661,8 +734,6 @@ int parload__h5index_walk(int fd, const parload__h5where *w,
 	h5in in = { .f = { .fd = fd }, .w = w, .put = put, .ctx = ctx,
 		    .file = file, .name = name, .err = err };
 
-	if (walk(&in))
-		return 0;
-	return in.rc ? in.rc : FALL_BACK;
+	return walk(&in);
 }
 

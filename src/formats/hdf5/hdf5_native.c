@@ -3,12 +3,12 @@
  * contiguous dataset, or one chunked by whole rows of one frame and
  * stored as it is (no filter), of a plainly written file, whose metadata
  * are a superblock, groups, one object header and, when chunked, the
- * chunk index (hdf5_index.c walks it).  The superblock (versions 0-3,
- * after a user block of 0, 512, 1024, ... bytes, offsets and lengths of 8
- * bytes) gives the root group; each name on the dataset's path is a link
- * of its group: a compact Link message (hard links) or an old-style
- * symbol table (a version 1 B-tree of group nodes over symbol table
- * nodes, the names in a local heap).  The dataset's header gives its
+ * chunk index of any kind (hdf5_index.c and hdf5_index4.c walk it).
+ * The superblock (versions 0-3, after a user block of 0, 512, 1024, ...
+ * bytes, offsets and lengths of 8 bytes) gives the root group; each name
+ * on the dataset's path is a link of its group: a compact Link message
+ * (hard links) or an old-style symbol table (a version 1 B-tree of group
+ * nodes over symbol table nodes, the names in a local heap).  The dataset's header gives its
  * dataspace, datatype and layout.  The dataset, its frames and angles
  * are hdf5_choose.c's choice, from this reader's answers (a dataset,
  * absent, DXchange's theta; "unsure" for NXtomo, an image_key, the
@@ -357,6 +357,7 @@ typedef struct dset {
 	uint64_t addr, bytes; /* the contiguous storage */
 	uint64_t header;    /* the object header's address */
 	bool chunked;       /* else contiguous */
+	bool v4;            /* a layout of version 4: not a v1 B-tree */
 	uint64_t chunk[4];  /* the chunk's shape, then the element's size */
 	unsigned cdims;     /* rank + 1 of them */
 } dset;
@@ -432,14 +433,31 @@ static bool chunked_layout(dset *d, const unsigned char *m, size_t len)
 	return true;
 }
 
+/* A chunked data layout of version 4 (hdf5_index4.c reads it, and its
+ * index): the chunk's shape and the element's size. */
+static bool chunked_layout4(dset *d, const unsigned char *m, size_t len)
+{
+	parload__h5layout4 l;
+
+	if (!parload__h5_layout4(m, len, d->f->so, d->f->sl, &l))
+		return false;
+	d->cdims = l.dims;
+	d->chunked = d->v4 = true;
+	memcpy(d->chunk, l.chunk, sizeof(d->chunk));
+	return true;
+}
+
 /* Data layout, versions 3 and 4 (the same for this class): contiguous,
- * its address and size; or version 3, chunked (a version 1 B-tree of
+ * its address and size; or chunked, version 3 (a version 1 B-tree of
  * chunks, whose address hdf5_index.c's walk reads from the same
- * message): the chunk's shape and the element's size. */
+ * message) or 4 (another index): the chunk's shape and the element's
+ * size. */
 static bool layout(dset *d, const unsigned char *m, size_t len)
 {
 	if (len >= 3 && m[0] == 3 && m[1] == 2)
 		return chunked_layout(d, m, len);
+	if (len >= 2 && m[0] == 4 && m[1] == 2)
+		return chunked_layout4(d, m, len);
 	if (len < 2 + 8 + 8 || (m[0] != 3 && m[0] != 4) || m[1] != 1)
 		return false;
 	d->addr = parload__h5_le(m + 2, 8);
@@ -518,7 +536,7 @@ static bool dataset(const parload__h5file *f, const char *path, dset *d)
 		       d->chunk[d->rank - 1] == d->dims[d->rank - 1] &&
 		       d->chunk[d->rank - 2] > 0 &&
 		       d->chunk[d->rank - 2] <= d->dims[d->rank - 2] &&
-		       f->istore_k > 0;
+		       (d->v4 || f->istore_k > 0);
 	return n <= UINT64_MAX / d->size && n * d->size == d->bytes &&
 	       f->base <= f->size && d->addr <= f->size - f->base &&
 	       d->bytes <= f->size - f->base - d->addr;
