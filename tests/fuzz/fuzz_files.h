@@ -290,7 +290,7 @@ static unsigned char *fuzz_pixels(const parload__container *c, size_t cap,
 		files[k].dfd = -1;
 		REQUIRE(files[k].fd >= 0);
 	}
-	if (t->codec != PARLOAD__CODEC_NONE)
+	if (!parload__strips_plain(t))
 		rc = parload__strip_reader_open(&r, t, d, files, err);
 	for (uint64_t i = 0; rc == 0 && i < t->views * t->per_view; i++) {
 		const parload__strip s = parload__strip_of(t, i, NULL);
@@ -301,7 +301,7 @@ static unsigned char *fuzz_pixels(const parload__container *c, size_t cap,
 				    y * d->row_size;
 		const unsigned char *got;
 
-		if (t->codec == PARLOAD__CODEC_NONE) {
+		if (parload__strips_plain(t)) {
 			const size_t n = (size_t)(rows * d->row_size);
 
 			REQUIRE(s.file < c->n);
@@ -319,7 +319,7 @@ static unsigned char *fuzz_pixels(const parload__container *c, size_t cap,
 			memcpy(to, got, (size_t)(rows * d->row_size));
 		}
 	}
-	if (t->codec != PARLOAD__CODEC_NONE)
+	if (!parload__strips_plain(t))
 		parload__strip_reader_close(&r);
 	for (size_t k = 0; k < c->n; k++)
 		close(files[k].fd);
