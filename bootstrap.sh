@@ -21,6 +21,10 @@ PACKAGES="build-essential autoconf automake libtool pkg-config \
 libhwloc-dev libisal-dev check python3 python3-dev python3-numpy \
 python3-pytest python3-dask openmpi-bin libopenmpi-dev \
 libtiff-dev libhdf5-dev libdeflate-dev python3-h5py python3-tifffile"
+# The detector tests' writers: HDF5 filter plugins for h5py (bitshuffle,
+# LZ4, BZip2, LZF, Blosc) and numcodecs (Zstd chunks).
+PACKAGES="$PACKAGES python3-hdf5plugin hdf5-filter-plugin \
+hdf5-filter-plugin-blosc-serial bitshuffle python3-numcodecs"
 
 usage() {
 	sed -n '2,16s/^# \{0,1\}//p' "$0"
