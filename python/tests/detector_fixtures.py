@@ -482,6 +482,35 @@ def write_dxchange(directory, name="dxchange-bslz4", seed=5):
     return Tomo(path, proj, flats, darks)
 
 
+def write_diamond_nxtomo(directory, name="diamond-nxtomo", seed=6):
+    """NXtomo as Diamond writes it: a sub-entry /entry1/tomo_entry
+    (NXsubentry, definition NXtomo) whose data/data holds darks, flats
+    and projections in one bitshuffle + LZ4 dataset, told apart by
+    instrument/detector/image_key (2, 1, 0), with sample/rotation_angle
+    in degrees."""
+    darks, flats, proj = references((N, H, W), seed)
+    frames = np.concatenate([darks, flats, proj])
+    key = np.array([2] * len(darks) + [1] * len(flats) + [0] * N, "i4")
+    theta = np.linspace(0, 180, N, endpoint=False)
+    angles = np.concatenate([np.zeros(len(darks) + len(flats)), theta])
+    path = os.path.join(directory, name + ".nxs")
+    with h5py.File(path, "w") as f:
+        e = nx(f.create_group("entry1"), "NXentry")
+        t = nx(e.create_group("tomo_entry"), "NXsubentry")
+        t["definition"] = "NXtomo"
+        nx(t.create_group("data"), "NXdata").create_dataset(
+            "data", data=frames, chunks=(1, H, W),
+            **hdf5plugin.Bitshuffle(cname="lz4"))
+        det = nx(nx(t.create_group("instrument"), "NXinstrument")
+                 .create_group("detector"), "NXdetector")
+        det["image_key"] = key
+        det["data"] = h5py.SoftLink("/entry1/tomo_entry/data/data")
+        s = nx(t.create_group("sample"), "NXsample")
+        s["rotation_angle"] = angles
+        s["rotation_angle"].attrs["units"] = "degree"
+    return Tomo(path, proj, flats, darks), theta
+
+
 # ---------------------------------------------------------------------------
 # Everything at once, for the session fixture.
 
@@ -495,6 +524,8 @@ class Fixtures:
     vds_strided: Virtual = None
     vds_mismatch: str = ""
     tomo: Tomo = None
+    diamond: Tomo = None
+    diamond_theta: np.ndarray = None
 
     def read(self, name):
         """h5py's read of a file's dataset: the reference (the array
@@ -521,6 +552,7 @@ def write_all(directory):
     fx.vds_strided = write_vds(directory, "vds-strided", strided=True)
     fx.vds_mismatch = write_vds_mismatch(directory)
     fx.tomo = write_dxchange(directory)
+    fx.diamond, fx.diamond_theta = write_diamond_nxtomo(directory)
     return fx
 
 
