@@ -225,7 +225,8 @@ static void print_load_json(const struct load_line *l,
 	       ",\"io\":\"%s\",\"cache\":\"%s\",\"verified\":%s"
 	       ",\"declared_views\":%" PRIu64 ",\"truncated\":%s"
 	       ",\"crc_checked\":%" PRIu64 ",\"bad_views\":%" PRIu64
-	       ",\"format\":\"%s\",\"strips_decoded\":%" PRIu64 ",\"serial\":",
+	       ",\"format\":\"%s\",\"strips_decoded\":%" PRIu64 ",\"codec\":\"%s\""
+	       ",\"serial\":",
 	       h->count, h->width, h->height, l->type,
 	       (unsigned)h->bytes_per_pixel,
 	       (h->flags & PARLOAD_DESC_CRC32C) ? "true" : "false",
@@ -235,7 +236,7 @@ static void print_load_json(const struct load_line *l,
 	       st->declared_views,
 	       l->truncated ? "true" : "false", st->crc_checked,
 	       ds->bad_view_count, parload_format_name(h->format),
-	       st->strips_decoded);
+	       st->strips_decoded, st->codec);
 	/* Why the pixels were read one thread at a time, or null. */
 	if (st->serial)
 		json_str(stdout, st->serial);
@@ -294,7 +295,8 @@ static void print_load_human(const struct load_line *l,
 		printf(", %s", l->crc);
 	print_cache(l);
 	if (st->strips_decoded)
-		printf(", %" PRIu64 " strips decoded", st->strips_decoded);
+		printf(", %" PRIu64 " chunks decoded (%s)", st->strips_decoded,
+		       st->codec);
 	if (st->serial)
 		printf(", serial: %s", st->serial);
 	putchar('\n');

@@ -772,6 +772,9 @@ typedef struct parload_correction {
 	unsigned bin;
 } parload_correction;
 
+/* Room for parload_stats.codec, its terminating 0 included. */
+#define PARLOAD_CODEC_NAME_MAX 64
+
 /* What one load did. */
 typedef struct parload_stats {
 	double seconds;       /* from opening the file until the dataset was complete */
@@ -795,6 +798,10 @@ typedef struct parload_stats {
 	 * through libhdf5, one thread at a time"); NULL otherwise. */
 	uint64_t strips_decoded;
 	const char *serial;
+	/* The codecs that decoded them, first applied first
+	 * ("bitshuffle", "shuffle+deflate"), or the library that did
+	 * ("libhdf5", "libtiff"); "" when nothing was decoded. */
+	char codec[PARLOAD_CODEC_NAME_MAX];
 	/* Files of a TIFF or HDF5 source whose metadata the library's reader
 	 * (libtiff, libhdf5) read because parload's own could not take them
 	 * (a compressed or tiled TIFF, an HDF5 layout or filter it does not

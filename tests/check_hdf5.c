@@ -294,6 +294,24 @@ static uint64_t fx_chunks(const fx *f)
 	return n;
 }
 
+/* A table's codec as these tests name it: its strips as they are, one
+ * deflate filter, shuffle then deflate, or the container's decoder. */
+enum { K_NONE, K_DEFLATE, K_SHUFFLE_DEFLATE, K_CUSTOM, K_OTHER };
+
+static int kind(const parload__strips *t)
+{
+	if (t->decoder)
+		return K_CUSTOM;
+	if (t->nfilters == 0)
+		return K_NONE;
+	if (t->nfilters == 1 && t->filter[0].codec == PARLOAD__CODEC_DEFLATE)
+		return K_DEFLATE;
+	if (t->nfilters == 2 && t->filter[0].codec == PARLOAD__CODEC_SHUFFLE &&
+	    t->filter[1].codec == PARLOAD__CODEC_DEFLATE)
+		return K_SHUFFLE_DEFLATE;
+	return K_OTHER;
+}
+
 /* Two containers' tables of one dataset, strip by strip alike: the same
  * shape, codec, files, and each strip's place, size and frame. */
 static void same_strips(const char *path, const parload__container *a,
@@ -308,7 +326,7 @@ static void same_strips(const char *path, const parload__container *a,
 	ck_assert_uint_eq(x->rows, y->rows);
 	ck_assert_uint_eq(x->per_view, y->per_view);
 	ck_assert_uint_eq(x->views, y->views);
-	ck_assert_int_eq(x->codec, y->codec);
+	ck_assert_int_eq(kind(x), kind(y));
 	ck_assert_uint_eq(x->added, y->added);
 	for (uint64_t i = 0; i < x->views * x->per_view; i++) {
 		const parload__strip p = parload__strip_of(x, i, NULL);
@@ -343,7 +361,7 @@ static void same_index(const char *path, const char *dataset, uint64_t count)
 				PARLOAD_FRAMES_PROJECTIONS, &lib, &err) == 0,
 		      "%s", err.message);
 	same_strips(path, &mine, &lib);
-	if (lib.strips.codec != PARLOAD__CODEC_CUSTOM)
+	if (kind(&lib.strips) != K_CUSTOM)
 		ck_assert_uint_eq(lib.strips.added, count);
 	ck_assert_uint_eq(lib.fallback_files, 1);
 	parload__container_free(&mine);
@@ -361,7 +379,7 @@ static void strip_rows(const parload__container *c, uint64_t i,
 	unsigned char *in;
 	int fd;
 
-	if (t->codec == PARLOAD__CODEC_CUSTOM) {
+	if (kind(t) == K_CUSTOM) {
 		void *state = NULL;
 		parload_error err;
 
@@ -377,7 +395,7 @@ static void strip_rows(const parload__container *c, uint64_t i,
 	ck_assert_int_eq(pread(fd, in, s->bytes, (off_t)s->off),
 			 (ssize_t)s->bytes);
 	close(fd);
-	if (t->codec == PARLOAD__CODEC_NONE) {
+	if (kind(t) == K_NONE) {
 		memcpy(out, in, len < s->bytes ? len : s->bytes);
 	} else {
 		struct libdeflate_decompressor *z =
@@ -389,14 +407,15 @@ static void strip_rows(const parload__container *c, uint64_t i,
 							    len, &got), 0);
 		ck_assert_uint_eq(got, len);
 		libdeflate_free_decompressor(z);
-		if (t->codec == PARLOAD__CODEC_DEFLATE) {
+		if (kind(t) == K_DEFLATE) {
 			memcpy(out, tmp, len);
 		} else {
-			const size_t n = len / t->elem;
+			const uint32_t elem = t->filter[0].elem;
+			const size_t n = len / elem;
 
 			for (size_t e = 0; e < n; e++)
-				for (uint32_t b = 0; b < t->elem; b++)
-					out[e * t->elem + b] = tmp[b * n + e];
+				for (uint32_t b = 0; b < elem; b++)
+					out[e * elem + b] = tmp[b * n + e];
 		}
 		free(tmp);
 	}
@@ -445,7 +464,7 @@ static void assert_pixels(const parload__container *c, const void *pix,
  * checked, its pixels compared. */
 static void one_at(const char *path, const fx *f, const void *pix,
 		   size_t elem, int type, int enc, uint32_t rows,
-		   parload__codec codec)
+		   int codec)
 {
 	parload__container c;
 
@@ -462,7 +481,7 @@ static void one_at(const char *path, const fx *f, const void *pix,
 	ck_assert_uint_eq(c.strips.rows, rows);
 	ck_assert_uint_eq(c.strips.per_view,
 			  (c.desc.height + rows - 1) / rows);
-	ck_assert_int_eq(c.strips.codec, codec);
+	ck_assert_int_eq(kind(&c.strips), codec);
 	ck_assert_ptr_null(c.strips.angles);
 	ck_assert_str_eq(c.paths[0], path);
 	/* Every strip in the table; a contiguous dataset's, one run. */
@@ -475,7 +494,7 @@ static void one_at(const char *path, const fx *f, const void *pix,
 
 /* One fixture, written, then checked as above. */
 static void one(const char *file, const fx *f, int type, int enc,
-		uint32_t rows, parload__codec codec)
+		uint32_t rows, int codec)
 {
 	char *path = tu_path(file);
 	size_t elem;
@@ -491,7 +510,7 @@ START_TEST(contiguous_u16)
 	const fx f = { "/scan", H5T_STD_U16LE, 3, { 5, 7, 9 } };
 
 	one("c16.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 7,
-	    PARLOAD__CODEC_NONE);
+	    K_NONE);
 }
 END_TEST
 
@@ -500,7 +519,7 @@ START_TEST(big_endian_i16)
 	const fx f = { "/scan", H5T_STD_I16BE, 3, { 4, 6, 5 } };
 
 	one("be.h5", &f, PARLOAD_PIXEL_I16, PARLOAD_ENC_BE, 6,
-	    PARLOAD__CODEC_NONE);
+	    K_NONE);
 }
 END_TEST
 
@@ -525,7 +544,7 @@ START_TEST(every_type)
 		one("types.h5", &f, all[k].type,
 		    H5Tget_order(t) == H5T_ORDER_BE ? PARLOAD_ENC_BE :
 						      PARLOAD_ENC_LE,
-		    4, PARLOAD__CODEC_NONE);
+		    4, K_NONE);
 	}
 }
 END_TEST
@@ -535,7 +554,7 @@ START_TEST(chunked_views)
 	const fx f = { "/scan", H5T_STD_U16LE, 3, { 6, 10, 12 }, { 1, 10, 12 } };
 
 	one("ch.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 10,
-	    PARLOAD__CODEC_NONE);
+	    K_NONE);
 }
 END_TEST
 
@@ -545,7 +564,7 @@ START_TEST(chunked_bands)
 	const fx f = { "/scan", H5T_STD_U16LE, 3, { 4, 40, 12 }, { 1, 16, 12 } };
 
 	one("band.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 16,
-	    PARLOAD__CODEC_NONE);
+	    K_NONE);
 }
 END_TEST
 
@@ -555,7 +574,7 @@ START_TEST(gzip_shuffle)
 		       4, true };
 
 	one("gzs.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 8,
-	    PARLOAD__CODEC_SHUFFLE_DEFLATE);
+	    K_SHUFFLE_DEFLATE);
 }
 END_TEST
 
@@ -565,7 +584,7 @@ START_TEST(gzip_alone)
 		       6 };
 
 	one("gz.h5", &f, PARLOAD_PIXEL_F32, PARLOAD_ENC_LE, 9,
-	    PARLOAD__CODEC_DEFLATE);
+	    K_DEFLATE);
 }
 END_TEST
 
@@ -574,7 +593,7 @@ START_TEST(two_d)
 	const fx f = { "/image", H5T_STD_U16LE, 2, { 11, 13 } };
 
 	one("2d.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 11,
-	    PARLOAD__CODEC_NONE);
+	    K_NONE);
 }
 END_TEST
 
@@ -589,7 +608,7 @@ static void through_libhdf5(const char *file, const fx *f, uint32_t rows,
 
 	read_ok(path, NULL, PARLOAD_FRAMES_PROJECTIONS, &c);
 	same_index(path, f->name, fx_chunks(f));
-	ck_assert_int_eq(c.strips.codec, PARLOAD__CODEC_CUSTOM);
+	ck_assert_int_eq(kind(&c.strips), K_CUSTOM);
 	ck_assert_uint_eq(c.strips.rows, rows);
 	ck_assert_ptr_nonnull(c.strips.serial);
 	ck_assert_msg(strstr(c.strips.serial, why), "%s", c.strips.serial);
@@ -618,11 +637,62 @@ START_TEST(other_filter)
 }
 END_TEST
 
-START_TEST(other_chunks)
+/* Chunks of any shape are read by the pool, each decoded once: several
+ * frames a chunk, tiles across the row, partial edge chunks in every
+ * dimension, stored as they are or deflated (with shuffle), 1 and 3
+ * threads; the table has an entry for each tile of each strip of each
+ * view, and no decoder. */
+START_TEST(any_chunks)
 {
-	const fx f = { "/scan", H5T_STD_U16LE, 3, { 4, 8, 6 }, { 2, 4, 3 } };
+	const fx cases[] = {
+		{ "/scan", H5T_STD_U16LE, 3, { 4, 8, 6 }, { 2, 4, 3 } },
+		{ "/scan", H5T_STD_U16LE, 3, { 5, 8, 6 }, { 2, 8, 6 } },
+		{ "/scan", H5T_STD_I32LE, 3, { 5, 7, 9 }, { 3, 3, 4 }, 4 },
+		{ "/scan", H5T_IEEE_F32LE, 3, { 3, 9, 5 }, { 2, 2, 2 }, 1, true },
+		{ "/scan", H5T_STD_U16BE, 3, { 3, 5, 7 }, { 1, 5, 4 }, 6 },
+	};
+	/* What decoded them (stats.codec): nothing where read in place. */
+	static const char *const codec[] = { "none", "", "deflate",
+					     "shuffle+deflate", "deflate" };
+	char *path = tu_path("anyc.h5");
 
-	through_libhdf5("oc.h5", &f, 4, "chunks of 2 x 4 x 3");
+	for (size_t i = 0; i < TU_COUNT(cases); i++) {
+		const fx *f = &cases[i];
+		size_t elem;
+		void *pix = fx_file(path, f, &elem);
+		const uint32_t tiles = (uint32_t)((f->dims[2] + f->chunk[2] - 1) /
+						  f->chunk[2]);
+		parload__container c;
+
+		read_ok(path, NULL, PARLOAD_FRAMES_PROJECTIONS, &c);
+		ck_assert_ptr_null(c.strips.decoder);
+		ck_assert_ptr_null(c.strips.serial);
+		ck_assert_uint_eq(c.strips.rows, f->chunk[1]);
+		ck_assert_uint_eq(parload__strips_tiles(&c.strips), tiles);
+		ck_assert_uint_eq(c.strips.added,
+				  f->dims[0] * c.strips.per_view * tiles);
+		parload__container_free(&c);
+		for (unsigned threads = 1; threads <= 3; threads += 2) {
+			parload_options o;
+			parload_dataset ds;
+			parload_error err;
+
+			parload_options_init(&o);
+			o.error = &err;
+			o.threads = threads;
+			ck_assert_msg(parload_load(path, &o, &ds) == 0, "%s",
+				      err.message);
+			ck_assert_uint_eq(ds.stats.fallback_files, 1);
+			ck_assert_ptr_null(ds.stats.serial);
+			ck_assert_str_eq(ds.stats.codec, codec[i]);
+			ck_assert_msg(memcmp(ds.pixels, pix,
+					     fx_count(f) * elem) == 0,
+				      "case %zu, %u threads", i, threads);
+			parload_dataset_free(&ds);
+		}
+		free(pix);
+	}
+	free(path);
 }
 END_TEST
 
@@ -662,7 +732,7 @@ START_TEST(index_levels)
 		char *path = tu_path("levels.h5");
 
 		one("levels.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 4,
-		    PARLOAD__CODEC_NONE);
+		    K_NONE);
 		ck_assert_int_eq(btree_levels(path), k + 1);
 		free(path);
 	}
@@ -677,7 +747,7 @@ START_TEST(index_many)
 	char *path = tu_path("many.h5");
 
 	one("many.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 8,
-	    PARLOAD__CODEC_NONE);
+	    K_NONE);
 	ck_assert_int_ge(btree_levels(path), 3);
 	free(path);
 }
@@ -696,9 +766,9 @@ START_TEST(index_headers)
 		       4, true, .file = &ub };
 
 	one("v18.h5", &a, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 3,
-	    PARLOAD__CODEC_NONE);
+	    K_NONE);
 	one("ub.h5", &b, PARLOAD_PIXEL_I32, PARLOAD_ENC_BE, 6,
-	    PARLOAD__CODEC_SHUFFLE_DEFLATE);
+	    K_SHUFFLE_DEFLATE);
 }
 END_TEST
 
@@ -712,7 +782,7 @@ START_TEST(index_latest)
 		       .file = &latest };
 
 	one("latest.h5", &f, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 4,
-	    PARLOAD__CODEC_NONE);
+	    K_NONE);
 }
 END_TEST
 
@@ -790,7 +860,7 @@ START_TEST(index_continuation)
 	eof += block[1];
 	tu_patch(path, 40, &eof, 8); /* superblock 0: its end of file */
 	one_at(path, &f, pix, elem, PARLOAD_PIXEL_U16, PARLOAD_ENC_LE, 3,
-	       PARLOAD__CODEC_NONE);
+	       K_NONE);
 	free(b);
 	free(pix);
 	free(path);
@@ -880,7 +950,7 @@ START_TEST(index_empty)
 	H5Fclose(file);
 	same_index(path, f.name, 0);
 	read_ok(path, NULL, PARLOAD_FRAMES_PROJECTIONS, &c);
-	ck_assert_int_eq(c.strips.codec, PARLOAD__CODEC_CUSTOM);
+	ck_assert_int_eq(kind(&c.strips), K_CUSTOM);
 	parload__container_free(&c);
 	free(path);
 }
@@ -977,7 +1047,7 @@ START_TEST(nxtomo)
 
 	read_ok(path, NULL, PARLOAD_FRAMES_PROJECTIONS, &c);
 	ck_assert_uint_eq(c.desc.count, 3);
-	ck_assert_int_eq(c.strips.codec, PARLOAD__CODEC_SHUFFLE_DEFLATE);
+	ck_assert_int_eq(kind(&c.strips), K_SHUFFLE_DEFLATE);
 	ck_assert_ptr_nonnull(c.strips.angles);
 	for (int k = 0; k < 3; k++) {
 		ck_assert_float_eq(c.strips.angles[k], angle[proj[k]]);
@@ -1027,8 +1097,10 @@ static void same_native(const char *path, const char *dataset,
 	ck_assert_uint_eq(a.strips.rows, b.strips.rows);
 	ck_assert_uint_eq(a.strips.per_view, b.strips.per_view);
 	ck_assert_uint_eq(a.strips.views, b.strips.views);
-	ck_assert_int_eq(a.strips.codec, b.strips.codec);
-	ck_assert_uint_eq(a.strips.elem, b.strips.elem);
+	ck_assert_int_eq(kind(&a.strips), kind(&b.strips));
+	ck_assert_mem_eq(a.strips.filter, b.strips.filter, sizeof(a.strips.filter));
+	ck_assert_uint_eq(a.strips.depth, b.strips.depth);
+	ck_assert_uint_eq(a.strips.tiles, b.strips.tiles);
 	ck_assert_ptr_null(a.strips.decoder);
 	ck_assert_ptr_null(a.strips.serial);
 	ck_assert_ptr_eq(b.strips.decoder, NULL);
@@ -2420,7 +2492,7 @@ START_TEST(save_views)
 		ck_assert_double_eq(theta[k], ang[k]);
 	/* parload reads it back: shuffle + deflate, the angles. */
 	read_ok(path, NULL, PARLOAD_FRAMES_PROJECTIONS, &c);
-	ck_assert_int_eq(c.strips.codec, PARLOAD__CODEC_SHUFFLE_DEFLATE);
+	ck_assert_int_eq(kind(&c.strips), K_SHUFFLE_DEFLATE);
 	ck_assert_float_eq(c.strips.angles[2], 120.0f);
 	assert_pixels(&c, pix, 2, NULL);
 	parload__container_free(&c);
@@ -2474,7 +2546,7 @@ static Suite *suite(void)
 	tcase_add_test(t, gzip_alone);
 	tcase_add_test(t, two_d);
 	tcase_add_test(t, other_filter);
-	tcase_add_test(t, other_chunks);
+	tcase_add_test(t, any_chunks);
 	tcase_add_test(t, unwritten_chunks);
 	tcase_add_test(t, dxchange);
 	tcase_add_test(t, nxtomo);

@@ -188,7 +188,7 @@ def report_json(label, ds, how, file_bytes, chosen, gbps, truncated):
         "crc_checked": st["crc_checked"],
         "bad_views": int(ds.bad_views.size),
         "format": ds.desc["format"],
-        "strips_decoded": st["strips_decoded"],
+        "strips_decoded": st["strips_decoded"], "codec": st["codec"],
         "serial": st["serial"]}, separators=(",", ":"),
         ensure_ascii=False)
 

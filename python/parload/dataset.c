@@ -135,7 +135,8 @@ PyObject *py_stats_dict(const parload_stats *st)
 
 	/* serial: None where the pixels were read in parallel; its text may
 	 * name an HDF5 filter as the file does. */
-	return Py_BuildValue("{s:d,s:K,s:K,s:I,s:s,s:K,s:K,s:s,s:K,s:N,s:K}",
+	return Py_BuildValue("{s:d,s:K,s:K,s:I,s:s,s:K,s:K,s:s,s:K,s:s,s:N,"
+			     "s:K}",
 			     "seconds", st->seconds, "bytes_read",
 			     (unsigned long long)st->bytes_read, "read_calls",
 			     (unsigned long long)st->read_calls, "threads",
@@ -145,7 +146,8 @@ PyObject *py_stats_dict(const parload_stats *st)
 			     "declared_views",
 			     (unsigned long long)st->declared_views, "cache",
 			     cache ? cache : "unknown", "strips_decoded",
-			     (unsigned long long)st->strips_decoded, "serial",
+			     (unsigned long long)st->strips_decoded, "codec",
+			     st->codec, "serial",
 			     py_text(st->serial), "fallback_files",
 			     (unsigned long long)st->fallback_files);
 }
@@ -260,7 +262,9 @@ static PyGetSetDef Dataset_getset[] = {
 	 "dataset was complete), bytes_read, read_calls, threads, strategy,\n"
 	 "crc_checked, declared_views (the header's view count), cache\n"
 	 "(the page-cache mode used: keep, drop or direct; see Loader.load),\n"
-	 "strips_decoded, serial (why a container's pixels were read one\n"
+	 "strips_decoded (chunks the workers decoded), codec (what decoded\n"
+	 "them: 'bitshuffle', 'shuffle+deflate', 'libhdf5'; '' for none),\n"
+	 "serial (why a container's pixels were read one\n"
 	 "thread at a time, or None; a name the file stores in bytes that\n"
 	 "are not UTF-8 has them escaped, \\xff) and fallback_files (files\n"
 	 "of a TIFF or HDF5 source read with libtiff or libhdf5 because\n"

@@ -9,25 +9,41 @@
 
 #include "io/io.h"
 
-/* codecs.c: one row per codec.  decode turns a strip's stored bytes
- * (in, stored of them; with scratch, size more bytes of room after them)
- * into its rows (out, size bytes): NULL, or what is wrong with the strip
- * (*got: the bytes it made).  A row without decode is read as it is
- * (NONE), by the container's decoder (CUSTOM), or needs what this build
- * lacks (needs). */
+/* codecs.c: one row per codec (model.h's parload__codec).  A row gives
+ * its name (messages, stats), its HDF5 filter id and how it reads that
+ * filter's client data, what a build without it needs, a worker's state,
+ * and its decode: one stage of a strip's pipeline.  A row without decode
+ * is read as it is (NONE), by the container's decoder (CUSTOM), or needs
+ * what this build lacks (needs). */
 typedef struct parload__codec_row {
 	const char *name;
-	const char *needs;
-	void *(*open)(void);          /* a worker's state; NULL: no memory */
+	const char *needs;     /* what a build without it needs, or NULL */
+	uint32_t hdf5_id;      /* its HDF5 filter id, 0: none */
+	/* A filter from HDF5's client data (cd, n of them) for elements of
+	 * elem bytes: NULL, or why parload cannot decode it (the data then
+	 * goes through libhdf5). */
+	const char *(*hdf5_params)(const unsigned *cd, size_t n, uint32_t elem,
+				   parload__filter *f);
+	void *(*open)(void);   /* a worker's state; NULL: no memory */
 	void (*close)(void *state);
-	const char *(*decode)(void *state, unsigned char *in, size_t stored,
-			      unsigned char *out, size_t size, uint32_t elem,
-			      size_t *got);
-	bool scratch;
+	/* One stage: the stored bytes in (stored of them) into out (room for
+	 * cap bytes), *got the bytes made: NULL, or what is wrong with them
+	 * (a phrase: "is not a valid LZ4 block").  Never writes past
+	 * out + cap nor reads past in + stored, whatever the bytes say. */
+	const char *(*decode)(void *state, const parload__filter *f,
+			      const unsigned char *in, size_t stored,
+			      unsigned char *out, size_t cap, size_t *got);
 } parload__codec_row;
 
-/* The row of codec c. */
+/* The row of codec c; the codec of HDF5 filter id (PARLOAD__CODEC_COUNT:
+ * none). */
 const parload__codec_row *parload__codec_get(parload__codec c);
+parload__codec parload__codec_of_hdf5(uint32_t id);
+/* What decodes t's strips into buf (size bytes): its filters' names,
+ * first applied first ("shuffle+deflate"), its decoder's, "none" for
+ * tiles stored as they are; "" for a plain table or none (t NULL); buf. */
+const char *parload__codec_names(const parload__strips *t, char *buf,
+				 size_t size);
 
 /* decode.c: one worker's strip decoder; it keeps the last strip it
  * decoded, so that a share that reads a strip's rows one batch at a time
@@ -36,14 +52,22 @@ typedef struct parload__strip_reader {
 	const parload__strips *t;
 	const parload_desc *d;
 	const parload__file *files;
-	const parload__codec_row *codec; /* the table's codec */
-	void *state;            /* its state, or the custom decoder's */
+	void *state[PARLOAD__MAX_FILTERS]; /* each filter's */
+	void *custom;           /* the container's decoder's state */
 	unsigned char *in;      /* stored bytes */
 	size_t in_cap;
-	unsigned char *out;     /* the decoded strip */
-	uint64_t have;          /* index of the strip in out, or UINT64_MAX */
-	uint64_t decoded;       /* strips decoded */
-	uint64_t run;           /* the table's run of the last strip asked */
+	unsigned char *mid[2];  /* between two filters */
+	size_t mid_cap;
+	unsigned char *tile;    /* one decoded tile (tiles > 1) */
+	unsigned char *out;     /* the decoded chunk: depth frames of the
+				 * strip's rows, whole width */
+	bool have;              /* out holds the chunk at have_off of
+				 * have_file */
+	uint64_t have_off;
+	uint32_t have_file;
+	uint64_t have_strip;    /* the container's decoder: its strip */
+	uint64_t decoded;       /* chunks decoded */
+	uint64_t run;           /* the table's run of the last entry asked */
 	size_t max_read;        /* bytes per read call (the load's) */
 	parload_error *err;     /* of the call in progress */
 } parload__strip_reader;

@@ -1,15 +1,18 @@
 /*
  * codecs.c - the codecs: one row each, what a strip's stored bytes need to
- * become its rows.  A row gives its name (messages, stats), what a build
+ * become its rows.  A row gives its name (messages, stats), its HDF5
+ * filter id and how it reads that filter's client data, what a build
  * without it needs, a worker's state (opened once per strip reader), and
- * its decode: the stored bytes of one strip into its rows, or what is
- * wrong with them.  decode.c reads the stored bytes and calls the row;
- * CODEC_CUSTOM (a container's own decoder, which reads the strip itself)
- * has no decode here.  Adding a codec is one value of parload__codec
- * (model/model.h) and one row of the table below.
+ * its decode: one stage of a strip's pipeline, the bytes that stage was
+ * given when written out of the bytes it made, or what is wrong with
+ * them.  decode.c reads the stored bytes and runs the stages; CUSTOM (a
+ * container's own decoder, which reads the strip itself) has no decode
+ * here.  Adding a codec is one value of parload__codec (model/model.h)
+ * and one row of the table below.
  */
 #include "codec/codec.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #ifdef HAVE_HDF5
@@ -25,77 +28,109 @@ static void deflate_close(void *state)
 	libdeflate_free_decompressor(state);
 }
 
-/* A zlib stream of exactly size bytes into out. */
-static const char *inflate_into(void *state, const unsigned char *in,
-				size_t stored, unsigned char *out,
-				size_t size, size_t *got)
+/* A zlib stream into out, cap bytes at most. */
+static const char *deflate_decode(void *state, const parload__filter *f,
+				  const unsigned char *in, size_t stored,
+				  unsigned char *out, size_t cap, size_t *got)
 {
 	enum libdeflate_result res;
 
-	res = libdeflate_zlib_decompress(state, in, stored, out, size, got);
+	(void)f;
+	res = libdeflate_zlib_decompress(state, in, stored, out, cap, got);
 	if (res == LIBDEFLATE_BAD_DATA)
 		return "is not a valid deflate stream";
-	if (res != LIBDEFLATE_SUCCESS || *got != size)
-		return res == LIBDEFLATE_INSUFFICIENT_SPACE ?
-			       "inflates to more bytes than its rows" :
-			       "inflates to fewer bytes than its rows";
+	if (res == LIBDEFLATE_INSUFFICIENT_SPACE)
+		return "inflates to more bytes than its chunk";
+	return res == LIBDEFLATE_SUCCESS ? NULL : "cannot be inflated";
+}
+#define DEFLATE_CODE .open = deflate_open, .close = deflate_close,            \
+		     .decode = deflate_decode
+#else
+#define DEFLATE_CODE .needs = "HDF5 and libdeflate (configure --with-hdf5)"
+#endif
+
+/* HDF5's client data of the deflate filter: its level, which decoding
+ * does not need. */
+static const char *no_params(const unsigned *cd, size_t n, uint32_t elem,
+			     parload__filter *f)
+{
+	(void)cd, (void)n;
+	f->elem = elem;
 	return NULL;
 }
 
-static const char *deflate_decode(void *state, unsigned char *in,
-				  size_t stored, unsigned char *out,
-				  size_t size, uint32_t elem, size_t *got)
+/* HDF5's shuffle undone: byte b of element e is at in[b * n + e]; bytes
+ * past the last whole element are stored as they are. */
+static const char *shuffle_decode(void *state, const parload__filter *f,
+				  const unsigned char *in, size_t stored,
+				  unsigned char *out, size_t cap, size_t *got)
 {
-	(void)elem;
-	return inflate_into(state, in, stored, out, size, got);
-}
+	const uint32_t elem = f->elem ? f->elem : 1;
+	const size_t n = stored / elem;
 
-/* HDF5's shuffle undone: byte b of element e is at in[b * n + e]. */
-static void unshuffle(unsigned char *out, const unsigned char *in,
-		      size_t len, uint32_t elem)
-{
-	const size_t n = len / elem;
-
+	(void)state;
+	if (stored > cap)
+		return "unshuffles to more bytes than its chunk";
 	for (uint32_t b = 0; b < elem; b++)
 		for (size_t e = 0; e < n; e++)
 			out[e * elem + b] = in[(size_t)b * n + e];
-	/* Bytes past the last whole element are stored as they are. */
-	memcpy(out + n * elem, in + n * elem, len - n * elem);
+	memcpy(out + n * elem, in + n * elem, stored - n * elem);
+	*got = stored;
+	return NULL;
 }
 
-/* Inflated into the scratch after the stored bytes, then unshuffled. */
-static const char *shuffle_deflate_decode(void *state, unsigned char *in,
-					  size_t stored, unsigned char *out,
-					  size_t size, uint32_t elem,
-					  size_t *got)
-{
-	const char *why = inflate_into(state, in, stored, in + stored, size,
-				       got);
-
-	if (!why)
-		unshuffle(out, in + stored, size, elem);
-	return why;
-}
-#define DEFLATE_ROW(row_name, fn, needs_scratch)                               \
-	{ .name = row_name, .open = deflate_open, .close = deflate_close,      \
-	  .decode = fn, .scratch = needs_scratch }
-#else
-#define DEFLATE_ROW(row_name, fn, needs_scratch)                               \
-	{ .name = row_name,                                                    \
-	  .needs = "HDF5 and libdeflate (configure --with-hdf5)" }
-#endif
-
-static const parload__codec_row rows[] = {
+static const parload__codec_row rows[PARLOAD__CODEC_COUNT] = {
 	[PARLOAD__CODEC_NONE] = { .name = "none" },
-	[PARLOAD__CODEC_DEFLATE] = DEFLATE_ROW("deflate", deflate_decode,
-					       false),
-	[PARLOAD__CODEC_SHUFFLE_DEFLATE] = DEFLATE_ROW(
-		"shuffle+deflate", shuffle_deflate_decode, true),
+	[PARLOAD__CODEC_DEFLATE] = { .name = "deflate", .hdf5_id = 1,
+				     .hdf5_params = no_params, DEFLATE_CODE },
+	[PARLOAD__CODEC_SHUFFLE] = { .name = "shuffle", .hdf5_id = 2,
+				     .hdf5_params = no_params,
+				     .decode = shuffle_decode },
+	[PARLOAD__CODEC_FLETCHER32] = { .name = "fletcher32", .hdf5_id = 3,
+					.needs = "a later libparload" },
+	[PARLOAD__CODEC_LZF] = { .name = "lzf", .hdf5_id = 32000,
+				 .needs = "a later libparload" },
+	[PARLOAD__CODEC_BLOSC] = { .name = "blosc", .hdf5_id = 32001,
+				   .needs = "a later libparload" },
+	[PARLOAD__CODEC_LZ4] = { .name = "lz4", .hdf5_id = 32004,
+				 .needs = "a later libparload" },
+	[PARLOAD__CODEC_BITSHUFFLE] = { .name = "bitshuffle",
+					.hdf5_id = 32008,
+					.needs = "a later libparload" },
+	[PARLOAD__CODEC_ZSTD] = { .name = "zstd", .hdf5_id = 32015,
+				  .needs = "a later libparload" },
 	[PARLOAD__CODEC_CUSTOM] = { .name = "the container's decoder" },
 };
 
 const parload__codec_row *parload__codec_get(parload__codec c)
 {
-	return (unsigned)c < sizeof(rows) / sizeof(rows[0]) ? &rows[c] :
-							    &rows[0];
+	return (unsigned)c < PARLOAD__CODEC_COUNT ? &rows[c] : &rows[0];
+}
+
+parload__codec parload__codec_of_hdf5(uint32_t id)
+{
+	for (int c = 0; c < PARLOAD__CODEC_COUNT; c++)
+		if (id && rows[c].hdf5_id == id)
+			return (parload__codec)c;
+	return PARLOAD__CODEC_COUNT;
+}
+
+const char *parload__codec_names(const parload__strips *t, char *buf,
+				 size_t size)
+{
+	size_t at = 0;
+
+	snprintf(buf, size, "%s", !t || parload__strips_plain(t) ? "" :
+				  t->decoder	      ? t->decoder->name :
+							"none");
+	for (uint32_t k = 0; t && !t->decoder && k < t->nfilters && at < size;
+	     k++) {
+		const int n = snprintf(buf + at, size - at, "%s%s",
+				       k ? "+" : "",
+				       parload__codec_get(t->filter[k].codec)
+					       ->name);
+
+		at += n > 0 ? (size_t)n : 0;
+	}
+	return buf;
 }

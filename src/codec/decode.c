@@ -1,16 +1,18 @@
 /*
- * decode.c - a worker's strips: the rows of a container's compressed
- * strips (HDF5 chunks, TIFF strips and tiles), read and decoded by the
- * worker whose share needs them, outside any library lock.
+ * decode.c - a worker's strips: the rows of a container's compressed or
+ * chunked strips (HDF5 chunks, TIFF strips and tiles), read and decoded by
+ * the worker whose share needs them, outside any library lock.
  *
  * The plan (plan.c) asks for a decoded strip's rows as it asks a file for
- * its bytes: (strip, byte of its rows, length).  The reader keeps the last
- * strip it decoded, so a strip whose rows come in several batches is
- * decoded once.  How a strip's stored bytes become rows is its codec's
- * row of the table (codecs.c): deflate (zlib streams, libdeflate's),
- * deflate with HDF5's shuffle filter undone after it, or the container's
- * own decoder (CODEC_CUSTOM: libtiff's or libhdf5's, which reads the
- * strip itself), each with one state per worker.
+ * its bytes: (strip, byte of its rows, length).  The strip lies in a
+ * chunk of the table (model.h's parload__strips): depth frames of the
+ * strip's rows, in tiles chunks across the row.  The reader decodes the
+ * chunk its strip lies in (each tile through the filters, last first,
+ * then into its columns of the rows) and keeps it, so that the strips of
+ * a chunk's frames and a strip whose rows come in several batches cost
+ * one decode.  How a stage's bytes are undone is its codec's row
+ * (codecs.c); a container's own decoder (libtiff's or libhdf5's, which
+ * reads the strip itself) decodes a strip at a time.
  */
 #include "codec/codec.h"
 
@@ -18,104 +20,229 @@
 #include <inttypes.h>
 #include <string.h>
 
+/* Bytes of the decoded chunk (all tiles) and of one tile's. */
+static size_t chunk_bytes(const parload__strips *t, const parload_desc *d)
+{
+	return parload__strips_depth(t) * parload__strip_size(t, d);
+}
+
+static size_t tile_bytes(const parload__strips *t, const parload_desc *d)
+{
+	const size_t px = d->width ? (size_t)(d->row_size / d->width) : 0;
+
+	return t->tile_cols ? (size_t)parload__strips_depth(t) * t->rows *
+				      t->tile_cols * px :
+			      chunk_bytes(t, d);
+}
+
+/* Each filter's state; ENOTSUP naming what a filter this build has no
+ * decode for needs. */
+static int open_filters(parload__strip_reader *r, parload_error *err)
+{
+	const parload__strips *t = r->t;
+
+	if (t->nfilters > PARLOAD__MAX_FILTERS)
+		return parload__fail_path(err, PARLOAD_ECONTAINER, 0, t->path,
+					  "%" PRIu32 " filters (at most %d)",
+					  t->nfilters, PARLOAD__MAX_FILTERS);
+	for (uint32_t k = 0; k < t->nfilters; k++) {
+		const parload__codec_row *row =
+			parload__codec_get(t->filter[k].codec);
+
+		if (!row->decode)
+			return parload__fail_path(err, PARLOAD_ENOTSUP, 0,
+						  t->path, "%s chunks need a "
+						  "libparload built with %s",
+						  row->name, row->needs ?
+						  row->needs : "its codec");
+		if (row->open && !(r->state[k] = row->open()))
+			return parload__fail_nomem(err, t->path);
+	}
+	return 0;
+}
 
 int parload__strip_reader_open(parload__strip_reader *r,
 			       const parload__strips *t, const parload_desc *d,
 			       const parload__file *files, parload_error *err)
 {
-	const size_t size = parload__strip_size(t, d);
-
 	memset(r, 0, sizeof(*r));
 	r->t = t;
 	r->d = d;
 	r->files = files;
-	r->have = UINT64_MAX;
-	r->out = parload__sys_malloc(size);
+	r->out = parload__sys_malloc(chunk_bytes(t, d));
 	if (!r->out)
 		return parload__fail_nomem(err, t->path);
-	r->codec = parload__codec_get(t->codec);
-	if (t->codec == PARLOAD__CODEC_CUSTOM)
-		return t->decoder->open(t, &r->state, err);
-	if (!r->codec->decode)
-		return parload__fail_path(err, PARLOAD_ENOTSUP, 0, t->path,
-					  "%s strips need a libparload built "
-					  "with %s", r->codec->name,
-					  r->codec->needs);
-	if (r->codec->open && !(r->state = r->codec->open()))
+	if (t->tile_cols &&
+	    !(r->tile = parload__sys_malloc(tile_bytes(t, d))))
 		return parload__fail_nomem(err, t->path);
-	return 0;
+	if (t->decoder)
+		return t->decoder->open(t, &r->custom, err);
+	return open_filters(r, err);
 }
 
 void parload__strip_reader_close(parload__strip_reader *r)
 {
-	if (!r->t)
+	const parload__strips *t = r->t;
+
+	if (!t)
 		return;
-	if (r->state && r->t->codec == PARLOAD__CODEC_CUSTOM)
-		r->t->decoder->close(r->state);
-	else if (r->state && r->codec->close)
-		r->codec->close(r->state);
+	if (r->custom)
+		t->decoder->close(r->custom);
+	for (uint32_t k = 0; k < t->nfilters && k < PARLOAD__MAX_FILTERS; k++)
+		if (r->state[k])
+			parload__codec_get(t->filter[k].codec)->close(
+				r->state[k]);
 	parload__sys_free(r->in);
+	parload__sys_free(r->mid[0]);
+	parload__sys_free(r->mid[1]);
+	parload__sys_free(r->tile);
 	parload__sys_free(r->out);
 	memset(r, 0, sizeof(*r));
 }
 
-/* Room for n stored bytes (in[0..n) and, for the shuffle, as many again
- * after them for the inflated bytes). */
-static int reserve(parload__strip_reader *r, size_t n, parload_error *err)
+/* *buf with room for n bytes (its contents are not kept). */
+static int reserve(const parload__strip_reader *r, unsigned char **buf,
+		   size_t *cap, size_t n, parload_error *err)
 {
 	unsigned char *p;
 
-	if (n <= r->in_cap)
+	if (n <= *cap)
 		return 0;
 	p = parload__sys_malloc(n);
 	if (!p)
 		return parload__fail_nomem(err, r->t->path);
-	parload__sys_free(r->in);
-	r->in = p;
-	r->in_cap = n;
+	parload__sys_free(*buf);
+	*buf = p;
+	*cap = n;
 	return 0;
 }
 
-static int bad_strip(parload__strip_reader *r, uint64_t i, const char *what,
-		     size_t got)
+/* Room between two stages: a stage's bytes are no more than the stored
+ * bytes or the chunk's (a checksum, a header: a few more). */
+static int reserve_mid(parload__strip_reader *r, size_t n, parload_error *err)
 {
-	const parload__strips *t = r->t;
-	const parload__strip s = parload__strip_of(t, i, &r->run);
+	size_t cap = r->mid_cap;
+	int rc = 0;
 
-	return parload__fail(r->err, PARLOAD_ECONTAINER, 0,
-			     r->files[s.file].path, i / t->per_view, s.off,
-			     "strip %" PRIu64 " of view %" PRIu64 " (%" PRIu64
-			     " stored bytes) %s (%zu bytes, %zu expected)",
-			     i % t->per_view, i / t->per_view, s.bytes, what,
-			     got, parload__strip_size(t, r->d));
+	if (n <= r->mid_cap || r->t->nfilters < 2)
+		return 0;
+	for (int k = 0; rc == 0 && k < 2; k++) {
+		cap = r->mid_cap;
+		rc = reserve(r, &r->mid[k], &cap, n, err);
+	}
+	r->mid_cap = rc ? 0 : cap;
+	return rc;
 }
 
-
-/* Strip i into r->out. */
-static int decode(parload__strip_reader *r, uint64_t i,
-		  parload__io_stats *st)
+/* Entry e (tile x of strip i) and what is wrong with it: failed. */
+static int bad_chunk(parload__strip_reader *r, uint64_t e, const char *codec,
+		     const char *what, size_t got, size_t want)
 {
 	const parload__strips *t = r->t;
-	const parload__strip s = parload__strip_of(t, i, &r->run);
-	const size_t size = parload__strip_size(t, r->d);
+	const parload__strip s = parload__strip_of(t, e, &r->run);
+	const uint64_t step = parload__strips_step(t);
+	const uint64_t v = e / step, i = e / parload__strips_tiles(t);
+
+	return parload__fail(r->err, PARLOAD_ECONTAINER, 0,
+			     r->files[s.file].path, v, s.off,
+			     "chunk of strip %" PRIu64 " of view %" PRIu64
+			     " (%s, %" PRIu64 " stored bytes) %s (%zu bytes, "
+			     "%zu expected)", i % t->per_view, v, codec,
+			     s.bytes, what, got, want);
+}
+
+/* The stored bytes in (stored) through the filters, last first, into dst
+ * (want bytes, exactly): NULL, or what is wrong; *codec the stage. */
+static const char *unfilter(parload__strip_reader *r, const unsigned char *in,
+			    size_t stored, unsigned char *dst, size_t want,
+			    size_t *got, const char **codec)
+{
+	const parload__strips *t = r->t;
+	const unsigned char *src = in;
+	size_t n = stored;
+
+	for (uint32_t k = t->nfilters; k-- > 0;) {
+		const parload__filter *f = &t->filter[k];
+		const parload__codec_row *row = parload__codec_get(f->codec);
+		unsigned char *out = k ? r->mid[k & 1] : dst;
+		const char *why;
+
+		*codec = row->name;
+		*got = 0;
+		why = row->decode(r->state[k], f, src, n, out,
+				  k ? r->mid_cap : want, got);
+		if (why)
+			return why;
+		src = out;
+		n = *got;
+	}
+	*got = n;
+	return n == want ? NULL : "decodes to fewer bytes than its chunk";
+}
+
+/* Entry e's stored bytes decoded into dst (want bytes). */
+static int decode_entry(parload__strip_reader *r, uint64_t e,
+			unsigned char *dst, size_t want, parload__io_stats *st)
+{
+	const parload__strips *t = r->t;
+	const parload__strip s = parload__strip_of(t, e, &r->run);
 	const parload__file *f = &r->files[s.file];
+	const uint64_t v = e / parload__strips_step(t);
+	const char *why, *codec = "none";
 	size_t got = 0;
-	const char *why;
 	int rc;
 
-	if (t->codec == PARLOAD__CODEC_CUSTOM)
-		return t->decoder->decode(r->state, t, i, r->out, size,
-					  r->err);
-	rc = reserve(r, (size_t)s.bytes + (r->codec->scratch ? size : 0),
-		     r->err);
+	if (t->nfilters == 0 && s.bytes != want)
+		return bad_chunk(r, e, codec, "is not its chunk's size",
+				 (size_t)s.bytes, want);
+	if (t->nfilters == 0)
+		return parload__pread_full(f->fd, dst, want, s.off,
+					   r->max_read, st, f->path, v, r->err);
+	if (s.bytes > SIZE_MAX / 2)
+		return bad_chunk(r, e, codec, "is too large", 0, want);
+	rc = reserve(r, &r->in, &r->in_cap, (size_t)s.bytes, r->err);
+	if (rc == 0)
+		rc = reserve_mid(r, PARLOAD__MAX((size_t)s.bytes, want) + 64,
+				 r->err);
 	if (rc == 0)
 		rc = parload__pread_full(f->fd, r->in, (size_t)s.bytes, s.off,
-					 r->max_read, st, f->path,
-					 i / t->per_view, r->err);
-	if (rc == 0 && (why = r->codec->decode(r->state, r->in,
-					       (size_t)s.bytes, r->out, size,
-					       t->elem, &got)))
-		rc = bad_strip(r, i, why, got);
+					 r->max_read, st, f->path, v, r->err);
+	if (rc == 0 && (why = unfilter(r, r->in, (size_t)s.bytes, dst, want,
+				       &got, &codec)))
+		rc = bad_chunk(r, e, codec, why, got, want);
+	return rc;
+}
+
+/* Tile x (decoded in r->tile) into its columns of the chunk's rows. */
+static void place_tile(parload__strip_reader *r, uint32_t x)
+{
+	const parload__strips *t = r->t;
+	const size_t row = (size_t)r->d->row_size;
+	const size_t px = row / r->d->width;
+	const size_t tw = (size_t)t->tile_cols * px, at = x * tw;
+	const size_t n = PARLOAD__MIN(tw, row - at);
+	const size_t lines = (size_t)parload__strips_depth(t) * t->rows;
+
+	for (size_t y = 0; y < lines; y++)
+		memcpy(r->out + y * row + at, r->tile + y * tw, n);
+}
+
+/* The chunk strip i lies in, into r->out: its tiles in turn. */
+static int decode_chunk(parload__strip_reader *r, uint64_t i,
+			parload__io_stats *st)
+{
+	const parload__strips *t = r->t;
+	const uint32_t tiles = parload__strips_tiles(t);
+	int rc = 0;
+
+	if (!t->tile_cols)
+		return decode_entry(r, i, r->out, chunk_bytes(t, r->d), st);
+	for (uint32_t x = 0; rc == 0 && x < tiles; x++) {
+		rc = decode_entry(r, i * tiles + x, r->tile,
+				  tile_bytes(t, r->d), st);
+		if (rc == 0)
+			place_tile(r, x);
+	}
 	return rc;
 }
 
@@ -124,14 +251,29 @@ const unsigned char *parload__strip_get(parload__strip_reader *r, uint64_t i,
 					parload__io_stats *st,
 					parload_error *err)
 {
-	if (r->have != i) {
-		r->have = UINT64_MAX;
-		r->err = err;
-		if (decode(r, i, st) != 0)
+	const parload__strips *t = r->t;
+	const parload__strip s = parload__strip_of(
+		t, i * parload__strips_tiles(t), &r->run);
+	const size_t frame = s.page % parload__strips_depth(t);
+
+	(void)len; /* the cursor never asks past a strip's rows */
+	r->err = err;
+	if (t->decoder && !(r->have && r->have_strip == i)) {
+		r->have = false;
+		if (t->decoder->decode(r->custom, t, i, r->out,
+				       parload__strip_size(t, r->d), err))
 			return NULL;
-		r->have = i;
+		r->decoded++;
+	} else if (!t->decoder && !(r->have && r->have_off == s.off &&
+				    r->have_file == s.file)) {
+		r->have = false;
+		if (decode_chunk(r, i, st) != 0)
+			return NULL;
 		r->decoded++;
 	}
-	(void)len; /* the cursor never asks past a strip's rows */
-	return r->out + at;
+	r->have = true;
+	r->have_strip = i;
+	r->have_off = s.off;
+	r->have_file = s.file;
+	return r->out + frame * parload__strip_size(t, r->d) + at;
 }

@@ -281,6 +281,17 @@ int parload__driver_find(const parload_source *src,
 
 /* ---- describing ---- */
 
+/* The codecs a table's strips need: bits 1u << PARLOAD__CODEC_*. */
+static unsigned strip_codecs(const parload__strips *t)
+{
+	unsigned bits = t->decoder ? 1u << PARLOAD__CODEC_CUSTOM :
+				     1u << PARLOAD__CODEC_NONE;
+
+	for (uint32_t k = 0; k < t->nfilters && k < PARLOAD__MAX_FILTERS; k++)
+		bits |= 1u << t->filter[k].codec;
+	return bits;
+}
+
 int parload__driver_describe(const parload__driver *d,
 			     const parload_source *src,
 			     parload__described **out, parload_error *err)
@@ -296,7 +307,7 @@ int parload__driver_describe(const parload__driver *d,
 		return parload__fail_nomem(err, parload__source_path(src));
 	rc = d->describe(src, x, err);
 	if (rc == 0 && x->strips && d->codecs &&
-	    !(d->codecs & (1u << x->got.strips.codec)))
+	    (strip_codecs(&x->got.strips) & ~d->codecs))
 		rc = parload__fail_path(err, PARLOAD_ECONTAINER, 0,
 					x->got.n ? x->got.paths[0] : NULL,
 					"its strips need a codec the %s driver "

@@ -66,7 +66,8 @@ typedef struct parload__driver {
 	int (*write)(const char *tmp, const char *path,
 		     const parload_stack *st, const parload_save_options *o,
 		     parload_error *err);
-	/* The codecs its strips may need: bits 1u << PARLOAD__CODEC_*. */
+	/* The codecs its strips may need: bits 1u << PARLOAD__CODEC_*
+	 * (NONE for a table without a decoder, CUSTOM for its own). */
 	unsigned codecs;
 } parload__driver;
 

@@ -121,29 +121,35 @@ int parload__h5index_walk(int fd, const parload__h5where *w,
 			  parload__h5put put, void *ctx, const char *file,
 			  const char *name, parload_error *err);
 
-/* A put that gives each chunk of a dataset (frames, rows, columns; 2-D:
- * one frame) to the strip of its frame's view in t, whose rows and
- * per_view are set and which holds no strip yet: each strip once and in
- * order (as the index gives them), of the size want when plain (stored as
- * they are).  Failures name file and
- * name (the dataset); whole: every strip filled, none skipped a filter. */
+/* hdf5_chunks.c: a dataset's chunks into the strips table t (which holds
+ * the views before this dataset's, and none of its own yet).  put keeps
+ * each chunk the walk gives; finish sets t's geometry (rows, per_view,
+ * depth, tiles) from the chunk shape and gives t every loaded frame's
+ * entries, in order.  Failures name file and name (the dataset). */
 typedef struct parload__h5strips {
 	parload__strips *t;
 	uint64_t dims[3];      /* the dataset's, as (frames, rows, columns) */
+	uint64_t chunk[3];     /* its chunks' shape, the same way */
 	const uint64_t *view;  /* a frame's view, UINT64_MAX for one not
 				* loaded; NULL: every frame, in order */
 	uint64_t views;        /* views loaded */
-	uint64_t want;
-	bool plain;
+	uint64_t view0;        /* the stream view of this dataset's first */
+	uint32_t elem;         /* bytes per element */
+	bool plain;            /* no filter: chunks stored as they are */
 	const char *file, *name; /* the chunks' file, the dataset */
 	uint32_t index;        /* the chunks' file in the container's files */
 	parload_error *err;
-	uint64_t seen;         /* chunks given */
+	parload__h5chunk *got; /* the chunks given (owned) */
+	uint64_t seen, cap;
 	bool masked;           /* a chunk skipped a filter */
 } parload__h5strips;
 int parload__h5strips_put(void *ctx, const parload__h5chunk *c);
-/* After the walk: every strip filled and none masked. */
-bool parload__h5strips_whole(const parload__h5strips *p);
+/* After the walk: 0, every loaded frame's entries given; 1 when a chunk
+ * is missing or skipped a filter (libhdf5 reads those: fill values, its
+ * pipeline); a negative code.  Either way the chunks kept are freed. */
+int parload__h5strips_finish(parload__h5strips *p);
+/* Forget the chunks given (a walk that fell back gives them again). */
+void parload__h5strips_reset(parload__h5strips *p);
 
 /* hdf5_index.c, for itself and hdf5_native.c: an HDF5 file read with
  * pread, every read inside it. */
@@ -223,7 +229,7 @@ bool parload__h5_header(const parload__h5file *f, uint64_t addr,
 /* ---- module.c, module_host.c: what needs libtiff or libhdf5, in a
  * module opened on first use ---- */
 
-#define PARLOAD__MODULE_ABI 10u
+#define PARLOAD__MODULE_ABI 11u
 
 struct parload__tiff_dir;
 
@@ -242,7 +248,10 @@ typedef struct parload__host {
 			    parload__h5put put, void *ctx, const char *file,
 			    const char *name, parload_error *err);
 	int (*h5strips_put)(void *ctx, const parload__h5chunk *c);
-	bool (*h5strips_whole)(const parload__h5strips *p);
+	int (*h5strips_finish)(parload__h5strips *p);
+	void (*h5strips_reset)(parload__h5strips *p);
+	parload__codec (*codec_of_hdf5)(uint32_t id);
+	const parload__codec_row *(*codec_get)(parload__codec c);
 	int (*strips_add)(parload__strips *t, uint64_t i,
 			  const parload__strip *s);
 	void (*strips_clear)(parload__strips *t);

@@ -56,9 +56,24 @@ int parload__h5strips_put(void *ctx, const parload__h5chunk *c)
 	return host->h5strips_put(ctx, c);
 }
 
-bool parload__h5strips_whole(const parload__h5strips *p)
+int parload__h5strips_finish(parload__h5strips *p)
 {
-	return host->h5strips_whole(p);
+	return host->h5strips_finish(p);
+}
+
+void parload__h5strips_reset(parload__h5strips *p)
+{
+	host->h5strips_reset(p);
+}
+
+parload__codec parload__codec_of_hdf5(uint32_t id)
+{
+	return host->codec_of_hdf5(id);
+}
+
+const parload__codec_row *parload__codec_get(parload__codec c)
+{
+	return host->codec_get(c);
 }
 
 int parload__strips_add(parload__strips *t, uint64_t i, const parload__strip *s)

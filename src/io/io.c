@@ -22,12 +22,12 @@ static uint64_t strip_view_at(const parload__strips *t, const parload__file *f,
 {
 	uint64_t run = 0;
 
-	for (uint64_t i = 0; i < t->views * t->per_view; i++) {
+	for (uint64_t i = 0; i < t->views * parload__strips_step(t); i++) {
 		const parload__strip s = parload__strip_of(t, i, &run);
 
 		if (s.file == f->index && off >= s.off &&
 		    off < s.off + s.bytes)
-			return i / t->per_view;
+			return i / parload__strips_step(t);
 	}
 	return PARLOAD_NONE;
 }

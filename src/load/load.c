@@ -154,6 +154,7 @@ static void fill_stats(parload__ctx *c, int strategy)
 	st->cache = c->cache;
 	st->strips_decoded = c->decoded;
 	st->serial = c->serial;
+	memcpy(st->codec, c->codec, sizeof(st->codec));
 	st->fallback_files = c->fallbacks;
 }
 
@@ -355,6 +356,7 @@ static void close_load(parload__ctx *c, const parload__strategy *st,
 		(void)parload__sys_lseek(c->fd, pos, SEEK_SET);
 	/* A static string, which outlives the container's table. */
 	c->serial = c->strips ? c->strips->serial : NULL;
+	parload__codec_names(c->strips, c->codec, sizeof(c->codec));
 	c->fallbacks = c->described ? c->described->got.fallback_files : 0;
 	parload__source_close(c);
 	parload__correct_free(c);
@@ -496,7 +498,7 @@ static int raw_place(const parload__ctx *c, parload_desc *raw, char *file,
 		return parload__fail_path(c->err, PARLOAD_EINVAL, 0, c->path,
 					  "not a TIFF or HDF5 source: "
 					  "parload_describe describes it");
-	if (!u || t->codec != PARLOAD__CODEC_NONE || t->per_view != 1 ||
+	if (!u || !parload__strips_plain(t) || t->per_view != 1 ||
 	    u->n != t->views || (u->n > 1 && u->step < pay))
 		return parload__fail_path(c->err, PARLOAD_ENOTSUP, 0, c->path,
 					  "its views do not lie as a raw "

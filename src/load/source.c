@@ -434,9 +434,9 @@ static int fit_raw(parload__ctx *c)
 	return 0;
 }
 
-/* Bytes of strip j of a view that hold its rows: a CODEC_NONE strip is
- * read as rows, the view's last one up to the view's end; a compressed
- * one is read whole. */
+/* Bytes of strip j of a view that hold its rows: a plain table's strip is
+ * read as rows, the view's last one up to the view's end; a chunk is read
+ * whole. */
 static uint64_t strip_need(const parload__strips *t, const parload_desc *d,
 			   uint64_t j)
 {
@@ -446,13 +446,12 @@ static uint64_t strip_need(const parload__strips *t, const parload_desc *d,
 	return rows * d->row_size;
 }
 
-/* The end, in its file, of what strip p, strip j of its view, is read
- * from. */
+/* The end, in its file, of what entry e of the table (p) is read from. */
 static uint64_t strip_end(const parload__strips *t, const parload_desc *d,
-			  const parload__strip *p, uint64_t j)
+			  const parload__strip *p, uint64_t e)
 {
-	return p->off + (t->codec == PARLOAD__CODEC_NONE ?
-				 strip_need(t, d, j) :
+	return p->off + (parload__strips_plain(t) ?
+				 strip_need(t, d, e % t->per_view) :
 				 p->bytes);
 }
 
@@ -470,22 +469,25 @@ static uint64_t run_end(const parload__ctx *c, uint64_t r, uint64_t upto)
 	for (uint64_t i = e > u->i0 ? e - 1 : e; i <= e; i++) {
 		const parload__strip p = parload__strip_of(t, i, &hint);
 
-		end = PARLOAD__MAX(end, strip_end(t, &c->d, &p,
-						  i % t->per_view));
+		end = PARLOAD__MAX(end, strip_end(t, &c->d, &p, i));
 	}
 	return end;
 }
 
 /* Strip p, strip j of view v, past its file's end: the file was cut (or
  * its table lies). */
-static int strip_past_end(parload__ctx *c, uint64_t v, uint64_t j,
+static int strip_past_end(parload__ctx *c, uint64_t e,
 			  const parload__strip *p, const parload__file *f)
 {
+	const parload__strips *t = c->strips;
+	const uint64_t v = e / parload__strips_step(t);
+	const uint64_t j = e / parload__strips_tiles(t) % t->per_view;
+
 	return parload__fail(c->err, PARLOAD_ETRUNCATED, 0, f->path, v, p->off,
 			     "strip %" PRIu64 " of view %" PRIu64 " ends at "
 			     "byte %" PRIu64 ", past the end of the file (%"
-			     PRIu64 " bytes)", j, v,
-			     strip_end(c->strips, &c->d, p, j), f->size);
+			     PRIu64 " bytes)", j, v, strip_end(t, &c->d, p, e),
+			     f->size);
 }
 
 /* The strips table against the description: one entry per strip of
@@ -501,13 +503,14 @@ static int check_table(parload__ctx *c)
 					  "match its %" PRIu64 " views of %"
 					  PRIu32 " rows", c->d.count,
 					  c->d.height);
-	if (t->added != t->views * t->per_view ||
+	if (t->added != t->views * parload__strips_step(t) ||
 	    (t->runs && t->run[t->runs - 1].i0 + t->run[t->runs - 1].n >
-				t->views * t->per_view))
+				t->views * parload__strips_step(t)))
 		return parload__fail_path(c->err, PARLOAD_ECONTAINER, 0,
 					  c->path, "its strips table holds %"
-					  PRIu64 " of its %" PRIu64 " strips",
-					  t->added, t->views * t->per_view);
+					  PRIu64 " of its %" PRIu64 " entries",
+					  t->added,
+					  t->views * parload__strips_step(t));
 	return 0;
 }
 
@@ -518,7 +521,7 @@ static int fit_run(parload__ctx *c, uint64_t r)
 {
 	const parload__strips *t = c->strips;
 	const parload__strip_run *u = &t->run[r];
-	const uint64_t pv = t->per_view;
+	const uint64_t pv = parload__strips_step(t);
 	const uint64_t v0 = (u->i0 + pv - 1) / pv;
 	const uint64_t v1 = (u->i0 + u->n + pv - 1) / pv;
 	parload__file *f;
@@ -533,9 +536,8 @@ static int fit_run(parload__ctx *c, uint64_t r)
 		for (uint64_t i = u->i0, hint = r; i < u->i0 + u->n; i++) {
 			const parload__strip p = parload__strip_of(t, i, &hint);
 
-			if (strip_end(t, &c->d, &p, i % pv) > f->size)
-				return strip_past_end(c, i / pv, i % pv, &p,
-						      f);
+			if (strip_end(t, &c->d, &p, i) > f->size)
+				return strip_past_end(c, i, &p, f);
 		}
 	if (v1 > v0) {
 		f->first = PARLOAD__MIN(f->first, v0);
@@ -636,7 +638,7 @@ static int recheck_strips(parload__ctx *c, uint64_t last)
 {
 	const parload__strips *t = c->strips;
 	const uint64_t upto = (PARLOAD__MIN(last, t->views - 1) + 1) *
-				      t->per_view - 1;
+				      parload__strips_step(t) - 1;
 	uint64_t *need = parload__sys_calloc(c->nfiles, sizeof(*need));
 	struct stat st;
 	int rc = 0;

@@ -187,23 +187,38 @@ typedef struct parload__correct {
 
 /* ---- containers (tiff.c, hdf5.c): views whose rows lie in strips ---- */
 
-/* How a strip's stored bytes become its rows (decode.c). */
+/* The codecs: how a strip's stored bytes become its rows, one row each
+ * of codec/codecs.c's table (its name, filter ids, decode). */
 typedef enum parload__codec {
-	PARLOAD__CODEC_NONE = 0,   /* the rows themselves, back to back: read
-				    * straight into place, as a raw stream */
-	PARLOAD__CODEC_DEFLATE,    /* a zlib stream of the rows */
-	PARLOAD__CODEC_SHUFFLE_DEFLATE, /* HDF5: zlib over the rows' bytes
-				    * shuffled (byte 0 of every element, then
-				    * byte 1, ...) */
-	PARLOAD__CODEC_CUSTOM      /* the container's decoder reads it */
+	PARLOAD__CODEC_NONE = 0,   /* bytes as they are */
+	PARLOAD__CODEC_DEFLATE,    /* a zlib stream (HDF5 1, TIFF 8) */
+	PARLOAD__CODEC_SHUFFLE,    /* HDF5 2: byte 0 of every element, then
+				    * byte 1, ... */
+	PARLOAD__CODEC_FLETCHER32, /* HDF5 3: a checksum after the bytes */
+	PARLOAD__CODEC_LZF,        /* HDF5 32000 (h5py's) */
+	PARLOAD__CODEC_BLOSC,      /* HDF5 32001: one Blosc 1 buffer */
+	PARLOAD__CODEC_LZ4,        /* HDF5 32004: the LZ4 filter's blocks */
+	PARLOAD__CODEC_BITSHUFFLE, /* HDF5 32008 */
+	PARLOAD__CODEC_ZSTD,       /* HDF5 32015: one zstd frame */
+	PARLOAD__CODEC_CUSTOM,     /* the container's decoder reads it */
+	PARLOAD__CODEC_COUNT
 } parload__codec;
+
+#define PARLOAD__MAX_FILTERS 8
+
+/* One stage of a strip's filter pipeline. */
+typedef struct parload__filter {
+	parload__codec codec;
+	uint32_t elem;       /* bytes per element it works on (shuffles) */
+	uint32_t param[4];   /* the codec's own, as its row reads them */
+} parload__filter;
 
 /* One stored piece of a view: rows [j * rows, (j + 1) * rows) of it (the
  * view's last strip may hold fewer rows than it decodes to). */
 typedef struct parload__strip {
 	uint64_t off;    /* in its file */
-	uint64_t bytes;  /* stored (compressed) bytes; with CODEC_NONE rows *
-			  * row_size of them are read, at most */
+	uint64_t bytes;  /* stored (compressed) bytes; in a plain table rows
+			  * * row_size of them are read, at most */
 	uint32_t file;   /* index into the source's files */
 	uint32_t page;   /* the container's own index (a TIFF page, an HDF5
 			  * frame), for a custom decoder and messages */
@@ -211,7 +226,7 @@ typedef struct parload__strip {
 
 struct parload__strips;
 
-/* A container's own decoder (CODEC_CUSTOM): libtiff for compressed or
+/* A container's own decoder (the table's decoder): libtiff for compressed or
  * tiled pages, libhdf5 for filters parload does not decode.  Each worker
  * opens its own state; decode fills out (out_len bytes: the strip's rows,
  * whole, in desc.encoding) with strip i; errors name the file, the view
@@ -241,31 +256,68 @@ typedef struct parload__strip_run {
 } parload__strip_run;
 
 /* Where each view's rows lie: strips of `rows` rows, per_view of them per
- * view, each anywhere in any file of the source, strip j of view v the
- * table's strip v * per_view + j.  The rows of a strip
- * decode to row_size bytes each (desc.row_size) in desc.encoding; the
- * plan reads them straight into place (CODEC_NONE) or each worker decodes
- * the strips its share touches into a buffer of its own (decode.c) and
- * takes the rows from there, as from a bounce buffer. */
+ * view, each anywhere in any file of the source.  The rows of a strip
+ * decode to row_size bytes each (desc.row_size) in desc.encoding.  A
+ * plain table (parload__strips_plain) is read straight into place; in
+ * any other each worker decodes the chunks its share touches into a
+ * buffer of its own (codec/decode.c) and takes the rows from there, as
+ * from a bounce buffer.
+ *
+ * A chunk: depth frames of `rows` rows of tile_cols columns, decoded by
+ * the filters (last first) or the container's decoder.  Entry
+ * (v * per_view + j) * tiles + x of the table is tile x of strip j of
+ * view v (with one tile, the strip's index); with depth > 1 every view of
+ * a chunk has its entry at the chunk's place, its page % depth the view's
+ * frame in the chunk (page: the container's frame). */
 typedef struct parload__strips {
 	uint32_t rows;          /* rows per strip, >= 1 */
 	uint32_t per_view;      /* ceil(height / rows) */
 	uint64_t views;         /* stream views */
-	/* The strips given (parload__strips_add), in runs in the order of
-	 * their strips; a strip no run holds is absent (owned). */
+	/* The entries given (parload__strips_add), in runs in the order of
+	 * their index; an entry no run holds is absent (owned). */
 	parload__strip_run *run;
 	uint64_t runs, run_cap;
-	uint64_t added;         /* strips given */
-	parload__codec codec;
-	uint32_t elem;          /* SHUFFLE: bytes per element */
+	uint64_t added;         /* entries given */
+	/* The filters in the order they were applied when written; decoded
+	 * last first. */
+	parload__filter filter[PARLOAD__MAX_FILTERS];
+	uint32_t nfilters;
+	uint32_t depth;         /* frames a decoded chunk holds (0 or 1: one) */
+	uint32_t tiles;         /* chunks across a row (0 or 1: one) */
+	uint32_t tile_cols;     /* columns of each (the last may reach past the
+				 * width); with one tile, unused */
 	float *angles;          /* per stream view, or NULL (owned) */
-	const parload__decoder *decoder; /* CODEC_CUSTOM */
+	const parload__decoder *decoder; /* the container's, or NULL */
 	void *arg;              /* the container's, for its decoder */
 	const char *serial;     /* why the pixels are read one thread at a
 				 * time (a decoder behind a global lock), or
 				 * NULL; parload_stats.serial */
 	const char *path;       /* the container, in messages */
 } parload__strips;
+
+/* Frames of a decoded chunk, chunks across a row, entries a view. */
+static inline uint32_t parload__strips_depth(const parload__strips *t)
+{
+	return t->depth > 1 ? t->depth : 1;
+}
+
+static inline uint32_t parload__strips_tiles(const parload__strips *t)
+{
+	return t->tiles > 1 ? t->tiles : 1;
+}
+
+static inline uint64_t parload__strips_step(const parload__strips *t)
+{
+	return (uint64_t)t->per_view * parload__strips_tiles(t);
+}
+
+/* Whether t's strips are the rows as they are, read straight into place:
+ * no filter, no decoder, one tile, one frame a chunk. */
+static inline bool parload__strips_plain(const parload__strips *t)
+{
+	return !t->decoder && t->nfilters == 0 &&
+	       parload__strips_tiles(t) == 1 && parload__strips_depth(t) == 1;
+}
 
 /* Strips a view of height rows takes, rows a strip (>= 1): ceil(height /
  * rows), in 64 bits (height + rows - 1 does not fit 32 when both are
@@ -318,17 +370,18 @@ static inline parload__strip parload__strip_of(const parload__strips *t,
 	k = i - u->i0;
 	return (parload__strip){
 		.off = u->off + k * u->step, .bytes = u->bytes, .file = u->file,
-		.page = t->per_view == 1 ?
+		.page = parload__strips_step(t) == 1 ?
 				u->page + (uint32_t)k :
-				u->page + (uint32_t)(i / t->per_view -
-						     u->i0 / t->per_view) };
+				u->page + (uint32_t)(i / parload__strips_step(t) -
+						     u->i0 / parload__strips_step(t)) };
 }
 
-/* Strip j of stream view v. */
+/* Strip j of stream view v (its first tile). */
 static inline parload__strip parload__strip_at(const parload__strips *t,
 					       uint64_t v, uint64_t j)
 {
-	return parload__strip_of(t, v * t->per_view + j, NULL);
+	return parload__strip_of(t, (v * t->per_view + j) *
+					    parload__strips_tiles(t), NULL);
 }
 
 /* Bytes strip i decodes to. */
@@ -412,6 +465,7 @@ typedef struct parload__ctx {
 	parload__io_stats io;  /* reads, the file header's included */
 	uint64_t decoded;      /* a container's strips decoded */
 	const char *serial;    /* its strips' serial reason, kept past close */
+	char codec[PARLOAD_CODEC_NAME_MAX]; /* its strips' filters, the same */
 	uint64_t fallbacks;    /* the container's fallback_files, the same */
 	unsigned threads;      /* threads that read */
 	bool checked;          /* it checked every view itself (below) */

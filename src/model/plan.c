@@ -100,7 +100,7 @@ void parload__plan_correct(parload__plan *p, const parload__correct *k)
 void parload__plan_strips(parload__plan *p, const parload__strips *t)
 {
 	p->strips = t;
-	p->decoded = t && t->codec != PARLOAD__CODEC_NONE;
+	p->decoded = t && !parload__strips_plain(t);
 	/* A decoded strip is in the worker's memory: its rows are copied
 	 * from there, as from a bounce buffer. */
 	if (p->decoded)
@@ -343,8 +343,8 @@ static uint64_t strip_pos(parload__cursor *c, uint64_t v, uint64_t r,
 	const parload__strips *t = p->strips;
 	const uint64_t j = r / t->rows, r0 = j * t->rows;
 	const uint64_t end = PARLOAD__MIN(r0 + t->rows, (uint64_t)p->d->height);
-	const parload__strip st = parload__strip_of(t, v * t->per_view + j,
-						    &c->run);
+	const parload__strip st = parload__strip_of(
+		t, (v * t->per_view + j) * parload__strips_tiles(t), &c->run);
 	const uint64_t at = (r - r0) * p->row_bytes + b;
 
 	c->file = st.file;

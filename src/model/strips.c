@@ -1,7 +1,7 @@
 /*
  * strips.c - a container's strips table, kept in runs: strips that follow
  * one another at one stride in one file, of one size, their pages counting
- * up one a view (parload__strip_run, internal.h).  Readers give the strips
+ * up one a view (parload__strip_run, model.h).  Readers give the strips
  * in order and each joins the last run where it continues it; a strip is
  * computed from its run (parload__strip_of), its run found by a binary
  * search where the caller's hint does not hold it.  A TIFF of pages one
@@ -19,9 +19,8 @@ static bool continues(const parload__strips *t, const parload__strip_run *u,
 		      uint64_t i, const parload__strip *s)
 {
 	const uint64_t last = u->off + (u->n - 1) * u->step;
-	const uint64_t views = t->per_view == 1 ?
-				       u->n :
-				       i / t->per_view - u->i0 / t->per_view;
+	const uint64_t pv = parload__strips_step(t);
+	const uint64_t views = pv == 1 ? u->n : i / pv - u->i0 / pv;
 
 	if (s->file != u->file || s->bytes != u->bytes ||
 	    views > UINT32_MAX || s->page < u->page ||
@@ -84,7 +83,7 @@ int parload__strips_add_stepped(parload__strips *t, uint64_t i, uint64_t n,
 		 * rest: no test for each. */
 		u = &t->run[t->runs - 1];
 		if (k >= 1 && u->n >= 2 && u->step == step &&
-		    u->i0 + u->n == i + k + 1 && t->per_view == 1) {
+		    u->i0 + u->n == i + k + 1 && parload__strips_step(t) == 1) {
 			u->n += n - k - 1;
 			t->added += n - k - 1;
 			return 0;

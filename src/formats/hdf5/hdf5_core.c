@@ -141,7 +141,5 @@ const parload__driver parload__driver_hdf5 = {
 	.describe = hdf5_describe,
 	.save = PARLOAD_SAVE_HDF5,
 	.write = hdf5_write,
-	.codecs = 1u << PARLOAD__CODEC_NONE | 1u << PARLOAD__CODEC_DEFLATE |
-		  1u << PARLOAD__CODEC_SHUFFLE_DEFLATE |
-		  1u << PARLOAD__CODEC_CUSTOM,
+	.codecs = (1u << PARLOAD__CODEC_COUNT) - 1,
 };

@@ -77,7 +77,6 @@ static inline int parload__h5_contiguous(parload__strips *t, uint64_t base,
 					 uint32_t file)
 {
 	t->rows = rows;
-	t->codec = PARLOAD__CODEC_NONE;
 	for (uint64_t v = 0; v < n; v++) {
 		const uint64_t k = frame ? frame[v] : v;
 

@@ -25,6 +25,8 @@ typedef struct h5arg {
 	int rank;
 	uint32_t height, width;
 	size_t elem;            /* bytes per pixel */
+	size_t chunk;           /* bytes of a decoded chunk, 0: not chunked */
+	size_t tiles;           /* chunks across a row */
 } h5arg;
 
 typedef struct h5state {
@@ -54,6 +56,27 @@ static void dec_close(void *p)
 	parload__sys_free(s);
 }
 
+/* The dataset, with a chunk cache that holds a few of its chunks: the
+ * strips of a chunk's frames, asked one after another, decode it once
+ * (libhdf5's default cache holds 1 MiB). */
+static hid_t open_cached(hid_t f, const h5arg *a)
+{
+	hid_t dapl = a->chunk ? H5Pcreate(H5P_DATASET_ACCESS) : H5P_DEFAULT;
+	hid_t d;
+
+	/* Every chunk across a row, and two: a tiled band's chunks are
+	 * each decoded once for all of their frames. */
+	if (a->chunk && dapl >= 0)
+		(void)H5Pset_chunk_cache(dapl, 10007,
+					 PARLOAD__MIN((a->tiles + 2) * a->chunk,
+						      (size_t)1 << 28),
+					 1.0);
+	d = H5Dopen2(f, a->name, dapl >= 0 ? dapl : H5P_DEFAULT);
+	if (a->chunk && dapl >= 0)
+		H5Pclose(dapl);
+	return d;
+}
+
 static int dec_open(const parload__strips *t, void **state,
 		    parload_error *err)
 {
@@ -65,7 +88,7 @@ static int dec_open(const parload__strips *t, void **state,
 		return parload__fail_nomem(err, a->file);
 	h5_enter();
 	s->f = H5Fopen(a->file, H5F_ACC_RDONLY, H5P_DEFAULT);
-	s->d = s->f < 0 ? -1 : H5Dopen2(s->f, a->name, H5P_DEFAULT);
+	s->d = s->f < 0 ? -1 : open_cached(s->f, a);
 	s->type = s->d < 0 ? -1 : H5Dget_type(s->d);
 	h5_why(why);
 	h5_leave();
@@ -90,7 +113,7 @@ static int dec_strip(void *p, const parload__strips *t, uint64_t i,
 	const uint32_t page = parload__strip_of(t, i, NULL).page;
 	hsize_t start[3] = { page, r0, 0 };
 	hsize_t count[3] = { 1, rows, a->width };
-	hsize_t n = rows * a->width;
+	const hsize_t n = rows * a->width;
 	hid_t fs, ms;
 	herr_t ok = -1;
 	char why[200] = "";
@@ -102,7 +125,9 @@ static int dec_strip(void *p, const parload__strips *t, uint64_t i,
 				     a->name, (size_t)n * a->elem, out_len);
 	h5_enter();
 	fs = H5Dget_space(s->d);
-	ms = H5Screate_simple(1, &n, NULL);
+	/* In the selection's own shape: libhdf5 copies a (1, rows, width)
+	 * block row by row, where a flat one costs an element at a time. */
+	ms = H5Screate_simple(a->rank, a->rank == 3 ? count : count + 1, NULL);
 	if (fs >= 0 && ms >= 0 &&
 	    H5Sselect_hyperslab(fs, H5S_SELECT_SET,
 				a->rank == 3 ? start : start + 1, NULL,
@@ -150,6 +175,24 @@ static const char *interned(const char *text)
 	return found;
 }
 
+/* Bytes of one of the dataset's chunks, 0 when not chunked (or past
+ * what a cache would hold). */
+static size_t chunk_size(h5r *r, size_t elem, size_t *tiles)
+{
+	hsize_t cd[3] = { 1, 1, 1 };
+	uint64_t n = elem;
+
+	if (H5Pget_layout(r->dcpl) != H5D_CHUNKED ||
+	    H5Pget_chunk(r->dcpl, r->rank, r->rank == 3 ? cd : cd + 1) !=
+		    r->rank || cd[2] == 0)
+		return 0;
+	*tiles = (size_t)((r->dims[2] + cd[2] - 1) / cd[2]);
+	for (int k = 0; k < 3; k++)
+		if (!parload__mul_ok(n, cd[k], &n))
+			return 0;
+	return n <= ((uint64_t)1 << 30) ? (size_t)n : 0;
+}
+
 /* Strips of `rows` rows read through libhdf5 (held under h5_lock, so the
  * static table is safe). */
 static int custom(h5r *r, uint32_t rows, const char *why)
@@ -167,7 +210,9 @@ static int custom(h5r *r, uint32_t rows, const char *why)
 	a->height = (uint32_t)r->dims[1];
 	a->width = (uint32_t)r->dims[2];
 	a->elem = r->c->desc.bytes_per_pixel;
-	t->codec = PARLOAD__CODEC_CUSTOM;
+	a->chunk = chunk_size(r, a->elem, &a->tiles);
+	t->nfilters = 0;
+	t->depth = t->tiles = t->tile_cols = 0;
 	t->decoder = &h5_decoder;
 	t->arg = a;
 	t->serial = interned(why);
@@ -455,10 +500,8 @@ static int external(h5r *r, uint64_t view_bytes)
 	} else if (rc == 0) {
 		table_shape(r, (uint32_t)(height / g));
 		t->rows = (uint32_t)g;
-		t->codec = PARLOAD__CODEC_NONE;
 	}
-	for (uint64_t v = 0; rc == 0 && t->codec == PARLOAD__CODEC_NONE &&
-			     v < r->p.n; v++)
+	for (uint64_t v = 0; rc == 0 && !t->decoder && v < r->p.n; v++)
 		for (uint32_t j = 0; rc == 0 && j < t->per_view; j++) {
 			const uint64_t at = r->p.frame[v] * view_bytes +
 					    j * g * row;
@@ -477,53 +520,62 @@ static int external(h5r *r, uint64_t view_bytes)
 	return rc;
 }
 
-/* The codec of the filter pipeline, or CUSTOM with why; ENOTSUP for a
- * filter whose plugin is missing. */
-static int pipeline(h5r *r, parload__codec *codec, char *why, size_t size)
+/* Filter k of the pipeline as a stage parload decodes (t's filter k):
+ * NULL, or why it cannot (into why: libhdf5 reads the data). */
+static const char *one_filter(h5r *r, unsigned k, uint32_t elem,
+			      parload__filter *f, H5Z_filter_t *id,
+			      char *name, size_t cap)
 {
+	unsigned flags = 0, cd[16];
+	size_t ncd = sizeof(cd) / sizeof(cd[0]);
+	const parload__codec_row *row;
+
+	name[0] = '\0';
+	*id = H5Pget_filter2(r->dcpl, k, &flags, &ncd, cd, cap, name, NULL);
+	f->codec = *id < 0 ? PARLOAD__CODEC_COUNT :
+			     parload__codec_of_hdf5((uint32_t)*id);
+	row = f->codec < PARLOAD__CODEC_COUNT ? parload__codec_get(f->codec) :
+						NULL;
+	if (!row || !row->decode || !row->hdf5_params)
+		return "parload has no decoder for it in this build";
+	return row->hdf5_params(cd, PARLOAD__MIN(ncd, sizeof(cd) /
+						   sizeof(cd[0])),
+				elem, f);
+}
+
+/* The filter pipeline into t's filters; *serial and why (size bytes)
+ * where a filter is one parload does not decode (libhdf5 reads the
+ * data); ENOTSUP when libhdf5 has no plugin for it either. */
+static int pipeline(h5r *r, uint32_t elem, bool *serial, char *why,
+		    size_t size)
+{
+	parload__strips *t = &r->c->strips;
 	const int nf = H5Pget_nfilters(r->dcpl);
-	int ids[2] = { -1, -1 };
 
-	*codec = PARLOAD__CODEC_NONE;
-	for (int k = 0; k < nf; k++) {
-		char name[64] = "";
-		unsigned flags, cd[8];
-		size_t ncd = 8;
-		const H5Z_filter_t id = H5Pget_filter2(r->dcpl, (unsigned)k,
-						       &flags, &ncd, cd,
-						       sizeof(name), name,
-						       NULL);
+	*serial = nf > PARLOAD__MAX_FILTERS;
+	t->nfilters = 0;
+	for (int k = 0; !*serial && k < nf; k++) {
+		char name[64];
+		H5Z_filter_t id;
+		const char *no = one_filter(r, (unsigned)k, elem, &t->filter[k],
+					    &id, name, sizeof(name));
 
-		if (H5Zfilter_avail(id) <= 0)
+		if (no && H5Zfilter_avail(id) <= 0)
 			return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0,
-						  r->file,
-						  "%s: HDF5 filter %d (%s) is "
-						  "not available (its plugin "
-						  "is not installed)", r->p.name,
-						  (int)id,
-						  name[0] ? name : "unnamed");
-		if (k < 2)
-			ids[k] = id;
-		if (*codec == PARLOAD__CODEC_NONE && id != H5Z_FILTER_DEFLATE &&
-		    id != H5Z_FILTER_SHUFFLE) {
-			*codec = PARLOAD__CODEC_CUSTOM;
+						  r->file, "%s: HDF5 filter "
+						  "%d (%s) is not available "
+						  "(%s, and its plugin is not "
+						  "installed)", r->p.name,
+						  (int)id, name[0] ? name :
+						  "unnamed", no);
+		if (no)
 			snprintf(why, size, "HDF5 filter %d (%s) is read "
-				 "through libhdf5, one thread at a time",
-				 (int)id, name[0] ? name : "unnamed");
-		}
+				 "through libhdf5, one thread at a time: %s",
+				 (int)id, name[0] ? name : "unnamed", no);
+		*serial = no != NULL;
 	}
-	if (*codec == PARLOAD__CODEC_CUSTOM || nf == 0)
-		return 0;
-	if (nf == 1 && ids[0] == H5Z_FILTER_DEFLATE)
-		*codec = PARLOAD__CODEC_DEFLATE;
-	else if (nf == 2 && ids[0] == H5Z_FILTER_SHUFFLE &&
-		 ids[1] == H5Z_FILTER_DEFLATE)
-		*codec = PARLOAD__CODEC_SHUFFLE_DEFLATE;
-	else {
-		*codec = PARLOAD__CODEC_CUSTOM;
-		snprintf(why, size, "HDF5 filters %d then %d are read through "
-			 "libhdf5, one thread at a time", ids[0], ids[1]);
-	}
+	if (!*serial)
+		t->nfilters = (uint32_t)nf;
 	return 0;
 }
 
@@ -680,20 +732,17 @@ static int lib_chunks(const char *file, const char *name, hid_t f, hid_t d,
 	return rc;
 }
 
-/* Every loaded frame's chunks into its strips (zeroed): by parload's
- * walk of the index, else by libhdf5's calls. */
+/* Every chunk of the dataset to p: by parload's walk of the index, else
+ * by libhdf5's calls. */
 static int chunk_table(h5r *r, parload__h5strips *p)
 {
-	parload__strips *t = &r->c->strips;
 	int rc = r->parser ? direct_chunks(r->dfile, r->p.name, r->df, r->d,
 					   parload__h5strips_put, p, r->err) :
 			     1;
 
 	if (rc == 1) {
 		/* What the parser gave before it gave up is given again. */
-		parload__strips_clear(t);
-		p->seen = 0;
-		p->masked = false;
+		parload__h5strips_reset(p);
 		rc = lib_chunks(r->dfile, r->p.name, r->df, r->d,
 				parload__h5strips_put, p, r->err);
 	}
@@ -715,43 +764,33 @@ static int frame_views(h5r *r, uint64_t **view)
 	return 0;
 }
 
-/* Chunks other than whole rows of a frame (its every column; fewer than
- * 2^32 of them) are read through libhdf5: *codec custom, why saying so
- * (cap bytes). */
-static void other_chunks(const hsize_t cd[3], hsize_t width,
-			 parload__codec *codec, char *why, size_t cap)
+/* The chunks of the frames read into the table (its filters set), or
+ * through libhdf5 where they are not all written, one skipped a filter
+ * or a decoded chunk would be too large for a worker. */
+static int chunk_strips(h5r *r, parload__h5strips *p)
 {
-	if (cd[0] != 1 || cd[2] != width || cd[1] > UINT32_MAX) {
-		snprintf(why, cap, "HDF5 chunks of %" PRIu64 " x %" PRIu64
-			 " x %" PRIu64 " are read through libhdf5, one thread "
-			 "at a time", (uint64_t)cd[0], (uint64_t)cd[1],
-			 (uint64_t)cd[2]);
-		*codec = PARLOAD__CODEC_CUSTOM;
-	}
-}
-
-/* The chunks of the frames read into the table, of codec (plain: stored
- * as they are): each chunk a strip, or through libhdf5 where they are not
- * all written or one skipped a filter. */
-static int chunk_strips(h5r *r, parload__h5strips *p, parload__codec codec,
-			uint64_t elem)
-{
-	parload__strips *t = &r->c->strips;
+	const uint32_t rows = r->c->strips.rows;
 	uint64_t *view = NULL;
 	int rc;
 
-	p->plain = codec == PARLOAD__CODEC_NONE;
 	if ((rc = frame_views(r, &view)))
 		return rc;
 	p->view = view;
 	rc = chunk_table(r, p);
+	if (rc == 0)
+		rc = parload__h5strips_finish(p);
+	parload__sys_free(p->got);
+	p->got = NULL;
 	parload__sys_free(view);
-	t->codec = codec;
-	t->elem = (uint32_t)elem;
-	if (rc == 0 && !parload__h5strips_whole(p))
-		rc = custom(r, t->rows, "HDF5 chunks that are not all written "
-			    "or skipped a filter are read through libhdf5, "
+	if (rc == 1) {
+		parload__strips_clear(&r->c->strips);
+		r->c->strips.per_view = parload__strips_per_view(
+			(uint32_t)r->dims[1], rows);
+		rc = custom(r, rows, "HDF5 chunks that are not "
+			    "all written, skipped a filter or decode to more "
+			    "than a worker holds are read through libhdf5, "
 			    "one thread at a time");
+	}
 	return rc;
 }
 
@@ -761,37 +800,31 @@ static int chunked(h5r *r, uint64_t elem)
 	hsize_t cd[3] = { 1, 1, 1 };
 	const int crank = H5Pget_chunk(r->dcpl, r->rank,
 				       r->rank == 3 ? cd : cd + 1);
-	char why[200] = "";
-	parload__codec codec;
+	char why[240] = "";
+	bool serial;
 	parload__h5strips p = { .t = t,
 				.dims = { r->dims[0], r->dims[1], r->dims[2] },
-				.views = r->p.n,
+				.chunk = { cd[0], cd[1], cd[2] },
+				.views = r->p.n, .elem = (uint32_t)elem,
 				.file = r->dfile, .index = r->dfi,
 				.name = r->p.name,
 				.err = r->err };
 	int rc;
 
-	if (crank != r->rank)
+	if (crank != r->rank || cd[0] == 0 || cd[1] == 0 || cd[2] == 0)
 		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, r->file,
 					  "%s: unreadable chunk shape", r->p.name);
-	rc = pipeline(r, &codec, why, sizeof(why));
+	p.chunk[0] = cd[0], p.chunk[1] = cd[1], p.chunk[2] = cd[2];
+	rc = pipeline(r, (uint32_t)elem, &serial, why, sizeof(why));
 	if (rc)
 		return rc;
-	other_chunks(cd, r->dims[2], &codec, why, sizeof(why));
-	/* A chunk's rows, whole: the last strip may reach past the view. */
-	t->rows = (uint32_t)(codec != PARLOAD__CODEC_CUSTOM ? cd[1] :
-			     cd[1] < r->dims[1] ? cd[1] : r->dims[1]);
+	/* Through libhdf5: strips of a chunk's rows, the view's at most. */
+	t->rows = (uint32_t)(cd[1] < r->dims[1] ? cd[1] : r->dims[1]);
 	table_shape(r, (uint32_t)((r->dims[1] + t->rows - 1) / t->rows));
-	if (codec == PARLOAD__CODEC_CUSTOM)
+	if (serial)
 		return custom(r, t->rows, why);
-	/* A chunk's bytes: its rows may be more than the view's. */
-	if (!parload__mul_ok((uint64_t)t->rows * r->dims[2], elem, &p.want))
-		return parload__fail_path(r->err, PARLOAD_ECONTAINER, 0, r->file,
-					  "%s: chunks of %" PRIu32 " x %" PRIu64
-					  " elements of %" PRIu64 " bytes "
-					  "overflow 64 bits", r->p.name, t->rows,
-					  (uint64_t)r->dims[2], elem);
-	return chunk_strips(r, &p, codec, elem);
+	p.plain = t->nfilters == 0;
+	return chunk_strips(r, &p);
 }
 
 int parload__h5lib_layout(h5r *r, const parload_desc *d)

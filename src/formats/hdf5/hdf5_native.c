@@ -849,21 +849,26 @@ static bool chunks(nat *n, parload__strips *t, uint64_t views,
 	parload_error scratch;
 	parload__h5strips p = { .t = t,
 				.dims = { views, desc->height, desc->width },
+				.chunk = { 1, 1, 1 },
 				.views = views, .plain = true,
+				.elem = s->size,
 				.file = n->path, .name = n->p.name,
 				.err = &scratch };
+	int rc;
 
 	for (int k = 0; k < s->rank; k++) {
 		w.dims[k] = s->dims[k];
 		w.chunk[k] = s->chunk[k];
+		p.chunk[3 - s->rank + k] = s->chunk[k];
 	}
-	t->rows = (uint32_t)s->chunk[s->rank - 2];
-	t->per_view = parload__strips_per_view(desc->height, t->rows);
-	t->elem = s->size;
-	p.want = (uint64_t)t->rows * desc->row_size;
-	return parload__h5index_walk(n->f.fd, &w, parload__h5strips_put,
-				     &p, n->path, n->p.name, &scratch) == 0 &&
-	       parload__h5strips_whole(&p);
+	rc = parload__h5index_walk(n->f.fd, &w, parload__h5strips_put, &p,
+				   n->path, n->p.name, &scratch);
+	if (rc != 0) {
+		parload__h5strips_reset(&p);
+		parload__sys_free(p.got);
+		return false;
+	}
+	return parload__h5strips_finish(&p) == 0;
 }
 
 /* The container of the dataset chosen: its views, one strip each (a
@@ -889,7 +894,6 @@ static bool fill(nat *n, const parload__h5be *be, parload_frames fr,
 	    parload__h5_angles(be, &n->p, views, &t->angles) != 0)
 		return false;
 	t->views = views;
-	t->codec = PARLOAD__CODEC_NONE;
 	if (s->chunked)
 		return chunks(n, t, views, &out->desc);
 	t->per_view = 1;

@@ -288,7 +288,6 @@ static int make_table(const walk *w, const char *name, parload__container *c,
 	t->rows = w->p[0].unit;
 	t->per_view = parload__strips_per_view(w->height, t->rows);
 	t->views = w->views;
-	t->codec = plain ? PARLOAD__CODEC_NONE : PARLOAD__CODEC_CUSTOM;
 	t->path = name;
 	for (uint64_t r = 0; r < w->records; r++) {
 		const page *p = &w->p[r];
@@ -595,6 +594,5 @@ const parload__driver parload__driver_tiff = {
 	.describe = tiff_describe,
 	.save = PARLOAD_SAVE_TIFF,
 	.write = tiff_write,
-	.codecs = 1u << PARLOAD__CODEC_NONE | 1u << PARLOAD__CODEC_DEFLATE |
-		  1u << PARLOAD__CODEC_CUSTOM,
+	.codecs = 1u << PARLOAD__CODEC_NONE | 1u << PARLOAD__CODEC_CUSTOM,
 };
