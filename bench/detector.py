@@ -385,8 +385,8 @@ def markdown(cs, size, started_load):
         if c.path:
             try:
                 st = parload.load(c.path).stats
-                serial.append("- %s: %d chunks decoded%s" % (
-                    c.what, st["strips_decoded"],
+                serial.append("- %s: %d chunks decoded (%s)%s" % (
+                    c.what, st["strips_decoded"], st.get("codec", "?"),
                     ", serial: " + st["serial"] if st["serial"] else ""))
             except Exception as e:
                 serial.append("- %s: %s" % (c.what, e))

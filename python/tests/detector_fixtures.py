@@ -35,10 +35,10 @@ DATASET = "/data"
 @dataclass
 class Spec:
     """One file: its dataset's name, shape, type and h5py keywords; codecs
-    are the names parload's stats give the codecs that must decode its
-    chunks (its codec table's rows), serial what the stats' serial reason
-    must contain when parload has no codec for one of its filters (None:
-    nothing may go serial)."""
+    the stages of its filter pipeline, first applied first, as parload's
+    codec table names them (stats["codec"] joins them with "+"), serial
+    what the stats' serial reason must contain when parload has no codec
+    for one of its filters (None: nothing may go serial)."""
     name: str
     dtype: str = "u2"
     kw: dict = field(default_factory=dict)
@@ -141,8 +141,8 @@ def missing_plugins():
 def codec_table():
     """[(name, keywords, codec rows)] for every codec and setting."""
     rows = [
-        ("gzip1-shuffle", _gzip(1), ("deflate", "shuffle")),
-        ("gzip9-shuffle", _gzip(9), ("deflate", "shuffle")),
+        ("gzip1-shuffle", _gzip(1), ("shuffle", "deflate")),
+        ("gzip9-shuffle", _gzip(9), ("shuffle", "deflate")),
         ("gzip4", _gzip(4, False), ("deflate",)),
         # Bitshuffle + LZ4: the filter's automatic block size and a block
         # of 2,048 elements (the filter has no level).
@@ -162,7 +162,7 @@ def codec_table():
         ("lzf", {"compression": "lzf"}, ("lzf",)),
         ("fletcher32", {"fletcher32": True}, ("fletcher32",)),
         ("gzip-fletcher32", dict(_gzip(4), fletcher32=True),
-         ("deflate", "shuffle", "fletcher32")),
+         ("shuffle", "deflate", "fletcher32")),
     ]
     for cname in ("lz4", "zstd", "blosclz"):
         for sname, shuffle in SHUFFLES.items():
@@ -188,7 +188,7 @@ CHUNKS = {
     "block5x32x48": (5, 32, 48),  # frames, rows and columns at once
 }
 CHUNK_FILTERS = {"plain": ({}, ()),
-                 "gzip": (_gzip(4), ("deflate", "shuffle")),
+                 "gzip": (_gzip(4), ("shuffle", "deflate")),
                  "bslz4": (dict(hdf5plugin.Bitshuffle(cname="lz4")),
                            ("bitshuffle",))}
 # Pixel types, each through these codecs.
