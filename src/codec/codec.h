@@ -65,7 +65,9 @@ typedef struct parload__strip_reader {
 	struct parload__slab {
 		unsigned char *out; /* depth frames of a strip's rows, whole
 				     * width */
-		bool have;          /* out holds the chunk at off of file */
+		unsigned char *tile_ok; /* tiles > 1: which are in out */
+		bool have;          /* out holds the chunk at off of file
+				     * (with tiles, those tile_ok says) */
 		uint64_t off;
 		uint32_t file;
 		uint64_t strip;     /* the container's decoder: its strip */
@@ -74,6 +76,9 @@ typedef struct parload__strip_reader {
 	uint64_t decoded;       /* chunks decoded */
 	uint64_t run;           /* the table's run of the last entry asked */
 	size_t max_read;        /* bytes per read call (the load's) */
+	uint32_t cols[2];       /* the columns [cols[0], cols[1]) the load
+				 * takes (cols[1] 0: all): the tiles of the
+				 * others are not decoded */
 	parload_error *err;     /* of the call in progress */
 } parload__strip_reader;
 

@@ -109,8 +109,10 @@ void parload__strip_reader_close(parload__strip_reader *r)
 	parload__sys_free(r->mid[0]);
 	parload__sys_free(r->mid[1]);
 	parload__sys_free(r->tile);
-	for (uint32_t k = 0; r->slab && k < r->slabs; k++)
+	for (uint32_t k = 0; r->slab && k < r->slabs; k++) {
 		parload__sys_free(r->slab[k].out);
+		parload__sys_free(r->slab[k].tile_ok);
+	}
 	parload__sys_free(r->slab);
 	memset(r, 0, sizeof(*r));
 }
@@ -169,30 +171,41 @@ static int bad_chunk(parload__strip_reader *r, uint64_t e, const char *codec,
 /* The stored bytes in (stored) through the filters, last first, into dst
  * (want bytes, exactly): NULL, or what is wrong; *codec the stage. */
 static const char *unfilter(parload__strip_reader *r, const unsigned char *in,
-			    size_t stored, unsigned char *dst, size_t want,
-			    size_t *got, const char **codec)
+			    size_t stored, uint32_t mask, unsigned char *dst,
+			    size_t want, size_t *got, const char **codec)
 {
 	const parload__strips *t = r->t;
 	const unsigned char *src = in;
 	size_t n = stored;
+	uint32_t last = 0; /* the first filter not skipped */
+	unsigned next = 0; /* the buffer between stages to write next */
 
-	for (uint32_t k = t->nfilters; k-- > 0;) {
+	while (last < t->nfilters && (mask >> last & 1))
+		last++;
+	if (last == t->nfilters && n <= want)
+		memcpy(dst, src, n);
+	for (uint32_t k = t->nfilters; k-- > last;) {
 		const parload__filter *f = &t->filter[k];
 		const parload__codec_row *row = parload__codec_get(f->codec);
-		unsigned char *out = k ? r->mid[k & 1] : dst;
+		unsigned char *out = k > last ? r->mid[next] : dst;
 		const char *why;
 
+		if (mask >> k & 1)
+			continue;
+		next ^= 1;
 		*codec = row->name;
 		*got = 0;
 		why = row->decode(r->state[k], f, src, n, out,
-				  k ? r->mid_cap : want, got);
+				  k > last ? r->mid_cap : want, got);
 		if (why)
 			return why;
 		src = out;
 		n = *got;
 	}
 	*got = n;
-	return n == want ? NULL : "decodes to fewer bytes than its chunk";
+	return n == want ? NULL :
+	       n < want	 ? "decodes to fewer bytes than its chunk" :
+			   "decodes to more bytes than its chunk";
 }
 
 /* Entry e's stored bytes decoded into dst (want bytes). */
@@ -222,8 +235,8 @@ static int decode_entry(parload__strip_reader *r, uint64_t e,
 	if (rc == 0)
 		rc = parload__pread_full(f->fd, r->in, (size_t)s.bytes, s.off,
 					 r->max_read, st, f->path, v, r->err);
-	if (rc == 0 && (why = unfilter(r, r->in, (size_t)s.bytes, dst, want,
-				       &got, &codec)))
+	if (rc == 0 && (why = unfilter(r, r->in, (size_t)s.bytes, s.mask, dst,
+				       want, &got, &codec)))
 		rc = bad_chunk(r, e, codec, why, got, want);
 	return rc;
 }
@@ -244,37 +257,84 @@ static void place_tile(parload__strip_reader *r, unsigned char *out,
 		memcpy(out + y * row + at, r->tile + y * tw, n);
 }
 
-/* The chunk strip i lies in, into out: its tiles in turn, each counted
- * in r->decoded. */
-static int decode_chunk(parload__strip_reader *r, uint64_t i,
-			unsigned char *out, parload__io_stats *st)
+/* Tiles x0 to x1 of strip i's chunks that slab k lacks, into its rows,
+ * each counted in r->decoded. */
+static int decode_tiles(parload__strip_reader *r, uint64_t i,
+			struct parload__slab *k, uint32_t x0, uint32_t x1,
+			parload__io_stats *st)
 {
 	const parload__strips *t = r->t;
 	const uint32_t tiles = parload__strips_tiles(t);
 	int rc = 0;
 
-	if (!t->tile_cols)
-		rc = decode_entry(r, i, out, chunk_bytes(t, r->d), st);
-	for (uint32_t x = 0; t->tile_cols && rc == 0 && x < tiles; x++) {
+	for (uint32_t x = x0; rc == 0 && x <= x1; x++) {
+		if (k->tile_ok[x])
+			continue;
 		rc = decode_entry(r, i * tiles + x, r->tile,
 				  tile_bytes(t, r->d), st);
-		if (rc == 0)
-			place_tile(r, out, x);
+		if (rc == 0) {
+			place_tile(r, k->out, x);
+			k->tile_ok[x] = 1;
+			r->decoded++;
+		}
 	}
-	r->decoded += rc == 0 ? (t->tile_cols ? tiles : 1) : 0;
 	return rc;
 }
 
-/* Strip i of the container's decoder (one frame a strip) into out. */
-static int decode_custom(parload__strip_reader *r, uint64_t i,
-			 unsigned char *out, parload_error *err)
+/* The tiles that hold the columns the load takes (r->cols), of the
+ * bytes [at, at + len) of a strip's rows where those lie in one row. */
+static void tiles_of(const parload__strip_reader *r, uint64_t at, size_t len,
+		     uint32_t *x0, uint32_t *x1)
 {
 	const parload__strips *t = r->t;
-	const int rc = t->decoder->decode(r->custom, t, i, out,
-					  parload__strip_size(t, r->d), err);
+	const uint64_t row = r->d->row_size, px = row / r->d->width;
+	const uint64_t c0 = at % row;
+	uint64_t lo = r->cols[0], hi = r->cols[1] ? r->cols[1] : r->d->width;
 
-	r->decoded += rc == 0;
-	return rc;
+	if (len && c0 + len <= row) {
+		lo = PARLOAD__MAX(lo, c0 / px);
+		hi = PARLOAD__MIN(hi, (c0 + len + px - 1) / px);
+	}
+	*x0 = (uint32_t)(lo / t->tile_cols);
+	*x1 = (uint32_t)((PARLOAD__MAX(hi, lo + 1) - 1) / t->tile_cols);
+}
+
+/* Slab k holding (the bytes [at, at + len) of) strip i's chunk. */
+static int fill_slab(parload__strip_reader *r, struct parload__slab *k,
+		     uint64_t i, uint64_t at, size_t len, parload__io_stats *st,
+		     parload_error *err)
+{
+	const parload__strips *t = r->t;
+	uint32_t x0, x1;
+	int rc;
+
+	if (t->decoder) {
+		rc = t->decoder->decode(r->custom, t, i, k->out,
+					parload__strip_size(t, r->d), err);
+		r->decoded += rc == 0;
+		return rc;
+	}
+	if (!t->tile_cols) {
+		rc = decode_entry(r, i, k->out, chunk_bytes(t, r->d), st);
+		r->decoded += rc == 0;
+		return rc;
+	}
+	tiles_of(r, at, len, &x0, &x1);
+	return decode_tiles(r, i, k, x0, x1, st);
+}
+
+/* Slab k's memory, and its tiles' marks. */
+static int slab_memory(parload__strip_reader *r, struct parload__slab *k,
+		       parload_error *err)
+{
+	const parload__strips *t = r->t;
+
+	if (!k->out && !(k->out = parload__sys_malloc(chunk_bytes(t, r->d))))
+		return parload__fail_nomem(err, t->path);
+	if (t->tile_cols && !k->tile_ok &&
+	    !(k->tile_ok = parload__sys_calloc(parload__strips_tiles(t), 1)))
+		return parload__fail_nomem(err, t->path);
+	return 0;
 }
 
 const unsigned char *parload__strip_get(parload__strip_reader *r, uint64_t i,
@@ -286,23 +346,25 @@ const unsigned char *parload__strip_get(parload__strip_reader *r, uint64_t i,
 	const parload__strip s = parload__strip_of(
 		t, i * parload__strips_tiles(t), &r->run);
 	const size_t frame = s.page % parload__strips_depth(t);
+	const size_t size = parload__strip_size(t, r->d);
 	struct parload__slab *k = &r->slab[i % t->per_view % r->slabs];
 
-	(void)len; /* the cursor never asks past a strip's rows */
 	r->err = err;
-	if (!k->out && !(k->out = parload__sys_malloc(chunk_bytes(t, r->d)))) {
-		parload__fail_nomem(err, t->path);
+	if (slab_memory(r, k, err))
 		return NULL;
-	}
 	if (!(k->have && (t->decoder ? k->strip == i :
 			   k->off == s.off && k->file == s.file))) {
 		k->have = false;
-		if (t->decoder ? decode_custom(r, i, k->out, err) :
-				 decode_chunk(r, i, k->out, st))
-			return NULL;
+		if (k->tile_ok)
+			memset(k->tile_ok, 0, parload__strips_tiles(t));
+		k->strip = i;
+		k->off = s.off;
+		k->file = s.file;
+	} else if (!t->tile_cols) {
+		return k->out + frame * size + at;
 	}
-	*k = (struct parload__slab){ .out = k->out, .have = true,
-				     .strip = i, .off = s.off,
-				     .file = s.file };
-	return k->out + frame * parload__strip_size(t, r->d) + at;
+	if (fill_slab(r, k, i, at, len, st, err))
+		return NULL;
+	k->have = true;
+	return k->out + frame * size + at;
 }

@@ -29,6 +29,9 @@ static int io_open(parload__pass *j, unsigned w, parload__worker_io *io,
 		rc = parload__strip_reader_open(&io->strips, j->plan.strips,
 						j->plan.d, j->plan.files, e);
 		io->strips.max_read = j->max_read;
+		io->strips.cols[0] = j->plan.s->col_start;
+		io->strips.cols[1] = j->plan.s->col_start +
+				     j->plan.s->cols * j->plan.bin;
 		if (rc)
 			return rc;
 	}

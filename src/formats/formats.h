@@ -149,7 +149,8 @@ typedef struct parload__h5strips {
 	parload_error *err;
 	parload__h5chunk *got; /* the chunks given (owned) */
 	uint64_t seen, cap;
-	bool masked;           /* a chunk skipped a filter */
+	bool masked;           /* a chunk of a plain dataset says it skipped a
+				* filter */
 } parload__h5strips;
 int parload__h5strips_put(void *ctx, const parload__h5chunk *c);
 /* After the walk: 0, every loaded frame's entries given; 1 when a chunk
@@ -276,7 +277,7 @@ int parload__h5index4_walk(const parload__h5ix *x);
 /* ---- module.c, module_host.c: what needs libtiff or libhdf5, in a
  * module opened on first use ---- */
 
-#define PARLOAD__MODULE_ABI 12u
+#define PARLOAD__MODULE_ABI 13u
 
 struct parload__tiff_dir;
 

@@ -238,6 +238,9 @@ typedef struct parload__strip {
 	uint32_t file;   /* index into the source's files */
 	uint32_t page;   /* the container's own index (a TIFF page, an HDF5
 			  * frame), for a custom decoder and messages */
+	uint32_t mask;   /* the table's filters this chunk skipped (bit k:
+			  * filter k; HDF5 stores a chunk an optional filter
+			  * could not shrink without it) */
 } parload__strip;
 
 struct parload__strips;
@@ -269,6 +272,7 @@ typedef struct parload__strip_run {
 	uint64_t bytes;
 	uint32_t file;
 	uint32_t page;          /* of strip i0's view */
+	uint32_t mask;          /* filters its chunks skipped */
 } parload__strip_run;
 
 /* Where each view's rows lie: strips of `rows` rows, per_view of them per
@@ -386,6 +390,7 @@ static inline parload__strip parload__strip_of(const parload__strips *t,
 	k = i - u->i0;
 	return (parload__strip){
 		.off = u->off + k * u->step, .bytes = u->bytes, .file = u->file,
+		.mask = u->mask,
 		.page = parload__strips_step(t) == 1 ?
 				u->page + (uint32_t)k :
 				u->page + (uint32_t)(i / parload__strips_step(t) -

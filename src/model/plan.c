@@ -175,9 +175,11 @@ static void split_views(const parload__plan *p, unsigned n, size_t align,
 			end = x > at + begin ? PARLOAD__MIN(x - at, total) :
 					       begin;
 			/* A converted row is read whole, by one worker; a
-			 * unit converted in place too. */
-			if (p->whole_rows || p->in_place)
-				end = PARLOAD__MAX(end - end % unit, begin);
+			 * unit converted in place too; a decoded view too,
+			 * so that no two workers decode one chunk. */
+			if (p->whole_rows || p->in_place || p->decoded)
+				end = PARLOAD__MAX(end - end % (p->decoded ?
+						   s->view_bytes : unit), begin);
 		}
 		shares[w] = proto;
 		shares[w].dst_begin = begin;

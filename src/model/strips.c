@@ -22,7 +22,7 @@ static bool continues(const parload__strips *t, const parload__strip_run *u,
 	const uint64_t pv = parload__strips_step(t);
 	const uint64_t views = pv == 1 ? u->n : i / pv - u->i0 / pv;
 
-	if (s->file != u->file || s->bytes != u->bytes ||
+	if (s->file != u->file || s->bytes != u->bytes || s->mask != u->mask ||
 	    views > UINT32_MAX || s->page < u->page ||
 	    s->page - u->page != views || s->off < last)
 		return false;
@@ -62,7 +62,8 @@ int parload__strips_add(parload__strips *t, uint64_t i, const parload__strip *s)
 						  .off = s->off,
 						  .bytes = s->bytes,
 						  .file = s->file,
-						  .page = s->page };
+						  .page = s->page,
+						  .mask = s->mask };
 	return 0;
 }
 
@@ -74,7 +75,8 @@ int parload__strips_add_stepped(parload__strips *t, uint64_t i, uint64_t n,
 	for (uint64_t k = 0; k < n; k++) {
 		const parload__strip x = { .off = s->off + k * step,
 					   .bytes = s->bytes, .file = s->file,
-					   .page = s->page + (uint32_t)k };
+					   .page = s->page + (uint32_t)k,
+					   .mask = s->mask };
 		const int rc = parload__strips_add(t, i + k, &x);
 
 		if (rc)

@@ -107,7 +107,8 @@ int parload__h5strips_put(void *ctx, const parload__h5chunk *ch)
 		p->cap = cap;
 	}
 	p->got[p->seen++] = *ch;
-	p->masked |= ch->mask != 0;
+	/* A plain dataset's chunk has no filter to skip. */
+	p->masked |= p->plain && ch->mask != 0;
 	return 0;
 }
 
@@ -187,6 +188,7 @@ static int frame_entries(parload__h5strips *p, uint64_t f, uint64_t v,
 				return FALL_BACK;
 			s.off = c->addr;
 			s.bytes = c->bytes;
+			s.mask = c->mask;
 			if (parload__strips_plain(t)) {
 				s.off += z * t->rows * row;
 				s.bytes = t->rows * row;
