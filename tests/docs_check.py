@@ -10,9 +10,10 @@ them:
             Links to other sites are not fetched.
   examples  each example under README's "## Examples" runs, in a fresh
             folder holding the files it names, written here: scan.h5 (a
-            DXchange file, h5py), frames/ (a folder of TIFFs, tifffile)
-            and scan.edf (a raw dump, 512 bytes of text before each
-            frame).  The command lines run with the build tree's parload
+            DXchange file, h5py), scan_master.h5 (an Eiger master file
+            linking two data files of bitshuffle + LZ4 chunks, h5py and
+            hdf5plugin), frames/ (a folder of TIFFs, tifffile) and
+            scan.edf (a raw dump, 512 bytes of text before each frame).  The command lines run with the build tree's parload
             and must exit 0, each output they write readable (NumPy,
             tifffile, Pillow) and of 32 sinograms where they ask for
             --rows 100:132 --layout sinograms; the Python blocks run with
@@ -223,6 +224,8 @@ def write_files(d, have):
             f["/exchange/data_dark"] = np.full((2, 140, 180), 100, np.uint16)
             f["/exchange/theta"] = np.linspace(0, 180, 24, endpoint=False)
         data["scan.h5"] = px
+    if "h5py" in have and "hdf5plugin" in have:
+        data["scan_master.h5"] = write_master(d, rng)
     if "tifffile" in have:
         import tifffile
         px = rng.integers(0, 65535, (24, 140, 180)).astype(np.uint16)
@@ -241,8 +244,39 @@ def write_files(d, have):
     return data
 
 
+def write_master(d, rng):
+    """An Eiger master file (NXmx): /entry/data/data_00000K external links
+    to two data files of 12 frames of bitshuffle + LZ4 chunks, one frame
+    each, and the sample's omega, in degrees."""
+    import h5py
+    import hdf5plugin
+    import numpy as np
+    px = rng.integers(0, 40, (24, 140, 180)).astype(np.uint16)
+    for k in (1, 2):
+        with h5py.File(os.path.join(d, "scan_data_%06d.h5" % k), "w") as f:
+            f.create_dataset("entry/data/data", data=px[12 * (k - 1):12 * k],
+                             chunks=(1, 140, 180),
+                             **hdf5plugin.Bitshuffle(cname="lz4"))
+    with h5py.File(os.path.join(d, "scan_master.h5"), "w") as f:
+        entry = f.create_group("entry")
+        entry.attrs["NX_class"] = "NXentry"
+        g = entry.create_group("data")
+        g.attrs["NX_class"] = "NXdata"
+        for k in (1, 2):
+            g["data_%06d" % k] = h5py.ExternalLink(
+                "scan_data_%06d.h5" % k, "/entry/data/data")
+        omega = entry.create_group("sample/goniometer")
+        omega["omega"] = np.linspace(0, 180, 24, endpoint=False)
+        omega["omega"].attrs["units"] = "deg"
+    return px
+
+
 def needs(command_or_code, have):
     """What a block needs that this machine lacks, or None."""
+    if "scan_master.h5" in command_or_code and \
+            not {"h5py", "hdf5plugin"} <= have:
+        return "h5py and hdf5plugin (python3-hdf5plugin) write its " \
+            "scan_master.h5"
     if "scan.h5" in command_or_code and "h5py" not in have:
         return "h5py (python3-h5py) writes its scan.h5"
     if "frames/" in command_or_code and "tifffile" not in have:
@@ -377,7 +411,8 @@ def run_python(code, d, have):
 
 def check_examples(readme):
     have = set()
-    for name in ("numpy", "h5py", "tifffile", "PIL", "parload"):
+    for name in ("numpy", "h5py", "hdf5plugin", "tifffile", "PIL",
+                 "parload"):
         try:
             __import__(name)
             have.add(name)

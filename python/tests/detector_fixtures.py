@@ -409,12 +409,14 @@ class Virtual:
 
 
 def write_vds(directory, name="vds", counts=(12, 15, 10), seed=11,
-              strided=False):
+              strided=False, mixed=False):
     """A virtual dataset stitching len(counts) source files (bitshuffle +
-    LZ4, gzip + shuffle, none, in turn) along the frames; strided: the
-    sources' frames interleaved (frame i from source i % k), a mapping
-    parload reads through libhdf5."""
-    kws = [dict(hdf5plugin.Bitshuffle(cname="lz4")), _gzip(4), {}]
+    LZ4, as one detector writes them; mixed: bitshuffle + LZ4, gzip +
+    shuffle, none, in turn, which parload reads through libhdf5) along
+    the frames; strided: the sources' frames interleaved (frame i from
+    source i % k), a mapping parload reads through libhdf5."""
+    kws = ([dict(hdf5plugin.Bitshuffle(cname="lz4")), _gzip(4), {}]
+           if mixed else [dict(hdf5plugin.Bitshuffle(cname="lz4"))])
     total = sum(counts)
     data = pixels((total, H, W), "u2", seed)
     if strided:
@@ -549,7 +551,9 @@ def write_all(directory):
     fx.master = write_eiger(directory)
     fx.master_one = write_one_file_of(fx.master, directory)
     fx.vds = write_vds(directory)
-    fx.vds_strided = write_vds(directory, "vds-strided", strided=True)
+    fx.vds_strided = write_vds(directory, "vds-strided", strided=True,
+                               mixed=True)
+    fx.vds_mixed = write_vds(directory, "vds-mixed", mixed=True)
     fx.vds_mismatch = write_vds_mismatch(directory)
     fx.tomo = write_dxchange(directory)
     fx.diamond, fx.diamond_theta = write_diamond_nxtomo(directory)

@@ -377,6 +377,18 @@ def test_virtual_dataset(fx, threads):
         "views": slice(5, 35, 2), "rows": (20, 52), "layout": "sinograms"}))
 
 
+def test_virtual_dataset_of_sources_stored_otherwise(fx):
+    # One table has one filter pipeline: sources compressed otherwise than
+    # one another are read through libhdf5, saying so.
+    v = fx.vds_mixed
+    with h5py.File(v.path, "r") as f:
+        want = f[v.dataset][...]
+    ds = parload.load(v.path, threads=3)
+    assert np.array_equal(ds.pixels, want)
+    assert ds.stats["serial"] and "virtual" in ds.stats["serial"], ds.stats
+    assert ds.stats["codec"] == "libhdf5"
+
+
 def test_strided_virtual_dataset_goes_through_libhdf5(fx):
     v = fx.vds_strided
     with h5py.File(v.path, "r") as f:
