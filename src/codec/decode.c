@@ -184,10 +184,10 @@ static const char *unfilter(parload__strip_reader *r, const unsigned char *in,
 		last++;
 	if (last == t->nfilters && n <= want)
 		memcpy(dst, src, n);
-	for (uint32_t k = t->nfilters; k-- > last;) {
+	for (int k = (int)t->nfilters - 1; k >= (int)last; k--) {
 		const parload__filter *f = &t->filter[k];
 		const parload__codec_row *row = parload__codec_get(f->codec);
-		unsigned char *out = k > last ? r->mid[next] : dst;
+		unsigned char *out = k > (int)last ? r->mid[next] : dst;
 		const char *why;
 
 		if (mask >> k & 1)
@@ -196,7 +196,7 @@ static const char *unfilter(parload__strip_reader *r, const unsigned char *in,
 		*codec = row->name;
 		*got = 0;
 		why = row->decode(r->state[k], f, src, n, out,
-				  k > last ? r->mid_cap : want, got);
+				  k > (int)last ? r->mid_cap : want, got);
 		if (why)
 			return why;
 		src = out;
