@@ -703,7 +703,9 @@ END_TEST
 #endif
 
 /* Each filter id has its row; a row this build lacks says what it needs
- * (and its hdf5_params refuses, so that libhdf5 reads such data). */
+ * and has no decode (the HDF5 reader then leaves such data to libhdf5,
+ * naming what a build needs); a row with a decode reads its client
+ * data. */
 START_TEST(test_rows)
 {
 	static const struct { uint32_t id; const char *name; } ids[] = {
@@ -712,7 +714,6 @@ START_TEST(test_rows)
 		{ 32001, "blosc" }, { 32004, "lz4" }, { 32008, "bitshuffle" },
 		{ 32015, "zstd" },
 	};
-	parload__filter f;
 
 	for (int i = 0; i < TU_COUNT(ids); i++) {
 		const parload__codec_row *row = row_of_hdf5(ids[i].id);
@@ -720,12 +721,9 @@ START_TEST(test_rows)
 		ck_assert_ptr_nonnull(row);
 		ck_assert_str_eq(row->name, ids[i].name);
 		ck_assert_uint_eq(row->hdf5_id, ids[i].id);
-		ck_assert_ptr_nonnull(row->hdf5_params);
 		ck_assert_msg(!row->decode == !!row->needs, "%s", row->name);
-		if (row->needs)
-			ck_assert_ptr_nonnull(
-				row->hdf5_params((const unsigned[]){ 0, 0, 2 },
-						 3, 2, &f));
+		ck_assert_msg(!row->decode || row->hdf5_params, "%s",
+			      row->name);
 	}
 	ck_assert_ptr_null(row_of_hdf5(307)); /* BZip2 */
 	ck_assert_ptr_null(row_of_hdf5(0));

@@ -51,12 +51,4 @@ const char *parload__blosc_decode(PARLOAD__DECODE_SIG)
 	return NULL;
 }
 #else
-const char *parload__blosc_params(PARLOAD__PARAMS_SIG)
-{
-	(void)cd;
-	(void)n;
-	(void)elem;
-	(void)f;
-	return "is Blosc, which needs a libparload built with libblosc";
-}
 #endif

@@ -96,12 +96,4 @@ const char *parload__lz4_block(const unsigned char *in, size_t stored,
 	return "is LZ4, which needs a libparload built with liblz4";
 }
 
-const char *parload__lz4_params(PARLOAD__PARAMS_SIG)
-{
-	(void)cd;
-	(void)n;
-	(void)elem;
-	(void)f;
-	return "is LZ4, which needs a libparload built with liblz4";
-}
 #endif

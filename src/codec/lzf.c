@@ -40,12 +40,4 @@ const char *parload__lzf_decode(PARLOAD__DECODE_SIG)
 	return NULL;
 }
 #else
-const char *parload__lzf_params(PARLOAD__PARAMS_SIG)
-{
-	(void)cd;
-	(void)n;
-	(void)elem;
-	(void)f;
-	return "is LZF, which needs a libparload built with liblzf";
-}
 #endif

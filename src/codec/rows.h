@@ -5,8 +5,9 @@
  * transpose of bitshuffle, whose two paths the tests compare.
  *
  * A row whose library this build lacks keeps its name and HDF5 id, says
- * what it needs, and its hdf5_params says so too, so that such a dataset
- * goes through libhdf5 (which may have the filter's plugin) instead.
+ * what it needs and has no decode, so that such a dataset goes through
+ * libhdf5 (which may have the filter's plugin) instead, saying what a
+ * build that decodes it needs.
  */
 #ifndef PARLOAD_CODEC_ROWS_H
 #define PARLOAD_CODEC_ROWS_H
@@ -87,8 +88,7 @@ const char *parload__fletcher32_decode(PARLOAD__DECODE_SIG);
 	  .hdf5_params = parload__##fn##_params,                               \
 	  .decode = parload__##fn##_decode }
 #define PARLOAD__NEEDS_ROW(row_name, id, lib, fn)                              \
-	{ .name = row_name, .hdf5_id = id, .needs = lib,                       \
-	  .hdf5_params = parload__##fn##_params }
+	{ .name = row_name, .hdf5_id = id, .needs = lib }
 
 /* lz4.c: HDF5 32004, the LZ4 filter's blocks. */
 const char *parload__lz4_params(PARLOAD__PARAMS_SIG);

@@ -91,12 +91,4 @@ const char *parload__zstd_block(void *dctx, const unsigned char *in,
 	return "is zstd, which needs a libparload built with libzstd";
 }
 
-const char *parload__zstd_params(PARLOAD__PARAMS_SIG)
-{
-	(void)cd;
-	(void)n;
-	(void)elem;
-	(void)f;
-	return "is zstd, which needs a libparload built with libzstd";
-}
 #endif

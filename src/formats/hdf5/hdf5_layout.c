@@ -608,10 +608,11 @@ static int external(h5r *r, uint64_t view_bytes)
 }
 
 /* Filter k of the pipeline as a stage parload decodes (t's filter k):
- * NULL, or why it cannot (into why: libhdf5 reads the data). */
+ * NULL, or why it cannot (libhdf5 reads the data); *lib: the why is the
+ * library a build with the filter's row needs. */
 static const char *one_filter(h5r *r, unsigned k, uint32_t elem,
 			      parload__filter *f, H5Z_filter_t *id,
-			      char *name, size_t cap)
+			      char *name, size_t cap, bool *lib)
 {
 	unsigned flags = 0, cd[16];
 	size_t ncd = sizeof(cd) / sizeof(cd[0]);
@@ -623,8 +624,11 @@ static const char *one_filter(h5r *r, unsigned k, uint32_t elem,
 			     parload__codec_of_hdf5((uint32_t)*id);
 	row = f->codec < PARLOAD__CODEC_COUNT ? parload__codec_get(f->codec) :
 						NULL;
+	*lib = row && !row->decode && row->needs;
+	if (*lib)
+		return row->needs;
 	if (!row || !row->decode || !row->hdf5_params)
-		return "parload has no decoder for it in this build";
+		return "parload has no decoder for it";
 	return row->hdf5_params(cd, PARLOAD__MIN(ncd, sizeof(cd) /
 						   sizeof(cd[0])),
 				elem, f);
@@ -644,8 +648,9 @@ static int pipeline(h5r *r, uint32_t elem, bool *serial, char *why,
 	for (int k = 0; !*serial && k < nf; k++) {
 		char name[64];
 		H5Z_filter_t id;
+		bool lib;
 		const char *no = one_filter(r, (unsigned)k, elem, &t->filter[k],
-					    &id, name, sizeof(name));
+					    &id, name, sizeof(name), &lib);
 
 		if (no && H5Zfilter_avail(id) <= 0)
 			return parload__fail_path(r->err, PARLOAD_ENOTSUP, 0,
@@ -657,8 +662,10 @@ static int pipeline(h5r *r, uint32_t elem, bool *serial, char *why,
 						  "unnamed", no);
 		if (no)
 			snprintf(why, size, "HDF5 filter %d (%s) is read "
-				 "through libhdf5, one thread at a time: %s",
-				 (int)id, name[0] ? name : "unnamed", no);
+				 "through libhdf5, one thread at a time: %s%s",
+				 (int)id, name[0] ? name : "unnamed",
+				 lib ? "libparload decodes it when built with " :
+				       "", no);
 		*serial = no != NULL;
 	}
 	if (!*serial)
