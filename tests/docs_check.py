@@ -41,10 +41,25 @@ import tempfile
 # The interpreter the Python module was built for, which has NumPy,
 # h5py and tifffile (the first python3 on PATH may be another).
 PY = os.environ.get("PARLOAD_PYTHON") or ""
-if PY and os.path.realpath(PY) != os.path.realpath(sys.executable) and \
-        not os.environ.get("DOCS_CHECK_REEXEC"):
+SANITIZERS = os.environ.get("PARLOAD_SANITIZER_FLAGS", "")
+# An AddressSanitizer build's Python module needs the ASan runtime loaded
+# first, as python/tests/run.sh loads it (leak checks off: the
+# interpreter keeps memory until exit by design); under ThreadSanitizer
+# the interpreter cannot load the module at all, and the Python examples
+# are skipped.
+if "address" in SANITIZERS and not os.environ.get("DOCS_CHECK_REEXEC"):
+    asan = subprocess.run(
+        [os.environ.get("PARLOAD_CC") or "cc", "-print-file-name=libasan.so"],
+        capture_output=True, text=True).stdout.strip()
+    pre = os.environ.get("LD_PRELOAD")
+    os.environ["LD_PRELOAD"] = asan + (":" + pre if pre else "")
+    opts = os.environ.get("ASAN_OPTIONS")
+    os.environ["ASAN_OPTIONS"] = "detect_leaks=0" + (":" + opts if opts
+                                                      else "")
+if (PY and os.path.realpath(PY) != os.path.realpath(sys.executable) or
+        "address" in SANITIZERS) and not os.environ.get("DOCS_CHECK_REEXEC"):
     os.environ["DOCS_CHECK_REEXEC"] = "1"
-    os.execv(PY, [PY] + sys.argv)
+    os.execv(PY or sys.executable, [PY or sys.executable] + sys.argv)
 
 TOP = os.environ.get("PARLOAD_SRCDIR") or \
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -413,6 +428,10 @@ def check_examples(readme):
     have = set()
     for name in ("numpy", "h5py", "hdf5plugin", "tifffile", "PIL",
                  "parload"):
+        if name == "parload" and "thread" in SANITIZERS:
+            skip("the Python module under ThreadSanitizer: the interpreter "
+                 "is not built for it")
+            continue
         try:
             __import__(name)
             have.add(name)
