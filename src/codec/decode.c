@@ -138,17 +138,19 @@ static int reserve(const parload__strip_reader *r, unsigned char **buf,
  * bytes or the chunk's (a checksum, a header: a few more). */
 static int reserve_mid(parload__strip_reader *r, size_t n, parload_error *err)
 {
-	size_t cap = r->mid_cap;
-	int rc = 0;
-
 	if (n <= r->mid_cap || r->t->nfilters < 2)
 		return 0;
-	for (int k = 0; rc == 0 && k < 2; k++) {
-		cap = r->mid_cap;
-		rc = reserve(r, &r->mid[k], &cap, n, err);
+	for (int k = 0; k < 2; k++) {
+		size_t cap = r->mid_cap;
+		const int rc = reserve(r, &r->mid[k], &cap, n, err);
+
+		if (rc) {
+			r->mid_cap = 0; /* one may be the larger now */
+			return rc;
+		}
 	}
-	r->mid_cap = rc ? 0 : cap;
-	return rc;
+	r->mid_cap = n;
+	return 0;
 }
 
 /* Entry e (tile x of strip i) and what is wrong with it: failed. */

@@ -876,15 +876,11 @@ static int chunk_strips(h5r *r, parload__h5strips *p)
 	parload__sys_free(p->got);
 	p->got = NULL;
 	parload__sys_free(view);
-	if (rc == 1) {
-		parload__strips_clear(&r->c->strips);
-		r->c->strips.per_view = parload__strips_per_view(
-			(uint32_t)r->dims[1], rows);
+	if (rc == 1)
 		rc = custom(r, rows, "HDF5 chunks that are not "
 			    "all written, skipped a filter or decode to more "
 			    "than a worker holds are read through libhdf5, "
 			    "one thread at a time");
-	}
 	return rc;
 }
 

@@ -891,7 +891,6 @@ static bool chunks(nat *n, parload__strips *t, uint64_t views,
 	rc = parload__h5index_walk(n->f.fd, &w, parload__h5strips_put, &p,
 				   n->path, n->p.name, &scratch);
 	if (rc != 0) {
-		parload__h5strips_reset(&p);
 		parload__sys_free(p.got);
 		return false;
 	}
