@@ -666,7 +666,8 @@ def write_v3_all(d, out):
         got = write_v3(path, data, **kw)
         assert np.array_equal(got, data, equal_nan=True), name
         out[name] = Store(name, path, want=got, chunks=chunks, codec=codec,
-                          version=3)
+                          version=3,
+                          notes={"missing": bool(kw.get("missing"))})
     # The transpose that swaps rows and columns: parload may refuse it
     # (it does not keep a frame's rows whole in the file) or read it.
     path = os.path.join(d, "v3-transpose-swap.zarr")
