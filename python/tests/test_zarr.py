@@ -635,7 +635,7 @@ def test_dask(zx, name):
     assert np.array_equal(arr.compute(scheduler="threads"), s.want)
     for axis, step in enumerate(s.chunks):  # a sharded store's: inner
         bounds = np.cumsum((0,) + arr.chunks[axis])[:-1]
-        assert all(b % step == 0 for b in bounds), (axis, stored,
+        assert all(b % step == 0 for b in bounds), (axis, s.chunks,
                                                     arr.chunks)
 
 
