@@ -355,6 +355,16 @@ def test_batches_and_windows(zx, name, threads):
         assert starts[0] == 3 and len(starts) > 1
 
 
+@pytest.mark.parametrize("name", ["v2-codec-zstd1", "v2-codec-none",
+                                  "v3-shard-end"])
+def test_page_cache_drop(zx, name):
+    """cache="drop": the chunk files read and dropped from the page
+    cache, the pixels the same."""
+    s = zx[name]
+    ds = load(s, cache="drop", threads=2)
+    assert np.array_equal(ds.pixels, s.want)
+
+
 # ---------------------------------------------------------------------------
 # Corrections: -log((p - d) / (f - d)) in float32, flats and darks given
 # as arrays (their means per pixel), against NumPy's float64 formula.
