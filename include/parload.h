@@ -238,7 +238,8 @@ typedef enum parload_encoding {
 	X(PARLOAD, 0, "parload")                                               \
 	X(RAW, 1, "raw")                                                       \
 	X(TIFF, 2, "tiff")                                                     \
-	X(HDF5, 3, "hdf5")
+	X(HDF5, 3, "hdf5")                                                      \
+	X(ZARR, 4, "zarr")
 
 typedef enum parload_format {
 #define PARLOAD_FORMAT_ENUM_(name, value, text) PARLOAD_FORMAT_##name = (value),
@@ -252,18 +253,27 @@ typedef enum parload_format {
 	 * header (desc.header bytes, maybe 0) is delivered as bytes
 	 * (dataset.raw_headers), and bytes after the last counted record are
  * ignored when desc.count is given.
- * PARLOAD_FORMAT_TIFF, PARLOAD_FORMAT_HDF5: a container, whose metadata the load reads first: a TIFF (one file
-	 * of pages, or single-page files read as one stream) or an HDF5
-	 * dataset.  The description gives width, height, pixel_type, count
+ * PARLOAD_FORMAT_TIFF, PARLOAD_FORMAT_HDF5, PARLOAD_FORMAT_ZARR: a container, whose metadata the load reads first: a TIFF (one file
+	 * of pages, or single-page files read as one stream), an HDF5
+	 * dataset or a Zarr array.  The description gives width, height, pixel_type, count
 	 * and the encoding of the rows as the file (or its decoder) yields
 	 * them; offset, header and gap are 0 (record_size is the payload's):
 	 * where each view's rows lie is the container's table, not a
 	 * formula.  Typed
 	 * view headers are made (view_index, and angle_deg where the file
- * has angles: DXchange /exchange/theta, NXtomo rotation_angle). */
+ * has angles: DXchange /exchange/theta, NXtomo rotation_angle, a Zarr
+ * array's attribute "angles"). */
 
-/* "parload", "raw", "tiff" or "hdf5"; NULL for another value (there is
- * no parse: a format is what a source is, never asked for by name). */
+/* Whether format f is a container (its metadata says where the rows lie). */
+static inline int parload_format_is_container(int f)
+{
+	return f == PARLOAD_FORMAT_TIFF || f == PARLOAD_FORMAT_HDF5 ||
+	       f == PARLOAD_FORMAT_ZARR;
+}
+
+/* "parload", "raw", "tiff", "hdf5" or "zarr"; NULL for another value
+ * (there is no parse: a format is what a source is, never asked for by
+ * name). */
 PARLOAD_API const char *parload_format_name(int format);
 
 /* parload_source.frames: which frames of a tomography file a load reads.
