@@ -201,6 +201,7 @@ static int read_index(build *b, const char *path, uint64_t size,
 		      uint64_t n, uint64_t len, uint64_t *at)
 {
 	const parload__zarr *z = &b->z;
+	parload__io_stats io = { 0 };
 	int fd, rc;
 
 	if (len > size)
@@ -217,7 +218,7 @@ static int read_index(build *b, const char *path, uint64_t size,
 	while (fd < 0 && errno == EINTR);
 	if (fd < 0)
 		return parload__fail_open(b->err, errno, path);
-	rc = parload__pread_full(fd, b->index, (size_t)len, *at, 0, NULL,
+	rc = parload__pread_full(fd, b->index, (size_t)len, *at, 0, &io,
 				 path, PARLOAD_NONE, b->err);
 	parload__sys_close(fd);
 	if (rc == 0 && z->index_crc &&
@@ -263,7 +264,7 @@ static int shard(build *b, const uint64_t *idx, uint32_t file,
 		 uint64_t size)
 {
 	const char *path = b->c->paths[file];
-	uint64_t ig[PARLOAD__ZARR_MAX_RANK], n, at;
+	uint64_t ig[PARLOAD__ZARR_MAX_RANK], n = 0, at = 0;
 	int rc = inner_grid(b, ig, &n, path);
 
 	if (rc == 0)

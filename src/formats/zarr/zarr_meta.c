@@ -42,6 +42,7 @@ static char *join(const char *a, const char *b)
 static int slurp(const char *path, char **text, size_t *n,
 		 parload_error *err)
 {
+	parload__io_stats io = { 0 };
 	struct stat st;
 	int fd, rc = 0;
 
@@ -65,7 +66,7 @@ static int slurp(const char *path, char **text, size_t *n,
 		rc = parload__fail_nomem(err, path);
 	else
 		rc = parload__pread_full(fd, *text, (size_t)st.st_size, 0, 0,
-					 NULL, path, PARLOAD_NONE, err);
+					 &io, path, PARLOAD_NONE, err);
 	*n = rc ? 0 : (size_t)st.st_size;
 	if (rc) {
 		parload__sys_free(*text);
@@ -80,8 +81,8 @@ static int slurp(const char *path, char **text, size_t *n,
 static int read_doc(const char *dir, const char *name, char **path,
 		    parload__json_doc *doc, parload_error *err)
 {
-	char *text;
-	size_t n;
+	char *text = NULL;
+	size_t n = 0;
 	int rc;
 
 	memset(doc, 0, sizeof(*doc));
