@@ -55,6 +55,21 @@ static void three(const build *b, const uint64_t *s, uint64_t *out,
 	out[2] = s[r - 1];
 }
 
+/* "shape 2 x 3 x 70 x 100": refused. */
+static int shape_refused(const parload__zarr *z, parload_error *err)
+{
+	char text[PARLOAD__ZARR_MAX_RANK * 22];
+	size_t at = 0;
+
+	for (unsigned k = 0; k < z->rank; k++)
+		at += (size_t)snprintf(text + at, sizeof(text) - at, "%s%" PRIu64,
+				       k ? " x " : "", z->shape[k]);
+	return parload__fail_path(err, PARLOAD_ENOTSUP, 0, z->meta,
+				  "shape %s: of an array of %u dimensions "
+				  "only the last three may be larger than 1",
+				  text, z->rank);
+}
+
 static int shape(build *b)
 {
 	const parload__zarr *z = &b->z;
@@ -68,11 +83,7 @@ static int shape(build *b)
 	b->lead = z->rank > 3 ? z->rank - 3 : 0;
 	for (unsigned k = 0; k < b->lead; k++)
 		if (z->shape[k] != 1)
-			return parload__fail_path(
-				err, PARLOAD_ENOTSUP, 0, z->meta,
-				"shape[%u] is %" PRIu64 ": of an array of %u "
-				"dimensions only the last three may be "
-				"larger than 1", k, z->shape[k], z->rank);
+			return shape_refused(z, err);
 	three(b, z->shape, b->dims, 1);
 	three(b, z->sharded ? z->inner : z->chunk, b->chunk, 1);
 	if (b->dims[1] > UINT32_MAX || b->dims[2] > UINT32_MAX ||

@@ -209,8 +209,9 @@ static const struct ztype {
 	{ "f8", "float64", PARLOAD_PIXEL_F64 },
 };
 
-static int set_type(parload__zarr *z, const char *name, bool v3,
-		    parload_error *err)
+/* The type named name (shown: as the metadata writes it). */
+static int set_type(parload__zarr *z, const char *name, const char *shown,
+		    bool v3, parload_error *err)
 {
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
 		if (strcmp(v3 ? types[i].v3 : types[i].v2, name) == 0) {
@@ -218,22 +219,24 @@ static int set_type(parload__zarr *z, const char *name, bool v3,
 			z->elem = parload_pixel_size(types[i].pixel);
 			return 0;
 		}
-	return NOTSUP(z, "data type '%s' is not one parload holds (u8 u16 "
-		      "i16 u32 i32 f32 f64)", name);
+	return NOTSUP(z, "%s '%s' is not a type parload holds (%s)",
+		      v3 ? "data_type" : "dtype", shown,
+		      v3 ? "uint8 uint16 int16 uint32 int32 float32 float64" :
+			   "u1 u2 i2 u4 i4 f4 f8, either byte order");
 }
 
 /* v2's dtype: a byte order (<, >, |) and a type ("<u2"). */
 static int v2_dtype(parload__zarr *z, const parload__json *v,
 		    parload_error *err)
 {
-	if (!v || v->type != PARLOAD__JSON_STRING)
-		return NOTSUP(z, "dtype: %s (structured types are not read)",
-			      v ? "not a string" : "missing");
-	if (v->len != 3 || !strchr("<>|", v->s[0]))
-		return NOTSUP(z, "dtype '%s' is not one parload holds (u1 u2 "
-			      "i2 u4 i4 f4 f8, either byte order)", v->s);
+	if (!v)
+		return BAD(z, "dtype: missing");
+	if (v->type != PARLOAD__JSON_STRING)
+		return NOTSUP(z, "dtype: a structured type is not read");
 	z->enc = v->s[0] == '>' ? PARLOAD_ENC_BE : PARLOAD_ENC_LE;
-	return set_type(z, v->s + 1, false, err);
+	return set_type(z, v->len == 3 && strchr("<>|", v->s[0]) ? v->s + 1 :
+								  "",
+			v->s, false, err);
 }
 
 /* The fill value v as one element in z->fill (null: 0). */
@@ -349,6 +352,8 @@ static int v2_codecs(parload__zarr *z, const parload__json *root,
 	const parload__json *f = parload__json_get(root, "filters");
 	const parload__json *id = parload__json_get(c, "id");
 
+	if (!c)
+		return BAD(z, "compressor: missing (null for none)");
 	if (f && f->type == PARLOAD__JSON_ARRAY && f->n) {
 		const parload__json *fid =
 			parload__json_get(parload__json_at(f, 0), "id");
@@ -361,7 +366,7 @@ static int v2_codecs(parload__zarr *z, const parload__json *root,
 	if (f && f->type != PARLOAD__JSON_NULL &&
 	    f->type != PARLOAD__JSON_ARRAY)
 		return BAD(z, "filters: not a list");
-	if (!c || c->type == PARLOAD__JSON_NULL)
+	if (c->type == PARLOAD__JSON_NULL)
 		return 0;
 	if (!id || id->type != PARLOAD__JSON_STRING)
 		return BAD(z, "compressor: no id");
@@ -549,7 +554,8 @@ static int v3_array(parload__zarr *z, const parload__json *r,
 		return BAD(z, "data_type: missing");
 	if ((rc = dims(z, parload__json_get(r, "shape"), z->shape, "shape",
 		       false, err)) ||
-	    (rc = v3_grid(z, r, err)) || (rc = set_type(z, type, true, err)))
+	    (rc = v3_grid(z, r, err)) ||
+	    (rc = set_type(z, type, type, true, err)))
 		return rc;
 	z->enc = PARLOAD_ENC_LE;
 	if ((rc = v3_codecs(z, parload__json_get(r, "codecs"), false, err)))
