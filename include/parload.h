@@ -422,8 +422,8 @@ PARLOAD_API void parload_source_init(parload_source *src);
  * its views or (without a count) ending in a partial record, each naming
  * the file, the view and the byte offset.  allow_truncated: a file cut
  * short describes its complete views (PARLOAD_OPT_ALLOW_TRUNCATED).  On
- * failure *out is zeroed but for format, which is PARLOAD_FORMAT_TIFF or
- * PARLOAD_FORMAT_HDF5 when src was read as that container (its failure
+ * failure *out is zeroed but for format, which is PARLOAD_FORMAT_TIFF,
+ * PARLOAD_FORMAT_HDF5 or PARLOAD_FORMAT_ZARR when src was read as that container (its failure
  * is the container's: damaged metadata, a file it names),
  * PARLOAD_FORMAT_RAW when it was read as a file that describes itself as
  * a raw layout (a NRRD header, a NumPy .npy), else 0. */
@@ -444,6 +444,16 @@ PARLOAD_API int parload_describe(const parload_source *src,
 PARLOAD_API int parload_describe_raw(const parload_source *src,
 				     parload_desc *raw, char *file,
 				     size_t size, parload_error *err);
+/* parload_describe, and the shape of the pieces src is stored in, as
+ * chunk[0] views of chunk[1] rows of chunk[2] columns each: a chunk of a
+ * chunked HDF5 dataset or Zarr array (a shard's inner chunk), a TIFF's
+ * strip or tile; one whole view for a source stored as views.  A
+ * selection of whole pieces reads each piece once (parload.dask aligns its
+ * chunks to them). */
+PARLOAD_API int parload_describe_chunks(const parload_source *src,
+					int allow_truncated,
+					parload_desc *out, uint64_t chunk[3],
+					parload_error *err);
 
 /* ---------------------------------------------------------------------
  * Options
