@@ -197,11 +197,19 @@ def test_whole_load_equals_zarr(zx, name, threads):
     chunks_decoded(s, ds, threads)
 
 
-def test_describe_names_the_store(zx):
-    s = zx["v2-codec-zstd1"]
-    d = parload.describe(s.path)
-    assert (d["count"], d["height"], d["width"]) == (zfx.N, zfx.H, zfx.W)
-    assert np.dtype(d["dtype"]) == np.dtype("u2")
+@pytest.mark.parametrize("name", ["v2-codec-zstd1", "v2-chunks-block-zstd1",
+                                  "v2-chunks-bigger-none", "v2-2d",
+                                  "v2-group", "ome-tczyx", "v3-shard-end",
+                                  "v3-shard-tiles"])
+def test_describe(zx, name):
+    """The shape, the type and the stored chunks (views, rows, columns; a
+    sharded array's inner chunks) of a store."""
+    s = zx[name]
+    d = parload.describe(s.path, dataset=s.dataset)
+    assert (d["count"], d["height"], d["width"]) == s.want.shape
+    assert np.dtype(d["dtype"]) == s.want.dtype.newbyteorder("=")
+    chunks = s.chunks if len(s.chunks) == 3 else (1,) + tuple(s.chunks)
+    assert tuple(d["chunks"]) == tuple(chunks), d["chunks"]
 
 
 @pytest.mark.parametrize("name", REFUSED)
