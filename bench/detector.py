@@ -48,10 +48,7 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-import argparse  # noqa: E402
-import shutil
-import sys
-import tempfile
+import sys  # noqa: E402
 
 import numpy as np
 
@@ -64,8 +61,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python", "tests"))
 import detector_fixtures as dfx  # noqa: E402
 sys.path.insert(0, HERE)
-from inproc import Case, equal_to, measure, results_dir, table  # noqa: E402
-from inproc import write_runs  # noqa: E402
+from inproc import Case, arguments, equal_to, run, stats_lines  # noqa: E402
+from inproc import table  # noqa: E402
 
 
 class Size:
@@ -288,58 +285,18 @@ def markdown(cs, size, started_load):
                   h5py.version.hdf5_version, hdf5plugin.version,
                   parload.library_version, len(os.sched_getaffinity(0)),
                   started_load, size.runs), ""] + table(cs)
-    serial = []
-    for c in cs:
-        if c.path:
-            try:
-                st = parload.load(c.path).stats
-                serial.append("- %s: %d chunks decoded (%s)%s" % (
-                    c.what, st["strips_decoded"], st.get("codec", "?"),
-                    ", serial: " + st["serial"] if st["serial"] else ""))
-            except Exception as e:
-                serial.append("- %s: %s" % (c.what, e))
     return md + ["", "What parload's stats say of each file:", ""] + \
-        serial + [""]
+        stats_lines(cs) + [""]
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--runs", type=int)
-    ap.add_argument("--out")
-    ap.add_argument("--data-dir")
-    ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--only", help="cases, e.g. bslz4,master")
-    args = ap.parse_args(argv)
+    args = arguments(__doc__, "bslz4,master").parse_args(argv)
     size = Size(args.quick)
     if args.runs:
         size.runs = args.runs
-    out = results_dir(args.out, "detector")
-    # Its own folder, removed at the end unless --keep (a later run with
-    # the same --data-dir writes the files again).
-    data_dir = os.path.join(args.data_dir, "detector") if args.data_dir \
-        else tempfile.mkdtemp(prefix="parload-det-")
-    os.makedirs(data_dir, exist_ok=True)
-    started_load = "%.2f" % os.getloadavg()[0]
-    try:
-        print("detector: writing the files in %s" % data_dir, flush=True)
-        files, data = write_files(size, data_dir)
-        cs = cases(files, data, size)
-        if args.only:
-            keep = set(args.only.split(","))
-            cs = [c for c in cs if c.id in keep]
-        for c in cs:
-            measure(c, size.runs, lambda m: print(m, flush=True))
-        md = markdown(cs, size, started_load)
-    finally:
-        if not args.keep:
-            shutil.rmtree(data_dir, ignore_errors=True)
-    with open(os.path.join(out, "results.md"), "w") as f:
-        f.write("\n".join(md) + "\n")
-    write_runs(os.path.join(out, "runs.csv"), cs)
-    print("\n".join(md))
-    print("results: %s" % os.path.join(out, "results.md"))
-    return 0
+    return run(args, "detector", size.runs, lambda d: write_files(size, d),
+               lambda state, d: cases(*state, size),
+               lambda cs, state, load: markdown(cs, size, load))
 
 
 if __name__ == "__main__":

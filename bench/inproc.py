@@ -3,12 +3,15 @@
 alternated in one process (A, B, A, B, ... after an untimed run of each),
 every result checked before its time counts, and the table of medians and
 ratios beside the issue's target (bench/README.md)."""
+import argparse
 import csv
 import datetime
 import os
 import re
+import shutil
 import socket
 import statistics
+import tempfile
 import time
 
 import numpy as np
@@ -117,6 +120,23 @@ def table(cs):
     return md
 
 
+def stats_lines(cs):
+    """What parload's stats say of each case's file (Case.path): chunks
+    decoded, by which codec, and what went serial and why."""
+    import parload
+    out = []
+    for c in cs:
+        if c.path:
+            try:
+                st = parload.load(c.path).stats
+                out.append("- %s: %d chunks decoded (%s)%s" % (
+                    c.what, st["strips_decoded"], st.get("codec") or "none",
+                    ", serial: " + st["serial"] if st["serial"] else ""))
+            except Exception as e:
+                out.append("- %s: %s" % (c.what, e))
+    return out
+
+
 def write_runs(path, cs):
     """runs.csv: each case's timed rounds, and its error if it failed."""
     with open(path, "w", newline="") as f:
@@ -138,3 +158,50 @@ def results_dir(out, suffix):
                               "%s-%s-%s" % (stamp, host, suffix))
     os.makedirs(out, exist_ok=True)
     return out
+
+
+def arguments(doc, example):
+    """The options every script takes (its --help: doc's first
+    paragraph); example: cases for --only's help."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--runs", type=int)
+    ap.add_argument("--out")
+    ap.add_argument("--data-dir")
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--only", help="cases, e.g. " + example)
+    return ap
+
+
+def run(args, name, runs, write, make_cases, markdown):
+    """A script's run: write(data_dir) the files (what it returns is
+    state), make_cases(state, data_dir) the cases (those --only names),
+    each measured runs times, then markdown(cases, state, load average at
+    the start) its results.md section, written with runs.csv under --out
+    (default bench/results/DATE-HOST-NAME).  The files go in
+    DATA_DIR/NAME, removed at the end unless --keep (a later run with the
+    same --data-dir writes them again)."""
+    out = results_dir(args.out, name)
+    data_dir = os.path.join(args.data_dir, name) if args.data_dir \
+        else tempfile.mkdtemp(prefix="parload-%s-" % name)
+    os.makedirs(data_dir, exist_ok=True)
+    started_load = "%.2f" % os.getloadavg()[0]
+    try:
+        print("%s: writing the files in %s" % (name, data_dir), flush=True)
+        state = write(data_dir)
+        cs = make_cases(state, data_dir)
+        if args.only:
+            keep = set(args.only.split(","))
+            cs = [c for c in cs if c.id in keep]
+        for c in cs:
+            measure(c, runs, lambda m: print(m, flush=True))
+        md = markdown(cs, state, started_load)
+    finally:
+        if not args.keep:
+            shutil.rmtree(data_dir, ignore_errors=True)
+    with open(os.path.join(out, "results.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    write_runs(os.path.join(out, "runs.csv"), cs)
+    print("\n".join(md))
+    print("results: %s" % os.path.join(out, "results.md"))
+    return 0

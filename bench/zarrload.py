@@ -37,12 +37,10 @@ middle 50% of the times beside it, and the issue's target.  Results:
 DIR/results.md and DIR/runs.csv (default
 bench/results/DATE-HOST-zarr/).
 """
-import argparse
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
@@ -55,8 +53,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python", "tests"))
 import zarr_fixtures as zfx  # noqa: E402
 sys.path.insert(0, HERE)
-from inproc import Case, equal_to, measure, results_dir, table  # noqa: E402
-from inproc import write_runs  # noqa: E402
+from inproc import Case, arguments, equal_to, run, stats_lines  # noqa: E402
+from inproc import table  # noqa: E402
 
 BAND = 32  # rows of the sinogram case
 SHARD = 16  # frames of a shard
@@ -201,19 +199,10 @@ cost over B (A / B) for a target <=; ratio of the medians, and the
 median of each round's ratio."""
 
 
-def stats_lines(cs, files, size):
+def store_lines(cs, files, size):
     """What parload's stats say of each store, and the bytes the band's
     load read against the band's share of the store."""
-    out = []
-    for c in cs:
-        if c.path:
-            try:
-                st = parload.load(c.path).stats
-                out.append("- %s: %d chunks decoded (%s)%s" % (
-                    c.what, st["strips_decoded"], st.get("codec") or "none",
-                    ", serial: " + st["serial"] if st["serial"] else ""))
-            except Exception as e:
-                out.append("- %s: %s" % (c.what, e))
+    out = stats_lines(cs)
     r = size.side // 2 - BAND // 2
     try:
         st = parload.load(files["none"], layout="sinograms",
@@ -234,17 +223,11 @@ def markdown(cs, files, size, started_load):
                   len(os.sched_getaffinity(0)), started_load, size.runs),
           ""] + table(cs)
     return md + ["", "What parload's stats say of each store:", ""] + \
-        stats_lines(cs, files, size) + [""]
+        store_lines(cs, files, size) + [""]
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--runs", type=int)
-    ap.add_argument("--out")
-    ap.add_argument("--data-dir")
-    ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--only", help="cases, e.g. zstd,shard")
+    ap = arguments(__doc__, "zstd,shard")
     ap.add_argument("--parload", default=os.environ.get("PARLOAD_BIN",
                                                         "parload"),
                     help="the parload command, for the extract case")
@@ -252,30 +235,9 @@ def main(argv=None):
     size = Size(args.quick)
     if args.runs:
         size.runs = args.runs
-    out = results_dir(args.out, "zarr")
-    data_dir = os.path.join(args.data_dir, "zarr") if args.data_dir \
-        else tempfile.mkdtemp(prefix="parload-zarr-")
-    os.makedirs(data_dir, exist_ok=True)
-    started_load = "%.2f" % os.getloadavg()[0]
-    try:
-        print("zarr: writing the stores in %s" % data_dir, flush=True)
-        files, data = write_stores(size, data_dir)
-        cs = cases(files, data, size, args.parload, data_dir)
-        if args.only:
-            keep = set(args.only.split(","))
-            cs = [c for c in cs if c.id in keep]
-        for c in cs:
-            measure(c, size.runs, lambda m: print(m, flush=True))
-        md = markdown(cs, files, size, started_load)
-    finally:
-        if not args.keep:
-            shutil.rmtree(data_dir, ignore_errors=True)
-    with open(os.path.join(out, "results.md"), "w") as f:
-        f.write("\n".join(md) + "\n")
-    write_runs(os.path.join(out, "runs.csv"), cs)
-    print("\n".join(md))
-    print("results: %s" % os.path.join(out, "results.md"))
-    return 0
+    return run(args, "zarr", size.runs, lambda d: write_stores(size, d),
+               lambda state, d: cases(*state, size, args.parload, d),
+               lambda cs, state, load: markdown(cs, state[0], size, load))
 
 
 if __name__ == "__main__":

@@ -5,10 +5,13 @@ NumPy and struct alone, sharing no code with libparload, so that a load is
 always compared against a second, independent reading of the file.
 """
 
+import contextlib
 import faulthandler
 import os
+import shutil
 import struct
 import subprocess
+import tempfile
 
 import numpy as np
 import pytest
@@ -214,3 +217,74 @@ def raw_spec(width, height, type_name, **sizes):
     return ",".join([f"width={width}", f"height={height}",
                      f"type={type_name}"] +
                     [f"{k}={v}" for k, v in sizes.items() if v is not None])
+
+
+# Selections of the 37 x 70 x 100 fixtures of chunked formats
+# (detector_fixtures.py, zarr_fixtures.py: frames not a multiple of 16,
+# rows and columns not multiples of 32): views with a step, a band of
+# rows, columns, all at once and as sinograms.
+SELECTIONS = [
+    {"views": slice(2, 35, 3)},
+    {"rows": (5, 67)},
+    {"cols": (3, 97)},
+    {"views": slice(1, 36, 2), "rows": (30, 40), "cols": (31, 70)},
+    {"rows": (20, 52), "layout": "sinograms"},
+    {"views": slice(0, 37, 4), "rows": (0, 70), "cols": (33, 64),
+     "layout": "sinograms"},
+]
+
+
+def sel_id(sel):
+    """A selection's test id: views=2:35:3,rows=5:67,sinograms."""
+    out = []
+    for k, v in sel.items():
+        if isinstance(v, slice):
+            v = "%s:%s:%s" % (v.start, v.stop, v.step)
+        elif isinstance(v, tuple):
+            v = "%d:%d" % v
+        out.append(v if k == "layout" else "%s=%s" % (k, v))
+    return ",".join(out) or "whole"
+
+
+def expected(a, sel):
+    """What a load of array a with selection sel must give."""
+    v = sel.get("views", slice(None))
+    r = slice(*sel.get("rows", (None, None)))
+    c = slice(*sel.get("cols", (None, None)))
+    out = a[v, r, c]
+    if sel.get("layout") == "sinograms":
+        out = np.ascontiguousarray(out.transpose(1, 0, 2))
+    return out
+
+
+def check_part(comm, part, want, split):
+    """parload.mpi's part of every rank (the same collective calls on
+    each before any assert): the slice of want (the reference read,
+    views first) that part.index names; the parts cover the frames (or
+    rows) once; nothing went serial."""
+    if split == "rows":
+        want = want.transpose(1, 0, 2)
+    spans = comm.allgather((part.index[0].start, part.index[0].stop))
+    serial = comm.allgather(part.stats["serial"])
+    assert part.global_shape == want.shape
+    assert np.array_equal(part.pixels, want[part.index])
+    assert spans[0][0] == 0 and spans[-1][1] == want.shape[0]
+    assert all(e == b for (_, e), (b, _) in zip(spans, spans[1:]))
+    assert serial == [None] * comm.Get_size(), serial
+
+
+@contextlib.contextmanager
+def rank0_writes(comm, prefix, write):
+    """What write(directory) returns on rank 0, broadcast to every rank,
+    the files written in a directory every rank sees (named prefix...),
+    removed once every rank is done with them."""
+    rank0 = comm.Get_rank() == 0
+    d = comm.bcast(tempfile.mkdtemp(prefix=prefix) if rank0 else None,
+                   root=0)
+    out = comm.bcast(write(d) if rank0 else None, root=0)
+    try:
+        yield out
+    finally:
+        comm.Barrier()
+        if rank0:
+            shutil.rmtree(d, ignore_errors=True)

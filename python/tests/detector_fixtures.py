@@ -23,6 +23,8 @@ import numpy as np
 import h5py
 import hdf5plugin
 
+from frames import pixels  # noqa: F401  (the fixtures' pixels)
+
 # Frames, rows, columns of every file: 37 = 2 x 16 + 5, 70 = 2 x 32 + 6,
 # 100 = 3 x 32 + 4, so that 16-frame chunks, row bands and tiles all have
 # partial chunks at the end.
@@ -50,25 +52,6 @@ class Spec:
     dataset: str = DATASET
     path: str = ""
     data: object = None  # the array written, where h5py cannot read it
-
-
-def pixels(shape, dtype, seed):
-    """Detector-like pixels: Poisson counts around a smooth beam, so that
-    the codecs compress them as they compress a detector's, shifted to
-    hold negatives in signed types and to fill the range of u1."""
-    rng = np.random.default_rng(seed)
-    _, h, w = shape
-    y, x = np.mgrid[0:h, 0:w]
-    beam = 40 + 400 * np.exp(-((y - h / 2) ** 2 + (x - w / 3) ** 2) /
-                             (2 * (min(h, w) / 4) ** 2))
-    counts = rng.poisson(beam, size=shape)
-    dt = np.dtype(dtype)
-    if dt.kind == "f":
-        return (counts + rng.standard_normal(shape)).astype(dt)
-    if dt.kind == "i":
-        counts = counts - 100
-    info = np.iinfo(dt)
-    return np.clip(counts, info.min, info.max).astype(dt)
 
 
 def references(shape, seed):

@@ -8,10 +8,7 @@ of h5py's read that Part.index names, and the parts must cover the frames
 before it asserts."""
 
 import os
-import shutil
-import tempfile
 
-import numpy as np
 import pytest
 
 mpi4py_MPI = pytest.importorskip("mpi4py.MPI")
@@ -19,6 +16,7 @@ h5py = pytest.importorskip("h5py")
 pytest.importorskip("hdf5plugin")
 import parload  # noqa: E402
 import parload.mpi  # noqa: E402
+from conftest import check_part, rank0_writes  # noqa: E402
 import detector_fixtures as dfx  # noqa: E402
 
 if dfx.missing_plugins():
@@ -33,21 +31,15 @@ RANK, RANKS = COMM.Get_rank(), COMM.Get_size()
 def files():
     """{name: (path, h5py's read)}, written by rank 0 in a directory every
     rank sees."""
-    d = tempfile.mkdtemp(prefix="parload-mpi-det-") if RANK == 0 else None
-    d = COMM.bcast(d, root=0)
-    out = None
-    if RANK == 0:
+    def write(d):
         spec = dfx.specs()["codec-bslz4"]
         dfx.write_spec(spec, d, 3)
         m = dfx.write_eiger(d)
         with h5py.File(spec.path, "r") as f:
-            out = {"bslz4": (spec.path, f[spec.dataset][...]),
-                   "master": (m.path, m.frames)}
-    out = COMM.bcast(out, root=0)
-    yield out
-    COMM.Barrier()
-    if RANK == 0:
-        shutil.rmtree(d, ignore_errors=True)
+            return {"bslz4": (spec.path, f[spec.dataset][...]),
+                    "master": (m.path, m.frames)}
+    with rank0_writes(COMM, "parload-mpi-det-", write) as out:
+        yield out
 
 
 @pytest.mark.parametrize("split", ["views", "rows"])
@@ -55,13 +47,5 @@ def files():
 def test_part_is_the_slice_of_h5pys_read(files, which, split):
     path, want = files[which]
     part = parload.mpi.load(COMM, path, split=split, threads=1)
-    if split == "rows":
-        want = want.transpose(1, 0, 2)
-    spans = COMM.allgather((part.index[0].start, part.index[0].stop))
-    serial = COMM.allgather(part.stats["serial"])
-    assert part.global_shape == want.shape
-    assert np.array_equal(part.pixels, want[part.index])
-    assert spans[0][0] == 0 and spans[-1][1] == want.shape[0]
-    assert all(e == b for (_, e), (b, _) in zip(spans, spans[1:]))
-    assert serial == [None] * RANKS, serial
+    check_part(COMM, part, want, split)
     assert os.path.exists(path)

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import parload
-from conftest import run_cli
+from conftest import SELECTIONS, expected, run_cli, sel_id
 from test_correct import check, corrected
 
 h5py = pytest.importorskip("h5py")
@@ -122,46 +122,13 @@ def test_whole_load_equals_h5py(fx, name, threads):
     check_stats(spec, ds, chunks_of(spec.path, spec.dataset), threads)
 
 
-# Selections: views with a step, a band of rows, columns, all at once and
-# as sinograms, on the files whose chunks a selection cuts in every way.
-SELECTIONS = [
-    {"views": slice(2, 35, 3)},
-    {"rows": (5, 67)},
-    {"cols": (3, 97)},
-    {"views": slice(1, 36, 2), "rows": (30, 40), "cols": (31, 70)},
-    {"rows": (20, 52), "layout": "sinograms"},
-    {"views": slice(0, 37, 4), "rows": (0, 70), "cols": (33, 64),
-     "layout": "sinograms"},
-]
-
-
-def sel_id(sel):
-    """A selection's test id: views=2:35:3,rows=5:67,sinograms."""
-    out = []
-    for k, v in sel.items():
-        if isinstance(v, slice):
-            v = "%s:%s:%s" % (v.start, v.stop, v.step)
-        elif isinstance(v, tuple):
-            v = "%d:%d" % v
-        out.append(v if k == "layout" else "%s=%s" % (k, v))
-    return ",".join(out) or "whole"
-
-
+# Selections (conftest.SELECTIONS) on the files whose chunks a selection
+# cuts in every way.
 SELECTED = sorted(n for n in NAMES if n.startswith(("chunks-", "latest-")))
 SELECTED += ["codec-bslz4", "codec-bitshuffle-none", "codec-lz4-block4096",
              "codec-blosc-zstd-bitshuffle-9", "codec-zstd19", "codec-lzf",
              "codec-gzip-fletcher32", "codec-bzip2-9", "swmr-bslz4",
              "type-f8-bslz4", "type-i2-blosc"]
-
-
-def expected(a, sel):
-    v = sel.get("views", slice(None))
-    r = slice(*sel.get("rows", (None, None)))
-    c = slice(*sel.get("cols", (None, None)))
-    out = a[v, r, c]
-    if sel.get("layout") == "sinograms":
-        out = np.ascontiguousarray(out.transpose(1, 0, 2))
-    return out
 
 
 @pytest.mark.parametrize("threads", THREADS)
@@ -604,11 +571,5 @@ def test_dask(fx, which):
 def test_mpi(ranks):
     """mpi_detector.py on every rank (see test_mpi.py: each run under
     timeout(1), so that a rank left waiting fails instead of hanging)."""
-    from test_mpi import HERE, launcher
-    cmd = ["timeout", "120", *launcher(), "-n", str(ranks), sys.executable,
-           "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no",
-           f"--rootdir={HERE}", str(HERE / "mpi_detector.py")]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=150)
-    out = r.stdout + r.stderr
-    assert r.returncode == 0, out[-6000:]
-    assert " passed" in out and "skipped" not in out, out[-3000:]
+    from test_mpi import run_on_ranks
+    run_on_ranks("mpi_detector.py", ranks, 120)

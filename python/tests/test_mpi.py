@@ -50,13 +50,25 @@ def test_import_says_why_when_not_built():
         assert "libparload-mpi and mpi4py" in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("ranks", [2, 3])
-def test_every_rank_gets_its_slice(ranks):
-    cmd = ["timeout", "60", *launcher(), "-n", str(ranks), sys.executable,
-           "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no",
-           f"--rootdir={HERE}", str(HERE / "mpi_ranks.py")]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
+def run_on_ranks(script, ranks, seconds):
+    """pytest of script (a file of this folder, never collected alone) on
+    ranks ranks under the launcher and timeout(1) of seconds, so that a
+    rank left waiting fails instead of hanging: its output, once it
+    passed with nothing skipped."""
+    cmd = ["timeout", str(seconds), *launcher(), "-n", str(ranks),
+           sys.executable, "-B", "-m", "pytest", "-q", "-p",
+           "no:cacheprovider", "--color=no", f"--rootdir={HERE}",
+           str(HERE / script)]
+    r = subprocess.run(cmd, capture_output=True, text=True,
+                       timeout=seconds + 30)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-6000:]
+    assert " passed" in out and "skipped" not in out, out[-3000:]
+    return out
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_every_rank_gets_its_slice(ranks):
+    out = run_on_ranks("mpi_ranks.py", ranks, 60)
     # Every rank ran every test: nothing skipped, nothing deselected.
-    assert out.count(" passed") == ranks and "skipped" not in out, out
+    assert out.count(" passed") == ranks, out

@@ -16,15 +16,13 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import parload
+from conftest import SELECTIONS, expected, run_cli, sel_id
 from conftest import crc32c as crc32c_bitwise
-from conftest import run_cli
 from test_correct import check, corrected
 
 zarr = pytest.importorskip("zarr")
@@ -273,40 +271,8 @@ def test_ome_levels(zx, name):
 
 
 # ---------------------------------------------------------------------------
-# Selections: views with a step, a band of rows, columns, all at once and
-# as sinograms, on the stores whose chunks a selection cuts in every way.
-
-SELECTIONS = [
-    {"views": slice(2, 35, 3)},
-    {"rows": (5, 67)},
-    {"cols": (3, 97)},
-    {"views": slice(1, 36, 2), "rows": (30, 40), "cols": (31, 70)},
-    {"rows": (20, 52), "layout": "sinograms"},
-    {"views": slice(0, 37, 4), "rows": (0, 70), "cols": (33, 64),
-     "layout": "sinograms"},
-]
-
-
-def sel_id(sel):
-    out = []
-    for k, v in sel.items():
-        if isinstance(v, slice):
-            v = "%s:%s:%s" % (v.start, v.stop, v.step)
-        elif isinstance(v, tuple):
-            v = "%d:%d" % v
-        out.append(v if k == "layout" else "%s=%s" % (k, v))
-    return ",".join(out) or "whole"
-
-
-def expected(a, sel):
-    v = sel.get("views", slice(None))
-    r = slice(*sel.get("rows", (None, None)))
-    c = slice(*sel.get("cols", (None, None)))
-    out = a[v, r, c]
-    if sel.get("layout") == "sinograms":
-        out = np.ascontiguousarray(out.transpose(1, 0, 2))
-    return out
-
+# Selections (conftest.SELECTIONS) on the stores whose chunks a selection
+# cuts in every way.
 
 SELECTED = sorted(n for n in NAMES if n.startswith("v2-chunks-")) + [
     "v2-codec-blosc-lz4-2", "v2-codec-lz4", "v2-type-be-f8-blosc",
@@ -660,11 +626,5 @@ def test_dask(zx, name):
 def test_mpi():
     """mpi_zarr.py on 2 ranks (see test_mpi.py: under timeout(1), so that
     a rank left waiting fails instead of hanging)."""
-    from test_mpi import HERE, launcher
-    cmd = ["timeout", "120", *launcher(), "-n", "2", sys.executable,
-           "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--color=no",
-           f"--rootdir={HERE}", str(HERE / "mpi_zarr.py")]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=150)
-    out = r.stdout + r.stderr
-    assert r.returncode == 0, out[-6000:]
-    assert " passed" in out and "skipped" not in out, out[-3000:]
+    from test_mpi import run_on_ranks
+    run_on_ranks("mpi_zarr.py", 2, 120)

@@ -19,12 +19,23 @@ frames of 70 x 100 pixels: not multiples of the 16-frame chunks, the
 import json
 import os
 import shutil
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 
 import numcodecs
 import zarr
+
+from frames import pixels  # noqa: F401  (the stores' pixels)
+
+# The CRC-32C of crc32c codecs and shard indexes: the test suite's own,
+# written from the specification (tests/refstream.py), not libparload's.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "tests"))
+from refstream import crc32c  # noqa: E402
+
+assert crc32c(b"123456789") == 0xE3069283  # the check value of CRC-32C
 
 N, H, W = 37, 70, 100
 DTYPES = ("u1", "u2", "i2", "u4", "i4", "f4", "f8")
@@ -35,62 +46,15 @@ V3_TYPES = {"u1": "uint8", "u2": "uint16", "i2": "int16", "u4": "uint32",
 NONE = 2 ** 64 - 1  # a shard index entry of an inner chunk never written
 
 
-# ---------------------------------------------------------------------------
-# CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), table-driven.
-
-def _crc_table():
-    table = []
-    for n in range(256):
-        c = n
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        table.append(c)
-    return table
-
-
-CRC_TABLE = _crc_table()
-
-
-def crc32c(data):
-    crc = 0xFFFFFFFF
-    t = CRC_TABLE
-    for b in bytes(data):
-        crc = t[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-assert crc32c(b"123456789") == 0xE3069283  # the check value of CRC-32C
-
-
-# ---------------------------------------------------------------------------
-# Pixels.
-
-def pixels(shape, dtype, seed):
-    """Detector-like counts around a beam (so that codecs compress them as
-    a detector's), shifted to hold negatives in signed types."""
-    rng = np.random.default_rng(seed)
-    h, w = shape[-2:]
-    y, x = np.mgrid[0:h, 0:w]
-    beam = 30 + 300 * np.exp(-((y - h / 2) ** 2 + (x - w / 3) ** 2) /
-                             (2 * (min(h, w) / 4) ** 2))
-    counts = rng.poisson(beam, size=shape)
-    dt = np.dtype(dtype)
-    if dt.kind == "f":
-        return (counts + rng.standard_normal(shape)).astype(dt)
-    if dt.kind == "i":
-        counts = counts - 100
-    info = np.iinfo(dt)
-    return np.clip(counts, info.min, info.max).astype(dt)
-
-
 @dataclass
 class Store:
     """One store: path (the store directory), dataset (None: the root is
     the array), want (the reference read), chunks (the chunk shape, the
     inner chunk shape of a sharded array), codec (what stats["codec"]
-    must name, or None), refused ((error code, words the message must
-    hold)) for a store parload must refuse, may_refuse likewise for one
-    it may refuse or read (then it must read it right)."""
+    must name, or None), refused ((error code, regular expressions the
+    message must match, case aside)) for a store parload must refuse,
+    may_refuse likewise for one it may refuse or read (then it must read
+    it right)."""
     name: str
     path: str = ""
     dataset: object = None
