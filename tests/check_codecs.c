@@ -11,7 +11,8 @@
  * block that would write past its output, a bitshuffle block size that is
  * not a multiple of 8, a Blosc header that lies, truncated chunks (every
  * length), a Fletcher32 mismatch, a gzip member whose CRC-32 or size is
- * wrong or with bytes after it.  Every encoder (encode and bound) against
+ * wrong or with bytes after it, numcodecs' LZ4 whose size lies.  Every
+ * encoder (encode and bound) against
  * its row's decode, and into less room than it needs (refused, the guard
  * untouched).  A row this build lacks is checked to say what it needs
  * instead.
@@ -21,7 +22,7 @@
  * h5py and hdf5plugin store (read with read_direct_chunk, with the client
  * data HDF5 keeps, through parload__codec_of_hdf5 and the row's
  * hdf5_params); 2, numcodecs' Blosc (every compressor and shuffle it
- * carries), Zstd, GZip and Zlib, and parload's encoders' output decoded
+ * carries), Zstd, GZip, Zlib and LZ4, and parload's encoders' output decoded
  * by numcodecs; 3, bitshuffle's Python module (its transpose against
  * each of parload's, compress_lz4 with its HDF5 framing).  Each chunk is
  * decoded into exactly its bytes, into more room, and into one byte less
@@ -538,6 +539,8 @@ static int make_all(const unsigned char *data, size_t len, made *m)
 	if (parload__codec_get(PARLOAD__CODEC_GZIP)->encode)
 		m[n++] = make_encoded(PARLOAD__CODEC_GZIP, 1, 6, data, len);
 #ifdef HAVE_LZ4
+	m[n++] = make_encoded(PARLOAD__CODEC_LZ4, 1, PARLOAD__LZ4_NUMCODECS,
+			      data, len);
 	m[n++] = make_lz4(data, len, 300);
 	m[n++] = make_bslz4(data, len / 2, 2, 64);
 	m[n++] = make_bslz4(data, len / 4 - 1, 4, 0);
@@ -698,6 +701,38 @@ START_TEST(test_header_sizes)
 }
 END_TEST
 
+/* numcodecs' LZ4 whose size says more or fewer bytes than its block
+ * holds, or more than the chunk. */
+START_TEST(test_lz4_numcodecs_sizes)
+{
+	unsigned char *data = random_bytes(4000, 21);
+	made m = make_encoded(PARLOAD__CODEC_LZ4, 1, PARLOAD__LZ4_NUMCODECS,
+			      data, 4000);
+	const uint32_t sizes[] = { 8000, 4001, 3999, 1, 0, 0xffffffffu };
+
+	for (int i = 0; i < TU_COUNT(sizes); i++) {
+		for (int b = 0; b < 4; b++)
+			m.chunk[b] = (unsigned char)(sizes[i] >> (8 * b));
+		assert_refused(&m, 4000, "a size that disagrees");
+	}
+	/* Its own size, into less room than it. */
+	for (int b = 0; b < 4; b++)
+		m.chunk[b] = (unsigned char)(4000 >> (8 * b));
+	assert_refused(&m, 3999, "4000 bytes in 3999");
+	/* The HDF5 filter's framing is not written. */
+	made h = { .codec = PARLOAD__CODEC_LZ4, .elem = 1, .ncd = 1 };
+	parload__filter f;
+	const parload__codec_row *row = made_row(&h, &f);
+	decoded d = run_guarded(row, row->encode, &f, data, 4000,
+				row->bound(&f, 4000));
+
+	ck_assert_ptr_nonnull(d.why);
+	free(d.out);
+	free(m.chunk);
+	free(data);
+}
+END_TEST
+
 /* A block whose LZ4 stream decodes to more than its block: never past
  * its block, whatever the room after it. */
 START_TEST(test_lz4_block_overruns)
@@ -790,6 +825,9 @@ static const struct enc_case {
 	{ PARLOAD__CODEC_GZIP, 1, { 1 } },
 	{ PARLOAD__CODEC_GZIP, 2, { 5 } },
 	{ PARLOAD__CODEC_GZIP, 8, { 9 } },
+	/* LZ4: numcodecs' framing, acceleration. */
+	{ PARLOAD__CODEC_LZ4, 1, { PARLOAD__LZ4_NUMCODECS, 0 } },
+	{ PARLOAD__CODEC_LZ4, 4, { PARLOAD__LZ4_NUMCODECS, 10 } },
 	/* Blosc: compressor code, level, shuffle. */
 	{ PARLOAD__CODEC_BLOSC, 1, { 0, 5, 1 } },
 	{ PARLOAD__CODEC_BLOSC, 2, { 1, 5, 1 } },
@@ -958,6 +996,7 @@ static Suite *bad_suite(void)
 #ifdef HAVE_LZ4
 	tcase_add_test(tc, test_header_sizes);
 	tcase_add_test(tc, test_lz4_block_overruns);
+	tcase_add_test(tc, test_lz4_numcodecs_sizes);
 #endif
 #ifdef HAVE_BLOSC
 	tcase_add_test(tc, test_blosc_header_lies);

@@ -46,6 +46,9 @@ typedef struct parload__codec_row {
 	size_t (*bound)(const parload__filter *f, size_t n);
 } parload__codec_row;
 
+/* The LZ4 row's param[0] for numcodecs' framing (0: HDF5's filter's). */
+#define PARLOAD__LZ4_NUMCODECS 1
+
 /* The row of codec c; the codec of HDF5 filter id (PARLOAD__CODEC_COUNT:
  * none). */
 const parload__codec_row *parload__codec_get(parload__codec c);

@@ -117,14 +117,22 @@ size_t parload__gzip_bound(const parload__filter *f, size_t n);
 #define PARLOAD__NEEDS_ROW(row_name, id, lib, fn)                              \
 	{ .name = row_name, .hdf5_id = id, .needs = lib }
 
-/* lz4.c: HDF5 32004, the LZ4 filter's blocks. */
+/* lz4.c: HDF5 32004, the LZ4 filter's blocks (param[0] 0), or
+ * numcodecs' LZ4 (param[0] PARLOAD__LZ4_NUMCODECS: the decoded size, 4
+ * bytes little-endian, then one LZ4 block), which encode writes (param[1]
+ * LZ4's acceleration, 0: 1). */
 const char *parload__lz4_params(PARLOAD__PARAMS_SIG);
 const char *parload__lz4_decode(PARLOAD__DECODE_SIG);
+const char *parload__lz4_encode(PARLOAD__ENCODE_SIG);
+size_t parload__lz4_bound(const parload__filter *f, size_t n);
 /* One LZ4 block of exactly size bytes into out (bitshuffle's too). */
 const char *parload__lz4_block(const unsigned char *in, size_t stored,
 			       unsigned char *out, size_t size);
 #ifdef HAVE_LZ4
-#define PARLOAD__LZ4_ROW PARLOAD__LIB_ROW("lz4", 32004, lz4)
+#define PARLOAD__LZ4_ROW                                                       \
+	{ .name = "lz4", .hdf5_id = 32004, .hdf5_params = parload__lz4_params, \
+	  .decode = parload__lz4_decode, .encode = parload__lz4_encode,        \
+	  .bound = parload__lz4_bound }
 #else
 #define PARLOAD__LZ4_ROW PARLOAD__NEEDS_ROW("lz4", 32004, "liblz4 (liblz4-dev)", lz4)
 #endif
