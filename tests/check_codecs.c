@@ -11,7 +11,8 @@
  * block that would write past its output, a bitshuffle block size that is
  * not a multiple of 8, a Blosc header that lies, truncated chunks (every
  * length), a Fletcher32 mismatch, a gzip member whose CRC-32 or size is
- * wrong or with bytes after it, numcodecs' LZ4 whose size lies.  Every
+ * wrong or with bytes after it, numcodecs' LZ4 whose size lies, a
+ * CRC-32C mismatch (and its check value).  Every
  * encoder (encode and bound) against
  * its row's decode, and into less room than it needs (refused, the guard
  * untouched).  A row this build lacks is checked to say what it needs
@@ -22,7 +23,8 @@
  * h5py and hdf5plugin store (read with read_direct_chunk, with the client
  * data HDF5 keeps, through parload__codec_of_hdf5 and the row's
  * hdf5_params); 2, numcodecs' Blosc (every compressor and shuffle it
- * carries), Zstd, GZip, Zlib and LZ4, and parload's encoders' output decoded
+ * carries), Zstd, GZip, Zlib and LZ4, CRC-32C (written in Python from
+ * its definition, which numcodecs 0.11 lacks), and parload's encoders' output decoded
  * by numcodecs; 3, bitshuffle's Python module (its transpose against
  * each of parload's, compress_lz4 with its HDF5 framing).  Each chunk is
  * decoded into exactly its bytes, into more room, and into one byte less
@@ -536,6 +538,7 @@ static int make_all(const unsigned char *data, size_t len, made *m)
 	int n = 0;
 
 	m[n++] = make_fletcher32(data, len);
+	m[n++] = make_encoded(PARLOAD__CODEC_CRC32C, 1, 0, data, len);
 	if (parload__codec_get(PARLOAD__CODEC_GZIP)->encode)
 		m[n++] = make_encoded(PARLOAD__CODEC_GZIP, 1, 6, data, len);
 #ifdef HAVE_LZ4
@@ -647,6 +650,38 @@ START_TEST(test_fletcher32_mismatch)
 	ck_assert_msg(!d.why && d.got == 1001 && !memcmp(d.out, data, 1001),
 		      "%s", d.why);
 	free(d.out);
+	free(m.chunk);
+	free(data);
+}
+END_TEST
+
+/* CRC-32C's check value ("123456789": 0xE3069283), then every flipped
+ * bit of a chunk (in the bytes or the sum) refused. */
+START_TEST(test_crc32c_mismatch)
+{
+	made m = { .chunk = malloc(1005), .len = 13,
+		   .codec = PARLOAD__CODEC_CRC32C, .elem = 1 };
+	parload__filter f;
+	const parload__codec_row *row = made_row(&m, &f);
+	unsigned char *data = random_bytes(1001, 23);
+	decoded d;
+
+	memcpy(m.chunk, "123456789\x83\x92\x06\xe3", 13);
+	d = decode_guarded(row, &f, m.chunk, m.len, 9);
+	ck_assert_msg(!d.why && d.got == 9 && !memcmp(d.out, "123456789", 9),
+		      "%s", d.why);
+	free(d.out);
+	free(m.chunk);
+	m = make_encoded(PARLOAD__CODEC_CRC32C, 1, 0, data, 1001);
+	ck_assert_uint_eq(m.len, 1005);
+	for (size_t i = 0; i < m.len * 8; i += 13) {
+		m.chunk[i / 8] ^= (unsigned char)(1u << (i % 8));
+		d = decode_guarded(row, &f, m.chunk, m.len, 1001);
+		ck_assert_str_eq(d.why, "fails its CRC-32C checksum");
+		free(d.out);
+		m.chunk[i / 8] ^= (unsigned char)(1u << (i % 8));
+	}
+	assert_refused(&m, 1000, "1001 bytes in 1000");
 	free(m.chunk);
 	free(data);
 }
@@ -825,6 +860,7 @@ static const struct enc_case {
 	{ PARLOAD__CODEC_GZIP, 1, { 1 } },
 	{ PARLOAD__CODEC_GZIP, 2, { 5 } },
 	{ PARLOAD__CODEC_GZIP, 8, { 9 } },
+	{ PARLOAD__CODEC_CRC32C, 1, { 0 } },
 	/* LZ4: numcodecs' framing, acceleration. */
 	{ PARLOAD__CODEC_LZ4, 1, { PARLOAD__LZ4_NUMCODECS, 0 } },
 	{ PARLOAD__CODEC_LZ4, 4, { PARLOAD__LZ4_NUMCODECS, 10 } },
@@ -990,6 +1026,7 @@ static Suite *bad_suite(void)
 	tcase_add_loop_test(tc, test_encode_roundtrip, 0, TU_COUNT(enc_cases));
 	tcase_add_test(tc, test_truncated);
 	tcase_add_test(tc, test_fletcher32_mismatch);
+	tcase_add_test(tc, test_crc32c_mismatch);
 	if (parload__codec_get(PARLOAD__CODEC_GZIP)->decode)
 		tcase_add_test(tc, test_gzip_members);
 	tcase_add_test(tc, test_bitshuffle_block_not_8);

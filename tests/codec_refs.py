@@ -14,7 +14,8 @@ writes DIR/cases.txt and the files it names, one chunk and its data each:
 
 PART is hdf5 (h5py and hdf5plugin: the chunks HDF5 stores, read with
 read_direct_chunk, with the client data HDF5 keeps), numcodecs (Blosc with
-every compressor and shuffle numcodecs carries, Zstd, GZip, Zlib, LZ4) or
+every compressor and shuffle numcodecs carries, Zstd, GZip, Zlib, LZ4;
+CRC-32C from its definition, which numcodecs 0.11 lacks) or
 bitshuffle (its Python module: the transpose, and compress_lz4 framed as
 its HDF5 filter frames it).  LACKING: the rows the libparload under test
 lacks ("a,b", "-": none), whose chunks are not written (saying so).  A
@@ -217,6 +218,9 @@ def part_numcodecs(out):
                                   codec(level=lvl).encode(raw),
                                   "numcodecs-%s%d %s" % (
                                       codec.codec_id, lvl, lab))
+                out.named("crc32c", a.dtype.itemsize, (), raw,
+                          raw + struct.pack("<I", crc32c(raw)),
+                          "crc32c %s" % lab)
                 for accel in (1, 10):
                     out.named("lz4", a.dtype.itemsize, (1,), raw,
                               numcodecs.LZ4(acceleration=accel).encode(raw),

@@ -77,7 +77,14 @@ const char *parload__bitshuffle_decode(PARLOAD__DECODE_SIG);
 	  .close = parload__bitshuffle_close,                                  \
 	  .decode = parload__bitshuffle_decode }
 
-/* ---- checksum.c: HDF5's Fletcher32 (3) ---- */
+/* ---- checksum.c: HDF5's Fletcher32 (3), Zarr v3's crc32c ---- */
+const char *parload__crc32c_decode(PARLOAD__DECODE_SIG);
+const char *parload__crc32c_encode(PARLOAD__ENCODE_SIG);
+size_t parload__crc32c_bound(const parload__filter *f, size_t n);
+#define PARLOAD__CRC32C_ROW                                                    \
+	{ .name = "crc32c", .decode = parload__crc32c_decode,                  \
+	  .encode = parload__crc32c_encode, .bound = parload__crc32c_bound }
+
 /* HDF5's Fletcher32 of len bytes (H5_checksum_fletcher32's sums). */
 uint32_t parload__fletcher32(const unsigned char *p, size_t len);
 const char *parload__fletcher32_params(PARLOAD__PARAMS_SIG);
