@@ -261,10 +261,11 @@ static int slot(build *b, const uint64_t *idx, const uint64_t *ig,
 				     "chunk %" PRIu64 " at bytes %" PRIu64
 				     " to %" PRIu64 ", past the shard's %"
 				     PRIu64, i, off, off + nb, size);
-	for (unsigned k = z->rank; k-- > 0;) {
-		e[k] = idx[k] * z->chunk[k] + q % ig[k] * z->inner[k];
-		q /= ig[k];
-		if (e[k] >= z->shape[k])
+	for (unsigned k = z->rank; k > 0; k--) {
+		e[k - 1] = idx[k - 1] * z->chunk[k - 1] +
+			   q % ig[k - 1] * z->inner[k - 1];
+		q /= ig[k - 1];
+		if (e[k - 1] >= z->shape[k - 1])
 			return 0;
 	}
 	three(b, e, ch.at, 0);
@@ -321,6 +322,18 @@ static int one_file(build *b, const uint64_t *idx)
 	return add_chunk(b, &ch);
 }
 
+/* The grid index after idx (C order: the last dimension fastest) in a
+ * grid of g; false past the last. */
+static bool next_index(uint64_t *idx, const uint64_t *g, unsigned rank)
+{
+	for (unsigned k = rank; k > 0; k--) {
+		if (++idx[k - 1] < g[k - 1])
+			return true;
+		idx[k - 1] = 0;
+	}
+	return false;
+}
+
 /* Every chunk file (or shard) of the grid, in C order. */
 static int walk(build *b)
 {
@@ -328,9 +341,8 @@ static int walk(build *b)
 	uint64_t g[PARLOAD__ZARR_MAX_RANK], idx[PARLOAD__ZARR_MAX_RANK] = { 0 };
 	uint64_t n = 1;
 	int rc = 0;
-	unsigned k;
 
-	for (k = 0; k < z->rank; k++) {
+	for (unsigned k = 0; k < z->rank; k++) {
 		g[k] = (z->shape[k] + z->chunk[k] - 1) / z->chunk[k];
 		if (!parload__mul_ok(n, g[k], &n) || n > MAX_CHUNK_FILES)
 			return parload__fail_path(b->err, PARLOAD_ENOTSUP, 0,
@@ -338,14 +350,9 @@ static int walk(build *b)
 						  PRIu64 " chunk files",
 						  MAX_CHUNK_FILES);
 	}
-	do {
+	do
 		rc = one_file(b, idx);
-		for (k = z->rank; rc == 0 && k-- > 0;) {
-			if (++idx[k] < g[k])
-				break;
-			idx[k] = 0;
-		}
-	} while (rc == 0 && k < z->rank);
+	while (rc == 0 && next_index(idx, g, z->rank));
 	return rc;
 }
 

@@ -159,6 +159,8 @@ static int names(const parload_source *src, parload__zarr *z,
 	}
 	if (!z->store)
 		return parload__fail_nomem(err, path);
+	if (parload__sys_stat(z->store, &st) != 0)
+		return parload__fail_open(err, errno, z->store);
 	while (**inner == '/')
 		(*inner)++;
 	return inner_path_ok(*inner, "the array", z->store, err);
@@ -546,7 +548,13 @@ static int v3_array(parload__zarr *z, const parload__json *r,
 {
 	const parload__json *tr = parload__json_get(r, "storage_transformers");
 	const char *type = str(r, "data_type");
+	uint64_t fmt = 0;
 	int rc;
+
+	if (!parload__json_u64(parload__json_get(r, "zarr_format"), &fmt) ||
+	    fmt != 3 || !parload__json_is(parload__json_get(r, "node_type"),
+					  "array"))
+		return BAD(z, "zarr_format is not 3 or node_type not array");
 
 	if (tr && tr->type == PARLOAD__JSON_ARRAY && tr->n)
 		return NOTSUP(z, "storage_transformers are not read");
