@@ -266,6 +266,7 @@ static const struct invalid {
 	{ "\"\\", 0, 0, "a string not closed" },
 	{ "\"a\nb\"", 0, 2, "a control character in a string" },
 	{ "\"\t\"", 0, 1, "a control character in a string" },
+	{ "\"\x1f\"", 0, 1, "a control character in a string" },
 	{ "\"a\0b\"", 5, 2, "a control character in a string" },
 	{ "\"\\x41\"", 0, 1, "an unknown escape in a string" },
 	{ "\"\\U0041\"", 0, 1, "an unknown escape in a string" },
