@@ -39,6 +39,8 @@ typedef struct parload__codec_row {
  * none). */
 const parload__codec_row *parload__codec_get(parload__codec c);
 parload__codec parload__codec_of_hdf5(uint32_t id);
+/* The codec whose row is named name (PARLOAD__CODEC_COUNT: none). */
+parload__codec parload__codec_named(const char *name);
 /* What decodes t's strips into buf (size bytes): its filters' names,
  * first applied first ("shuffle+deflate"), its decoder's, "none" for
  * tiles stored as they are; "" for a plain table or none (t NULL); buf. */

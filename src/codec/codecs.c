@@ -109,6 +109,14 @@ parload__codec parload__codec_of_hdf5(uint32_t id)
 	return PARLOAD__CODEC_COUNT;
 }
 
+parload__codec parload__codec_named(const char *name)
+{
+	for (int c = 0; c < PARLOAD__CODEC_COUNT; c++)
+		if (rows[c].name && strcmp(rows[c].name, name) == 0)
+			return (parload__codec)c;
+	return PARLOAD__CODEC_COUNT;
+}
+
 const char *parload__codec_names(const parload__strips *t, char *buf,
 				 size_t size)
 {

@@ -1,12 +1,14 @@
 /*
- * zarr.h - what the Zarr files share: the folder reads and writes Zarr
- * stores (v2 and v3), whose metadata is JSON; zarr_json.c is the JSON
- * reader the metadata is parsed with.
+ * zarr.h - Zarr stores (v2 and v3), read and written: the JSON reader of
+ * their metadata (zarr_json.c), an array's metadata as parload holds it
+ * (zarr_meta.c), its chunks and shards as a strips table (zarr.c: the
+ * driver's row), and the writer (zarr_write.c).
  */
-#ifndef PARLOAD_FORMATS_ZARR_H
-#define PARLOAD_FORMATS_ZARR_H
+#ifndef PARLOAD_ZARR_H
+#define PARLOAD_ZARR_H
 
 #include "formats/formats.h"
+#include "formats/driver.h"
 
 /* ---- zarr_json.c: the JSON reader (RFC 8259) ---- */
 
@@ -62,4 +64,49 @@ bool parload__json_double(const parload__json *v, double *out);
 /* STRING equal to s. */
 bool parload__json_is(const parload__json *v, const char *s);
 
-#endif /* PARLOAD_FORMATS_ZARR_H */
+/* ---- zarr_meta.c: an array's metadata ---- */
+
+#define PARLOAD__ZARR_MAX_RANK 32
+
+/* What a Zarr array's metadata says, as parload reads it. */
+typedef struct parload__zarr {
+	char *store;         /* the store's directory (owned) */
+	char *array;         /* the array's directory (owned) */
+	char *meta;          /* its metadata file, in messages (owned) */
+	int version;         /* 2 or 3 */
+	unsigned rank;
+	uint64_t shape[PARLOAD__ZARR_MAX_RANK];
+	uint64_t chunk[PARLOAD__ZARR_MAX_RANK]; /* a chunk file's, or a
+						 * shard's */
+	int pixel_type;      /* PARLOAD_PIXEL_* */
+	parload_encoding enc;
+	uint32_t elem;       /* bytes per element */
+	unsigned char fill[8]; /* one element of the fill value, as stored */
+	parload__filter filter[PARLOAD__MAX_FILTERS]; /* applied first first */
+	uint32_t nfilters;
+	char sep;            /* the chunk key's separator */
+	bool prefix;         /* v3 default keys: "c" first */
+	/* sharding_indexed: chunk is the shard's shape, inner its chunks'. */
+	bool sharded;
+	uint64_t inner[PARLOAD__ZARR_MAX_RANK];
+	bool index_first;    /* the index at the shard's start */
+	bool index_crc;      /* the index ends in its CRC-32C */
+	float *angles;       /* attribute "angles": one per frame, or NULL */
+	uint64_t nangles;
+} parload__zarr;
+
+/* The array src names: its store (src's path, or the part before ":/"),
+ * the array in it (dataset, the part after ":/", an OME-Zarr image's
+ * first level, or the root).  ECONTAINER naming the metadata file and
+ * what is wrong, ENOTSUP naming what parload does not read, EINVAL for a
+ * group with no array named; nothing held on failure. */
+int parload__zarr_open(const parload_source *src, parload__zarr *z,
+		       parload_error *err);
+void parload__zarr_free(parload__zarr *z);
+/* Whether path is a Zarr store or node (a directory with .zarray, .zgroup
+ * or zarr.json), or a "STORE:/path" of one. */
+bool parload__zarr_is(const char *path);
+
+/* ---- zarr_write.c ---- */
+
+#endif
