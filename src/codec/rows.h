@@ -1,6 +1,7 @@
 /*
  * rows.h - the codec rows that live in files of their own (bitshuffle.c,
- * lz4.c, blosc.c, zstd.c, lzf.c, checksum.c, deflate.c): what each gives
+ * lz4.c, blosc.c, zstd.c, lzf.c, checksum.c, deflate.c, bzip2.c): what
+ * each gives
  * codecs.c's table, one PARLOAD__X_ROW initializer each, and the bit
  * transpose of bitshuffle, whose two paths the tests compare.
  *
@@ -193,6 +194,22 @@ const char *parload__lzf_decode(PARLOAD__DECODE_SIG);
 #define PARLOAD__LZF_ROW PARLOAD__LIB_ROW("lzf", 32000, lzf)
 #else
 #define PARLOAD__LZF_ROW PARLOAD__NEEDS_ROW("lzf", 32000, "liblzf (liblzf-dev)", lzf)
+#endif
+
+/* bzip2.c: HDF5 307 and numcodecs' BZ2, one bzip2 stream; encode at
+ * block size param[0] (1-9, 0: 9). */
+const char *parload__bzip2_params(PARLOAD__PARAMS_SIG);
+const char *parload__bzip2_decode(PARLOAD__DECODE_SIG);
+const char *parload__bzip2_encode(PARLOAD__ENCODE_SIG);
+size_t parload__bzip2_bound(const parload__filter *f, size_t n);
+#ifdef HAVE_BZ2
+#define PARLOAD__BZIP2_ROW                                                     \
+	{ .name = "bzip2", .hdf5_id = 307,                                     \
+	  .hdf5_params = parload__bzip2_params,                                \
+	  .decode = parload__bzip2_decode, .encode = parload__bzip2_encode,    \
+	  .bound = parload__bzip2_bound }
+#else
+#define PARLOAD__BZIP2_ROW PARLOAD__NEEDS_ROW("bzip2", 307, "libbz2 (configure --with-bz2)", bzip2)
 #endif
 
 #endif /* PARLOAD_CODEC_ROWS_H */
