@@ -967,26 +967,35 @@ START_TEST(test_encode_roundtrip)
 }
 END_TEST
 
+/* One stream of 3000 bytes (m, room for two): refused into 2999 bytes,
+ * with a byte after it, with a second stream after it. */
+static void assert_one_stream(made *m)
+{
+	const size_t len = m->len;
+
+	assert_refused(m, 2999, "3000 bytes in 2999");
+	m->chunk[m->len++] = 0;
+	assert_refused(m, 3000, "a byte after its stream");
+	memcpy(m->chunk + len, m->chunk, len);
+	m->len = 2 * len;
+	assert_refused(m, 6000, "a second stream");
+	m->len = len;
+}
+
 /* A gzip member whose CRC-32 or size (ISIZE) is wrong, with a byte or a
  * second member after it, or decoding to more than its chunk. */
 START_TEST(test_gzip_members)
 {
 	unsigned char *data = random_bytes(3000, 19);
 	made m = make_encoded(PARLOAD__CODEC_GZIP, 1, 6, data, 3000);
-	const size_t len = m.len;
 
-	m.chunk = realloc(m.chunk, 2 * len);
-	for (size_t at = len - 8; at < len; at++) {
+	m.chunk = realloc(m.chunk, 2 * m.len);
+	for (size_t at = m.len - 8; at < m.len; at++) {
 		m.chunk[at] ^= 1;
 		assert_refused(&m, 3000, "a wrong CRC-32 or ISIZE");
 		m.chunk[at] ^= 1;
 	}
-	assert_refused(&m, 2999, "3000 bytes in 2999");
-	m.chunk[m.len++] = 0;
-	assert_refused(&m, 3000, "a byte after its member");
-	memcpy(m.chunk + len, m.chunk, len);
-	m.len = 2 * len;
-	assert_refused(&m, 6000, "a second member");
+	assert_one_stream(&m);
 	free(m.chunk);
 	free(data);
 }
@@ -998,18 +1007,12 @@ START_TEST(test_bzip2_streams)
 {
 	unsigned char *data = random_bytes(3000, 29);
 	made m = make_encoded(PARLOAD__CODEC_BZIP2, 1, 9, data, 3000);
-	const size_t len = m.len;
 
-	m.chunk = realloc(m.chunk, 2 * len);
-	assert_refused(&m, 2999, "3000 bytes in 2999");
-	m.chunk[len / 2] ^= 0x40;
+	m.chunk = realloc(m.chunk, 2 * m.len);
+	m.chunk[m.len / 2] ^= 0x40;
 	assert_refused(&m, 3000, "a damaged block");
-	m.chunk[len / 2] ^= 0x40;
-	m.chunk[m.len++] = 0;
-	assert_refused(&m, 3000, "a byte after its stream");
-	memcpy(m.chunk + len, m.chunk, len);
-	m.len = 2 * len;
-	assert_refused(&m, 6000, "a second stream");
+	m.chunk[m.len / 2] ^= 0x40;
+	assert_one_stream(&m);
 	free(m.chunk);
 	free(data);
 }
