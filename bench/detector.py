@@ -201,7 +201,7 @@ def cases(files, data, size):
     names = {"none": "no filter", "gzip": "gzip 4 + shuffle",
              "bslz4": "bitshuffle + LZ4", "lz4": "LZ4",
              "blosc": "Blosc (LZ4, byte shuffle)", "zstd": "Zstd 3",
-             "lzf": "LZF", "bzip2": "BZip2 (serial path)",
+             "lzf": "LZF", "bzip2": "BZip2 (block size 9)",
              "gzip16": "gzip 4 + shuffle, chunks of 16 frames",
              "tiles": "libver='latest', gzip 32 x 32 tiles"}
     # Every file holds data's frames: each run of h5py's read is checked
