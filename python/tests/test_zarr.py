@@ -348,6 +348,25 @@ def test_batches_and_windows(zx, name, threads):
         assert starts[0] == 3 and len(starts) > 1
 
 
+@pytest.mark.parametrize("version", [2, 3])
+def test_angles_from_the_attributes(tmp_path, version):
+    """The array's attribute "angles" (degrees, one a view) are the
+    views' angles, the selected ones with a selection."""
+    data = zfx.pixels((zfx.N, zfx.H, zfx.W), "u2", 12)
+    angles = np.linspace(0, 180, zfx.N, endpoint=False)
+    p = str(tmp_path / "a.zarr")
+    if version == 2:
+        zfx.v2(p, data, (4, zfx.H, zfx.W),
+               compressor=zfx.COMPRESSORS["zstd1"][0]).attrs["angles"] = \
+            angles.tolist()
+    else:
+        zfx.write_v3(p, data, (4, zfx.H, zfx.W), [zfx.bytes_codec()],
+                     attributes={"angles": angles.tolist()})
+    ds = parload.load(p, views=slice(3, 30, 3), threads=2)
+    assert np.array_equal(ds.pixels, data[3:30:3])
+    assert np.allclose(ds.angles, angles[3:30:3].astype(np.float32))
+
+
 @pytest.mark.parametrize("name", ["v2-codec-zstd1", "v2-codec-none",
                                   "v3-shard-end"])
 def test_page_cache_drop(zx, name):
