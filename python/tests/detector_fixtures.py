@@ -4,8 +4,9 @@ every codec parload decodes in its pool at two settings, scale-offset
 (which it has no codec for), every pixel type, chunks of one frame, of 16
 frames, of row bands and of tiles with partial edge chunks, libver='latest'
 files (fixed array, extensible array, version-2 B-tree, single-chunk and
-implicit chunk indexes), a file written in SWMR mode, an Eiger master file with its
-data files, virtual datasets and a DXchange file with its flats and darks.
+implicit chunk indexes), a file written in SWMR mode, an Eiger master file
+with its data files, virtual datasets and a DXchange file with its flats
+and darks.
 
 Importable by the tests (test_detector.py, mpi_detector.py) and the bench;
 every writer takes a directory and returns what it wrote, and h5py's read
