@@ -476,7 +476,12 @@ def test_truncated_chunk(fx, tmp_path, name):
     chunk = (16, 0, 0) if "frames16" in name else CHUNK
     path, off = damaged(fx, tmp_path, name, lambda b: b[:len(b) // 2],
                         chunk)
-    refused(path, off, h5py_too="zstd1" not in name)
+    # h5py's own failure is no reference for Zstd (no plugin) nor for
+    # Blosc: its plugin hands Blosc 1 the chunk without its stored size,
+    # and Blosc reads the header's count of bytes past a truncated chunk,
+    # sometimes without an error (with the frames the fixtures write
+    # since the BZip2 rows came).
+    refused(path, off, h5py_too="zstd1" not in name and "blosc" not in name)
 
 
 def be(b, at, n, value):

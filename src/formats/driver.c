@@ -8,6 +8,7 @@
  * hdf5/hdf5_core.c, npy.c, png.c (written only).
  */
 #include "formats/formats.h"
+#include "formats/zarr/zarr.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -27,8 +28,8 @@ static const parload__driver *const table[] = {
 	&parload__driver_parload, &parload__driver_nrrd,
 	&parload__driver_nhdr,	  &parload__driver_tiff,
 	&parload__driver_hdf5,	  &parload__driver_npy,
-	&parload__driver_png,	  &parload__driver_raw,
-	&parload__driver_list,
+	&parload__driver_png,	  &parload__driver_zarr,
+	&parload__driver_raw,	  &parload__driver_list,
 };
 #define N_TABLE (sizeof(table) / sizeof(table[0]))
 #define MAX_EXTRA 4
@@ -193,7 +194,9 @@ static int by_path(const char *p, const parload__driver **out,
 	/* stat is best effort: the name says, and the load's own open says
 	 * what is wrong. */
 	if (parload__sys_stat(p, &st) != 0) {
-		if (hdf5_with_dataset(p))
+		if (parload__zarr_is(p))
+			*out = &parload__driver_zarr;
+		else if (hdf5_with_dataset(p))
 			*out = &parload__driver_hdf5;
 		else if (strpbrk(p, "*?[")) /* a glob the shell left */
 			*out = has_name(&parload__driver_hdf5, p) ?
@@ -202,7 +205,9 @@ static int by_path(const char *p, const parload__driver **out,
 		else
 			*out = parload__driver_named(p);
 	} else if (S_ISDIR(st.st_mode)) {
-		if (tiff_folder(p))
+		if (parload__zarr_is(p))
+			*out = &parload__driver_zarr;
+		else if (tiff_folder(p))
 			*out = &parload__driver_tiff;
 	} else if (S_ISREG(st.st_mode)) {
 		rc = by_file(p, out, err);
@@ -278,7 +283,9 @@ int parload__driver_find(const parload_source *src,
 		return 0;
 	}
 	if (src->dataset || src->frames != PARLOAD_FRAMES_PROJECTIONS) {
-		*out = &parload__driver_hdf5;
+		*out = src->dataset && parload__zarr_is(src->path) ?
+			       &parload__driver_zarr :
+			       &parload__driver_hdf5;
 		return 0;
 	}
 	return by_path(src->path, out, err);

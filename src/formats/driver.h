@@ -100,7 +100,7 @@ static inline const char *parload__source_path(const parload_source *src)
 	return src->path ? src->path : src->path_count ? src->paths[0] : NULL;
 }
 
-/* The rows of the table (driver.c; nrrd.c; npy.c; png.c). */
+/* The rows of the table (driver.c; nrrd.c; npy.c; png.c; zarr/zarr.c). */
 extern const parload__driver parload__driver_parload;
 extern const parload__driver parload__driver_raw;
 extern const parload__driver parload__driver_list;
@@ -110,6 +110,7 @@ extern const parload__driver parload__driver_tiff;
 extern const parload__driver parload__driver_hdf5;
 extern const parload__driver parload__driver_npy;
 extern const parload__driver parload__driver_png;
+extern const parload__driver parload__driver_zarr;
 
 /* The driver that reads src: a layout given (raw, or a list), parload's
  * own stream for a descriptor; for a path, its first bytes (the row whose
