@@ -1,11 +1,12 @@
 """Detector files as detectors and their software write them, written by
 h5py with Debian's python3-hdf5plugin (the filters of hdf5-filter-plugin):
 every codec parload decodes in its pool at two settings, scale-offset
-(which it has no codec for), every pixel type, chunks of one frame, of 16 frames, of
-row bands and of tiles with partial edge chunks, libver='latest' files
-(fixed array, extensible array, version-2 B-tree, single-chunk and implicit
-chunk indexes), a file written in SWMR mode, an Eiger master file with its
-data files, virtual datasets and a DXchange file with its flats and darks.
+(which it has no codec for), every pixel type, chunks of one frame, of 16
+frames, of row bands and of tiles with partial edge chunks, libver='latest'
+files (fixed array, extensible array, version-2 B-tree, single-chunk and
+implicit chunk indexes), a file written in SWMR mode, an Eiger master file
+with its data files, virtual datasets and a DXchange file with its flats
+and darks.
 
 Importable by the tests (test_detector.py, mpi_detector.py) and the bench;
 every writer takes a directory and returns what it wrote, and h5py's read
@@ -146,14 +147,15 @@ def codec_table():
         ("fletcher32", {"fletcher32": True}, ("fletcher32",)),
         ("gzip-fletcher32", dict(_gzip(4), fletcher32=True),
          ("shuffle", "deflate", "fletcher32")),
-        ("bzip2-1", dict(hdf5plugin.BZip2(blocksize=1)), ("bzip2",)),
-        ("bzip2-9", dict(hdf5plugin.BZip2(blocksize=9)), ("bzip2",)),
     ]
     for cname in ("lz4", "zstd", "blosclz"):
         for sname, shuffle in SHUFFLES.items():
             for clevel in (1, 9):
                 rows.append(("blosc-%s-%s-%d" % (cname, sname, clevel),
                              _blosc(cname, clevel, shuffle), ("blosc",)))
+    # (Last: each file's pixels come from its place in specs().)
+    rows += [("bzip2-1", dict(hdf5plugin.BZip2(blocksize=1)), ("bzip2",)),
+             ("bzip2-9", dict(hdf5plugin.BZip2(blocksize=9)), ("bzip2",))]
     return rows
 
 
@@ -192,10 +194,6 @@ def specs():
         out["codec-" + name] = Spec("codec-" + name,
                                     kw=dict(kw, chunks=(1, H, W)),
                                     codecs=codecs)
-    for name, kw in SERIAL:
-        out["codec-" + name] = Spec("codec-" + name,
-                                    kw=dict(kw, chunks=(1, H, W)),
-                                    serial=SERIAL_NAME)
     for cname, chunks in CHUNKS.items():
         for fname, (kw, codecs) in CHUNK_FILTERS.items():
             name = "chunks-%s-%s" % (cname, fname)
@@ -226,6 +224,10 @@ def specs():
     for name, kw, maxshape, codecs in latest:
         out[name] = Spec(name, kw=kw, libver="latest", maxshape=maxshape,
                          codecs=codecs)
+    for name, kw in SERIAL:
+        out["codec-" + name] = Spec("codec-" + name,
+                                    kw=dict(kw, chunks=(1, H, W)),
+                                    serial=SERIAL_NAME)
     return out
 
 

@@ -446,8 +446,7 @@ def test_truncated_chunk(fx, tmp_path, name):
     # h5py's own failure is no reference for Zstd (no plugin) nor for
     # Blosc: its plugin hands Blosc 1 the chunk without its stored size,
     # and Blosc reads the header's count of bytes past a truncated chunk,
-    # sometimes without an error (with the frames the fixtures write
-    # since the BZip2 rows came).
+    # without an error for some frames.
     refused(path, off, h5py_too="zstd1" not in name and "blosc" not in name)
 
 
