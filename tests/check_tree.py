@@ -67,8 +67,6 @@ SEAM_ALLOWED = {
         "whether a folder holds TIFF files",
     ("src/formats/driver.c", "readdir"): "as above",
     ("src/formats/driver.c", "closedir"): "as above",
-    ("src/formats/driver.c", "unlink"):
-        "removing parload_save's temporary file after a failure",
     ("src/formats/nrrd/nrrd_files.c", "realpath"):
         "resolving a data file's name for the confinement rule",
     ("src/formats/nrrd/nrrd_write.c", "realpath"): "as above",

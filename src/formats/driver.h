@@ -66,6 +66,11 @@ typedef struct parload__driver {
 	int (*write)(const char *tmp, const char *path,
 		     const parload_stack *st, const parload_save_options *o,
 		     parload_error *err);
+	/* A format written as a directory (a Zarr store): tmp is then an
+	 * empty directory beside path, and this says whether the existing
+	 * path is one of its own, which PARLOAD_SAVE_FORCE may replace (no
+	 * other is).  NULL: a file. */
+	bool (*dir)(const char *path);
 	/* The codecs its strips may need: bits 1u << PARLOAD__CODEC_*
 	 * (NONE for a table without a decoder, CUSTOM for its own). */
 	unsigned codecs;
@@ -100,7 +105,7 @@ static inline const char *parload__source_path(const parload_source *src)
 	return src->path ? src->path : src->path_count ? src->paths[0] : NULL;
 }
 
-/* The rows of the table (driver.c; nrrd.c; npy.c; png.c). */
+/* The rows of the table (driver.c; nrrd.c; npy.c; png.c; zarr/). */
 extern const parload__driver parload__driver_parload;
 extern const parload__driver parload__driver_raw;
 extern const parload__driver parload__driver_list;
@@ -110,6 +115,7 @@ extern const parload__driver parload__driver_tiff;
 extern const parload__driver parload__driver_hdf5;
 extern const parload__driver parload__driver_npy;
 extern const parload__driver parload__driver_png;
+extern const parload__driver parload__driver_zarr;
 
 /* The driver that reads src: a layout given (raw, or a list), parload's
  * own stream for a descriptor; for a path, its first bytes (the row whose
