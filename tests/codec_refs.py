@@ -1,19 +1,32 @@
 #!/usr/bin/env python3
 """Chunks encoded by the reference implementations, for tests/check_codecs.
 
-    codec_refs.py PART DIR
+    codec_refs.py PART DIR [LACKING]
+    codec_refs.py decode DIR
 
 writes DIR/cases.txt and the files it names, one chunk and its data each:
 
     C FILTER_ID ELEM NCD CD... DATA CHUNK LABEL   a chunk one filter made
+    N ROW ELEM NP PARAM... DATA CHUNK LABEL       a chunk of parload's row
+                                                  ROW with those params
     T ELEM N DATA SHUFFLED LABEL                  bitshuffle's transpose of
                                                   N elements, one block
 
 PART is hdf5 (h5py and hdf5plugin: the chunks HDF5 stores, read with
 read_direct_chunk, with the client data HDF5 keeps), numcodecs (Blosc with
-every compressor and shuffle numcodecs carries, Zstd) or bitshuffle (its
-Python module: the transpose, and compress_lz4 framed as its HDF5 filter
-frames it).  A module missing exits 77, saying which.
+every compressor and shuffle numcodecs carries, Zstd, GZip, Zlib, LZ4;
+CRC-32C from its definition, which numcodecs 0.11 lacks) or
+bitshuffle (its Python module: the transpose, and compress_lz4 framed as
+its HDF5 filter frames it).  LACKING: the rows the libparload under test
+lacks ("a,b", "-": none), whose chunks are not written (saying so).  A
+module missing exits 77, saying which.
+
+decode reads DIR/encoded.txt, chunks parload encoded, one a line:
+
+    ROW ELEM P0 P1 P2 DATA CHUNK
+
+and decodes each with numcodecs (CRC-32C from its definition), exiting 1
+naming those that decode to other bytes than DATA.
 """
 import os
 import struct
@@ -37,10 +50,12 @@ def need(*names):
 
 
 class Out:
-    def __init__(self, d):
+    def __init__(self, d, lacking=()):
         self.d = d
         self.n = 0
         self.lines = []
+        self.lacking = set(lacking)
+        self.told = set()
 
     def blob(self, data):
         self.n += 1
@@ -52,6 +67,19 @@ class Out:
     def chunk(self, fid, elem, cd, data, chunk, label):
         self.lines.append("C %d %d %d %s %s %s %s" % (
             fid, elem, len(cd), " ".join(str(int(c)) for c in cd) or "-",
+            self.blob(data), self.blob(chunk), label))
+
+    def named(self, row, elem, params, data, chunk, label):
+        """A chunk of parload's row named row, with its params."""
+        if row in self.lacking:
+            if row not in self.told:
+                print("codec_refs.py: this libparload has no %s row: its "
+                      "chunks are not tested" % row)
+                self.told.add(row)
+            return
+        self.lines.append("N %s %d %d %s %s %s %s" % (
+            row, elem, len(params),
+            " ".join(str(int(c)) for c in params) or "-",
             self.blob(data), self.blob(chunk), label))
 
     def transpose(self, elem, n, data, shuffled, label):
@@ -183,6 +211,20 @@ def part_numcodecs(out):
                     out.chunk(32015, a.dtype.itemsize, (), raw,
                               numcodecs.Zstd(level=lvl).encode(raw),
                               "numcodecs-zstd%d %s" % (lvl, lab))
+                for lvl in (1, 9):
+                    for row, codec in (("gzip", numcodecs.GZip),
+                                       ("deflate", numcodecs.Zlib)):
+                        out.named(row, a.dtype.itemsize, (), raw,
+                                  codec(level=lvl).encode(raw),
+                                  "numcodecs-%s%d %s" % (
+                                      codec.codec_id, lvl, lab))
+                out.named("crc32c", a.dtype.itemsize, (), raw,
+                          raw + struct.pack("<I", crc32c(raw)),
+                          "crc32c %s" % lab)
+                for accel in (1, 10):
+                    out.named("lz4", a.dtype.itemsize, (1,), raw,
+                              numcodecs.LZ4(acceleration=accel).encode(raw),
+                              "numcodecs-lz4-%d %s" % (accel, lab))
 
 
 def part_bitshuffle(out):
@@ -218,11 +260,65 @@ def part_bitshuffle(out):
                       "bitshuffle.bitshuffle %s n %d" % (dt, n))
 
 
+def crc32c(data):
+    """CRC-32C (Castagnoli, reflected 0x82F63B78), bit by bit."""
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+    return crc ^ 0xFFFFFFFF
+
+
+def decode_crc32c(chunk):
+    body, tail = chunk[:-4], chunk[-4:]
+    if len(tail) != 4 or struct.unpack("<I", tail)[0] != crc32c(body):
+        raise ValueError("CRC-32C mismatch")
+    return body
+
+
+def decode(d):
+    np, numcodecs = need("numpy", "numcodecs")
+    assert crc32c(b"123456789") == 0xE3069283
+    by_row = {
+        "none": lambda c, p: c,
+        "zstd": lambda c, p: numcodecs.Zstd().decode(c),
+        "deflate": lambda c, p: numcodecs.Zlib().decode(c),
+        "gzip": lambda c, p: numcodecs.GZip().decode(c),
+        "blosc": lambda c, p: numcodecs.Blosc().decode(c),
+        "lz4": lambda c, p: numcodecs.LZ4().decode(c),
+        "bzip2": lambda c, p: numcodecs.BZ2().decode(c),
+        "crc32c": lambda c, p: decode_crc32c(c),
+    }
+    bad = n = 0
+    with open(os.path.join(d, "encoded.txt")) as f:
+        for line in f:
+            row, elem, p0, p1, p2, data, chunk = line.split()
+            raw = open(os.path.join(d, data), "rb").read()
+            enc = open(os.path.join(d, chunk), "rb").read()
+            try:
+                got = bytes(by_row[row](enc, (int(p0), int(p1), int(p2))))
+            except Exception as e:
+                got = "%s: %s" % (type(e).__name__, e)
+            n += 1
+            if got != raw:
+                bad += 1
+                print("%s elem %s params %s %s %s, %d bytes (%s): %s" % (
+                    row, elem, p0, p1, p2, len(raw), chunk,
+                    got if isinstance(got, str) else
+                    "%d other bytes" % len(got)))
+    print("codec_refs.py: %d of %d chunks decode to other bytes" % (bad, n))
+    sys.exit(1 if bad else 0)
+
+
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) == 3 and sys.argv[1] == "decode":
+        decode(sys.argv[2])
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
     part, d = sys.argv[1], sys.argv[2]
-    out = Out(d)
+    lacking = sys.argv[3].split(",") if len(sys.argv) > 3 else ()
+    out = Out(d, [x for x in lacking if x != "-"])
     {"hdf5": part_hdf5, "numcodecs": part_numcodecs,
      "bitshuffle": part_bitshuffle}[part](out)
     out.close()

@@ -6,7 +6,10 @@
  * compressor and both shuffles are libblosc's; the header is checked
  * against the stored bytes and the chunk (blosc_cbuffer_sizes,
  * blosc_cbuffer_validate) before blosc_decompress_ctx, which takes no
- * global lock, decodes it on the worker's thread.
+ * global lock, decodes it on the worker's thread.  Encode is
+ * blosc_compress_ctx (no global state either): the compressor by its code
+ * (blosc_compcode_to_compname), its level, its shuffle, the element size,
+ * Blosc's own block size, one thread (the worker's).
  */
 #include "codec/rows.h"
 
@@ -49,6 +52,35 @@ const char *parload__blosc_decode(PARLOAD__DECODE_SIG)
 		return "is not a valid Blosc buffer";
 	*got = nbytes;
 	return NULL;
+}
+
+const char *parload__blosc_encode(PARLOAD__ENCODE_SIG)
+{
+	const char *name;
+	int r;
+
+	(void)state;
+	if (blosc_compcode_to_compname((int)f->param[0], &name) < 0)
+		return "has a Blosc compressor this libblosc lacks";
+	if (f->param[1] > 9 || f->param[2] > 2)
+		return "has a Blosc level (0-9) or shuffle (0-2) Blosc lacks";
+	if (n > BLOSC_MAX_BUFFERSIZE)
+		return "is more than Blosc takes in one buffer";
+	r = blosc_compress_ctx((int)f->param[1], (int)f->param[2],
+			       f->elem ? f->elem : 1, n, in, out, cap, name,
+			       0, 1);
+	if (r < 0)
+		return "cannot be compressed by libblosc";
+	if (r == 0)
+		return PARLOAD__NO_ROOM;
+	*got = (size_t)r;
+	return NULL;
+}
+
+size_t parload__blosc_bound(const parload__filter *f, size_t n)
+{
+	(void)f;
+	return n > BLOSC_MAX_BUFFERSIZE ? 0 : n + BLOSC_MAX_OVERHEAD;
 }
 #else
 #endif

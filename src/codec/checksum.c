@@ -1,5 +1,9 @@
 /*
- * checksum.c - HDF5 filter 3, Fletcher32: the chunk's bytes, then the
+ * checksum.c - the checksums after a chunk's bytes.  Zarr v3's crc32c:
+ * the bytes, then their CRC-32C (4 bytes, little-endian; parload_crc32c,
+ * as parload's own stream's); encode appends it.
+ *
+ * HDF5 filter 3, Fletcher32: the chunk's bytes, then the
  * checksum of them (4 bytes, little-endian), computed as libhdf5's
  * H5_checksum_fletcher32 does (16-bit big-endian words summed from 0, an
  * odd last byte as the high byte of a word).  libhdf5 also takes the
@@ -43,6 +47,53 @@ const char *parload__fletcher32_params(PARLOAD__PARAMS_SIG)
 	return NULL;
 }
 
+/* The 4 bytes at p, little-endian. */
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+const char *parload__crc32c_decode(PARLOAD__DECODE_SIG)
+{
+	size_t len;
+
+	(void)state;
+	(void)f;
+	if (stored < 4)
+		return "is shorter than its CRC-32C checksum";
+	len = stored - 4;
+	if (len > cap)
+		return PARLOAD__TOO_BIG;
+	if (parload_crc32c(0, in, len) != le32(in + len))
+		return "fails its CRC-32C checksum";
+	memcpy(out, in, len);
+	*got = len;
+	return NULL;
+}
+
+const char *parload__crc32c_encode(PARLOAD__ENCODE_SIG)
+{
+	uint32_t sum;
+
+	(void)state;
+	(void)f;
+	if (cap < 4 || n > cap - 4)
+		return PARLOAD__NO_ROOM;
+	sum = parload_crc32c(0, in, n);
+	memcpy(out, in, n);
+	for (int i = 0; i < 4; i++)
+		out[n + i] = (unsigned char)(sum >> (8 * i));
+	*got = n + 4;
+	return NULL;
+}
+
+size_t parload__crc32c_bound(const parload__filter *f, size_t n)
+{
+	(void)f;
+	return n > SIZE_MAX - 4 ? 0 : n + 4;
+}
+
 const char *parload__fletcher32_decode(PARLOAD__DECODE_SIG)
 {
 	size_t len;
@@ -55,8 +106,7 @@ const char *parload__fletcher32_decode(PARLOAD__DECODE_SIG)
 	len = stored - 4;
 	if (len > cap)
 		return PARLOAD__TOO_BIG;
-	want = (uint32_t)in[len] | (uint32_t)in[len + 1] << 8 |
-	       (uint32_t)in[len + 2] << 16 | (uint32_t)in[len + 3] << 24;
+	want = le32(in + len);
 	sum = parload__fletcher32(in, len);
 	swapped = (sum & 0x00ff00ffU) << 8 | (sum >> 8 & 0x00ff00ffU);
 	if (want != sum && want != swapped)

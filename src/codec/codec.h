@@ -12,9 +12,10 @@
 /* codecs.c: one row per codec (model.h's parload__codec).  A row gives
  * its name (messages, stats), its HDF5 filter id and how it reads that
  * filter's client data, what a build without it needs, a worker's state,
- * and its decode: one stage of a strip's pipeline.  A row without decode
- * is read as it is (NONE), by the container's decoder (CUSTOM), or needs
- * what this build lacks (needs). */
+ * its decode: one stage of a strip's pipeline, and, for the codecs a
+ * writer makes, its encode.  A row without decode is read as it is
+ * (NONE), by the container's decoder (CUSTOM), or needs what this build
+ * lacks (needs). */
 typedef struct parload__codec_row {
 	const char *name;
 	const char *needs;     /* what a build without it needs, or NULL */
@@ -33,12 +34,27 @@ typedef struct parload__codec_row {
 	const char *(*decode)(void *state, const parload__filter *f,
 			      const unsigned char *in, size_t stored,
 			      unsigned char *out, size_t cap, size_t *got);
+	/* Encode n bytes of in into out (cap bytes: at least bound(f, n)):
+	 * NULL and *got, or what failed (a phrase: "has no zstd level 40").
+	 * f's param as decode reads them (its level, its compressor...); a
+	 * worker's state from open(), as decode's.  A row without encode
+	 * is not written; one whose library a build lacks has neither. */
+	const char *(*encode)(void *state, const parload__filter *f,
+			      const unsigned char *in, size_t n,
+			      unsigned char *out, size_t cap, size_t *got);
+	/* The most bytes encode makes of n bytes (0: more than a size_t). */
+	size_t (*bound)(const parload__filter *f, size_t n);
 } parload__codec_row;
+
+/* The LZ4 row's param[0] for numcodecs' framing (0: HDF5's filter's). */
+#define PARLOAD__LZ4_NUMCODECS 1
 
 /* The row of codec c; the codec of HDF5 filter id (PARLOAD__CODEC_COUNT:
  * none). */
 const parload__codec_row *parload__codec_get(parload__codec c);
 parload__codec parload__codec_of_hdf5(uint32_t id);
+/* The codec whose row is named name ("gzip"; PARLOAD__CODEC_COUNT: none). */
+parload__codec parload__codec_named(const char *name);
 /* What decodes t's strips into buf (size bytes): its filters' names,
  * first applied first ("shuffle+deflate"), its decoder's, "none" for
  * tiles stored as they are; "" for a plain table or none (t NULL); buf. */

@@ -7,48 +7,15 @@
  * given when written out of the bytes it made, or what is wrong with
  * them.  decode.c reads the stored bytes and runs the stages; CUSTOM (a
  * container's own decoder, which reads the strip itself) has no decode
- * here.  The rows of HDF5's filter plugins and of Fletcher32 live in files
- * of their own (rows.h names them).  Adding a codec is one value of
+ * here.  The codecs a writer makes have an encode too.  The rows of
+ * HDF5's filter plugins, of deflate and gzip and of Fletcher32 live in
+ * files of their own (rows.h names them).  Adding a codec is one value of
  * parload__codec (model/model.h) and one row of the table below.
  */
 #include "codec/rows.h"
 
 #include <stdio.h>
 #include <string.h>
-
-#ifdef HAVE_HDF5
-#include <libdeflate.h>
-
-static void *deflate_open(void)
-{
-	return libdeflate_alloc_decompressor();
-}
-
-static void deflate_close(void *state)
-{
-	libdeflate_free_decompressor(state);
-}
-
-/* A zlib stream into out, cap bytes at most. */
-static const char *deflate_decode(void *state, const parload__filter *f,
-				  const unsigned char *in, size_t stored,
-				  unsigned char *out, size_t cap, size_t *got)
-{
-	enum libdeflate_result res;
-
-	(void)f;
-	res = libdeflate_zlib_decompress(state, in, stored, out, cap, got);
-	if (res == LIBDEFLATE_BAD_DATA)
-		return "is not a valid deflate stream";
-	if (res == LIBDEFLATE_INSUFFICIENT_SPACE)
-		return "inflates to more bytes than its chunk";
-	return res == LIBDEFLATE_SUCCESS ? NULL : "cannot be inflated";
-}
-#define DEFLATE_CODE .open = deflate_open, .close = deflate_close,            \
-		     .decode = deflate_decode
-#else
-#define DEFLATE_CODE .needs = "HDF5 and libdeflate (configure --with-hdf5)"
-#endif
 
 /* HDF5's client data of the deflate filter: its level, which decoding
  * does not need. */
@@ -80,10 +47,31 @@ static const char *shuffle_decode(void *state, const parload__filter *f,
 	return NULL;
 }
 
+/* Bytes as they are. */
+static const char *none_encode(void *state, const parload__filter *f,
+			       const unsigned char *in, size_t n,
+			       unsigned char *out, size_t cap, size_t *got)
+{
+	(void)state, (void)f;
+	if (n > cap)
+		return PARLOAD__NO_ROOM;
+	memcpy(out, in, n);
+	*got = n;
+	return NULL;
+}
+
+static size_t none_bound(const parload__filter *f, size_t n)
+{
+	(void)f;
+	return n;
+}
+
 static const parload__codec_row rows[PARLOAD__CODEC_COUNT] = {
-	[PARLOAD__CODEC_NONE] = { .name = "none" },
+	[PARLOAD__CODEC_NONE] = { .name = "none", .encode = none_encode,
+				  .bound = none_bound },
 	[PARLOAD__CODEC_DEFLATE] = { .name = "deflate", .hdf5_id = 1,
-				     .hdf5_params = no_params, DEFLATE_CODE },
+				     .hdf5_params = no_params,
+				     PARLOAD__DEFLATE_CODE(deflate) },
 	[PARLOAD__CODEC_SHUFFLE] = { .name = "shuffle", .hdf5_id = 2,
 				     .hdf5_params = no_params,
 				     .decode = shuffle_decode },
@@ -93,6 +81,8 @@ static const parload__codec_row rows[PARLOAD__CODEC_COUNT] = {
 	[PARLOAD__CODEC_LZ4] = PARLOAD__LZ4_ROW,
 	[PARLOAD__CODEC_BITSHUFFLE] = PARLOAD__BITSHUFFLE_ROW,
 	[PARLOAD__CODEC_ZSTD] = PARLOAD__ZSTD_ROW,
+	[PARLOAD__CODEC_GZIP] = { .name = "gzip", PARLOAD__DEFLATE_CODE(gzip) },
+	[PARLOAD__CODEC_CRC32C] = PARLOAD__CRC32C_ROW,
 	[PARLOAD__CODEC_CUSTOM] = { .name = "the container's decoder" },
 };
 
@@ -105,6 +95,14 @@ parload__codec parload__codec_of_hdf5(uint32_t id)
 {
 	for (int c = 0; c < PARLOAD__CODEC_COUNT; c++)
 		if (id && rows[c].hdf5_id == id)
+			return (parload__codec)c;
+	return PARLOAD__CODEC_COUNT;
+}
+
+parload__codec parload__codec_named(const char *name)
+{
+	for (int c = 0; c < PARLOAD__CODEC_COUNT; c++)
+		if (name && strcmp(rows[c].name, name) == 0)
 			return (parload__codec)c;
 	return PARLOAD__CODEC_COUNT;
 }
