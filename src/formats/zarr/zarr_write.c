@@ -40,13 +40,18 @@ typedef struct zw {
 	int failed;            /* set by the first failure (atomic) */
 	int rc;
 	parload_error *err;
+	/* The compressor: its row (NULL: none) and its parameters. */
+	const parload__codec_row *row;
+	parload__filter filter;
+	size_t bound;          /* the most bytes it makes of a chunk */
 } zw;
 
-/* A worker's own: a chunk cut out of the stack, and its encoding. */
+/* A worker's own: a chunk cut out of the stack, its encoding, the
+ * compressor's state. */
 typedef struct zbuf {
 	unsigned char *cut;
 	unsigned char *enc;
-	size_t enc_cap;
+	void *state;
 	parload_error err;
 } zbuf;
 
@@ -98,6 +103,45 @@ static int layout(zw *z)
 	z->shard = o->shard;
 	z->units = (z->shard ? up_div(z->grid[0], z->shard) : z->grid[0]) *
 		   z->grid[1] * z->grid[2];
+	return 0;
+}
+
+/* Blosc's number for its LZ4 compressor (blosc.h's BLOSC_LZ4), and its
+ * byte shuffle (BLOSC_SHUFFLE). */
+#define BLOSC_LZ4_CODE 1
+#define BLOSC_BYTE_SHUFFLE 1
+
+/* The codec row o->compress names, its parameters, and the room its
+ * encoding of a chunk may need; PARLOAD_ENOTSUP where this build lacks
+ * its library. */
+static int compressor(zw *z)
+{
+	static const parload__codec codecs[] = {
+		[PARLOAD_COMPRESS_ZSTD] = PARLOAD__CODEC_ZSTD,
+		[PARLOAD_COMPRESS_BLOSC] = PARLOAD__CODEC_BLOSC,
+		[PARLOAD_COMPRESS_GZIP] = PARLOAD__CODEC_GZIP,
+	};
+	const int c = z->o->compress;
+
+	if (c == PARLOAD_COMPRESS_NONE)
+		return 0;
+	z->filter.codec = codecs[c];
+	z->filter.elem = (uint32_t)z->elem;
+	z->filter.param[0] = c == PARLOAD_COMPRESS_BLOSC ? BLOSC_LZ4_CODE :
+							  (uint32_t)z->o->level;
+	z->filter.param[1] = (uint32_t)z->o->level;
+	z->filter.param[2] = BLOSC_BYTE_SHUFFLE;
+	z->row = parload__codec_get(z->filter.codec);
+	if (!z->row->encode)
+		return parload__fail_path(z->err, PARLOAD_ENOTSUP, 0, z->path,
+					  "%s compression needs %s",
+					  parload_compress_name(c),
+					  z->row->needs ? z->row->needs :
+							  "its library");
+	z->bound = z->row->bound(&z->filter, z->chunk_bytes);
+	if (z->bound == 0)
+		return parload__fail_path(z->err, PARLOAD_EINVAL, 0, z->path,
+					  "chunks too large to compress");
 	return 0;
 }
 
@@ -377,12 +421,24 @@ static const unsigned char *cut(const zw *z, const uint64_t c[3],
 	return buf;
 }
 
-/* Chunk c as stored: its pixels cut and encoded; *n bytes. */
+/* Chunk c as stored: its pixels cut and encoded; *n bytes.  NULL where
+ * the compressor fails, naming the chunk's file (name) in b->err. */
 static const unsigned char *chunk_bytes(const zw *z, const uint64_t c[3],
-					zbuf *b, size_t *n)
+					zbuf *b, size_t *n, const char *name)
 {
+	const unsigned char *p = cut(z, c, b->cut);
+	const char *why;
+
 	*n = z->chunk_bytes;
-	return cut(z, c, b->cut);
+	if (!z->row)
+		return p;
+	why = z->row->encode(b->state, &z->filter, p, *n, b->enc, z->bound, n);
+	if (!why)
+		return b->enc;
+	parload__fail(&b->err, PARLOAD_EWRITE, 0, name, c[0] * z->chunk[0],
+		      PARLOAD_NONE, "chunk (%" PRIu64 ", %" PRIu64 ", %" PRIu64
+		      ") %s", c[0], c[1], c[2], why);
+	return NULL;
 }
 
 /* The key of chunk (or shard) c: "i.j.k" (v2), "c/i/j/k" (v3). */
@@ -426,7 +482,7 @@ static void unit_at(const uint64_t grid[3], uint64_t u, uint64_t c[3])
 static int write_chunk(const zw *z, uint64_t u, zbuf *b)
 {
 	uint64_t c[3];
-	char key[80];
+	char key[80], name[PATH_MAX];
 	const unsigned char *p;
 	size_t n;
 	int rc;
@@ -435,7 +491,8 @@ static int write_chunk(const zw *z, uint64_t u, zbuf *b)
 	chunk_key(z, c, key);
 	if (z->version == 3 && (rc = key_dirs(z, key, &b->err)) != 0)
 		return rc;
-	p = chunk_bytes(z, c, b, &n);
+	snprintf(name, sizeof(name), "%s/%s", z->path, key);
+	p = chunk_bytes(z, c, b, &n, name);
 	return p ? write_file(z, key, p, n, &b->err) : PARLOAD_EWRITE;
 }
 
@@ -456,7 +513,7 @@ static int shard_chunks(const zw *z, const uint64_t s[3], int fd,
 
 		c[0] = s[0] * z->shard + i;
 		if (c[0] < z->grid[0]) {
-			p = chunk_bytes(z, c, b, &n);
+			p = chunk_bytes(z, c, b, &n, name);
 			rc = p ? parload__write_full(fd, p, n, name, &b->err) :
 				 PARLOAD_EWRITE;
 			ent[0] = off;
@@ -525,7 +582,11 @@ static void work(void *arg, unsigned w)
 
 	(void)w;
 	b.cut = parload__sys_malloc(z->chunk_bytes ? z->chunk_bytes : 1);
-	if (!b.cut)
+	if (z->row) {
+		b.enc = parload__sys_malloc(z->bound);
+		b.state = z->row->open ? z->row->open() : NULL;
+	}
+	if (!b.cut || (z->row && (!b.enc || (z->row->open && !b.state))))
 		rc = parload__fail_nomem(&b.err, z->path);
 	while (rc == 0 && !__atomic_load_n(&z->failed, __ATOMIC_ACQUIRE) &&
 	       (u = __atomic_fetch_add(&z->next, 1, __ATOMIC_RELAXED)) <
@@ -533,6 +594,8 @@ static void work(void *arg, unsigned w)
 		rc = z->shard ? write_shard(z, u, &b) : write_chunk(z, u, &b);
 	if (rc)
 		failed(z, rc, &b.err);
+	if (z->row && z->row->close && b.state)
+		z->row->close(b.state);
 	parload__sys_free(b.cut);
 	parload__sys_free(b.enc);
 }
@@ -582,10 +645,8 @@ int parload__zarr_write(const char *tmp, const char *path,
 
 	chunk_shape(&z);
 	rc = layout(&z);
-	if (rc == 0 && o->compress != PARLOAD_COMPRESS_NONE)
-		rc = parload__fail_path(err, PARLOAD_ENOTSUP, 0, path,
-					"%s compression is not written yet",
-					parload_compress_name(o->compress));
+	if (rc == 0)
+		rc = compressor(&z);
 	if (rc == 0)
 		rc = write_meta(&z);
 	if (rc == 0 && z.version == 3)
