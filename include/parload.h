@@ -1288,7 +1288,7 @@ typedef enum parload_save_format {
 PARLOAD_API parload_save_format parload_save_format_of(const char *path);
 /* The format that reads path by its name alone, case-insensitively:
  * "nhdr" (a NRRD detached header), "nrrd" (attached), "tiff", "hdf5",
- * "npy", "png" (written only: a load refuses it), or NULL for none
+ * "npy", "png" (written only: a load refuses it), "zarr", or NULL for none
  * (parload's own format, or a raw layout).  A
  * load looks at a regular file's first bytes before its name: this is
  * the rule it falls back to, for a file that does not exist yet. */
