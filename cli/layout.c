@@ -69,8 +69,7 @@ bool layout_add_files(struct layout_view *lv, const char *const *paths,
 
 static bool container(const parload_desc *d)
 {
-	return d->format == PARLOAD_FORMAT_TIFF ||
-	       d->format == PARLOAD_FORMAT_HDF5;
+	return parload_format_is_container(d->format);
 }
 
 void layout_place(struct layout_view *lv, const parload_source *src)

@@ -239,7 +239,8 @@ typedef enum parload_encoding {
 	X(PARLOAD, 0, "parload")                                               \
 	X(RAW, 1, "raw")                                                       \
 	X(TIFF, 2, "tiff")                                                     \
-	X(HDF5, 3, "hdf5")
+	X(HDF5, 3, "hdf5")                                                      \
+	X(ZARR, 4, "zarr")
 
 typedef enum parload_format {
 #define PARLOAD_FORMAT_ENUM_(name, value, text) PARLOAD_FORMAT_##name = (value),
@@ -253,18 +254,27 @@ typedef enum parload_format {
 	 * header (desc.header bytes, maybe 0) is delivered as bytes
 	 * (dataset.raw_headers), and bytes after the last counted record are
  * ignored when desc.count is given.
- * PARLOAD_FORMAT_TIFF, PARLOAD_FORMAT_HDF5: a container, whose metadata the load reads first: a TIFF (one file
-	 * of pages, or single-page files read as one stream) or an HDF5
-	 * dataset.  The description gives width, height, pixel_type, count
+ * PARLOAD_FORMAT_TIFF, PARLOAD_FORMAT_HDF5, PARLOAD_FORMAT_ZARR: a container, whose metadata the load reads first: a TIFF (one file
+	 * of pages, or single-page files read as one stream), an HDF5
+	 * dataset or a Zarr array.  The description gives width, height, pixel_type, count
 	 * and the encoding of the rows as the file (or its decoder) yields
 	 * them; offset, header and gap are 0 (record_size is the payload's):
 	 * where each view's rows lie is the container's table, not a
 	 * formula.  Typed
 	 * view headers are made (view_index, and angle_deg where the file
- * has angles: DXchange /exchange/theta, NXtomo rotation_angle). */
+ * has angles: DXchange /exchange/theta, NXtomo rotation_angle, a Zarr
+ * array's attribute "angles"). */
 
-/* "parload", "raw", "tiff" or "hdf5"; NULL for another value (there is
- * no parse: a format is what a source is, never asked for by name). */
+/* Whether format f is a container (its metadata says where the rows lie). */
+static inline int parload_format_is_container(int f)
+{
+	return f == PARLOAD_FORMAT_TIFF || f == PARLOAD_FORMAT_HDF5 ||
+	       f == PARLOAD_FORMAT_ZARR;
+}
+
+/* "parload", "raw", "tiff", "hdf5" or "zarr"; NULL for another value
+ * (there is no parse: a format is what a source is, never asked for by
+ * name). */
 PARLOAD_API const char *parload_format_name(int format);
 
 /* parload_source.frames: which frames of a tomography file a load reads.
@@ -413,8 +423,8 @@ PARLOAD_API void parload_source_init(parload_source *src);
  * its views or (without a count) ending in a partial record, each naming
  * the file, the view and the byte offset.  allow_truncated: a file cut
  * short describes its complete views (PARLOAD_OPT_ALLOW_TRUNCATED).  On
- * failure *out is zeroed but for format, which is PARLOAD_FORMAT_TIFF or
- * PARLOAD_FORMAT_HDF5 when src was read as that container (its failure
+ * failure *out is zeroed but for format, which is PARLOAD_FORMAT_TIFF,
+ * PARLOAD_FORMAT_HDF5 or PARLOAD_FORMAT_ZARR when src was read as that container (its failure
  * is the container's: damaged metadata, a file it names),
  * PARLOAD_FORMAT_RAW when it was read as a file that describes itself as
  * a raw layout (a NRRD header, a NumPy .npy), else 0. */
@@ -435,6 +445,16 @@ PARLOAD_API int parload_describe(const parload_source *src,
 PARLOAD_API int parload_describe_raw(const parload_source *src,
 				     parload_desc *raw, char *file,
 				     size_t size, parload_error *err);
+/* parload_describe, and the shape of the pieces src is stored in, as
+ * chunk[0] views of chunk[1] rows of chunk[2] columns each: a chunk of a
+ * chunked HDF5 dataset or Zarr array (a shard's inner chunk), a TIFF's
+ * strip or tile; one whole view for a source stored as views.  A
+ * selection of whole pieces reads each piece once (parload.dask aligns its
+ * chunks to them). */
+PARLOAD_API int parload_describe_chunks(const parload_source *src,
+					int allow_truncated,
+					parload_desc *out, uint64_t chunk[3],
+					parload_error *err);
 
 /* ---------------------------------------------------------------------
  * Options

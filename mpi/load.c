@@ -110,8 +110,7 @@ static int read_header(const char *path, unsigned flags,
 
 static bool is_container(const parload_desc *d)
 {
-	return d->format == PARLOAD_FORMAT_TIFF ||
-	       d->format == PARLOAD_FORMAT_HDF5;
+	return parload_format_is_container(d->format);
 }
 
 /* The request's source laid out as d (a container's: as it is). */

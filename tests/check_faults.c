@@ -1192,7 +1192,7 @@ START_TEST(test_h5_block_checked_first)
 }
 END_TEST
 
-static int no_chunk(void *ctx, const parload__h5chunk *c)
+static int no_chunk(void *ctx, const parload__chunk *c)
 {
 	(void)ctx, (void)c;
 	return 0;

@@ -233,11 +233,11 @@ static parload__h5where where(hid_t f, hid_t d, const case4 *c)
 
 /* The chunks a walk gives, in its order. */
 typedef struct table {
-	parload__h5chunk *c;
+	parload__chunk *c;
 	uint64_t n, cap;
 } table;
 
-static int keep(void *ctx, const parload__h5chunk *c)
+static int keep(void *ctx, const parload__chunk *c)
 {
 	table *t = ctx;
 
@@ -270,7 +270,7 @@ static int walk(const char *path, const case4 *c, table *t)
 }
 
 /* Chunk i's coordinates (the dataset's rank of them). */
-static void coords(const case4 *c, const parload__h5chunk *ch, hsize_t *at)
+static void coords(const case4 *c, const parload__chunk *ch, hsize_t *at)
 {
 	for (int k = 0; k < c->rank; k++)
 		at[k] = ch->at[3 - c->rank + k];
@@ -279,7 +279,7 @@ static void coords(const case4 *c, const parload__h5chunk *ch, hsize_t *at)
 /* The chunk is what libhdf5's lookup finds at its coordinates: its
  * stored size, and the bytes and mask H5Dread_chunk reads there, which
  * are the file's at its address. */
-static void found_there(hid_t d, const case4 *c, const parload__h5chunk *ch,
+static void found_there(hid_t d, const case4 *c, const parload__chunk *ch,
 			const unsigned char *file, size_t len)
 {
 	hsize_t at[3], bytes = 0;
@@ -297,7 +297,7 @@ static void found_there(hid_t d, const case4 *c, const parload__h5chunk *ch,
 }
 
 /* Chunk i of libhdf5's list is the walk's. */
-static void listed(hid_t d, const case4 *c, const parload__h5chunk *ch,
+static void listed(hid_t d, const case4 *c, const parload__chunk *ch,
 		   hsize_t i)
 {
 	hid_t s = H5Dget_space(d);

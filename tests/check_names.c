@@ -34,7 +34,7 @@ static const struct table {
 	{ PARLOAD_NAMES_PIXEL, "pixel type",
 	  "u8, u16, i16, u32, i32, f32 or f64", parload_pixel_name,
 	  parload_pixel_from_name, PARLOAD_PIXEL_I32, "i32" },
-	{ PARLOAD_NAMES_FORMAT, "format", "parload, raw, tiff or hdf5",
+	{ PARLOAD_NAMES_FORMAT, "format", "parload, raw, tiff, hdf5 or zarr",
 	  parload_format_name, NULL, PARLOAD_FORMAT_HDF5, "hdf5" },
 	{ PARLOAD_NAMES_FRAMES, "frames", "projections, flats or darks",
 	  parload_frames_name, parload_frames_from_name, PARLOAD_FRAMES_DARKS,

@@ -96,7 +96,8 @@ int py_frames_from(const char *name, parload_frames *out);
 int py_raw_parse(PyObject *raw, parload_desc *d);
 const char *py_source_path(const source *s);
 void py_source_request(const source *s, parload_source *out);
-int py_describe(const source *s, int allow_truncated, parload_desc *d);
+int py_describe(const source *s, int allow_truncated, parload_desc *d,
+		uint64_t *chunk);
 PyObject *py_desc_dict(const parload_desc *d);
 int py_selection_from(PyObject *views, PyObject *rows, PyObject *cols,
 			      const char *layout, parload_selection *sel);

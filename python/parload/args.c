@@ -220,8 +220,10 @@ void py_source_request(const source *s, parload_source *out)
 	out->flags = s->flags;
 }
 
-/* What s holds (parload_describe), or -1 with parload.Error. */
-int py_describe(const source *s, int allow_truncated, parload_desc *d)
+/* What s holds (parload_describe; with chunk, parload_describe_chunks),
+ * or -1 with parload.Error. */
+int py_describe(const source *s, int allow_truncated, parload_desc *d,
+		uint64_t *chunk)
 {
 	parload_source src;
 	parload_error err;
@@ -230,7 +232,9 @@ int py_describe(const source *s, int allow_truncated, parload_desc *d)
 	py_source_request(s, &src);
 	memset(&err, 0, sizeof(err));
 	Py_BEGIN_ALLOW_THREADS
-	rc = parload_describe(&src, allow_truncated, d, &err);
+	rc = chunk ? parload_describe_chunks(&src, allow_truncated, d, chunk,
+					     &err) :
+		     parload_describe(&src, allow_truncated, d, &err);
 	Py_END_ALLOW_THREADS
 	if (rc) {
 		py_raise_error(rc, &err, s->name);

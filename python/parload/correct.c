@@ -196,7 +196,7 @@ int py_correction_for(const source *src, int allow_truncated,
 	/* A descriptor is not described: that would read a pipe. */
 	if ((same && (src->fd >= 0 || src->has_desc) &&
 	     same_refused(c, src, NULL)) ||
-	    ((arrays || same) && py_describe(src, allow_truncated, &d)) ||
+	    ((arrays || same) && py_describe(src, allow_truncated, &d, NULL)) ||
 	    (same && same_refused(c, src, &d)) ||
 	    (arrays && py_correction_check(c, &d))) {
 		py_correction_clear(c);

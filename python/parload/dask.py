@@ -75,7 +75,9 @@ def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
     chunks follows dask.array's conventions over the pixel array's shape,
     (views, rows, cols), or (rows, views, cols) with layout="sinograms";
     the default splits the views alone into chunks of about dask's
-    array.chunk-size.  Each chunk is loaded by one call with threads
+    array.chunk-size, each a whole number of the pieces the source is
+    stored in (describe()'s "chunks": a Zarr or HDF5 chunk of 16 frames
+    is then never read by two chunks).  Each chunk is loaded by one call with threads
     worker threads (default 1: dask runs chunks in parallel already; 0 is
     one per core) of the parallel strategy.  verify checks CRCs, which
     needs chunks of whole views (no row or column split).  The layout is
@@ -124,7 +126,14 @@ def from_file(path, chunks=None, *, raw=None, layout="views", threads=1,
     if chunks is None:
         chunks = ("auto", -1, -1) if layout == "views" else (-1, "auto", -1)
     dtype = "float32" if corrected else d["dtype"]
-    chunks = normalize_chunks(chunks, shape=shape, dtype=dtype)
+    # "auto" sizes are whole multiples of the pieces the source is stored
+    # in (a Zarr or HDF5 chunk of several frames), so that no piece is
+    # read or decoded by two chunks.
+    cv, cr, cc = d["chunks"]
+    stored = ((cv, cr // b or 1, cc // b or 1) if layout == "views" else
+              (cr // b or 1, cv, cc // b or 1))
+    chunks = normalize_chunks(chunks, shape=shape, dtype=dtype,
+                              previous_chunks=stored)
     stats = [(st.st_size, st.st_mtime_ns) for st in map(os.stat, files)]
     name = "parload-" + tokenize(files, stats, raw, chunks, layout, cache,
                                  options, correct, container)

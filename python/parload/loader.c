@@ -372,7 +372,7 @@ static int source_shape(const source *src, int allow_truncated,
 			const parload_selection *sel, parload_desc *d,
 			parload_shape *shape)
 {
-	if (py_describe(src, allow_truncated, d))
+	if (py_describe(src, allow_truncated, d, NULL))
 		return -1;
 	return py_resolve_shape(d, sel, PyBytes_AS_STRING(src->name_bytes),
 				src->name, shape);
@@ -742,6 +742,19 @@ PyTypeObject LoaderType = {
 	.tp_new = PyType_GenericNew,
 };
 
+/* d["chunks"]: the pieces the source is stored in, (views, rows,
+ * columns) each (parload_describe_chunks); -1 with an exception. */
+static int put_chunks(PyObject *d, const uint64_t chunk[3])
+{
+	PyObject *t = Py_BuildValue("(KKK)", (unsigned long long)chunk[0],
+				    (unsigned long long)chunk[1],
+				    (unsigned long long)chunk[2]);
+	int rc = t ? PyDict_SetItemString(d, "chunks", t) : -1;
+
+	Py_XDECREF(t);
+	return rc;
+}
+
 /* ---------------------------------------------------------------------
  * Module functions: headers, buffers
  * ------------------------------------------------------------------- */
@@ -773,6 +786,7 @@ PyObject *py_mod_describe(PyObject *mod, PyObject *args, PyObject *kw)
 	PyObject *obj, *raw = Py_None, *r = NULL, *dataset = Py_None;
 	const char *frames = NULL;
 	int truncated = 0, confine = 0;
+	uint64_t chunk[3];
 	parload_desc d;
 	source src;
 
@@ -783,8 +797,11 @@ PyObject *py_mod_describe(PyObject *mod, PyObject *args, PyObject *kw)
 	if (py_source_parse(obj, raw, &src) ||
 	    py_source_container(&src, dataset, frames, confine))
 		return NULL;
-	if (py_describe(&src, truncated, &d) == 0)
-		r = py_desc_dict(&d);
+	if (py_describe(&src, truncated, &d, chunk) == 0 &&
+	    (r = py_desc_dict(&d)) != NULL && put_chunks(r, chunk)) {
+		Py_DECREF(r);
+		r = NULL;
+	}
 	py_source_clear(&src);
 	return r;
 }

@@ -134,8 +134,10 @@ def test_desc_is_the_resolved_layout(tmp_path):
                        "type": "f32be", "dtype": np.dtype(np.float32),
                        "offset": 64, "header": 512, "gap": 4, "count": 5,
                        "payload_size": 120, "record_size": 636}
+    # describe() says also how the source is stored: views of 3 x 10.
     assert parload.describe(paths, raw="width=10,height=3,type=f32be,"
-                            "offset=64,header=512,gap=4") == ds.desc
+                            "offset=64,header=512,gap=4") == \
+        dict(ds.desc, chunks=(1, 3, 10))
     assert len(ds) == 5 and ds.file_header is None
 
 

@@ -384,3 +384,19 @@ def test_extract_refuses(tmp_path, parload_bin, rng):
                 "-o", out, src)
     assert r.returncode == 0, r.stderr
     assert listing(out) == ["c", "zarr.json"]
+
+
+# ---- parload reads back what it wrote ----
+
+@pytest.mark.parametrize("kw", [
+    {}, {"compress": "zstd", "chunks": (2, 3, 4)},
+    {"zarr_format": 3, "shard": 2, "compress": "blosc"},
+    {"zarr_format": 3, "compress": "gzip", "chunks": (2, 5, -1)}])
+def test_parload_reads_it_back(tmp_path, rng, kw):
+    a = random_pixels(rng, (5, 7, 9), "<u2")
+    angles = np.float32([0, 1.5, 3, 4.5, 6])
+    p = tmp_path / "r.zarr"
+    parload.save(p, a, angles=angles, **kw)
+    ds = parload.load(p)
+    np.testing.assert_array_equal(ds.pixels, a)
+    np.testing.assert_array_equal(ds.angles, angles)

@@ -86,6 +86,12 @@ int parload__fail_nomem(parload_error *err, const char *path);
  * bytes written; parload__escaped_len is its whole length. */
 size_t parload__escape(char *dst, size_t size, const char *s, size_t len);
 size_t parload__escaped_len(const char *s, size_t len);
+/* The well-formed UTF-8 character s[0..n) starts with (n >= 1): the bytes
+ * it takes (1 to 4) and its code point in *cp; 0 when it is not well
+ * formed (a stray continuation byte, an overlong form, a surrogate, past
+ * U+10FFFF, cut short).  The one UTF-8 rule: messages (escaping what is
+ * not well formed) and the JSON reader (refusing it) use it. */
+size_t parload__utf8(const unsigned char *s, size_t n, uint32_t *cp);
 /* A name taken from a file (a .nhdr's data file or field, an HDF5 link, a
  * TIFF string), as a message quotes it ('%s'): s, at most its first n
  * bytes, escaped into buf (size bytes, the middle of a longer name left

@@ -43,22 +43,20 @@ int parload__fail_nomem(parload_error *err, const char *path)
 
 /* ---- names in messages ---- */
 
-/* The length of the UTF-8 character s starts with, when it is well formed
- * and one a terminal prints; 0 otherwise (a byte of it is escaped then):
- * C1 controls, the line and paragraph separators and the marks and
- * overrides that reorder text on screen are escaped as control bytes
- * are. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t parload__utf8(const unsigned char *s, size_t n, uint32_t *cp)
 {
-	uint32_t cp;
 	size_t len;
 
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
 	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1fu;
+		len = 2, *cp = s[0] & 0x1fu;
 	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0fu;
+		len = 3, *cp = s[0] & 0x0fu;
 	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07u;
+		len = 4, *cp = s[0] & 0x07u;
 	else
 		return 0;
 	if (n < len)
@@ -66,12 +64,25 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	for (size_t i = 1; i < len; i++) {
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
-		cp = cp << 6 | (s[i] & 0x3fu);
+		*cp = *cp << 6 | (s[i] & 0x3fu);
 	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+	if ((len == 3 && *cp < 0x800) || (len == 4 && *cp < 0x10000) ||
+	    *cp > 0x10ffff || (*cp >= 0xd800 && *cp <= 0xdfff))
 		return 0;
-	if (cp < 0xa0 || cp == 0x200e || cp == 0x200f ||
+	return len;
+}
+
+/* The length of the UTF-8 character s starts with (s[0] >= 0x80), when it
+ * is well formed and one a terminal prints; 0 otherwise (a byte of it is
+ * escaped then): C1 controls, the line and paragraph separators and the
+ * marks and overrides that reorder text on screen are escaped as control
+ * bytes are. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	uint32_t cp;
+	const size_t len = parload__utf8(s, n, &cp);
+
+	if (!len || cp < 0xa0 || cp == 0x200e || cp == 0x200f ||
 	    (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
 		return 0;
 	return len;

@@ -102,7 +102,7 @@ parload__codec parload__codec_of_hdf5(uint32_t id)
 parload__codec parload__codec_named(const char *name)
 {
 	for (int c = 0; c < PARLOAD__CODEC_COUNT; c++)
-		if (name && strcmp(rows[c].name, name) == 0)
+		if (name && rows[c].name && strcmp(rows[c].name, name) == 0)
 			return (parload__codec)c;
 	return PARLOAD__CODEC_COUNT;
 }

@@ -210,6 +210,23 @@ static const char *unfilter(parload__strip_reader *r, const unsigned char *in,
 			   "decodes to more bytes than its chunk";
 }
 
+/* A chunk never written: dst (want bytes) holds the fill value. */
+static void fill_entry(const parload__strips *t, unsigned char *dst,
+		       size_t want)
+{
+	const size_t n = t->fill_size;
+	size_t k = n;
+
+	memset(dst, 0, want);
+	if (n == 0 || n > sizeof(t->fill) ||
+	    !memcmp(t->fill, (const unsigned char[8]){ 0 }, n) || want < n)
+		return;
+	memcpy(dst, t->fill, n);
+	/* Doubling copies: the pattern fills dst in log2(want / n) calls. */
+	for (; k < want; k *= 2)
+		memcpy(dst + k, dst, PARLOAD__MIN(k, want - k));
+}
+
 /* Entry e's stored bytes decoded into dst (want bytes). */
 static int decode_entry(parload__strip_reader *r, uint64_t e,
 			unsigned char *dst, size_t want, parload__io_stats *st)
@@ -222,6 +239,10 @@ static int decode_entry(parload__strip_reader *r, uint64_t e,
 	size_t got = 0;
 	int rc;
 
+	if (s.mask & PARLOAD__STRIP_FILL) {
+		fill_entry(t, dst, want);
+		return 0;
+	}
 	if (t->nfilters == 0 && s.bytes != want)
 		return bad_chunk(r, e, codec, "is not its chunk's size",
 				 (size_t)s.bytes, want);

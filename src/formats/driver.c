@@ -8,6 +8,7 @@
  * hdf5/hdf5_core.c, npy.c, png.c (written only).
  */
 #include "formats/formats.h"
+#include "formats/zarr/zarr.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -196,7 +197,9 @@ static int by_path(const char *p, const parload__driver **out,
 	/* stat is best effort: the name says, and the load's own open says
 	 * what is wrong. */
 	if (parload__sys_stat(p, &st) != 0) {
-		if (hdf5_with_dataset(p))
+		if (parload__zarr_is(p))
+			*out = &parload__driver_zarr;
+		else if (hdf5_with_dataset(p))
 			*out = &parload__driver_hdf5;
 		else if (strpbrk(p, "*?[")) /* a glob the shell left */
 			*out = has_name(&parload__driver_hdf5, p) ?
@@ -205,7 +208,9 @@ static int by_path(const char *p, const parload__driver **out,
 		else
 			*out = parload__driver_named(p);
 	} else if (S_ISDIR(st.st_mode)) {
-		if (tiff_folder(p))
+		if (parload__zarr_is(p))
+			*out = &parload__driver_zarr;
+		else if (tiff_folder(p))
 			*out = &parload__driver_tiff;
 	} else if (S_ISREG(st.st_mode)) {
 		rc = by_file(p, out, err);
@@ -281,7 +286,9 @@ int parload__driver_find(const parload_source *src,
 		return 0;
 	}
 	if (src->dataset || src->frames != PARLOAD_FRAMES_PROJECTIONS) {
-		*out = &parload__driver_hdf5;
+		*out = src->dataset && parload__zarr_is(src->path) ?
+			       &parload__driver_zarr :
+			       &parload__driver_hdf5;
 		return 0;
 	}
 	return by_path(src->path, out, err);

@@ -105,7 +105,7 @@ static inline const char *parload__source_path(const parload_source *src)
 	return src->path ? src->path : src->path_count ? src->paths[0] : NULL;
 }
 
-/* The rows of the table (driver.c; nrrd.c; npy.c; png.c; zarr/). */
+/* The rows of the table (driver.c; nrrd.c; npy.c; png.c; zarr/zarr.c). */
 extern const parload__driver parload__driver_parload;
 extern const parload__driver parload__driver_raw;
 extern const parload__driver parload__driver_list;

@@ -85,21 +85,24 @@ int parload__hdf5_write(const char *tmp, const char *path,
 			const parload_stack *st, const parload_save_options *o,
 			parload_error *err);
 
-/* hdf5_index.c: the chunk index of a chunked HDF5 dataset (its layout
- * message's version 1 B-tree, or with hdf5_index4.c the indexes of a
- * version 4 layout) read from the file with pread, without
- * libhdf5, which costs a call per chunk.  hdf5.c says where the dataset
- * is; anything the parser does not know or finds inconsistent makes it
- * answer "fall back" (to libhdf5's calls), but a key that is not a
- * chunk's of the dataset, which is an error: libhdf5's own table of
- * chunks has such a key too, where its reads see fill values. */
-typedef struct parload__h5chunk {
+/* A chunk of a chunked array, as an index gives it: an HDF5 dataset's
+ * (hdf5_index.c: its layout message's version 1 B-tree, or with
+ * hdf5_index4.c the indexes of a version 4 layout, read from the file
+ * with pread, without libhdf5, which costs a call per chunk; anything the
+ * parser does not know or finds inconsistent makes it answer "fall back"
+ * to libhdf5's calls, but a key that is not a chunk's of the dataset is
+ * an error: libhdf5's own table of chunks has such a key too, where its
+ * reads see fill values), or a Zarr array's (zarr/: a chunk file, or an
+ * inner chunk of a shard). */
+typedef struct parload__chunk {
 	uint64_t at[3];     /* its first element: (frame, row, column); 0
 			     * for the frame of a 2-D dataset */
 	uint64_t addr;      /* its bytes' offset in the file */
 	uint64_t bytes;     /* stored */
 	uint32_t mask;      /* filters skipped (bit k: filter k) */
-} parload__h5chunk;
+	uint32_t file;      /* its file: the container's file index + file
+			     * (0 for HDF5: every chunk in the dataset's) */
+} parload__chunk;
 
 /* What libhdf5 says of the file and the dataset. */
 typedef struct parload__h5where {
@@ -115,7 +118,7 @@ typedef struct parload__h5where {
 
 /* Where the walk gives each chunk, in the index's order: 0 to go on, or a
  * negative code that ends the walk with it. */
-typedef int (*parload__h5put)(void *ctx, const parload__h5chunk *c);
+typedef int (*parload__h5put)(void *ctx, const parload__chunk *c);
 
 /* The chunks of the dataset w describes in the HDF5 file open as fd, each
  * to put once: 0 when every chunk written was given (none twice, none
@@ -129,12 +132,13 @@ int parload__h5index_walk(int fd, const parload__h5where *w,
 			  parload__h5put put, void *ctx, const char *file,
 			  const char *name, parload_error *err);
 
-/* hdf5_chunks.c: a dataset's chunks into the strips table t (which holds
- * the views before this dataset's, and none of its own yet).  put keeps
- * each chunk the walk gives; finish sets t's geometry (rows, per_view,
- * depth, tiles) from the chunk shape and gives t every loaded frame's
- * entries, in order.  Failures name file and name (the dataset). */
-typedef struct parload__h5strips {
+/* chunks.c: a chunked array's chunks (an HDF5 dataset's, a Zarr
+ * array's) into the strips table t (which holds the views before this
+ * array's, and none of its own yet).  put keeps each chunk the index
+ * gives; finish sets t's geometry (rows, per_view, depth, tiles) from the
+ * chunk shape and gives t every loaded frame's entries, in order.
+ * Failures name file and name (the dataset or array). */
+typedef struct parload__chunks {
 	parload__strips *t;
 	uint64_t dims[3];      /* the dataset's, as (frames, rows, columns) */
 	uint64_t chunk[3];     /* its chunks' shape, the same way */
@@ -146,19 +150,25 @@ typedef struct parload__h5strips {
 	bool plain;            /* no filter: chunks stored as they are */
 	const char *file, *name; /* the chunks' file, the dataset */
 	uint32_t index;        /* the chunks' file in the container's files */
+	/* The container's files, where chunks lie in files of their own
+	 * (paths[index + chunk.file] names one); NULL: file names them. */
+	char *const *paths;
 	parload_error *err;
-	parload__h5chunk *got; /* the chunks given (owned) */
+	parload__chunk *got; /* the chunks given (owned) */
 	uint64_t seen, cap;
 	bool masked;           /* a chunk of a plain dataset says it skipped a
 				* filter */
-} parload__h5strips;
-int parload__h5strips_put(void *ctx, const parload__h5chunk *c);
+	/* A chunk never written is the fill value (Zarr: t->fill says it),
+	 * not "fall back" (HDF5: libhdf5 knows the dataset's). */
+	bool fill;
+} parload__chunks;
+int parload__chunks_put(void *ctx, const parload__chunk *c);
 /* After the walk: 0, every loaded frame's entries given; 1 when a chunk
- * is missing or skipped a filter (libhdf5 reads those: fill values, its
+ * is missing (without fill) or skipped a filter (libhdf5 reads those: fill values, its
  * pipeline); a negative code.  Either way the chunks kept are freed. */
-int parload__h5strips_finish(parload__h5strips *p);
+int parload__chunks_finish(parload__chunks *p);
 /* Forget the chunks given (a walk that fell back gives them again). */
-void parload__h5strips_reset(parload__h5strips *p);
+void parload__chunks_reset(parload__chunks *p);
 
 /* hdf5_index.c, for itself and hdf5_native.c: an HDF5 file read with
  * pread, every read inside it. */
@@ -277,7 +287,7 @@ int parload__h5index4_walk(const parload__h5ix *x);
 /* ---- module.c, module_host.c: what needs libtiff or libhdf5, in a
  * module opened on first use ---- */
 
-#define PARLOAD__MODULE_ABI 13u
+#define PARLOAD__MODULE_ABI 14u
 
 struct parload__tiff_dir;
 
@@ -295,9 +305,9 @@ typedef struct parload__host {
 	int (*h5index_walk)(int fd, const parload__h5where *w,
 			    parload__h5put put, void *ctx, const char *file,
 			    const char *name, parload_error *err);
-	int (*h5strips_put)(void *ctx, const parload__h5chunk *c);
-	int (*h5strips_finish)(parload__h5strips *p);
-	void (*h5strips_reset)(parload__h5strips *p);
+	int (*chunks_put)(void *ctx, const parload__chunk *c);
+	int (*chunks_finish)(parload__chunks *p);
+	void (*chunks_reset)(parload__chunks *p);
 	parload__codec (*codec_of_hdf5)(uint32_t id);
 	const parload__codec_row *(*codec_get)(parload__codec c);
 	int (*strips_add)(parload__strips *t, uint64_t i,

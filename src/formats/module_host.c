@@ -51,19 +51,19 @@ int parload__h5index_walk(int fd, const parload__h5where *w,
 	return host->h5index_walk(fd, w, put, ctx, file, name, err);
 }
 
-int parload__h5strips_put(void *ctx, const parload__h5chunk *c)
+int parload__chunks_put(void *ctx, const parload__chunk *c)
 {
-	return host->h5strips_put(ctx, c);
+	return host->chunks_put(ctx, c);
 }
 
-int parload__h5strips_finish(parload__h5strips *p)
+int parload__chunks_finish(parload__chunks *p)
 {
-	return host->h5strips_finish(p);
+	return host->chunks_finish(p);
 }
 
-void parload__h5strips_reset(parload__h5strips *p)
+void parload__chunks_reset(parload__chunks *p)
 {
-	host->h5strips_reset(p);
+	host->chunks_reset(p);
 }
 
 parload__codec parload__codec_of_hdf5(uint32_t id)

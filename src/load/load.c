@@ -520,9 +520,19 @@ static int raw_place(const parload__ctx *c, parload_desc *raw, char *file,
 }
 
 /* parload_describe_request, and with raw parload_describe_raw. */
+/* The pieces c's source is stored in (parload_describe_chunks). */
+static void stored_pieces(const parload__ctx *c, uint64_t chunk[3])
+{
+	const parload__strips *t = c->strips;
+
+	chunk[0] = t ? parload__strips_depth(t) : 1;
+	chunk[1] = t ? t->rows : c->d.height;
+	chunk[2] = t && t->tile_cols ? t->tile_cols : c->d.width;
+}
+
 static int describe_source(const parload_request *req, int allow_truncated,
 			   parload_desc *out, parload_desc *raw, char *file,
-			   size_t size, parload_error *err)
+			   size_t size, uint64_t *chunk, parload_error *err)
 {
 	parload_options o;
 	parload__ctx c;
@@ -548,6 +558,8 @@ static int describe_source(const parload_request *req, int allow_truncated,
 		rc = describe(&c, NULL);
 	if (rc == 0 && raw)
 		rc = raw_place(&c, raw, file, size);
+	if (rc == 0 && chunk)
+		stored_pieces(&c, chunk);
 	parload__source_close(&c);
 	if (rc == 0)
 		*out = c.d;
@@ -573,13 +585,27 @@ int parload_describe(const parload_source *src, int allow_truncated,
 	parload_request r;
 
 	return describe_source(request_of(src, &r), allow_truncated, out, NULL,
-			       NULL, 0, err);
+			       NULL, 0, NULL, err);
+}
+
+int parload_describe_chunks(const parload_source *src, int allow_truncated,
+			    parload_desc *out, uint64_t chunk[3],
+			    parload_error *err)
+{
+	parload_request r;
+
+	if (!chunk)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
+					  "no chunk shape to fill");
+	return describe_source(request_of(src, &r), allow_truncated, out, NULL,
+			       NULL, 0, chunk, err);
 }
 
 int parload_describe_request(const parload_request *req, int allow_truncated,
 			     parload_desc *out, parload_error *err)
 {
-	return describe_source(req, allow_truncated, out, NULL, NULL, 0, err);
+	return describe_source(req, allow_truncated, out, NULL, NULL, 0, NULL,
+			       err);
 }
 
 int parload_describe_raw(const parload_source *src, parload_desc *raw,
@@ -593,7 +619,7 @@ int parload_describe_raw(const parload_source *src, parload_desc *raw,
 					  "no description");
 	memset(raw, 0, sizeof(*raw));
 	return describe_source(request_of(src, &r), 0, &d, raw, file, size,
-			       err);
+			       NULL, err);
 }
 
 int parload_load(const char *path, const parload_options *opts,

@@ -151,15 +151,14 @@ static int check_type(const parload_desc *d, parload_error *err)
 {
 	const unsigned bits = packed_bits(d->encoding);
 
-	const bool container = d->format == PARLOAD_FORMAT_TIFF ||
-			       d->format == PARLOAD_FORMAT_HDF5;
+	const bool container = parload_format_is_container(d->format);
 
 	if ((int)d->format != PARLOAD_FORMAT_PARLOAD &&
 	    (int)d->format != PARLOAD_FORMAT_RAW && !container)
 		return bad(err, "layout: unknown format %d", (int)d->format);
 	/* A container's rows lie where its table says, whole bytes each. */
 	if (container && (d->offset || d->header || d->gap || bits))
-		return bad(err, "layout: a TIFF or HDF5 description has no "
+		return bad(err, "layout: a container's description (TIFF, HDF5, Zarr) has no "
 			   "offset, header, gap or packed pixels");
 	if (!parload_type_name(d->pixel_type, d->encoding))
 		return bad(err, "layout: pixel type %d with encoding %d is not "

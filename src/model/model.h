@@ -242,8 +242,14 @@ typedef struct parload__strip {
 			  * frame), for a custom decoder and messages */
 	uint32_t mask;   /* the table's filters this chunk skipped (bit k:
 			  * filter k; HDF5 stores a chunk an optional filter
-			  * could not shrink without it) */
+			  * could not shrink without it), and
+			  * PARLOAD__STRIP_FILL */
 } parload__strip;
+
+/* An entry's mask bit for a chunk never written (a Zarr chunk file that
+ * does not exist, a shard's empty slot): it decodes to the table's fill
+ * value and reads nothing (its off and bytes 0, its file any). */
+#define PARLOAD__STRIP_FILL (1u << 31)
 
 struct parload__strips;
 
@@ -308,6 +314,11 @@ typedef struct parload__strips {
 	uint32_t tiles;         /* chunks across a row (0 or 1: one) */
 	uint32_t tile_cols;     /* columns of each (the last may reach past the
 				 * width); with one tile, unused */
+	/* A chunk never written (PARLOAD__STRIP_FILL): fill_size bytes of one
+	 * element as it decodes, repeated; fills: the table has one. */
+	unsigned char fill[8];
+	uint32_t fill_size;
+	bool fills;
 	float *angles;          /* per stream view, or NULL (owned) */
 	const parload__decoder *decoder; /* the container's, or NULL */
 	void *arg;              /* the container's, for its decoder */
@@ -334,10 +345,11 @@ static inline uint64_t parload__strips_step(const parload__strips *t)
 }
 
 /* Whether t's strips are the rows as they are, read straight into place:
- * no filter, no decoder, one tile, one frame a chunk. */
+ * no filter, no decoder, one tile, one frame a chunk, every chunk
+ * written. */
 static inline bool parload__strips_plain(const parload__strips *t)
 {
-	return !t->decoder && t->nfilters == 0 &&
+	return !t->decoder && t->nfilters == 0 && !t->fills &&
 	       parload__strips_tiles(t) == 1 && parload__strips_depth(t) == 1;
 }
 

@@ -37,6 +37,7 @@ int parload__strips_add(parload__strips *t, uint64_t i, const parload__strip *s)
 	if (u && i < u->i0 + u->n)
 		return 1;
 	t->added++;
+	t->fills |= (s->mask & PARLOAD__STRIP_FILL) != 0;
 	if (u && i == u->i0 + u->n && continues(t, u, i, s)) {
 		if (u->n == 1)
 			u->step = s->off - u->off;
@@ -98,6 +99,7 @@ void parload__strips_clear(parload__strips *t)
 {
 	t->runs = 0;
 	t->added = 0;
+	t->fills = false;
 }
 
 uint64_t parload__strips_find(const parload__strips *t, uint64_t i)

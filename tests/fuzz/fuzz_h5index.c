@@ -153,11 +153,11 @@ static void where(const char *path, struct base *b)
 
 /* The chunks a walk gives, in its order. */
 typedef struct index {
-	parload__h5chunk c[4096];
+	parload__chunk c[4096];
 	uint64_t n;
 } index_t;
 
-static int append(void *ctx, const parload__h5chunk *c)
+static int append(void *ctx, const parload__chunk *c)
 {
 	index_t *x = ctx;
 
@@ -227,7 +227,7 @@ static void check_table(const index_t *x, const parload__h5where *w,
 {
 	REQUIRE(x->n <= grid(w));
 	for (uint64_t i = 0; i < x->n; i++) {
-		const parload__h5chunk *c = &x->c[i];
+		const parload__chunk *c = &x->c[i];
 
 		REQUIRE(c->bytes >= 1 && c->addr <= len &&
 			c->bytes <= len - c->addr);

@@ -13,7 +13,7 @@
  * nothing of the library for them): the DXchange datasets, the pixel
  * types parload reads (the one refusal of the types it does not), the
  * description, a contiguous dataset's strips table (a chunked one's is
- * hdf5_index.c's parload__h5strips_put, for both), angles' units.
+ * hdf5_index.c's parload__chunks_put, for both), angles' units.
  */
 #ifndef PARLOAD_HDF5_CORE_H
 #define PARLOAD_HDF5_CORE_H

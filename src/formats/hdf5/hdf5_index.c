@@ -565,7 +565,7 @@ static bool key_ok(h5in *in, const unsigned char *key, uint64_t off)
 static bool chunk(h5in *in, const unsigned char *key, uint64_t addr)
 {
 	const parload__h5where *w = in->w;
-	parload__h5chunk c = { .bytes = parload__h5_le(key, 4),
+	parload__chunk c = { .bytes = parload__h5_le(key, 4),
 			       .mask = (uint32_t)parload__h5_le(key + 4, 4) };
 
 	for (int k = 0; k < w->rank; k++)

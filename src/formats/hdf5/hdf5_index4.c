@@ -44,7 +44,7 @@ typedef struct w4 {
 	uint64_t most;       /* chunks the dataset has room for */
 	uint64_t got;        /* chunks given */
 	uint64_t last[3];    /* the scaled coordinates of the last */
-	parload__h5chunk *keep; /* chunks to sort (swizzled) */
+	parload__chunk *keep; /* chunks to sort (swizzled) */
 	int rc;              /* put's code, which ends the walk */
 } w4;
 
@@ -101,7 +101,7 @@ static int scaled_cmp(const uint64_t *a, const uint64_t *b, unsigned rank)
 
 static int chunk_cmp(const void *a, const void *b)
 {
-	const parload__h5chunk *x = a, *y = b;
+	const parload__chunk *x = a, *y = b;
 
 	return scaled_cmp(x->at, y->at, 3);
 }
@@ -113,7 +113,7 @@ static int chunk_cmp(const void *a, const void *b)
 static bool give(w4 *w, const uint64_t *s, uint64_t addr, uint64_t bytes,
 		 uint32_t mask)
 {
-	parload__h5chunk c = { .addr = w->f->base + addr, .bytes = bytes,
+	parload__chunk c = { .addr = w->f->base + addr, .bytes = bytes,
 			       .mask = mask };
 	const unsigned r = w->rank;
 

@@ -817,7 +817,7 @@ static int lib_chunks(const char *file, const char *name, hid_t f, hid_t d,
 					   (uint64_t)i, (uint64_t)at[0],
 					   (uint64_t)at[1], (uint64_t)at[2]);
 		else
-			rc = put(ctx, &(parload__h5chunk){
+			rc = put(ctx, &(parload__chunk){
 					      .at = { at[0], at[1], at[2] },
 					      .addr = base + addr,
 					      .bytes = bytes, .mask = mask });
@@ -828,17 +828,17 @@ static int lib_chunks(const char *file, const char *name, hid_t f, hid_t d,
 
 /* Every chunk of the dataset to p: by parload's walk of the index, else
  * by libhdf5's calls. */
-static int chunk_table(h5r *r, parload__h5strips *p)
+static int chunk_table(h5r *r, parload__chunks *p)
 {
 	int rc = r->parser ? direct_chunks(r->dfile, r->p.name, r->df, r->d,
-					   parload__h5strips_put, p, r->err) :
+					   parload__chunks_put, p, r->err) :
 			     1;
 
 	if (rc == 1) {
 		/* What the parser gave before it gave up is given again. */
-		parload__h5strips_reset(p);
+		parload__chunks_reset(p);
 		rc = lib_chunks(r->dfile, r->p.name, r->df, r->d,
-				parload__h5strips_put, p, r->err);
+				parload__chunks_put, p, r->err);
 	}
 	return rc;
 }
@@ -861,7 +861,7 @@ static int frame_views(h5r *r, uint64_t **view)
 /* The chunks of the frames read into the table (its filters set), or
  * through libhdf5 where they are not all written, one skipped a filter
  * or a decoded chunk would be too large for a worker. */
-static int chunk_strips(h5r *r, parload__h5strips *p)
+static int chunk_strips(h5r *r, parload__chunks *p)
 {
 	const uint32_t rows = r->c->strips.rows;
 	uint64_t *view = NULL;
@@ -872,7 +872,7 @@ static int chunk_strips(h5r *r, parload__h5strips *p)
 	p->view = view;
 	rc = chunk_table(r, p);
 	if (rc == 0)
-		rc = parload__h5strips_finish(p);
+		rc = parload__chunks_finish(p);
 	parload__sys_free(p->got);
 	p->got = NULL;
 	parload__sys_free(view);
@@ -892,7 +892,7 @@ static int chunked(h5r *r, uint64_t elem)
 				       r->rank == 3 ? cd : cd + 1);
 	char why[240] = "";
 	bool serial;
-	parload__h5strips p = { .t = t,
+	parload__chunks p = { .t = t,
 				.dims = { r->dims[0], r->dims[1], r->dims[2] },
 				.chunk = { cd[0], cd[1], cd[2] },
 				.views = r->p.n, .elem = (uint32_t)elem,

@@ -874,7 +874,7 @@ static bool chunks(nat *n, parload__strips *t, uint64_t views,
 			       .sl = n->f.sl, .rank = s->rank,
 			       .elem = s->size };
 	parload_error scratch;
-	parload__h5strips p = { .t = t,
+	parload__chunks p = { .t = t,
 				.dims = { views, desc->height, desc->width },
 				.chunk = { 1, 1, 1 },
 				.views = views, .plain = true,
@@ -888,13 +888,13 @@ static bool chunks(nat *n, parload__strips *t, uint64_t views,
 		w.chunk[k] = s->chunk[k];
 		p.chunk[3 - s->rank + k] = s->chunk[k];
 	}
-	rc = parload__h5index_walk(n->f.fd, &w, parload__h5strips_put, &p,
+	rc = parload__h5index_walk(n->f.fd, &w, parload__chunks_put, &p,
 				   n->path, n->p.name, &scratch);
 	if (rc != 0) {
 		parload__sys_free(p.got);
 		return false;
 	}
-	return parload__h5strips_finish(&p) == 0;
+	return parload__chunks_finish(&p) == 0;
 }
 
 /* The container of the dataset chosen: its views, one strip each (a

@@ -653,31 +653,3 @@ int parload__zarr_write(const char *tmp, const char *path,
 		rc = mkdir_c(&z);
 	return rc ? rc : run(&z);
 }
-
-bool parload__zarr_is_store(const char *path)
-{
-	static const char *const marks[] = { ".zarray", ".zgroup",
-					     "zarr.json" };
-	char file[PATH_MAX];
-	struct stat st;
-
-	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
-		if (snprintf(file, sizeof(file), "%s/%s", path, marks[i]) <
-			    (int)sizeof(file) &&
-		    parload__sys_lstat(file, &st) == 0 && S_ISREG(st.st_mode))
-			return true;
-	return false;
-}
-
-static const char *const zarr_exts[] = { ".zarr", NULL };
-
-/* Zarr's row: written (parload_save), a store being a directory. */
-const parload__driver parload__driver_zarr = {
-	.name = "zarr",
-	.title = "Zarr",
-	.format = PARLOAD_FORMAT_RAW,
-	.exts = zarr_exts,
-	.save = PARLOAD_SAVE_ZARR,
-	.write = parload__zarr_write,
-	.dir = parload__zarr_is_store,
-};

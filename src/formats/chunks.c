@@ -1,5 +1,5 @@
 /*
- * hdf5_chunks.c - a chunked dataset's chunks, as its index gives them
+ * chunks.c - a chunked dataset's chunks, as its index gives them
  * (hdf5_index.c's walk, or libhdf5's calls), into the strips table: any
  * chunk shape.  A chunk of cz frames, cy rows and cx columns is tile
  * x = column / cx of strip j = row / cy of each of its frames' views;
@@ -10,8 +10,10 @@
  * the worker that needs one of its strips (codec/decode.c), once for all
  * of its frames (depth cz).  The index gives chunks in any order its
  * structure has; they are kept, sorted by their coordinates, and given
- * to the table frame by frame.  A missing chunk (never written: libhdf5
- * reads fill values) or one that skipped a filter answers "fall back".
+ * to the table frame by frame.  A missing chunk (never written) is an
+ * entry of the fill value where the format says what it is (Zarr); in
+ * HDF5 it, or a chunk that skipped a filter, answers "fall back" (libhdf5
+ * reads fill values and runs its pipeline).
  */
 #include "formats/formats.h"
 
@@ -26,7 +28,7 @@
 
 /* Bytes of a chunk as it decodes (cz * cy * cx elements), UINT64_MAX past
  * 64 bits. */
-static uint64_t chunk_bytes(const parload__h5strips *p)
+static uint64_t chunk_bytes(const parload__chunks *p)
 {
 	uint64_t n = p->elem;
 
@@ -38,7 +40,7 @@ static uint64_t chunk_bytes(const parload__h5strips *p)
 
 /* Whether a worker may hold the decoded chunk: depth frames of a strip's
  * rows, whole width (a tile's columns when wider), and the chunk. */
-static bool fits(const parload__h5strips *p)
+static bool fits(const parload__chunks *p)
 {
 	const uint64_t cols = p->chunk[2] > p->dims[2] ? p->chunk[2] :
 							 p->dims[2];
@@ -54,12 +56,19 @@ static bool fits(const parload__h5strips *p)
 	       chunk_bytes(p) <= MAX_DECODED;
 }
 
-static int at_place(const parload__h5strips *p, const parload__h5chunk *ch)
+/* The file chunk ch lies in, for messages. */
+static const char *chunk_file(const parload__chunks *p,
+			      const parload__chunk *ch)
+{
+	return p->paths ? p->paths[p->index + ch->file] : p->file;
+}
+
+static int at_place(const parload__chunks *p, const parload__chunk *ch)
 {
 	for (int k = 0; k < 3; k++)
 		if (ch->at[k] >= p->dims[k] || ch->at[k] % p->chunk[k])
 			return parload__fail_path(p->err, PARLOAD_ECONTAINER,
-						  0, p->file, "%s: chunk %"
+						  0, chunk_file(p, ch), "%s: chunk %"
 						  PRIu64 " at an impossible "
 						  "place (%" PRIu64 ", %"
 						  PRIu64 ", %" PRIu64 ")",
@@ -69,13 +78,14 @@ static int at_place(const parload__h5strips *p, const parload__h5chunk *ch)
 }
 
 /* Some bytes, a plain chunk's exactly its elements'. */
-static int stored_ok(const parload__h5strips *p, const parload__h5chunk *ch)
+static int stored_ok(const parload__chunks *p, const parload__chunk *ch)
 {
 	const uint64_t want = chunk_bytes(p);
 
 	if (ch->bytes == 0 || (p->plain && ch->bytes != want))
-		return parload__fail(p->err, PARLOAD_ECONTAINER, 0, p->file,
-				     PARLOAD_NONE, ch->addr, "%s: chunk %"
+		return parload__fail(p->err, PARLOAD_ECONTAINER, 0,
+				     chunk_file(p, ch), PARLOAD_NONE, ch->addr,
+				     "%s: chunk %"
 				     PRIu64 " at (%" PRIu64 ", %" PRIu64 ", %"
 				     PRIu64 "): recorded size %" PRIu64
 				     "%s%" PRIu64, p->name, p->seen,
@@ -86,16 +96,16 @@ static int stored_ok(const parload__h5strips *p, const parload__h5chunk *ch)
 	return 0;
 }
 
-int parload__h5strips_put(void *ctx, const parload__h5chunk *ch)
+int parload__chunks_put(void *ctx, const parload__chunk *ch)
 {
-	parload__h5strips *p = ctx;
+	parload__chunks *p = ctx;
 	int rc;
 
 	if ((rc = at_place(p, ch)) != 0 || (rc = stored_ok(p, ch)) != 0)
 		return rc;
 	if (p->seen == p->cap) {
 		const uint64_t cap = p->cap ? 2 * p->cap : 256;
-		parload__h5chunk *g;
+		parload__chunk *g;
 
 		if (cap > SIZE_MAX / sizeof(*g) ||
 		    !(g = parload__sys_malloc((size_t)cap * sizeof(*g))))
@@ -112,13 +122,13 @@ int parload__h5strips_put(void *ctx, const parload__h5chunk *ch)
 	return 0;
 }
 
-void parload__h5strips_reset(parload__h5strips *p)
+void parload__chunks_reset(parload__chunks *p)
 {
 	p->seen = 0;
 	p->masked = false;
 }
 
-static int cmp_at(const parload__h5chunk *a, const parload__h5chunk *b)
+static int cmp_at(const parload__chunk *a, const parload__chunk *b)
 {
 	for (int k = 0; k < 3; k++)
 		if (a->at[k] != b->at[k])
@@ -132,7 +142,7 @@ static int cmp_chunk(const void *a, const void *b)
 }
 
 /* The chunks in the order of their coordinates, each once. */
-static int sort_chunks(parload__h5strips *p)
+static int sort_chunks(parload__chunks *p)
 {
 	bool sorted = true;
 
@@ -143,8 +153,9 @@ static int sort_chunks(parload__h5strips *p)
 	for (uint64_t k = 1; k < p->seen; k++)
 		if (cmp_at(&p->got[k - 1], &p->got[k]) == 0)
 			return parload__fail(p->err, PARLOAD_ECONTAINER, 0,
-					     p->file, PARLOAD_NONE,
-					     p->got[k].addr, "%s: a second "
+					     chunk_file(p, &p->got[k]),
+					     PARLOAD_NONE, p->got[k].addr,
+					     "%s: a second "
 					     "chunk at (%" PRIu64 ", %" PRIu64
 					     ", %" PRIu64 ")", p->name,
 					     p->got[k].at[0], p->got[k].at[1],
@@ -152,8 +163,20 @@ static int sort_chunks(parload__h5strips *p)
 	return 0;
 }
 
-/* The table's geometry from the chunk shape. */
-static void geometry(const parload__h5strips *p, parload__strips *t)
+/* Whether the index gave every chunk of the grid. */
+static bool complete(const parload__chunks *p)
+{
+	uint64_t n = 1;
+
+	for (int k = 0; k < 3; k++)
+		n *= (p->dims[k] + p->chunk[k] - 1) / p->chunk[k];
+	return p->seen == n;
+}
+
+/* The table's geometry from the chunk shape: a plain chunk as wide as a
+ * row is read a frame at a time, unless a chunk is missing (the fill
+ * value is decoded). */
+static void geometry(const parload__chunks *p, parload__strips *t)
 {
 	const uint64_t cx = p->chunk[2];
 
@@ -161,49 +184,67 @@ static void geometry(const parload__h5strips *p, parload__strips *t)
 	t->per_view = parload__strips_per_view((uint32_t)p->dims[1], t->rows);
 	t->tile_cols = cx == p->dims[2] ? 0 : (uint32_t)cx;
 	t->tiles = (uint32_t)((p->dims[2] + cx - 1) / cx);
-	t->depth = p->plain && !t->tile_cols ? 1 : (uint32_t)p->chunk[0];
+	t->depth = p->plain && !t->tile_cols && complete(p) ?
+			   1 :
+			   (uint32_t)p->chunk[0];
+}
+
+/* Entry e, of frame f (z of its chunk), from chunk c: its bytes, or a
+ * frame's inside a plain chunk. */
+static int add_chunk(parload__chunks *p, uint64_t e, uint64_t f, uint64_t z,
+		     const parload__chunk *c)
+{
+	parload__strips *t = p->t;
+	const uint64_t row = p->dims[2] * p->elem;
+	parload__strip s = { .file = p->index + (c ? c->file : 0),
+			     .page = (uint32_t)f,
+			     .mask = c ? c->mask : PARLOAD__STRIP_FILL };
+	int rc;
+
+	if (c) {
+		s.off = c->addr;
+		s.bytes = c->bytes;
+	}
+	if (c && parload__strips_plain(t) && complete(p)) {
+		s.off += z * t->rows * row;
+		s.bytes = t->rows * row;
+	}
+	rc = parload__strips_add(t, e, &s);
+	if (rc)
+		return rc < 0 ? parload__fail_nomem(p->err, p->file) : FALL_BACK;
+	return 0;
 }
 
 /* Frame f's entries (view v of this dataset), from the chunks of its
- * frames, which start at got[k]: 0, FALL_BACK for one missing, or a
- * code. */
-static int frame_entries(parload__h5strips *p, uint64_t f, uint64_t v,
+ * frames, which start at got[k]: 0, FALL_BACK for one missing (without
+ * fill), or a code. */
+static int frame_entries(parload__chunks *p, uint64_t f, uint64_t v,
 			 uint64_t k)
 {
 	parload__strips *t = p->t;
 	const uint64_t tiles = parload__strips_tiles(t), z = f % p->chunk[0];
-	const uint64_t z0 = f - z, row = p->dims[2] * p->elem;
+	const uint64_t z0 = f - z;
 	uint64_t e = (p->view0 + v) * t->per_view * tiles;
-	int rc;
+	int rc = 0;
 
-	for (uint64_t j = 0; j < t->per_view; j++)
-		for (uint64_t x = 0; x < tiles; x++, e++, k++) {
-			const parload__h5chunk *c = k < p->seen ? &p->got[k] :
+	for (uint64_t j = 0; rc == 0 && j < t->per_view; j++)
+		for (uint64_t x = 0; rc == 0 && x < tiles; x++, e++) {
+			const parload__chunk *c = k < p->seen ? &p->got[k] :
 								  NULL;
-			parload__strip s = { .file = p->index,
-					     .page = (uint32_t)f };
 
 			if (!c || c->at[0] != z0 || c->at[1] != j * t->rows ||
 			    c->at[2] != x * p->chunk[2])
-				return FALL_BACK;
-			s.off = c->addr;
-			s.bytes = c->bytes;
-			s.mask = c->mask;
-			if (parload__strips_plain(t)) {
-				s.off += z * t->rows * row;
-				s.bytes = t->rows * row;
-			}
-			rc = parload__strips_add(t, e, &s);
-			if (rc)
-				return rc < 0 ? parload__fail_nomem(p->err,
-								    p->file) :
-						FALL_BACK;
+				c = NULL;
+			else
+				k++;
+			rc = c || p->fill ? add_chunk(p, e, f, z, c) :
+					    FALL_BACK;
 		}
-	return 0;
+	return rc;
 }
 
 /* Every loaded frame's entries, frame by frame. */
-static int entries(parload__h5strips *p)
+static int entries(parload__chunks *p)
 {
 	uint64_t k = 0;
 	int rc = 0;
@@ -220,7 +261,7 @@ static int entries(parload__h5strips *p)
 	return rc;
 }
 
-int parload__h5strips_finish(parload__h5strips *p)
+int parload__chunks_finish(parload__chunks *p)
 {
 	int rc = p->masked || !fits(p) ? FALL_BACK : 0;
 
