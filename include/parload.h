@@ -1360,7 +1360,8 @@ typedef struct parload_save_options {
 	int zarr_format;        /* Zarr: 2 (or 0) or 3 */
 	uint32_t shard;         /* Zarr v3: shards of this many chunks along the
 				 * pages (sharding_indexed, its index at the
-				 * end, with crc32c); 0 none */
+				 * end, with crc32c), cut to the chunks there
+				 * are; 0 none */
 	unsigned threads;       /* Zarr: the threads that encode and write the
 				 * chunks; 0: one a CPU the process may use */
 } parload_save_options;

@@ -100,7 +100,8 @@ static int layout(zw *z)
 					  z->chunk[0], z->chunk[1],
 					  z->chunk[2]);
 	z->chunk_bytes = (size_t)(page * z->chunk[0]) * z->elem;
-	z->shard = o->shard;
+	/* A shard past the array's pages is cut to them, as a chunk is. */
+	z->shard = PARLOAD__MIN((uint64_t)o->shard, z->grid[0]);
 	z->units = (z->shard ? up_div(z->grid[0], z->shard) : z->grid[0]) *
 		   z->grid[1] * z->grid[2];
 	return 0;
@@ -368,6 +369,16 @@ static int write_file(const zw *z, const char *key, const void *p, size_t n,
 	return finish(fd, name, parload__write_full(fd, p, n, name, err), err);
 }
 
+/* The metadata file key: j's text, which must have fit. */
+static int write_text(const zw *z, const char *key, const jbuf *j)
+{
+	if (j->n >= j->cap)
+		return parload__fail_path(z->err, PARLOAD_EOVERFLOW, 0,
+					  z->path, "%s would be over %zu bytes",
+					  key, j->cap);
+	return write_file(z, key, j->p, j->n, z->err);
+}
+
 /* The metadata: v2 .zarray and .zattrs, or v3 zarr.json. */
 static int write_meta(const zw *z)
 {
@@ -379,15 +390,15 @@ static int write_meta(const zw *z)
 		return parload__fail_nomem(z->err, z->path);
 	if (z->version == 3) {
 		zarr_json(&j, z);
-		rc = write_file(z, "zarr.json", j.p, j.n, z->err);
+		rc = write_text(z, "zarr.json", &j);
 	} else {
 		zarray(&j, z);
-		rc = write_file(z, ".zarray", j.p, j.n, z->err);
+		rc = write_text(z, ".zarray", &j);
 		j.n = 0;
 		put_attributes(&j, z->st);
 		put(&j, "\n");
 		if (rc == 0)
-			rc = write_file(z, ".zattrs", j.p, j.n, z->err);
+			rc = write_text(z, ".zattrs", &j);
 	}
 	parload__sys_free(j.p);
 	return rc;
