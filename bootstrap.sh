@@ -21,7 +21,7 @@ PACKAGES="build-essential autoconf automake libtool pkg-config \
 libhwloc-dev libisal-dev check python3 python3-dev python3-numpy \
 python3-pytest python3-dask openmpi-bin libopenmpi-dev \
 libtiff-dev libhdf5-dev libdeflate-dev python3-h5py python3-tifffile \
-liblz4-dev libzstd-dev libblosc-dev liblzf-dev \
+liblz4-dev libzstd-dev libblosc-dev liblzf-dev libbz2-dev \
 python3-hdf5plugin python3-numcodecs bitshuffle \
 hdf5-filter-plugin hdf5-filter-plugin-blosc-serial \
 libpng-dev python3-pil"

@@ -70,7 +70,8 @@ def optional_libs():
     container and codec libraries pkg-config finds: HAVE_TIFF with
     libtiff-4, HAVE_HDF5 with hdf5 and libdeflate, HAVE_PNG with libpng,
     HAVE_LZ4, HAVE_ZSTD, HAVE_BLOSC and HAVE_LZF with liblz4, libzstd,
-    blosc and liblzf."""
+    blosc and liblzf; HAVE_BZ2 with bzip2, or -lbz2 where its header is
+    in /usr/include (Debian's libbz2-dev has no .pc)."""
     out = ([], [], [], [])
     for macro, modules in (("HAVE_TIFF", ("libtiff-4",)),
                            ("HAVE_HDF5", ("hdf5", "libdeflate")),
@@ -78,12 +79,18 @@ def optional_libs():
                            ("HAVE_LZ4", ("liblz4",)),
                            ("HAVE_ZSTD", ("libzstd",)),
                            ("HAVE_BLOSC", ("blosc",)),
-                           ("HAVE_LZF", ("liblzf",))):
+                           ("HAVE_LZF", ("liblzf",)),
+                           ("HAVE_BZ2", ("bzip2",))):
         try:
             res = subprocess.run(["pkg-config", "--cflags", "--libs",
                                   *modules], capture_output=True, text=True,
                                  check=True)
         except (OSError, subprocess.CalledProcessError):
+            if macro == "HAVE_BZ2" and os.path.exists(
+                    "/usr/include/bzlib.h"):
+                out[0].append((macro, "1"))
+                out[3].append("bz2")
+                continue
             say("%s off: pkg-config knows no %s" % (macro,
                                                    " ".join(modules)))
             continue

@@ -49,15 +49,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 import argparse  # noqa: E402
-import csv
-import datetime
-import re
 import shutil
-import socket
-import statistics
 import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -69,6 +63,9 @@ import parload
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python", "tests"))
 import detector_fixtures as dfx  # noqa: E402
+sys.path.insert(0, HERE)
+from inproc import Case, equal_to, measure, results_dir, table  # noqa: E402
+from inproc import write_runs  # noqa: E402
 
 
 class Size:
@@ -159,12 +156,6 @@ def write_files(size, d):
 # --------------------------------------------------------------------------
 # The loads: each a function returning (seconds, array).
 
-def timed(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
-
-
 def h5py_read(path):
     with h5py.File(path, "r") as f:
         return f["data"][...]
@@ -185,23 +176,6 @@ def zstd_read(path):
 
 def pl(path, **kw):
     return lambda: parload.load(path, **kw).pixels
-
-
-class Case:
-    def __init__(self, id, what, a, b, target, label_a, label_b, check_a,
-                 check_b=None, cmp=">=", cpu=False):
-        self.id, self.what, self.a, self.b = id, what, a, b
-        self.target, self.cmp = target, cmp
-        self.label_a, self.label_b = label_a, label_b
-        self.check_a, self.check_b = check_a, check_b
-        self.cpu = cpu
-        self.path = None  # the file whose stats results.md gives
-        self.ta, self.tb, self.error = [], [], None
-
-
-def equal_to(want):
-    return lambda got: got.shape == want.shape and got.dtype == want.dtype \
-        and np.array_equal(got, want)
 
 
 def corrected_check(data, darks, flats):
@@ -230,7 +204,7 @@ def cases(files, data, size):
     names = {"none": "no filter", "gzip": "gzip 4 + shuffle",
              "bslz4": "bitshuffle + LZ4", "lz4": "LZ4",
              "blosc": "Blosc (LZ4, byte shuffle)", "zstd": "Zstd 3",
-             "lzf": "LZF", "bzip2": "BZip2 (serial path)",
+             "lzf": "LZF", "bzip2": "BZip2 (block size 9)",
              "gzip16": "gzip 4 + shuffle, chunks of 16 frames",
              "tiles": "libver='latest', gzip 32 x 32 tiles"}
     # Every file holds data's frames: each run of h5py's read is checked
@@ -296,56 +270,6 @@ def bitshuffle_rate_case(path, data):
                 cpu=True)
 
 
-# --------------------------------------------------------------------------
-# Measuring.
-
-def clock(case, fn, check):
-    """(seconds, or CPU seconds for a rate case); the check after."""
-    c0 = time.process_time()
-    t, out = timed(fn)
-    cpu = time.process_time() - c0
-    if not check(out):
-        raise AssertionError("the load does not equal h5py's read")
-    return cpu if case.cpu else t
-
-
-def measure(case, runs, log):
-    try:
-        for fn, chk in ((case.a, case.check_a), (case.b, case.check_b)):
-            clock(case, fn, chk)  # untimed: the file warm, the code paged in
-        for r in range(runs):
-            case.ta.append(clock(case, case.a, case.check_a))
-            case.tb.append(clock(case, case.b, case.check_b))
-    except Exception as e:  # a load that fails: its error is the result
-        case.error = "%s: %s" % (type(e).__name__, e)
-    log("  %-10s %s" % (case.id, case.error or "%.3f s / %.3f s" % (
-        statistics.median(case.ta), statistics.median(case.tb))))
-
-
-def figures(case):
-    """(ratio of medians, median of each round's ratio, verdict)."""
-    if case.error or not case.ta:
-        return None, None, "not measured"
-    ma, mb = statistics.median(case.ta), statistics.median(case.tb)
-    if case.cmp == "<=":
-        ratio = ma / mb
-        rounds = statistics.median(a / b for a, b in zip(case.ta, case.tb))
-    else:
-        ratio = mb / ma
-        rounds = statistics.median(b / a for a, b in zip(case.ta, case.tb))
-    if case.target is None:
-        return ratio, rounds, "information"
-    met = ratio >= case.target if case.cmp == ">=" else ratio <= case.target
-    return ratio, rounds, "met" if met else "NOT met"
-
-
-def spread(ts):
-    if len(ts) < 2:
-        return "%.1f" % (ts[0] * 1e3)
-    q = statistics.quantiles(ts, n=4, method="inclusive")
-    return "%.1f - %.1f" % (q[0] * 1e3, q[2] * 1e3)
-
-
 TEXT = """\
 %d frames of %d x %d u16 (Poisson counts), one frame a chunk unless the
 case says otherwise, written by h5py %s (HDF5 %s) with hdf5plugin %s;
@@ -363,23 +287,7 @@ def markdown(cs, size, started_load):
           TEXT % (size.frames, size.side, size.side, h5py.version.version,
                   h5py.version.hdf5_version, hdf5plugin.version,
                   parload.library_version, len(os.sched_getaffinity(0)),
-                  started_load, size.runs), "",
-          "| case | A | B | A median ms (middle 50%) | B median ms (middle "
-          "50%) | ratio | each round | target | verdict |",
-          "|---|---|---|---|---|---|---|---|---|"]
-    for c in cs:
-        ratio, rounds, verdict = figures(c)
-        target = "%s %.2f" % (c.cmp, c.target) if c.target else "-"
-        if c.error:
-            md.append("| %s | %s | %s | fails: %s | | | | %s | not measured "
-                      "|" % (c.what, c.label_a, c.label_b,
-                             c.error.replace("|", "/")[:300], target))
-            continue
-        md.append("| %s | %s | %s | %.1f (%s) | %.1f (%s) | %.2fx | %.2fx | "
-                  "%s | %s |" % (c.what, c.label_a, c.label_b,
-                                 statistics.median(c.ta) * 1e3, spread(c.ta),
-                                 statistics.median(c.tb) * 1e3, spread(c.tb),
-                                 ratio, rounds, target, verdict))
+                  started_load, size.runs), ""] + table(cs)
     serial = []
     for c in cs:
         if c.path:
@@ -406,11 +314,7 @@ def main(argv=None):
     size = Size(args.quick)
     if args.runs:
         size.runs = args.runs
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    host = re.sub(r"[^A-Za-z0-9._-]", "_", socket.gethostname())
-    out = args.out or os.path.join("bench", "results",
-                                   "%s-%s-detector" % (stamp, host))
-    os.makedirs(out, exist_ok=True)
+    out = results_dir(args.out, "detector")
     # Its own folder, removed at the end unless --keep (a later run with
     # the same --data-dir writes the files again).
     data_dir = os.path.join(args.data_dir, "detector") if args.data_dir \
@@ -432,14 +336,7 @@ def main(argv=None):
             shutil.rmtree(data_dir, ignore_errors=True)
     with open(os.path.join(out, "results.md"), "w") as f:
         f.write("\n".join(md) + "\n")
-    with open(os.path.join(out, "runs.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["case", "run", "a_seconds", "b_seconds", "error"])
-        for c in cs:
-            for r, (a, b) in enumerate(zip(c.ta, c.tb)):
-                w.writerow([c.id, r + 1, "%.6f" % a, "%.6f" % b, ""])
-            if c.error:
-                w.writerow([c.id, "", "", "", c.error])
+    write_runs(os.path.join(out, "runs.csv"), cs)
     print("\n".join(md))
     print("results: %s" % os.path.join(out, "results.md"))
     return 0

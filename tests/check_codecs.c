@@ -12,7 +12,8 @@
  * not a multiple of 8, a Blosc header that lies, truncated chunks (every
  * length), a Fletcher32 mismatch, a gzip member whose CRC-32 or size is
  * wrong or with bytes after it, numcodecs' LZ4 whose size lies, a
- * CRC-32C mismatch (and its check value).  Every
+ * CRC-32C mismatch (and its check value), a bzip2 stream with bytes
+ * after it or damaged.  Every
  * encoder (encode and bound) against
  * its row's decode, and into less room than it needs (refused, the guard
  * untouched).  A row this build lacks is checked to say what it needs
@@ -23,7 +24,7 @@
  * h5py and hdf5plugin store (read with read_direct_chunk, with the client
  * data HDF5 keeps, through parload__codec_of_hdf5 and the row's
  * hdf5_params); 2, numcodecs' Blosc (every compressor and shuffle it
- * carries), Zstd, GZip, Zlib and LZ4, CRC-32C (written in Python from
+ * carries), Zstd, GZip, Zlib, LZ4 and BZ2, CRC-32C (written in Python from
  * its definition, which numcodecs 0.11 lacks), and parload's encoders' output decoded
  * by numcodecs; 3, bitshuffle's Python module (its transpose against
  * each of parload's, compress_lz4 with its HDF5 framing).  Each chunk is
@@ -539,6 +540,8 @@ static int make_all(const unsigned char *data, size_t len, made *m)
 
 	m[n++] = make_fletcher32(data, len);
 	m[n++] = make_encoded(PARLOAD__CODEC_CRC32C, 1, 0, data, len);
+	if (parload__codec_get(PARLOAD__CODEC_BZIP2)->encode)
+		m[n++] = make_encoded(PARLOAD__CODEC_BZIP2, 1, 9, data, len);
 	if (parload__codec_get(PARLOAD__CODEC_GZIP)->encode)
 		m[n++] = make_encoded(PARLOAD__CODEC_GZIP, 1, 6, data, len);
 #ifdef HAVE_LZ4
@@ -861,6 +864,8 @@ static const struct enc_case {
 	{ PARLOAD__CODEC_GZIP, 2, { 5 } },
 	{ PARLOAD__CODEC_GZIP, 8, { 9 } },
 	{ PARLOAD__CODEC_CRC32C, 1, { 0 } },
+	{ PARLOAD__CODEC_BZIP2, 1, { 1 } },
+	{ PARLOAD__CODEC_BZIP2, 2, { 9 } },
 	/* LZ4: numcodecs' framing, acceleration. */
 	{ PARLOAD__CODEC_LZ4, 1, { PARLOAD__LZ4_NUMCODECS, 0 } },
 	{ PARLOAD__CODEC_LZ4, 4, { PARLOAD__LZ4_NUMCODECS, 10 } },
@@ -962,26 +967,52 @@ START_TEST(test_encode_roundtrip)
 }
 END_TEST
 
+/* One stream of 3000 bytes (m, room for two): refused into 2999 bytes,
+ * with a byte after it, with a second stream after it. */
+static void assert_one_stream(made *m)
+{
+	const size_t len = m->len;
+
+	assert_refused(m, 2999, "3000 bytes in 2999");
+	m->chunk[m->len++] = 0;
+	assert_refused(m, 3000, "a byte after its stream");
+	memcpy(m->chunk + len, m->chunk, len);
+	m->len = 2 * len;
+	assert_refused(m, 6000, "a second stream");
+	m->len = len;
+}
+
 /* A gzip member whose CRC-32 or size (ISIZE) is wrong, with a byte or a
  * second member after it, or decoding to more than its chunk. */
 START_TEST(test_gzip_members)
 {
 	unsigned char *data = random_bytes(3000, 19);
 	made m = make_encoded(PARLOAD__CODEC_GZIP, 1, 6, data, 3000);
-	const size_t len = m.len;
 
-	m.chunk = realloc(m.chunk, 2 * len);
-	for (size_t at = len - 8; at < len; at++) {
+	m.chunk = realloc(m.chunk, 2 * m.len);
+	for (size_t at = m.len - 8; at < m.len; at++) {
 		m.chunk[at] ^= 1;
 		assert_refused(&m, 3000, "a wrong CRC-32 or ISIZE");
 		m.chunk[at] ^= 1;
 	}
-	assert_refused(&m, 2999, "3000 bytes in 2999");
-	m.chunk[m.len++] = 0;
-	assert_refused(&m, 3000, "a byte after its member");
-	memcpy(m.chunk + len, m.chunk, len);
-	m.len = 2 * len;
-	assert_refused(&m, 6000, "a second member");
+	assert_one_stream(&m);
+	free(m.chunk);
+	free(data);
+}
+END_TEST
+
+/* A bzip2 stream with a byte or a second stream after it, or decoding
+ * to more than its chunk; a damaged block (its CRC). */
+START_TEST(test_bzip2_streams)
+{
+	unsigned char *data = random_bytes(3000, 29);
+	made m = make_encoded(PARLOAD__CODEC_BZIP2, 1, 9, data, 3000);
+
+	m.chunk = realloc(m.chunk, 2 * m.len);
+	m.chunk[m.len / 2] ^= 0x40;
+	assert_refused(&m, 3000, "a damaged block");
+	m.chunk[m.len / 2] ^= 0x40;
+	assert_one_stream(&m);
 	free(m.chunk);
 	free(data);
 }
@@ -997,7 +1028,7 @@ START_TEST(test_rows)
 		{ 1, "deflate" }, { 2, "shuffle" }, { 3, "fletcher32" },
 		{ 32000, "lzf" },
 		{ 32001, "blosc" }, { 32004, "lz4" }, { 32008, "bitshuffle" },
-		{ 32015, "zstd" },
+		{ 32015, "zstd" }, { 307, "bzip2" },
 	};
 
 	for (int i = 0; i < TU_COUNT(ids); i++) {
@@ -1010,7 +1041,7 @@ START_TEST(test_rows)
 		ck_assert_msg(!row->decode || row->hdf5_params, "%s",
 			      row->name);
 	}
-	ck_assert_ptr_null(row_of_hdf5(307)); /* BZip2 */
+	ck_assert_ptr_null(row_of_hdf5(32017)); /* SZ */
 	ck_assert_ptr_null(row_of_hdf5(0));
 }
 END_TEST
@@ -1029,6 +1060,8 @@ static Suite *bad_suite(void)
 	tcase_add_test(tc, test_crc32c_mismatch);
 	if (parload__codec_get(PARLOAD__CODEC_GZIP)->decode)
 		tcase_add_test(tc, test_gzip_members);
+	if (parload__codec_get(PARLOAD__CODEC_BZIP2)->decode)
+		tcase_add_test(tc, test_bzip2_streams);
 	tcase_add_test(tc, test_bitshuffle_block_not_8);
 #ifdef HAVE_LZ4
 	tcase_add_test(tc, test_header_sizes);

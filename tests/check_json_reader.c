@@ -266,6 +266,7 @@ static const struct invalid {
 	{ "\"\\", 0, 0, "a string not closed" },
 	{ "\"a\nb\"", 0, 2, "a control character in a string" },
 	{ "\"\t\"", 0, 1, "a control character in a string" },
+	{ "\"\x1f\"", 0, 1, "a control character in a string" },
 	{ "\"a\0b\"", 5, 2, "a control character in a string" },
 	{ "\"\\x41\"", 0, 1, "an unknown escape in a string" },
 	{ "\"\\U0041\"", 0, 1, "an unknown escape in a string" },
@@ -547,20 +548,18 @@ START_TEST(test_alloc_faults)
 END_TEST
 #endif
 
-#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 static Suite *suite(void)
 {
 	Suite *s = suite_create("json_reader");
 	TCase *tc = tu_tcase(s, "valid", 0);
 
-	tcase_add_loop_test(tc, test_valid, 0, COUNT(valid));
+	tcase_add_loop_test(tc, test_valid, 0, TU_COUNT(valid));
 	tcase_add_test(tc, test_not_nul_ended);
 	tcase_add_test(tc, test_lookup);
 	tc = tu_tcase(s, "invalid", 0);
-	tcase_add_loop_test(tc, test_invalid, 0, COUNT(invalid));
+	tcase_add_loop_test(tc, test_invalid, 0, TU_COUNT(invalid));
 	tc = tu_tcase(s, "numbers", 0);
-	tcase_add_loop_test(tc, test_numbers, 0, COUNT(nums));
+	tcase_add_loop_test(tc, test_numbers, 0, TU_COUNT(nums));
 	tc = tu_tcase(s, "limits", 60);
 	tcase_add_loop_test(tc, test_depth, 0, 2);
 	tcase_add_test(tc, test_size);

@@ -11,7 +11,7 @@ import tempfile
 import time
 
 from . import HERE, BenchError, log
-from . import detector, plan, report, targets
+from . import plan, report, scripts, targets
 from .tools import Tools, snapshot_programs
 from .plots import make_plots
 from .replot import replot
@@ -60,7 +60,7 @@ def parse_args(argv=None):
                          "or OUT/data)")
     ap.add_argument("--keep", action="store_true",
                     help="keep the generated data")
-    ap.add_argument("--only", help="comma-separated experiments to run (1-17)")
+    ap.add_argument("--only", help="comma-separated experiments to run (1-18)")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"),
                     help="the compiler, for machine.txt")
     ap.add_argument("--numpy-python", help="a python3 with numpy for the numpy peer")
@@ -143,10 +143,11 @@ def run(args):
         for m in tools.missing:
             log("  skipped: " + m)
         plan.print_plan(sessions, args.runs)
-        if not args.only or 17 in args.only:
-            log("experiment 17: bench/detector.py%s (%s)" % (
-                " --quick" if args.quick else "",
-                detector.missing(tools) or "runs"))
+        for sc in scripts.SCRIPTS:
+            if not args.only or sc.number in args.only:
+                log("experiment %d: bench/%s%s (%s)" % (
+                    sc.number, sc.script, " --quick" if args.quick else "",
+                    scripts.missing(sc, tools) or "runs"))
         return 0
 
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -165,13 +166,14 @@ def run(args):
 
     measured = []
     failure = None
-    detector_md = []
+    scripts_md = []
     try:
         plan.generate_all(tools, sessions, data_dir)
         for s in sessions:
             plan.run_session(tools, s, args.runs, measured)
-        if not args.only or 17 in args.only:
-            detector_md = detector.run(args, tools, out, data_dir)
+        for sc in scripts.SCRIPTS:
+            if not args.only or sc.number in args.only:
+                scripts_md += scripts.run(sc, args, tools, out, data_dir)
     except (BenchError, OSError) as e:
         failure = str(e)
         log("run.py: " + failure)
@@ -197,7 +199,7 @@ def run(args):
     elapsed = time.perf_counter() - t_start
     md = report.results_md(stamp, args, n, tools, sessions, failure, plots,
                            targets.markdown(sessions, n), elapsed)
-    md[-2:-2] = detector_md  # before the bench's time
+    md[-2:-2] = scripts_md  # before the bench's time
     with open(os.path.join(out, "results.md"), "w") as f:
         f.write("\n".join(md))
 

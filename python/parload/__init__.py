@@ -120,8 +120,8 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
     mapped otherwise, through libhdf5 (Dataset.stats["serial"] says so).
     Chunks of any shape are decoded by the workers: deflate, shuffle,
     Fletcher32 (checked), bitshuffle (none, LZ4 or Zstd inside), LZ4,
-    Zstd, Blosc and LZF (Dataset.stats["codec"] names them); other
-    filters (BZip2, N-bit, scale-offset, unknown plugins) and chunks
+    Zstd, Blosc, LZF and BZip2 (Dataset.stats["codec"] names them);
+    other filters (N-bit, scale-offset, unknown plugins) and chunks
     never written go through libhdf5, one thread at a time.
     A list of HDF5 files, or a glob such as "scan_*.h5", is one stream
     of each file's dataset; every file's frames must share the first's

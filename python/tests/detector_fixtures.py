@@ -1,11 +1,12 @@
 """Detector files as detectors and their software write them, written by
 h5py with Debian's python3-hdf5plugin (the filters of hdf5-filter-plugin):
-every codec parload decodes in its pool at two settings, BZip2 (which it
-has no codec for), every pixel type, chunks of one frame, of 16 frames, of
-row bands and of tiles with partial edge chunks, libver='latest' files
-(fixed array, extensible array, version-2 B-tree, single-chunk and implicit
-chunk indexes), a file written in SWMR mode, an Eiger master file with its
-data files, virtual datasets and a DXchange file with its flats and darks.
+every codec parload decodes in its pool at two settings, scale-offset
+(which it has no codec for), every pixel type, chunks of one frame, of 16
+frames, of row bands and of tiles with partial edge chunks, libver='latest'
+files (fixed array, extensible array, version-2 B-tree, single-chunk and
+implicit chunk indexes), a file written in SWMR mode, an Eiger master file
+with its data files, virtual datasets and a DXchange file with its flats
+and darks.
 
 Importable by the tests (test_detector.py, mpi_detector.py) and the bench;
 every writer takes a directory and returns what it wrote, and h5py's read
@@ -169,14 +170,17 @@ def codec_table():
             for clevel in (1, 9):
                 rows.append(("blosc-%s-%s-%d" % (cname, sname, clevel),
                              _blosc(cname, clevel, shuffle), ("blosc",)))
+    # (Last: each file's pixels come from its place in specs().)
+    rows += [("bzip2-1", dict(hdf5plugin.BZip2(blocksize=1)), ("bzip2",)),
+             ("bzip2-9", dict(hdf5plugin.BZip2(blocksize=9)), ("bzip2",))]
     return rows
 
 
-# BZip2 (HDF5 filter 307): parload has no codec for it; its chunks go
-# through libhdf5 and the stats say so, naming the filter.
-BZIP2 = [("bzip2-1", dict(hdf5plugin.BZip2(blocksize=1))),
-         ("bzip2-9", dict(hdf5plugin.BZip2(blocksize=9)))]
-BZIP2_SERIAL = "307"
+# Scale-offset (HDF5 filter 6): parload has no codec for it; its chunks
+# go through libhdf5 and the stats say so, naming the filter.
+SERIAL = [("scaleoffset", {"scaleoffset": 0})]
+SERIAL_ID = 6
+SERIAL_NAME = "HDF5 filter %d" % SERIAL_ID
 
 # Chunk shapes, each without a filter, with gzip + shuffle and with
 # bitshuffle + LZ4.
@@ -207,10 +211,6 @@ def specs():
         out["codec-" + name] = Spec("codec-" + name,
                                     kw=dict(kw, chunks=(1, H, W)),
                                     codecs=codecs)
-    for name, kw in BZIP2:
-        out["codec-" + name] = Spec("codec-" + name,
-                                    kw=dict(kw, chunks=(1, H, W)),
-                                    serial=BZIP2_SERIAL)
     for cname, chunks in CHUNKS.items():
         for fname, (kw, codecs) in CHUNK_FILTERS.items():
             name = "chunks-%s-%s" % (cname, fname)
@@ -241,6 +241,10 @@ def specs():
     for name, kw, maxshape, codecs in latest:
         out[name] = Spec(name, kw=kw, libver="latest", maxshape=maxshape,
                          codecs=codecs)
+    for name, kw in SERIAL:
+        out["codec-" + name] = Spec("codec-" + name,
+                                    kw=dict(kw, chunks=(1, H, W)),
+                                    serial=SERIAL_NAME)
     return out
 
 

@@ -2,8 +2,9 @@
 Debian's python3-hdf5plugin and hdf5-filter-plugin), loaded by parload and
 compared with h5py's read of the same files: every codec the pool decodes
 (bitshuffle + LZ4, bitshuffle alone, LZ4, Blosc with three compressors and
-three shuffles, Zstd, LZF, Fletcher32, deflate with and without shuffle)
-at two settings, BZip2 (no codec: the serial path, which names it), every
+three shuffles, Zstd, LZF, BZip2, Fletcher32, deflate with and without
+shuffle) at two settings, scale-offset (no codec: the serial path, which
+names it), every
 pixel type, chunks of one frame, of 16, row bands, tiles and blocks with
 partial edge chunks, libver='latest' indexes, SWMR, Eiger master files,
 lists of files and virtual datasets; whole loads, selections, sinograms,
@@ -92,7 +93,7 @@ def test_fixtures_are_what_they_say(fx):
     passes does so on the file it claims)."""
     ids = {"deflate": 1, "shuffle": 2, "fletcher32": 3, "lzf": 32000,
            "blosc": 32001, "lz4": 32004, "bitshuffle": 32008,
-           "zstd": 32015}
+           "zstd": 32015, "bzip2": 307}
     for name, s in fx.files.items():
         with h5py.File(s.path, "r") as f:
             d = f[s.dataset]
@@ -101,7 +102,7 @@ def test_fixtures_are_what_they_say(fx):
                     for i in range(plist.get_nfilters())}
             assert d.shape == s.shape and d.dtype == np.dtype(s.dtype)
             chunks = d.chunks
-        want = {307} if s.serial else {ids[c] for c in s.codecs}
+        want = {dfx.SERIAL_ID} if s.serial else {ids[c] for c in s.codecs}
         assert have == want, (name, have, want)
         if name.startswith("chunks-"):
             assert tuple(chunks) == dfx.CHUNKS[name.split("-")[1]]
@@ -150,7 +151,8 @@ def sel_id(sel):
 SELECTED = sorted(n for n in NAMES if n.startswith(("chunks-", "latest-")))
 SELECTED += ["codec-bslz4", "codec-bitshuffle-none", "codec-lz4-block4096",
              "codec-blosc-zstd-bitshuffle-9", "codec-zstd19", "codec-lzf",
-             "codec-gzip-fletcher32", "codec-bzip2-9", "swmr-bslz4",
+             "codec-gzip-fletcher32", "codec-bzip2-9", "codec-scaleoffset",
+             "swmr-bslz4",
              "type-f8-bslz4", "type-i2-blosc"]
 
 
@@ -474,7 +476,11 @@ def test_truncated_chunk(fx, tmp_path, name):
     chunk = (16, 0, 0) if "frames16" in name else CHUNK
     path, off = damaged(fx, tmp_path, name, lambda b: b[:len(b) // 2],
                         chunk)
-    refused(path, off, h5py_too="zstd1" not in name)
+    # h5py's own failure is no reference for Zstd (no plugin) nor for
+    # Blosc: its plugin hands Blosc 1 the chunk without its stored size,
+    # and Blosc reads the header's count of bytes past a truncated chunk,
+    # without an error for some frames.
+    refused(path, off, h5py_too="zstd1" not in name and "blosc" not in name)
 
 
 def be(b, at, n, value):
@@ -557,9 +563,9 @@ def test_command_json_names_the_codec(fx, parload_bin):
 
 def test_command_names_the_serial_filter(fx, parload_bin):
     r = run_cli(parload_bin, "--threads", "2",
-                fx.files["codec-bzip2-1"].path)
+                fx.files["codec-scaleoffset"].path)
     assert r.returncode == 0, r.stderr
-    assert "serial" in r.stdout and dfx.BZIP2_SERIAL in r.stdout, r.stdout
+    assert "serial" in r.stdout and dfx.SERIAL_NAME in r.stdout, r.stdout
     assert "(libhdf5)" in r.stdout, r.stdout
 
 

@@ -54,18 +54,33 @@ static uint32_t le32(const unsigned char *p)
 	       (uint32_t)p[3] << 24;
 }
 
+/* The bytes before a checksum of 4 bytes (little-endian) in stored bytes
+ * of in: *len of them, *sum the checksum; NULL, or what is wrong (named,
+ * too short). */
+static const char *split(const unsigned char *in, size_t stored, size_t cap,
+			 const char *named, size_t *len, uint32_t *sum)
+{
+	if (stored < 4)
+		return named;
+	*len = stored - 4;
+	if (*len > cap)
+		return PARLOAD__TOO_BIG;
+	*sum = le32(in + *len);
+	return NULL;
+}
+
 const char *parload__crc32c_decode(PARLOAD__DECODE_SIG)
 {
-	size_t len;
+	size_t len = 0;
+	uint32_t want = 0;
+	const char *why = split(in, stored, cap, "is shorter than its CRC-32C "
+				"checksum", &len, &want);
 
 	(void)state;
 	(void)f;
-	if (stored < 4)
-		return "is shorter than its CRC-32C checksum";
-	len = stored - 4;
-	if (len > cap)
-		return PARLOAD__TOO_BIG;
-	if (parload_crc32c(0, in, len) != le32(in + len))
+	if (why)
+		return why;
+	if (parload_crc32c(0, in, len) != want)
 		return "fails its CRC-32C checksum";
 	memcpy(out, in, len);
 	*got = len;
@@ -96,17 +111,15 @@ size_t parload__crc32c_bound(const parload__filter *f, size_t n)
 
 const char *parload__fletcher32_decode(PARLOAD__DECODE_SIG)
 {
-	size_t len;
-	uint32_t want, sum, swapped;
+	size_t len = 0;
+	uint32_t want = 0, sum, swapped;
+	const char *why = split(in, stored, cap, "is shorter than its "
+				"Fletcher32 checksum", &len, &want);
 
 	(void)state;
 	(void)f;
-	if (stored < 4)
-		return "is shorter than its Fletcher32 checksum";
-	len = stored - 4;
-	if (len > cap)
-		return PARLOAD__TOO_BIG;
-	want = le32(in + len);
+	if (why)
+		return why;
 	sum = parload__fletcher32(in, len);
 	swapped = (sum & 0x00ff00ffU) << 8 | (sum >> 8 & 0x00ff00ffU);
 	if (want != sum && want != swapped)

@@ -107,6 +107,13 @@ const unsigned char *parload__strip_get(parload__strip_reader *r, uint64_t i,
 					uint64_t at, size_t len,
 					parload__io_stats *st,
 					parload_error *err);
+/* Strip i decoded straight into dst (size bytes: all of its decoded
+ * rows), where it is a chunk of one frame and every column: 0, a code, or
+ * 1 where it is not (parload__strip_get then decodes it and the caller
+ * copies its rows). */
+int parload__strip_decode_into(parload__strip_reader *r, uint64_t i,
+			       unsigned char *dst, size_t size,
+			       parload__io_stats *st, parload_error *err);
 void parload__strip_reader_close(parload__strip_reader *r);
 
 

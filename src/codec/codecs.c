@@ -83,6 +83,7 @@ static const parload__codec_row rows[PARLOAD__CODEC_COUNT] = {
 	[PARLOAD__CODEC_ZSTD] = PARLOAD__ZSTD_ROW,
 	[PARLOAD__CODEC_GZIP] = { .name = "gzip", PARLOAD__DEFLATE_CODE(gzip) },
 	[PARLOAD__CODEC_CRC32C] = PARLOAD__CRC32C_ROW,
+	[PARLOAD__CODEC_BZIP2] = PARLOAD__BZIP2_ROW,
 	[PARLOAD__CODEC_CUSTOM] = { .name = "the container's decoder" },
 };
 

@@ -391,3 +391,19 @@ const unsigned char *parload__strip_get(parload__strip_reader *r, uint64_t i,
 	k->have = true;
 	return k->out + frame * size + at;
 }
+
+int parload__strip_decode_into(parload__strip_reader *r, uint64_t i,
+			       unsigned char *dst, size_t size,
+			       parload__io_stats *st, parload_error *err)
+{
+	const parload__strips *t = r->t;
+	int rc;
+
+	if (t->decoder || t->tile_cols || parload__strips_depth(t) > 1 ||
+	    size != parload__strip_size(t, r->d))
+		return 1;
+	r->err = err;
+	rc = decode_entry(r, i, dst, size, st);
+	r->decoded += rc == 0;
+	return rc;
+}

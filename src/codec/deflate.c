@@ -93,26 +93,32 @@ static const char *compressor(deflate_state *s, const parload__filter *f)
 	return s->c ? NULL : PARLOAD__NO_MEMORY;
 }
 
-const char *parload__deflate_encode(PARLOAD__ENCODE_SIG)
+/* in compressed by compress (libdeflate's zlib or gzip) at f's level. */
+static const char *compressed(deflate_state *s, const parload__filter *f,
+			      size_t (*compress)(struct libdeflate_compressor *,
+						 const void *, size_t, void *,
+						 size_t),
+			      const unsigned char *in, size_t n,
+			      unsigned char *out, size_t cap, size_t *got)
 {
-	const char *why = compressor(state, f);
+	const char *why = compressor(s, f);
 
 	if (why)
 		return why;
-	*got = libdeflate_zlib_compress(((deflate_state *)state)->c, in, n,
-					out, cap);
+	*got = compress(s->c, in, n, out, cap);
 	return *got ? NULL : PARLOAD__NO_ROOM;
+}
+
+const char *parload__deflate_encode(PARLOAD__ENCODE_SIG)
+{
+	return compressed(state, f, libdeflate_zlib_compress, in, n, out, cap,
+			  got);
 }
 
 const char *parload__gzip_encode(PARLOAD__ENCODE_SIG)
 {
-	const char *why = compressor(state, f);
-
-	if (why)
-		return why;
-	*got = libdeflate_gzip_compress(((deflate_state *)state)->c, in, n,
-					out, cap);
-	return *got ? NULL : PARLOAD__NO_ROOM;
+	return compressed(state, f, libdeflate_gzip_compress, in, n, out, cap,
+			  got);
 }
 
 size_t parload__deflate_bound(const parload__filter *f, size_t n)

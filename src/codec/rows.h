@@ -1,6 +1,7 @@
 /*
  * rows.h - the codec rows that live in files of their own (bitshuffle.c,
- * lz4.c, blosc.c, zstd.c, lzf.c, checksum.c, deflate.c): what each gives
+ * lz4.c, blosc.c, zstd.c, lzf.c, checksum.c, deflate.c, bzip2.c): what
+ * each gives
  * codecs.c's table, one PARLOAD__X_ROW initializer each, and the bit
  * transpose of bitshuffle, whose two paths the tests compare.
  *
@@ -123,6 +124,12 @@ size_t parload__gzip_bound(const parload__filter *f, size_t n);
 	  .decode = parload__##fn##_decode }
 #define PARLOAD__NEEDS_ROW(row_name, id, lib, fn)                              \
 	{ .name = row_name, .hdf5_id = id, .needs = lib }
+/* A row that encodes too. */
+#define PARLOAD__CODER_ROW(row_name, id, fn)                                   \
+	{ .name = row_name, .hdf5_id = id,                                     \
+	  .hdf5_params = parload__##fn##_params,                               \
+	  .decode = parload__##fn##_decode, .encode = parload__##fn##_encode,  \
+	  .bound = parload__##fn##_bound }
 
 /* lz4.c: HDF5 32004, the LZ4 filter's blocks (param[0] 0), or
  * numcodecs' LZ4 (param[0] PARLOAD__LZ4_NUMCODECS: the decoded size, 4
@@ -136,10 +143,7 @@ size_t parload__lz4_bound(const parload__filter *f, size_t n);
 const char *parload__lz4_block(const unsigned char *in, size_t stored,
 			       unsigned char *out, size_t size);
 #ifdef HAVE_LZ4
-#define PARLOAD__LZ4_ROW                                                       \
-	{ .name = "lz4", .hdf5_id = 32004, .hdf5_params = parload__lz4_params, \
-	  .decode = parload__lz4_decode, .encode = parload__lz4_encode,        \
-	  .bound = parload__lz4_bound }
+#define PARLOAD__LZ4_ROW PARLOAD__CODER_ROW("lz4", 32004, lz4)
 #else
 #define PARLOAD__LZ4_ROW PARLOAD__NEEDS_ROW("lz4", 32004, "liblz4 (liblz4-dev)", lz4)
 #endif
@@ -177,11 +181,7 @@ const char *parload__blosc_decode(PARLOAD__DECODE_SIG);
 const char *parload__blosc_encode(PARLOAD__ENCODE_SIG);
 size_t parload__blosc_bound(const parload__filter *f, size_t n);
 #ifdef HAVE_BLOSC
-#define PARLOAD__BLOSC_ROW                                                     \
-	{ .name = "blosc", .hdf5_id = 32001,                                   \
-	  .hdf5_params = parload__blosc_params,                                \
-	  .decode = parload__blosc_decode, .encode = parload__blosc_encode,    \
-	  .bound = parload__blosc_bound }
+#define PARLOAD__BLOSC_ROW PARLOAD__CODER_ROW("blosc", 32001, blosc)
 #else
 #define PARLOAD__BLOSC_ROW PARLOAD__NEEDS_ROW("blosc", 32001, "libblosc (libblosc-dev)", blosc)
 #endif
@@ -193,6 +193,18 @@ const char *parload__lzf_decode(PARLOAD__DECODE_SIG);
 #define PARLOAD__LZF_ROW PARLOAD__LIB_ROW("lzf", 32000, lzf)
 #else
 #define PARLOAD__LZF_ROW PARLOAD__NEEDS_ROW("lzf", 32000, "liblzf (liblzf-dev)", lzf)
+#endif
+
+/* bzip2.c: HDF5 307 and numcodecs' BZ2, one bzip2 stream; encode at
+ * block size param[0] (1-9, 0: 9). */
+const char *parload__bzip2_params(PARLOAD__PARAMS_SIG);
+const char *parload__bzip2_decode(PARLOAD__DECODE_SIG);
+const char *parload__bzip2_encode(PARLOAD__ENCODE_SIG);
+size_t parload__bzip2_bound(const parload__filter *f, size_t n);
+#ifdef HAVE_BZ2
+#define PARLOAD__BZIP2_ROW PARLOAD__CODER_ROW("bzip2", 307, bzip2)
+#else
+#define PARLOAD__BZIP2_ROW PARLOAD__NEEDS_ROW("bzip2", 307, "libbz2 (configure --with-bz2)", bzip2)
 #endif
 
 #endif /* PARLOAD_CODEC_ROWS_H */

@@ -80,10 +80,20 @@ static int read_decoded(parload__pass *j, unsigned w, parload__worker_io *io,
 			uint64_t off, uint64_t i, parload_error *e)
 {
 	const uint64_t n = parload__iov_bytes(iov, cnt);
-	const unsigned char *buf = parload__strip_get(&io->strips, i, off,
-						      (size_t)n, &j->stats[w],
-						      e);
+	const parload__plan *p = &j->plan;
+	const unsigned char *buf;
+	int rc;
 
+	/* A whole chunk of one frame whose rows go to one place as they
+	 * are: decoded there, without the copy from the worker's buffer. */
+	if (cnt == 1 && off == 0 && iov[0].iov_base && !io->crc &&
+	    !p->correct && !p->in_place && !p->convert && !j->far &&
+	    (rc = parload__strip_decode_into(&io->strips, i, iov[0].iov_base,
+					     iov[0].iov_len, &j->stats[w],
+					     e)) != 1)
+		return rc;
+	buf = parload__strip_get(&io->strips, i, off, (size_t)n, &j->stats[w],
+				 e);
 	if (!buf)
 		return e->code;
 	return parload__scatter(j, io, buf, iov, rows, cnt, e);

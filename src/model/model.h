@@ -218,6 +218,7 @@ typedef enum parload__codec {
 	PARLOAD__CODEC_ZSTD,       /* HDF5 32015: one zstd frame */
 	PARLOAD__CODEC_GZIP,       /* one gzip member (numcodecs, Zarr v3) */
 	PARLOAD__CODEC_CRC32C,     /* Zarr v3: a CRC-32C after the bytes */
+	PARLOAD__CODEC_BZIP2,      /* HDF5 307, numcodecs BZ2: one stream */
 	PARLOAD__CODEC_CUSTOM,     /* the container's decoder reads it */
 	PARLOAD__CODEC_COUNT
 } parload__codec;

@@ -1,18 +1,23 @@
 /*
- * fuzz_codec.c - every codec row's decode over mutated chunks (libFuzzer,
- * ASan, UBSan).
+ * fuzz_codec.c - every codec row's decode over mutated chunks, and its
+ * encode where it has one (libFuzzer, ASan, UBSan).
  *
- * Input: byte 0 picks the row and its client data (rows[] below), byte 1
- * the element size (1 + b % 16) and bitshuffle's block (b / 16 * 8
- * elements), bytes 2-3 the room given (little-endian, bytes), the rest is
- * the chunk.  Chunk and room are each a buffer of exactly their size, so
- * that a read or write past either stops the run.  Invariants: a decode
- * that succeeds made at most its room; bitshuffle's plain, SSE2 and AVX2
- * transposes agree on the chunk's bytes taken as one block.
+ * Input: byte 0 picks the row and its client data or params (picks[]
+ * below: every row of the table with a decode, each framing and
+ * parameter that changes how it reads), byte 1 the element size
+ * (1 + b % 16) and bitshuffle's block (b / 16 * 8 elements), bytes 2-3
+ * the room given (little-endian, bytes), the rest is the chunk.  Chunk
+ * and room are each a buffer of exactly their size, so that a read or
+ * write past either stops the run.  Invariants: a decode that succeeds
+ * made at most its room; a row with an encode encodes the chunk's bytes
+ * into exactly its bound, and they decode back to them; bitshuffle's
+ * plain, SSE2 and AVX2 transposes agree on the chunk's bytes taken as one
+ * block.
  *
- * Seeds: `fuzz_codec -write_seeds=DIR` writes a valid chunk of each row
+ * Seeds: `fuzz_codec -write_seeds=DIR` writes a valid chunk of each pick
  * this build has (encoded here with liblz4, libzstd, libblosc, liblzf and
- * libdeflate's encoders), each decoding to what was encoded.
+ * libdeflate's encoders, or the row's own encode), each decoding to what
+ * was encoded.
  */
 #include "config.h"
 
@@ -36,11 +41,13 @@
 #endif
 
 /* The rows, with the client data HDF5 would give them (cd[2] of
- * bitshuffle and Blosc, the element size, set from byte 1). */
+ * bitshuffle and Blosc, the element size, set from byte 1), or (id 0) a
+ * row and its params as a Zarr store's metadata gives them. */
 static const struct pick {
 	uint32_t id;
 	unsigned cd[7];
 	size_t ncd;
+	parload__codec codec; /* id 0 */
 } picks[] = {
 	{ 2, { 0 }, 1 },                       /* shuffle */
 	{ 3, { 0 }, 0 },                       /* fletcher32 */
@@ -52,6 +59,12 @@ static const struct pick {
 	{ 32008, { 0, 4, 0, 0, 3, 3 }, 6 },    /* bitshuffle + zstd */
 	{ 32015, { 3 }, 1 },                   /* zstd */
 	{ 1, { 6 }, 1 },                       /* deflate */
+	{ 307, { 9 }, 1 },                     /* bzip2 */
+	{ 0, { 6 }, 1, PARLOAD__CODEC_GZIP },
+	{ 0, { PARLOAD__LZ4_NUMCODECS, 1 }, 2, PARLOAD__CODEC_LZ4 },
+	{ 0, { 0 }, 0, PARLOAD__CODEC_CRC32C },
+	{ 0, { 1, 5, 2 }, 3, PARLOAD__CODEC_BLOSC }, /* lz4, bit shuffle */
+	{ 0, { 1 }, 1, PARLOAD__CODEC_ZSTD },
 };
 #define NPICKS (sizeof(picks) / sizeof(picks[0]))
 
@@ -60,12 +73,21 @@ static const struct pick {
 static const parload__codec_row *row_of(unsigned p, uint32_t elem,
 					uint32_t block, parload__filter *f)
 {
-	const parload__codec c = parload__codec_of_hdf5(picks[p].id);
+	const parload__codec c = picks[p].id ?
+		parload__codec_of_hdf5(picks[p].id) : picks[p].codec;
 	const parload__codec_row *row = parload__codec_get(c);
 	unsigned cd[7];
 
 	if (c >= PARLOAD__CODEC_COUNT || !row->decode)
 		return NULL;
+	if (!picks[p].id) {
+		memset(f, 0, sizeof(*f));
+		f->codec = c;
+		f->elem = elem;
+		for (size_t i = 0; i < picks[p].ncd; i++)
+			f->param[i] = picks[p].cd[i];
+		return row;
+	}
 	memcpy(cd, picks[p].cd, sizeof(cd));
 	if (picks[p].id == 2)
 		cd[0] = elem;
@@ -97,6 +119,32 @@ static void transposes_agree(const uint8_t *d, size_t len, size_t elem)
 	free(b);
 }
 
+/* A row with an encode (and params it encodes with): n bytes of in
+ * encoded into exactly its bound decode back to them. */
+static void round_trip(const parload__codec_row *row, const parload__filter *f,
+		       void *state, const unsigned char *in, size_t n)
+{
+	size_t bound, got = 0, back = 0;
+	unsigned char *enc, *dec;
+	const char *why;
+
+	if (!row->encode ||
+	    (f->codec == PARLOAD__CODEC_LZ4 &&
+	     f->param[0] != PARLOAD__LZ4_NUMCODECS))
+		return;
+	bound = row->bound(f, n);
+	REQUIRE(bound >= n);
+	enc = malloc(bound);
+	dec = malloc(n ? n : 1);
+	REQUIRE(enc && dec);
+	why = row->encode(state, f, in, n, enc, bound, &got);
+	REQUIRE(!why && got <= bound);
+	why = row->decode(state, f, enc, got, dec, n, &back);
+	REQUIRE(!why && back == n && memcmp(dec, in, n) == 0);
+	free(enc);
+	free(dec);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const parload__codec_row *row;
@@ -122,6 +170,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		REQUIRE((state = row->open()) != NULL);
 	why = row->decode(state, &f, in, size - 4, out, cap, &got);
 	REQUIRE(why || got <= cap);
+	round_trip(row, &f, state, in, size - 4);
 	if (row->close)
 		row->close(state);
 	if (picks[data[0] % NPICKS].id == 32008)
@@ -270,6 +319,34 @@ static void seed_libs(const unsigned char *raw, size_t len)
 #endif
 }
 
+/* The picks with an encode of their own, from raw. */
+static void seed_encoded(const unsigned char *raw, size_t len)
+{
+	for (unsigned p = 0; p < NPICKS; p++) {
+		parload__filter f;
+		const parload__codec_row *row = row_of(p, 2, 0, &f);
+		void *state;
+		unsigned char *c;
+		size_t got = 0;
+
+		const char *why;
+
+		if (!row || !row->encode)
+			continue;
+		state = row->open ? row->open() : NULL;
+		c = malloc(row->bound(&f, len));
+		REQUIRE(c != NULL);
+		/* (The LZ4 filter's framing is not encoded.) */
+		why = row->encode(state, &f, raw, len, c, row->bound(&f, len),
+				  &got);
+		if (row->close)
+			row->close(state);
+		if (!why)
+			seed(p, 1, c, got, raw, len);
+		free(c);
+	}
+}
+
 static void write_seeds(const char *dir)
 {
 	unsigned char raw[1024];
@@ -281,6 +358,7 @@ static void write_seeds(const char *dir)
 		raw[i] = (unsigned char)(i % 5 ? rand() % 3 : rand());
 	seed_plain(raw, sizeof(raw));
 	seed_libs(raw, sizeof(raw));
+	seed_encoded(raw, sizeof(raw));
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

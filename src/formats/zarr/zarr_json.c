@@ -360,29 +360,6 @@ static int more(ps *s, unsigned char close)
 	return s->p[s->i++] == ',';
 }
 
-/* The members of the array v, whose '[' is at s->i. */
-static int array(ps *s, parload__json *v)
-{
-	parload__json **tail = &v->kid;
-	int rc;
-
-	s->i++;
-	skip_ws(s);
-	if (s->i < s->n && s->p[s->i] == ']') {
-		s->i++;
-		return 0;
-	}
-	do {
-		rc = value(s, tail);
-		if (rc)
-			return rc;
-		v->n++;
-		tail = &(*tail)->next;
-		rc = more(s, ']');
-	} while (rc == 1);
-	return rc;
-}
-
 /* A key and its ':' in an object. */
 static int key(ps *s, const char **k)
 {
@@ -406,21 +383,23 @@ static int key(ps *s, const char **k)
 	return 0;
 }
 
-/* The members of the object v, whose '{' is at s->i. */
-static int object(ps *s, parload__json *v)
+/* The members of the array or object v, whose '[' or '{' is at s->i. */
+static int members(ps *s, parload__json *v)
 {
+	const bool obj = v->type == PARLOAD__JSON_OBJECT;
+	const unsigned char close = obj ? '}' : ']';
 	parload__json **tail = &v->kid;
-	const char *k;
+	const char *k = NULL;
 	int rc;
 
 	s->i++;
 	skip_ws(s);
-	if (s->i < s->n && s->p[s->i] == '}') {
+	if (s->i < s->n && s->p[s->i] == close) {
 		s->i++;
 		return 0;
 	}
 	do {
-		rc = key(s, &k);
+		rc = obj ? key(s, &k) : 0;
 		if (!rc)
 			rc = value(s, tail);
 		if (rc)
@@ -428,7 +407,7 @@ static int object(ps *s, parload__json *v)
 		(*tail)->key = k;
 		v->n++;
 		tail = &(*tail)->next;
-		rc = more(s, '}');
+		rc = more(s, close);
 	} while (rc == 1);
 	return rc;
 }
@@ -448,7 +427,7 @@ static int container(ps *s, parload__json **out)
 	if (!v)
 		return PARLOAD_ENOMEM;
 	s->depth++;
-	rc = arr ? array(s, v) : object(s, v);
+	rc = members(s, v);
 	s->depth--;
 	return rc;
 }
