@@ -135,6 +135,17 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
     "rad", "radian" or "radians") they are converted; in units parload
     does not know, the load fails naming the dataset and the unit.
 
+    Zarr: a store's directory (v2 .zarray or v3 zarr.json, "x.zarr" or
+    any name) loads its root array, or the one dataset= (or
+    "STORE.zarr:/path") names in it; an OME-Zarr group its first level
+    unless dataset= names another ("1").  Each chunk file, or chunk of a
+    shard, is read and decoded by the worker that needs it (Blosc, Zstd,
+    GZip, Zlib, LZ4, BZ2; v3 bytes, gzip, zstd, blosc, crc32c,
+    sharding_indexed); a chunk never written is the fill value; the
+    angles come from the attribute "angles".  Leading dimensions of size
+    1 are dropped; other shapes, F order, filters and types parload does
+    not hold raise parload.Error naming them.
+
     confine=True keeps the files a file names in its directory: a .nhdr's
     data files, and the files an HDF5 file's external links, virtual
     datasets' sources and external storage name, must lie in the directory of the file that names them,
