@@ -1,16 +1,20 @@
 /*
  * cmd_extract.c - parload extract [OPTIONS] -o OUT FILE: load a selection of
  * FILE and write it as a NumPy array, a raw image stream, bare pixels, a
- * TIFF, an HDF5 file or a PNG image (the last three through
+ * TIFF, an HDF5 file, a PNG image or a Zarr store (the last four through
  * parload_save).
  *
  * OUT is written under a temporary name in its own directory (the
- * library's parload_temp_create, the command's to remove when a signal
- * ends it) and put in place when it is complete (parload_temp_place), so
- * a failed or interrupted extract leaves no file.
+ * library's parload_temp_create, or parload_temp_create_dir for a store,
+ * the command's to remove when a signal ends it) and put in place when it
+ * is complete (parload_temp_place, parload_save_place), so a failed or
+ * interrupted extract leaves nothing.  A store is written with the fatal
+ * signals held (tmp_hold): one that comes meanwhile removes it whole once
+ * its chunks are written, then ends the command.
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -49,6 +53,10 @@ const char cmd_extract_help[] =
 "        reads it as one (pages, rows, cols) array\n"
 "  h5    an HDF5 file (.h5, .hdf5, .hdf, .nxs): DXchange /exchange/data (or\n"
 "        /exchange/sinograms), the angles in /exchange/theta\n"
+"  zarr  a Zarr store (.zarr), a directory: Zarr v2 (zarr.open reads it), or\n"
+"        v3 with --zarr-format 3; one chunk per view unless --chunks says\n"
+"        otherwise, uncompressed unless --compress says; the angles in the\n"
+"        array's attributes as \"angles\"\n"
 "  png   a grey PNG image of one view (--views K:K+1) or one sinogram\n"
 "        (--rows R:R+1 --layout sinograms); a selection of several is\n"
 "        refused.  8-bit: value v is round(255 * (v - LO) / (HI - LO)),\n"
@@ -60,29 +68,39 @@ const char cmd_extract_help[] =
 "pixels, bin float32.\n"
 "  -o, --output OUT       the file to write; - is standard output (npy and\n"
 "                         bin only, and --format is then required)\n"
-"      --format F         npy, raw, bin, tif, h5 or png; default: OUT's\n"
-"                         extension (.npy, .raw, .bin, .tif, .h5, .png, ...)\n"
-"      --compress gzip[=LEVEL]  h5: deflate (LEVEL 1-9, default 4) with\n"
-"                         shuffle\n"
+"      --format F         npy, raw, bin, tif, h5, png or zarr; default: OUT's\n"
+"                         extension (.npy, .raw, .bin, .tif, .h5, .png,\n"
+"                         .zarr, ...)\n"
+"      --compress C[=LEVEL]  h5: gzip (deflate with shuffle, LEVEL 1-9,\n"
+"                         default 4); zarr: zstd (LEVEL 1-22, default 3),\n"
+"                         blosc (LZ4, byte shuffle; 1-9, default 5) or gzip\n"
+"      --chunks V[,R,C]   zarr: chunks of V views (R rows, C columns; by\n"
+"                         default all), partial edge chunks padded with 0\n"
+"      --zarr-format 2|3  zarr: the format version (default 2)\n"
+"      --shard N          zarr v3: shards of N chunks along the views\n"
 "      --output-dataset PATH  h5: the dataset to write (default\n"
 "                         /exchange/data; --dataset names the input's)\n"
 "      --window LO:HI     png: the values shown black (LO) to white (HI)\n"
 "      --png-depth 8|16   png: 8-bit windowed (default) or 16-bit unscaled\n"
-"      --force            replace OUT if it exists\n"
+"      --force            replace OUT if it exists (a Zarr store only\n"
+"                         replaces a Zarr store)\n"
 "      --progress, --no-progress  as for a load\n"
 "  -h, --help             show this help and exit\n"
 "OUT is written under a hidden temporary name in its directory, .OUT.XXXXXX,\n"
 "then put in place: a failed or interrupted extract leaves no file behind.\n"
-"Only SIGKILL (or a crash) leaves that temporary file, which may be deleted.\n";
+"Only SIGKILL (or a crash) leaves that temporary file, which may be deleted.\n"
+"An interrupt while a store's chunks are written takes effect when they\n"
+"are: the store is then removed.\n";
 
 /* A format: parload_save's (PARLOAD_SAVE_TIFF, _HDF5, _NPY: the
  * library's table of names and extensions), or the command's own. */
 enum { FMT_NONE = -1, FMT_TIF = PARLOAD_SAVE_TIFF, FMT_H5 = PARLOAD_SAVE_HDF5,
-       FMT_NPY = PARLOAD_SAVE_NPY, FMT_PNG = PARLOAD_SAVE_PNG, FMT_RAW = 100,
-       FMT_BIN };
+       FMT_NPY = PARLOAD_SAVE_NPY, FMT_PNG = PARLOAD_SAVE_PNG,
+       FMT_ZARR = PARLOAD_SAVE_ZARR, FMT_RAW = 100, FMT_BIN };
 
 enum { OPT_OUTPUT = OPT_LOCAL, OPT_FORMAT, OPT_FORCE, OPT_COMPRESS,
-       OPT_OUTPUT_DATASET, OPT_WINDOW, OPT_PNG_DEPTH };
+       OPT_OUTPUT_DATASET, OPT_WINDOW, OPT_PNG_DEPTH, OPT_CHUNKS,
+       OPT_ZARR_FORMAT, OPT_SHARD };
 
 static const struct option extract_longopts[] = {
 	LOAD_LONGOPTS,
@@ -94,6 +112,9 @@ static const struct option extract_longopts[] = {
 	{ "output-dataset", required_argument, NULL, OPT_OUTPUT_DATASET },
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "png-depth", required_argument, NULL, OPT_PNG_DEPTH },
+	{ "chunks", required_argument, NULL, OPT_CHUNKS },
+	{ "zarr-format", required_argument, NULL, OPT_ZARR_FORMAT },
+	{ "shard", required_argument, NULL, OPT_SHARD },
 	HELP_LONGOPTS_END,
 };
 
@@ -103,7 +124,8 @@ struct extract_cfg {
 	struct input in;
 	int format;
 	bool force;
-	int gzip;            /* --compress gzip[=LEVEL]: the level, or 0 */
+	/* --compress (compress, level), --chunks, --zarr-format, --shard */
+	parload_save_options save;
 	const char *dataset; /* --output-dataset */
 	bool window;         /* --window LO:HI */
 	double lo, hi;
@@ -137,20 +159,52 @@ static int format_from_path(const char *path)
 	return dot && dot > base ? format_from_name(dot + 1) : FMT_NONE;
 }
 
-/* --compress gzip or gzip=LEVEL (1 to 9). */
+/* --compress NAME[=LEVEL], the library's rule. */
 static int parse_compress(struct extract_cfg *x, const char *arg)
 {
-	if (strcmp(arg, "gzip") == 0) {
-		x->gzip = 4;
+	parload_error err;
+
+	memset(&err, 0, sizeof(err));
+	if (parload_save_compress(&x->save, arg, &err) == 0)
 		return ARG_OK;
+	return usage_error("%s", err.message);
+}
+
+/* --chunks V[,R,C]: sizes of 1 or more; those left out, all. */
+static int parse_chunks(struct extract_cfg *x, const char *arg)
+{
+	const char *p = arg;
+	char *end;
+
+	for (int i = 0; i < 3; i++) {
+		unsigned long long v;
+
+		errno = 0;
+		v = isdigit((unsigned char)*p) ? strtoull(p, &end, 10) : 0;
+		if (v == 0 || errno || (*end && *end != ','))
+			break;
+		x->save.chunks[i] = v;
+		if (!*end)
+			return ARG_OK;
+		p = end + 1;
 	}
-	if (strncmp(arg, "gzip=", 5) == 0 && arg[5] >= '1' && arg[5] <= '9' &&
-	    arg[6] == '\0') {
-		x->gzip = arg[5] - '0';
-		return ARG_OK;
-	}
-	return usage_error("unknown compression '%s' (gzip, or gzip=LEVEL "
-			   "with LEVEL 1 to 9)", arg);
+	return usage_error("--chunks '%s': V, V,R or V,R,C, sizes of 1 or "
+			   "more (views, rows, columns)", arg);
+}
+
+/* --shard N, 1 or more chunks. */
+static int parse_shard(struct extract_cfg *x, const char *arg)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = isdigit((unsigned char)*arg) ? strtoul(arg, &end, 10) : 0;
+	if (v == 0 || errno || *end || v > UINT32_MAX)
+		return usage_error("--shard '%s': a number of chunks, 1 or "
+				   "more", arg);
+	x->save.shard = (uint32_t)v;
+	return ARG_OK;
 }
 
 /* --window LO:HI, two finite numbers with LO < HI. */
@@ -187,7 +241,7 @@ static int extract_option(void *ctx, int c, const char *arg)
 		x->format = format_from_name(arg);
 		if (x->format == FMT_NONE)
 			return usage_error("unknown format '%s' (npy, raw, "
-					   "bin, tif, h5 or png)", arg);
+					   "bin, tif, h5, png or zarr)", arg);
 		return ARG_OK;
 	case OPT_FORCE:
 		x->force = true;
@@ -204,12 +258,22 @@ static int extract_option(void *ctx, int c, const char *arg)
 			return usage_error("--png-depth '%s': 8 or 16", arg);
 		x->png_depth = atoi(arg);
 		return ARG_OK;
+	case OPT_CHUNKS:
+		return parse_chunks(x, arg);
+	case OPT_ZARR_FORMAT:
+		if (strcmp(arg, "2") && strcmp(arg, "3"))
+			return usage_error("--zarr-format '%s': 2 or 3", arg);
+		x->save.zarr_format = atoi(arg);
+		return ARG_OK;
+	case OPT_SHARD:
+		return parse_shard(x, arg);
 	default:
 		return parse_load_option(&x->load, c, arg);
 	}
 }
 
 static int check_output_args(const struct extract_cfg *x);
+static int check_store_args(const struct extract_cfg *x);
 
 /* What the options say together: one input (one FILE, or --concat), an
  * OUT, a format that fits. */
@@ -237,12 +301,15 @@ static int check_args(struct extract_cfg *x, int nfiles, char **files)
 		x->format = format_from_path(x->out);
 	if (x->format == FMT_NONE)
 		return usage_error("extract: cannot tell the format of '%s' "
-				   "(.npy, .raw, .bin, .tif, .h5, .png or "
-				   "--format)", x->out);
+				   "(.npy, .raw, .bin, .tif, .h5, .png, .zarr "
+				   "or --format)", x->out);
 	if ((x->format == FMT_TIF || x->format == FMT_H5 ||
 	     x->format == FMT_PNG) && strcmp(x->out, "-") == 0)
 		return usage_error("extract: a TIFF, HDF5 or PNG file is "
 				   "written to a file, not to standard output");
+	if (x->format == FMT_ZARR && strcmp(x->out, "-") == 0)
+		return usage_error("extract: a Zarr store is a directory, not "
+				   "standard output");
 	return check_output_args(x);
 }
 
@@ -256,10 +323,33 @@ static int check_output_args(const struct extract_cfg *x)
 		return usage_error("extract: --window applies to 8-bit PNG; "
 				   "--png-depth 16 writes the values "
 				   "unscaled");
-	if (x->format != FMT_H5 && (x->gzip || x->dataset))
-		return usage_error("extract: %s applies to HDF5 output only",
-				   x->gzip ? "--compress" :
-					     "--output-dataset");
+	if (x->format != FMT_H5 && x->dataset)
+		return usage_error("extract: --output-dataset applies to HDF5 "
+				   "output only");
+	return check_store_args(x);
+}
+
+/* The options of HDF5's and Zarr's chunks. */
+static int check_store_args(const struct extract_cfg *x)
+{
+	const parload_save_options *o = &x->save;
+
+	if (x->format != FMT_H5 && x->format != FMT_ZARR && o->compress)
+		return usage_error("extract: --compress applies to HDF5 and "
+				   "Zarr output only");
+	if (x->format == FMT_H5 && o->compress &&
+	    o->compress != PARLOAD_COMPRESS_GZIP)
+		return usage_error("extract: HDF5 output compresses with gzip "
+				   "only (--compress gzip[=LEVEL])");
+	if (x->format != FMT_ZARR &&
+	    (o->chunks[0] || o->zarr_format || o->shard))
+		return usage_error("extract: %s applies to Zarr output only",
+				   o->chunks[0] ? "--chunks" :
+				   o->zarr_format ? "--zarr-format" :
+						    "--shard");
+	if (o->shard && o->zarr_format != 3)
+		return usage_error("extract: --shard needs --zarr-format 3 "
+				   "(shards are Zarr v3's)");
 	if (x->format == FMT_RAW && strcmp(x->out, "-") == 0)
 		return usage_error("extract: a raw stream is written to a "
 				   "file, not to standard output");
@@ -397,9 +487,11 @@ static int write_raw(const char *out, const char *path,
 	return EXIT_OK;
 }
 
-/* tif, h5 and npy: parload_save writes the command's temporary file (path),
- * which the command puts in place as it does the others': one owner,
- * whom a signal finds. */
+/* tif, h5, npy, png and zarr: parload_save writes the command's temporary
+ * file or store (path), which the command puts in place as it does the
+ * others': one owner, whom a signal finds.  A store is written with the
+ * fatal signals held (tmp_hold), so that a signal never finds it
+ * half-written: it is removed whole once written if one came. */
 static int write_container(const struct extract_cfg *x, const char *path,
 			   const parload_dataset *ds)
 {
@@ -415,10 +507,9 @@ static int write_container(const struct extract_cfg *x, const char *path,
 		return EXIT_FAIL;
 	}
 	parload_stack_of(&st, ds, angles);
-	parload_save_options_init(&o);
+	o = x->save;
 	o.format = (parload_save_format)x->format;
 	o.dataset = x->dataset;
-	o.gzip = x->gzip;
 	o.png_depth = x->png_depth;
 	if (x->window) {
 		o.flags |= PARLOAD_SAVE_WINDOW;
@@ -427,7 +518,11 @@ static int write_container(const struct extract_cfg *x, const char *path,
 	}
 	o.tmp = path;
 	memset(&err, 0, sizeof(err));
+	if (x->format == FMT_ZARR)
+		tmp_hold(true);
 	rc = parload_save(x->out, &st, &o, &err);
+	if (x->format == FMT_ZARR)
+		tmp_hold(false);
 	free(angles);
 	if (rc < 0) {
 		error_msg("%s", err.message);
@@ -462,11 +557,21 @@ static int prepare_out(const struct extract_cfg *x)
 	if (strcmp(x->out, "-") == 0)
 		return EXIT_OK;
 	/* --force replaces a file, never a directory, a device or a FIFO
-	 * (write to those with -o -). */
+	 * (write to those with -o -); a store replaces a store, which the
+	 * library checks again when it puts the new one in place. */
 	if (lstat(x->out, &st) == 0 && !x->force) {
-		error_msg("%s: file exists (--force replaces it)", x->out);
+		error_msg("%s: %s exists (--force replaces it)", x->out,
+			  S_ISDIR(st.st_mode) ? "directory" : "file");
 		return EXIT_FAIL;
 	}
+	if (x->format == FMT_ZARR && x->force && lstat(x->out, &st) == 0 &&
+	    !S_ISDIR(st.st_mode)) {
+		error_msg("%s: not a Zarr store; --force replaces only one",
+			  x->out);
+		return EXIT_FAIL;
+	}
+	if (x->format == FMT_ZARR)
+		return tmp_create_dir(x->out);
 	if (x->force && lstat(x->out, &st) == 0 && !S_ISREG(st.st_mode)) {
 		error_msg("%s: not a regular file; --force replaces only "
 			  "those (-o - writes to standard output)", x->out);
@@ -497,6 +602,7 @@ int cmd_extract(int argc, char **argv)
 	int status;
 
 	load_cfg_init(&x.load);
+	parload_save_options_init(&x.save);
 	status = parse_args(argc, argv, &x);
 	if (status != ARG_OK)
 		return status;

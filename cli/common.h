@@ -345,10 +345,16 @@ void end_if_interrupted(void);
  * DIR/.NAME.XXXXXX beside path; tmp_create(NULL): $TMPDIR/.parload.XXXXXX
  * (default /tmp).  Create it before the loader's threads exist. */
 int tmp_create(const char *path);
+/* The same for a store (a directory, parload_temp_create_dir), which a
+ * fatal signal finds empty: the store is written between tmp_hold(true),
+ * which holds those signals, and tmp_hold(false), which removes it whole
+ * when one came meanwhile and lets it end the command. */
+int tmp_create_dir(const char *path);
+void tmp_hold(bool hold);
 const char *tmp_file(void);
 void tmp_remove(void);
-/* Put it in place as path (parload_temp_place), which must not exist
- * unless force; EXIT_OK, or EXIT_FAIL after saying why and removing it. */
+/* Put it in place as path (parload_temp_place; a store
+ * parload_save_place), which must not exist unless force; EXIT_OK, or EXIT_FAIL after saying why and removing it. */
 int tmp_commit(const char *path, bool force);
 
 /* "512 B", "1.5 kB", "229.4 MB", "2.10 GB" (powers of 1000). */

@@ -24,7 +24,7 @@
 #define SUBCOMMANDS(X)                                                     \
 	X(gen, "write a deterministic stream")                             \
 	X(info, "show each file's header and whether it is valid")         \
-	X(extract, "write a selection: NumPy, TIFF, HDF5, PNG, a stream or pixels") \
+	X(extract, "write a selection: NumPy, TIFF, HDF5, PNG, Zarr, a stream or pixels") \
 	X(nhdr, "write a NRRD header that describes raw files in place")
 
 struct subcommand {

@@ -425,12 +425,17 @@ int new_loader(parload_loader **loader, const struct load_cfg *cfg)
 /* The temporary file is removed on every return path, and by the handler
  * below when a signal ends the process while it exists. */
 static char tmp_path[4096];
+enum { TMP_NONE, TMP_FILE, TMP_DIR };
 static volatile sig_atomic_t tmp_armed;
 
 static void die_by(int sig)
 {
-	if (tmp_armed)
-		unlink(tmp_path); /* async-signal-safe, as are the others */
+	/* async-signal-safe, as are the others; a store's directory is
+	 * empty whenever a fatal signal may run this (tmp_hold). */
+	if (tmp_armed == TMP_FILE)
+		unlink(tmp_path);
+	else if (tmp_armed == TMP_DIR)
+		rmdir(tmp_path);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -496,10 +501,11 @@ void end_if_interrupted(void)
 
 void tmp_remove(void)
 {
-	if (tmp_armed) {
+	if (tmp_armed == TMP_FILE)
 		unlink(tmp_path);
-		tmp_armed = 0;
-	}
+	else if (tmp_armed == TMP_DIR)
+		(void)parload_temp_remove(tmp_path);
+	tmp_armed = TMP_NONE;
 }
 
 const char *tmp_file(void)
@@ -507,11 +513,11 @@ const char *tmp_file(void)
 	return tmp_path;
 }
 
-/* Create the temporary file, the library's way (parload_temp_create);
- * blocking signals here closes the window between its creation and
- * arming (no library thread exists yet, so the signal can only come to
- * this thread). */
-int tmp_create(const char *path)
+/* Create the temporary file (or directory), the library's way
+ * (parload_temp_create); blocking signals here closes the window between
+ * its creation and arming (no library thread exists yet, so the signal
+ * can only come to this thread). */
+static int tmp_make(const char *path, bool dir)
 {
 	char scratch[4096];
 	parload_error err;
@@ -519,19 +525,21 @@ int tmp_create(const char *path)
 	int rc;
 
 	if (!path) {
-		const char *dir = getenv("TMPDIR");
+		const char *tmpdir = getenv("TMPDIR");
 
-		if (!dir || !*dir)
-			dir = "/tmp";
-		snprintf(scratch, sizeof(scratch), "%s/parload", dir);
+		if (!tmpdir || !*tmpdir)
+			tmpdir = "/tmp";
+		snprintf(scratch, sizeof(scratch), "%s/parload", tmpdir);
 		path = scratch;
 	}
 	memset(&err, 0, sizeof(err));
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
-	rc = parload_temp_create(path, tmp_path, sizeof(tmp_path), &err);
+	rc = dir ? parload_temp_create_dir(path, tmp_path, sizeof(tmp_path),
+					   &err) :
+		   parload_temp_create(path, tmp_path, sizeof(tmp_path), &err);
 	if (rc == 0)
-		tmp_armed = 1;
+		tmp_armed = dir ? TMP_DIR : TMP_FILE;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (rc < 0) {
 		error_msg("%s", err.message);
@@ -540,15 +548,64 @@ int tmp_create(const char *path)
 	return EXIT_OK;
 }
 
+int tmp_create(const char *path)
+{
+	return tmp_make(path, false);
+}
+
+int tmp_create_dir(const char *path)
+{
+	return tmp_make(path, true);
+}
+
+/* The signals that end the command, held while a store is written. */
+static void fatal_set(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGQUIT);
+	sigaddset(set, SIGPIPE);
+	sigaddset(set, SIGALRM);
+}
+
+void tmp_hold(bool hold)
+{
+	sigset_t set, pending;
+	bool any = false;
+
+	fatal_set(&set);
+	if (hold) {
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		return;
+	}
+	/* One came while the store was written: it goes, then the signal
+	 * ends the command as it would have. */
+	if (sigpending(&pending) == 0)
+		for (int s = 1; s < NSIG; s++)
+			any |= sigismember(&set, s) == 1 &&
+			       sigismember(&pending, s) == 1;
+	if (any)
+		tmp_remove();
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
 int tmp_commit(const char *path, bool force)
 {
+	parload_save_options o;
 	parload_error err;
 	int rc;
 
 	memset(&err, 0, sizeof(err));
-	rc = parload_temp_place(tmp_path, path, force ? PARLOAD_SAVE_FORCE : 0,
-				&err);
-	if (rc == PARLOAD_EEXIST)
+	parload_save_options_init(&o);
+	o.flags = force ? PARLOAD_SAVE_FORCE : 0;
+	/* A store, as parload_save puts one in place; a file as any. */
+	o.format = tmp_armed == TMP_DIR ? PARLOAD_SAVE_ZARR : PARLOAD_SAVE_AUTO;
+	rc = tmp_armed == TMP_DIR ?
+		     parload_save_place(tmp_path, path, &o, &err) :
+		     parload_temp_place(tmp_path, path, o.flags, &err);
+	if (rc == PARLOAD_EEXIST && tmp_armed != TMP_DIR)
 		error_msg("%s: file exists (--force replaces it)", path);
 	else if (rc < 0)
 		error_msg("%s", err.message);
@@ -556,6 +613,6 @@ int tmp_commit(const char *path, bool force)
 		tmp_remove();
 		return EXIT_FAIL;
 	}
-	tmp_armed = 0;
+	tmp_armed = TMP_NONE;
 	return EXIT_OK;
 }

@@ -178,7 +178,8 @@ PARLOAD_API const char *parload_err_name(int code);
 	X(IO, "I/O API")                                                       \
 	X(LAYOUT, "layout")                                                    \
 	X(CACHE, "page-cache mode")                                            \
-	X(REDUCE, "reduction")
+	X(REDUCE, "reduction")                                                 \
+	X(COMPRESS, "compression")
 
 typedef enum parload_names {
 #define PARLOAD_NAMES_ENUM_(name, what) PARLOAD_NAMES_##name,
@@ -1288,27 +1289,34 @@ typedef enum parload_save_format {
 				* angles */
 	PARLOAD_SAVE_NPY = 3,  /* NumPy's .npy 1.0: (pages, rows, cols), C
 				* order, little-endian; no angles */
-	PARLOAD_SAVE_PNG = 4   /* one page as a grey image: 8-bit through a
+	PARLOAD_SAVE_PNG = 4,  /* one page as a grey image: 8-bit through a
 				* contrast window, or 16-bit unscaled
 				* (png_depth); a stack of several pages is
 				* refused; needs libpng */
+	PARLOAD_SAVE_ZARR = 5  /* a Zarr store (a directory): v2 by default
+				* (zarr_format 3: v3, shard), the array
+				* (pages, rows, cols) in chunks (chunks), each
+				* compressed (compress), the angles in the
+				* array's attributes as "angles" */
 } parload_save_format;
 
 /* The format a file's name says, case-insensitively, by the extension
  * of its last element (which has a name before the dot): .tif .tiff
- * (TIFF), .h5 .hdf5 .hdf .nxs .cxi (HDF5), .npy, .png; PARLOAD_SAVE_AUTO for
- * none.  The one table parload_save, `parload extract -o` and Python's
+ * (TIFF), .h5 .hdf5 .hdf .nxs .cxi (HDF5), .npy, .png, .zarr;
+ * PARLOAD_SAVE_AUTO for none.  The one table parload_save, `parload extract -o` and Python's
  * parload.save share. */
 PARLOAD_API parload_save_format parload_save_format_of(const char *path);
 /* The format that reads path by its name alone, case-insensitively:
  * "nhdr" (a NRRD detached header), "nrrd" (attached), "tiff", "hdf5",
- * "npy", "png" (written only: a load refuses it), or NULL for none
+ * "npy", "png" (written only: a load refuses it), "zarr", or NULL for none
  * (parload's own format, or a raw layout).  A
  * load looks at a regular file's first bytes before its name: this is
  * the rule it falls back to, for a file that does not exist yet. */
 PARLOAD_API const char *parload_format_named(const char *path);
 
-#define PARLOAD_SAVE_FORCE 0x1u /* replace an existing file */
+#define PARLOAD_SAVE_FORCE 0x1u /* replace an existing file (or Zarr
+				 * store: a directory holding .zarray,
+				 * .zgroup or zarr.json, never another) */
 #define PARLOAD_SAVE_WINDOW 0x2u /* PNG: window_lo and window_hi are set */
 
 typedef struct parload_save_options {
@@ -1339,9 +1347,53 @@ typedef struct parload_save_options {
 	 * values unscaled: integer pixel types, every value 0 to 65535. */
 	int png_depth;
 	double window_lo, window_hi;
+	/* HDF5 and Zarr: the chunks' compression (PARLOAD_COMPRESS_*; HDF5
+	 * takes gzip only, as gzip above) and its level, 0 for the codec's
+	 * default (parload_save_compress parses "zstd=5" into both). */
+	int compress;
+	int level;
+	/* Zarr: the chunk's shape (pages, rows, cols), 0 in a dimension for
+	 * all of it, a size past the array's cut to it; all three 0 (the
+	 * default): one page per chunk.  A chunk past the array's edge is
+	 * padded with zeros (the fill value), as Zarr wants. */
+	uint64_t chunks[3];
+	int zarr_format;        /* Zarr: 2 (or 0) or 3 */
+	uint32_t shard;         /* Zarr v3: shards of this many chunks along the
+				 * pages (sharding_indexed, its index at the
+				 * end, with crc32c), cut to the chunks there
+				 * are; 0 none */
+	unsigned threads;       /* Zarr: the threads that encode and write the
+				 * chunks; 0: one a CPU the process may use */
 } parload_save_options;
 
 PARLOAD_API void parload_save_options_init(parload_save_options *o);
+
+/* The compressions parload_save writes (HDF5: gzip alone): zstd (level 1
+ * to 22, default 3), blosc (Blosc 1 with LZ4 inside and byte shuffle,
+ * level 1 to 9, default 5), gzip (level 1 to 9, default 4). */
+#define PARLOAD_COMPRESS_MAP(X)                                                \
+	X(NONE, 0, "none")                                                     \
+	X(ZSTD, 1, "zstd")                                                     \
+	X(BLOSC, 2, "blosc")                                                   \
+	X(GZIP, 3, "gzip")
+
+typedef enum parload_compress {
+#define PARLOAD_COMPRESS_ENUM_(name, value, text)                              \
+	PARLOAD_COMPRESS_##name = (value),
+	PARLOAD_COMPRESS_MAP(PARLOAD_COMPRESS_ENUM_)
+#undef PARLOAD_COMPRESS_ENUM_
+} parload_compress;
+
+/* "none", "zstd", "blosc", "gzip" or NULL; and back (the value, or
+ * PARLOAD_EINVAL). */
+PARLOAD_API const char *parload_compress_name(int compress);
+PARLOAD_API int parload_compress_from_name(const char *name);
+/* "NAME" or "NAME=LEVEL" (zstd, blosc, gzip, none; `--compress` and
+ * Python's compress=) into o->compress and o->level, the level checked
+ * against the codec's range.  0, or PARLOAD_EINVAL saying what is
+ * wrong (err may be NULL); o unchanged then. */
+PARLOAD_API int parload_save_compress(parload_save_options *o,
+				      const char *spec, parload_error *err);
 /* Write st to path in the format o says (NULL: the defaults), through a
  * temporary file beside it put in place (parload_temp_place): nothing is
  * left behind on failure, and an existing path is refused (PARLOAD_EEXIST)
@@ -1372,6 +1424,25 @@ PARLOAD_API int parload_temp_create(const char *path, char *tmp, size_t cap,
 				    parload_error *err);
 PARLOAD_API int parload_temp_place(const char *tmp, const char *path,
 				   unsigned flags, parload_error *err);
+/* The same for a Zarr store, a directory: parload_temp_create_dir makes
+ * the empty directory DIR/.NAME.XXXXXX beside path (mode 0777 less the
+ * umask) for parload_save to fill (o->tmp), and parload_save_place puts
+ * the complete tmp (a file or a store: the format o->format or path's
+ * extension names) in place as path: a file as parload_temp_place does; a
+ * store without PARLOAD_SAVE_FORCE only where path does not exist
+ * (PARLOAD_EEXIST; refused atomically by renameat2(2)'s RENAME_NOREPLACE,
+ * where the file system lacks it after a last check), with it replacing
+ * only a Zarr store (a directory holding .zarray, .zgroup or zarr.json;
+ * anything else is PARLOAD_EEXIST), which is renamed aside, the new one
+ * renamed in, then the old removed.  parload_temp_remove removes tmp, a
+ * file or a directory with everything in it (links not followed): 0, or
+ * -1 with errno. */
+PARLOAD_API int parload_temp_create_dir(const char *path, char *tmp,
+					size_t cap, parload_error *err);
+PARLOAD_API int parload_save_place(const char *tmp, const char *path,
+				   const parload_save_options *o,
+				   parload_error *err);
+PARLOAD_API int parload_temp_remove(const char *tmp);
 /* Whether this libparload has libtiff (compressed and tiled TIFF;
  * uncompressed striped TIFF is read, and TIFF written, without it) and
  * libhdf5 (HDF5, read and written; a contiguous dataset of a plainly

@@ -783,14 +783,15 @@ static const cli_case cases[] = {
 	  .argv = { "extract", "--compress", "gzip", "-o", "@/x.tif",
 		    "@/a.raw" },
 	  .status = 2, .absent = "x.tif",
-	  .err = { "^parload: extract: --compress applies to HDF5 output "
-		   "only\n" } },
+	  .err = { "^parload: extract: --compress applies to HDF5 and Zarr "
+		   "output only\n" } },
 	{ .name = "extract --compress level", .files = { { "a.raw" } },
 	  .argv = { "extract", "--compress", "gzip=0", "-o", "@/x.h5",
 		    "@/a.raw" },
 	  .status = 2, .absent = "x.h5",
-	  .err = { "^parload: unknown compression 'gzip=0' \\(gzip, or "
-		   "gzip=LEVEL with LEVEL 1 to 9\\)\n" } },
+	  .err = { "^parload: unknown compression 'gzip=0' \\(zstd, blosc "
+		   "or gzip, or NAME=LEVEL: zstd 1 to 22, blosc and gzip 1 "
+		   "to 9\\)\n" } },
 	{ .name = "extract tif to standard output", .files = { { "a.raw" } },
 	  .argv = { "extract", "--format", "tif", "-o", "-", "@/a.raw" },
 	  .status = 2,

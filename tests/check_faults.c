@@ -14,8 +14,9 @@
  * checked past a bad view, for a raw layout over three files (byte-swapped
  * and packed, and views read with O_DIRECT straight into their places;
  * whole and selections), for loads that drop what they read,
- * read with O_DIRECT or choose (the page-cache modes), and for the
- * writer.  After each injected
+ * read with O_DIRECT or choose (the page-cache modes), for the
+ * writer, and for a Zarr store saved new or replacing one.  After each
+ * injected
  * failure:
  *  - the call returns the code that failure means (never success, except
  *    for best-effort calls, and then the data must be exact);
@@ -35,6 +36,7 @@
 #ifdef PARLOAD_FAULT_INJECTION
 
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1293,6 +1295,131 @@ START_TEST(test_walk_writer)
 }
 END_TEST
 
+/* ---- a Zarr store: a directory written whole or not at all ---- */
+
+/* The names dir holds, sorted by readdir's order into one string. */
+static void names_of(const char *dir, char *buf, size_t size)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	while (d && (e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n += (size_t)snprintf(buf + n, size - n, "%s ",
+					      e->d_name);
+	if (d)
+		closedir(d);
+}
+
+static int save_store(const char *path, unsigned flags, int seed,
+		      parload_error *err)
+{
+	static uint16_t px[3 * 4 * 5];
+	parload_save_options o;
+	parload_stack st = { .pixels = px, .pixel_type = PARLOAD_PIXEL_U16,
+			     .n = 3, .rows = 4, .cols = 5,
+			     .layout = PARLOAD_LAYOUT_VIEWS };
+
+	for (size_t i = 0; i < sizeof(px) / sizeof(px[0]); i++)
+		px[i] = (uint16_t)(i * 7 + (size_t)seed);
+	parload_save_options_init(&o);
+	o.flags = flags;
+	o.zarr_format = 3;
+	o.shard = 2;
+	o.threads = 1; /* one order of calls */
+	return parload_save(path, &st, &o, err);
+}
+
+/* parload_save of a v3 sharded store, new (_i 0) or replacing one with
+ * PARLOAD_SAVE_FORCE (_i 1): each call failed in turn.  A failure leaves
+ * the directory as it was (no store, no temporary directory; the old
+ * store whole), or, where only the removal of the old store failed, the
+ * new one in place; every resource is given back. */
+START_TEST(test_walk_zarr_save)
+{
+	const bool force = _i == 1;
+	char *dir = tu_path(force ? "zforce" : "znew");
+	char *out = tu_path(force ? "zforce/o.zarr" : "znew/o.zarr");
+	char *meta = tu_path(force ? "zforce/o.zarr/c/1/0/0" :
+				     "znew/o.zarr/c/1/0/0");
+	char *old = tu_path("zold-shard");
+	char before[4096], after[4096], what[96], cmd[8192];
+	parload_error err;
+	ft_snapshot base;
+	uint64_t n;
+	ft_tally t = { { 0 }, "" };
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir '%s'", dir, dir);
+	ck_assert_int_eq(system(cmd), 0);
+	if (force) {
+		ck_assert_int_eq(save_store(out, 0, 1, &err), 0);
+		snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", meta, old);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+	names_of(dir, before, sizeof(before));
+	parload__fault_reset();
+	ft_snap(&base);
+	for (n = 1;; n++) {
+		int rc, k;
+
+		snprintf(what, sizeof(what), "zarr %s, call %" PRIu64,
+			 force ? "replaced" : "new", n);
+		memset(&err, 0, sizeof(err));
+		parload__fault_fail_nth(n, PARLOAD__FK_ALL, 0);
+		rc = save_store(out, force ? PARLOAD_SAVE_FORCE : 0, 2, &err);
+		k = parload__fault_fired();
+		parload__fault_reset();
+		ft_assert_as_before(&base, what);
+		names_of(dir, after, sizeof(after));
+		if (k < 0) {
+			ck_assert_msg(rc == 0, "%s: %s", what, err.message);
+			break;
+		}
+		t.n[k]++;
+		if (rc == 0) {
+			/* Only a failure that costs nothing but cleaning
+			 * (the old store may stay under its hidden name). */
+			ck_assert_msg(k == PARLOAD__FK_RMDIR ||
+					      k == PARLOAD__FK_UNLINK ||
+					      k == PARLOAD__FK_OPENDIR ||
+					      k == PARLOAD__FK_STAT,
+				      "%s: %s failed, and the save succeeded",
+				      what, parload__fault_kind_name(k));
+		} else {
+			/* A store that cannot be looked at is not taken for
+			 * one: force replaces it no more than another. */
+			if (k == PARLOAD__FK_STAT && force)
+				ck_assert_msg(rc == PARLOAD_EEXIST, "%s: %s",
+					      what, err.message);
+			else
+				ft_assert_failure(what, k, rc, &err, out,
+						  true);
+			ck_assert_msg(strcmp(before, after) == 0,
+				      "%s: left '%s' (before: '%s')", what,
+				      after, before);
+		}
+		if (rc && force)
+			ft_assert_same_file(old, meta, what);
+		/* The next attempt starts from the same directory. */
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'/.o.zarr.* '%s'", dir,
+			 out);
+		if (rc == 0 || force)
+			ck_assert_int_eq(system(cmd), 0);
+		if (force)
+			ck_assert_int_eq(save_store(out, 0, 1, &err), 0);
+	}
+	ck_assert_int_eq(access(meta, F_OK), 0);
+	printf("walk zarr save, %s: %" PRIu64 " faults (%s)\n",
+	       force ? "replaced" : "new", n - 1, ft_tally_text(&t));
+	free(dir);
+	free(out);
+	free(meta);
+	free(old);
+}
+END_TEST
+
 /* ---- the caller's buffers ---- */
 
 /* parload_buffers_alloc: every call it makes failed in turn.  A failed
@@ -1404,6 +1531,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(t, test_walk_load, 0, ft_n_configs);
 	tcase_add_loop_test(t, test_walk_lifecycle, 0, ft_n_configs);
 	tcase_add_loop_test(t, test_walk_writer, 0, FT_N_SHAPES);
+	tcase_add_loop_test(t, test_walk_zarr_save, 0, 2);
 	tcase_add_test(t, test_walk_bind);
 	tcase_add_loop_test(t, test_walk_load_fd, 0, N_FD_CONFIGS);
 	tcase_add_test(t, test_walk_pipe);

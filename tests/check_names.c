@@ -54,6 +54,9 @@ static const struct table {
 	{ PARLOAD_NAMES_REDUCE, "reduction", "mean or median",
 	  parload_reduce_name, parload_reduce_from_name, PARLOAD_REDUCE_MEDIAN,
 	  "median" },
+	{ PARLOAD_NAMES_COMPRESS, "compression", "none, zstd, blosc or gzip",
+	  parload_compress_name, parload_compress_from_name,
+	  PARLOAD_COMPRESS_BLOSC, "blosc" },
 };
 
 #define NTABLES ((int)(sizeof(tables) / sizeof(tables[0])))

@@ -4,7 +4,8 @@
  * parload_temp_create's hidden name beside the output, its mode, its
  * failures; parload_temp_place refusing an existing file (atomically,
  * link(2)) or replacing it with PARLOAD_SAVE_FORCE; parload_save writing
- * the caller's temporary file and leaving it to the caller; and
+ * the caller's temporary file and leaving it to the caller; a Zarr
+ * store's directory made, placed and removed whole; and
  * parload_nrrd_write's failures naming the header, not its temporary
  * file, and leaving neither.
  */
@@ -232,6 +233,76 @@ START_TEST(test_save_into_callers_temp)
 }
 END_TEST
 
+/* A Zarr store, the caller's way: parload_temp_create_dir's hidden
+ * directory, parload_save filling it, parload_save_place putting it in
+ * place (refusing an existing path, replacing only a store with force),
+ * parload_temp_remove removing a tree without following its links. */
+START_TEST(test_store_place)
+{
+	char *dir = new_dir(), *path = join(dir, "out.zarr"), tmp[4096];
+	char *keep = join(dir, "keep"), *link = NULL, *other = NULL;
+	parload_save_options o;
+	parload_error err;
+	parload_stack st;
+	uint16_t px[2 * 12];
+	struct stat sb;
+
+	stack_of(&st, px, 2);
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(parload_temp_create_dir(path, tmp, sizeof(tmp), &err),
+			 0);
+	ck_assert_msg(strstr(tmp, "/.out.zarr.") != NULL, "%s", tmp);
+	ck_assert(stat(tmp, &sb) == 0 && S_ISDIR(sb.st_mode));
+	parload_save_options_init(&o);
+	o.tmp = tmp;
+	ck_assert_int_eq(parload_save(path, &st, &o, &err), 0);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	/* .zarray, .zattrs, 0.0.0, 1.0.0 */
+	ck_assert_int_eq(tu_count_entries(tmp), 4);
+	o.tmp = NULL;
+	ck_assert_int_eq(parload_save_place(tmp, path, &o, &err), 0);
+	ck_assert_int_eq(tu_count_entries(dir), 1);
+
+	/* An existing path: refused, the caller's directory left. */
+	ck_assert_int_eq(parload_temp_create_dir(path, tmp, sizeof(tmp), &err),
+			 0);
+	ck_assert_int_eq(parload_save_place(tmp, path, &o, &err),
+			 PARLOAD_EEXIST);
+	ck_assert_int_eq(access(tmp, F_OK), 0);
+	/* With force, a store is replaced... */
+	o.flags = PARLOAD_SAVE_FORCE;
+	ck_assert_int_eq(parload_save_place(tmp, path, &o, &err), 0);
+	ck_assert_int_eq(tu_count_entries(dir), 1);
+	ck_assert_int_eq(tu_count_entries(path), 0);
+	/* ...and nothing else: the empty directory now there is none. */
+	ck_assert_int_eq(parload_temp_create_dir(path, tmp, sizeof(tmp), &err),
+			 0);
+	ck_assert_int_eq(parload_save_place(tmp, path, &o, &err),
+			 PARLOAD_EEXIST);
+	ck_assert_msg(strstr(err.message, "not a Zarr store"), "%s",
+		      err.message);
+
+	/* The tree goes whole; a link in it goes, never what it names. */
+	tu_write_file(keep, "k", 1);
+	link = join(tmp, "link");
+	other = join(tmp, "sub");
+	ck_assert_int_eq(symlink(dir, link), 0);
+	ck_assert_int_eq(mkdir(other, 0700), 0);
+	free(other);
+	other = join(tmp, "sub/f");
+	tu_write_file(other, "f", 1);
+	ck_assert_int_eq(parload_temp_remove(tmp), 0);
+	ck_assert_int_eq(access(tmp, F_OK), -1);
+	ck_assert_int_eq(access(keep, F_OK), 0);
+	ck_assert_int_eq(tu_count_entries(dir), 2); /* out.zarr, keep */
+	free(other);
+	free(link);
+	free(keep);
+	free(path);
+	free(dir);
+}
+END_TEST
+
 /* A write that fails (RLIMIT_FSIZE, SIGXFSZ ignored: EFBIG, as a full
  * disk's ENOSPC): the message names the output and the cause, never the
  * temporary file, and nothing is left. */
@@ -291,6 +362,7 @@ int main(void)
 	tcase_add_test(t, test_create_fails);
 	tcase_add_test(t, test_place);
 	tcase_add_test(t, test_save_into_callers_temp);
+	tcase_add_test(t, test_store_place);
 	tcase_add_test(t, test_write_fails);
 	return tu_run(s);
 }

@@ -71,8 +71,6 @@ SEAM_ALLOWED = {
         "naming a Zarr group's arrays in a message",
     ("src/formats/zarr/zarr_meta.c", "readdir"): "as above",
     ("src/formats/zarr/zarr_meta.c", "closedir"): "as above",
-    ("src/formats/driver.c", "unlink"):
-        "removing parload_save's temporary file after a failure",
     ("src/formats/nrrd/nrrd_files.c", "realpath"):
         "resolving a data file's name for the confinement rule",
     ("src/formats/nrrd/nrrd_write.c", "realpath"): "as above",

@@ -12,7 +12,9 @@ them:
             folder holding the files it names, written here: scan.h5 (a
             DXchange file, h5py), scan_master.h5 (an Eiger master file
             linking two data files of bitshuffle + LZ4 chunks, h5py and
-            hdf5plugin), frames/ (a folder of TIFFs, tifffile) and
+            hdf5plugin), frames/ (a folder of TIFFs, tifffile),
+            tomo.zarr and image.ome.zarr (a Zarr store and an OME-Zarr
+            image, zarr-python) and
             scan.edf (a raw dump, 512 bytes of text before each frame).  The command lines run with the build tree's parload
             and must exit 0, each output they write readable (NumPy,
             tifffile, Pillow) and of 32 sinograms where they ask for
@@ -249,6 +251,8 @@ def write_files(d, have):
             tifffile.imwrite(os.path.join(d, "frames", "proj_%d.tif" % k),
                              px[k])
         data["frames/"] = px
+    if "zarr" in have:
+        data["tomo.zarr"] = write_zarr(d, rng)
     px = rng.integers(0, 65535, (12, 480, 640)).astype("<u2")
     with open(os.path.join(d, "scan.edf"), "wb") as f:
         for k in range(len(px)):
@@ -286,6 +290,25 @@ def write_master(d, rng):
     return px
 
 
+def write_zarr(d, rng):
+    """tomo.zarr, a Zarr v2 store of 24 frames (zarr-python's default
+    Blosc chunks, 4 frames each) with its angles in degrees, and
+    image.ome.zarr, an OME-Zarr image of two levels of (t, c, z, y, x)."""
+    import numpy as np
+    import zarr
+    px = rng.integers(0, 4000, (24, 140, 180)).astype(np.uint16)
+    z = zarr.open(os.path.join(d, "tomo.zarr"), mode="w", shape=px.shape,
+                  chunks=(4, 140, 180), dtype=px.dtype)
+    z[...] = px
+    z.attrs["angles"] = np.linspace(0, 180, 24, endpoint=False).tolist()
+    g = zarr.open_group(os.path.join(d, "image.ome.zarr"), mode="w")
+    g.attrs["multiscales"] = [{"version": "0.4", "datasets": [
+        {"path": "0"}, {"path": "1"}]}]
+    g.create_dataset("0", data=px[None, None])
+    g.create_dataset("1", data=px[None, None, :, ::2, ::2])
+    return px
+
+
 def needs(command_or_code, have):
     """What a block needs that this machine lacks, or None."""
     if "scan_master.h5" in command_or_code and \
@@ -296,15 +319,26 @@ def needs(command_or_code, have):
         return "h5py (python3-h5py) writes its scan.h5"
     if "frames/" in command_or_code and "tifffile" not in have:
         return "tifffile (python3-tifffile) writes its frames/"
+    if ".zarr" in command_or_code and "zarr" not in have:
+        return "zarr (python3-zarr) writes and reads its stores"
     return None
 
 
 def check_output(path, cmd):
     import numpy as np
-    if not os.path.isfile(path) or os.path.getsize(path) == 0:
+    store = path.endswith(".zarr") and os.path.isdir(path)
+    if not store and (not os.path.isfile(path) or
+                      os.path.getsize(path) == 0):
         fail("%s: wrote no %s" % (cmd, path))
         return
-    if path.endswith(".npy"):
+    if store:
+        try:
+            import zarr
+        except ImportError:
+            skip("%s: zarr (python3-zarr) reads its store" % cmd)
+            return
+        shape = zarr.open(path, mode="r").shape
+    elif path.endswith(".npy"):
         shape = np.load(path).shape
     elif path.endswith(".tif"):
         import tifffile
@@ -426,7 +460,7 @@ def run_python(code, d, have):
 
 def check_examples(readme):
     have = set()
-    for name in ("numpy", "h5py", "hdf5plugin", "tifffile", "PIL",
+    for name in ("numpy", "h5py", "hdf5plugin", "tifffile", "PIL", "zarr",
                  "parload"):
         if name == "parload" and "thread" in SANITIZERS:
             skip("the Python module under ThreadSanitizer: the interpreter "

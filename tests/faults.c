@@ -215,7 +215,12 @@ static int code_for(int k, bool writing)
 		return PARLOAD_EOPEN;
 	case PARLOAD__FK_WRITE:
 	case PARLOAD__FK_RENAME:
+	case PARLOAD__FK_MKDIR:
+	case PARLOAD__FK_OPENDIR:
 		return PARLOAD_EWRITE;
+	case PARLOAD__FK_RMDIR:  /* removing what a failure left */
+	case PARLOAD__FK_UNLINK:
+		return 0;
 	case PARLOAD__FK_CLOSE:
 		/* A reader has what it read; a writer's data may be lost. */
 		return writing ? PARLOAD_EWRITE : 0;

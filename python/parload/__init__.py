@@ -135,6 +135,17 @@ def load(source, *, raw=None, threads=0, strategy="parallel", io="posix",
     "rad", "radian" or "radians") they are converted; in units parload
     does not know, the load fails naming the dataset and the unit.
 
+    Zarr: a store's directory (v2 .zarray or v3 zarr.json, "x.zarr" or
+    any name) loads its root array, or the one dataset= (or
+    "STORE.zarr:/path") names in it; an OME-Zarr group its first level
+    unless dataset= names another ("1").  Each chunk file, or chunk of a
+    shard, is read and decoded by the worker that needs it (Blosc, Zstd,
+    GZip, Zlib, LZ4, BZ2; v3 bytes, gzip, zstd, blosc, crc32c,
+    sharding_indexed); a chunk never written is the fill value; the
+    angles come from the attribute "angles".  Leading dimensions of size
+    1 are dropped; other shapes, F order, filters and types parload does
+    not hold raise parload.Error naming them.
+
     confine=True keeps the files a file names in its directory: a .nhdr's
     data files, and the files an HDF5 file's external links, virtual
     datasets' sources and external storage name, must lie in the directory of the file that names them,
@@ -261,25 +272,13 @@ def stream(path, *, raw=None, batch_views=None, batch_bytes=None,
                   dataset=dataset, frames=frames, confine=confine)
 
 
-def _gzip_level(compress):
-    """compress= as the command's --compress takes it: "gzip" (level 4) or
-    "gzip=LEVEL" (1 to 9); None: no compression."""
-    if compress is None:
-        return 0
-    if compress == "gzip":
-        return 4
-    if (isinstance(compress, str) and compress.startswith("gzip=") and
-            compress[5:] in tuple("123456789")):
-        return int(compress[5:])
-    raise ValueError("unknown compression %r (gzip, or gzip=LEVEL with "
-                     "LEVEL 1 to 9)" % (compress,))
-
-
 def save(path, data, dataset=None, compress=None, force=False, angles=None,
-         window=None, png_depth=8):
+         window=None, png_depth=8, chunks=None, zarr_format=None,
+         shard=None):
     """Write data as a TIFF (.tif, .tiff), an HDF5 file (.h5, .hdf5,
-    .hdf, .nxs, .cxi), a NumPy .npy or a PNG image (.png), by path's
-    extension in any case, as `parload extract -o` does.
+    .hdf, .nxs, .cxi), a NumPy .npy, a PNG image (.png) or a Zarr store
+    (.zarr), by path's extension in any case, as `parload extract -o`
+    does.
 
     data is a Dataset (its pixels in its layout, and the angles of its
     view headers when any is not 0) or a NumPy array of 2 dimensions (one
@@ -292,6 +291,22 @@ def save(path, data, dataset=None, compress=None, force=False, angles=None,
     4), angles (degrees, one per view) go to /exchange/theta.  A .npy
     holds the array (pages, rows, cols) as numpy.save writes it, without
     angles.
+
+    A Zarr store is a directory holding the array (pages, rows, cols):
+    Zarr v2 by default (.zarray, .zattrs, chunk files "i.j.k", which
+    zarr.open reads), zarr_format=3 for v3 (zarr.json, chunk files
+    "c/i/j/k"), with shard=N for shards of N chunks along the pages (the
+    sharding_indexed codec, its index at the end with its CRC-32C).
+    chunks=(pages, rows, cols), -1 for all of a dimension (fewer sizes:
+    the rest whole), by default one page per chunk; a chunk past the
+    array's edge is padded with zeros, the fill value.  compress
+    "zstd", "blosc" (LZ4 inside, byte shuffle) or "gzip", each also
+    "NAME=LEVEL" (zstd 1 to 22, default 3; blosc and gzip 1 to 9,
+    defaults 5 and 4); none by default.  The angles go to the array's
+    attributes as "angles".  The chunks are encoded and written by one
+    thread a CPU.  force replaces an existing Zarr store only (a directory
+    holding .zarray, .zgroup or zarr.json), never another directory or a
+    file.
 
     A PNG is a grey image of one page (a 2-D array, or one view or one
     sinogram: a stack of several pages raises parload.Error saying how to
@@ -318,7 +333,6 @@ def save(path, data, dataset=None, compress=None, force=False, angles=None,
     if angles is not None:
         import numpy
         angles = numpy.ascontiguousarray(angles, dtype=numpy.float32)
-    gzip = _gzip_level(compress)
     if png_depth not in (8, 16):
         raise ValueError("png_depth %r: 8 or 16" % (png_depth,))
     if window is not None:
@@ -326,5 +340,19 @@ def save(path, data, dataset=None, compress=None, force=False, angles=None,
         if not lo < hi:
             raise ValueError("window %r: lo must be below hi" % (window,))
         window = (lo, hi)
+    extra = {}
+    if chunks is not None:
+        extra["chunks"] = (chunks,) if isinstance(chunks, int) else chunks
+    if zarr_format is not None:
+        if zarr_format not in (2, 3):
+            raise ValueError("zarr_format %r: 2 or 3" % (zarr_format,))
+        extra["zarr_format"] = zarr_format
+    if shard is not None:
+        extra["shard"] = int(shard)
+        if extra["shard"] < 1:
+            raise ValueError("shard %r: 1 or more chunks" % (shard,))
+    if compress is not None and not isinstance(compress, str):
+        raise ValueError("unknown compression %r" % (compress,))
     _save(path, data, layout=layout, angles=angles, dataset=dataset,
-          gzip=gzip, force=bool(force), window=window, png_depth=png_depth)
+          compress=compress, force=bool(force), window=window,
+          png_depth=png_depth, **extra)

@@ -206,7 +206,10 @@ def save(path: _Path, data: Union[Dataset, npt.ArrayLike],
          force: bool = False,
          angles: Optional[npt.ArrayLike] = None,
          window: Optional[Tuple[float, float]] = None,
-         png_depth: int = 8) -> None: ...
+         png_depth: int = 8,
+         chunks: Union[int, Sequence[Optional[int]], None] = None,
+         zarr_format: Optional[int] = None,
+         shard: Optional[int] = None) -> None: ...
 def describe(source: _Source, *, raw: _Raw = None,
              allow_truncated: bool = False, dataset: Optional[str] = None,
              frames: Optional[str] = None,

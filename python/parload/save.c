@@ -38,17 +38,65 @@ static int stack_of(PyArrayObject *arr, const char *layout, parload_stack *st)
 	return 0;
 }
 
+/* chunks=: a sequence of 1 to 3 sizes (pages, rows, cols), -1 or None
+ * for all of a dimension; the dimensions it leaves out whole. */
+static int chunks_of(parload_save_options *o, PyObject *chunks)
+{
+	PyObject *seq;
+	Py_ssize_t n;
+
+	if (chunks == Py_None)
+		return 0;
+	seq = PySequence_Fast(chunks, "chunks: a tuple of 1 to 3 sizes");
+	if (!seq)
+		return -1;
+	n = PySequence_Fast_GET_SIZE(seq);
+	for (Py_ssize_t i = 0; i < n && i < 3; i++) {
+		PyObject *v = PySequence_Fast_GET_ITEM(seq, i);
+		long long k = v == Py_None ? -1 : PyLong_AsLongLong(v);
+
+		if (k == -1 && PyErr_Occurred())
+			break;
+		if (k == 0 || k < -1) {
+			PyErr_Format(PyExc_ValueError, "chunks: %lld is not a "
+				     "size (1 or more, or -1 for all)", k);
+			break;
+		}
+		o->chunks[i] = k < 0 ? 0 : (uint64_t)k;
+	}
+	Py_DECREF(seq);
+	if (!PyErr_Occurred() && (n < 1 || n > 3))
+		PyErr_SetString(PyExc_ValueError,
+				"chunks: a tuple of 1 to 3 sizes");
+	if (!PyErr_Occurred() && !o->chunks[0] && !o->chunks[1] &&
+	    !o->chunks[2])
+		o->chunks[0] = UINT64_MAX; /* all of it: cut to the array */
+	return PyErr_Occurred() ? -1 : 0;
+}
+
 /* The options asked for path: a format's own only for that format (the
  * library's table of names says which); -1 with an exception. */
 static int options_for(parload_save_options *o, const char *path,
-		       PyObject *window, int force)
+		       const char *compress, PyObject *window, int force)
 {
 	const parload_save_format f = parload_save_format_of(path);
+	parload_error err;
 
 	o->flags = force ? PARLOAD_SAVE_FORCE : 0;
-	if (o->gzip && f != PARLOAD_SAVE_HDF5) {
+	memset(&err, 0, sizeof(err));
+	if (compress && parload_save_compress(o, compress, &err)) {
+		PyErr_SetString(PyExc_ValueError, err.message);
+		return -1;
+	}
+	if (o->compress && f != PARLOAD_SAVE_HDF5 && f != PARLOAD_SAVE_ZARR) {
 		PyErr_SetString(PyExc_ValueError,
-				"compress applies to HDF5 output only");
+				"compress applies to HDF5 and Zarr output only");
+		return -1;
+	}
+	if ((o->chunks[0] || o->chunks[1] || o->chunks[2] || o->zarr_format ||
+	     o->shard) && f != PARLOAD_SAVE_ZARR) {
+		PyErr_SetString(PyExc_ValueError, "chunks, zarr_format and "
+				"shard apply to Zarr output only");
 		return -1;
 	}
 	if ((window != Py_None || o->png_depth != 8) &&
@@ -69,10 +117,13 @@ static int options_for(parload_save_options *o, const char *path,
 PyObject *py_mod_save(PyObject *mod, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = {"path",  "data",      "layout",
-				 "angles", "dataset",  "gzip",
+				 "angles", "dataset",  "compress",
 				 "force", "window",    "png_depth",
+				 "chunks", "zarr_format", "shard",
 				 NULL};
 	PyObject *path, *data, *angles = Py_None, *window = Py_None;
+	PyObject *chunks = Py_None;
+	const char *compress = NULL;
 	PyObject *bytes = NULL, *r = NULL;
 	PyArrayObject *arr = NULL, *ang = NULL;
 	const char *layout = "views";
@@ -83,17 +134,19 @@ PyObject *py_mod_save(PyObject *mod, PyObject *args, PyObject *kw)
 
 	parload_save_options_init(&o);
 	o.png_depth = 8;
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$sOzipOi:_save", kwlist,
-					 &path, &data, &layout, &angles,
-					 &o.dataset, &o.gzip, &force, &window,
-					 &o.png_depth) ||
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$sOzzpOiOiI:_save",
+					 kwlist, &path, &data, &layout,
+					 &angles, &o.dataset, &compress,
+					 &force, &window, &o.png_depth,
+					 &chunks, &o.zarr_format, &o.shard) ||
 	    !PyUnicode_FSConverter(path, &bytes))
 		return NULL;
 	arr = (PyArrayObject *)PyArray_FromAny(
 		data, NULL, 0, 0, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_NOTSWAPPED,
 		NULL);
-	if (!arr || stack_of(arr, layout, &st) ||
-	    options_for(&o, PyBytes_AS_STRING(bytes), window, force))
+	if (!arr || stack_of(arr, layout, &st) || chunks_of(&o, chunks) ||
+	    options_for(&o, PyBytes_AS_STRING(bytes), compress, window,
+			force))
 		goto out;
 	if (angles != Py_None) {
 		ang = (PyArrayObject *)PyArray_FROMANY(angles, NPY_FLOAT32, 1,

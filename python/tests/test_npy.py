@@ -99,7 +99,7 @@ def test_save_npy_any_case(tmp_path):
     px = np.arange(2 * 3 * 4, dtype="<i2").reshape(2, 3, 4)
     parload.save(tmp_path / "p.NPY", px)
     np.testing.assert_array_equal(np.load(tmp_path / "p.NPY"), px)
-    with pytest.raises(ValueError, match="HDF5 output only"):
+    with pytest.raises(ValueError, match="HDF5 and Zarr output only"):
         parload.save(tmp_path / "q.npy", px, compress="gzip")
 
 

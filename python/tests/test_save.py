@@ -65,7 +65,7 @@ def test_existing_refused_unless_forced(tmp_path):
 
 
 def test_bad_arguments(tmp_path):
-    with pytest.raises(ValueError, match="HDF5 output only"):
+    with pytest.raises(ValueError, match="HDF5 and Zarr output only"):
         parload.save(tmp_path / "a.tif", stack((1, 4, 4)), compress="gzip")
     with pytest.raises(ValueError, match="unknown compression"):
         parload.save(tmp_path / "a.h5", stack((1, 4, 4)), compress="lz4")

@@ -22,6 +22,9 @@ static const char *const io_names[] = { PARLOAD_IO_MAP(TEXT_AT) };
 static const char *const layout_names[] = { PARLOAD_LAYOUT_MAP(TEXT_AT) };
 static const char *const cache_names[] = { PARLOAD_CACHE_MAP(TEXT_AT) };
 static const char *const reduce_names[] = { PARLOAD_REDUCE_MAP(TEXT_AT) };
+static const char *const compress_names[] = {
+	PARLOAD_COMPRESS_MAP(TEXT_AT)
+};
 
 static const char *const strategy_names[] = {
 #define STRATEGY_AT(name, id, text) [PARLOAD_STRATEGY_##name] = text,
@@ -45,6 +48,7 @@ static const struct table {
 #define NAMES_LAYOUT layout_names
 #define NAMES_CACHE cache_names
 #define NAMES_REDUCE reduce_names
+#define NAMES_COMPRESS compress_names
 	PARLOAD_NAMES_MAP(TABLE_OF)
 };
 
@@ -131,6 +135,7 @@ NAME_PAIR(IO, io)
 NAME_PAIR(LAYOUT, layout)
 NAME_PAIR(CACHE, cache)
 NAME_PAIR(REDUCE, reduce)
+NAME_PAIR(COMPRESS, compress)
 
 const char *parload_format_name(int format)
 {

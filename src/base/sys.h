@@ -43,6 +43,14 @@
 #define parload__sys_stat stat
 #define parload__sys_lstat lstat
 #define parload__sys_rename rename
+#define parload__sys_renameat2 renameat2
+/* Directories (a Zarr store written under a temporary name). */
+#define parload__sys_mkdir mkdir
+#define parload__sys_rmdir rmdir
+#define parload__sys_unlink unlink
+#define parload__sys_opendir opendir
+#define parload__sys_readdir readdir
+#define parload__sys_closedir closedir
 #define parload__sys_process_vm_readv process_vm_readv
 #define parload__sys_mmap mmap
 #define parload__sys_munmap munmap

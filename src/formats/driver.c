@@ -10,11 +10,14 @@
 #include "formats/formats.h"
 #include "formats/zarr/zarr.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -383,36 +386,242 @@ static int which_format(const char *path, parload_error *err)
 				  "which format? (an extension: %s)", names);
 }
 
-/* d's writer to a temporary file beside path, then put in place; an
- * existing path refused without PARLOAD_SAVE_FORCE. */
+/* ---- the options of a format ---- */
+
+/* Each compression's levels: lowest, highest, default. */
+static const struct level {
+	int lo, hi, dflt;
+} levels[] = {
+	[PARLOAD_COMPRESS_ZSTD] = { 1, 22, 3 },
+	[PARLOAD_COMPRESS_BLOSC] = { 1, 9, 5 },
+	[PARLOAD_COMPRESS_GZIP] = { 1, 9, 4 },
+};
+#define N_LEVELS ((int)(sizeof(levels) / sizeof(levels[0])))
+
+static int bad_compress(const char *spec, parload_error *err)
+{
+	return parload__fail_path(err, PARLOAD_EINVAL, 0, NULL,
+				  "unknown compression '%s' (zstd, blosc or "
+				  "gzip, or NAME=LEVEL: zstd 1 to 22, blosc "
+				  "and gzip 1 to 9)", spec ? spec : "");
+}
+
+int parload_save_compress(parload_save_options *o, const char *spec,
+			  parload_error *err)
+{
+	const char *eq = spec ? strchr(spec, '=') : NULL;
+	char name[16], *end;
+	size_t n = eq ? (size_t)(eq - spec) : spec ? strlen(spec) : 0;
+	int c;
+	long lv = 0;
+
+	if (!o || !spec || n >= sizeof(name))
+		return bad_compress(spec, err);
+	memcpy(name, spec, n);
+	name[n] = '\0';
+	c = parload_name_parse(PARLOAD_NAMES_COMPRESS, name, NULL);
+	if (c < 0 || (eq && c == PARLOAD_COMPRESS_NONE))
+		return bad_compress(spec, err);
+	if (eq) {
+		errno = 0;
+		lv = strtol(eq + 1, &end, 10);
+		if (!isdigit((unsigned char)eq[1]) || *end || errno ||
+		    lv < levels[c].lo || lv > levels[c].hi)
+			return bad_compress(spec, err);
+	}
+	o->compress = c;
+	o->level = (int)lv;
+	return 0;
+}
+
+/* o as d writes it, into *fit: the compression and its level (0: the
+ * codec's default; HDF5's gzip field, which Zarr takes too), refused
+ * where d has none or another; Zarr's fields refused for other formats. */
+static int options_fit(const parload__driver *d, const char *path,
+		       const parload_save_options *o,
+		       parload_save_options *fit, parload_error *err)
+{
+	const bool zarr = d->save == PARLOAD_SAVE_ZARR;
+	const bool h5 = d->save == PARLOAD_SAVE_HDF5;
+
+	*fit = *o;
+	if (o->gzip && !o->compress) {
+		fit->compress = PARLOAD_COMPRESS_GZIP;
+		fit->level = o->gzip;
+	}
+	if (fit->compress < 0 || fit->compress >= N_LEVELS ||
+	    (fit->compress && (fit->level < 0 ||
+			       fit->level > levels[fit->compress].hi)))
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+					  "unknown compression %d, level %d",
+					  fit->compress, fit->level);
+	if (fit->compress && !fit->level)
+		fit->level = levels[fit->compress].dflt;
+	if (fit->compress && !zarr && !h5)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+					  "compression applies to HDF5 and "
+					  "Zarr output only");
+	if (h5 && fit->compress && fit->compress != PARLOAD_COMPRESS_GZIP)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+					  "HDF5 output compresses with gzip "
+					  "only, not %s",
+					  parload_compress_name(fit->compress));
+	if (h5)
+		fit->gzip = fit->compress ? fit->level : 0;
+	if (!zarr && (o->chunks[0] || o->chunks[1] || o->chunks[2] ||
+		      o->zarr_format || o->shard))
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+					  "chunks, zarr_format and shard apply "
+					  "to Zarr output only");
+	return 0;
+}
+
+/* ---- putting it in place ---- */
+
+/* Whether path may become d's output: absent, or with force a file (d
+ * writes files) or a store of d's own (d writes directories). */
+static int path_free(const parload__driver *d, const char *path,
+		     unsigned flags, parload_error *err)
+{
+	struct stat sb;
+
+	if (parload__sys_lstat(path, &sb) != 0)
+		return 0;
+	if (!(flags & PARLOAD_SAVE_FORCE))
+		return parload__fail_path(err, PARLOAD_EEXIST, 0, path,
+					  "exists (replace it with force)");
+	if (d->dir && !(S_ISDIR(sb.st_mode) && d->dir(path)))
+		return parload__fail_path(err, PARLOAD_EEXIST, 0, path,
+					  "exists and is not a %s store (force "
+					  "replaces only one)", d->title);
+	return 0;
+}
+
+/* The store tmp where none is: renamed, refusing an existing path
+ * atomically where the file system can. */
+static int place_new_dir(const char *tmp, const char *path,
+			 parload_error *err)
+{
+	struct stat sb;
+
+#ifdef HAVE_RENAMEAT2
+	if (parload__sys_renameat2(AT_FDCWD, tmp, AT_FDCWD, path,
+				   RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS && errno != EEXIST)
+		return parload__fail_path(err, PARLOAD_EWRITE, errno, path,
+					  "cannot put it in place");
+	if (errno != EEXIST)
+#endif
+		if (parload__sys_lstat(path, &sb) != 0 &&
+		    parload__sys_rename(tmp, path) == 0)
+			return 0;
+	if (errno == EEXIST || errno == ENOTEMPTY || errno == 0 ||
+	    parload__sys_lstat(path, &sb) == 0)
+		return parload__fail_path(err, PARLOAD_EEXIST, 0, path,
+					  "exists (replace it with force)");
+	return parload__fail_path(err, PARLOAD_EWRITE, errno, path,
+				  "cannot put it in place");
+}
+
+/* The store tmp in place of the store path: the old renamed aside (onto
+ * an empty directory made for it), the new renamed in, the old removed;
+ * the old put back where the new cannot go. */
+static int replace_dir(const char *tmp, const char *path, parload_error *err)
+{
+	char old[PATH_MAX];
+	int rc = parload_temp_create_dir(path, old, sizeof(old), err), e;
+
+	if (rc)
+		return rc;
+	if (parload__sys_rename(path, old) != 0) {
+		e = errno;
+		(void)parload__sys_rmdir(old);
+		return parload__fail_path(err, PARLOAD_EWRITE, e, path,
+					  "cannot move the old store aside");
+	}
+	if (parload__sys_rename(tmp, path) != 0) {
+		e = errno;
+		(void)parload__sys_rename(old, path);
+		return parload__fail_path(err, PARLOAD_EWRITE, e, path,
+					  "cannot put it in place");
+	}
+	(void)parload__tree_remove(old);
+	return 0;
+}
+
+static int place_dir(const parload__driver *d, const char *tmp,
+		     const char *path, unsigned flags, parload_error *err)
+{
+	struct stat sb;
+	int rc = path_free(d, path, flags, err);
+
+	if (rc)
+		return rc;
+	if ((flags & PARLOAD_SAVE_FORCE) && parload__sys_lstat(path, &sb) == 0)
+		return replace_dir(tmp, path, err);
+	return place_new_dir(tmp, path, err);
+}
+
+/* d's writer to a temporary file (or directory) beside path, then put in
+ * place; an existing path refused without PARLOAD_SAVE_FORCE, and also
+ * with it where d writes directories and path is not one of its own. */
 static int save_placed(const parload__driver *d, const char *path,
 		       const parload_stack *st, const parload_save_options *o,
 		       parload_error *err)
 {
 	char tmp[PATH_MAX];
-	struct stat sb;
 	int rc;
 
-	/* Refused before writing; parload_temp_place refuses it again,
-	 * atomically, should path appear meanwhile. */
-	if (!(o->flags & PARLOAD_SAVE_FORCE) && parload__sys_lstat(path, &sb) == 0)
-		return parload__fail_path(err, PARLOAD_EEXIST, 0, path,
-					  "exists (replace it with force)");
-	rc = parload_temp_create(path, tmp, sizeof(tmp), err);
+	/* Refused before writing; the placing refuses it again, atomically,
+	 * should path appear meanwhile. */
+	rc = path_free(d, path, o->flags, err);
+	if (rc == 0)
+		rc = d->dir ? parload_temp_create_dir(path, tmp, sizeof(tmp),
+						      err) :
+			      parload_temp_create(path, tmp, sizeof(tmp), err);
 	if (rc)
 		return rc;
 	rc = d->write(tmp, path, st, o, err);
 	if (rc == 0)
-		rc = parload_temp_place(tmp, path, o->flags, err);
+		rc = d->dir ? place_dir(d, tmp, path, o->flags, err) :
+			      parload_temp_place(tmp, path, o->flags, err);
 	if (rc)
-		(void)unlink(tmp);
+		(void)parload_temp_remove(tmp);
 	return rc;
+}
+
+/* The row o asks for, or path's extension names. */
+static const parload__driver *saving(const char *path,
+				     const parload_save_options *o)
+{
+	return parload__driver_saving(o->format ? o->format :
+					  parload_save_format_of(path));
+}
+
+int parload_save_place(const char *tmp, const char *path,
+		       const parload_save_options *o, parload_error *err)
+{
+	parload_save_options dflt;
+	const parload__driver *d;
+
+	if (!o) {
+		parload_save_options_init(&dflt);
+		o = &dflt;
+	}
+	if (!tmp || !path || !*path)
+		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
+					  "no file to put in place");
+	d = saving(path, o);
+	if (d && d->dir)
+		return place_dir(d, tmp, path, o->flags, err);
+	return parload_temp_place(tmp, path, o->flags, err);
 }
 
 int parload_save(const char *path, const parload_stack *st,
 		 const parload_save_options *o, parload_error *err)
 {
-	parload_save_options dflt;
+	parload_save_options dflt, fit;
 	const parload__driver *d;
 	int rc;
 
@@ -426,10 +635,13 @@ int parload_save(const char *path, const parload_stack *st,
 	rc = check_stack(path, st, err);
 	if (rc)
 		return rc;
-	d = parload__driver_saving(o->format ? o->format :
-					       parload_save_format_of(path));
+	d = saving(path, o);
 	if (!d)
 		return which_format(path, err);
+	rc = options_fit(d, path, o, &fit, err);
+	if (rc)
+		return rc;
+	o = &fit;
 	/* The caller's temporary file: written, and left to the caller. */
 	if (o->tmp)
 		return d->write(o->tmp, path, st, o, err);

@@ -66,6 +66,11 @@ typedef struct parload__driver {
 	int (*write)(const char *tmp, const char *path,
 		     const parload_stack *st, const parload_save_options *o,
 		     parload_error *err);
+	/* A format written as a directory (a Zarr store): tmp is then an
+	 * empty directory beside path, and this says whether the existing
+	 * path is one of its own, which PARLOAD_SAVE_FORCE may replace (no
+	 * other is).  NULL: a file. */
+	bool (*dir)(const char *path);
 	/* The codecs its strips may need: bits 1u << PARLOAD__CODEC_*
 	 * (NONE for a table without a decoder, CUSTOM for its own). */
 	unsigned codecs;

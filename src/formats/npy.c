@@ -405,26 +405,6 @@ static int npy_describe(const parload_source *src, parload__described *out,
 
 /* ---- writing: format 1.0, its data on a multiple of 64 bytes ---- */
 
-static int write_all(int fd, const void *p, size_t n, const char *path,
-		     parload_error *err)
-{
-	const char *c = p;
-
-	while (n) {
-		const ssize_t got = parload__sys_write(fd, c,
-						       PARLOAD__MIN(n, 1u << 30));
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return parload__fail_path(err, PARLOAD_EWRITE, errno,
-						  path, "cannot write");
-		c += got;
-		n -= (size_t)got;
-	}
-	return 0;
-}
-
 /* The header of st in buf (at least 256 bytes): its length. */
 static size_t header(const parload_stack *st, char *buf, size_t cap)
 {
@@ -465,9 +445,9 @@ static int npy_write(const char *tmp, const char *path,
 	if (fd < 0)
 		return parload__fail_path(err, PARLOAD_EWRITE, errno, path,
 					  "cannot write");
-	rc = write_all(fd, buf, len, path, err);
+	rc = parload__write_full(fd, buf, len, path, err);
 	if (rc == 0)
-		rc = write_all(fd, st->pixels, (size_t)bytes, path, err);
+		rc = parload__write_full(fd, st->pixels, (size_t)bytes, path, err);
 	if (parload__sys_close(fd) != 0 && rc == 0)
 		rc = parload__fail_path(err, PARLOAD_EWRITE, errno, path,
 					"cannot write");

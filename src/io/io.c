@@ -136,6 +136,27 @@ static int pread_loop(int fd, void *buf, size_t len, size_t need,
 	return 0;
 }
 
+int parload__write_full(int fd, const void *p, size_t n, const char *path,
+			parload_error *err)
+{
+	const char *c = p;
+
+	while (n) {
+		const ssize_t got = parload__sys_write(fd, c,
+						       PARLOAD__MIN(n, 1u << 30));
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return parload__fail_path(err, PARLOAD_EWRITE,
+						  got < 0 ? errno : ENOSPC,
+						  path, "cannot write");
+		c += got;
+		n -= (size_t)got;
+	}
+	return 0;
+}
+
 int parload__pread_full(int fd, void *buf, size_t len, uint64_t off,
 			size_t max_read, parload__io_stats *st,
 			const char *path, uint64_t view, parload_error *err)

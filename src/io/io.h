@@ -16,6 +16,18 @@
 
 
 
+/* Write all n bytes of p to fd, over short writes and EINTR: 0, or
+ * PARLOAD_EWRITE naming path and the cause. */
+int parload__write_full(int fd, const void *p, size_t n, const char *path,
+			parload_error *err);
+
+/* ---- tempfile.c: a store (a directory) written whole or not at all ---- */
+
+/* Remove the directory dir and everything in it, links not followed
+ * (the tree of a temporary store; at most 16 levels deep): 0, or -1 with
+ * errno. */
+int parload__tree_remove(const char *dir);
+
 /* Read exactly len bytes at offset off, looping over short reads and EINTR
  * and asking for at most max_read bytes a call.  Fails with EIO (naming the
  * offset) or ETRUNCATED (end of file first); view names the view for the

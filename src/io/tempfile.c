@@ -8,7 +8,9 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,16 +44,37 @@ static void fill_name(char *x)
 		x[i] = set[z % 62];
 }
 
-int parload_temp_create(const char *path, char *tmp, size_t cap,
-			parload_error *err)
+/* Make the empty file name (0, or -1 with errno). */
+static int make_file(const char *name)
+{
+	const int fd = parload__sys_open(name, O_WRONLY | O_CREAT | O_EXCL |
+						       O_CLOEXEC, 0666);
+
+	if (fd < 0)
+		return -1;
+	parload__sys_close(fd);
+	return 0;
+}
+
+/* Make the empty directory name. */
+static int make_dir(const char *name)
+{
+	return parload__sys_mkdir(name, 0777);
+}
+
+/* DIR/.NAME.XXXXXX beside path, made by make (a file or a directory,
+ * what): its name into tmp, or "" and the failure. */
+static int temp_make(const char *path, char *tmp, size_t cap,
+		     int (*make)(const char *), const char *what,
+		     parload_error *err)
 {
 	const char *slash, *base;
 	size_t dir;
-	int n, fd, rc;
+	int n, rc;
 
 	if (!path || !*path || !tmp || cap == 0)
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
-					  "a temporary file for what?");
+					  "a temporary %s for what?", what);
 	tmp[0] = '\0'; /* until it is made: no name to remove */
 	/* Beside path, so that putting it in place stays on one file
 	 * system: DIR/.NAME.XXXXXX */
@@ -66,26 +89,86 @@ int parload_temp_create(const char *path, char *tmp, size_t cap,
 		tmp[0] = '\0';
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, path,
 					  "name too long for a temporary "
-					  "file beside it");
+					  "%s beside it", what);
 	}
-	/* Mode 0666 less the umask, as any new file: the file becomes the
+	/* Mode 0666 (0777) less the umask, as anything new: it becomes the
 	 * output as it is (no chmod, and no umask(2), which is the
 	 * process's, not a thread's, to read). */
 	for (int tries = 0; tries < 100; tries++) {
 		fill_name(tmp + n - 6);
-		fd = parload__sys_open(tmp, O_WRONLY | O_CREAT | O_EXCL |
-						    O_CLOEXEC, 0666);
-		if (fd >= 0) {
-			parload__sys_close(fd);
+		if (make(tmp) == 0)
 			return 0;
-		}
 		if (errno != EEXIST)
 			break;
 	}
 	rc = errno;
 	tmp[0] = '\0';
 	return parload__fail_path(err, PARLOAD_EWRITE, rc, path,
-				  "cannot create a temporary file beside it");
+				  "cannot create a temporary %s beside it",
+				  what);
+}
+
+int parload_temp_create(const char *path, char *tmp, size_t cap,
+			parload_error *err)
+{
+	return temp_make(path, tmp, cap, make_file, "file", err);
+}
+
+int parload_temp_create_dir(const char *path, char *tmp, size_t cap,
+			    parload_error *err)
+{
+	return temp_make(path, tmp, cap, make_dir, "directory", err);
+}
+
+#define TREE_DEPTH 16
+
+/* Remove what dir holds, depth levels below the top. */
+static int remove_in(const char *dir, int depth)
+{
+	DIR *d = parload__sys_opendir(dir);
+	struct dirent *e;
+	struct stat st;
+	char sub[PATH_MAX];
+	int rc = 0;
+
+	if (!d)
+		return -1;
+	while ((e = parload__sys_readdir(d)) != NULL) {
+		const char *n = e->d_name;
+		int len;
+
+		if (n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2])))
+			continue;
+		len = snprintf(sub, sizeof(sub), "%s/%s", dir, n);
+		if (len < 0 || (size_t)len >= sizeof(sub))
+			rc = -1;
+		else if (parload__sys_lstat(sub, &st) == 0 &&
+			 S_ISDIR(st.st_mode) && depth < TREE_DEPTH)
+			rc |= remove_in(sub, depth + 1) |
+			      parload__sys_rmdir(sub);
+		else if (parload__sys_unlink(sub) != 0)
+			rc = -1;
+	}
+	parload__sys_closedir(d);
+	return rc ? -1 : 0;
+}
+
+int parload__tree_remove(const char *dir)
+{
+	const int rc = remove_in(dir, 1);
+
+	return parload__sys_rmdir(dir) == 0 && rc == 0 ? 0 : -1;
+}
+
+int parload_temp_remove(const char *tmp)
+{
+	struct stat st;
+
+	if (!tmp || !*tmp)
+		return 0;
+	if (parload__sys_lstat(tmp, &st) == 0 && S_ISDIR(st.st_mode))
+		return parload__tree_remove(tmp);
+	return parload__sys_unlink(tmp);
 }
 
 /* link() refuses an existing name atomically; on a file system without

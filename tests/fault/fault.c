@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -615,6 +616,58 @@ int parload__fault_rename(const char *from, const char *to)
 	if (e)
 		FAIL_WITH(e, -1);
 	return rename(from, to);
+}
+
+int parload__fault_renameat2(int from_dir, const char *from, int to_dir,
+			     const char *to, unsigned flags)
+{
+	int e = should_fail(PARLOAD__FK_RENAME);
+
+	if (e)
+		FAIL_WITH(e, -1);
+#ifdef HAVE_RENAMEAT2
+	return renameat2(from_dir, from, to_dir, to, flags);
+#else
+	(void)from_dir, (void)from, (void)to_dir, (void)to, (void)flags;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+int parload__fault_mkdir(const char *path, mode_t mode)
+{
+	int e = should_fail(PARLOAD__FK_MKDIR);
+
+	if (e)
+		FAIL_WITH(e, -1);
+	return mkdir(path, mode);
+}
+
+int parload__fault_rmdir(const char *path)
+{
+	int e = should_fail(PARLOAD__FK_RMDIR);
+
+	if (e)
+		FAIL_WITH(e, -1);
+	return rmdir(path);
+}
+
+int parload__fault_unlink(const char *path)
+{
+	int e = should_fail(PARLOAD__FK_UNLINK);
+
+	if (e)
+		FAIL_WITH(e, -1);
+	return unlink(path);
+}
+
+DIR *parload__fault_opendir(const char *path)
+{
+	int e = should_fail(PARLOAD__FK_OPENDIR);
+
+	if (e)
+		FAIL_WITH(e, NULL);
+	return opendir(path);
 }
 
 int parload__fault_poll(struct pollfd *fds, nfds_t n, int timeout)

@@ -37,6 +37,7 @@
 #ifndef PARLOAD_FAULT_H
 #define PARLOAD_FAULT_H
 
+#include <dirent.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -61,6 +62,10 @@
 	X(FADVISE, "posix_fadvise", EINVAL, false)                             \
 	X(MINCORE, "mincore", ENOMEM, false)                                   \
 	X(RENAME, "rename", EXDEV, false)                                      \
+	X(MKDIR, "mkdir", ENOSPC, false)                                       \
+	X(RMDIR, "rmdir", EBUSY, false)                                        \
+	X(UNLINK, "unlink", EACCES, false)                                     \
+	X(OPENDIR, "opendir", EMFILE, false)                                   \
 	X(READ, "read", EIO, true)                                             \
 	X(PREAD, "pread", EIO, true)                                           \
 	X(PREADV, "preadv", EIO, true)                                         \
@@ -203,6 +208,15 @@ int parload__fault_poll(struct pollfd *fds, nfds_t n, int timeout);
 int parload__fault_stat(const char *path, struct stat *st);
 int parload__fault_lstat(const char *path, struct stat *st);
 int parload__fault_rename(const char *from, const char *to);
+/* Directories: mkdir, rmdir, unlink, opendir (readdir and closedir pass
+ * through: a directory's listing is not counted as a resource). */
+/* renameat2 is of kind rename. */
+int parload__fault_renameat2(int from_dir, const char *from, int to_dir,
+			     const char *to, unsigned flags);
+int parload__fault_mkdir(const char *path, mode_t mode);
+int parload__fault_rmdir(const char *path);
+int parload__fault_unlink(const char *path);
+DIR *parload__fault_opendir(const char *path);
 /* posix_fadvise returns the error number, as the call does. */
 int parload__fault_posix_fadvise(int fd, off_t off, off_t len, int advice);
 int parload__fault_mincore(void *addr, size_t len, unsigned char *vec);
@@ -283,6 +297,13 @@ int parload__fault_hwloc_set_area_membind(void *topo, const void *addr,
 #define parload__sys_stat parload__fault_stat
 #define parload__sys_lstat parload__fault_lstat
 #define parload__sys_rename parload__fault_rename
+#define parload__sys_renameat2 parload__fault_renameat2
+#define parload__sys_mkdir parload__fault_mkdir
+#define parload__sys_rmdir parload__fault_rmdir
+#define parload__sys_unlink parload__fault_unlink
+#define parload__sys_opendir parload__fault_opendir
+#define parload__sys_readdir readdir
+#define parload__sys_closedir closedir
 #define parload__sys_posix_fadvise parload__fault_posix_fadvise
 #define parload__sys_mincore parload__fault_mincore
 #define parload__sys_process_vm_readv parload__fault_process_vm_readv

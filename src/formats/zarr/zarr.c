@@ -35,8 +35,7 @@ typedef struct build {
 	uint64_t dims[3], chunk[3]; /* as (frames, rows, columns) */
 	const uint64_t *grid_of;   /* z.chunk: a file's (a shard's) shape */
 	uint64_t grid[PARLOAD__ZARR_MAX_RANK]; /* files along each dim */
-	parload__chunk *got;       /* the chunks found */
-	uint64_t seen, cap;
+	parload__chunks p;         /* the chunks found, for chunks.c */
 	size_t paths_cap;
 	unsigned char *index;      /* a shard's index */
 } build;
@@ -140,23 +139,11 @@ static int add_path(build *b, char *path, uint32_t *index)
 	return 0;
 }
 
+/* A chunk found: kept by chunks.c, which names its file in messages. */
 static int add_chunk(build *b, const parload__chunk *ch)
 {
-	if (b->seen == b->cap) {
-		const uint64_t cap = b->cap ? 2 * b->cap : 256;
-		parload__chunk *g;
-
-		if (cap > SIZE_MAX / sizeof(*g) ||
-		    !(g = parload__sys_malloc((size_t)cap * sizeof(*g))))
-			return parload__fail_nomem(b->err, b->z.meta);
-		if (b->seen)
-			memcpy(g, b->got, (size_t)b->seen * sizeof(*g));
-		parload__sys_free(b->got);
-		b->got = g;
-		b->cap = cap;
-	}
-	b->got[b->seen++] = *ch;
-	return 0;
+	b->p.paths = b->c->paths;
+	return parload__chunks_put(&b->p, ch);
 }
 
 /* The path of the chunk file (or shard) at grid index idx. */
@@ -358,18 +345,23 @@ static int walk(build *b)
 
 /* ---- the table ---- */
 
+/* What chunks.c is given: the array's geometry (after shape()). */
+static void chunks_of(build *b)
+{
+	b->p = (parload__chunks){
+		.t = &b->c->strips,
+		.dims = { b->dims[0], b->dims[1], b->dims[2] },
+		.chunk = { b->chunk[0], b->chunk[1], b->chunk[2] },
+		.views = b->dims[0], .elem = b->z.elem,
+		.plain = b->z.nfilters == 0, .file = b->z.meta,
+		.name = "array", .err = b->err, .fill = true };
+}
+
 static int table(build *b)
 {
 	parload__container *c = b->c;
 	parload__strips *t = &c->strips;
-	parload__chunks p = {
-		.t = t, .dims = { b->dims[0], b->dims[1], b->dims[2] },
-		.chunk = { b->chunk[0], b->chunk[1], b->chunk[2] },
-		.views = b->dims[0], .elem = b->z.elem,
-		.plain = b->z.nfilters == 0, .file = c->paths[0],
-		.name = "array", .paths = c->paths, .err = b->err,
-		.fill = true };
-	int rc = 0;
+	int rc;
 
 	describe_as(b, &c->desc);
 	t->views = b->dims[0];
@@ -382,12 +374,8 @@ static int table(build *b)
 		t->angles = b->z.angles;
 		b->z.angles = NULL;
 	}
-	for (uint64_t i = 0; rc == 0 && i < b->seen; i++)
-		rc = parload__chunks_put(&p, &b->got[i]);
-	if (rc == 0)
-		rc = parload__chunks_finish(&p);
-	else
-		parload__sys_free(p.got);
+	b->p.paths = c->paths;
+	rc = parload__chunks_finish(&b->p);
 	if (rc == 1)
 		rc = parload__fail_path(b->err, PARLOAD_ENOTSUP, 0, c->paths[0],
 					"chunks of %" PRIu64 " x %" PRIu64
@@ -411,13 +399,16 @@ static int zarr_describe(const parload_source *src, parload__described *out,
 	rc = parload__zarr_open(src, &b.z, err);
 	if (rc == 0)
 		rc = shape(&b);
-	if (rc == 0)
+	if (rc == 0) {
+		chunks_of(&b);
 		rc = add_path(&b, parload__sys_strdup(b.z.meta), &meta);
+	}
 	if (rc == 0)
 		rc = walk(&b);
 	if (rc == 0)
 		rc = table(&b);
-	parload__sys_free(b.got);
+	else
+		parload__sys_free(b.p.got);
 	parload__sys_free(b.index);
 	parload__zarr_free(&b.z);
 	if (rc)
@@ -435,5 +426,8 @@ const parload__driver parload__driver_zarr = {
 	.format = PARLOAD_FORMAT_ZARR,
 	.exts = zarr_exts,
 	.describe = zarr_describe,
+	.save = PARLOAD_SAVE_ZARR,
+	.write = parload__zarr_write,
+	.dir = parload__zarr_is,
 	.codecs = (1u << PARLOAD__CODEC_COUNT) - 1,
 };

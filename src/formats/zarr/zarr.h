@@ -109,4 +109,15 @@ bool parload__zarr_is(const char *path);
 
 /* ---- zarr_write.c ---- */
 
+/* Write st as a Zarr store into tmp, an empty directory beside path (the
+ * store's name in messages): v2 by default, v3 with o->zarr_format 3
+ * (o->shard: sharding_indexed), chunks of o->chunks encoded by o->compress
+ * on as many threads as o->threads says.  0, or the first failure naming
+ * path and the chunk's key; what was written is the caller's to remove.
+ * The writer of parload__driver_zarr (zarr.c), whose dir is
+ * parload__zarr_is: only a store may be replaced by one. */
+int parload__zarr_write(const char *tmp, const char *path,
+			const parload_stack *st, const parload_save_options *o,
+			parload_error *err);
+
 #endif
