@@ -27,7 +27,9 @@ untimed run of each:
   z[:, r:r + 32, :].transpose(1, 0, 2) copied into a contiguous array;
 - `parload extract -o OUT.zarr --compress zstd` of the raw stream against
   `parload extract -o OUT.npy`, as whole processes (only where this
-  parload writes Zarr; skipped, saying so, where it does not).
+  parload writes Zarr; skipped, saying so, where it does not); and
+  `--compress zstd=1` and `--compress blosc` beside them, for
+  information.
 
 Every load is compared with the frames written (an extract's output read
 back with zarr-python or NumPy) before its time counts; a load that fails
@@ -109,13 +111,13 @@ def zarr_band(path, r):
         zarr.open(path, mode="r")[:, r:r + BAND, :].transpose(1, 0, 2))
 
 
-def extract_case(parload_bin, files, data, d):
-    """extract -o OUT.zarr --compress zstd against -o OUT.npy, whole
+def extract_case(parload_bin, files, data, d, compress, target):
+    """extract -o OUT.zarr --compress COMPRESS against -o OUT.npy, whole
     processes; each output read back, compared and removed after its
     time is taken."""
-    what = "extract of the raw stream, -o OUT.zarr --compress zstd / " \
-        "-o OUT.npy (whole processes)"
-    labels = ("parload extract -o OUT.zarr --compress zstd",
+    what = "extract of the raw stream, -o OUT.zarr --compress %s / " \
+        "-o OUT.npy (whole processes)" % compress
+    labels = ("parload extract -o OUT.zarr --compress " + compress,
               "parload extract -o OUT.npy")
     skip = writer_missing(parload_bin)
     zout, nout = os.path.join(d, "out.zarr"), os.path.join(d, "out.npy")
@@ -137,10 +139,11 @@ def extract_case(parload_bin, files, data, d):
             finally:
                 remove(out)
         return ok
-    return Case("extract", what, run(zout, "--compress", "zstd"),
-                run(nout), 0.5, *labels,
-                check(lambda p: zarr.open(p, mode="r")[...], zout,
-                      lambda p: shutil.rmtree(p, ignore_errors=True)),
+    return Case("extract-" + compress.replace("=", ""), what,
+                run(zout, "--compress", compress), run(nout), target,
+                *labels, check(lambda p: zarr.open(p, mode="r")[...], zout,
+                               lambda p: shutil.rmtree(p,
+                                                       ignore_errors=True)),
                 check(np.load, nout, os.remove), skip=skip)
 
 
@@ -183,7 +186,12 @@ def cases(files, data, size, parload_bin, d):
                     "parload.load(layout='sinograms', rows=)",
                     "zarr z[:, r:r+%d, :].transpose(1, 0, 2) copied" % BAND,
                     equal_to(band), equal_to(band)))
-    out.append(extract_case(parload_bin, files, data, d))
+    # The issue's target is Zstd's default level; a faster level and
+    # Blosc beside it, for information.
+    for compress, target in (("zstd", 0.5), ("zstd=1", None),
+                             ("blosc", None)):
+        out.append(extract_case(parload_bin, files, data, d, compress,
+                                target))
     return out
 
 
