@@ -668,3 +668,16 @@ def test_mpi():
     a rank left waiting fails instead of hanging)."""
     from test_mpi import run_on_ranks
     run_on_ranks("mpi_zarr.py", 2, 120)
+
+
+@pytest.mark.parametrize("name", ["v2-fill-7", "v3-fill"])
+def test_chunks_never_written_are_no_decode(zx, name):
+    """A chunk file that does not exist is the fill value, and no decode:
+    strips_decoded counts the chunk files there are, on one thread."""
+    s = zx[name]
+    files = sum(len([f for f in fs if not f.startswith(".") and
+                     f != "zarr.json"])
+                for _, _, fs in os.walk(s.path))
+    ds = parload.load(s.path, threads=1)
+    assert np.array_equal(ds.pixels, s.want, equal_nan=True)
+    assert ds.stats["strips_decoded"] == files, (files, ds.stats)

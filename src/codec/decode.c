@@ -246,9 +246,12 @@ static int decode_entry(parload__strip_reader *r, uint64_t e,
 	if (t->nfilters == 0 && s.bytes != want)
 		return bad_chunk(r, e, codec, "is not its chunk's size",
 				 (size_t)s.bytes, want);
-	if (t->nfilters == 0)
-		return parload__pread_full(f->fd, dst, want, s.off,
-					   r->max_read, st, f->path, v, r->err);
+	if (t->nfilters == 0) {
+		rc = parload__pread_full(f->fd, dst, want, s.off, r->max_read,
+					 st, f->path, v, r->err);
+		r->decoded += rc == 0;
+		return rc;
+	}
 	if (s.bytes > SIZE_MAX / 2)
 		return bad_chunk(r, e, codec, "is too large", 0, want);
 	rc = reserve(r, &r->in, &r->in_cap, (size_t)s.bytes, r->err);
@@ -261,6 +264,7 @@ static int decode_entry(parload__strip_reader *r, uint64_t e,
 	if (rc == 0 && (why = unfilter(r, r->in, (size_t)s.bytes, s.mask, dst,
 				       want, &got, &codec)))
 		rc = bad_chunk(r, e, codec, why, got, want);
+	r->decoded += rc == 0;
 	return rc;
 }
 
@@ -281,7 +285,7 @@ static void place_tile(parload__strip_reader *r, unsigned char *out,
 }
 
 /* Tiles x0 to x1 of strip i's chunks that slab k lacks, into its rows,
- * each counted in r->decoded. */
+ * each counted in r->decoded (decode_entry). */
 static int decode_tiles(parload__strip_reader *r, uint64_t i,
 			struct parload__slab *k, uint32_t x0, uint32_t x1,
 			parload__io_stats *st)
@@ -298,7 +302,6 @@ static int decode_tiles(parload__strip_reader *r, uint64_t i,
 		if (rc == 0) {
 			place_tile(r, k->out, x);
 			k->tile_ok[x] = 1;
-			r->decoded++;
 		}
 	}
 	return rc;
@@ -337,11 +340,8 @@ static int fill_slab(parload__strip_reader *r, struct parload__slab *k,
 		r->decoded += rc == 0;
 		return rc;
 	}
-	if (!t->tile_cols) {
-		rc = decode_entry(r, i, k->out, chunk_bytes(t, r->d), st);
-		r->decoded += rc == 0;
-		return rc;
-	}
+	if (!t->tile_cols)
+		return decode_entry(r, i, k->out, chunk_bytes(t, r->d), st);
 	tiles_of(r, at, len, &x0, &x1);
 	return decode_tiles(r, i, k, x0, x1, st);
 }
@@ -397,13 +397,10 @@ int parload__strip_decode_into(parload__strip_reader *r, uint64_t i,
 			       parload__io_stats *st, parload_error *err)
 {
 	const parload__strips *t = r->t;
-	int rc;
 
 	if (t->decoder || t->tile_cols || parload__strips_depth(t) > 1 ||
 	    size != parload__strip_size(t, r->d))
 		return 1;
 	r->err = err;
-	rc = decode_entry(r, i, dst, size, st);
-	r->decoded += rc == 0;
-	return rc;
+	return decode_entry(r, i, dst, size, st);
 }

@@ -166,32 +166,61 @@ static int names(const parload_source *src, parload__zarr *z,
 	return inner_path_ok(*inner, "the array", z->store, err);
 }
 
-/* The arrays directly inside group dir, for a message: "a, b" in buf. */
-static void arrays_in(const char *dir, char *buf, size_t size)
+static int read_doc(const char *dir, const char *name, char **path,
+		    parload__json_doc *doc, parload_error *err);
+
+/* What dir/name holds: 2 an array, 1 a group, 0 neither. */
+static int node_kind(const char *dir, const char *name)
 {
-	DIR *d = opendir(dir);
+	char sub[4096], p[4200], *meta = NULL;
+	parload__json_doc doc;
+	parload_error err;
+	struct stat st;
+	int kind = 0;
+
+	snprintf(sub, sizeof(sub), "%s/%s", dir, name);
+	snprintf(p, sizeof(p), "%s/.zarray", sub);
+	if (parload__sys_stat(p, &st) == 0)
+		return 2;
+	snprintf(p, sizeof(p), "%s/.zgroup", sub);
+	if (parload__sys_stat(p, &st) == 0)
+		return 1;
+	if (read_doc(sub, "zarr.json", &meta, &doc, &err) == 0) {
+		kind = parload__json_is(parload__json_get(doc.root,
+							  "node_type"),
+					"group") ? 1 : 2;
+		parload__json_free(&doc);
+	}
+	parload__sys_free(meta);
+	return kind;
+}
+
+/* The arrays inside group dir (their paths after prefix; depth groups
+ * deep at most), for a message: "dark, scan/data" from buf + *at. */
+static void arrays_in(const char *dir, const char *prefix, int depth,
+		      char *buf, size_t size, size_t *at)
+{
+	DIR *d = depth > 0 ? opendir(dir) : NULL;
 	struct dirent *e;
-	size_t at = 0;
 
-	buf[0] = '\0';
-	while (d && (e = readdir(d)) && at + 1 < size) {
-		char p[4096];
-		struct stat st;
+	while (d && (e = readdir(d)) && *at + 1 < size) {
+		const int kind = e->d_name[0] == '.' ? 0 :
+						       node_kind(dir, e->d_name);
+		char sub[4096], name[1024];
 
-		if (e->d_name[0] == '.')
-			continue;
-		if ((snprintf(p, sizeof(p), "%s/%s/.zarray", dir, e->d_name) <
-			     (int)sizeof(p) &&
-		     parload__sys_stat(p, &st) == 0) ||
-		    (snprintf(p, sizeof(p), "%s/%s/zarr.json", dir,
-			      e->d_name) < (int)sizeof(p) &&
-		     parload__sys_stat(p, &st) == 0))
-			at += (size_t)snprintf(buf + at, size - at, "%s%s",
-					       at ? ", " : "", e->d_name);
+		snprintf(name, sizeof(name), "%s%s", prefix, e->d_name);
+		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
+		if (kind == 2)
+			*at += (size_t)snprintf(buf + *at, size - *at, "%s%s",
+						*at ? ", " : "", name);
+		if (kind == 1 && strlen(name) + 2 < sizeof(name)) {
+			strcat(name, "/");
+			arrays_in(sub, name, depth - 1, buf, size, at);
+		}
 	}
 	if (d)
 		closedir(d);
-	if (at >= size && size > 4)
+	if (*at >= size && size > 4)
 		memcpy(buf + size - 4, "...", 4);
 }
 
@@ -671,7 +700,10 @@ static int into_level(parload__zarr *z, const node *n, bool again,
 	int rc;
 
 	if (!level || again) {
-		arrays_in(z->array, list, sizeof(list));
+		size_t at = 0;
+
+		list[0] = '\0';
+		arrays_in(z->array, "", 4, list, sizeof(list), &at);
 		return parload__fail_path(err, PARLOAD_EINVAL, 0, z->array,
 					  "a Zarr group: name an array in it "
 					  "(dataset=, --dataset or "
