@@ -99,6 +99,68 @@ END_TEST
 /* A file of a format that describes itself (its driver, driver.h):
  * 0 a NumPy .npy, 1 a NRRD attached header, 2 a detached one and its
  * data file.  2 views of 3 x 4 u16. */
+/* The 2 views of 3 x 4 u16 pixels k * 3 + 1 as a Zarr store: v2 of
+ * chunks of 2 rows (kind 3: a partial edge chunk) or v3 of one shard of
+ * both views, its index at the end with its CRC-32C (kind 4). */
+static char *zarr_store(int kind)
+{
+	static const char v2[] =
+		"{\"zarr_format\": 2, \"shape\": [2, 3, 4], \"chunks\": "
+		"[1, 2, 4], \"dtype\": \"<u2\", \"compressor\": null, "
+		"\"fill_value\": 0, \"order\": \"C\", \"filters\": null}";
+	static const char v3[] =
+		"{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": "
+		"[2, 3, 4], \"data_type\": \"uint16\", \"chunk_grid\": "
+		"{\"name\": \"regular\", \"configuration\": {\"chunk_shape\": "
+		"[2, 3, 4]}}, \"chunk_key_encoding\": {\"name\": \"default\"}, "
+		"\"fill_value\": 0, \"attributes\": {\"angles\": [0, 90]}, "
+		"\"codecs\": [{\"name\": \"sharding_indexed\", "
+		"\"configuration\": {\"chunk_shape\": [1, 3, 4], \"codecs\": "
+		"[{\"name\": \"bytes\", \"configuration\": {\"endian\": "
+		"\"little\"}}], \"index_codecs\": [{\"name\": \"bytes\", "
+		"\"configuration\": {\"endian\": \"little\"}}, {\"name\": "
+		"\"crc32c\"}], \"index_location\": \"end\"}}]}";
+	char *path = tu_path(kind == 3 ? "walk2.zarr" : "walk3.zarr");
+	unsigned char b[48 + 36] = { 0 };
+	char name[4200], cmd[4300];
+	uint32_t crc;
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s/c/0/0'", path,
+		 path);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(name, sizeof(name), "%s/%s", path,
+		 kind == 3 ? ".zarray" : "zarr.json");
+	tu_write_file(name, kind == 3 ? v2 : v3,
+		      strlen(kind == 3 ? v2 : v3));
+	for (unsigned k = 0; k < 24; k++)
+		b[2 * k] = (unsigned char)(k * 3 + 1);
+	if (kind == 3) {
+		for (unsigned v = 0; v < 2; v++)
+			for (unsigned j = 0; j < 2; j++) {
+				unsigned char c[16] = { 0 };
+
+				memcpy(c, b + v * 24 + j * 16, j ? 8 : 16);
+				snprintf(name, sizeof(name), "%s/%u.%u.0",
+					 path, v, j);
+				tu_write_file(name, c, 16);
+			}
+		return path;
+	}
+	for (unsigned i = 0; i < 2; i++) /* (offset, bytes) of each view */
+		for (unsigned k = 0; k < 8; k++) {
+			b[48 + 16 * i + k] =
+				(unsigned char)((uint64_t)24 * i >> (8 * k));
+			b[48 + 16 * i + 8 + k] =
+				(unsigned char)((uint64_t)24 >> (8 * k));
+		}
+	crc = parload_crc32c(0, b + 48, 32);
+	for (unsigned k = 0; k < 4; k++)
+		b[80 + k] = (unsigned char)(crc >> (8 * k));
+	snprintf(name, sizeof(name), "%s/c/0/0/0", path);
+	tu_write_file(name, b, sizeof(b));
+	return path;
+}
+
 static char *described_file(int kind)
 {
 	static const char *const heads[] = {
@@ -112,8 +174,13 @@ static char *described_file(int kind)
 	static const char *const names[] = { "walk.npy", "walk.nrrd",
 					     "walk.nhdr" };
 	unsigned char b[256] = { 0 };
-	size_t n = strlen(heads[kind]);
-	char *path = tu_path(names[kind]), *data;
+	size_t n;
+	char *path, *data;
+
+	if (kind >= 3)
+		return zarr_store(kind);
+	n = strlen(heads[kind]);
+	path = tu_path(names[kind]);
 
 	memcpy(b, heads[kind], n);
 	if (kind == 0) { /* NumPy pads its header to 64 bytes: 128 */
@@ -150,7 +217,9 @@ static void assert_described(const parload_dataset *ds, const char *what)
 		ck_assert_msg(px[k] == k * 3 + 1, "%s: pixel %u", what, k);
 }
 
-/* Every call of a clean load of such a file failed in turn: the load
+/* Every call of a clean load of such a file (a .npy, a NRRD header
+ * attached and detached, a Zarr store v2 and v3 sharded) failed in turn:
+ * the load
  * fails as the fault says and leaves nothing behind, or (a best-effort
  * call) loads it exactly; the loader then loads it exactly. */
 START_TEST(test_walk_described)
@@ -1538,7 +1607,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_walk_buffers_alloc);
 	tcase_add_loop_test(t, test_walk_selection, 0, 9);
 	tcase_add_loop_test(t, test_walk_raw_files, 0, 9);
-	tcase_add_loop_test(t, test_walk_described, 0, 3);
+	tcase_add_loop_test(t, test_walk_described, 0, 5);
 	tcase_add_test(t, test_raw_refused_before_reading);
 	tcase_add_test(t, test_h5_block_checked_first);
 	tcase_add_test(t, test_h5_node_checked_first);
