@@ -681,3 +681,30 @@ def test_chunks_never_written_are_no_decode(zx, name):
     ds = parload.load(s.path, threads=1)
     assert np.array_equal(ds.pixels, s.want, equal_nan=True)
     assert ds.stats["strips_decoded"] == files, (files, ds.stats)
+
+
+@pytest.mark.parametrize("chunks", [(1, 32, 32), (2, 32, 32), (3, 16, 48)])
+@pytest.mark.parametrize("threads", [1, 3])
+def test_missing_first_tiles_are_not_taken_for_each_other(tmp_path, chunks,
+                                                          threads):
+    """Chunks never written in the first column of tiles, the others
+    written: each strip's tiles are its own (a worker keeps a decoded
+    chunk by where it lies; chunks never written lie nowhere, and each
+    is still told from the others)."""
+    import zarr
+    a = np.arange(4 * 64 * 96, dtype="<u2").reshape(4, 64, 96)
+    p = str(tmp_path / "tiles.zarr")
+    z = zarr.open(p, mode="w", shape=a.shape, chunks=chunks, dtype="<u2",
+                  compressor=None, fill_value=5)
+    z[...] = a
+    gz, gy = -(-4 // chunks[0]), -(-64 // chunks[1])
+    for i in range(gz):
+        for j in range(gy):
+            os.remove(os.path.join(p, "%d.%d.0" % (i, j)))
+    want = zarr.open(p, mode="r")[...]
+    assert (want[:, :, :chunks[2]] == 5).all()
+    ds = parload.load(p, threads=threads)
+    assert np.array_equal(ds.pixels, want)
+    s = parload.load(p, threads=threads, layout="sinograms", rows=(10, 50),
+                     cols=(5, 90))
+    assert np.array_equal(s.pixels, want[:, 10:50, 5:90].transpose(1, 0, 2))

@@ -204,6 +204,15 @@ static int add_chunk(parload__chunks *p, uint64_t e, uint64_t f, uint64_t z,
 	if (c) {
 		s.off = c->addr;
 		s.bytes = c->bytes;
+	} else {
+		/* A chunk never written reads nothing: its offset is its
+		 * place in the grid, which tells it from every other chunk
+		 * (decode.c keeps a chunk by its file and offset) and is the
+		 * same for each of its frames. */
+		s.off = ((f - z) / p->chunk[0] * t->per_view +
+			 e / parload__strips_tiles(t) % t->per_view) *
+				parload__strips_tiles(t) +
+			e % parload__strips_tiles(t);
 	}
 	if (c && parload__strips_plain(t) && complete(p)) {
 		s.off += z * t->rows * row;

@@ -532,6 +532,10 @@ static int fit_run(parload__ctx *c, uint64_t r)
 					  " in file %" PRIu32 " of %zu",
 					  u->i0 / pv, u->file, c->nfiles);
 	f = &c->files[u->file];
+	/* Chunks never written read nothing (their offsets are places in
+	 * their grid, not in a file). */
+	if (u->mask & PARLOAD__STRIP_FILL)
+		return 0;
 	if (run_end(c, r, UINT64_MAX) > f->size)
 		for (uint64_t i = u->i0, hint = r; i < u->i0 + u->n; i++) {
 			const parload__strip p = parload__strip_of(t, i, &hint);

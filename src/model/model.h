@@ -249,7 +249,8 @@ typedef struct parload__strip {
 
 /* An entry's mask bit for a chunk never written (a Zarr chunk file that
  * does not exist, a shard's empty slot): it decodes to the table's fill
- * value and reads nothing (its off and bytes 0, its file any). */
+ * value and reads nothing (its bytes 0, its file any; its off tells the
+ * chunk from the others, as a stored chunk's offset does). */
 #define PARLOAD__STRIP_FILL (1u << 31)
 
 struct parload__strips;
