@@ -466,6 +466,11 @@ static uint64_t run_end(const parload__ctx *c, uint64_t r, uint64_t upto)
 	const uint64_t e = PARLOAD__MIN(upto, u->i0 + u->n - 1);
 	uint64_t hint = r, end = 0;
 
+	/* Chunks never written read nothing (their offsets are places in
+	 * their grid, not in a file). */
+	if (u->mask & PARLOAD__STRIP_FILL)
+		return 0;
+
 	for (uint64_t i = e > u->i0 ? e - 1 : e; i <= e; i++) {
 		const parload__strip p = parload__strip_of(t, i, &hint);
 
@@ -532,10 +537,6 @@ static int fit_run(parload__ctx *c, uint64_t r)
 					  " in file %" PRIu32 " of %zu",
 					  u->i0 / pv, u->file, c->nfiles);
 	f = &c->files[u->file];
-	/* Chunks never written read nothing (their offsets are places in
-	 * their grid, not in a file). */
-	if (u->mask & PARLOAD__STRIP_FILL)
-		return 0;
 	if (run_end(c, r, UINT64_MAX) > f->size)
 		for (uint64_t i = u->i0, hint = r; i < u->i0 + u->n; i++) {
 			const parload__strip p = parload__strip_of(t, i, &hint);
