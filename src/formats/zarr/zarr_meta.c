@@ -114,10 +114,14 @@ static int inner_path_ok(const char *p, const char *what, const char *store,
 	return 0;
 }
 
+/* The metadata files a Zarr node is known by, in the order a node is
+ * read: v3's, then v2's array, then v2's group. */
+static const char *const node_files[] = { "zarr.json", ".zarray",
+					  ".zgroup" };
+#define N_NODE_FILES (sizeof(node_files) / sizeof(node_files[0]))
+
 bool parload__zarr_is(const char *path)
 {
-	static const char *const names[] = { "zarr.json", ".zarray",
-					     ".zgroup" };
 	const char *colon = strstr(path, ":/");
 	char buf[4096];
 	struct stat st;
@@ -128,8 +132,8 @@ bool parload__zarr_is(const char *path)
 		buf[colon - path] = '\0';
 		return parload__zarr_is(buf);
 	}
-	for (size_t i = 0; i < 3; i++) {
-		if (snprintf(buf, sizeof(buf), "%s/%s", path, names[i]) <
+	for (size_t i = 0; i < N_NODE_FILES; i++) {
+		if (snprintf(buf, sizeof(buf), "%s/%s", path, node_files[i]) <
 			    (int)sizeof(buf) &&
 		    parload__sys_stat(buf, &st) == 0 && S_ISREG(st.st_mode))
 			return true;
@@ -655,16 +659,14 @@ static void node_free(node *n)
 /* The node at z->array: 0, or a code (naming what the directory lacks). */
 static int read_node(parload__zarr *z, node *n, parload_error *err)
 {
-	static const char *const files[] = { "zarr.json", ".zarray",
-					     ".zgroup" };
 	char *path = NULL;
 	int rc = 1;
 
 	memset(n, 0, sizeof(*n));
-	for (int i = 0; rc == 1 && i < 3; i++) {
+	for (size_t i = 0; rc == 1 && i < N_NODE_FILES; i++) {
 		parload__sys_free(z->meta);
 		z->meta = NULL;
-		rc = read_doc(z->array, files[i], &path, &n->doc, err);
+		rc = read_doc(z->array, node_files[i], &path, &n->doc, err);
 		z->meta = path;
 		n->version = i == 0 ? 3 : 2;
 		n->group = i == 2;
